@@ -1,0 +1,260 @@
+/**
+ * The backend contract: the one interface PostgreSQL, SQLite and memory implement, and that the
+ * shared contract suite (`test/contract/`) runs against all three.
+ *
+ * Conventions every implementation keeps:
+ * - Times are decided by the **database clock** (DESIGN.md §3.5): due times, heartbeats,
+ *   staleness. Callers pass durations in **seconds** and absolute times as `Date`.
+ * - Arguments and results travel as **JSON text** (already validated by the caller) and come
+ *   back as the same text, byte for byte.
+ * - Every write that finishes or releases a claimed job is **fenced** (DESIGN.md §3.1): it only
+ *   changes a row whose `id`, `status = 'processing'`, `worker_id` and `claim_token` all match
+ *   the {@link Owner}. A write by anyone else changes nothing and returns `false`.
+ * - `attempts` counts outcomes, not claims (DESIGN.md §3.2): claim and NACK leave it alone;
+ *   complete, retry and a dead-letter move after a run add one.
+ */
+
+/** Job row states (DESIGN.md §6). Dead-lettered jobs live in `soniq_dead_letter_jobs`. */
+export type JobStatus = "queued" | "processing" | "done" | "cancelled";
+
+/** A job to insert. Built by the instance after validation. */
+export interface NewJob {
+  /** Job id (a UUID chosen by the caller). */
+  id: string;
+  /** Registered job name, dotted lower-case. */
+  name: string;
+  /** Queue name. */
+  queue: string;
+  /** Arguments as JSON text. */
+  args: string;
+  /** Lower runs first. */
+  priority: number;
+  /** Runs allowed before the job moves to the dead-letter queue (>= 1). */
+  maxAttempts: number;
+  /** Absolute due time; when `null` the job is due `delaySeconds` after the database's now. */
+  runAt: Date | null;
+  /** Delay in seconds from the database's now; used only when `runAt` is null. */
+  delaySeconds: number;
+  /**
+   * Deduplication key. Unique among the rows of `soniq_jobs` (any status); a job in the
+   * dead-letter queue does not hold its key. A duplicate returns the existing job's id.
+   */
+  dedupKey: string | null;
+}
+
+/** What {@link Backend.enqueue} returns for each {@link NewJob}, in input order. */
+export interface EnqueueResult {
+  /** The new job's id, or the id of the existing job holding the same dedup key. */
+  id: string;
+  /** `false` when a job with the same dedup key already existed and nothing was inserted. */
+  inserted: boolean;
+}
+
+/** A row of `soniq_jobs`. */
+export interface JobRow {
+  id: string;
+  name: string;
+  queue: string;
+  /** Arguments as JSON text. */
+  args: string;
+  status: JobStatus;
+  priority: number;
+  /** Outcomes recorded so far (success, failure, job_timeout). */
+  attempts: number;
+  maxAttempts: number;
+  /** Times a crash recovery requeued this job (not an attempt). */
+  interruptions: number;
+  scheduledAt: Date;
+  createdAt: Date;
+  updatedAt: Date;
+  /** When the current or last claim started running it. */
+  startedAt: Date | null;
+  /** When it reached `done` or `cancelled`. */
+  finishedAt: Date | null;
+  /** Owner: the worker incarnation holding the claim (NULL when queued). */
+  workerId: string | null;
+  /** Owner: a fresh token per claim (NULL when queued). */
+  claimToken: string | null;
+  /** The last failure's message (kept across retries, NACKs and replays). */
+  lastError: string | null;
+  /** The handler's return value as JSON text, when `done`. */
+  result: string | null;
+  /** When a `done` row (and its result) may be pruned. */
+  resultExpiresAt: Date | null;
+  dedupKey: string | null;
+}
+
+/** A row of `soniq_dead_letter_jobs`: the job as it was, plus why and when it was moved. */
+export interface DeadLetterRow extends Omit<JobRow, "status" | "result" | "resultExpiresAt"> {
+  /** Why it was moved, e.g. `max_attempts_exceeded`, `unknown_job`, `invalid_args`. */
+  reason: string;
+  deadAt: Date;
+}
+
+/** The claim's owner; every finishing write must match it (DESIGN.md §3.1). */
+export interface Owner {
+  workerId: string;
+  claimToken: string;
+}
+
+/** A claimed job: the row as it is after the claim. */
+export type ClaimedJob = JobRow & { status: "processing"; workerId: string; claimToken: string };
+
+/** Arguments of {@link Backend.claim}. */
+export interface ClaimRequest {
+  /** The claiming worker incarnation. */
+  workerId: string;
+  /** Only these queues; `null` means every queue. */
+  queues: readonly string[] | null;
+  /** At most this many jobs (>= 1): the worker's free slots. */
+  limit: number;
+}
+
+/** A worker incarnation (one per process start, DESIGN.md §3.4). */
+export interface WorkerInfo {
+  id: string;
+  hostname: string;
+  pid: number;
+  /** Queue filter, `null` for all. */
+  queues: readonly string[] | null;
+  concurrency: number;
+}
+
+/** Worker lifecycle as stored in `soniq_workers.status`. */
+export type WorkerStatus = "running" | "draining" | "stopped";
+
+/** A row of `soniq_workers`. */
+export interface WorkerRow extends WorkerInfo {
+  status: WorkerStatus;
+  startedAt: Date;
+  lastHeartbeatAt: Date;
+  stoppedAt: Date | null;
+}
+
+/** Counts by state, as `soniq status` prints them. */
+export interface QueueStats {
+  total: number;
+  queued: number;
+  processing: number;
+  done: number;
+  dead_letter: number;
+  cancelled: number;
+}
+
+/** A pg-compatible client (`pg.Client`, `pg.PoolClient`, or anything with the same `query`). */
+export interface PgQueryable {
+  query(text: string, values?: unknown[]): Promise<{ rows: unknown[]; rowCount: number | null }>;
+}
+
+/** Options of {@link Backend.enqueue}. */
+export interface EnqueueWriteOptions {
+  /** PostgreSQL only: run the insert on this client, inside the caller's transaction. */
+  connection?: PgQueryable;
+}
+
+/** The backend kinds. */
+export type BackendKind = "memory" | "sqlite" | "postgres";
+
+/** The storage contract. See the module comment for the rules every method keeps. */
+export interface Backend {
+  readonly kind: BackendKind;
+
+  /** Creates or migrates the schema. Idempotent; safe when two processes run it at once. */
+  setup(): Promise<void>;
+  /** Releases connections. Later calls reject at once with `SoniqError("CLOSED")`. */
+  close(): Promise<void>;
+  /** The database's current time. */
+  now(): Promise<Date>;
+
+  /**
+   * Inserts jobs (one round trip on PostgreSQL). Dedup: a job whose `dedupKey` is already held
+   * returns the holder's id with `inserted: false`. Results are in input order.
+   */
+  enqueue(jobs: readonly NewJob[], options?: EnqueueWriteOptions): Promise<EnqueueResult[]>;
+
+  /**
+   * Claims up to `limit` due `queued` jobs, exactly once across all processes: order is
+   * priority ascending, then `scheduled_at`, then `created_at`. Sets `status='processing'`,
+   * `worker_id`, a fresh `claim_token` per job, `started_at` and `updated_at` to now.
+   * Does not change `attempts`.
+   */
+  claim(request: ClaimRequest): Promise<ClaimedJob[]>;
+
+  /**
+   * Success: `status='done'`, `attempts+1`, `result`, `finished_at=now`,
+   * `result_expires_at = now + resultRetentionSeconds`. Fenced; `false` when not the owner.
+   */
+  complete(
+    id: string,
+    owner: Owner,
+    result: string | null,
+    resultRetentionSeconds: number,
+  ): Promise<boolean>;
+
+  /**
+   * Failure with attempts left: `status='queued'`, `attempts+1`, `last_error`,
+   * `scheduled_at = now + delaySeconds`, owner cleared. Fenced.
+   */
+  retry(id: string, owner: Owner, error: string, delaySeconds: number): Promise<boolean>;
+
+  /**
+   * Moves the row to `soniq_dead_letter_jobs` atomically (same id; the row is in exactly one
+   * table). `attempts+1` when `countAttempt` (the job ran), `last_error = error`, `reason`.
+   * Fenced.
+   */
+  deadLetter(
+    id: string,
+    owner: Owner,
+    error: string,
+    reason: string,
+    countAttempt: boolean,
+  ): Promise<boolean>;
+
+  /** Snooze: `status='queued'`, `scheduled_at = now + delaySeconds`, attempts unchanged, owner cleared. Fenced. */
+  snooze(id: string, owner: Owner, delaySeconds: number): Promise<boolean>;
+
+  /**
+   * NACK (seed 000 field contract + owner match, DESIGN.md §2): `status='queued'`,
+   * `worker_id=NULL`, `claim_token=NULL`, `updated_at=now`, `scheduled_at=now`; `attempts` and
+   * `last_error` untouched. Fenced; a no-op when the row already moved on.
+   */
+  nack(id: string, owner: Owner): Promise<boolean>;
+
+  /**
+   * Moves a dead-letter entry back to `soniq_jobs` as `queued`, due now, `attempts=0`,
+   * `interruptions=0`, `last_error` kept. Returns `false` when no such entry.
+   * @throws SoniqError `DEDUP_CONFLICT` when a live job holds its dedup key (nothing changes).
+   */
+  replay(id: string): Promise<boolean>;
+
+  /**
+   * Cancels a `queued` job: `status='cancelled'`, `finished_at=now`,
+   * `result_expires_at = now + retentionSeconds`. `false` if it is not queued.
+   */
+  cancel(id: string, retentionSeconds: number): Promise<boolean>;
+
+  getJob(id: string): Promise<JobRow | null>;
+  getDeadLetter(id: string): Promise<DeadLetterRow | null>;
+  stats(): Promise<QueueStats>;
+
+  /** Inserts a worker row (`status='running'`, heartbeat now). */
+  registerWorker(worker: WorkerInfo): Promise<void>;
+  /** Sets `last_heartbeat_at = now` and `status`. */
+  heartbeat(workerId: string, status: WorkerStatus): Promise<void>;
+  /** Sets `status='stopped'`, `stopped_at = now`. */
+  markWorkerStopped(workerId: string): Promise<void>;
+  /**
+   * Worker rows, newest first. A worker is live when not stopped and its last heartbeat is
+   * within `heartbeatTimeoutSeconds` of the database's now.
+   */
+  listWorkers(heartbeatTimeoutSeconds: number): Promise<Array<WorkerRow & { live: boolean }>>;
+
+  /** Deletes `done` and `cancelled` rows whose `result_expires_at` has passed; returns how many. */
+  pruneFinished(): Promise<number>;
+
+  /**
+   * Subscribes to wake-ups: `listener(queue)` is called soon after a job becomes available
+   * (best effort; workers also poll). Returns the unsubscribe function.
+   */
+  subscribe(listener: (queue: string) => void): () => void;
+}

@@ -1,0 +1,63 @@
+/**
+ * Every error Soniq throws on purpose is a {@link SoniqError} with a stable `code`, so callers
+ * can branch on `err.code` instead of parsing messages.
+ */
+
+/** The stable error codes. Each is documented where it is thrown. */
+export type SoniqErrorCode =
+  /** An option or `SONIQ_*` variable is unknown, mistyped or out of range. */
+  | "INVALID_OPTION"
+  /** A job name is not dotted lower-case (`^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$`). */
+  | "INVALID_JOB_NAME"
+  /** Two job definitions in one instance use the same name. */
+  | "DUPLICATE_JOB"
+  /** Enqueue by a name that no job definition registered. */
+  | "UNKNOWN_JOB"
+  /** Job arguments failed the job's argument schema. */
+  | "INVALID_ARGS"
+  /** Arguments, a result or an error do not round-trip through JSON, or exceed the size limit. */
+  | "INVALID_PAYLOAD"
+  /** An enqueue option (delay, runAt, priority, queue, dedupKey) is invalid. */
+  | "INVALID_ENQUEUE_OPTION"
+  /** The database URL names no backend Soniq knows. */
+  | "INVALID_DATABASE_URL"
+  /** The feature needs a backend the instance does not use (e.g. `connection` off PostgreSQL). */
+  | "UNSUPPORTED"
+  /** The schema is missing or older than this version of Soniq: run `soniq setup`. */
+  | "SCHEMA_NOT_READY"
+  /** Replay would create a second live job with the same dedup key. */
+  | "DEDUP_CONFLICT"
+  /** The job (or dead-letter entry) does not exist. */
+  | "NOT_FOUND"
+  /** The job is not in a state that allows the operation (e.g. cancelling a running job). */
+  | "INVALID_STATE"
+  /** The backend was closed; no further calls are accepted. */
+  | "CLOSED"
+  /** A worker refused to start (no registered jobs, already started, ...). */
+  | "WORKER_START"
+  /** The user module given to `soniq worker` could not be loaded or exports no Soniq instance. */
+  | "MODULE_LOAD";
+
+/** An error raised by Soniq on purpose, carrying a stable {@link SoniqErrorCode}. */
+export class SoniqError extends Error {
+  /** Stable machine-readable code. */
+  readonly code: SoniqErrorCode;
+  /** Optional structured details (e.g. the failing option path). */
+  readonly details: Record<string, unknown> | undefined;
+
+  constructor(
+    code: SoniqErrorCode,
+    message: string,
+    options?: { cause?: unknown; details?: Record<string, unknown> },
+  ) {
+    super(`${code}: ${message}`, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.name = "SoniqError";
+    this.code = code;
+    this.details = options?.details;
+  }
+}
+
+/** True when `err` is a {@link SoniqError}, optionally with the given code. */
+export function isSoniqError(err: unknown, code?: SoniqErrorCode): err is SoniqError {
+  return err instanceof SoniqError && (code === undefined || err.code === code);
+}

@@ -1,0 +1,444 @@
+/**
+ * The shared backend contract suite: the same cases run against memory, a SQLite file and
+ * PostgreSQL (see memory.test.ts, sqlite.test.ts, postgres.test.ts).
+ */
+import { spawn } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { fileURLToPath } from "node:url";
+import { afterAll, describe, expect, it } from "vitest";
+import type { Backend, NewJob, Owner } from "../../src/backends/backend.js";
+import { isSoniqError } from "../../src/errors.js";
+
+/** How a test file hands the suite a fresh, isolated backend. */
+export interface ContractTarget {
+  label: string;
+  /** A fresh store (own file / schema), already set up. */
+  make(): Promise<Backend>;
+  /** For multi-process cases: the createBackend options that reach the same store as `backend`. */
+  share?(backend: Backend): { databaseUrl: string; schema: string };
+  /** Clean-up after the whole file. */
+  cleanup?(): Promise<void>;
+}
+
+export function newJob(overrides: Partial<NewJob> = {}): NewJob {
+  return {
+    id: randomUUID(),
+    name: "test.job",
+    queue: "default",
+    args: "{}",
+    priority: 0,
+    maxAttempts: 3,
+    runAt: null,
+    delaySeconds: 0,
+    dedupKey: null,
+    ...overrides,
+  };
+}
+
+function ownerOf(job: { workerId: string; claimToken: string }): Owner {
+  return { workerId: job.workerId, claimToken: job.claimToken };
+}
+
+const claimerScript = fileURLToPath(new URL("./claimer-process.ts", import.meta.url));
+
+export function runBackendContract(target: ContractTarget): void {
+  describe(`backend contract: ${target.label}`, () => {
+    const opened: Backend[] = [];
+    const make = async () => {
+      const backend = await target.make();
+      opened.push(backend);
+      return backend;
+    };
+    afterAll(async () => {
+      for (const backend of opened) await backend.close().catch(() => undefined);
+      await target.cleanup?.();
+    });
+
+    it("setup is idempotent", async () => {
+      const b = await make();
+      await b.setup();
+      await b.setup();
+      expect((await b.stats()).total).toBe(0);
+    });
+
+    it("enqueue → claim → complete records the outcome", async () => {
+      const b = await make();
+      const args = JSON.stringify({ text: "héllo ✓ 🎵", n: 1.5, list: [1, null, { a: "b" }] });
+      const job = newJob({ args, priority: 3, maxAttempts: 7, queue: "mail" });
+      const [res] = await b.enqueue([job]);
+      expect(res).toEqual({ id: job.id, inserted: true });
+
+      const queued = await b.getJob(job.id);
+      expect(queued).toMatchObject({
+        id: job.id,
+        name: "test.job",
+        queue: "mail",
+        args,
+        status: "queued",
+        priority: 3,
+        attempts: 0,
+        maxAttempts: 7,
+        interruptions: 0,
+        workerId: null,
+        claimToken: null,
+        lastError: null,
+        result: null,
+      });
+      expect(queued?.scheduledAt).toBeInstanceOf(Date);
+
+      const claimed = await b.claim({ workerId: "w1", queues: null, limit: 10 });
+      expect(claimed).toHaveLength(1);
+      const c = claimed[0]!;
+      expect(c).toMatchObject({ id: job.id, status: "processing", workerId: "w1", attempts: 0, args });
+      expect(typeof c.claimToken).toBe("string");
+      expect(c.startedAt).toBeInstanceOf(Date);
+      expect(await b.claim({ workerId: "w2", queues: null, limit: 10 })).toHaveLength(0);
+
+      const result = JSON.stringify({ ok: true, s: "✓" });
+      expect(await b.complete(job.id, ownerOf(c), result, 3600)).toBe(true);
+      const done = await b.getJob(job.id);
+      expect(done).toMatchObject({ status: "done", attempts: 1, result });
+      expect(done?.finishedAt).toBeInstanceOf(Date);
+      expect(done!.resultExpiresAt!.getTime()).toBeGreaterThan(Date.now() + 3000 * 1000);
+      const stats = await b.stats();
+      expect(stats).toEqual({ total: 1, queued: 0, processing: 0, done: 1, dead_letter: 0, cancelled: 0 });
+    });
+
+    it("claims respect the limit and the queue filter", async () => {
+      const b = await make();
+      await b.enqueue([
+        newJob({ queue: "a" }),
+        newJob({ queue: "a" }),
+        newJob({ queue: "b" }),
+        newJob({ queue: "c" }),
+      ]);
+      expect(await b.claim({ workerId: "w", queues: ["a"], limit: 1 })).toHaveLength(1);
+      const rest = await b.claim({ workerId: "w", queues: ["a", "b"], limit: 10 });
+      expect(rest.map((j) => j.queue).sort()).toEqual(["a", "b"]);
+      const last = await b.claim({ workerId: "w", queues: null, limit: 10 });
+      expect(last.map((j) => j.queue)).toEqual(["c"]);
+    });
+
+    it("claims in priority order, then due-time order", async () => {
+      const b = await make();
+      const now = await b.now();
+      const past = (s: number) => new Date(now.getTime() - s * 1000);
+      const jobs = [
+        newJob({ name: "p5", priority: 5, runAt: past(100) }),
+        newJob({ name: "p0_late", priority: 0, runAt: past(10) }),
+        newJob({ name: "p0_early", priority: 0, runAt: past(50) }),
+        newJob({ name: "p10", priority: 10, runAt: past(500) }),
+        newJob({ name: "neg", priority: -1, runAt: past(1) }),
+      ];
+      await b.enqueue(jobs);
+      const order: string[] = [];
+      for (;;) {
+        const [next] = await b.claim({ workerId: "w", queues: null, limit: 1 });
+        if (!next) break;
+        order.push(next.name);
+      }
+      expect(order).toEqual(["neg", "p0_early", "p0_late", "p5", "p10"]);
+    });
+
+    it("does not claim jobs that are not due", async () => {
+      const b = await make();
+      const now = await b.now();
+      await b.enqueue([
+        newJob({ delaySeconds: 3600 }),
+        newJob({ runAt: new Date(now.getTime() + 3_600_000) }),
+      ]);
+      expect(await b.claim({ workerId: "w", queues: null, limit: 10 })).toHaveLength(0);
+      expect((await b.stats()).queued).toBe(2);
+    });
+
+    it("failure → retry with delay → dead-letter queue when exhausted, reason kept", async () => {
+      const b = await make();
+      const job = newJob({ maxAttempts: 2 });
+      await b.enqueue([job]);
+      const [c1] = await b.claim({ workerId: "w", queues: null, limit: 1 });
+      expect(await b.retry(job.id, ownerOf(c1!), "boom 1", 3600)).toBe(true);
+      const retried = await b.getJob(job.id);
+      expect(retried).toMatchObject({ status: "queued", attempts: 1, lastError: "boom 1", workerId: null, claimToken: null });
+      const now = await b.now();
+      expect(retried!.scheduledAt.getTime()).toBeGreaterThan(now.getTime() + 3500 * 1000);
+      expect(await b.claim({ workerId: "w", queues: null, limit: 1 })).toHaveLength(0);
+
+      const job2 = newJob({ maxAttempts: 2 });
+      await b.enqueue([job2]);
+      const [c2] = await b.claim({ workerId: "w", queues: null, limit: 1 });
+      expect(await b.retry(job2.id, ownerOf(c2!), "first", 0)).toBe(true);
+      const [c3] = await b.claim({ workerId: "w", queues: null, limit: 1 });
+      expect(c3?.id).toBe(job2.id);
+      expect(c3?.attempts).toBe(1);
+      expect(await b.deadLetter(job2.id, ownerOf(c3!), "second", "max_attempts_exceeded", true)).toBe(true);
+      expect(await b.getJob(job2.id)).toBeNull();
+      const dead = await b.getDeadLetter(job2.id);
+      expect(dead).toMatchObject({ id: job2.id, attempts: 2, lastError: "second", reason: "max_attempts_exceeded" });
+      expect(dead?.deadAt).toBeInstanceOf(Date);
+      expect((await b.stats()).dead_letter).toBe(1);
+    });
+
+    it("a dead-letter move that did not run keeps attempts", async () => {
+      const b = await make();
+      const job = newJob();
+      await b.enqueue([job]);
+      const [c] = await b.claim({ workerId: "w", queues: null, limit: 1 });
+      expect(await b.deadLetter(job.id, ownerOf(c!), "no handler", "unknown_job", false)).toBe(true);
+      expect(await b.getDeadLetter(job.id)).toMatchObject({ attempts: 0, reason: "unknown_job" });
+    });
+
+    it("replays from the dead-letter queue", async () => {
+      const b = await make();
+      const job = newJob({ maxAttempts: 1, dedupKey: "replay-me" });
+      await b.enqueue([job]);
+      const [c] = await b.claim({ workerId: "w", queues: null, limit: 1 });
+      await b.deadLetter(job.id, ownerOf(c!), "bad", "max_attempts_exceeded", true);
+      expect(await b.replay(job.id)).toBe(true);
+      expect(await b.getDeadLetter(job.id)).toBeNull();
+      expect(await b.getJob(job.id)).toMatchObject({ status: "queued", attempts: 0, lastError: "bad", workerId: null });
+      expect(await b.replay(job.id)).toBe(false);
+      expect(await b.replay(randomUUID())).toBe(false);
+      const [again] = await b.claim({ workerId: "w", queues: null, limit: 1 });
+      expect(again?.id).toBe(job.id);
+    });
+
+    it("replay refuses a dedup conflict and changes nothing", async () => {
+      const b = await make();
+      const job = newJob({ dedupKey: "k" });
+      await b.enqueue([job]);
+      const [c] = await b.claim({ workerId: "w", queues: null, limit: 1 });
+      await b.deadLetter(job.id, ownerOf(c!), "bad", "max_attempts_exceeded", true);
+      const holder = newJob({ dedupKey: "k" });
+      expect((await b.enqueue([holder]))[0]).toEqual({ id: holder.id, inserted: true });
+      const err = await b.replay(job.id).catch((e: unknown) => e);
+      expect(isSoniqError(err, "DEDUP_CONFLICT")).toBe(true);
+      expect(await b.getDeadLetter(job.id)).not.toBeNull();
+      expect(await b.getJob(job.id)).toBeNull();
+    });
+
+    it("dedup returns the existing job's id, also within one batch", async () => {
+      const b = await make();
+      const first = newJob({ dedupKey: "same" });
+      expect(await b.enqueue([first])).toEqual([{ id: first.id, inserted: true }]);
+      const dup = newJob({ dedupKey: "same" });
+      const other = newJob({ dedupKey: "other" });
+      const again = newJob({ dedupKey: "other" });
+      const plain = newJob();
+      const res = await b.enqueue([dup, other, again, plain]);
+      expect(res).toEqual([
+        { id: first.id, inserted: false },
+        { id: other.id, inserted: true },
+        { id: other.id, inserted: false },
+        { id: plain.id, inserted: true },
+      ]);
+      expect((await b.stats()).total).toBe(3);
+      // A finished job still holds its key until it is pruned.
+      const [c] = await b.claim({ workerId: "w", queues: null, limit: 1 });
+      await b.complete(c!.id, ownerOf(c!), null, 3600);
+      const later = newJob({ dedupKey: c!.dedupKey });
+      if (c!.dedupKey !== null) expect((await b.enqueue([later]))[0]).toEqual({ id: c!.id, inserted: false });
+    });
+
+    it("snooze requeues without spending an attempt", async () => {
+      const b = await make();
+      const job = newJob();
+      await b.enqueue([job]);
+      const [c] = await b.claim({ workerId: "w", queues: null, limit: 1 });
+      expect(await b.snooze(job.id, ownerOf(c!), 3600)).toBe(true);
+      expect(await b.getJob(job.id)).toMatchObject({ status: "queued", attempts: 0, workerId: null, claimToken: null });
+      expect(await b.claim({ workerId: "w", queues: null, limit: 1 })).toHaveLength(0);
+    });
+
+    it("NACK keeps the seed's field contract", async () => {
+      const b = await make();
+      const job = newJob({ maxAttempts: 5 });
+      await b.enqueue([job]);
+      const [c1] = await b.claim({ workerId: "w", queues: null, limit: 1 });
+      await b.retry(job.id, ownerOf(c1!), "earlier failure", 0);
+      const [c2] = await b.claim({ workerId: "w", queues: null, limit: 1 });
+      const before = await b.getJob(job.id);
+      const t0 = await b.now();
+      expect(await b.nack(job.id, ownerOf(c2!))).toBe(true);
+      const after = await b.getJob(job.id);
+      const t1 = await b.now();
+      expect(after).toMatchObject({
+        status: "queued",
+        workerId: null,
+        claimToken: null,
+        attempts: 1,
+        lastError: "earlier failure",
+      });
+      expect(after!.attempts).toBe(before!.attempts);
+      expect(after!.scheduledAt.getTime()).toBeGreaterThanOrEqual(t0.getTime() - 5);
+      expect(after!.scheduledAt.getTime()).toBeLessThanOrEqual(t1.getTime() + 5);
+      expect(after!.updatedAt.getTime()).toBeGreaterThanOrEqual(t0.getTime() - 5);
+      // Idempotent: a second NACK is a no-op.
+      expect(await b.nack(job.id, ownerOf(c2!))).toBe(false);
+      const [c3] = await b.claim({ workerId: "w", queues: null, limit: 1 });
+      expect(c3?.id).toBe(job.id);
+    });
+
+    it("every finishing write is fenced by the owner", async () => {
+      const b = await make();
+      const job = newJob({ maxAttempts: 5 });
+      await b.enqueue([job]);
+      const [c] = await b.claim({ workerId: "owner", queues: null, limit: 1 });
+      const snapshot = await b.getJob(job.id);
+      const intruders: Owner[] = [
+        { workerId: "intruder", claimToken: c!.claimToken },
+        { workerId: "owner", claimToken: randomUUID() },
+      ];
+      for (const o of intruders) {
+        expect(await b.complete(job.id, o, "1", 60)).toBe(false);
+        expect(await b.retry(job.id, o, "x", 0)).toBe(false);
+        expect(await b.snooze(job.id, o, 0)).toBe(false);
+        expect(await b.nack(job.id, o)).toBe(false);
+        expect(await b.deadLetter(job.id, o, "x", "r", true)).toBe(false);
+      }
+      expect(await b.getJob(job.id)).toEqual(snapshot);
+      expect(await b.getDeadLetter(job.id)).toBeNull();
+
+      // After a NACK and a re-claim by another worker, the first owner's late write is a no-op.
+      await b.nack(job.id, ownerOf(c!));
+      const [reclaimed] = await b.claim({ workerId: "other", queues: null, limit: 1 });
+      expect(await b.complete(job.id, ownerOf(c!), "\"late\"", 60)).toBe(false);
+      expect(await b.getJob(job.id)).toMatchObject({ status: "processing", workerId: "other", attempts: 0 });
+      // Writes on queued or done rows are no-ops too.
+      expect(await b.complete(job.id, ownerOf(reclaimed!), "1", 60)).toBe(true);
+      expect(await b.complete(job.id, ownerOf(reclaimed!), "2", 60)).toBe(false);
+      expect(await b.nack(job.id, ownerOf(reclaimed!))).toBe(false);
+      expect(await b.getJob(job.id)).toMatchObject({ status: "done", attempts: 1, result: "1" });
+    });
+
+    it("cancels queued jobs only", async () => {
+      const b = await make();
+      const a = newJob();
+      const p = newJob({ delaySeconds: 0 });
+      await b.enqueue([a]);
+      const [c] = await b.claim({ workerId: "w", queues: null, limit: 1 });
+      await b.enqueue([p]);
+      expect(await b.cancel(c!.id, 60)).toBe(false);
+      expect(await b.cancel(p.id, 60)).toBe(true);
+      expect(await b.getJob(p.id)).toMatchObject({ status: "cancelled" });
+      expect(await b.cancel(p.id, 60)).toBe(false);
+      expect(await b.claim({ workerId: "w", queues: null, limit: 1 })).toHaveLength(0);
+      expect(await b.stats()).toMatchObject({ processing: 1, cancelled: 1, total: 2 });
+    });
+
+    it("prunes finished rows whose retention has passed", async () => {
+      const b = await make();
+      const keep = newJob();
+      const drop = newJob({ dedupKey: "pruned-key" });
+      await b.enqueue([keep, drop]);
+      for (const c of await b.claim({ workerId: "w", queues: null, limit: 2 })) {
+        await b.complete(c.id, ownerOf(c), null, c.id === drop.id ? 0 : 3600);
+      }
+      expect(await b.pruneFinished()).toBe(1);
+      expect(await b.getJob(drop.id)).toBeNull();
+      expect(await b.getJob(keep.id)).not.toBeNull();
+      // The key is free again.
+      const fresh = newJob({ dedupKey: "pruned-key" });
+      expect((await b.enqueue([fresh]))[0]).toEqual({ id: fresh.id, inserted: true });
+    });
+
+    it("registers workers, heartbeats them and tells live from stopped", async () => {
+      const b = await make();
+      await b.registerWorker({ id: "w-a", hostname: "h", pid: 1, queues: ["x", "y"], concurrency: 4 });
+      await b.registerWorker({ id: "w-b", hostname: "h", pid: 2, queues: null, concurrency: 1 });
+      await b.heartbeat("w-a", "draining");
+      await b.markWorkerStopped("w-b");
+      const rows = await b.listWorkers(60);
+      const a = rows.find((r) => r.id === "w-a");
+      const bb = rows.find((r) => r.id === "w-b");
+      expect(a).toMatchObject({ status: "draining", live: true, queues: ["x", "y"], concurrency: 4, pid: 1 });
+      expect(bb).toMatchObject({ status: "stopped", live: false, queues: null });
+      expect(bb?.stoppedAt).toBeInstanceOf(Date);
+    });
+
+    it("concurrent claims from one process claim each job once", async () => {
+      const b = await make();
+      const jobs = Array.from({ length: 200 }, () => newJob());
+      await b.enqueue(jobs);
+      const batches = await Promise.all(
+        Array.from({ length: 8 }, async (_, i) => {
+          const mine: string[] = [];
+          for (;;) {
+            const got = await b.claim({ workerId: `w${i}`, queues: null, limit: 7 });
+            if (got.length === 0) return mine;
+            mine.push(...got.map((j) => j.id));
+          }
+        }),
+      );
+      const all = batches.flat();
+      expect(all).toHaveLength(200);
+      expect(new Set(all).size).toBe(200);
+    });
+
+    it("wakes subscribers on enqueue", async () => {
+      const b = await make();
+      const woke = new Promise<string>((resolve) => {
+        const off = b.subscribe((queue) => {
+          off();
+          resolve(queue);
+        });
+      });
+      // Give a LISTEN connection a moment to be ready, then enqueue until the wake arrives.
+      let timer: NodeJS.Timeout | undefined;
+      const tick = async () => {
+        await b.enqueue([newJob({ queue: "wake" })]);
+        timer = setTimeout(tick, 500);
+      };
+      await tick();
+      await expect(woke).resolves.toBe("wake");
+      clearTimeout(timer);
+    });
+
+    it("rejects calls after close with CLOSED", async () => {
+      const b = await target.make();
+      await b.close();
+      const err = await b.stats().catch((e: unknown) => e);
+      expect(isSoniqError(err, "CLOSED")).toBe(true);
+    });
+
+    if (target.share) {
+      const share = target.share;
+      it("several processes claim one pool of jobs, each job exactly once", async () => {
+        const b = await make();
+        const total = 600;
+        const jobs = Array.from({ length: total }, () => newJob());
+        for (let i = 0; i < total; i += 200) await b.enqueue(jobs.slice(i, i + 200));
+        const { databaseUrl, schema } = share(b);
+        const outputs = await Promise.all(
+          Array.from({ length: 4 }, (_, i) => runClaimer(databaseUrl, schema, `proc-${i}`)),
+        );
+        const claimed = outputs.flat();
+        expect(claimed).toHaveLength(total);
+        expect(new Set(claimed).size).toBe(total);
+        expect(await b.stats()).toMatchObject({ done: total, queued: 0, processing: 0 });
+        // More than one process did real work.
+        expect(outputs.filter((o) => o.length > 0).length).toBeGreaterThan(1);
+      }, 120_000);
+    }
+  });
+}
+
+function runClaimer(databaseUrl: string, schema: string, workerId: string): Promise<string[]> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ["--import", "tsx", claimerScript, databaseUrl, schema, workerId], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let out = "";
+    let err = "";
+    child.stdout.on("data", (d: Buffer) => {
+      out += d.toString();
+    });
+    child.stderr.on("data", (d: Buffer) => {
+      err += d.toString();
+    });
+    child.on("error", reject);
+    child.on("exit", (code) => {
+      if (code !== 0) reject(new Error(`claimer ${workerId} exited ${code}: ${err}`));
+      else resolve(out.split("\n").filter((line) => line.length > 0));
+    });
+  });
+}

@@ -1,0 +1,11 @@
+import { MemoryBackend } from "../../src/backends/memory/memory-backend.js";
+import { runBackendContract } from "./backend-contract.js";
+
+runBackendContract({
+  label: "memory",
+  async make() {
+    const backend = new MemoryBackend();
+    await backend.setup();
+    return backend;
+  },
+});
