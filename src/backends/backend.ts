@@ -253,8 +253,10 @@ export interface Backend {
   pruneFinished(): Promise<number>;
 
   /**
-   * Subscribes to wake-ups: `listener(queue)` is called soon after a job becomes available
-   * (best effort; workers also poll). Returns the unsubscribe function.
+   * Subscribes to wake-ups: `listener(queue)` is called soon after a job in `queue` becomes
+   * available, or with `"*"` when the backend cannot tell which (e.g. after PostgreSQL's LISTEN
+   * connection was re-established and notifications may have been missed). Best effort: workers
+   * also poll. Returns the unsubscribe function.
    */
   subscribe(listener: (queue: string) => void): () => void;
 }
