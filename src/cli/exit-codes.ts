@@ -1,0 +1,11 @@
+/** The CLI's exit codes (DESIGN.md §2). */
+export const EXIT = {
+  /** Drained: every in-flight job finished. */
+  DRAINED: 0,
+  /** The shutdown deadline path was taken: work was released (NACK'd). */
+  DEADLINE: 1,
+  /** Start-up or configuration error. */
+  STARTUP: 2,
+  /** An outcome could not be recorded (database unreachable); rows left for recovery. */
+  NOT_RECORDED: 3,
+} as const;

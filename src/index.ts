@@ -1,0 +1,39 @@
+/**
+ * Soniq: background jobs for Node.js in PostgreSQL (production), SQLite (embedded default) or
+ * memory (tests), with a graceful-shutdown contract. This is the only module users import.
+ */
+export type {
+  Backend,
+  BackendKind,
+  ClaimedJob,
+  DeadLetterRow,
+  EnqueueResult,
+  JobRow,
+  JobStatus,
+  NewJob,
+  Owner,
+  PgQueryable,
+  QueueStats,
+  WorkerRow,
+  WorkerStatus,
+} from "./backends/backend.js";
+export { MemoryBackend, type MemoryBackendOptions } from "./backends/memory/memory-backend.js";
+export { parseDatabaseUrl } from "./backends/select.js";
+export { isSoniqError, SoniqError, type SoniqErrorCode } from "./errors.js";
+export { type JobContext, JobTimeoutError, ShutdownTimeoutError } from "./jobs/context.js";
+export type { EnqueueOptions } from "./jobs/enqueue-options.js";
+export { JobDefinition, type JobHandler, type JobOptions } from "./jobs/job-definition.js";
+export { DEFAULT_RETRY_POLICY, type RetryPolicy } from "./jobs/retry-policy.js";
+export { Snooze, snooze } from "./jobs/snooze.js";
+export { createLogger, type Logger } from "./observability/logger.js";
+export { envName, resolveSettings, type SoniqSettings, type SoniqSettingsInput } from "./settings.js";
+export {
+  type DeadLetterJob,
+  type EnqueueManyItem,
+  isSoniq,
+  type Job,
+  Soniq,
+  type SoniqOptions,
+} from "./soniq.js";
+export type { ExitReason, ShutdownState } from "./worker/shutdown-machine.js";
+export { Worker, type WorkerExit, type WorkerOptions } from "./worker/worker.js";

@@ -1,0 +1,46 @@
+import type { Logger } from "../observability/logger.js";
+
+/** What a handler receives besides its arguments. */
+export interface JobContext {
+  /**
+   * Aborted when the job must stop: its `job_timeout` fired (reason a `SoniqTimeoutError`-like
+   * `Error` named `JobTimeoutError`) or the worker's shutdown deadline passed (reason an `Error`
+   * named `ShutdownTimeoutError`). Pass it to `fetch`, streams and timers; cancellation in
+   * JavaScript is cooperative.
+   */
+  signal: AbortSignal;
+  /** The job's id. */
+  jobId: string;
+  /** The job's name. */
+  name: string;
+  /** This run's attempt number, 1-based (attempts already recorded + 1). */
+  attempt: number;
+  /** Runs allowed before the dead-letter queue. */
+  maxAttempts: number;
+  /** The queue it was claimed from. */
+  queue: string;
+  /** The worker incarnation running it. */
+  workerId: string;
+  /** When it was enqueued (database clock). */
+  createdAt: Date;
+  /** When it was due (database clock). */
+  scheduledAt: Date;
+  /** A logger bound to `job_id`, `job_name` and `attempt`. */
+  logger: Logger;
+}
+
+/** The reason `ctx.signal` carries when the job's own timeout fired. */
+export class JobTimeoutError extends Error {
+  constructor(seconds: number) {
+    super(`job_timeout of ${seconds} s exceeded`);
+    this.name = "JobTimeoutError";
+  }
+}
+
+/** The reason `ctx.signal` carries when the worker's shutdown deadline passed (DESIGN.md §2). */
+export class ShutdownTimeoutError extends Error {
+  constructor() {
+    super("shutdown_timeout reached: the worker is releasing this job");
+    this.name = "ShutdownTimeoutError";
+  }
+}

@@ -1,0 +1,112 @@
+import type { PgQueryable } from "../backends/backend.js";
+import { SoniqError } from "../errors.js";
+import { QUEUE_NAME_PATTERN } from "./job-name.js";
+
+/** Options for one enqueue. */
+export interface EnqueueOptions {
+  /** Run no earlier than this many **seconds** from now (database clock). Not with `runAt`. */
+  delay?: number;
+  /**
+   * Run no earlier than this instant: a `Date`, or an ISO-8601 string **with** a time zone
+   * (`Z` or `±hh:mm`). Naive strings and invalid dates are rejected. Not with `delay`.
+   */
+  runAt?: Date | string;
+  /** Overrides the job's priority (integer -1000..1000, lower runs first). */
+  priority?: number;
+  /** Overrides the job's queue. */
+  queue?: string;
+  /** Overrides the job's max attempts (1..1000). */
+  maxAttempts?: number;
+  /**
+   * A duplicate (same key while a job with it is in `soniq_jobs`) returns the existing job's id
+   * instead of inserting. Up to 500 characters.
+   */
+  dedupKey?: string;
+  /** Use a key derived from the name and the canonical JSON of the arguments as `dedupKey`. */
+  uniqueByArgs?: boolean;
+  /**
+   * PostgreSQL only: a `pg` client (or anything with the same `query`) inside the caller's
+   * transaction. The job exists if and only if the caller commits.
+   */
+  connection?: PgQueryable;
+}
+
+const ZONED_ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/i;
+
+/** The validated timing and overrides of an enqueue. */
+export interface ResolvedTiming {
+  runAt: Date | null;
+  delaySeconds: number;
+}
+
+function bad(message: string): SoniqError {
+  return new SoniqError("INVALID_ENQUEUE_OPTION", message);
+}
+
+/**
+ * Validates `delay` / `runAt`.
+ * @throws SoniqError `INVALID_ENQUEUE_OPTION` for both given, a negative delay, a naive or invalid date.
+ */
+export function resolveTiming(options: EnqueueOptions): ResolvedTiming {
+  const { delay, runAt } = options;
+  if (delay !== undefined && runAt !== undefined) throw bad("give either delay or runAt, not both");
+  if (delay !== undefined) {
+    if (typeof delay !== "number" || !Number.isFinite(delay) || delay < 0 || delay > 10 * 365 * 86_400) {
+      throw bad(`delay must be a number of seconds between 0 and ten years, got ${String(delay)}`);
+    }
+    return { runAt: null, delaySeconds: delay };
+  }
+  if (runAt !== undefined) {
+    let date: Date;
+    if (runAt instanceof Date) {
+      date = new Date(runAt.getTime());
+    } else if (typeof runAt === "string") {
+      if (!ZONED_ISO.test(runAt.trim())) {
+        throw bad(`runAt ${JSON.stringify(runAt)} must be ISO-8601 with a time zone (e.g. 2026-01-31T09:00:00Z or +01:00)`);
+      }
+      date = new Date(runAt.trim());
+    } else {
+      throw bad("runAt must be a Date or an ISO-8601 string with a time zone");
+    }
+    if (Number.isNaN(date.getTime())) throw bad(`runAt ${String(runAt)} is not a valid date`);
+    return { runAt: date, delaySeconds: 0 };
+  }
+  return { runAt: null, delaySeconds: 0 };
+}
+
+/** @throws SoniqError `INVALID_ENQUEUE_OPTION`. */
+export function assertPriority(priority: unknown): asserts priority is number {
+  if (typeof priority !== "number" || !Number.isInteger(priority) || priority < -1000 || priority > 1000) {
+    throw bad(`priority must be an integer from -1000 to 1000 (lower runs first), got ${String(priority)}`);
+  }
+}
+
+/** @throws SoniqError `INVALID_ENQUEUE_OPTION`. */
+export function assertQueue(queue: unknown): asserts queue is string {
+  if (typeof queue !== "string" || !QUEUE_NAME_PATTERN.test(queue)) {
+    throw bad(`queue ${JSON.stringify(queue)} must be 1-100 letters, digits or _ . : -`);
+  }
+}
+
+/** @throws SoniqError `INVALID_ENQUEUE_OPTION`. */
+export function assertMaxAttempts(value: unknown): asserts value is number {
+  if (typeof value !== "number" || !Number.isInteger(value) || value < 1 || value > 1000) {
+    throw bad(`maxAttempts must be an integer from 1 to 1000, got ${String(value)}`);
+  }
+}
+
+/** @throws SoniqError `INVALID_ENQUEUE_OPTION`. */
+export function assertDedupKey(value: unknown): asserts value is string {
+  if (typeof value !== "string" || value.length === 0 || value.length > 500) {
+    throw bad("dedupKey must be a non-empty string of at most 500 characters");
+  }
+}
+
+const KNOWN = new Set(["delay", "runAt", "priority", "queue", "maxAttempts", "dedupKey", "uniqueByArgs", "connection"]);
+
+/** @throws SoniqError `INVALID_ENQUEUE_OPTION` naming an unknown option. */
+export function assertKnownOptions(options: object): void {
+  for (const key of Object.keys(options)) {
+    if (!KNOWN.has(key)) throw bad(`unknown enqueue option ${JSON.stringify(key)} (known: ${[...KNOWN].join(", ")})`);
+  }
+}

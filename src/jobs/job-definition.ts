@@ -1,0 +1,147 @@
+import type { StandardSchemaV1 } from "@standard-schema/spec";
+import { SoniqError } from "../errors.js";
+import type { JobContext } from "./context.js";
+import type { EnqueueOptions } from "./enqueue-options.js";
+import { assertMaxAttempts, assertPriority, assertQueue } from "./enqueue-options.js";
+import { assertJobName } from "./job-name.js";
+import { assertRetryPolicy, DEFAULT_RETRY_POLICY, type RetryPolicy } from "./retry-policy.js";
+import type { Snooze } from "./snooze.js";
+
+/** A handler: async work on the event loop; may return a result or a {@link Snooze}. */
+export type JobHandler<TArgs, TResult> = (
+  args: TArgs,
+  ctx: JobContext,
+) => Promise<TResult | Snooze> | TResult | Snooze;
+
+/** What `soniq.job(...)` takes. */
+export interface JobOptions<TArgs, TResult, TInput = TArgs> {
+  /** Dotted lower-case name, unique in the instance (e.g. `email.send`). */
+  name: string;
+  /** Queue (default `default`). */
+  queue?: string;
+  /** Integer -1000..1000, lower runs first (default 0). */
+  priority?: number;
+  /** Runs before the dead-letter queue (default: the instance's `maxAttempts`, 5). */
+  maxAttempts?: number;
+  /** Delay before a retry (default: exponential from 1 s, doubling, capped at 1 h, ±10%). */
+  retry?: RetryPolicy;
+  /** `job_timeout` in **seconds**; 0 = none (default: the instance's `jobTimeout`, 300). */
+  timeout?: number;
+  /** Deduplicate by the arguments: a job with the same name and arguments already stored is returned instead. */
+  uniqueByArgs?: boolean;
+  /**
+   * Argument schema (any Standard Schema: zod, valibot, arktype…), checked at enqueue and
+   * again before the handler runs. The handler receives the schema's output.
+   */
+  args?: StandardSchemaV1<TInput, TArgs>;
+  /** The work. Receives the arguments and a {@link JobContext}. */
+  handler: JobHandler<TArgs, TResult>;
+}
+
+/** Enqueues through the owning instance (implemented by `Soniq`). */
+export interface JobEnqueuer {
+  enqueueDefined(definition: JobDefinition<unknown, unknown, unknown>, args: unknown, options?: EnqueueOptions): Promise<string>;
+  enqueueManyDefined(
+    definition: JobDefinition<unknown, unknown, unknown>,
+    items: ReadonlyArray<{ args: unknown; options?: EnqueueOptions }>,
+    connection?: EnqueueOptions["connection"],
+  ): Promise<string[]>;
+}
+
+/** A registered job: its settings, its handler and a typed `enqueue`. */
+export class JobDefinition<TArgs, TResult, TInput = TArgs> {
+  readonly name: string;
+  readonly queue: string;
+  readonly priority: number;
+  readonly maxAttempts: number;
+  readonly retry: RetryPolicy;
+  /** Seconds; 0 = none. */
+  readonly timeout: number;
+  readonly uniqueByArgs: boolean;
+  readonly argsSchema: StandardSchemaV1<TInput, TArgs> | undefined;
+  readonly handler: JobHandler<TArgs, TResult>;
+  private readonly enqueuer: JobEnqueuer;
+
+  /**
+   * Use `soniq.job(...)` rather than this constructor.
+   * @throws SoniqError `INVALID_JOB_NAME`, `INVALID_OPTION`, `INVALID_ENQUEUE_OPTION`.
+   */
+  constructor(
+    options: JobOptions<TArgs, TResult, TInput>,
+    defaults: { maxAttempts: number; jobTimeout: number },
+    enqueuer: JobEnqueuer,
+  ) {
+    const known = ["name", "queue", "priority", "maxAttempts", "retry", "timeout", "uniqueByArgs", "args", "handler"];
+    for (const key of Object.keys(options)) {
+      if (!known.includes(key)) {
+        throw new SoniqError("INVALID_OPTION", `job ${String(options.name)}: unknown option ${JSON.stringify(key)}`);
+      }
+    }
+    assertJobName(options.name);
+    if (typeof options.handler !== "function") {
+      throw new SoniqError("INVALID_OPTION", `job ${options.name}: handler must be a function`);
+    }
+    this.name = options.name;
+    this.queue = options.queue ?? "default";
+    assertQueue(this.queue);
+    this.priority = options.priority ?? 0;
+    assertPriority(this.priority);
+    this.maxAttempts = options.maxAttempts ?? defaults.maxAttempts;
+    assertMaxAttempts(this.maxAttempts);
+    this.retry = options.retry ?? DEFAULT_RETRY_POLICY;
+    assertRetryPolicy(this.retry, `job ${this.name}`);
+    this.timeout = options.timeout ?? defaults.jobTimeout;
+    if (!Number.isFinite(this.timeout) || this.timeout < 0) {
+      throw new SoniqError("INVALID_OPTION", `job ${this.name}: timeout must be >= 0 seconds (0 = none)`);
+    }
+    this.uniqueByArgs = options.uniqueByArgs ?? false;
+    if (options.args !== undefined && typeof options.args?.["~standard"]?.validate !== "function") {
+      throw new SoniqError("INVALID_OPTION", `job ${this.name}: args must be a Standard Schema (zod, valibot, arktype…)`);
+    }
+    this.argsSchema = options.args;
+    this.handler = options.handler;
+    this.enqueuer = enqueuer;
+  }
+
+  /**
+   * Enqueues one job with typed arguments; returns its id (or the existing id for a duplicate).
+   * @throws SoniqError `INVALID_ARGS`, `INVALID_PAYLOAD`, `INVALID_ENQUEUE_OPTION`, `UNSUPPORTED`.
+   */
+  enqueue(args: TInput, options?: EnqueueOptions): Promise<string> {
+    return this.enqueuer.enqueueDefined(this as JobDefinition<unknown, unknown, unknown>, args, options);
+  }
+
+  /**
+   * Enqueues many jobs in one write (one round trip on PostgreSQL); ids in input order.
+   * Validation happens for all before anything is written: one bad item writes nothing.
+   * @param connection - PostgreSQL only: the caller's transaction client.
+   * @throws as {@link JobDefinition.enqueue}.
+   */
+  enqueueMany(
+    items: ReadonlyArray<{ args: TInput; options?: Omit<EnqueueOptions, "connection"> }>,
+    connection?: EnqueueOptions["connection"],
+  ): Promise<string[]> {
+    return this.enqueuer.enqueueManyDefined(this as JobDefinition<unknown, unknown, unknown>, items, connection);
+  }
+}
+
+/** Runs a Standard Schema; returns the output value or the issues as one message. */
+export async function validateArgs<TArgs>(
+  schema: StandardSchemaV1<unknown, TArgs>,
+  value: unknown,
+): Promise<{ ok: true; value: TArgs } | { ok: false; message: string }> {
+  let result = schema["~standard"].validate(value);
+  if (result instanceof Promise) result = await result;
+  if (result.issues) {
+    const message = result.issues
+      .map((issue) => {
+        const path = (issue.path ?? [])
+          .map((p) => (typeof p === "object" && p !== null && "key" in p ? String(p.key) : String(p)))
+          .join(".");
+        return path ? `${path}: ${issue.message}` : issue.message;
+      })
+      .join("; ");
+    return { ok: false, message };
+  }
+  return { ok: true, value: result.value };
+}

@@ -1,0 +1,309 @@
+import { randomUUID } from "node:crypto";
+import type {
+  Backend,
+  DeadLetterRow,
+  JobRow,
+  NewJob,
+  PgQueryable,
+  QueueStats,
+  WorkerRow,
+} from "./backends/backend.js";
+import { createBackend, parseDatabaseUrl } from "./backends/select.js";
+import { SoniqError } from "./errors.js";
+import {
+  assertDedupKey,
+  assertKnownOptions,
+  assertMaxAttempts,
+  assertPriority,
+  assertQueue,
+  type EnqueueOptions,
+  resolveTiming,
+} from "./jobs/enqueue-options.js";
+import {
+  JobDefinition,
+  type JobEnqueuer,
+  type JobOptions,
+  validateArgs,
+} from "./jobs/job-definition.js";
+import { assertJobName } from "./jobs/job-name.js";
+import { argsDedupKey, toJsonText } from "./jobs/payload.js";
+import { createLogger, type Logger } from "./observability/logger.js";
+import { resolveSettings, type SoniqSettings, type SoniqSettingsInput } from "./settings.js";
+import { Worker, type WorkerOptions } from "./worker/worker.js";
+
+/** Marks Soniq instances across module copies (used by `soniq worker` to find the export). */
+export const SONIQ_BRAND: unique symbol = Symbol.for("soniq.instance");
+
+/** Options of `new Soniq(...)`: every setting (see {@link SoniqSettingsInput}) plus wiring. */
+export interface SoniqOptions extends SoniqSettingsInput {
+  /** A pino logger to use instead of Soniq's own (JSON lines on standard error). */
+  logger?: Logger;
+  /** Where `SONIQ_*` variables are read from. Default `process.env`. */
+  env?: Record<string, string | undefined>;
+  /** A backend instance to use instead of the one `databaseUrl` names (tests, custom stores). */
+  backend?: Backend;
+}
+
+/** One item of {@link Soniq.enqueueMany}. */
+export interface EnqueueManyItem {
+  name: string;
+  args: unknown;
+  options?: Omit<EnqueueOptions, "connection">;
+}
+
+/** A stored job with its arguments and result parsed from JSON. */
+export interface Job extends Omit<JobRow, "args" | "result"> {
+  args: unknown;
+  result: unknown;
+}
+
+/** A dead-letter entry with its arguments parsed from JSON. */
+export interface DeadLetterJob extends Omit<DeadLetterRow, "args"> {
+  args: unknown;
+}
+
+/**
+ * A Soniq instance owns its settings, job registry and backend. Two instances in one process do
+ * not see each other's jobs definitions or connections.
+ *
+ * ```ts
+ * export const soniq = new Soniq({ databaseUrl: "postgres://localhost/app" });
+ * export const sendEmail = soniq.job({ name: "email.send", handler: async (args: { to: string }) => … });
+ * await sendEmail.enqueue({ to: "a@example.com" }, { delay: 60 });
+ * ```
+ */
+export class Soniq implements JobEnqueuer {
+  readonly [SONIQ_BRAND] = true;
+  /** Resolved settings (durations in seconds). */
+  readonly settings: SoniqSettings;
+  /** The instance's logger. */
+  readonly logger: Logger;
+  private readonly registry = new Map<string, JobDefinition<unknown, unknown, unknown>>();
+  private backendPromise: Promise<Backend> | undefined;
+  private readonly injectedBackend: Backend | undefined;
+  private closed = false;
+
+  /**
+   * @throws SoniqError `INVALID_OPTION` for unknown options or `SONIQ_*` variables and bad values;
+   * `INVALID_DATABASE_URL` when the URL names no backend.
+   */
+  constructor(options: SoniqOptions = {}) {
+    const { logger, env, backend, ...settings } = options;
+    this.settings = resolveSettings(settings as Record<string, unknown>, env ?? process.env);
+    if (!backend) parseDatabaseUrl(this.settings.databaseUrl);
+    this.injectedBackend = backend;
+    this.logger =
+      logger ?? createLogger({ level: this.settings.logLevel, pretty: process.stderr.isTTY === true });
+  }
+
+  /**
+   * Defines and registers a job.
+   * @throws SoniqError `INVALID_JOB_NAME`, `DUPLICATE_JOB`, `INVALID_OPTION`.
+   */
+  job<TArgs, TResult = unknown, TInput = TArgs>(
+    options: JobOptions<TArgs, TResult, TInput>,
+  ): JobDefinition<TArgs, TResult, TInput> {
+    const definition = new JobDefinition(options, this.settings, this);
+    if (this.registry.has(definition.name)) {
+      throw new SoniqError("DUPLICATE_JOB", `a job named ${definition.name} is already defined in this instance`);
+    }
+    this.registry.set(definition.name, definition as JobDefinition<unknown, unknown, unknown>);
+    return definition;
+  }
+
+  /** The registered job definitions, by name. */
+  get jobs(): ReadonlyMap<string, JobDefinition<unknown, unknown, unknown>> {
+    return this.registry;
+  }
+
+  /**
+   * The backend, created on first use.
+   * @throws SoniqError `CLOSED` after {@link Soniq.close}.
+   */
+  backend(): Promise<Backend> {
+    if (this.closed) return Promise.reject(new SoniqError("CLOSED", "this Soniq instance is closed"));
+    this.backendPromise ??= this.injectedBackend
+      ? Promise.resolve(this.injectedBackend)
+      : createBackend({
+          databaseUrl: this.settings.databaseUrl,
+          schema: this.settings.schema,
+          poolSize: this.settings.poolSize,
+        });
+    return this.backendPromise;
+  }
+
+  /** Creates or migrates the schema (idempotent; safe to run from several processes at once). */
+  async setup(): Promise<void> {
+    await (await this.backend()).setup();
+  }
+
+  /** Closes the backend. Later calls reject with `CLOSED`. Idempotent. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    const pending = this.backendPromise;
+    this.closed = true;
+    if (pending) await (await pending).close();
+  }
+
+  private async buildJob(
+    definition: JobDefinition<unknown, unknown, unknown> | null,
+    name: string,
+    args: unknown,
+    options: EnqueueOptions,
+  ): Promise<NewJob> {
+    assertKnownOptions(options);
+    if (definition?.argsSchema) {
+      // The input is stored as given; the handler gets the schema's output when it runs.
+      const checked = await validateArgs(definition.argsSchema, args);
+      if (!checked.ok) throw new SoniqError("INVALID_ARGS", `arguments of ${name}: ${checked.message}`);
+    }
+    const text = toJsonText(args, `arguments of ${name}`, this.settings.maxPayloadBytes);
+    const timing = resolveTiming(options);
+    const queue = options.queue ?? definition?.queue ?? "default";
+    assertQueue(queue);
+    const priority = options.priority ?? definition?.priority ?? 0;
+    assertPriority(priority);
+    const maxAttempts = options.maxAttempts ?? definition?.maxAttempts ?? this.settings.maxAttempts;
+    assertMaxAttempts(maxAttempts);
+    let dedupKey: string | null = null;
+    if (options.dedupKey !== undefined) {
+      assertDedupKey(options.dedupKey);
+      dedupKey = options.dedupKey;
+    } else if (options.uniqueByArgs ?? definition?.uniqueByArgs ?? false) {
+      dedupKey = argsDedupKey(name, JSON.parse(text));
+    }
+    return {
+      id: randomUUID(),
+      name,
+      queue,
+      args: text,
+      priority,
+      maxAttempts,
+      runAt: timing.runAt,
+      delaySeconds: timing.delaySeconds,
+      dedupKey,
+    };
+  }
+
+  private definitionFor(name: string): JobDefinition<unknown, unknown, unknown> | null {
+    assertJobName(name);
+    const definition = this.registry.get(name) ?? null;
+    if (!definition && this.settings.rejectUnknownJobs) {
+      throw new SoniqError(
+        "UNKNOWN_JOB",
+        `no job named ${name} is registered in this instance (registered: ${[...this.registry.keys()].join(", ") || "none"}); set rejectUnknownJobs: false to enqueue jobs another service defines`,
+      );
+    }
+    return definition;
+  }
+
+  private async write(jobs: NewJob[], connection: PgQueryable | undefined): Promise<string[]> {
+    const backend = await this.backend();
+    const results = await backend.enqueue(jobs, connection ? { connection } : undefined);
+    return results.map((r) => r.id);
+  }
+
+  /** @internal Used by {@link JobDefinition.enqueue}. */
+  async enqueueDefined(
+    definition: JobDefinition<unknown, unknown, unknown>,
+    args: unknown,
+    options: EnqueueOptions = {},
+  ): Promise<string> {
+    const job = await this.buildJob(definition, definition.name, args, options);
+    const [id] = await this.write([job], options.connection);
+    return id as string;
+  }
+
+  /** @internal Used by {@link JobDefinition.enqueueMany}. */
+  async enqueueManyDefined(
+    definition: JobDefinition<unknown, unknown, unknown>,
+    items: ReadonlyArray<{ args: unknown; options?: EnqueueOptions }>,
+    connection?: PgQueryable,
+  ): Promise<string[]> {
+    const jobs: NewJob[] = [];
+    for (const item of items) jobs.push(await this.buildJob(definition, definition.name, item.args, item.options ?? {}));
+    return jobs.length === 0 ? [] : this.write(jobs, connection);
+  }
+
+  /**
+   * Enqueues by name. The name must be registered unless `rejectUnknownJobs` is false.
+   * Returns the job id (or the existing id for a duplicate).
+   * @throws SoniqError `UNKNOWN_JOB`, `INVALID_JOB_NAME`, `INVALID_ARGS`, `INVALID_PAYLOAD`,
+   * `INVALID_ENQUEUE_OPTION`, `UNSUPPORTED` (`connection` off PostgreSQL).
+   */
+  async enqueue(name: string, args: unknown, options: EnqueueOptions = {}): Promise<string> {
+    const definition = this.definitionFor(name);
+    const job = await this.buildJob(definition, name, args, options);
+    const [id] = await this.write([job], options.connection);
+    return id as string;
+  }
+
+  /**
+   * Enqueues many jobs, possibly of different names, in one write (one round trip on
+   * PostgreSQL). Everything is validated first: one bad item writes nothing. Ids in input order.
+   * @param options.connection - PostgreSQL only: the caller's transaction client.
+   * @throws as {@link Soniq.enqueue}.
+   */
+  async enqueueMany(items: readonly EnqueueManyItem[], options: { connection?: PgQueryable } = {}): Promise<string[]> {
+    const jobs: NewJob[] = [];
+    for (const item of items) {
+      jobs.push(await this.buildJob(this.definitionFor(item.name), item.name, item.args, item.options ?? {}));
+    }
+    return jobs.length === 0 ? [] : this.write(jobs, options.connection);
+  }
+
+  /** A job by id, with arguments and result parsed, or null. */
+  async getJob(id: string): Promise<Job | null> {
+    const row = await (await this.backend()).getJob(id);
+    if (!row) return null;
+    return { ...row, args: JSON.parse(row.args), result: row.result === null ? null : JSON.parse(row.result) };
+  }
+
+  /** A dead-letter entry by id, or null. */
+  async getDeadLetter(id: string): Promise<DeadLetterJob | null> {
+    const row = await (await this.backend()).getDeadLetter(id);
+    return row ? { ...row, args: JSON.parse(row.args) } : null;
+  }
+
+  /**
+   * Moves a dead-letter entry back to the queue (attempts reset to 0).
+   * @throws SoniqError `NOT_FOUND` when there is no such entry; `DEDUP_CONFLICT`.
+   */
+  async replay(id: string): Promise<void> {
+    if (!(await (await this.backend()).replay(id))) {
+      throw new SoniqError("NOT_FOUND", `no dead-letter job with id ${id}`);
+    }
+  }
+
+  /**
+   * Cancels a queued job.
+   * @throws SoniqError `NOT_FOUND` / `INVALID_STATE` when it does not exist or is not queued.
+   */
+  async cancel(id: string): Promise<void> {
+    const backend = await this.backend();
+    if (await backend.cancel(id, this.settings.resultRetention)) return;
+    const row = await backend.getJob(id);
+    if (!row) throw new SoniqError("NOT_FOUND", `no job with id ${id}`);
+    throw new SoniqError("INVALID_STATE", `job ${id} is ${row.status}; only queued jobs can be cancelled`);
+  }
+
+  /** Counts by state. */
+  async stats(): Promise<QueueStats> {
+    return (await this.backend()).stats();
+  }
+
+  /** Worker rows with `live` judged by `heartbeatTimeout` on the database clock. */
+  async workers(): Promise<Array<WorkerRow & { live: boolean }>> {
+    return (await this.backend()).listWorkers(this.settings.heartbeatTimeout);
+  }
+
+  /** A worker for this instance's jobs (not started). See {@link Worker}. */
+  worker(options: WorkerOptions = {}): Worker {
+    return new Worker(this, options);
+  }
+}
+
+/** True when `value` is a Soniq instance (from any copy of the package). */
+export function isSoniq(value: unknown): value is Soniq {
+  return typeof value === "object" && value !== null && (value as Record<symbol, unknown>)[SONIQ_BRAND] === true;
+}

@@ -1,0 +1,533 @@
+/**
+ * The worker: claims jobs into its concurrency slots, runs their handlers, records every outcome
+ * with a fenced write, heartbeats its row, and drains on stop following the shutdown contract
+ * (seed 000, DESIGN.md §2): stop claiming → wait for in-flight jobs → at `shutdown_timeout` abort
+ * their signals, wait the settle window, NACK what is still running → STOPPED.
+ *
+ * Library code never exits the process: {@link Worker.stop} resolves with an exit code the CLI uses.
+ */
+import { randomUUID } from "node:crypto";
+import { hostname } from "node:os";
+import type { Backend, ClaimedJob, Owner } from "../backends/backend.js";
+import { isSoniqError, SoniqError } from "../errors.js";
+import { type JobContext, JobTimeoutError, ShutdownTimeoutError } from "../jobs/context.js";
+import { type JobDefinition, validateArgs } from "../jobs/job-definition.js";
+import { toJsonText } from "../jobs/payload.js";
+import { retryDelaySeconds } from "../jobs/retry-policy.js";
+import { Snooze } from "../jobs/snooze.js";
+import type { Logger } from "../observability/logger.js";
+import type { SoniqSettings } from "../settings.js";
+import type { Soniq } from "../soniq.js";
+import { errorText } from "./error-text.js";
+import { type ExitReason, ShutdownMachine, type ShutdownState } from "./shutdown-machine.js";
+import { WakeLatch } from "./wake-latch.js";
+
+/** Per-worker overrides of the instance settings (same units: seconds). */
+export interface WorkerOptions {
+  /** Slots: jobs run at once. Default: the instance's `concurrency`. */
+  concurrency?: number;
+  /** Queues to claim from; `null` = all. Default: the instance's `queues`. */
+  queues?: string[] | null;
+  /** Seconds a drain waits before releasing jobs. Default: the instance's `shutdownTimeout`. */
+  shutdownTimeout?: number;
+  /** Seconds an aborted handler gets before its row is NACK'd. Default: `shutdownSettle`. */
+  shutdownSettle?: number;
+  /** Seconds between heartbeats. Default: `heartbeatInterval`. */
+  heartbeatInterval?: number;
+  /** Seconds between polls. Default: `pollInterval`. */
+  pollInterval?: number;
+  /** Aborting this signal starts a drain, like SIGTERM (for embedding in a server). */
+  signal?: AbortSignal;
+}
+
+/** How a worker ended. */
+export interface WorkerExit {
+  /** `drained`: every job finished; `shutdown_timeout`: the deadline path was taken; `record_failed`: an outcome could not be written. */
+  reason: ExitReason | "record_failed";
+  /** The CLI's exit code: 0 drained, 1 deadline path, 3 outcome not recorded. */
+  exitCode: 0 | 1 | 3;
+  /** Jobs NACK'd back to `queued` at the deadline. */
+  released: string[];
+}
+
+type Outcome =
+  | { kind: "success"; value: unknown }
+  | { kind: "snooze"; seconds: number }
+  | { kind: "error"; error: unknown }
+  | { kind: "timeout"; error: JobTimeoutError }
+  | { kind: "released" };
+
+interface InFlight {
+  job: ClaimedJob;
+  owner: Owner;
+  controller: AbortController;
+  /** Set while the handler runs; called at FORCE_TIMEOUT_PATH. */
+  force?: () => void;
+  done: Promise<void>;
+}
+
+const RECORD_BACKOFF_MS = [0, 250, 500, 1000, 2000, 4000];
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** A worker bound to one Soniq instance. Create it with `soniq.worker(options)`. */
+export class Worker {
+  /** This incarnation's id (fresh at every start of a process; DESIGN.md §3.4). */
+  readonly id: string;
+  private readonly settings: SoniqSettings & { concurrency: number; queues: string[] | null };
+  private readonly logger: Logger;
+  private readonly machine: ShutdownMachine;
+  private readonly inflight = new Map<string, InFlight>();
+  private readonly latch = new WakeLatch();
+  private backend: Backend | undefined;
+  private started = false;
+  private loopDone: Promise<void> = Promise.resolve();
+  private heartbeatTimer: NodeJS.Timeout | undefined;
+  private deadlineTimer: NodeJS.Timeout | undefined;
+  private unsubscribe: (() => void) | undefined;
+  private lastPrune = 0;
+  private recordFailures = 0;
+  private readonly released: string[] = [];
+  private finishedPromise: Promise<WorkerExit> | undefined;
+  private resolveFinished: ((exit: WorkerExit) => void) | undefined;
+
+  constructor(
+    private readonly soniq: Soniq,
+    options: WorkerOptions = {},
+    private readonly clock: () => number = Date.now,
+  ) {
+    const { signal, ...overrides } = options;
+    const merged = { ...soniq.settings };
+    for (const [key, value] of Object.entries(overrides)) {
+      if (value !== undefined) (merged as Record<string, unknown>)[key] = value;
+    }
+    if (!Number.isInteger(merged.concurrency) || merged.concurrency < 1) {
+      throw new SoniqError("INVALID_OPTION", `worker concurrency must be an integer >= 1, got ${merged.concurrency}`);
+    }
+    this.settings = merged;
+    this.id = `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
+    this.logger = soniq.logger.child({ worker_id: this.id });
+    this.machine = new ShutdownMachine(merged.shutdownTimeout, clock);
+    if (signal) {
+      if (signal.aborted) this.machine.requestStop("abort");
+      else signal.addEventListener("abort", () => void this.stop("abort"), { once: true });
+    }
+  }
+
+  /** The shutdown state (RUNNING, DRAINING, FORCE_TIMEOUT_PATH, STOPPED). */
+  get state(): ShutdownState {
+    return this.machine.state;
+  }
+
+  /** Readiness for load balancers: true while started and RUNNING, false the moment draining starts. */
+  get ready(): boolean {
+    return this.started && this.machine.state === "RUNNING";
+  }
+
+  /** Jobs currently claimed by this worker. */
+  get inFlightCount(): number {
+    return this.inflight.size;
+  }
+
+  /** Resolves when the worker has stopped (after {@link Worker.stop} or an abort). */
+  get finished(): Promise<WorkerExit> {
+    this.finishedPromise ??= new Promise((resolve) => {
+      this.resolveFinished = resolve;
+    });
+    return this.finishedPromise;
+  }
+
+  /**
+   * Registers the worker row and starts the claim loop and heartbeat.
+   * @throws SoniqError `WORKER_START` with no registered jobs or when already started;
+   * `SCHEMA_NOT_READY` before `soniq setup`; connection errors from the backend.
+   */
+  async start(): Promise<void> {
+    if (this.started) throw new SoniqError("WORKER_START", "this worker was already started");
+    if (this.soniq.jobs.size === 0) {
+      throw new SoniqError("WORKER_START", "no jobs are registered: define jobs with soniq.job(...) before starting a worker");
+    }
+    void this.finished;
+    this.started = true;
+    const backend = await this.soniq.backend();
+    this.backend = backend;
+    await backend.registerWorker({
+      id: this.id,
+      hostname: hostname(),
+      pid: process.pid,
+      queues: this.settings.queues,
+      concurrency: this.settings.concurrency,
+    });
+    const queues = this.settings.queues;
+    this.unsubscribe = backend.subscribe((queue) => {
+      if (queue === "*" || queues === null || queues.includes(queue)) this.latch.wake();
+    });
+    this.logger.info(
+      { concurrency: this.settings.concurrency, queues, jobs: [...this.soniq.jobs.keys()], backend: backend.kind },
+      "worker started",
+    );
+    this.scheduleHeartbeat();
+    this.loopDone = this.claimLoop();
+    if (this.machine.state !== "RUNNING") this.beginDrain();
+  }
+
+  /**
+   * Starts a drain (idempotent): stop claiming, wait for in-flight jobs up to `shutdown_timeout`,
+   * then abort and NACK what still runs. The first call owns the deadline; repeats are logged and
+   * change nothing. Resolves when STOPPED.
+   * @param signal - what asked: "SIGTERM", "SIGINT", "api", …
+   */
+  stop(signal = "api"): Promise<WorkerExit> {
+    const result = this.machine.requestStop(signal);
+    if (!result.first) {
+      if (this.machine.state !== "STOPPED") {
+        this.logger.warn(
+          { signal, drain_started_at: iso(this.machine.drainStartedAt), deadline_at: iso(this.machine.deadlineAt) },
+          "stop requested again; the first request owns the deadline",
+        );
+      }
+      return this.finished;
+    }
+    if (!this.started) {
+      this.machine.settle();
+      void this.finished;
+      this.resolveFinished?.({ reason: "drained", exitCode: 0, released: [] });
+      return this.finished;
+    }
+    this.beginDrain();
+    return this.finished;
+  }
+
+  private beginDrain(): void {
+    this.logger.info(
+      {
+        signal: this.machine.signal,
+        drain_started_at: iso(this.machine.drainStartedAt),
+        deadline_at: iso(this.machine.deadlineAt),
+        in_flight: [...this.inflight.keys()],
+      },
+      "draining: no new claims; waiting for in-flight jobs",
+    );
+    this.latch.wake();
+    void this.sendHeartbeat();
+    this.deadlineTimer = setTimeout(() => this.onDeadline(), this.machine.timeLeftMs());
+    void this.finishWhenSettled();
+  }
+
+  private onDeadline(): void {
+    if (!this.machine.checkDeadline()) {
+      if (this.machine.state === "DRAINING") {
+        this.deadlineTimer = setTimeout(() => this.onDeadline(), Math.max(1, this.machine.timeLeftMs()));
+      }
+      return;
+    }
+    this.logger.warn(
+      { deadline_at: iso(this.machine.deadlineAt), in_flight: [...this.inflight.keys()] },
+      "shutdown_timeout reached: aborting in-flight handlers; they will be NACK'd",
+    );
+    for (const entry of this.inflight.values()) entry.force?.();
+  }
+
+  private async finishWhenSettled(): Promise<void> {
+    await this.loopDone;
+    while (this.inflight.size > 0) {
+      await Promise.all([...this.inflight.values()].map((e) => e.done));
+    }
+    clearTimeout(this.deadlineTimer);
+    const reason = this.machine.settle() ?? "drained";
+    clearTimeout(this.heartbeatTimer);
+    this.heartbeatTimer = undefined;
+    this.unsubscribe?.();
+    try {
+      await this.record(() => (this.backend as Backend).markWorkerStopped(this.id), "mark worker stopped");
+    } catch {
+      // already logged by record()
+    }
+    const exit: WorkerExit =
+      this.recordFailures > 0
+        ? { reason: "record_failed", exitCode: 3, released: [...this.released] }
+        : { reason, exitCode: reason === "drained" ? 0 : 1, released: [...this.released] };
+    this.logger.info(
+      {
+        exit_reason: exit.reason,
+        exit_code: exit.exitCode,
+        released: exit.released,
+        repeated_signals: this.machine.repeats,
+      },
+      "worker stopped",
+    );
+    this.resolveFinished?.(exit);
+  }
+
+  // ---- heartbeat -------------------------------------------------------------------------
+
+  private scheduleHeartbeat(): void {
+    this.heartbeatTimer = setTimeout(async () => {
+      await this.sendHeartbeat();
+      if (this.heartbeatTimer !== undefined) this.scheduleHeartbeat();
+    }, this.settings.heartbeatInterval * 1000);
+  }
+
+  private async sendHeartbeat(): Promise<void> {
+    const backend = this.backend;
+    if (!backend) return;
+    try {
+      await backend.heartbeat(this.id, this.machine.state === "RUNNING" ? "running" : "draining");
+      if (this.machine.state === "RUNNING" && this.clock() - this.lastPrune > 60_000) {
+        this.lastPrune = this.clock();
+        const pruned = await backend.pruneFinished();
+        if (pruned > 0) this.logger.debug({ pruned }, "pruned finished jobs past their retention");
+      }
+    } catch (err) {
+      this.logger.warn({ err: errorText(err, 500) }, "heartbeat failed; will retry");
+    }
+  }
+
+  // ---- claim loop ------------------------------------------------------------------------
+
+  private async claimLoop(): Promise<void> {
+    const backend = this.backend as Backend;
+    let failures = 0;
+    while (this.machine.state === "RUNNING") {
+      const free = this.settings.concurrency - this.inflight.size;
+      if (free <= 0) {
+        await this.latch.wait(this.settings.pollInterval * 1000);
+        continue;
+      }
+      let jobs: ClaimedJob[];
+      try {
+        jobs = await backend.claim({ workerId: this.id, queues: this.settings.queues, limit: free });
+        failures = 0;
+      } catch (err) {
+        failures += 1;
+        const backoff = Math.min(5000, this.settings.pollInterval * 1000 * 2 ** Math.min(failures, 6));
+        this.logger.error({ err: errorText(err, 500), retry_in_ms: backoff }, "claim failed");
+        if (isSoniqError(err, "CLOSED")) break;
+        await this.latch.wait(backoff);
+        continue;
+      }
+      if (this.machine.state !== "RUNNING") {
+        // A stop arrived while the claim was in flight: these never started; release them now.
+        for (const job of jobs) this.track(job, () => this.releaseUnstarted(job));
+        break;
+      }
+      for (const job of jobs) this.track(job, () => this.runJob(job));
+      if (jobs.length < free) await this.latch.wait(this.settings.pollInterval * 1000);
+    }
+  }
+
+  private track(job: ClaimedJob, run: () => Promise<void>): void {
+    const entry: InFlight = {
+      job,
+      owner: { workerId: job.workerId, claimToken: job.claimToken },
+      controller: new AbortController(),
+      done: Promise.resolve(),
+    };
+    this.inflight.set(job.id, entry);
+    entry.done = run()
+      .catch((err) => {
+        this.logger.error({ job_id: job.id, err: errorText(err, 1000) }, "unexpected error while running a job");
+      })
+      .finally(() => {
+        this.inflight.delete(job.id);
+        this.latch.wake();
+      });
+  }
+
+  private async releaseUnstarted(job: ClaimedJob): Promise<void> {
+    const ok = await this.recordOutcome(job, { kind: "released" });
+    if (ok) this.logger.info({ job_id: job.id }, "released a job claimed as the drain began");
+  }
+
+  // ---- running one job -------------------------------------------------------------------
+
+  private async runJob(job: ClaimedJob): Promise<void> {
+    const entry = this.inflight.get(job.id) as InFlight;
+    const log = this.logger.child({ job_id: job.id, job_name: job.name, attempt: job.attempts + 1 });
+    const definition = this.soniq.jobs.get(job.name);
+    if (!definition) {
+      log.error({ reason: "unknown_job" }, "no handler is registered for this job name; moving it to the dead-letter queue");
+      await this.recordDeadLetter(job, `no handler registered for job name ${job.name}`, "unknown_job", false);
+      return;
+    }
+    let args: unknown;
+    try {
+      args = JSON.parse(job.args);
+      if (definition.argsSchema) {
+        const checked = await validateArgs(definition.argsSchema, args);
+        if (!checked.ok) throw new SoniqError("INVALID_ARGS", checked.message);
+        args = checked.value;
+      }
+    } catch (err) {
+      log.error({ reason: "invalid_args", err: errorText(err, 500) }, "invalid arguments; moving the job to the dead-letter queue");
+      await this.recordDeadLetter(job, `invalid arguments: ${errorText(err)}`, "invalid_args", false);
+      return;
+    }
+    log.debug(this.settings.logArgs ? { args } : {}, "job started");
+    const started = this.clock();
+    const outcome = await this.execute(entry, definition, args, log);
+    await this.recordOutcome(job, outcome, definition, log, this.clock() - started);
+  }
+
+  private execute(
+    entry: InFlight,
+    definition: JobDefinition<unknown, unknown, unknown>,
+    args: unknown,
+    log: Logger,
+  ): Promise<Outcome> {
+    const { job, controller } = entry;
+    const ctx: JobContext = {
+      signal: controller.signal,
+      jobId: job.id,
+      name: job.name,
+      attempt: job.attempts + 1,
+      maxAttempts: job.maxAttempts,
+      queue: job.queue,
+      workerId: this.id,
+      createdAt: job.createdAt,
+      scheduledAt: job.scheduledAt,
+      logger: log,
+    };
+    return new Promise<Outcome>((resolve) => {
+      let settled = false;
+      let forced = false;
+      let jobTimer: NodeJS.Timeout | undefined;
+      let settleTimer: NodeJS.Timeout | undefined;
+      const finish = (outcome: Outcome) => {
+        if (settled) return;
+        settled = true;
+        entry.force = undefined;
+        clearTimeout(jobTimer);
+        clearTimeout(settleTimer);
+        resolve(outcome);
+      };
+      if (definition.timeout > 0) {
+        jobTimer = setTimeout(() => {
+          const error = new JobTimeoutError(definition.timeout);
+          controller.abort(error);
+          finish({ kind: "timeout", error });
+        }, definition.timeout * 1000);
+      }
+      // FORCE_TIMEOUT_PATH, async branch: shutdown fired first → abort, settle, NACK.
+      entry.force = () => {
+        if (settled || forced) return;
+        forced = true;
+        clearTimeout(jobTimer);
+        controller.abort(new ShutdownTimeoutError());
+        settleTimer = setTimeout(() => finish({ kind: "released" }), this.settings.shutdownSettle * 1000);
+      };
+      Promise.resolve()
+        .then(() => definition.handler(args, ctx))
+        .then(
+          (value) => {
+            if (value instanceof Snooze) finish({ kind: "snooze", seconds: value.seconds });
+            else finish({ kind: "success", value });
+          },
+          (error: unknown) => finish(forced ? { kind: "released" } : { kind: "error", error }),
+        );
+    });
+  }
+
+  private async recordDeadLetter(job: ClaimedJob, error: string, reason: string, countAttempt: boolean): Promise<void> {
+    const owner = { workerId: job.workerId, claimToken: job.claimToken };
+    await this.record(
+      () => (this.backend as Backend).deadLetter(job.id, owner, error, reason, countAttempt),
+      "dead-letter move",
+      job.id,
+    ).catch(() => undefined);
+  }
+
+  /** Writes an outcome (fenced). Returns whether the row changed; undefined when it could not be written. */
+  private async recordOutcome(
+    job: ClaimedJob,
+    outcome: Outcome,
+    definition?: JobDefinition<unknown, unknown, unknown>,
+    log: Logger = this.logger.child({ job_id: job.id }),
+    durationMs?: number,
+  ): Promise<boolean | undefined> {
+    const backend = this.backend as Backend;
+    const owner = { workerId: job.workerId, claimToken: job.claimToken };
+    let write: () => Promise<boolean>;
+    let what: string;
+    let resolved = outcome;
+    if (resolved.kind === "success") {
+      try {
+        const text = resolved.value === undefined ? null : toJsonText(resolved.value, `result of ${job.name}`, this.settings.maxPayloadBytes);
+        write = () => backend.complete(job.id, owner, text, this.settings.resultRetention);
+        what = "completion";
+      } catch (err) {
+        resolved = { kind: "error", error: err };
+      }
+    }
+    if (resolved.kind === "snooze") {
+      const seconds = resolved.seconds;
+      write = () => backend.snooze(job.id, owner, seconds);
+      what = "snooze";
+    } else if (resolved.kind === "released") {
+      write = () => backend.nack(job.id, owner);
+      what = "NACK";
+    } else if (resolved.kind === "error" || resolved.kind === "timeout") {
+      const attempt = job.attempts + 1;
+      const error = resolved.error;
+      const text = errorText(error);
+      if (attempt >= job.maxAttempts || !definition) {
+        write = () => backend.deadLetter(job.id, owner, text, "max_attempts_exceeded", true);
+        what = "dead-letter move";
+      } else {
+        const delay = retryDelaySeconds(definition.retry, attempt, error);
+        if (delay.problem) log.warn({ problem: delay.problem }, "retry policy problem");
+        write = () => backend.retry(job.id, owner, text, delay.seconds);
+        what = `retry in ${delay.seconds.toFixed(2)} s`;
+      }
+    }
+    let changed: boolean;
+    try {
+      // biome-ignore lint/style/noNonNullAssertion: every branch above assigns write and what.
+      changed = await this.record(write!, what!, job.id);
+    } catch {
+      return undefined;
+    }
+    const fields = { duration_ms: durationMs, outcome: resolved.kind };
+    if (!changed) {
+      log.warn(fields, `${what!} was fenced out: the row is no longer ours (recovered or finished elsewhere); nothing written`);
+    } else if (resolved.kind === "success") {
+      log.info(fields, "job done");
+    } else if (resolved.kind === "released") {
+      this.released.push(job.id);
+      log.warn({ ...fields, reason: "shutdown_timeout", event: "shutdown_nack" }, "job NACK'd: back to queued, attempts unchanged");
+    } else if (resolved.kind === "snooze") {
+      log.info(fields, `job snoozed for ${resolved.seconds} s`);
+    } else {
+      const err = resolved.kind === "error" || resolved.kind === "timeout" ? errorText(resolved.error, 500) : undefined;
+      log.warn({ ...fields, err }, `job failed: ${what!}`);
+    }
+    return changed;
+  }
+
+  /**
+   * Runs a write, retrying transient failures with a bounded backoff (about 8 s in all). When it
+   * still fails the row is left `processing` for recovery and the worker will exit with code 3.
+   */
+  private async record<T>(write: () => Promise<T>, what: string, jobId?: string): Promise<T> {
+    let lastError: unknown;
+    for (const wait of RECORD_BACKOFF_MS) {
+      if (wait > 0) await sleep(wait);
+      try {
+        return await write();
+      } catch (err) {
+        lastError = err;
+        if (isSoniqError(err, "CLOSED")) break;
+      }
+    }
+    this.recordFailures += 1;
+    this.logger.error(
+      { job_id: jobId, err: errorText(lastError, 500) },
+      `could not record the ${what}; the row stays as it was for recovery`,
+    );
+    throw lastError;
+  }
+}
+
+function iso(ms: number | undefined): string | undefined {
+  return ms === undefined ? undefined : new Date(ms).toISOString();
+}

@@ -1,0 +1,263 @@
+import { pino } from "pino";
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { MemoryBackend, type JobContext, Soniq, snooze } from "../../src/index.js";
+import { waitFor } from "../helpers/wait.js";
+
+const silent = pino({ level: "silent" });
+
+function instance(extra: Record<string, unknown> = {}) {
+  const backend = new MemoryBackend();
+  const soniq = new Soniq({ backend, logger: silent, env: {}, pollInterval: 0.05, heartbeatInterval: 0.1, ...extra });
+  return { soniq, backend };
+}
+
+describe("worker on the memory backend", () => {
+  it("runs jobs, stores results and passes a full context", async () => {
+    const { soniq } = instance();
+    let seen: JobContext | undefined;
+    const add = soniq.job({
+      name: "math.add",
+      queue: "math",
+      handler: async (args: { a: number; b: number }, ctx) => {
+        seen = ctx;
+        return { sum: args.a + args.b };
+      },
+    });
+    const id = await add.enqueue({ a: 2, b: 3 });
+    const worker = soniq.worker();
+    await worker.start();
+    expect(worker.ready).toBe(true);
+    const job = await waitFor(async () => {
+      const j = await soniq.getJob(id);
+      return j?.status === "done" ? j : null;
+    });
+    expect(job.result).toEqual({ sum: 5 });
+    expect(job.attempts).toBe(1);
+    expect(seen).toMatchObject({ jobId: id, name: "math.add", attempt: 1, maxAttempts: 5, queue: "math", workerId: worker.id });
+    expect(seen?.signal).toBeInstanceOf(AbortSignal);
+    expect(seen?.createdAt).toBeInstanceOf(Date);
+    const exit = await worker.stop();
+    expect(exit).toEqual({ reason: "drained", exitCode: 0, released: [] });
+    expect(worker.ready).toBe(false);
+    const rows = await soniq.workers();
+    expect(rows[0]).toMatchObject({ id: worker.id, status: "stopped", live: false });
+  });
+
+  it("retries per policy, then moves the job to the DLQ with the reason and last error", async () => {
+    const { soniq } = instance();
+    const errors: unknown[] = [];
+    const flaky = soniq.job({
+      name: "flaky.job",
+      maxAttempts: 3,
+      retry: (attempt, error) => {
+        errors.push(error);
+        return attempt * 0.01;
+      },
+      handler: async () => {
+        throw new TypeError("always broken");
+      },
+    });
+    const id = await flaky.enqueue({});
+    const worker = soniq.worker();
+    await worker.start();
+    const dead = await waitFor(() => soniq.getDeadLetter(id));
+    await worker.stop();
+    expect(dead).toMatchObject({ reason: "max_attempts_exceeded", attempts: 3 });
+    expect(dead.lastError).toContain("TypeError: always broken");
+    expect(errors).toHaveLength(2);
+    expect(errors[0]).toBeInstanceOf(TypeError);
+    expect(await soniq.getJob(id)).toBeNull();
+    // Replay puts it back with attempts reset.
+    await soniq.replay(id);
+    expect(await soniq.getJob(id)).toMatchObject({ status: "queued", attempts: 0 });
+  });
+
+  it("sends unknown names and invalid arguments to the DLQ without spending an attempt", async () => {
+    const { soniq, backend } = instance();
+    soniq.job({ name: "strict.job", args: z.object({ n: z.number() }), handler: async () => "ok" });
+    const producer = new Soniq({ backend, logger: silent, env: {}, rejectUnknownJobs: false });
+    const unknownId = await producer.enqueue("nobody.handles", {});
+    const badId = await producer.enqueue("strict.job", { n: "not a number" });
+    const worker = soniq.worker();
+    await worker.start();
+    const unknown = await waitFor(() => soniq.getDeadLetter(unknownId));
+    const bad = await waitFor(() => soniq.getDeadLetter(badId));
+    await worker.stop();
+    expect(unknown).toMatchObject({ reason: "unknown_job", attempts: 0 });
+    expect(bad).toMatchObject({ reason: "invalid_args", attempts: 0 });
+    expect(bad.lastError).toContain("n");
+  });
+
+  it("a job_timeout is a failure with an attempt counted and the signal aborted", async () => {
+    const { soniq } = instance();
+    let reason: unknown;
+    const slow = soniq.job({
+      name: "slow.job",
+      timeout: 0.1,
+      maxAttempts: 1,
+      handler: (_args: object, ctx) =>
+        new Promise((_, reject) => {
+          ctx.signal.addEventListener("abort", () => {
+            reason = ctx.signal.reason;
+            reject(ctx.signal.reason);
+          });
+        }),
+    });
+    const id = await slow.enqueue({});
+    const worker = soniq.worker();
+    await worker.start();
+    const dead = await waitFor(() => soniq.getDeadLetter(id));
+    await worker.stop();
+    expect(dead.attempts).toBe(1);
+    expect(dead.lastError).toContain("JobTimeoutError");
+    expect((reason as Error).name).toBe("JobTimeoutError");
+  });
+
+  it("snooze runs the job again later without spending an attempt", async () => {
+    const { soniq } = instance();
+    let runs = 0;
+    const later = soniq.job({
+      name: "later.job",
+      handler: async (_args: object, ctx) => {
+        runs += 1;
+        return ctx.attempt === 1 && runs === 1 ? snooze(0.05) : "finally";
+      },
+    });
+    const id = await later.enqueue({});
+    const worker = soniq.worker();
+    await worker.start();
+    const job = await waitFor(async () => {
+      const j = await soniq.getJob(id);
+      return j?.status === "done" ? j : null;
+    });
+    await worker.stop();
+    expect(runs).toBe(2);
+    expect(job).toMatchObject({ attempts: 1, result: "finally" });
+  });
+
+  it("a drain waits for in-flight jobs and records them done (exit 0)", async () => {
+    const { soniq } = instance({ shutdownTimeout: 10 });
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
+    const job = soniq.job({ name: "gated.job", handler: async () => gate.then(() => "finished") });
+    const id = await job.enqueue({});
+    const queuedId = await job.enqueue({}, { delay: 3600 });
+    const worker = soniq.worker();
+    await worker.start();
+    await waitFor(async () => (await soniq.getJob(id))?.status === "processing");
+    const stopping = worker.stop("SIGTERM");
+    expect(worker.ready).toBe(false);
+    expect(worker.state).toBe("DRAINING");
+    setTimeout(release, 100);
+    const exit = await stopping;
+    expect(exit).toEqual({ reason: "drained", exitCode: 0, released: [] });
+    expect(await soniq.getJob(id)).toMatchObject({ status: "done", attempts: 1, result: "finished" });
+    expect(await soniq.getJob(queuedId)).toMatchObject({ status: "queued" });
+  });
+
+  it("at shutdown_timeout aborts and NACKs: attempts and last_error unchanged (exit 1)", async () => {
+    const { soniq } = instance({ shutdownTimeout: 0.3, shutdownSettle: 0.2 });
+    const honours = soniq.job({
+      name: "honours.signal",
+      handler: (_args: object, ctx) =>
+        new Promise((_, reject) => ctx.signal.addEventListener("abort", () => reject(ctx.signal.reason))),
+    });
+    let lateFinish = false;
+    const ignores = soniq.job({
+      name: "ignores.signal",
+      handler: () =>
+        new Promise((resolve) =>
+          setTimeout(() => {
+            lateFinish = true;
+            resolve("too late");
+          }, 1500),
+        ),
+    });
+    const a = await honours.enqueue({});
+    const b = await ignores.enqueue({});
+    const worker = soniq.worker();
+    await worker.start();
+    await waitFor(async () => (await soniq.stats()).processing === 2);
+    const t0 = Date.now();
+    const exit = await worker.stop("SIGTERM");
+    const elapsed = Date.now() - t0;
+    expect(exit.reason).toBe("shutdown_timeout");
+    expect(exit.exitCode).toBe(1);
+    expect(exit.released.sort()).toEqual([a, b].sort());
+    expect(elapsed).toBeGreaterThanOrEqual(250);
+    expect(elapsed).toBeLessThan(0.3 * 1000 + 0.2 * 1000 + 1000);
+    for (const id of [a, b]) {
+      expect(await soniq.getJob(id)).toMatchObject({ status: "queued", attempts: 0, lastError: null, workerId: null });
+    }
+    // The handler that ignored its signal finishes later; the fence discards its result.
+    await waitFor(() => lateFinish, 5000);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(await soniq.getJob(b)).toMatchObject({ status: "queued", result: null });
+  });
+
+  it("a second stop does not move the deadline", async () => {
+    const { soniq } = instance({ shutdownTimeout: 0.4, shutdownSettle: 0.05 });
+    const stuck = soniq.job({
+      name: "stuck.job",
+      handler: (_args: object, ctx) =>
+        new Promise((_, reject) => ctx.signal.addEventListener("abort", () => reject(ctx.signal.reason))),
+    });
+    await stuck.enqueue({});
+    const worker = soniq.worker();
+    await worker.start();
+    await waitFor(async () => (await soniq.stats()).processing === 1);
+    const t0 = Date.now();
+    const first = worker.stop("SIGTERM");
+    await new Promise((r) => setTimeout(r, 300));
+    const second = worker.stop("SIGTERM");
+    const [e1, e2] = await Promise.all([first, second]);
+    expect(e1).toBe(e2);
+    expect(Date.now() - t0).toBeLessThan(400 + 50 + 500);
+  });
+
+  it("job_timeout firing before the shutdown deadline is a failure; shutdown first is a NACK", async () => {
+    const { soniq } = instance({ shutdownTimeout: 0.5, shutdownSettle: 0.05 });
+    const waitAbort = (_args: object, ctx: JobContext) =>
+      new Promise((_, reject) => ctx.signal.addEventListener("abort", () => reject(ctx.signal.reason)));
+    const short = soniq.job({ name: "short.timeout", timeout: 0.15, maxAttempts: 3, retry: { kind: "fixed", delay: 3600 }, handler: waitAbort });
+    const long = soniq.job({ name: "long.timeout", timeout: 30, handler: waitAbort });
+    const s = await short.enqueue({});
+    const l = await long.enqueue({});
+    const worker = soniq.worker();
+    await worker.start();
+    await waitFor(async () => (await soniq.stats()).processing === 2);
+    await worker.stop("SIGTERM");
+    expect(await soniq.getJob(s)).toMatchObject({ status: "queued", attempts: 1 });
+    expect((await soniq.getJob(s))?.lastError).toContain("JobTimeoutError");
+    expect(await soniq.getJob(l)).toMatchObject({ status: "queued", attempts: 0, lastError: null });
+  });
+
+  it("refuses to start without registered jobs", async () => {
+    const { soniq } = instance();
+    await expect(soniq.worker().start()).rejects.toMatchObject({ code: "WORKER_START" });
+  });
+
+  it("an AbortSignal stops an embedded worker", async () => {
+    const { soniq } = instance();
+    soniq.job({ name: "noop.job", handler: async () => undefined });
+    const controller = new AbortController();
+    const worker = soniq.worker({ signal: controller.signal });
+    await worker.start();
+    controller.abort();
+    await expect(worker.finished).resolves.toMatchObject({ reason: "drained", exitCode: 0 });
+  });
+
+  it("records a result that is not JSON as a failure", async () => {
+    const { soniq } = instance();
+    const bad = soniq.job({ name: "bad.result", maxAttempts: 1, handler: async () => ({ big: 10n }) });
+    const id = await bad.enqueue({});
+    const worker = soniq.worker();
+    await worker.start();
+    const dead = await waitFor(() => soniq.getDeadLetter(id));
+    await worker.stop();
+    expect(dead.lastError).toContain("INVALID_PAYLOAD");
+  });
+});
