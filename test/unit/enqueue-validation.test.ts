@@ -1,0 +1,106 @@
+import { pino } from "pino";
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { MemoryBackend, Soniq } from "../../src/index.js";
+import { parseDatabaseUrl } from "../../src/backends/select.js";
+
+function instance() {
+  const backend = new MemoryBackend();
+  const soniq = new Soniq({ backend, logger: pino({ level: "silent" }), env: {} });
+  const job = soniq.job({
+    name: "mail.send",
+    args: z.object({ to: z.string().email() }),
+    handler: async (args) => args.to,
+  });
+  return { soniq, backend, job };
+}
+
+describe("enqueue validation", () => {
+  it("rejects bad arguments before anything is written", async () => {
+    const { soniq, job } = instance();
+    await expect(job.enqueue({ to: "not-an-email" })).rejects.toMatchObject({ code: "INVALID_ARGS" });
+    await expect(
+      job.enqueueMany([{ args: { to: "a@example.com" } }, { args: { to: "nope" } }]),
+    ).rejects.toMatchObject({ code: "INVALID_ARGS" });
+    expect((await soniq.stats()).total).toBe(0);
+  });
+
+  it("rejects payloads that would not round-trip or exceed the limit", async () => {
+    const { soniq } = instance();
+    soniq.job({ name: "any.job", handler: async () => null });
+    const cases: unknown[] = [{ n: Number.NaN }, { d: new Date() }, { b: 1n }, [1, undefined], { f: () => 1 }];
+    for (const args of cases) {
+      await expect(soniq.enqueue("any.job", args)).rejects.toMatchObject({ code: "INVALID_PAYLOAD" });
+    }
+    const circular: Record<string, unknown> = {};
+    circular.self = circular;
+    await expect(soniq.enqueue("any.job", circular)).rejects.toMatchObject({ code: "INVALID_PAYLOAD" });
+    await expect(soniq.enqueue("any.job", { s: "x".repeat(2 * 1024 * 1024) })).rejects.toMatchObject({
+      code: "INVALID_PAYLOAD",
+    });
+    // NUL characters and lone surrogates are JSON and are kept.
+    const id = await soniq.enqueue("any.job", { s: "a\u0000b\ud800c" });
+    expect((await soniq.getJob(id))?.args).toEqual({ s: "a\u0000b\ud800c" });
+    expect((await soniq.stats()).total).toBe(1);
+  });
+
+  it("rejects naive, invalid and conflicting times", async () => {
+    const { job } = instance();
+    const args = { to: "a@example.com" };
+    await expect(job.enqueue(args, { runAt: "2030-01-01T10:00:00" })).rejects.toMatchObject({ code: "INVALID_ENQUEUE_OPTION" });
+    await expect(job.enqueue(args, { runAt: new Date("nope") })).rejects.toMatchObject({ code: "INVALID_ENQUEUE_OPTION" });
+    await expect(job.enqueue(args, { delay: -1 })).rejects.toMatchObject({ code: "INVALID_ENQUEUE_OPTION" });
+    await expect(job.enqueue(args, { delay: 1, runAt: new Date() })).rejects.toMatchObject({ code: "INVALID_ENQUEUE_OPTION" });
+    await expect(job.enqueue(args, { priority: 1.5 })).rejects.toMatchObject({ code: "INVALID_ENQUEUE_OPTION" });
+    await expect(job.enqueue(args, { queue: "has space" })).rejects.toMatchObject({ code: "INVALID_ENQUEUE_OPTION" });
+    // @ts-expect-error unknown option
+    await expect(job.enqueue(args, { dealy: 5 })).rejects.toMatchObject({ code: "INVALID_ENQUEUE_OPTION" });
+    const ok = await job.enqueue(args, { runAt: "2030-01-01T10:00:00+01:00" });
+    expect(typeof ok).toBe("string");
+  });
+
+  it("rejects unknown names by default and bad names always", async () => {
+    const { soniq } = instance();
+    await expect(soniq.enqueue("not.registered", {})).rejects.toMatchObject({ code: "UNKNOWN_JOB" });
+    await expect(soniq.enqueue("Bad Name", {})).rejects.toMatchObject({ code: "INVALID_JOB_NAME" });
+    expect(() => soniq.job({ name: "Mail.Send", handler: async () => null })).toThrow(/INVALID_JOB_NAME/);
+    expect(() => soniq.job({ name: "mail.send", handler: async () => null })).toThrow(/DUPLICATE_JOB/);
+  });
+
+  it("deduplicates by key and by arguments", async () => {
+    const { soniq } = instance();
+    const unique = soniq.job({ name: "report.build", uniqueByArgs: true, handler: async () => null });
+    const a = await unique.enqueue({ day: "2026-11-30", team: "x" });
+    const b = await unique.enqueue({ team: "x", day: "2026-11-30" });
+    const c = await unique.enqueue({ team: "y", day: "2026-11-30" });
+    expect(b).toBe(a);
+    expect(c).not.toBe(a);
+    const k1 = await soniq.enqueue("report.build", { any: 1 }, { dedupKey: "k" });
+    const k2 = await soniq.enqueue("report.build", { any: 2 }, { dedupKey: "k" });
+    expect(k2).toBe(k1);
+  });
+
+  it("refuses transactional enqueue off PostgreSQL", async () => {
+    const { job } = instance();
+    const connection = { query: async () => ({ rows: [], rowCount: 0 }) };
+    await expect(job.enqueue({ to: "a@example.com" }, { connection })).rejects.toMatchObject({ code: "UNSUPPORTED" });
+  });
+
+  it("two instances in one process do not see each other's definitions", () => {
+    const one = new Soniq({ databaseUrl: "memory:", env: {}, logger: pino({ level: "silent" }) });
+    const two = new Soniq({ databaseUrl: "memory:", env: {}, logger: pino({ level: "silent" }) });
+    one.job({ name: "only.here", handler: async () => null });
+    expect(one.jobs.has("only.here")).toBe(true);
+    expect(two.jobs.has("only.here")).toBe(false);
+  });
+
+  it("picks the backend from the database URL", () => {
+    expect(parseDatabaseUrl("postgres://u@h/db").kind).toBe("postgres");
+    expect(parseDatabaseUrl("postgresql://u@h/db").kind).toBe("postgres");
+    expect(parseDatabaseUrl("sqlite:./x.db")).toEqual({ kind: "sqlite", path: "./x.db" });
+    expect(parseDatabaseUrl("/var/lib/app/jobs.sqlite")).toEqual({ kind: "sqlite", path: "/var/lib/app/jobs.sqlite" });
+    expect(parseDatabaseUrl("memory:").kind).toBe("memory");
+    expect(() => parseDatabaseUrl("mysql://h/db")).toThrow(/INVALID_DATABASE_URL/);
+    expect(() => new Soniq({ databaseUrl: "redis://x", env: {} })).toThrow(/INVALID_DATABASE_URL/);
+  });
+});

@@ -1,0 +1,57 @@
+import { describe, expect, it } from "vitest";
+import { envName, resolveSettings } from "../../src/settings.js";
+
+describe("settings", () => {
+  it("has documented defaults (durations in seconds)", () => {
+    expect(resolveSettings({}, {})).toMatchObject({
+      databaseUrl: "sqlite:./soniq.db",
+      concurrency: 10,
+      shutdownTimeout: 30,
+      jobTimeout: 300,
+      heartbeatInterval: 5,
+      heartbeatTimeout: 30,
+      maxAttempts: 5,
+      queues: null,
+      rejectUnknownJobs: true,
+      logArgs: false,
+    });
+  });
+
+  it("reads SONIQ_* variables and lets code options win", () => {
+    const env = {
+      SONIQ_DATABASE_URL: "memory:",
+      SONIQ_CONCURRENCY: "4",
+      SONIQ_SHUTDOWN_TIMEOUT: "12.5",
+      SONIQ_JOB_TIMEOUT: "0",
+      SONIQ_HEARTBEAT_INTERVAL: "2",
+      SONIQ_QUEUES: "a, b",
+      SONIQ_LOG_ARGS: "true",
+      PATH: "/usr/bin",
+    };
+    expect(resolveSettings({}, env)).toMatchObject({
+      databaseUrl: "memory:",
+      concurrency: 4,
+      shutdownTimeout: 12.5,
+      jobTimeout: 0,
+      heartbeatInterval: 2,
+      queues: ["a", "b"],
+      logArgs: true,
+    });
+    expect(resolveSettings({ concurrency: 7 }, env).concurrency).toBe(7);
+  });
+
+  it("rejects unknown options, unknown SONIQ_* variables and out-of-range values with a code", () => {
+    expect(() => resolveSettings({ concurency: 3 }, {})).toThrow(/INVALID_OPTION.*concurency/);
+    expect(() => resolveSettings({}, { SONIQ_CONCURENCY: "3" })).toThrow(/INVALID_OPTION.*SONIQ_CONCURENCY/);
+    expect(() => resolveSettings({ concurrency: 0 }, {})).toThrow(/INVALID_OPTION.*concurrency/);
+    expect(() => resolveSettings({}, { SONIQ_SHUTDOWN_TIMEOUT: "soon" })).toThrow(/SONIQ_SHUTDOWN_TIMEOUT/);
+    expect(() => resolveSettings({ shutdownTimeout: -1 }, {})).toThrow(/shutdownTimeout/);
+    expect(() => resolveSettings({ schema: "Bad-Name" }, {})).toThrow(/schema/);
+    expect(() => resolveSettings({}, { SONIQ_LOG_ARGS: "maybe" })).toThrow(/SONIQ_LOG_ARGS/);
+  });
+
+  it("names environment variables in SCREAMING_SNAKE_CASE", () => {
+    expect(envName("databaseUrl")).toBe("SONIQ_DATABASE_URL");
+    expect(envName("syncHandlerPoolSize")).toBe("SONIQ_SYNC_HANDLER_POOL_SIZE");
+  });
+});
