@@ -50,7 +50,10 @@ export class SoniqError extends Error {
     message: string,
     options?: { cause?: unknown; details?: Record<string, unknown> },
   ) {
-    super(`${code}: ${message}`, options?.cause === undefined ? undefined : { cause: options.cause });
+    super(
+      `${code}: ${message}`,
+      options?.cause === undefined ? undefined : { cause: options.cause },
+    );
     this.name = "SoniqError";
     this.code = code;
     this.details = options?.details;

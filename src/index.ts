@@ -26,7 +26,12 @@ export { JobDefinition, type JobHandler, type JobOptions } from "./jobs/job-defi
 export { DEFAULT_RETRY_POLICY, type RetryPolicy } from "./jobs/retry-policy.js";
 export { Snooze, snooze } from "./jobs/snooze.js";
 export { createLogger, type Logger } from "./observability/logger.js";
-export { envName, resolveSettings, type SoniqSettings, type SoniqSettingsInput } from "./settings.js";
+export {
+  envName,
+  resolveSettings,
+  type SoniqSettings,
+  type SoniqSettingsInput,
+} from "./settings.js";
 export {
   type DeadLetterJob,
   type EnqueueManyItem,

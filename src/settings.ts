@@ -32,7 +32,12 @@ export const settingsSchema = z.strictObject({
   pollInterval: seconds(0.01, 3600).default(1),
   resultRetention: seconds(0, 86_400 * 365).default(7 * 86_400),
   maxAttempts: z.number().int().min(1).max(1000).default(5),
-  maxPayloadBytes: z.number().int().min(64).max(256 * 1024 * 1024).default(1024 * 1024),
+  maxPayloadBytes: z
+    .number()
+    .int()
+    .min(64)
+    .max(256 * 1024 * 1024)
+    .default(1024 * 1024),
   rejectUnknownJobs: z.boolean().default(true),
   logLevel: z.enum(LOG_LEVELS).default("info"),
   logArgs: z.boolean().default(false),
@@ -131,7 +136,9 @@ export function resolveSettings(
     if (!name.startsWith("SONIQ_") || raw === undefined) continue;
     const key = ENV_TO_KEY.get(name);
     if (!key) {
-      problems.push(`unknown environment variable ${name} (known: ${[...ENV_TO_KEY.keys()].join(", ")})`);
+      problems.push(
+        `unknown environment variable ${name} (known: ${[...ENV_TO_KEY.keys()].join(", ")})`,
+      );
       continue;
     }
     merged[key] = fromEnv(key, raw);
@@ -147,7 +154,8 @@ export function resolveSettings(
         continue;
       }
       const key = String(issue.path[0] ?? "");
-      const source = key in options && options[key] !== undefined ? key : `${key} (${envName(key)})`;
+      const source =
+        key in options && options[key] !== undefined ? key : `${key} (${envName(key)})`;
       problems.push(`${source}: ${issue.message}`);
     }
   }

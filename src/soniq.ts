@@ -93,7 +93,8 @@ export class Soniq implements JobEnqueuer {
     if (!backend) parseDatabaseUrl(this.settings.databaseUrl);
     this.injectedBackend = backend;
     this.logger =
-      logger ?? createLogger({ level: this.settings.logLevel, pretty: process.stderr.isTTY === true });
+      logger ??
+      createLogger({ level: this.settings.logLevel, pretty: process.stderr.isTTY === true });
   }
 
   /**
@@ -105,7 +106,10 @@ export class Soniq implements JobEnqueuer {
   ): JobDefinition<TArgs, TResult, TInput> {
     const definition = new JobDefinition(options, this.settings, this);
     if (this.registry.has(definition.name)) {
-      throw new SoniqError("DUPLICATE_JOB", `a job named ${definition.name} is already defined in this instance`);
+      throw new SoniqError(
+        "DUPLICATE_JOB",
+        `a job named ${definition.name} is already defined in this instance`,
+      );
     }
     this.registry.set(definition.name, definition as JobDefinition<unknown, unknown, unknown>);
     return definition;
@@ -121,7 +125,8 @@ export class Soniq implements JobEnqueuer {
    * @throws SoniqError `CLOSED` after {@link Soniq.close}.
    */
   backend(): Promise<Backend> {
-    if (this.closed) return Promise.reject(new SoniqError("CLOSED", "this Soniq instance is closed"));
+    if (this.closed)
+      return Promise.reject(new SoniqError("CLOSED", "this Soniq instance is closed"));
     this.backendPromise ??= this.injectedBackend
       ? Promise.resolve(this.injectedBackend)
       : createBackend({
@@ -155,7 +160,8 @@ export class Soniq implements JobEnqueuer {
     if (definition?.argsSchema) {
       // The input is stored as given; the handler gets the schema's output when it runs.
       const checked = await validateArgs(definition.argsSchema, args);
-      if (!checked.ok) throw new SoniqError("INVALID_ARGS", `arguments of ${name}: ${checked.message}`);
+      if (!checked.ok)
+        throw new SoniqError("INVALID_ARGS", `arguments of ${name}: ${checked.message}`);
     }
     const text = toJsonText(args, `arguments of ${name}`, this.settings.maxPayloadBytes);
     const timing = resolveTiming(options);
@@ -221,7 +227,8 @@ export class Soniq implements JobEnqueuer {
     connection?: PgQueryable,
   ): Promise<string[]> {
     const jobs: NewJob[] = [];
-    for (const item of items) jobs.push(await this.buildJob(definition, definition.name, item.args, item.options ?? {}));
+    for (const item of items)
+      jobs.push(await this.buildJob(definition, definition.name, item.args, item.options ?? {}));
     return jobs.length === 0 ? [] : this.write(jobs, connection);
   }
 
@@ -244,10 +251,20 @@ export class Soniq implements JobEnqueuer {
    * @param options.connection - PostgreSQL only: the caller's transaction client.
    * @throws as {@link Soniq.enqueue}.
    */
-  async enqueueMany(items: readonly EnqueueManyItem[], options: { connection?: PgQueryable } = {}): Promise<string[]> {
+  async enqueueMany(
+    items: readonly EnqueueManyItem[],
+    options: { connection?: PgQueryable } = {},
+  ): Promise<string[]> {
     const jobs: NewJob[] = [];
     for (const item of items) {
-      jobs.push(await this.buildJob(this.definitionFor(item.name), item.name, item.args, item.options ?? {}));
+      jobs.push(
+        await this.buildJob(
+          this.definitionFor(item.name),
+          item.name,
+          item.args,
+          item.options ?? {},
+        ),
+      );
     }
     return jobs.length === 0 ? [] : this.write(jobs, options.connection);
   }
@@ -256,7 +273,11 @@ export class Soniq implements JobEnqueuer {
   async getJob(id: string): Promise<Job | null> {
     const row = await (await this.backend()).getJob(id);
     if (!row) return null;
-    return { ...row, args: JSON.parse(row.args), result: row.result === null ? null : JSON.parse(row.result) };
+    return {
+      ...row,
+      args: JSON.parse(row.args),
+      result: row.result === null ? null : JSON.parse(row.result),
+    };
   }
 
   /** A dead-letter entry by id, or null. */
@@ -284,7 +305,10 @@ export class Soniq implements JobEnqueuer {
     if (await backend.cancel(id, this.settings.resultRetention)) return;
     const row = await backend.getJob(id);
     if (!row) throw new SoniqError("NOT_FOUND", `no job with id ${id}`);
-    throw new SoniqError("INVALID_STATE", `job ${id} is ${row.status}; only queued jobs can be cancelled`);
+    throw new SoniqError(
+      "INVALID_STATE",
+      `job ${id} is ${row.status}; only queued jobs can be cancelled`,
+    );
   }
 
   /** Counts by state. */
@@ -305,5 +329,9 @@ export class Soniq implements JobEnqueuer {
 
 /** True when `value` is a Soniq instance (from any copy of the package). */
 export function isSoniq(value: unknown): value is Soniq {
-  return typeof value === "object" && value !== null && (value as Record<symbol, unknown>)[SONIQ_BRAND] === true;
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    (value as Record<symbol, unknown>)[SONIQ_BRAND] === true
+  );
 }

@@ -20,7 +20,10 @@ export function parseDatabaseUrl(url: string): DatabaseTarget {
   if (/^sqlite:/i.test(trimmed)) {
     const path = trimmed.slice("sqlite:".length).replace(/^\/\/(?=\/)/, "");
     if (path.length === 0) {
-      throw new SoniqError("INVALID_DATABASE_URL", "`sqlite:` needs a file path, e.g. sqlite:./soniq.db");
+      throw new SoniqError(
+        "INVALID_DATABASE_URL",
+        "`sqlite:` needs a file path, e.g. sqlite:./soniq.db",
+      );
     }
     return { kind: "sqlite", path };
   }

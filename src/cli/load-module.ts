@@ -14,7 +14,8 @@ let tsxRegistered = false;
  */
 export async function loadSoniqModule(path: string): Promise<Soniq> {
   const absolute = resolve(path);
-  if (!existsSync(absolute)) throw new SoniqError("MODULE_LOAD", `module ${absolute} does not exist`);
+  if (!existsSync(absolute))
+    throw new SoniqError("MODULE_LOAD", `module ${absolute} does not exist`);
   if (/\.(m|c)?tsx?$/.test(absolute) && !tsxRegistered) {
     const { register } = await import("tsx/esm/api");
     register();
@@ -25,7 +26,9 @@ export async function loadSoniqModule(path: string): Promise<Soniq> {
     mod = (await import(pathToFileURL(absolute).href)) as Record<string, unknown>;
   } catch (err) {
     if (err instanceof SoniqError) throw err;
-    throw new SoniqError("MODULE_LOAD", `could not load ${absolute}: ${String(err)}`, { cause: err });
+    throw new SoniqError("MODULE_LOAD", `could not load ${absolute}: ${String(err)}`, {
+      cause: err,
+    });
   }
   if (isSoniq(mod.default)) return mod.default;
   if (isSoniq(mod.soniq)) return mod.soniq;

@@ -4,8 +4,8 @@
  * 1 shutdown deadline path taken, 2 start-up or configuration error, 3 outcome not recorded.
  */
 import { Command, InvalidArgumentError } from "commander";
-import { isSoniqError } from "../errors.js";
 import { redactUrl } from "../backends/select.js";
+import { isSoniqError } from "../errors.js";
 import { Soniq } from "../soniq.js";
 import { EXIT } from "./exit-codes.js";
 import { loadSoniqModule } from "./load-module.js";
@@ -18,13 +18,17 @@ interface ConnectionFlags {
 function number(name: string) {
   return (value: string) => {
     const n = Number(value);
-    if (value.trim() === "" || !Number.isFinite(n)) throw new InvalidArgumentError(`${name} must be a number`);
+    if (value.trim() === "" || !Number.isFinite(n))
+      throw new InvalidArgumentError(`${name} must be a number`);
     return n;
   };
 }
 
 /** The instance to use: the module's, or a bare one from flags and SONIQ_* variables. */
-async function instanceFor(flags: ConnectionFlags, bare: { rejectUnknownJobs?: boolean } = {}): Promise<Soniq> {
+async function instanceFor(
+  flags: ConnectionFlags,
+  bare: { rejectUnknownJobs?: boolean } = {},
+): Promise<Soniq> {
   if (flags.module) return loadSoniqModule(flags.module);
   return new Soniq({
     ...(flags.databaseUrl ? { databaseUrl: flags.databaseUrl } : {}),
@@ -46,9 +50,17 @@ const program = new Command()
 
 program
   .command("setup")
-  .description("Create or migrate Soniq's tables (idempotent; safe to run from several processes at once).")
-  .argument("[module]", "your module exporting the Soniq instance (for its settings); default: SONIQ_* variables")
-  .option("--database-url <url>", "postgres://…, sqlite:PATH or memory: (default: SONIQ_DATABASE_URL or sqlite:./soniq.db)")
+  .description(
+    "Create or migrate Soniq's tables (idempotent; safe to run from several processes at once).",
+  )
+  .argument(
+    "[module]",
+    "your module exporting the Soniq instance (for its settings); default: SONIQ_* variables",
+  )
+  .option(
+    "--database-url <url>",
+    "postgres://…, sqlite:PATH or memory: (default: SONIQ_DATABASE_URL or sqlite:./soniq.db)",
+  )
   .action(async (module: string | undefined, flags: ConnectionFlags) => {
     try {
       const soniq = await instanceFor({ ...flags, ...(module ? { module } : {}) });
@@ -66,47 +78,70 @@ program
     "Run a worker for the jobs your module defines. SIGTERM/SIGINT drain it: no new claims, in-flight jobs finish, at shutdown_timeout the rest are NACK'd. Exit 0 drained, 1 deadline path, 2 start-up error, 3 outcome not recorded.",
   )
   .argument("<module>", "your module (.js or .ts) exporting the Soniq instance")
-  .option("-c, --concurrency <n>", "jobs run at once (default: SONIQ_CONCURRENCY or 10)", number("concurrency"))
+  .option(
+    "-c, --concurrency <n>",
+    "jobs run at once (default: SONIQ_CONCURRENCY or 10)",
+    number("concurrency"),
+  )
   .option("-q, --queues <list>", "comma-separated queues to claim from (default: all)")
-  .option("--shutdown-timeout <seconds>", "seconds to wait for in-flight jobs on SIGTERM (default 30)", number("shutdown-timeout"))
-  .action(async (module: string, flags: { concurrency?: number; queues?: string; shutdownTimeout?: number }) => {
-    let soniq: Soniq;
-    let worker: ReturnType<Soniq["worker"]>;
-    try {
-      soniq = await loadSoniqModule(module);
-      worker = soniq.worker({
-        ...(flags.concurrency !== undefined ? { concurrency: flags.concurrency } : {}),
-        ...(flags.queues !== undefined
-          ? { queues: flags.queues.split(",").map((q) => q.trim()).filter((q) => q.length > 0) }
-          : {}),
-        ...(flags.shutdownTimeout !== undefined ? { shutdownTimeout: flags.shutdownTimeout } : {}),
-      });
-    } catch (err) {
-      fail(err);
-    }
-    const onSignal = (signal: NodeJS.Signals) => {
-      void worker.stop(signal);
-    };
-    process.on("SIGTERM", onSignal);
-    process.on("SIGINT", onSignal);
-    try {
-      await worker.start();
-    } catch (err) {
-      soniq.logger.error({ err: err instanceof Error ? err.message : String(err), exit_code: EXIT.STARTUP }, "worker failed to start");
-      await soniq.close().catch(() => undefined);
-      fail(err);
-    }
-    const exit = await worker.finished;
-    let code: number = exit.exitCode;
-    try {
-      await soniq.close();
-    } catch (err) {
-      soniq.logger.error({ err: String(err) }, "closing the backend failed");
-      code = Math.max(code, EXIT.NOT_RECORDED);
-    }
-    // Every release is durable at this point; exit even if an abandoned handler keeps timers alive.
-    process.exit(code);
-  });
+  .option(
+    "--shutdown-timeout <seconds>",
+    "seconds to wait for in-flight jobs on SIGTERM (default 30)",
+    number("shutdown-timeout"),
+  )
+  .action(
+    async (
+      module: string,
+      flags: { concurrency?: number; queues?: string; shutdownTimeout?: number },
+    ) => {
+      let soniq: Soniq;
+      let worker: ReturnType<Soniq["worker"]>;
+      try {
+        soniq = await loadSoniqModule(module);
+        worker = soniq.worker({
+          ...(flags.concurrency !== undefined ? { concurrency: flags.concurrency } : {}),
+          ...(flags.queues !== undefined
+            ? {
+                queues: flags.queues
+                  .split(",")
+                  .map((q) => q.trim())
+                  .filter((q) => q.length > 0),
+              }
+            : {}),
+          ...(flags.shutdownTimeout !== undefined
+            ? { shutdownTimeout: flags.shutdownTimeout }
+            : {}),
+        });
+      } catch (err) {
+        fail(err);
+      }
+      const onSignal = (signal: NodeJS.Signals) => {
+        void worker.stop(signal);
+      };
+      process.on("SIGTERM", onSignal);
+      process.on("SIGINT", onSignal);
+      try {
+        await worker.start();
+      } catch (err) {
+        soniq.logger.error(
+          { err: err instanceof Error ? err.message : String(err), exit_code: EXIT.STARTUP },
+          "worker failed to start",
+        );
+        await soniq.close().catch(() => undefined);
+        fail(err);
+      }
+      const exit = await worker.finished;
+      let code: number = exit.exitCode;
+      try {
+        await soniq.close();
+      } catch (err) {
+        soniq.logger.error({ err: String(err) }, "closing the backend failed");
+        code = Math.max(code, EXIT.NOT_RECORDED);
+      }
+      // Every release is durable at this point; exit even if an abandoned handler keeps timers alive.
+      process.exit(code);
+    },
+  );
 
 program
   .command("enqueue")
@@ -117,12 +152,21 @@ program
   .option("--delay <seconds>", "run no earlier than this many seconds from now", number("delay"))
   .option("--priority <n>", "integer -1000..1000, lower runs first", number("priority"))
   .option("--dedup-key <key>", "a duplicate returns the existing job's id")
-  .option("--module <module>", "your module: validates the name and arguments against its job definitions")
+  .option(
+    "--module <module>",
+    "your module: validates the name and arguments against its job definitions",
+  )
   .option("--database-url <url>", "postgres://…, sqlite:PATH or memory:")
   .action(
     async (
       name: string,
-      flags: ConnectionFlags & { args: string; queue?: string; delay?: number; priority?: number; dedupKey?: string },
+      flags: ConnectionFlags & {
+        args: string;
+        queue?: string;
+        delay?: number;
+        priority?: number;
+        dedupKey?: string;
+      },
     ) => {
       try {
         let args: unknown;
@@ -148,7 +192,9 @@ program
 
 program
   .command("status")
-  .description("Counts by state (total, queued, processing, done, dead_letter, cancelled) and live workers.")
+  .description(
+    "Counts by state (total, queued, processing, done, dead_letter, cancelled) and live workers.",
+  )
   .argument("[module]", "your module exporting the Soniq instance (for its settings)")
   .option("--json", "print JSON for scripts")
   .option("--database-url <url>", "postgres://…, sqlite:PATH or memory:")
@@ -176,7 +222,9 @@ program
         const lines = Object.entries(counts).map(([k, v]) => `${k.padEnd(12)} ${v}`);
         lines.push(`${"workers".padEnd(12)} ${live.length} live`);
         for (const w of live) {
-          lines.push(`  ${w.id}  ${w.status}  concurrency=${w.concurrency}  queues=${w.queues?.join(",") ?? "*"}`);
+          lines.push(
+            `  ${w.id}  ${w.status}  concurrency=${w.concurrency}  queues=${w.queues?.join(",") ?? "*"}`,
+          );
         }
         process.stdout.write(`${lines.join("\n")}\n`);
       }

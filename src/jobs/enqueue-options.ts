@@ -51,7 +51,12 @@ export function resolveTiming(options: EnqueueOptions): ResolvedTiming {
   const { delay, runAt } = options;
   if (delay !== undefined && runAt !== undefined) throw bad("give either delay or runAt, not both");
   if (delay !== undefined) {
-    if (typeof delay !== "number" || !Number.isFinite(delay) || delay < 0 || delay > 10 * 365 * 86_400) {
+    if (
+      typeof delay !== "number" ||
+      !Number.isFinite(delay) ||
+      delay < 0 ||
+      delay > 10 * 365 * 86_400
+    ) {
       throw bad(`delay must be a number of seconds between 0 and ten years, got ${String(delay)}`);
     }
     return { runAt: null, delaySeconds: delay };
@@ -62,7 +67,9 @@ export function resolveTiming(options: EnqueueOptions): ResolvedTiming {
       date = new Date(runAt.getTime());
     } else if (typeof runAt === "string") {
       if (!ZONED_ISO.test(runAt.trim())) {
-        throw bad(`runAt ${JSON.stringify(runAt)} must be ISO-8601 with a time zone (e.g. 2026-01-31T09:00:00Z or +01:00)`);
+        throw bad(
+          `runAt ${JSON.stringify(runAt)} must be ISO-8601 with a time zone (e.g. 2026-01-31T09:00:00Z or +01:00)`,
+        );
       }
       date = new Date(runAt.trim());
     } else {
@@ -76,8 +83,15 @@ export function resolveTiming(options: EnqueueOptions): ResolvedTiming {
 
 /** @throws SoniqError `INVALID_ENQUEUE_OPTION`. */
 export function assertPriority(priority: unknown): asserts priority is number {
-  if (typeof priority !== "number" || !Number.isInteger(priority) || priority < -1000 || priority > 1000) {
-    throw bad(`priority must be an integer from -1000 to 1000 (lower runs first), got ${String(priority)}`);
+  if (
+    typeof priority !== "number" ||
+    !Number.isInteger(priority) ||
+    priority < -1000 ||
+    priority > 1000
+  ) {
+    throw bad(
+      `priority must be an integer from -1000 to 1000 (lower runs first), got ${String(priority)}`,
+    );
   }
 }
 
@@ -102,11 +116,21 @@ export function assertDedupKey(value: unknown): asserts value is string {
   }
 }
 
-const KNOWN = new Set(["delay", "runAt", "priority", "queue", "maxAttempts", "dedupKey", "uniqueByArgs", "connection"]);
+const KNOWN = new Set([
+  "delay",
+  "runAt",
+  "priority",
+  "queue",
+  "maxAttempts",
+  "dedupKey",
+  "uniqueByArgs",
+  "connection",
+]);
 
 /** @throws SoniqError `INVALID_ENQUEUE_OPTION` naming an unknown option. */
 export function assertKnownOptions(options: object): void {
   for (const key of Object.keys(options)) {
-    if (!KNOWN.has(key)) throw bad(`unknown enqueue option ${JSON.stringify(key)} (known: ${[...KNOWN].join(", ")})`);
+    if (!KNOWN.has(key))
+      throw bad(`unknown enqueue option ${JSON.stringify(key)} (known: ${[...KNOWN].join(", ")})`);
   }
 }

@@ -5,13 +5,16 @@ import type { EnqueueOptions } from "./enqueue-options.js";
 import { assertMaxAttempts, assertPriority, assertQueue } from "./enqueue-options.js";
 import { assertJobName } from "./job-name.js";
 import { assertRetryPolicy, DEFAULT_RETRY_POLICY, type RetryPolicy } from "./retry-policy.js";
-import type { Snooze } from "./snooze.js";
 
-/** A handler: async work on the event loop; may return a result or a {@link Snooze}. */
+/**
+ * A handler: async work on the event loop. Its return value (JSON) is stored as the job's result;
+ * returning a {@link Snooze} (`return snooze(30)`) runs the job again later without spending an
+ * attempt. Throwing fails the attempt.
+ */
 export type JobHandler<TArgs, TResult> = (
   args: TArgs,
   ctx: JobContext,
-) => Promise<TResult | Snooze> | TResult | Snooze;
+) => Promise<TResult> | TResult;
 
 /** What `soniq.job(...)` takes. */
 export interface JobOptions<TArgs, TResult, TInput = TArgs> {
@@ -40,7 +43,11 @@ export interface JobOptions<TArgs, TResult, TInput = TArgs> {
 
 /** Enqueues through the owning instance (implemented by `Soniq`). */
 export interface JobEnqueuer {
-  enqueueDefined(definition: JobDefinition<unknown, unknown, unknown>, args: unknown, options?: EnqueueOptions): Promise<string>;
+  enqueueDefined(
+    definition: JobDefinition<unknown, unknown, unknown>,
+    args: unknown,
+    options?: EnqueueOptions,
+  ): Promise<string>;
   enqueueManyDefined(
     definition: JobDefinition<unknown, unknown, unknown>,
     items: ReadonlyArray<{ args: unknown; options?: EnqueueOptions }>,
@@ -71,10 +78,23 @@ export class JobDefinition<TArgs, TResult, TInput = TArgs> {
     defaults: { maxAttempts: number; jobTimeout: number },
     enqueuer: JobEnqueuer,
   ) {
-    const known = ["name", "queue", "priority", "maxAttempts", "retry", "timeout", "uniqueByArgs", "args", "handler"];
+    const known = [
+      "name",
+      "queue",
+      "priority",
+      "maxAttempts",
+      "retry",
+      "timeout",
+      "uniqueByArgs",
+      "args",
+      "handler",
+    ];
     for (const key of Object.keys(options)) {
       if (!known.includes(key)) {
-        throw new SoniqError("INVALID_OPTION", `job ${String(options.name)}: unknown option ${JSON.stringify(key)}`);
+        throw new SoniqError(
+          "INVALID_OPTION",
+          `job ${String(options.name)}: unknown option ${JSON.stringify(key)}`,
+        );
       }
     }
     assertJobName(options.name);
@@ -92,11 +112,17 @@ export class JobDefinition<TArgs, TResult, TInput = TArgs> {
     assertRetryPolicy(this.retry, `job ${this.name}`);
     this.timeout = options.timeout ?? defaults.jobTimeout;
     if (!Number.isFinite(this.timeout) || this.timeout < 0) {
-      throw new SoniqError("INVALID_OPTION", `job ${this.name}: timeout must be >= 0 seconds (0 = none)`);
+      throw new SoniqError(
+        "INVALID_OPTION",
+        `job ${this.name}: timeout must be >= 0 seconds (0 = none)`,
+      );
     }
     this.uniqueByArgs = options.uniqueByArgs ?? false;
     if (options.args !== undefined && typeof options.args?.["~standard"]?.validate !== "function") {
-      throw new SoniqError("INVALID_OPTION", `job ${this.name}: args must be a Standard Schema (zod, valibot, arktype…)`);
+      throw new SoniqError(
+        "INVALID_OPTION",
+        `job ${this.name}: args must be a Standard Schema (zod, valibot, arktype…)`,
+      );
     }
     this.argsSchema = options.args;
     this.handler = options.handler;
@@ -108,7 +134,11 @@ export class JobDefinition<TArgs, TResult, TInput = TArgs> {
    * @throws SoniqError `INVALID_ARGS`, `INVALID_PAYLOAD`, `INVALID_ENQUEUE_OPTION`, `UNSUPPORTED`.
    */
   enqueue(args: TInput, options?: EnqueueOptions): Promise<string> {
-    return this.enqueuer.enqueueDefined(this as JobDefinition<unknown, unknown, unknown>, args, options);
+    return this.enqueuer.enqueueDefined(
+      this as JobDefinition<unknown, unknown, unknown>,
+      args,
+      options,
+    );
   }
 
   /**
@@ -121,7 +151,11 @@ export class JobDefinition<TArgs, TResult, TInput = TArgs> {
     items: ReadonlyArray<{ args: TInput; options?: Omit<EnqueueOptions, "connection"> }>,
     connection?: EnqueueOptions["connection"],
   ): Promise<string[]> {
-    return this.enqueuer.enqueueManyDefined(this as JobDefinition<unknown, unknown, unknown>, items, connection);
+    return this.enqueuer.enqueueManyDefined(
+      this as JobDefinition<unknown, unknown, unknown>,
+      items,
+      connection,
+    );
   }
 }
 
@@ -136,7 +170,9 @@ export async function validateArgs<TArgs>(
     const message = result.issues
       .map((issue) => {
         const path = (issue.path ?? [])
-          .map((p) => (typeof p === "object" && p !== null && "key" in p ? String(p.key) : String(p)))
+          .map((p) =>
+            typeof p === "object" && p !== null && "key" in p ? String(p.key) : String(p),
+          )
           .join(".");
         return path ? `${path}: ${issue.message}` : issue.message;
       })

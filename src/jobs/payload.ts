@@ -16,7 +16,9 @@ function findProblem(value: unknown, path: string, seen: Set<object>): string | 
     case "boolean":
       return undefined;
     case "number":
-      return Number.isFinite(value) ? undefined : `${describe(path)}: ${value} is not representable in JSON`;
+      return Number.isFinite(value)
+        ? undefined
+        : `${describe(path)}: ${value} is not representable in JSON`;
     case "object": {
       if (value === null) return undefined;
       if (seen.has(value)) return `${describe(path)}: circular reference`;
@@ -63,7 +65,10 @@ export function toJsonText(value: unknown, what: string, maxBytes: number): stri
   const text = JSON.stringify(value);
   const size = Buffer.byteLength(text, "utf8");
   if (size > maxBytes) {
-    throw new SoniqError("INVALID_PAYLOAD", `${what}: ${size} bytes of JSON exceeds the limit of ${maxBytes} bytes (maxPayloadBytes)`);
+    throw new SoniqError(
+      "INVALID_PAYLOAD",
+      `${what}: ${size} bytes of JSON exceeds the limit of ${maxBytes} bytes (maxPayloadBytes)`,
+    );
   }
   return text;
 }
@@ -83,6 +88,8 @@ function canonical(value: unknown): unknown {
 
 /** The dedup key "unique by args" uses: the job name plus a SHA-256 of the canonical JSON. */
 export function argsDedupKey(name: string, args: unknown): string {
-  const digest = createHash("sha256").update(JSON.stringify(canonical(args))).digest("hex");
+  const digest = createHash("sha256")
+    .update(JSON.stringify(canonical(args)))
+    .digest("hex");
   return `${name}:args:${digest}`;
 }

@@ -52,7 +52,10 @@ export function retryDelaySeconds(
     try {
       const value = policy(attempt, error);
       if (typeof value !== "number" || !Number.isFinite(value) || value < 0) {
-        return { seconds: 0, problem: `custom retry policy returned ${String(value)}; retrying now` };
+        return {
+          seconds: 0,
+          problem: `custom retry policy returned ${String(value)}; retrying now`,
+        };
       }
       return { seconds: value };
     } catch (err) {

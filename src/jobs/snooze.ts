@@ -18,7 +18,10 @@ export class Snooze {
  */
 export function snooze(seconds: number): Snooze {
   if (!Number.isFinite(seconds) || seconds < 0) {
-    throw new SoniqError("INVALID_OPTION", `snooze(${seconds}): seconds must be a finite number >= 0`);
+    throw new SoniqError(
+      "INVALID_OPTION",
+      `snooze(${seconds}): seconds must be a finite number >= 0`,
+    );
   }
   return new Snooze(seconds);
 }

@@ -4,7 +4,7 @@
  * `signal`, `drain_started_at`, `deadline_at`, `exit_reason`. Job arguments are never logged
  * unless `logArgs` is on.
  */
-import { pino, type Logger } from "pino";
+import { type Logger, pino } from "pino";
 import pretty from "pino-pretty";
 
 export type { Logger };

@@ -95,11 +95,14 @@ export class ShutdownMachine {
    * The effective deadline of a job (DESIGN.md §2 precedence): `min(job deadline, shutdown
    * deadline)`, and which of the two it is. `jobDeadlineAt` is null for a job without timeout.
    */
-  effectiveDeadline(jobDeadlineAt: number | null): { at: number; by: "job_timeout" | "shutdown_timeout" } | null {
+  effectiveDeadline(
+    jobDeadlineAt: number | null,
+  ): { at: number; by: "job_timeout" | "shutdown_timeout" } | null {
     const shutdown = this.deadline;
     if (jobDeadlineAt === null && shutdown === undefined) return null;
     if (shutdown === undefined) return { at: jobDeadlineAt as number, by: "job_timeout" };
-    if (jobDeadlineAt === null || shutdown < jobDeadlineAt) return { at: shutdown, by: "shutdown_timeout" };
+    if (jobDeadlineAt === null || shutdown < jobDeadlineAt)
+      return { at: shutdown, by: "shutdown_timeout" };
     return { at: jobDeadlineAt, by: "job_timeout" };
   }
 

@@ -102,7 +102,10 @@ export class Worker {
       if (value !== undefined) (merged as Record<string, unknown>)[key] = value;
     }
     if (!Number.isInteger(merged.concurrency) || merged.concurrency < 1) {
-      throw new SoniqError("INVALID_OPTION", `worker concurrency must be an integer >= 1, got ${merged.concurrency}`);
+      throw new SoniqError(
+        "INVALID_OPTION",
+        `worker concurrency must be an integer >= 1, got ${merged.concurrency}`,
+      );
     }
     this.settings = merged;
     this.id = `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
@@ -145,7 +148,10 @@ export class Worker {
   async start(): Promise<void> {
     if (this.started) throw new SoniqError("WORKER_START", "this worker was already started");
     if (this.soniq.jobs.size === 0) {
-      throw new SoniqError("WORKER_START", "no jobs are registered: define jobs with soniq.job(...) before starting a worker");
+      throw new SoniqError(
+        "WORKER_START",
+        "no jobs are registered: define jobs with soniq.job(...) before starting a worker",
+      );
     }
     void this.finished;
     this.started = true;
@@ -163,7 +169,12 @@ export class Worker {
       if (queue === "*" || queues === null || queues.includes(queue)) this.latch.wake();
     });
     this.logger.info(
-      { concurrency: this.settings.concurrency, queues, jobs: [...this.soniq.jobs.keys()], backend: backend.kind },
+      {
+        concurrency: this.settings.concurrency,
+        queues,
+        jobs: [...this.soniq.jobs.keys()],
+        backend: backend.kind,
+      },
       "worker started",
     );
     this.scheduleHeartbeat();
@@ -182,7 +193,11 @@ export class Worker {
     if (!result.first) {
       if (this.machine.state !== "STOPPED") {
         this.logger.warn(
-          { signal, drain_started_at: iso(this.machine.drainStartedAt), deadline_at: iso(this.machine.deadlineAt) },
+          {
+            signal,
+            drain_started_at: iso(this.machine.drainStartedAt),
+            deadline_at: iso(this.machine.deadlineAt),
+          },
           "stop requested again; the first request owns the deadline",
         );
       }
@@ -217,7 +232,10 @@ export class Worker {
   private onDeadline(): void {
     if (!this.machine.checkDeadline()) {
       if (this.machine.state === "DRAINING") {
-        this.deadlineTimer = setTimeout(() => this.onDeadline(), Math.max(1, this.machine.timeLeftMs()));
+        this.deadlineTimer = setTimeout(
+          () => this.onDeadline(),
+          Math.max(1, this.machine.timeLeftMs()),
+        );
       }
       return;
     }
@@ -239,7 +257,10 @@ export class Worker {
     this.heartbeatTimer = undefined;
     this.unsubscribe?.();
     try {
-      await this.record(() => (this.backend as Backend).markWorkerStopped(this.id), "mark worker stopped");
+      await this.record(
+        () => (this.backend as Backend).markWorkerStopped(this.id),
+        "mark worker stopped",
+      );
     } catch {
       // already logged by record()
     }
@@ -296,11 +317,18 @@ export class Worker {
       }
       let jobs: ClaimedJob[];
       try {
-        jobs = await backend.claim({ workerId: this.id, queues: this.settings.queues, limit: free });
+        jobs = await backend.claim({
+          workerId: this.id,
+          queues: this.settings.queues,
+          limit: free,
+        });
         failures = 0;
       } catch (err) {
         failures += 1;
-        const backoff = Math.min(5000, this.settings.pollInterval * 1000 * 2 ** Math.min(failures, 6));
+        const backoff = Math.min(
+          5000,
+          this.settings.pollInterval * 1000 * 2 ** Math.min(failures, 6),
+        );
         this.logger.error({ err: errorText(err, 500), retry_in_ms: backoff }, "claim failed");
         if (isSoniqError(err, "CLOSED")) break;
         await this.latch.wait(backoff);
@@ -326,7 +354,10 @@ export class Worker {
     this.inflight.set(job.id, entry);
     entry.done = run()
       .catch((err) => {
-        this.logger.error({ job_id: job.id, err: errorText(err, 1000) }, "unexpected error while running a job");
+        this.logger.error(
+          { job_id: job.id, err: errorText(err, 1000) },
+          "unexpected error while running a job",
+        );
       })
       .finally(() => {
         this.inflight.delete(job.id);
@@ -343,11 +374,23 @@ export class Worker {
 
   private async runJob(job: ClaimedJob): Promise<void> {
     const entry = this.inflight.get(job.id) as InFlight;
-    const log = this.logger.child({ job_id: job.id, job_name: job.name, attempt: job.attempts + 1 });
+    const log = this.logger.child({
+      job_id: job.id,
+      job_name: job.name,
+      attempt: job.attempts + 1,
+    });
     const definition = this.soniq.jobs.get(job.name);
     if (!definition) {
-      log.error({ reason: "unknown_job" }, "no handler is registered for this job name; moving it to the dead-letter queue");
-      await this.recordDeadLetter(job, `no handler registered for job name ${job.name}`, "unknown_job", false);
+      log.error(
+        { reason: "unknown_job" },
+        "no handler is registered for this job name; moving it to the dead-letter queue",
+      );
+      await this.recordDeadLetter(
+        job,
+        `no handler registered for job name ${job.name}`,
+        "unknown_job",
+        false,
+      );
       return;
     }
     let args: unknown;
@@ -359,8 +402,16 @@ export class Worker {
         args = checked.value;
       }
     } catch (err) {
-      log.error({ reason: "invalid_args", err: errorText(err, 500) }, "invalid arguments; moving the job to the dead-letter queue");
-      await this.recordDeadLetter(job, `invalid arguments: ${errorText(err)}`, "invalid_args", false);
+      log.error(
+        { reason: "invalid_args", err: errorText(err, 500) },
+        "invalid arguments; moving the job to the dead-letter queue",
+      );
+      await this.recordDeadLetter(
+        job,
+        `invalid arguments: ${errorText(err)}`,
+        "invalid_args",
+        false,
+      );
       return;
     }
     log.debug(this.settings.logArgs ? { args } : {}, "job started");
@@ -414,7 +465,10 @@ export class Worker {
         forced = true;
         clearTimeout(jobTimer);
         controller.abort(new ShutdownTimeoutError());
-        settleTimer = setTimeout(() => finish({ kind: "released" }), this.settings.shutdownSettle * 1000);
+        settleTimer = setTimeout(
+          () => finish({ kind: "released" }),
+          this.settings.shutdownSettle * 1000,
+        );
       };
       Promise.resolve()
         .then(() => definition.handler(args, ctx))
@@ -428,13 +482,75 @@ export class Worker {
     });
   }
 
-  private async recordDeadLetter(job: ClaimedJob, error: string, reason: string, countAttempt: boolean): Promise<void> {
+  private async recordDeadLetter(
+    job: ClaimedJob,
+    error: string,
+    reason: string,
+    countAttempt: boolean,
+  ): Promise<void> {
     const owner = { workerId: job.workerId, claimToken: job.claimToken };
     await this.record(
       () => (this.backend as Backend).deadLetter(job.id, owner, error, reason, countAttempt),
       "dead-letter move",
       job.id,
     ).catch(() => undefined);
+  }
+
+  /** The fenced write an outcome needs. A result that is not JSON turns success into failure. */
+  private planWrite(
+    job: ClaimedJob,
+    outcome: Outcome,
+    definition: JobDefinition<unknown, unknown, unknown> | undefined,
+    log: Logger,
+  ): { outcome: Outcome; what: string; write: () => Promise<boolean> } {
+    const backend = this.backend as Backend;
+    const owner = { workerId: job.workerId, claimToken: job.claimToken };
+    switch (outcome.kind) {
+      case "success": {
+        let text: string | null;
+        try {
+          text =
+            outcome.value === undefined
+              ? null
+              : toJsonText(outcome.value, `result of ${job.name}`, this.settings.maxPayloadBytes);
+        } catch (err) {
+          return this.planWrite(job, { kind: "error", error: err }, definition, log);
+        }
+        const retention = this.settings.resultRetention;
+        return {
+          outcome,
+          what: "completion",
+          write: () => backend.complete(job.id, owner, text, retention),
+        };
+      }
+      case "snooze":
+        return {
+          outcome,
+          what: "snooze",
+          write: () => backend.snooze(job.id, owner, outcome.seconds),
+        };
+      case "released":
+        return { outcome, what: "NACK", write: () => backend.nack(job.id, owner) };
+      case "error":
+      case "timeout": {
+        const attempt = job.attempts + 1;
+        const text = errorText(outcome.error);
+        if (attempt >= job.maxAttempts || !definition) {
+          return {
+            outcome,
+            what: "dead-letter move",
+            write: () => backend.deadLetter(job.id, owner, text, "max_attempts_exceeded", true),
+          };
+        }
+        const delay = retryDelaySeconds(definition.retry, attempt, outcome.error);
+        if (delay.problem) log.warn({ problem: delay.problem }, "retry policy problem");
+        return {
+          outcome,
+          what: `retry in ${delay.seconds.toFixed(2)} s`,
+          write: () => backend.retry(job.id, owner, text, delay.seconds),
+        };
+      }
+    }
   }
 
   /** Writes an outcome (fenced). Returns whether the row changed; undefined when it could not be written. */
@@ -445,61 +561,32 @@ export class Worker {
     log: Logger = this.logger.child({ job_id: job.id }),
     durationMs?: number,
   ): Promise<boolean | undefined> {
-    const backend = this.backend as Backend;
-    const owner = { workerId: job.workerId, claimToken: job.claimToken };
-    let write: () => Promise<boolean>;
-    let what: string;
-    let resolved = outcome;
-    if (resolved.kind === "success") {
-      try {
-        const text = resolved.value === undefined ? null : toJsonText(resolved.value, `result of ${job.name}`, this.settings.maxPayloadBytes);
-        write = () => backend.complete(job.id, owner, text, this.settings.resultRetention);
-        what = "completion";
-      } catch (err) {
-        resolved = { kind: "error", error: err };
-      }
-    }
-    if (resolved.kind === "snooze") {
-      const seconds = resolved.seconds;
-      write = () => backend.snooze(job.id, owner, seconds);
-      what = "snooze";
-    } else if (resolved.kind === "released") {
-      write = () => backend.nack(job.id, owner);
-      what = "NACK";
-    } else if (resolved.kind === "error" || resolved.kind === "timeout") {
-      const attempt = job.attempts + 1;
-      const error = resolved.error;
-      const text = errorText(error);
-      if (attempt >= job.maxAttempts || !definition) {
-        write = () => backend.deadLetter(job.id, owner, text, "max_attempts_exceeded", true);
-        what = "dead-letter move";
-      } else {
-        const delay = retryDelaySeconds(definition.retry, attempt, error);
-        if (delay.problem) log.warn({ problem: delay.problem }, "retry policy problem");
-        write = () => backend.retry(job.id, owner, text, delay.seconds);
-        what = `retry in ${delay.seconds.toFixed(2)} s`;
-      }
-    }
+    const plan = this.planWrite(job, outcome, definition, log);
     let changed: boolean;
     try {
-      // biome-ignore lint/style/noNonNullAssertion: every branch above assigns write and what.
-      changed = await this.record(write!, what!, job.id);
+      changed = await this.record(plan.write, plan.what, job.id);
     } catch {
       return undefined;
     }
+    const resolved = plan.outcome;
     const fields = { duration_ms: durationMs, outcome: resolved.kind };
     if (!changed) {
-      log.warn(fields, `${what!} was fenced out: the row is no longer ours (recovered or finished elsewhere); nothing written`);
+      log.warn(
+        fields,
+        `${plan.what} was fenced out: the row is no longer ours (recovered or finished elsewhere); nothing written`,
+      );
     } else if (resolved.kind === "success") {
       log.info(fields, "job done");
     } else if (resolved.kind === "released") {
       this.released.push(job.id);
-      log.warn({ ...fields, reason: "shutdown_timeout", event: "shutdown_nack" }, "job NACK'd: back to queued, attempts unchanged");
+      log.warn(
+        { ...fields, reason: "shutdown_timeout", event: "shutdown_nack" },
+        "job NACK'd: back to queued, attempts unchanged",
+      );
     } else if (resolved.kind === "snooze") {
       log.info(fields, `job snoozed for ${resolved.seconds} s`);
     } else {
-      const err = resolved.kind === "error" || resolved.kind === "timeout" ? errorText(resolved.error, 500) : undefined;
-      log.warn({ ...fields, err }, `job failed: ${what!}`);
+      log.warn({ ...fields, err: errorText(resolved.error, 500) }, `job failed: ${plan.what}`);
     }
     return changed;
   }

@@ -16,14 +16,19 @@ let reachable: Promise<boolean> | undefined;
  */
 export function postgresAvailable(): Promise<boolean> {
   reachable ??= (async () => {
-    const client = new pg.Client({ connectionString: TEST_DATABASE_URL, connectionTimeoutMillis: 3000 });
+    const client = new pg.Client({
+      connectionString: TEST_DATABASE_URL,
+      connectionTimeoutMillis: 3000,
+    });
     try {
       await client.connect();
       await client.query("select 1");
       return true;
     } catch (err) {
       if (POSTGRES_REQUIRED) {
-        throw new Error(`TEST_REQUIRE_POSTGRES=1 but PostgreSQL at ${TEST_DATABASE_URL} is unreachable: ${String(err)}`);
+        throw new Error(
+          `TEST_REQUIRE_POSTGRES=1 but PostgreSQL at ${TEST_DATABASE_URL} is unreachable: ${String(err)}`,
+        );
       }
       console.warn(
         `\n!!!!!!!!\n!!! SKIPPING PostgreSQL tests: ${TEST_DATABASE_URL} is unreachable (${String(err)}).\n!!! Set TEST_REQUIRE_POSTGRES=1 to make this a failure.\n!!!!!!!!\n`,

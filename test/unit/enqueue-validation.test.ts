@@ -1,8 +1,8 @@
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { MemoryBackend, Soniq } from "../../src/index.js";
 import { parseDatabaseUrl } from "../../src/backends/select.js";
+import { MemoryBackend, Soniq } from "../../src/index.js";
 
 function instance() {
   const backend = new MemoryBackend();
@@ -18,7 +18,9 @@ function instance() {
 describe("enqueue validation", () => {
   it("rejects bad arguments before anything is written", async () => {
     const { soniq, job } = instance();
-    await expect(job.enqueue({ to: "not-an-email" })).rejects.toMatchObject({ code: "INVALID_ARGS" });
+    await expect(job.enqueue({ to: "not-an-email" })).rejects.toMatchObject({
+      code: "INVALID_ARGS",
+    });
     await expect(
       job.enqueueMany([{ args: { to: "a@example.com" } }, { args: { to: "nope" } }]),
     ).rejects.toMatchObject({ code: "INVALID_ARGS" });
@@ -28,14 +30,26 @@ describe("enqueue validation", () => {
   it("rejects payloads that would not round-trip or exceed the limit", async () => {
     const { soniq } = instance();
     soniq.job({ name: "any.job", handler: async () => null });
-    const cases: unknown[] = [{ n: Number.NaN }, { d: new Date() }, { b: 1n }, [1, undefined], { f: () => 1 }];
+    const cases: unknown[] = [
+      { n: Number.NaN },
+      { d: new Date() },
+      { b: 1n },
+      [1, undefined],
+      { f: () => 1 },
+    ];
     for (const args of cases) {
-      await expect(soniq.enqueue("any.job", args)).rejects.toMatchObject({ code: "INVALID_PAYLOAD" });
+      await expect(soniq.enqueue("any.job", args)).rejects.toMatchObject({
+        code: "INVALID_PAYLOAD",
+      });
     }
     const circular: Record<string, unknown> = {};
     circular.self = circular;
-    await expect(soniq.enqueue("any.job", circular)).rejects.toMatchObject({ code: "INVALID_PAYLOAD" });
-    await expect(soniq.enqueue("any.job", { s: "x".repeat(2 * 1024 * 1024) })).rejects.toMatchObject({
+    await expect(soniq.enqueue("any.job", circular)).rejects.toMatchObject({
+      code: "INVALID_PAYLOAD",
+    });
+    await expect(
+      soniq.enqueue("any.job", { s: "x".repeat(2 * 1024 * 1024) }),
+    ).rejects.toMatchObject({
       code: "INVALID_PAYLOAD",
     });
     // NUL characters and lone surrogates are JSON and are kept.
@@ -47,29 +61,53 @@ describe("enqueue validation", () => {
   it("rejects naive, invalid and conflicting times", async () => {
     const { job } = instance();
     const args = { to: "a@example.com" };
-    await expect(job.enqueue(args, { runAt: "2030-01-01T10:00:00" })).rejects.toMatchObject({ code: "INVALID_ENQUEUE_OPTION" });
-    await expect(job.enqueue(args, { runAt: new Date("nope") })).rejects.toMatchObject({ code: "INVALID_ENQUEUE_OPTION" });
-    await expect(job.enqueue(args, { delay: -1 })).rejects.toMatchObject({ code: "INVALID_ENQUEUE_OPTION" });
-    await expect(job.enqueue(args, { delay: 1, runAt: new Date() })).rejects.toMatchObject({ code: "INVALID_ENQUEUE_OPTION" });
-    await expect(job.enqueue(args, { priority: 1.5 })).rejects.toMatchObject({ code: "INVALID_ENQUEUE_OPTION" });
-    await expect(job.enqueue(args, { queue: "has space" })).rejects.toMatchObject({ code: "INVALID_ENQUEUE_OPTION" });
+    await expect(job.enqueue(args, { runAt: "2030-01-01T10:00:00" })).rejects.toMatchObject({
+      code: "INVALID_ENQUEUE_OPTION",
+    });
+    await expect(job.enqueue(args, { runAt: new Date("nope") })).rejects.toMatchObject({
+      code: "INVALID_ENQUEUE_OPTION",
+    });
+    await expect(job.enqueue(args, { delay: -1 })).rejects.toMatchObject({
+      code: "INVALID_ENQUEUE_OPTION",
+    });
+    await expect(job.enqueue(args, { delay: 1, runAt: new Date() })).rejects.toMatchObject({
+      code: "INVALID_ENQUEUE_OPTION",
+    });
+    await expect(job.enqueue(args, { priority: 1.5 })).rejects.toMatchObject({
+      code: "INVALID_ENQUEUE_OPTION",
+    });
+    await expect(job.enqueue(args, { queue: "has space" })).rejects.toMatchObject({
+      code: "INVALID_ENQUEUE_OPTION",
+    });
     // @ts-expect-error unknown option
-    await expect(job.enqueue(args, { dealy: 5 })).rejects.toMatchObject({ code: "INVALID_ENQUEUE_OPTION" });
+    await expect(job.enqueue(args, { dealy: 5 })).rejects.toMatchObject({
+      code: "INVALID_ENQUEUE_OPTION",
+    });
     const ok = await job.enqueue(args, { runAt: "2030-01-01T10:00:00+01:00" });
     expect(typeof ok).toBe("string");
   });
 
   it("rejects unknown names by default and bad names always", async () => {
     const { soniq } = instance();
-    await expect(soniq.enqueue("not.registered", {})).rejects.toMatchObject({ code: "UNKNOWN_JOB" });
+    await expect(soniq.enqueue("not.registered", {})).rejects.toMatchObject({
+      code: "UNKNOWN_JOB",
+    });
     await expect(soniq.enqueue("Bad Name", {})).rejects.toMatchObject({ code: "INVALID_JOB_NAME" });
-    expect(() => soniq.job({ name: "Mail.Send", handler: async () => null })).toThrow(/INVALID_JOB_NAME/);
-    expect(() => soniq.job({ name: "mail.send", handler: async () => null })).toThrow(/DUPLICATE_JOB/);
+    expect(() => soniq.job({ name: "Mail.Send", handler: async () => null })).toThrow(
+      /INVALID_JOB_NAME/,
+    );
+    expect(() => soniq.job({ name: "mail.send", handler: async () => null })).toThrow(
+      /DUPLICATE_JOB/,
+    );
   });
 
   it("deduplicates by key and by arguments", async () => {
     const { soniq } = instance();
-    const unique = soniq.job({ name: "report.build", uniqueByArgs: true, handler: async () => null });
+    const unique = soniq.job({
+      name: "report.build",
+      uniqueByArgs: true,
+      handler: async () => null,
+    });
     const a = await unique.enqueue({ day: "2026-11-30", team: "x" });
     const b = await unique.enqueue({ team: "x", day: "2026-11-30" });
     const c = await unique.enqueue({ team: "y", day: "2026-11-30" });
@@ -83,7 +121,9 @@ describe("enqueue validation", () => {
   it("refuses transactional enqueue off PostgreSQL", async () => {
     const { job } = instance();
     const connection = { query: async () => ({ rows: [], rowCount: 0 }) };
-    await expect(job.enqueue({ to: "a@example.com" }, { connection })).rejects.toMatchObject({ code: "UNSUPPORTED" });
+    await expect(job.enqueue({ to: "a@example.com" }, { connection })).rejects.toMatchObject({
+      code: "UNSUPPORTED",
+    });
   });
 
   it("two instances in one process do not see each other's definitions", () => {
@@ -98,7 +138,10 @@ describe("enqueue validation", () => {
     expect(parseDatabaseUrl("postgres://u@h/db").kind).toBe("postgres");
     expect(parseDatabaseUrl("postgresql://u@h/db").kind).toBe("postgres");
     expect(parseDatabaseUrl("sqlite:./x.db")).toEqual({ kind: "sqlite", path: "./x.db" });
-    expect(parseDatabaseUrl("/var/lib/app/jobs.sqlite")).toEqual({ kind: "sqlite", path: "/var/lib/app/jobs.sqlite" });
+    expect(parseDatabaseUrl("/var/lib/app/jobs.sqlite")).toEqual({
+      kind: "sqlite",
+      path: "/var/lib/app/jobs.sqlite",
+    });
     expect(parseDatabaseUrl("memory:").kind).toBe("memory");
     expect(() => parseDatabaseUrl("mysql://h/db")).toThrow(/INVALID_DATABASE_URL/);
     expect(() => new Soniq({ databaseUrl: "redis://x", env: {} })).toThrow(/INVALID_DATABASE_URL/);

@@ -16,17 +16,35 @@ describe("retry policy (seconds)", () => {
   it("custom policies get the real error; bad answers fall back to 0 with a problem", () => {
     const err = new RangeError("r");
     let got: unknown;
-    expect(retryDelaySeconds((_a, e) => ((got = e), 4), 1, err).seconds).toBe(4);
-    expect(got).toBe(err);
-    expect(retryDelaySeconds(() => -1, 1, err)).toMatchObject({ seconds: 0, problem: expect.any(String) });
     expect(
-      retryDelaySeconds(() => {
-        throw new Error("bad");
-      }, 1, err),
+      retryDelaySeconds(
+        (_a, e) => {
+          got = e;
+          return 4;
+        },
+        1,
+        err,
+      ).seconds,
+    ).toBe(4);
+    expect(got).toBe(err);
+    expect(retryDelaySeconds(() => -1, 1, err)).toMatchObject({
+      seconds: 0,
+      problem: expect.any(String),
+    });
+    expect(
+      retryDelaySeconds(
+        () => {
+          throw new Error("bad");
+        },
+        1,
+        err,
+      ),
     ).toMatchObject({ seconds: 0, problem: expect.stringContaining("bad") });
   });
   it("rejects bad numbers at definition", () => {
     expect(() => assertRetryPolicy({ kind: "fixed", delay: -1 }, "j")).toThrow(/INVALID_OPTION/);
-    expect(() => assertRetryPolicy({ kind: "exponential", jitter: 2 }, "j")).toThrow(/INVALID_OPTION/);
+    expect(() => assertRetryPolicy({ kind: "exponential", jitter: 2 }, "j")).toThrow(
+      /INVALID_OPTION/,
+    );
   });
 });

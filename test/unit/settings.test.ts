@@ -42,9 +42,13 @@ describe("settings", () => {
 
   it("rejects unknown options, unknown SONIQ_* variables and out-of-range values with a code", () => {
     expect(() => resolveSettings({ concurency: 3 }, {})).toThrow(/INVALID_OPTION.*concurency/);
-    expect(() => resolveSettings({}, { SONIQ_CONCURENCY: "3" })).toThrow(/INVALID_OPTION.*SONIQ_CONCURENCY/);
+    expect(() => resolveSettings({}, { SONIQ_CONCURENCY: "3" })).toThrow(
+      /INVALID_OPTION.*SONIQ_CONCURENCY/,
+    );
     expect(() => resolveSettings({ concurrency: 0 }, {})).toThrow(/INVALID_OPTION.*concurrency/);
-    expect(() => resolveSettings({}, { SONIQ_SHUTDOWN_TIMEOUT: "soon" })).toThrow(/SONIQ_SHUTDOWN_TIMEOUT/);
+    expect(() => resolveSettings({}, { SONIQ_SHUTDOWN_TIMEOUT: "soon" })).toThrow(
+      /SONIQ_SHUTDOWN_TIMEOUT/,
+    );
     expect(() => resolveSettings({ shutdownTimeout: -1 }, {})).toThrow(/shutdownTimeout/);
     expect(() => resolveSettings({ schema: "Bad-Name" }, {})).toThrow(/schema/);
     expect(() => resolveSettings({}, { SONIQ_LOG_ARGS: "maybe" })).toThrow(/SONIQ_LOG_ARGS/);

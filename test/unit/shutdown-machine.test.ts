@@ -50,7 +50,10 @@ describe("shutdown state machine (fake clock)", () => {
     expect(m.effectiveDeadline(null)).toBeNull();
     m.requestStop("SIGTERM");
     expect(m.effectiveDeadline(now() + 5_000)).toEqual({ at: now() + 5_000, by: "job_timeout" });
-    expect(m.effectiveDeadline(now() + 60_000)).toEqual({ at: now() + 30_000, by: "shutdown_timeout" });
+    expect(m.effectiveDeadline(now() + 60_000)).toEqual({
+      at: now() + 30_000,
+      by: "shutdown_timeout",
+    });
     expect(m.effectiveDeadline(null)).toEqual({ at: now() + 30_000, by: "shutdown_timeout" });
   });
 

@@ -1,14 +1,21 @@
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { MemoryBackend, type JobContext, Soniq, snooze } from "../../src/index.js";
+import { type JobContext, MemoryBackend, Soniq, snooze } from "../../src/index.js";
 import { waitFor } from "../helpers/wait.js";
 
 const silent = pino({ level: "silent" });
 
 function instance(extra: Record<string, unknown> = {}) {
   const backend = new MemoryBackend();
-  const soniq = new Soniq({ backend, logger: silent, env: {}, pollInterval: 0.05, heartbeatInterval: 0.1, ...extra });
+  const soniq = new Soniq({
+    backend,
+    logger: silent,
+    env: {},
+    pollInterval: 0.05,
+    heartbeatInterval: 0.1,
+    ...extra,
+  });
   return { soniq, backend };
 }
 
@@ -34,7 +41,14 @@ describe("worker on the memory backend", () => {
     });
     expect(job.result).toEqual({ sum: 5 });
     expect(job.attempts).toBe(1);
-    expect(seen).toMatchObject({ jobId: id, name: "math.add", attempt: 1, maxAttempts: 5, queue: "math", workerId: worker.id });
+    expect(seen).toMatchObject({
+      jobId: id,
+      name: "math.add",
+      attempt: 1,
+      maxAttempts: 5,
+      queue: "math",
+      workerId: worker.id,
+    });
     expect(seen?.signal).toBeInstanceOf(AbortSignal);
     expect(seen?.createdAt).toBeInstanceOf(Date);
     const exit = await worker.stop();
@@ -154,7 +168,11 @@ describe("worker on the memory backend", () => {
     setTimeout(release, 100);
     const exit = await stopping;
     expect(exit).toEqual({ reason: "drained", exitCode: 0, released: [] });
-    expect(await soniq.getJob(id)).toMatchObject({ status: "done", attempts: 1, result: "finished" });
+    expect(await soniq.getJob(id)).toMatchObject({
+      status: "done",
+      attempts: 1,
+      result: "finished",
+    });
     expect(await soniq.getJob(queuedId)).toMatchObject({ status: "queued" });
   });
 
@@ -163,7 +181,9 @@ describe("worker on the memory backend", () => {
     const honours = soniq.job({
       name: "honours.signal",
       handler: (_args: object, ctx) =>
-        new Promise((_, reject) => ctx.signal.addEventListener("abort", () => reject(ctx.signal.reason))),
+        new Promise((_, reject) =>
+          ctx.signal.addEventListener("abort", () => reject(ctx.signal.reason)),
+        ),
     });
     let lateFinish = false;
     const ignores = soniq.job({
@@ -190,7 +210,12 @@ describe("worker on the memory backend", () => {
     expect(elapsed).toBeGreaterThanOrEqual(250);
     expect(elapsed).toBeLessThan(0.3 * 1000 + 0.2 * 1000 + 1000);
     for (const id of [a, b]) {
-      expect(await soniq.getJob(id)).toMatchObject({ status: "queued", attempts: 0, lastError: null, workerId: null });
+      expect(await soniq.getJob(id)).toMatchObject({
+        status: "queued",
+        attempts: 0,
+        lastError: null,
+        workerId: null,
+      });
     }
     // The handler that ignored its signal finishes later; the fence discards its result.
     await waitFor(() => lateFinish, 5000);
@@ -203,7 +228,9 @@ describe("worker on the memory backend", () => {
     const stuck = soniq.job({
       name: "stuck.job",
       handler: (_args: object, ctx) =>
-        new Promise((_, reject) => ctx.signal.addEventListener("abort", () => reject(ctx.signal.reason))),
+        new Promise((_, reject) =>
+          ctx.signal.addEventListener("abort", () => reject(ctx.signal.reason)),
+        ),
     });
     await stuck.enqueue({});
     const worker = soniq.worker();
@@ -221,8 +248,16 @@ describe("worker on the memory backend", () => {
   it("job_timeout firing before the shutdown deadline is a failure; shutdown first is a NACK", async () => {
     const { soniq } = instance({ shutdownTimeout: 0.5, shutdownSettle: 0.05 });
     const waitAbort = (_args: object, ctx: JobContext) =>
-      new Promise((_, reject) => ctx.signal.addEventListener("abort", () => reject(ctx.signal.reason)));
-    const short = soniq.job({ name: "short.timeout", timeout: 0.15, maxAttempts: 3, retry: { kind: "fixed", delay: 3600 }, handler: waitAbort });
+      new Promise((_, reject) =>
+        ctx.signal.addEventListener("abort", () => reject(ctx.signal.reason)),
+      );
+    const short = soniq.job({
+      name: "short.timeout",
+      timeout: 0.15,
+      maxAttempts: 3,
+      retry: { kind: "fixed", delay: 3600 },
+      handler: waitAbort,
+    });
     const long = soniq.job({ name: "long.timeout", timeout: 30, handler: waitAbort });
     const s = await short.enqueue({});
     const l = await long.enqueue({});
@@ -252,7 +287,11 @@ describe("worker on the memory backend", () => {
 
   it("records a result that is not JSON as a failure", async () => {
     const { soniq } = instance();
-    const bad = soniq.job({ name: "bad.result", maxAttempts: 1, handler: async () => ({ big: 10n }) });
+    const bad = soniq.job({
+      name: "bad.result",
+      maxAttempts: 1,
+      handler: async () => ({ big: 10n }),
+    });
     const id = await bad.enqueue({});
     const worker = soniq.worker();
     await worker.start();

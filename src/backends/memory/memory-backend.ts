@@ -353,7 +353,9 @@ export class MemoryBackend implements Backend {
     if (row) Object.assign(row, { status: "stopped", stoppedAt: this.date() });
   }
 
-  async listWorkers(heartbeatTimeoutSeconds: number): Promise<Array<WorkerRow & { live: boolean }>> {
+  async listWorkers(
+    heartbeatTimeoutSeconds: number,
+  ): Promise<Array<WorkerRow & { live: boolean }>> {
     this.check();
     const now = this.clock();
     return [...this.workers.values()]
