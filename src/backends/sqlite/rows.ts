@@ -1,0 +1,121 @@
+/**
+ * The SQLite backend's stored row shapes (snake_case, times as INTEGER milliseconds since the
+ * epoch) and their conversion to the contract's rows (camelCase, times as `Date`).
+ */
+import type { DeadLetterRow, JobRow, JobStatus, WorkerRow, WorkerStatus } from "../backend.js";
+
+/** A row of `soniq_jobs` as better-sqlite3 returns it. */
+export interface JobRecord {
+  id: string;
+  name: string;
+  queue: string;
+  args: string;
+  status: string;
+  priority: number;
+  attempts: number;
+  max_attempts: number;
+  interruptions: number;
+  scheduled_at: number;
+  created_at: number;
+  updated_at: number;
+  started_at: number | null;
+  finished_at: number | null;
+  worker_id: string | null;
+  claim_token: string | null;
+  last_error: string | null;
+  result: string | null;
+  result_expires_at: number | null;
+  dedup_key: string | null;
+}
+
+/** A row of `soniq_dead_letter_jobs` as better-sqlite3 returns it. */
+export interface DeadLetterRecord
+  extends Omit<JobRecord, "status" | "result" | "result_expires_at"> {
+  reason: string;
+  dead_at: number;
+}
+
+/** A row of `soniq_workers` as better-sqlite3 returns it (`queues`: JSON array text or NULL). */
+export interface WorkerRecord {
+  id: string;
+  hostname: string;
+  pid: number;
+  queues: string | null;
+  concurrency: number;
+  status: string;
+  started_at: number;
+  last_heartbeat_at: number;
+  stopped_at: number | null;
+}
+
+function dateOrNull(ms: number | null): Date | null {
+  return ms === null ? null : new Date(ms);
+}
+
+/** Converts a `soniq_jobs` record. */
+export function toJobRow(r: JobRecord): JobRow {
+  return {
+    id: r.id,
+    name: r.name,
+    queue: r.queue,
+    args: r.args,
+    // The table's CHECK constraint keeps status within JobStatus.
+    status: r.status as JobStatus,
+    priority: r.priority,
+    attempts: r.attempts,
+    maxAttempts: r.max_attempts,
+    interruptions: r.interruptions,
+    scheduledAt: new Date(r.scheduled_at),
+    createdAt: new Date(r.created_at),
+    updatedAt: new Date(r.updated_at),
+    startedAt: dateOrNull(r.started_at),
+    finishedAt: dateOrNull(r.finished_at),
+    workerId: r.worker_id,
+    claimToken: r.claim_token,
+    lastError: r.last_error,
+    result: r.result,
+    resultExpiresAt: dateOrNull(r.result_expires_at),
+    dedupKey: r.dedup_key,
+  };
+}
+
+/** Converts a `soniq_dead_letter_jobs` record. */
+export function toDeadLetterRow(r: DeadLetterRecord): DeadLetterRow {
+  return {
+    id: r.id,
+    name: r.name,
+    queue: r.queue,
+    args: r.args,
+    priority: r.priority,
+    attempts: r.attempts,
+    maxAttempts: r.max_attempts,
+    interruptions: r.interruptions,
+    scheduledAt: new Date(r.scheduled_at),
+    createdAt: new Date(r.created_at),
+    updatedAt: new Date(r.updated_at),
+    startedAt: dateOrNull(r.started_at),
+    finishedAt: dateOrNull(r.finished_at),
+    workerId: r.worker_id,
+    claimToken: r.claim_token,
+    lastError: r.last_error,
+    dedupKey: r.dedup_key,
+    reason: r.reason,
+    deadAt: new Date(r.dead_at),
+  };
+}
+
+/** Converts a `soniq_workers` record. */
+export function toWorkerRow(r: WorkerRecord): WorkerRow {
+  return {
+    id: r.id,
+    hostname: r.hostname,
+    pid: r.pid,
+    queues: r.queues === null ? null : (JSON.parse(r.queues) as string[]),
+    concurrency: r.concurrency,
+    // The table's CHECK constraint keeps status within WorkerStatus.
+    status: r.status as WorkerStatus,
+    startedAt: new Date(r.started_at),
+    lastHeartbeatAt: new Date(r.last_heartbeat_at),
+    stoppedAt: dateOrNull(r.stopped_at),
+  };
+}

@@ -1,0 +1,141 @@
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { afterAll, describe, expect, it } from "vitest";
+import { SqliteBackend } from "../../src/backends/sqlite/sqlite-backend.js";
+import { isSoniqError } from "../../src/errors.js";
+import { newJob } from "../contract/backend-contract.js";
+import { removeTempDirs, tempDir } from "../helpers/temp.js";
+
+describe("sqlite: paths and errors", () => {
+  const opened: SqliteBackend[] = [];
+  const open = (path: string, busyTimeoutMs?: number) => {
+    const backend = new SqliteBackend(
+      busyTimeoutMs === undefined ? { path } : { path, busyTimeoutMs },
+    );
+    opened.push(backend);
+    return backend;
+  };
+  afterAll(async () => {
+    for (const backend of opened) await backend.close();
+    removeTempDirs();
+  });
+
+  it("creates missing parent directories", async () => {
+    const dir = join(tempDir("soniq-sqlite-nested-"), "a", "b", "c");
+    const path = join(dir, "nested.db");
+    expect(existsSync(dir)).toBe(false);
+    const backend = open(path);
+    await backend.setup();
+    expect(existsSync(path)).toBe(true);
+    expect(backend.path).toBe(path);
+    const job = newJob();
+    expect(await backend.enqueue([job])).toEqual([{ id: job.id, inserted: true }]);
+  });
+
+  it("opens a private in-memory database for :memory:", async () => {
+    const backend = open(":memory:");
+    await backend.setup();
+    const job = newJob();
+    await backend.enqueue([job]);
+    expect(await backend.getJob(job.id)).toMatchObject({ id: job.id, status: "queued" });
+    const other = open(":memory:");
+    await other.setup();
+    expect(await other.getJob(job.id)).toBeNull();
+  });
+
+  it("rejects an empty path and a bad busy timeout with INVALID_OPTION", () => {
+    const attempts = [
+      () => new SqliteBackend({ path: "" }),
+      () => new SqliteBackend({ path: ":memory:", busyTimeoutMs: -1 }),
+      () => new SqliteBackend({ path: ":memory:", busyTimeoutMs: 1.5 }),
+    ];
+    for (const attempt of attempts) {
+      let err: unknown;
+      try {
+        attempt();
+      } catch (e) {
+        err = e;
+      }
+      expect(isSoniqError(err, "INVALID_OPTION")).toBe(true);
+    }
+  });
+
+  it("reports a missing schema as SCHEMA_NOT_READY until setup runs", async () => {
+    const backend = open(join(tempDir("soniq-sqlite-noschema-"), "empty.db"));
+    const err = await backend
+      .claim({ workerId: "w", queues: null, limit: 1 })
+      .catch((e: unknown) => e);
+    expect(isSoniqError(err, "SCHEMA_NOT_READY")).toBe(true);
+    expect((err as Error).message).toMatch(/soniq setup/);
+    expect(isSoniqError(await backend.stats().catch((e: unknown) => e), "SCHEMA_NOT_READY")).toBe(
+      true,
+    );
+    await backend.setup();
+    expect((await backend.stats()).total).toBe(0);
+  });
+
+  it("refuses a transactional enqueue with UNSUPPORTED", async () => {
+    const backend = open(":memory:");
+    await backend.setup();
+    const connection = { query: async () => ({ rows: [], rowCount: 0 }) };
+    const err = await backend.enqueue([newJob()], { connection }).catch((e: unknown) => e);
+    expect(isSoniqError(err, "UNSUPPORTED")).toBe(true);
+    expect((await backend.stats()).total).toBe(0);
+  });
+
+  it("rejects every call after close with CLOSED, and close is idempotent", async () => {
+    const backend = open(":memory:");
+    await backend.setup();
+    await backend.close();
+    await backend.close();
+    const calls: Array<() => Promise<unknown>> = [
+      () => backend.setup(),
+      () => backend.now(),
+      () => backend.enqueue([newJob()]),
+      () => backend.claim({ workerId: "w", queues: null, limit: 1 }),
+      () => backend.nack("x", { workerId: "w", claimToken: "t" }),
+      () => backend.getJob("x"),
+      () => backend.listWorkers(60),
+      () => backend.pruneFinished(),
+    ];
+    for (const call of calls) {
+      expect(isSoniqError(await call().catch((e: unknown) => e), "CLOSED")).toBe(true);
+    }
+  });
+
+  it("surfaces SQLITE_BUSY past the busy timeout instead of swallowing it", async () => {
+    const path = join(tempDir("soniq-sqlite-busy-"), "busy.db");
+    const holder = open(path);
+    await holder.setup();
+    const impatient = open(path, 50);
+    const locker = new Database(path);
+    try {
+      locker.exec("BEGIN IMMEDIATE");
+      const err = await impatient.enqueue([newJob()]).catch((e: unknown) => e);
+      expect((err as { code?: string }).code).toMatch(/^SQLITE_BUSY/);
+      locker.exec("ROLLBACK");
+      expect(await impatient.enqueue([newJob()])).toHaveLength(1);
+    } finally {
+      locker.close();
+    }
+  });
+
+  it("applies each migration once however often setup runs", async () => {
+    const path = join(tempDir("soniq-sqlite-migrations-"), "m.db");
+    const backend = open(path);
+    await backend.setup();
+    await backend.setup();
+    const db = new Database(path, { readonly: true });
+    try {
+      const rows = db.prepare("SELECT name, applied_at FROM soniq_migrations").all() as Array<{
+        name: string;
+        applied_at: number;
+      }>;
+      expect(rows.map((r) => r.name)).toEqual(["001_initial"]);
+      expect(Math.abs((rows[0]?.applied_at ?? 0) - Date.now())).toBeLessThan(60_000);
+    } finally {
+      db.close();
+    }
+  });
+});
