@@ -89,7 +89,13 @@ export function runBackendContract(target: ContractTarget): void {
       const claimed = await b.claim({ workerId: "w1", queues: null, limit: 10 });
       expect(claimed).toHaveLength(1);
       const c = claimed[0]!;
-      expect(c).toMatchObject({ id: job.id, status: "processing", workerId: "w1", attempts: 0, args });
+      expect(c).toMatchObject({
+        id: job.id,
+        status: "processing",
+        workerId: "w1",
+        attempts: 0,
+        args,
+      });
       expect(typeof c.claimToken).toBe("string");
       expect(c.startedAt).toBeInstanceOf(Date);
       expect(await b.claim({ workerId: "w2", queues: null, limit: 10 })).toHaveLength(0);
@@ -101,7 +107,14 @@ export function runBackendContract(target: ContractTarget): void {
       expect(done?.finishedAt).toBeInstanceOf(Date);
       expect(done!.resultExpiresAt!.getTime()).toBeGreaterThan(Date.now() + 3000 * 1000);
       const stats = await b.stats();
-      expect(stats).toEqual({ total: 1, queued: 0, processing: 0, done: 1, dead_letter: 0, cancelled: 0 });
+      expect(stats).toEqual({
+        total: 1,
+        queued: 0,
+        processing: 0,
+        done: 1,
+        dead_letter: 0,
+        cancelled: 0,
+      });
     });
 
     it("claims respect the limit and the queue filter", async () => {
@@ -158,7 +171,13 @@ export function runBackendContract(target: ContractTarget): void {
       const [c1] = await b.claim({ workerId: "w", queues: null, limit: 1 });
       expect(await b.retry(job.id, ownerOf(c1!), "boom 1", 3600)).toBe(true);
       const retried = await b.getJob(job.id);
-      expect(retried).toMatchObject({ status: "queued", attempts: 1, lastError: "boom 1", workerId: null, claimToken: null });
+      expect(retried).toMatchObject({
+        status: "queued",
+        attempts: 1,
+        lastError: "boom 1",
+        workerId: null,
+        claimToken: null,
+      });
       const now = await b.now();
       expect(retried!.scheduledAt.getTime()).toBeGreaterThan(now.getTime() + 3500 * 1000);
       expect(await b.claim({ workerId: "w", queues: null, limit: 1 })).toHaveLength(0);
@@ -170,10 +189,17 @@ export function runBackendContract(target: ContractTarget): void {
       const [c3] = await b.claim({ workerId: "w", queues: null, limit: 1 });
       expect(c3?.id).toBe(job2.id);
       expect(c3?.attempts).toBe(1);
-      expect(await b.deadLetter(job2.id, ownerOf(c3!), "second", "max_attempts_exceeded", true)).toBe(true);
+      expect(
+        await b.deadLetter(job2.id, ownerOf(c3!), "second", "max_attempts_exceeded", true),
+      ).toBe(true);
       expect(await b.getJob(job2.id)).toBeNull();
       const dead = await b.getDeadLetter(job2.id);
-      expect(dead).toMatchObject({ id: job2.id, attempts: 2, lastError: "second", reason: "max_attempts_exceeded" });
+      expect(dead).toMatchObject({
+        id: job2.id,
+        attempts: 2,
+        lastError: "second",
+        reason: "max_attempts_exceeded",
+      });
       expect(dead?.deadAt).toBeInstanceOf(Date);
       expect((await b.stats()).dead_letter).toBe(1);
     });
@@ -183,7 +209,9 @@ export function runBackendContract(target: ContractTarget): void {
       const job = newJob();
       await b.enqueue([job]);
       const [c] = await b.claim({ workerId: "w", queues: null, limit: 1 });
-      expect(await b.deadLetter(job.id, ownerOf(c!), "no handler", "unknown_job", false)).toBe(true);
+      expect(await b.deadLetter(job.id, ownerOf(c!), "no handler", "unknown_job", false)).toBe(
+        true,
+      );
       expect(await b.getDeadLetter(job.id)).toMatchObject({ attempts: 0, reason: "unknown_job" });
     });
 
@@ -195,7 +223,12 @@ export function runBackendContract(target: ContractTarget): void {
       await b.deadLetter(job.id, ownerOf(c!), "bad", "max_attempts_exceeded", true);
       expect(await b.replay(job.id)).toBe(true);
       expect(await b.getDeadLetter(job.id)).toBeNull();
-      expect(await b.getJob(job.id)).toMatchObject({ status: "queued", attempts: 0, lastError: "bad", workerId: null });
+      expect(await b.getJob(job.id)).toMatchObject({
+        status: "queued",
+        attempts: 0,
+        lastError: "bad",
+        workerId: null,
+      });
       expect(await b.replay(job.id)).toBe(false);
       expect(await b.replay(randomUUID())).toBe(false);
       const [again] = await b.claim({ workerId: "w", queues: null, limit: 1 });
@@ -236,7 +269,8 @@ export function runBackendContract(target: ContractTarget): void {
       const [c] = await b.claim({ workerId: "w", queues: null, limit: 1 });
       await b.complete(c!.id, ownerOf(c!), null, 3600);
       const later = newJob({ dedupKey: c!.dedupKey });
-      if (c!.dedupKey !== null) expect((await b.enqueue([later]))[0]).toEqual({ id: c!.id, inserted: false });
+      if (c!.dedupKey !== null)
+        expect((await b.enqueue([later]))[0]).toEqual({ id: c!.id, inserted: false });
     });
 
     it("snooze requeues without spending an attempt", async () => {
@@ -245,7 +279,12 @@ export function runBackendContract(target: ContractTarget): void {
       await b.enqueue([job]);
       const [c] = await b.claim({ workerId: "w", queues: null, limit: 1 });
       expect(await b.snooze(job.id, ownerOf(c!), 3600)).toBe(true);
-      expect(await b.getJob(job.id)).toMatchObject({ status: "queued", attempts: 0, workerId: null, claimToken: null });
+      expect(await b.getJob(job.id)).toMatchObject({
+        status: "queued",
+        attempts: 0,
+        workerId: null,
+        claimToken: null,
+      });
       expect(await b.claim({ workerId: "w", queues: null, limit: 1 })).toHaveLength(0);
     });
 
@@ -301,8 +340,12 @@ export function runBackendContract(target: ContractTarget): void {
       // After a NACK and a re-claim by another worker, the first owner's late write is a no-op.
       await b.nack(job.id, ownerOf(c!));
       const [reclaimed] = await b.claim({ workerId: "other", queues: null, limit: 1 });
-      expect(await b.complete(job.id, ownerOf(c!), "\"late\"", 60)).toBe(false);
-      expect(await b.getJob(job.id)).toMatchObject({ status: "processing", workerId: "other", attempts: 0 });
+      expect(await b.complete(job.id, ownerOf(c!), '"late"', 60)).toBe(false);
+      expect(await b.getJob(job.id)).toMatchObject({
+        status: "processing",
+        workerId: "other",
+        attempts: 0,
+      });
       // Writes on queued or done rows are no-ops too.
       expect(await b.complete(job.id, ownerOf(reclaimed!), "1", 60)).toBe(true);
       expect(await b.complete(job.id, ownerOf(reclaimed!), "2", 60)).toBe(false);
@@ -343,14 +386,26 @@ export function runBackendContract(target: ContractTarget): void {
 
     it("registers workers, heartbeats them and tells live from stopped", async () => {
       const b = await make();
-      await b.registerWorker({ id: "w-a", hostname: "h", pid: 1, queues: ["x", "y"], concurrency: 4 });
+      await b.registerWorker({
+        id: "w-a",
+        hostname: "h",
+        pid: 1,
+        queues: ["x", "y"],
+        concurrency: 4,
+      });
       await b.registerWorker({ id: "w-b", hostname: "h", pid: 2, queues: null, concurrency: 1 });
       await b.heartbeat("w-a", "draining");
       await b.markWorkerStopped("w-b");
       const rows = await b.listWorkers(60);
       const a = rows.find((r) => r.id === "w-a");
       const bb = rows.find((r) => r.id === "w-b");
-      expect(a).toMatchObject({ status: "draining", live: true, queues: ["x", "y"], concurrency: 4, pid: 1 });
+      expect(a).toMatchObject({
+        status: "draining",
+        live: true,
+        queues: ["x", "y"],
+        concurrency: 4,
+        pid: 1,
+      });
       expect(bb).toMatchObject({ status: "stopped", live: false, queues: null });
       expect(bb?.stoppedAt).toBeInstanceOf(Date);
     });
@@ -424,9 +479,13 @@ export function runBackendContract(target: ContractTarget): void {
 
 function runClaimer(databaseUrl: string, schema: string, workerId: string): Promise<string[]> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", claimerScript, databaseUrl, schema, workerId], {
-      stdio: ["ignore", "pipe", "pipe"],
-    });
+    const child = spawn(
+      process.execPath,
+      ["--import", "tsx", claimerScript, databaseUrl, schema, workerId],
+      {
+        stdio: ["ignore", "pipe", "pipe"],
+      },
+    );
     let out = "";
     let err = "";
     child.stdout.on("data", (d: Buffer) => {

@@ -3,7 +3,8 @@
 import { createBackend } from "../../src/backends/select.js";
 
 const [databaseUrl, schema, workerId] = process.argv.slice(2);
-if (!databaseUrl || !schema || !workerId) throw new Error("usage: claimer-process URL SCHEMA WORKER_ID");
+if (!databaseUrl || !schema || !workerId)
+  throw new Error("usage: claimer-process URL SCHEMA WORKER_ID");
 const backend = await createBackend({ databaseUrl, schema, poolSize: 2 });
 const ids: string[] = [];
 let empty = 0;

@@ -66,7 +66,12 @@ describe.skipIf(!available)("transactional enqueue through Soniq (pg and Kysely)
 
   it("Kysely transaction: the job shares the transaction's fate", async () => {
     await soniq.setup();
-    await db.withSchema(schema).schema.createTable("tx_users").ifNotExists().addColumn("email", "text").execute();
+    await db
+      .withSchema(schema)
+      .schema.createTable("tx_users")
+      .ifNotExists()
+      .addColumn("email", "text")
+      .execute();
     const enqueueIn = (trx: Kysely<{ tx_users: { email: string } }>, email: string) => {
       const connection = {
         query: async (text: string, values?: unknown[]) => {
@@ -78,13 +83,21 @@ describe.skipIf(!available)("transactional enqueue through Soniq (pg and Kysely)
     };
     let committedId = "";
     await db.transaction().execute(async (trx) => {
-      await trx.withSchema(schema).insertInto("tx_users").values({ email: "k@example.com" }).execute();
+      await trx
+        .withSchema(schema)
+        .insertInto("tx_users")
+        .values({ email: "k@example.com" })
+        .execute();
       committedId = await enqueueIn(trx, "k@example.com");
     });
     let failedId = "";
     await expect(
       db.transaction().execute(async (trx) => {
-        await trx.withSchema(schema).insertInto("tx_users").values({ email: "x@example.com" }).execute();
+        await trx
+          .withSchema(schema)
+          .insertInto("tx_users")
+          .values({ email: "x@example.com" })
+          .execute();
         failedId = await enqueueIn(trx, "x@example.com");
         throw new Error("business rule failed");
       }),

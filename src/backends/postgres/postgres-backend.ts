@@ -1,0 +1,536 @@
+/**
+ * The PostgreSQL backend: the production engine (DESIGN.md §1). Claims with
+ * `FOR UPDATE SKIP LOCKED`, wakes workers with LISTEN/NOTIFY, enqueues a batch in one round
+ * trip (optionally inside the caller's transaction) and decides every time by the database
+ * clock. Tables live in one configurable schema, created by versioned migrations (`setup()`).
+ */
+import pg from "pg";
+import { SoniqError } from "../../errors.js";
+import type {
+  Backend,
+  ClaimedJob,
+  ClaimRequest,
+  DeadLetterRow,
+  EnqueueResult,
+  EnqueueWriteOptions,
+  JobRow,
+  NewJob,
+  Owner,
+  PgQueryable,
+  QueueStats,
+  WorkerInfo,
+  WorkerRow,
+  WorkerStatus,
+} from "../backend.js";
+import { isUuid, notifyChannel, validateSchemaName } from "./identifiers.js";
+import { PgListener } from "./listener.js";
+import { migrate } from "./migrate.js";
+import {
+  type RawDeadLetterRow,
+  type RawJobRow,
+  type RawWorkerRow,
+  toDeadLetterRow,
+  toJobRow,
+  toWorkerRow,
+} from "./rows.js";
+import { buildStatements, type Statements } from "./sql.js";
+
+/** Where a connection error came from, for {@link PostgresBackendOptions.onError}. */
+export type PostgresErrorSource = "pool" | "listener";
+
+/** Options of {@link PostgresBackend}. */
+export interface PostgresBackendOptions {
+  /** `postgres://…` connection string. */
+  connectionString: string;
+  /**
+   * Schema holding Soniq's tables; must match `/^[a-z_][a-z0-9_]{0,62}$/`. Created by
+   * `setup()` when missing.
+   */
+  schema: string;
+  /** Most connections the pool opens at once (an integer >= 1); the LISTEN connection is extra. */
+  poolSize: number;
+  /**
+   * Called with connection errors the backend recovers from by itself: an idle pool connection
+   * that died, or the LISTEN connection failing (it re-connects). Defaults to ignoring them.
+   */
+  onError?: (error: unknown, source: PostgresErrorSource) => void;
+}
+
+/** SQLSTATEs meaning the schema or a table is missing: undefined_table, invalid_schema_name. */
+const MISSING_SCHEMA_CODES = new Set(["42P01", "3F000"]);
+
+/** SQLSTATE unique_violation. */
+const UNIQUE_VIOLATION = "23505";
+
+/** The unique index that holds dedup keys (migrations/001_initial.sql). */
+const DEDUP_INDEX = "soniq_jobs_dedup_key_idx";
+
+/** How often enqueue re-tries jobs whose dedup holder vanished under it (pruned, rolled back). */
+const ENQUEUE_ATTEMPTS = 3;
+
+/** PostgreSQL text cannot hold NUL: error messages and reasons get U+FFFD in its place. */
+function storableText(text: string): string {
+  return text.includes("\u0000") ? text.replaceAll("\u0000", "\uFFFD") : text;
+}
+
+/** A `bool` column read through a client that may use non-default type parsers. */
+function truthy(value: unknown): boolean {
+  return value === true || value === "t" || value === "true";
+}
+
+/**
+ * PostgreSQL implementation of the {@link Backend} contract (see backend.ts for each method's
+ * semantics). Conventions specific to this backend:
+ * - All tables are in {@link PostgresBackendOptions.schema}; runtime SQL is schema-qualified.
+ * - Durations are seconds; `now()` of the database decides every time.
+ * - Wake-ups travel on the channel `soniq_<schema>` (or `soniq_<md5(schema)>` for long names),
+ *   payload = the queue name: an insert trigger NOTIFYs for due jobs (also at the commit of a
+ *   transactional enqueue); nack, retry/snooze with delay <= 0 and replay NOTIFY as well.
+ * - After {@link close}, every call rejects at once with `SoniqError("CLOSED")`.
+ * - A missing schema or table rejects with `SoniqError("SCHEMA_NOT_READY")`: run `soniq setup`.
+ */
+export class PostgresBackend implements Backend {
+  readonly kind = "postgres" as const;
+  /** The validated schema name. */
+  readonly schema: string;
+  /** The NOTIFY/LISTEN channel of {@link schema}. */
+  readonly channel: string;
+  private readonly connectionString: string;
+  private readonly pool: pg.Pool;
+  private readonly sql: Statements;
+  private readonly onError: (error: unknown, source: PostgresErrorSource) => void;
+  private readonly listeners = new Set<(queue: string) => void>();
+  private listener: PgListener | null = null;
+  private closed = false;
+  private closing: Promise<void> | null = null;
+  /** Calls using the pool right now; close() waits for them before ending the pool. */
+  private inflight = 0;
+  private idle: (() => void) | null = null;
+
+  /**
+   * Creates the backend; opens no connection until the first call.
+   * @throws SoniqError `INVALID_OPTION` when the connection string is empty, the schema name
+   * does not match `/^[a-z_][a-z0-9_]{0,62}$/` or `poolSize` is not an integer >= 1.
+   */
+  constructor(options: PostgresBackendOptions) {
+    if (typeof options.connectionString !== "string" || options.connectionString.length === 0) {
+      throw new SoniqError("INVALID_OPTION", "the PostgreSQL connection string is empty", {
+        details: { option: "connectionString" },
+      });
+    }
+    if (!Number.isInteger(options.poolSize) || options.poolSize < 1) {
+      throw new SoniqError(
+        "INVALID_OPTION",
+        `poolSize must be an integer >= 1, got ${String(options.poolSize)}`,
+        { details: { option: "poolSize" } },
+      );
+    }
+    this.schema = validateSchemaName(options.schema);
+    this.channel = notifyChannel(this.schema);
+    this.connectionString = options.connectionString;
+    this.sql = buildStatements(this.schema);
+    this.onError = options.onError ?? (() => undefined);
+    this.pool = new pg.Pool({
+      connectionString: options.connectionString,
+      max: options.poolSize,
+      keepAlive: true,
+    });
+    // An idle connection that dies (server restart, admin kill) must not crash the process.
+    this.pool.on("error", (err) => this.onError(err, "pool"));
+  }
+
+  /** @throws SoniqError `CLOSED` after {@link close}. */
+  private assertOpen(): void {
+    if (this.closed) throw new SoniqError("CLOSED", "the PostgreSQL backend is closed");
+  }
+
+  /** Maps driver errors to Soniq's codes (CLOSED, SCHEMA_NOT_READY); others pass through. */
+  private translate(err: unknown): unknown {
+    if (this.closed) {
+      return new SoniqError("CLOSED", "the PostgreSQL backend was closed during the call", {
+        cause: err,
+      });
+    }
+    const code = (err as { code?: unknown } | null)?.code;
+    if (typeof code === "string" && MISSING_SCHEMA_CODES.has(code)) {
+      return new SoniqError(
+        "SCHEMA_NOT_READY",
+        `Soniq's tables are missing in schema "${this.schema}": run \`soniq setup\``,
+        { cause: err },
+      );
+    }
+    return err;
+  }
+
+  /** Runs one statement on `via` (a caller's client) or the pool. */
+  private async run<R>(
+    text: string,
+    values: unknown[],
+    via?: PgQueryable,
+  ): Promise<{ rows: R[]; rowCount: number }> {
+    return this.track(async () => {
+      const result = await (via ?? this.pool).query(text, values);
+      return { rows: result.rows as R[], rowCount: result.rowCount ?? 0 };
+    });
+  }
+
+  /**
+   * Runs `work` as an in-flight call: rejects with CLOSED at once after close, translates
+   * driver errors, and lets close() wait for it. (pg-pool's `end()` silently drops requests
+   * still waiting for a connection, which would leave them pending forever.)
+   */
+  private async track<T>(work: () => Promise<T>): Promise<T> {
+    this.assertOpen();
+    this.inflight += 1;
+    try {
+      return await work();
+    } catch (err) {
+      throw this.translate(err);
+    } finally {
+      this.inflight -= 1;
+      if (this.inflight === 0 && this.idle) this.idle();
+    }
+  }
+
+  /**
+   * Creates the schema if needed and applies pending migrations (migrate.ts), serialised across
+   * processes by an advisory lock. Idempotent.
+   * @throws SoniqError `CLOSED` after close; driver errors (e.g. missing privileges) as thrown.
+   */
+  async setup(): Promise<void> {
+    await this.track(() => migrate(this.pool, this.schema));
+  }
+
+  /**
+   * Stops the LISTEN connection, waits for the calls already in flight to settle, then ends the
+   * pool. Idempotent. Every later call rejects at once with `SoniqError("CLOSED")`.
+   */
+  async close(): Promise<void> {
+    if (!this.closing) {
+      this.closed = true;
+      this.listeners.clear();
+      const listener = this.listener;
+      this.listener = null;
+      const settled =
+        this.inflight === 0
+          ? Promise.resolve()
+          : new Promise<void>((resolve) => {
+              this.idle = resolve;
+            });
+      this.closing = (async () => {
+        await listener?.stop();
+        await settled;
+        await this.pool.end();
+      })();
+    }
+    return this.closing;
+  }
+
+  /** The database's `now()`. */
+  async now(): Promise<Date> {
+    const { rows } = await this.run<{ now: Date }>(this.sql.now, []);
+    const row = rows[0];
+    if (!row) throw new Error("SELECT now() returned no row");
+    return row.now;
+  }
+
+  /**
+   * Inserts the batch in one statement (one round trip) on `options.connection` when given —
+   * inside the caller's transaction, so the jobs exist iff the caller commits — else on the
+   * pool. Dedup (backend.ts): a held key returns the holder's id with `inserted: false`; a key
+   * repeated within the batch maps to the first job carrying it. A second query runs only when
+   * a holder committed concurrently and is not yet visible to the insert's snapshot.
+   * Due jobs NOTIFY their queue (insert trigger; at commit for a caller's transaction).
+   * @returns One result per input job, in input order.
+   * @throws SoniqError `CLOSED`, `SCHEMA_NOT_READY`; driver errors (e.g. a duplicate job id).
+   */
+  async enqueue(jobs: readonly NewJob[], options?: EnqueueWriteOptions): Promise<EnqueueResult[]> {
+    this.assertOpen();
+    if (jobs.length === 0) return [];
+    const via = options?.connection;
+    const unique: NewJob[] = [];
+    const slotOf: number[] = [];
+    const isFirst: boolean[] = [];
+    const slotByKey = new Map<string, number>();
+    for (const job of jobs) {
+      const seen = job.dedupKey === null ? undefined : slotByKey.get(job.dedupKey);
+      if (seen !== undefined) {
+        slotOf.push(seen);
+        isFirst.push(false);
+        continue;
+      }
+      if (job.dedupKey !== null) slotByKey.set(job.dedupKey, unique.length);
+      slotOf.push(unique.length);
+      isFirst.push(true);
+      unique.push(job);
+    }
+    const results = await this.insertUnique(unique, via);
+    return slotOf.map((slot, i) => {
+      const result = results[slot];
+      if (!result) throw new Error(`enqueue lost the result of job ${i}`);
+      return isFirst[i] ? result : { id: result.id, inserted: false };
+    });
+  }
+
+  /** Inserts jobs whose dedup keys are distinct; results aligned with `jobs`. */
+  private async insertUnique(
+    jobs: readonly NewJob[],
+    via: PgQueryable | undefined,
+  ): Promise<EnqueueResult[]> {
+    const results: Array<EnqueueResult | undefined> = new Array(jobs.length);
+    let pending = jobs.map((_, i) => i);
+    for (let attempt = 0; attempt < ENQUEUE_ATTEMPTS && pending.length > 0; attempt += 1) {
+      const batch = pending.map((i) => jobs[i] as NewJob);
+      const { rows } = await this.run<{ id: string; inserted: unknown; holder_id: string | null }>(
+        this.sql.enqueue,
+        [
+          batch.map((j) => j.id),
+          batch.map((j) => j.name),
+          batch.map((j) => j.queue),
+          batch.map((j) => j.args),
+          batch.map((j) => j.priority),
+          batch.map((j) => j.maxAttempts),
+          batch.map((j) => (j.runAt ? j.runAt.toISOString() : null)),
+          batch.map((j) => j.delaySeconds),
+          batch.map((j) => j.dedupKey),
+        ],
+        via,
+      );
+      const unresolved: number[] = [];
+      rows.forEach((row, k) => {
+        const index = pending[k] as number;
+        if (truthy(row.inserted)) results[index] = { id: row.id, inserted: true };
+        else if (row.holder_id !== null) results[index] = { id: row.holder_id, inserted: false };
+        else unresolved.push(index);
+      });
+      if (unresolved.length === 0) break;
+      // The holder committed after this statement's snapshot: look it up with a fresh one.
+      const keys = unresolved.map((i) => jobs[i]?.dedupKey);
+      const found = await this.run<{ id: string; dedup_key: string }>(
+        this.sql.holders,
+        [keys],
+        via,
+      );
+      const holderByKey = new Map(found.rows.map((row) => [row.dedup_key, row.id]));
+      pending = [];
+      for (const index of unresolved) {
+        const holder = holderByKey.get(jobs[index]?.dedupKey ?? "");
+        if (holder !== undefined) results[index] = { id: holder, inserted: false };
+        else pending.push(index); // The holder is gone meanwhile: try the insert again.
+      }
+    }
+    return results.map((result, i) => {
+      if (!result) {
+        throw new Error(`enqueue of job ${jobs[i]?.id} kept racing a changing dedup holder`);
+      }
+      return result;
+    });
+  }
+
+  /**
+   * One statement: picks up to `limit` due queued jobs (`FOR UPDATE SKIP LOCKED`, so concurrent
+   * claimers never wait for or share a row), marks them processing with a fresh
+   * `gen_random_uuid()` claim token each, and returns them ordered priority, scheduled_at,
+   * created_at, id. `queues: []` claims nothing.
+   */
+  async claim(request: ClaimRequest): Promise<ClaimedJob[]> {
+    this.assertOpen();
+    const limit = Math.floor(request.limit);
+    if (!(limit >= 1) || (request.queues !== null && request.queues.length === 0)) return [];
+    const { rows } =
+      request.queues === null
+        ? await this.run<RawJobRow>(this.sql.claimAll, [request.workerId, limit])
+        : await this.run<RawJobRow>(this.sql.claimQueues, [
+            request.workerId,
+            limit,
+            [...request.queues],
+          ]);
+    return rows.map((row) => toJobRow(row) as ClaimedJob);
+  }
+
+  /** Runs a fenced write; `false` at once when the ids cannot match (not UUIDs). */
+  private async fenced(text: string, id: string, owner: Owner, rest: unknown[]): Promise<boolean> {
+    this.assertOpen();
+    if (!isUuid(id) || !isUuid(owner.claimToken)) return false;
+    const { rowCount } = await this.run(text, [id, owner.workerId, owner.claimToken, ...rest]);
+    return rowCount > 0;
+  }
+
+  /** See {@link Backend.complete}; `resultRetentionSeconds` in seconds. Fenced. */
+  complete(
+    id: string,
+    owner: Owner,
+    result: string | null,
+    resultRetentionSeconds: number,
+  ): Promise<boolean> {
+    return this.fenced(this.sql.complete, id, owner, [result, resultRetentionSeconds]);
+  }
+
+  /** See {@link Backend.retry}; `delaySeconds` in seconds (<= 0 also NOTIFYs). Fenced. */
+  retry(id: string, owner: Owner, error: string, delaySeconds: number): Promise<boolean> {
+    const message = storableText(error);
+    return delaySeconds <= 0
+      ? this.fenced(this.sql.retryNotify, id, owner, [message, delaySeconds, this.channel])
+      : this.fenced(this.sql.retry, id, owner, [message, delaySeconds]);
+  }
+
+  /** See {@link Backend.deadLetter}: one atomic DELETE … INSERT statement. Fenced. */
+  deadLetter(
+    id: string,
+    owner: Owner,
+    error: string,
+    reason: string,
+    countAttempt: boolean,
+  ): Promise<boolean> {
+    return this.fenced(this.sql.deadLetter, id, owner, [
+      storableText(error),
+      storableText(reason),
+      countAttempt,
+    ]);
+  }
+
+  /** See {@link Backend.snooze}; `delaySeconds` in seconds (<= 0 also NOTIFYs). Fenced. */
+  snooze(id: string, owner: Owner, delaySeconds: number): Promise<boolean> {
+    return delaySeconds <= 0
+      ? this.fenced(this.sql.snoozeNotify, id, owner, [delaySeconds, this.channel])
+      : this.fenced(this.sql.snooze, id, owner, [delaySeconds]);
+  }
+
+  /** See {@link Backend.nack}: the seed's nack_job field contract plus the owner; NOTIFYs. */
+  nack(id: string, owner: Owner): Promise<boolean> {
+    return this.fenced(this.sql.nack, id, owner, [this.channel]);
+  }
+
+  /**
+   * See {@link Backend.replay}: one statement moves the entry back (the insert trigger
+   * NOTIFYs).
+   * @throws SoniqError `DEDUP_CONFLICT` when a job holds its dedup key (nothing changes).
+   */
+  async replay(id: string): Promise<boolean> {
+    this.assertOpen();
+    if (!isUuid(id)) return false;
+    try {
+      const { rowCount } = await this.run(this.sql.replay, [id]);
+      return rowCount > 0;
+    } catch (err) {
+      const e = err as { code?: unknown; constraint?: unknown };
+      if (e.code !== UNIQUE_VIOLATION || e.constraint !== DEDUP_INDEX) throw err;
+      const holder = await this.run<{ id: string }>(this.sql.replayHolder, [id]).catch(() => ({
+        rows: [] as Array<{ id: string }>,
+      }));
+      const by = holder.rows[0] ? `job ${holder.rows[0].id}` : "a live job";
+      throw new SoniqError("DEDUP_CONFLICT", `${by} already holds the dedup key of ${id}`, {
+        cause: err,
+        details: { id, holderId: holder.rows[0]?.id },
+      });
+    }
+  }
+
+  /** See {@link Backend.cancel}; `retentionSeconds` in seconds. */
+  async cancel(id: string, retentionSeconds: number): Promise<boolean> {
+    this.assertOpen();
+    if (!isUuid(id)) return false;
+    const { rowCount } = await this.run(this.sql.cancel, [id, retentionSeconds]);
+    return rowCount > 0;
+  }
+
+  /** The job row, or `null` (also for an id that is not a UUID). */
+  async getJob(id: string): Promise<JobRow | null> {
+    this.assertOpen();
+    if (!isUuid(id)) return null;
+    const { rows } = await this.run<RawJobRow>(this.sql.getJob, [id]);
+    return rows[0] ? toJobRow(rows[0]) : null;
+  }
+
+  /** The dead-letter entry, or `null` (also for an id that is not a UUID). */
+  async getDeadLetter(id: string): Promise<DeadLetterRow | null> {
+    this.assertOpen();
+    if (!isUuid(id)) return null;
+    const { rows } = await this.run<RawDeadLetterRow>(this.sql.getDeadLetter, [id]);
+    return rows[0] ? toDeadLetterRow(rows[0]) : null;
+  }
+
+  /** Counts by status plus the DLQ; `total` = jobs + DLQ entries. One statement. */
+  async stats(): Promise<QueueStats> {
+    const { rows } = await this.run<{ status: string; n: string }>(this.sql.stats, []);
+    const stats: QueueStats = {
+      total: 0,
+      queued: 0,
+      processing: 0,
+      done: 0,
+      dead_letter: 0,
+      cancelled: 0,
+    };
+    for (const row of rows) {
+      const n = Number(row.n);
+      if (row.status in stats) stats[row.status as keyof QueueStats] += n;
+      stats.total += n;
+    }
+    return stats;
+  }
+
+  /** See {@link Backend.registerWorker}; re-registering an id resets its row. */
+  async registerWorker(worker: WorkerInfo): Promise<void> {
+    await this.run(this.sql.registerWorker, [
+      worker.id,
+      worker.hostname,
+      worker.pid,
+      worker.queues === null ? null : [...worker.queues],
+      worker.concurrency,
+    ]);
+  }
+
+  /** See {@link Backend.heartbeat}. */
+  async heartbeat(workerId: string, status: WorkerStatus): Promise<void> {
+    await this.run(this.sql.heartbeat, [workerId, status]);
+  }
+
+  /** See {@link Backend.markWorkerStopped}. */
+  async markWorkerStopped(workerId: string): Promise<void> {
+    await this.run(this.sql.markWorkerStopped, [workerId]);
+  }
+
+  /** See {@link Backend.listWorkers}; `live` is computed by the database clock. */
+  async listWorkers(
+    heartbeatTimeoutSeconds: number,
+  ): Promise<Array<WorkerRow & { live: boolean }>> {
+    const { rows } = await this.run<RawWorkerRow & { live: boolean }>(this.sql.listWorkers, [
+      heartbeatTimeoutSeconds,
+    ]);
+    return rows.map((row) => ({ ...toWorkerRow(row), live: row.live }));
+  }
+
+  /** See {@link Backend.pruneFinished}: one DELETE; returns how many rows went. */
+  async pruneFinished(): Promise<number> {
+    const { rowCount } = await this.run(this.sql.pruneFinished, []);
+    return rowCount;
+  }
+
+  /**
+   * See {@link Backend.subscribe}. The first subscription opens the dedicated LISTEN
+   * connection (kept until {@link close}); it re-connects by itself, then calls every listener
+   * with `"*"`. Listeners run in a microtask, like the memory backend's. After close, returns a
+   * no-op unsubscribe.
+   */
+  subscribe(listener: (queue: string) => void): () => void {
+    if (this.closed) return () => undefined;
+    this.listeners.add(listener);
+    if (!this.listener) {
+      this.listener = new PgListener({
+        connectionString: this.connectionString,
+        channel: this.channel,
+        onNotify: (queue) => this.wake(queue),
+        onReconnect: () => this.wake("*"),
+        onError: (err) => this.onError(err, "listener"),
+      });
+      this.listener.start();
+    }
+    return () => {
+      this.listeners.delete(listener);
+    };
+  }
+
+  private wake(queue: string): void {
+    for (const listener of this.listeners) queueMicrotask(() => listener(queue));
+  }
+}

@@ -1,0 +1,131 @@
+/**
+ * Row mapping between PostgreSQL result rows (snake_case, as the driver decodes them) and the
+ * backend contract's shapes. JSON columns are selected as `::text` so they come back as the
+ * exact text that was written; timestamps arrive as `Date` (millisecond precision).
+ */
+import type { DeadLetterRow, JobRow, JobStatus, WorkerRow, WorkerStatus } from "../backend.js";
+
+/** The job columns every job query selects, in `RawJobRow` shape. */
+export const JOB_COLUMNS = `id::text AS id, name, queue, args::text AS args, status, priority, attempts,
+  max_attempts, interruptions, scheduled_at, created_at, updated_at, started_at, finished_at,
+  worker_id, claim_token::text AS claim_token, last_error, result::text AS result,
+  result_expires_at, dedup_key`;
+
+/** The dead-letter columns every dead-letter query selects, in `RawDeadLetterRow` shape. */
+export const DEAD_LETTER_COLUMNS = `id::text AS id, name, queue, args::text AS args, priority,
+  attempts, max_attempts, interruptions, scheduled_at, created_at, updated_at, started_at,
+  finished_at, worker_id, claim_token::text AS claim_token, last_error, dedup_key, reason, dead_at`;
+
+/** The worker columns every worker query selects, in `RawWorkerRow` shape. */
+export const WORKER_COLUMNS = `id, hostname, pid, queues, concurrency, status, started_at,
+  last_heartbeat_at, stopped_at`;
+
+/** A `soniq_jobs` row as selected with {@link JOB_COLUMNS}. */
+export interface RawJobRow {
+  id: string;
+  name: string;
+  queue: string;
+  args: string;
+  status: string;
+  priority: number;
+  attempts: number;
+  max_attempts: number;
+  interruptions: number;
+  scheduled_at: Date;
+  created_at: Date;
+  updated_at: Date;
+  started_at: Date | null;
+  finished_at: Date | null;
+  worker_id: string | null;
+  claim_token: string | null;
+  last_error: string | null;
+  result: string | null;
+  result_expires_at: Date | null;
+  dedup_key: string | null;
+}
+
+/** A `soniq_dead_letter_jobs` row as selected with {@link DEAD_LETTER_COLUMNS}. */
+export interface RawDeadLetterRow
+  extends Omit<RawJobRow, "status" | "result" | "result_expires_at"> {
+  reason: string;
+  dead_at: Date;
+}
+
+/** A `soniq_workers` row as selected with {@link WORKER_COLUMNS}. */
+export interface RawWorkerRow {
+  id: string;
+  hostname: string;
+  pid: number;
+  queues: string[] | null;
+  concurrency: number;
+  status: string;
+  started_at: Date;
+  last_heartbeat_at: Date;
+  stopped_at: Date | null;
+}
+
+/** Maps a selected job row to a {@link JobRow}. */
+export function toJobRow(row: RawJobRow): JobRow {
+  return {
+    id: row.id,
+    name: row.name,
+    queue: row.queue,
+    args: row.args,
+    status: row.status as JobStatus,
+    priority: row.priority,
+    attempts: row.attempts,
+    maxAttempts: row.max_attempts,
+    interruptions: row.interruptions,
+    scheduledAt: row.scheduled_at,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    startedAt: row.started_at,
+    finishedAt: row.finished_at,
+    workerId: row.worker_id,
+    claimToken: row.claim_token,
+    lastError: row.last_error,
+    result: row.result,
+    resultExpiresAt: row.result_expires_at,
+    dedupKey: row.dedup_key,
+  };
+}
+
+/** Maps a selected dead-letter row to a {@link DeadLetterRow}. */
+export function toDeadLetterRow(row: RawDeadLetterRow): DeadLetterRow {
+  return {
+    id: row.id,
+    name: row.name,
+    queue: row.queue,
+    args: row.args,
+    priority: row.priority,
+    attempts: row.attempts,
+    maxAttempts: row.max_attempts,
+    interruptions: row.interruptions,
+    scheduledAt: row.scheduled_at,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    startedAt: row.started_at,
+    finishedAt: row.finished_at,
+    workerId: row.worker_id,
+    claimToken: row.claim_token,
+    lastError: row.last_error,
+    dedupKey: row.dedup_key,
+    reason: row.reason,
+    deadAt: row.dead_at,
+  };
+}
+
+/** Maps a selected worker row to a {@link WorkerRow}. */
+export function toWorkerRow(row: RawWorkerRow): WorkerRow {
+  return {
+    id: row.id,
+    hostname: row.hostname,
+    pid: row.pid,
+    queues: row.queues,
+    concurrency: row.concurrency,
+    status: row.status as WorkerStatus,
+    startedAt: row.started_at,
+    lastHeartbeatAt: row.last_heartbeat_at,
+    stoppedAt: row.stopped_at,
+  };
+}

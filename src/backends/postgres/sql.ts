@@ -1,0 +1,192 @@
+/**
+ * The runtime SQL of the PostgreSQL backend, built once per schema. Every table name is
+ * schema-qualified and quoted, so the statements also run on a caller's client whatever its
+ * `search_path` (transactional enqueue). Every time is the database's (`now()`); durations are
+ * seconds (`make_interval(secs => …)`). Parameter lists are documented per statement.
+ */
+import { quoteIdent } from "./identifiers.js";
+import { DEAD_LETTER_COLUMNS, JOB_COLUMNS, WORKER_COLUMNS } from "./rows.js";
+
+/** The statements of {@link buildStatements}. */
+export type Statements = ReturnType<typeof buildStatements>;
+
+/** A queue name as a NOTIFY payload: names too long for a payload wake every queue (`*`). */
+const PAYLOAD = "CASE WHEN octet_length(queue) <= 1024 THEN queue ELSE '*' END";
+
+/** The owner fence of every finishing write (DESIGN.md §3.1): `$1` id, `$2` worker, `$3` token. */
+const FENCE =
+  "id = $1::uuid AND status = 'processing' AND worker_id = $2 AND claim_token = $3::uuid";
+
+/**
+ * Wraps an `UPDATE … RETURNING queue` so that each changed row also NOTIFYs its queue on
+ * `channel` (a parameter reference such as `$5`). Returns one row per changed row.
+ */
+function notifying(update: string, channel: string): string {
+  return `WITH moved AS (${update} RETURNING queue) SELECT pg_notify(${channel}, ${PAYLOAD}) FROM moved`;
+}
+
+/** Builds every runtime statement for `schema` (already validated). */
+export function buildStatements(schema: string) {
+  const s = quoteIdent(schema);
+  const jobs = `${s}.${quoteIdent("soniq_jobs")}`;
+  const dead = `${s}.${quoteIdent("soniq_dead_letter_jobs")}`;
+  const workers = `${s}.${quoteIdent("soniq_workers")}`;
+
+  const retryUpdate = `UPDATE ${jobs}
+    SET status = 'queued', attempts = attempts + 1, last_error = $4,
+        scheduled_at = now() + make_interval(secs => $5::float8), updated_at = now(),
+        worker_id = NULL, claim_token = NULL
+    WHERE ${FENCE}`;
+  const snoozeUpdate = `UPDATE ${jobs}
+    SET status = 'queued', scheduled_at = now() + make_interval(secs => $4::float8),
+        updated_at = now(), worker_id = NULL, claim_token = NULL
+    WHERE ${FENCE}`;
+  const nackUpdate = `UPDATE ${jobs}
+    SET status = 'queued', worker_id = NULL, claim_token = NULL,
+        updated_at = now(), scheduled_at = now()
+    WHERE ${FENCE}`;
+
+  const claimFrom = (queueFilter: string) => `WITH picked AS (
+      SELECT id FROM ${jobs}
+      WHERE status = 'queued' AND scheduled_at <= now()${queueFilter}
+      ORDER BY priority, scheduled_at, created_at, id
+      LIMIT $2
+      FOR UPDATE SKIP LOCKED
+    ), claimed AS (
+      UPDATE ${jobs} AS j
+      SET status = 'processing', worker_id = $1, claim_token = gen_random_uuid(),
+          started_at = now(), updated_at = now()
+      FROM picked WHERE j.id = picked.id
+      RETURNING j.*
+    )
+    SELECT ${JOB_COLUMNS} FROM claimed ORDER BY priority, scheduled_at, created_at, id`;
+
+  return {
+    /** → `now`. */
+    now: "SELECT now() AS now",
+
+    /**
+     * `$1` ids uuid[], `$2` names, `$3` queues, `$4` args (JSON text), `$5` priorities int[],
+     * `$6` max attempts int[], `$7` run-at timestamptz[] (NULL = use the delay), `$8` delays in
+     * seconds float8[], `$9` dedup keys (NULL = none); the batch has no duplicate keys.
+     * → per input, in order: `id`, `inserted`, `holder_id` (the existing holder when not
+     * inserted; NULL if it is not visible to this statement's snapshot yet).
+     */
+    enqueue: `WITH input AS (
+        SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::int[],
+                             $6::int[], $7::timestamptz[], $8::float8[], $9::text[])
+          WITH ORDINALITY AS t(id, name, queue, args, priority, max_attempts, run_at,
+                               delay_seconds, dedup_key, ord)
+      ), inserted AS (
+        INSERT INTO ${jobs} (id, name, queue, args, priority, max_attempts, scheduled_at, dedup_key)
+        SELECT id, name, queue, args::json, priority, max_attempts,
+               COALESCE(run_at, now() + make_interval(secs => delay_seconds)), dedup_key
+        FROM input ORDER BY ord
+        ON CONFLICT (dedup_key) WHERE dedup_key IS NOT NULL DO NOTHING
+        RETURNING id
+      )
+      SELECT input.id::text AS id, inserted.id IS NOT NULL AS inserted,
+             holder.id::text AS holder_id
+      FROM input
+      LEFT JOIN inserted ON inserted.id = input.id
+      LEFT JOIN ${jobs} AS holder
+        ON inserted.id IS NULL AND holder.dedup_key = input.dedup_key
+      ORDER BY input.ord`,
+
+    /** `$1` dedup keys text[] → `id`, `dedup_key` of the rows holding them. */
+    holders: `SELECT id::text AS id, dedup_key FROM ${jobs} WHERE dedup_key = ANY($1::text[])`,
+
+    /** `$1` worker id, `$2` limit → claimed rows, in claim order. Every queue. */
+    claimAll: claimFrom(""),
+    /** `$1` worker id, `$2` limit, `$3` queues text[] → claimed rows, in claim order. */
+    claimQueues: claimFrom(" AND queue = ANY($3::text[])"),
+
+    /** Fence `$1..$3`, `$4` result JSON text or NULL, `$5` retention seconds. */
+    complete: `UPDATE ${jobs}
+      SET status = 'done', attempts = attempts + 1, result = $4::json, finished_at = now(),
+          updated_at = now(), result_expires_at = now() + make_interval(secs => $5::float8)
+      WHERE ${FENCE}`,
+
+    /** Fence `$1..$3`, `$4` error, `$5` delay seconds. */
+    retry: retryUpdate,
+    /** As {@link retry}, plus `$6` channel: NOTIFYs the queue (the job is due now). */
+    retryNotify: notifying(retryUpdate, "$6"),
+
+    /** Fence `$1..$3`, `$4` delay seconds. */
+    snooze: snoozeUpdate,
+    /** As {@link snooze}, plus `$5` channel: NOTIFYs the queue (the job is due now). */
+    snoozeNotify: notifying(snoozeUpdate, "$5"),
+
+    /** Fence `$1..$3`, `$4` channel. The seed's nack_job field contract; NOTIFYs the queue. */
+    nack: notifying(nackUpdate, "$4"),
+
+    /**
+     * Fence `$1..$3`, `$4` error, `$5` reason, `$6` whether to count an attempt. One statement:
+     * the DELETE and the INSERT commit together, so the job is in exactly one table.
+     */
+    deadLetter: `WITH moved AS (DELETE FROM ${jobs} WHERE ${FENCE} RETURNING *)
+      INSERT INTO ${dead} (id, name, queue, args, priority, attempts, max_attempts, interruptions,
+                           scheduled_at, created_at, updated_at, started_at, finished_at,
+                           worker_id, claim_token, last_error, dedup_key, reason, dead_at)
+      SELECT id, name, queue, args, priority,
+             attempts + CASE WHEN $6::boolean THEN 1 ELSE 0 END, max_attempts, interruptions,
+             scheduled_at, created_at, now(), started_at, finished_at,
+             worker_id, claim_token, $4, dedup_key, $5, now()
+      FROM moved`,
+
+    /**
+     * `$1` id. One statement (DELETE from the DLQ + INSERT as queued, due now); the insert
+     * trigger NOTIFYs. A held dedup key fails it with 23505 on `soniq_jobs_dedup_key_idx`.
+     */
+    replay: `WITH moved AS (DELETE FROM ${dead} WHERE id = $1::uuid RETURNING *)
+      INSERT INTO ${jobs} (id, name, queue, args, status, priority, attempts, max_attempts,
+                           interruptions, scheduled_at, created_at, updated_at, last_error,
+                           dedup_key)
+      SELECT id, name, queue, args, 'queued', priority, 0, max_attempts,
+             0, now(), created_at, now(), last_error, dedup_key
+      FROM moved`,
+
+    /** `$1` dead-letter id → `id` of the job holding its dedup key. */
+    replayHolder: `SELECT j.id::text AS id FROM ${jobs} AS j
+      JOIN ${dead} AS d ON d.dedup_key = j.dedup_key WHERE d.id = $1::uuid`,
+
+    /** `$1` id, `$2` retention seconds. */
+    cancel: `UPDATE ${jobs}
+      SET status = 'cancelled', finished_at = now(), updated_at = now(),
+          result_expires_at = now() + make_interval(secs => $2::float8)
+      WHERE id = $1::uuid AND status = 'queued'`,
+
+    /** `$1` id → job row. */
+    getJob: `SELECT ${JOB_COLUMNS} FROM ${jobs} WHERE id = $1::uuid`,
+    /** `$1` id → dead-letter row. */
+    getDeadLetter: `SELECT ${DEAD_LETTER_COLUMNS} FROM ${dead} WHERE id = $1::uuid`,
+
+    /** → `status`, `n` (bigint as text): one row per job status present, plus `dead_letter`. */
+    stats: `SELECT status, count(*) AS n FROM ${jobs} GROUP BY status
+      UNION ALL SELECT 'dead_letter', count(*) FROM ${dead}`,
+
+    /** `$1` id, `$2` hostname, `$3` pid, `$4` queues text[] or NULL, `$5` concurrency. */
+    registerWorker: `INSERT INTO ${workers}
+        (id, hostname, pid, queues, concurrency, status, started_at, last_heartbeat_at, stopped_at)
+      VALUES ($1, $2, $3, $4::text[], $5, 'running', now(), now(), NULL)
+      ON CONFLICT (id) DO UPDATE SET hostname = EXCLUDED.hostname, pid = EXCLUDED.pid,
+        queues = EXCLUDED.queues, concurrency = EXCLUDED.concurrency, status = 'running',
+        started_at = now(), last_heartbeat_at = now(), stopped_at = NULL`,
+
+    /** `$1` worker id, `$2` status. */
+    heartbeat: `UPDATE ${workers} SET last_heartbeat_at = now(), status = $2 WHERE id = $1`,
+
+    /** `$1` worker id. */
+    markWorkerStopped: `UPDATE ${workers} SET status = 'stopped', stopped_at = now() WHERE id = $1`,
+
+    /** `$1` heartbeat timeout in seconds → worker rows plus `live`, newest first. */
+    listWorkers: `SELECT ${WORKER_COLUMNS},
+        status <> 'stopped'
+          AND last_heartbeat_at >= now() - make_interval(secs => $1::float8) AS live
+      FROM ${workers} ORDER BY started_at DESC, id`,
+
+    /** Deletes finished rows whose retention has passed. */
+    pruneFinished: `DELETE FROM ${jobs}
+      WHERE status IN ('done', 'cancelled') AND result_expires_at <= now()`,
+  };
+}

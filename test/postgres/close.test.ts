@@ -1,0 +1,73 @@
+// After close(), every call rejects at once with CLOSED — never a pool time-out.
+import { afterAll, describe, expect, it } from "vitest";
+import { PostgresBackend } from "../../src/backends/postgres/postgres-backend.js";
+import { isSoniqError } from "../../src/errors.js";
+import { newJob } from "../contract/backend-contract.js";
+import {
+  dropSchemas,
+  freshSchema,
+  postgresAvailable,
+  TEST_DATABASE_URL,
+} from "../helpers/postgres.js";
+
+const available = await postgresAvailable();
+
+describe.skipIf(!available)("postgres: close", () => {
+  const schemas: string[] = [];
+  afterAll(async () => {
+    await dropSchemas(schemas.splice(0));
+  });
+
+  it("rejects every call with CLOSED in under 100 ms", async () => {
+    const schema = freshSchema();
+    schemas.push(schema);
+    const b = new PostgresBackend({ connectionString: TEST_DATABASE_URL, schema, poolSize: 1 });
+    await b.setup();
+    b.subscribe(() => undefined);
+    const owner = { workerId: "w", claimToken: "00000000-0000-4000-8000-000000000000" };
+    const id = newJob().id;
+    await b.close();
+    await b.close(); // idempotent
+    const calls: Array<() => Promise<unknown>> = [
+      () => b.setup(),
+      () => b.now(),
+      () => b.enqueue([newJob()]),
+      () => b.enqueue([]),
+      () => b.claim({ workerId: "w", queues: null, limit: 1 }),
+      () => b.complete(id, owner, null, 60),
+      () => b.retry(id, owner, "x", 0),
+      () => b.deadLetter(id, owner, "x", "r", true),
+      () => b.snooze(id, owner, 0),
+      () => b.nack(id, owner),
+      () => b.replay(id),
+      () => b.cancel(id, 60),
+      () => b.getJob(id),
+      () => b.getDeadLetter(id),
+      () => b.stats(),
+      () => b.registerWorker({ id: "w", hostname: "h", pid: 1, queues: null, concurrency: 1 }),
+      () => b.heartbeat("w", "running"),
+      () => b.markWorkerStopped("w"),
+      () => b.listWorkers(60),
+      () => b.pruneFinished(),
+    ];
+    for (const call of calls) {
+      const started = performance.now();
+      const err = await call().catch((e: unknown) => e);
+      expect(performance.now() - started).toBeLessThan(100);
+      expect(isSoniqError(err, "CLOSED")).toBe(true);
+    }
+    expect(typeof b.subscribe(() => undefined)).toBe("function");
+  });
+
+  it("lets in-flight calls finish, then rejects later ones", async () => {
+    const schema = freshSchema();
+    schemas.push(schema);
+    const b = new PostgresBackend({ connectionString: TEST_DATABASE_URL, schema, poolSize: 1 });
+    await b.setup();
+    const inflight = b.enqueue([newJob()]);
+    await b.close();
+    await expect(inflight).resolves.toHaveLength(1);
+    const err = await b.stats().catch((e: unknown) => e);
+    expect(isSoniqError(err, "CLOSED")).toBe(true);
+  });
+});

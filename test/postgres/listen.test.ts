@@ -1,0 +1,131 @@
+// LISTEN/NOTIFY wake-ups: the dedicated connection re-connects after being killed, the channel
+// is per schema, and NACK / immediate retry wake workers too.
+import pg from "pg";
+import { afterEach, describe, expect, it } from "vitest";
+import { PostgresBackend } from "../../src/backends/postgres/postgres-backend.js";
+import { newJob } from "../contract/backend-contract.js";
+import {
+  dropSchemas,
+  freshSchema,
+  postgresAvailable,
+  TEST_DATABASE_URL,
+} from "../helpers/postgres.js";
+
+const available = await postgresAvailable();
+
+async function admin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Backend pids of the connections whose last statement LISTENed on `channel`. */
+function listenerPids(channel: string): Promise<number[]> {
+  return admin(async (c) => {
+    const { rows } = await c.query<{ pid: number }>(
+      "SELECT pid FROM pg_stat_activity WHERE query = $1",
+      [`LISTEN "${channel}"`],
+    );
+    return rows.map((r) => r.pid);
+  });
+}
+
+/** Enqueues into `queue` every 200 ms until `woke` holds it (bounded by `ms`). */
+async function enqueueUntilWoken(b: PostgresBackend, queue: string, woke: string[], ms: number) {
+  const deadline = Date.now() + ms;
+  while (!woke.includes(queue)) {
+    if (Date.now() > deadline) throw new Error(`no wake-up for ${queue} within ${ms} ms`);
+    await b.enqueue([newJob({ queue })]);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+describe.skipIf(!available)("postgres: LISTEN/NOTIFY", () => {
+  const schemas: string[] = [];
+  const backends: PostgresBackend[] = [];
+
+  afterEach(async () => {
+    for (const b of backends.splice(0)) await b.close().catch(() => undefined);
+    await dropSchemas(schemas.splice(0));
+  });
+
+  async function open(schema = freshSchema()): Promise<PostgresBackend> {
+    schemas.push(schema);
+    const errors: unknown[] = [];
+    const b = new PostgresBackend({
+      connectionString: TEST_DATABASE_URL,
+      schema,
+      poolSize: 2,
+      onError: (err) => errors.push(err),
+    });
+    backends.push(b);
+    await b.setup();
+    return b;
+  }
+
+  it("survives a terminated LISTEN connection", async () => {
+    const b = await open();
+    const woke: string[] = [];
+    b.subscribe((queue) => woke.push(queue));
+    await enqueueUntilWoken(b, "before", woke, 10_000);
+
+    const [pid] = await listenerPids(b.channel);
+    expect(pid).toBeTypeOf("number");
+    await admin((c) => c.query("SELECT pg_terminate_backend($1)", [pid]));
+    woke.length = 0;
+
+    await enqueueUntilWoken(b, "after", woke, 15_000);
+    expect(woke).toContain("*"); // re-connected: "may have missed some"
+    const pids = await listenerPids(b.channel);
+    expect(pids).toHaveLength(1);
+    expect(pids[0]).not.toBe(pid);
+  }, 30_000);
+
+  it("keeps schemas apart and handles 63-character schema names", async () => {
+    const long = `soniq_t_${"x".repeat(42)}_${Math.random().toString(16).slice(2, 14).padEnd(12, "0")}`;
+    expect(long).toHaveLength(63);
+    const a = await open(long);
+    const other = await open();
+    expect(a.channel.length).toBeLessThanOrEqual(63);
+    const wokeA: string[] = [];
+    const wokeOther: string[] = [];
+    a.subscribe((q) => wokeA.push(q));
+    other.subscribe((q) => wokeOther.push(q));
+    await enqueueUntilWoken(a, "long", wokeA, 10_000);
+    await enqueueUntilWoken(other, "short", wokeOther, 10_000);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(wokeOther).not.toContain("long");
+    expect(wokeA).not.toContain("short");
+  });
+
+  it("NACK, immediate retry and replay wake the queue; delayed inserts do not", async () => {
+    const b = await open();
+    const woke: string[] = [];
+    b.subscribe((q) => woke.push(q));
+    await enqueueUntilWoken(b, "probe", woke, 10_000);
+
+    await b.enqueue([newJob({ queue: "later", delaySeconds: 3600 })]);
+    const job = newJob({ queue: "again" });
+    await b.enqueue([job]);
+    await expect.poll(() => woke.includes("again")).toBe(true);
+
+    const steps: Array<(owner: { workerId: string; claimToken: string }) => Promise<boolean>> = [
+      (o) => b.nack(job.id, o),
+      (o) => b.retry(job.id, o, "boom", 0),
+      (o) => b.snooze(job.id, o, 0),
+      async (o) => (await b.deadLetter(job.id, o, "x", "r", true)) && b.replay(job.id),
+    ];
+    for (const step of steps) {
+      const [c] = await b.claim({ workerId: "w", queues: ["again"], limit: 1 });
+      if (!c) throw new Error("nothing to claim");
+      woke.length = 0;
+      expect(await step({ workerId: "w", claimToken: c.claimToken })).toBe(true);
+      await expect.poll(() => woke.includes("again")).toBe(true);
+    }
+    expect(woke).not.toContain("later");
+  });
+});

@@ -1,0 +1,109 @@
+// Schema creation: versioned migrations, concurrent setup(), options validation, SCHEMA_NOT_READY.
+import { readdirSync } from "node:fs";
+import pg from "pg";
+import { afterEach, describe, expect, it } from "vitest";
+import { PostgresBackend } from "../../src/backends/postgres/postgres-backend.js";
+import { isSoniqError } from "../../src/errors.js";
+import { newJob } from "../contract/backend-contract.js";
+import {
+  dropSchemas,
+  freshSchema,
+  postgresAvailable,
+  TEST_DATABASE_URL,
+} from "../helpers/postgres.js";
+
+const available = await postgresAvailable();
+
+const migrationFiles = readdirSync(
+  new URL("../../src/backends/postgres/migrations/", import.meta.url),
+).filter((f) => f.endsWith(".sql"));
+
+describe("postgres: options", () => {
+  it.each(["Soniq", "1abc", "has-dash", "", "a".repeat(64), 'x"y'])(
+    "rejects the schema name %j with INVALID_OPTION",
+    (schema) => {
+      let err: unknown;
+      try {
+        new PostgresBackend({ connectionString: TEST_DATABASE_URL, schema, poolSize: 1 });
+      } catch (e) {
+        err = e;
+      }
+      expect(isSoniqError(err, "INVALID_OPTION")).toBe(true);
+    },
+  );
+
+  it("rejects a pool size that is not a positive integer", () => {
+    for (const poolSize of [0, -1, 1.5, Number.NaN]) {
+      expect(
+        () =>
+          new PostgresBackend({ connectionString: TEST_DATABASE_URL, schema: "soniq", poolSize }),
+      ).toThrow(/INVALID_OPTION/);
+    }
+  });
+});
+
+describe.skipIf(!available)("postgres: setup", () => {
+  const schemas: string[] = [];
+  const backends: PostgresBackend[] = [];
+
+  afterEach(async () => {
+    for (const b of backends.splice(0)) await b.close().catch(() => undefined);
+    await dropSchemas(schemas.splice(0));
+  });
+
+  function open(schema: string): PostgresBackend {
+    const b = new PostgresBackend({ connectionString: TEST_DATABASE_URL, schema, poolSize: 2 });
+    backends.push(b);
+    return b;
+  }
+
+  async function migrationCounts(schema: string): Promise<Array<{ version: number; n: number }>> {
+    const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
+    await client.connect();
+    try {
+      const { rows } = await client.query<{ version: number; n: number }>(
+        `SELECT version, count(*)::int AS n FROM "${schema}".soniq_migrations GROUP BY version ORDER BY version`,
+      );
+      return rows;
+    } finally {
+      await client.end();
+    }
+  }
+
+  it("two setup() calls at once on a fresh schema both succeed, each migration applied once", async () => {
+    const schema = freshSchema();
+    schemas.push(schema);
+    const [a, b, c] = [open(schema), open(schema), open(schema)];
+    await Promise.all([a.setup(), b.setup(), c.setup()]);
+    const counts = await migrationCounts(schema);
+    expect(counts).toHaveLength(migrationFiles.length);
+    for (const row of counts) expect(row.n).toBe(1);
+    // And the schema works from every instance.
+    const job = newJob();
+    await a.enqueue([job]);
+    expect(await b.getJob(job.id)).toMatchObject({ id: job.id, status: "queued" });
+  });
+
+  it("setup is idempotent on an existing schema", async () => {
+    const schema = freshSchema();
+    schemas.push(schema);
+    await open(schema).setup();
+    await open(schema).setup();
+    expect((await migrationCounts(schema)).every((row) => row.n === 1)).toBe(true);
+  });
+
+  it("calls before setup reject with SCHEMA_NOT_READY", async () => {
+    const schema = freshSchema();
+    schemas.push(schema);
+    const b = open(schema);
+    for (const call of [
+      () => b.stats(),
+      () => b.enqueue([newJob()]),
+      () => b.claim({ workerId: "w", queues: null, limit: 1 }),
+    ]) {
+      const err = await call().catch((e: unknown) => e);
+      expect(isSoniqError(err, "SCHEMA_NOT_READY")).toBe(true);
+      expect(String((err as Error).message)).toContain("soniq setup");
+    }
+  });
+});
