@@ -16,7 +16,7 @@ import { toJsonText } from "../jobs/payload.js";
 import { retryDelaySeconds } from "../jobs/retry-policy.js";
 import { Snooze } from "../jobs/snooze.js";
 import type { Logger } from "../observability/logger.js";
-import type { SoniqSettings } from "../settings.js";
+import { type SoniqSettings, settingsSchema } from "../settings.js";
 import type { Soniq } from "../soniq.js";
 import { errorText } from "./error-text.js";
 import { type ExitReason, ShutdownMachine, type ShutdownState } from "./shutdown-machine.js";
@@ -42,10 +42,13 @@ export interface WorkerOptions {
 
 /** How a worker ended. */
 export interface WorkerExit {
-  /** `drained`: every job finished; `shutdown_timeout`: the deadline path was taken; `record_failed`: an outcome could not be written. */
-  reason: ExitReason | "record_failed";
-  /** The CLI's exit code: 0 drained, 1 deadline path, 3 outcome not recorded. */
-  exitCode: 0 | 1 | 3;
+  /**
+   * `drained`: every job finished; `shutdown_timeout`: the deadline path was taken;
+   * `record_failed`: an outcome could not be written; `start_failed`: start() threw.
+   */
+  reason: ExitReason | "record_failed" | "start_failed";
+  /** The CLI's exit code: 0 drained, 1 deadline path, 2 start-up failed, 3 outcome not recorded. */
+  exitCode: 0 | 1 | 2 | 3;
   /** Jobs NACK'd back to `queued` at the deadline. */
   released: string[];
 }
@@ -66,6 +69,19 @@ interface InFlight {
   done: Promise<void>;
 }
 
+/** The settings a worker may override, validated like the instance's. */
+const WORKER_OVERRIDES = settingsSchema
+  .pick({
+    concurrency: true,
+    queues: true,
+    shutdownTimeout: true,
+    shutdownSettle: true,
+    heartbeatInterval: true,
+    pollInterval: true,
+  })
+  .partial()
+  .strict();
+
 const RECORD_BACKOFF_MS = [0, 250, 500, 1000, 2000, 4000];
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -80,7 +96,8 @@ export class Worker {
   private readonly inflight = new Map<string, InFlight>();
   private readonly latch = new WakeLatch();
   private backend: Backend | undefined;
-  private started = false;
+  /** new → starting → running → done (start-up lifecycle, separate from the shutdown machine). */
+  private phase: "new" | "starting" | "running" | "done" = "new";
   private loopDone: Promise<void> = Promise.resolve();
   private heartbeatTimer: NodeJS.Timeout | undefined;
   private deadlineTimer: NodeJS.Timeout | undefined;
@@ -97,16 +114,19 @@ export class Worker {
     private readonly clock: () => number = Date.now,
   ) {
     const { signal, ...overrides } = options;
-    const merged = { ...soniq.settings };
-    for (const [key, value] of Object.entries(overrides)) {
-      if (value !== undefined) (merged as Record<string, unknown>)[key] = value;
-    }
-    if (!Number.isInteger(merged.concurrency) || merged.concurrency < 1) {
-      throw new SoniqError(
-        "INVALID_OPTION",
-        `worker concurrency must be an integer >= 1, got ${merged.concurrency}`,
+    const input = Object.fromEntries(Object.entries(overrides).filter(([, v]) => v !== undefined));
+    const checked = WORKER_OVERRIDES.safeParse(input);
+    if (!checked.success) {
+      const problems = checked.error.issues.map((i) =>
+        i.code === "unrecognized_keys"
+          ? `unknown worker option(s) ${i.keys.join(", ")}`
+          : `${String(i.path[0])}: ${i.message}`,
       );
+      throw new SoniqError("INVALID_OPTION", problems.join("; "), { details: { problems } });
     }
+    // Only what was given: the schema's defaults must not override the instance's settings.
+    const given = Object.fromEntries(Object.entries(checked.data).filter(([key]) => key in input));
+    const merged = { ...soniq.settings, ...given };
     this.settings = merged;
     this.id = `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
     this.logger = soniq.logger.child({ worker_id: this.id });
@@ -124,7 +144,7 @@ export class Worker {
 
   /** Readiness for load balancers: true while started and RUNNING, false the moment draining starts. */
   get ready(): boolean {
-    return this.started && this.machine.state === "RUNNING";
+    return this.phase === "running" && this.machine.state === "RUNNING";
   }
 
   /** Jobs currently claimed by this worker. */
@@ -142,11 +162,15 @@ export class Worker {
 
   /**
    * Registers the worker row and starts the claim loop and heartbeat.
+   * A worker stopped before it started (e.g. its `signal` was already aborted) starts nothing and
+   * is finished at once. When start-up fails, {@link Worker.finished} resolves with
+   * `start_failed` (exit code 2) and the error is thrown.
    * @throws SoniqError `WORKER_START` with no registered jobs or when already started;
    * `SCHEMA_NOT_READY` before `soniq setup`; connection errors from the backend.
    */
   async start(): Promise<void> {
-    if (this.started) throw new SoniqError("WORKER_START", "this worker was already started");
+    if (this.phase !== "new")
+      throw new SoniqError("WORKER_START", "this worker was already started");
     if (this.soniq.jobs.size === 0) {
       throw new SoniqError(
         "WORKER_START",
@@ -154,16 +178,31 @@ export class Worker {
       );
     }
     void this.finished;
-    this.started = true;
-    const backend = await this.soniq.backend();
+    if (this.machine.state !== "RUNNING") {
+      this.phase = "done";
+      this.machine.settle();
+      this.resolveFinished?.({ reason: "drained", exitCode: 0, released: [] });
+      return;
+    }
+    this.phase = "starting";
+    let backend: Backend;
+    try {
+      backend = await this.soniq.backend();
+      await backend.registerWorker({
+        id: this.id,
+        hostname: hostname(),
+        pid: process.pid,
+        queues: this.settings.queues,
+        concurrency: this.settings.concurrency,
+      });
+    } catch (err) {
+      this.phase = "done";
+      this.machine.settle();
+      this.resolveFinished?.({ reason: "start_failed", exitCode: 2, released: [] });
+      throw err;
+    }
     this.backend = backend;
-    await backend.registerWorker({
-      id: this.id,
-      hostname: hostname(),
-      pid: process.pid,
-      queues: this.settings.queues,
-      concurrency: this.settings.concurrency,
-    });
+    this.phase = "running";
     const queues = this.settings.queues;
     this.unsubscribe = backend.subscribe((queue) => {
       if (queue === "*" || queues === null || queues.includes(queue)) this.latch.wake();
@@ -203,13 +242,14 @@ export class Worker {
       }
       return this.finished;
     }
-    if (!this.started) {
+    if (this.phase === "new") {
       this.machine.settle();
       void this.finished;
       this.resolveFinished?.({ reason: "drained", exitCode: 0, released: [] });
       return this.finished;
     }
-    this.beginDrain();
+    // While starting, start() begins the drain as soon as the worker row exists.
+    if (this.phase === "running") this.beginDrain();
     return this.finished;
   }
 

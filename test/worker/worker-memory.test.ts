@@ -299,4 +299,41 @@ describe("worker on the memory backend", () => {
     await worker.stop();
     expect(dead.lastError).toContain("INVALID_PAYLOAD");
   });
+
+  it("a stop that arrives while the worker is starting drains cleanly once it runs", async () => {
+    const { soniq } = instance();
+    soniq.job({ name: "noop.job", handler: async () => undefined });
+    const worker = soniq.worker();
+    const starting = worker.start();
+    const stopped = worker.stop("SIGTERM");
+    await starting;
+    await expect(stopped).resolves.toMatchObject({ reason: "drained", exitCode: 0 });
+    expect((await soniq.workers())[0]).toMatchObject({ status: "stopped" });
+  });
+
+  it("a worker whose signal is already aborted starts nothing", async () => {
+    const { soniq } = instance();
+    soniq.job({ name: "noop.job", handler: async () => undefined });
+    const worker = soniq.worker({ signal: AbortSignal.abort() });
+    await worker.start();
+    await expect(worker.finished).resolves.toMatchObject({ reason: "drained", exitCode: 0 });
+    expect(await soniq.workers()).toHaveLength(0);
+  });
+
+  it("a failed start resolves finished with start_failed (exit code 2)", async () => {
+    const { soniq, backend } = instance();
+    soniq.job({ name: "noop.job", handler: async () => undefined });
+    await backend.close();
+    const worker = soniq.worker();
+    await expect(worker.start()).rejects.toMatchObject({ code: "CLOSED" });
+    await expect(worker.finished).resolves.toMatchObject({ reason: "start_failed", exitCode: 2 });
+  });
+
+  it("validates worker options like instance options", () => {
+    const { soniq } = instance();
+    expect(() => soniq.worker({ concurrency: 0 })).toThrow(/INVALID_OPTION.*concurrency/);
+    expect(() => soniq.worker({ shutdownTimeout: -1 })).toThrow(/INVALID_OPTION/);
+    // @ts-expect-error unknown option
+    expect(() => soniq.worker({ concurency: 2 })).toThrow(/INVALID_OPTION.*concurency/);
+  });
 });
