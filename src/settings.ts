@@ -41,6 +41,10 @@ export const settingsSchema = z.strictObject({
   rejectUnknownJobs: z.boolean().default(true),
   logLevel: z.enum(LOG_LEVELS).default("info"),
   logArgs: z.boolean().default(false),
+  syncHandlerPoolSize: z.number().int().min(1).max(1024).default(8),
+  syncHandlerGraceSeconds: seconds(0, 86_400 * 7)
+    .nullable()
+    .default(null),
 });
 
 /** Resolved settings (every field present). */
@@ -85,6 +89,14 @@ export interface SoniqSettingsInput {
   logLevel?: (typeof LOG_LEVELS)[number];
   /** `SONIQ_LOG_ARGS`. Include job arguments in log lines. Default false. */
   logArgs?: boolean;
+  /** `SONIQ_SYNC_HANDLER_POOL_SIZE`. Worker threads running sync handlers at once. Default 8. */
+  syncHandlerPoolSize?: number;
+  /**
+   * `SONIQ_SYNC_HANDLER_GRACE_SECONDS`. Flat budget in seconds, from the FORCE_TIMEOUT_PATH
+   * instant, that a drain waits for running sync handlers before logging WAIT_FOR_THREAD (it then
+   * keeps waiting). Default `null` = the instance's `jobTimeout`.
+   */
+  syncHandlerGraceSeconds?: number | null;
 }
 
 type SettingKey = keyof SoniqSettings;
@@ -97,25 +109,36 @@ export function envName(key: string): string {
 
 const ENV_TO_KEY = new Map<string, SettingKey>(KEYS.map((key) => [envName(key), key]));
 
+/** The zod type under `.default()` / `.nullable()` wrappers ("number", "boolean", "string", …). */
+function baseType(schema: z.ZodType): string {
+  let def = schema._zod.def as { type: string; innerType?: z.ZodType };
+  while (def.innerType && (def.type === "default" || def.type === "nullable" || def.type === "optional")) {
+    def = def.innerType._zod.def as { type: string; innerType?: z.ZodType };
+  }
+  return def.type;
+}
+
+/** Converts a `SONIQ_*` string to the type the setting's schema expects. */
 function fromEnv(key: SettingKey, raw: string): unknown {
-  const inner = settingsSchema.shape[key];
-  const probe = inner.safeParse(undefined).success ? inner.safeParse(undefined).data : undefined;
+  const text = raw.trim();
   if (key === "queues") {
-    const list = raw
+    const list = text
       .split(",")
       .map((q) => q.trim())
       .filter((q) => q.length > 0);
     return list.length === 0 ? null : list;
   }
-  if (typeof probe === "number") {
-    const n = Number(raw.trim());
-    return raw.trim() === "" || Number.isNaN(n) ? raw : n;
+  const inner = settingsSchema.shape[key];
+  if (text === "" && inner.safeParse(null).success) return null;
+  const type = baseType(inner);
+  if (type === "number") {
+    const n = Number(text);
+    return text === "" || Number.isNaN(n) ? raw : n;
   }
-  if (typeof probe === "boolean") {
-    const v = raw.trim().toLowerCase();
+  if (type === "boolean") {
+    const v = text.toLowerCase();
     if (["1", "true", "yes", "on"].includes(v)) return true;
     if (["0", "false", "no", "off"].includes(v)) return false;
-    return raw;
   }
   return raw;
 }

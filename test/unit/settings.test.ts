@@ -26,6 +26,9 @@ describe("settings", () => {
       SONIQ_HEARTBEAT_INTERVAL: "2",
       SONIQ_QUEUES: "a, b",
       SONIQ_LOG_ARGS: "true",
+      SONIQ_MAX_PAYLOAD_BYTES: "2048",
+      SONIQ_SYNC_HANDLER_GRACE_SECONDS: "45",
+      SONIQ_SYNC_HANDLER_POOL_SIZE: "3",
       PATH: "/usr/bin",
     };
     expect(resolveSettings({}, env)).toMatchObject({
@@ -36,7 +39,11 @@ describe("settings", () => {
       heartbeatInterval: 2,
       queues: ["a", "b"],
       logArgs: true,
+      maxPayloadBytes: 2048,
+      syncHandlerGraceSeconds: 45,
+      syncHandlerPoolSize: 3,
     });
+    expect(resolveSettings({}, { SONIQ_SYNC_HANDLER_GRACE_SECONDS: "" }).syncHandlerGraceSeconds).toBeNull();
     expect(resolveSettings({ concurrency: 7 }, env).concurrency).toBe(7);
   });
 
