@@ -22,10 +22,19 @@ export { parseDatabaseUrl } from "./backends/select.js";
 export { isSoniqError, SoniqError, type SoniqErrorCode } from "./errors.js";
 export { type JobContext, JobTimeoutError, ShutdownTimeoutError } from "./jobs/context.js";
 export type { EnqueueOptions } from "./jobs/enqueue-options.js";
-export { JobDefinition, type JobHandler, type JobOptions } from "./jobs/job-definition.js";
+export {
+  JobDefinition,
+  type JobHandler,
+  type JobKind,
+  type JobOptions,
+  type JobSettings,
+  type SyncJobOptions,
+} from "./jobs/job-definition.js";
 export { DEFAULT_RETRY_POLICY, type RetryPolicy } from "./jobs/retry-policy.js";
 export { Snooze, snooze } from "./jobs/snooze.js";
+export type { StopReason, ThreadJobContext } from "./jobs/thread-context.js";
 export { createLogger, type Logger } from "./observability/logger.js";
+export type { MetricsSink } from "./observability/metrics.js";
 export {
   envName,
   resolveSettings,

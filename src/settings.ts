@@ -112,7 +112,10 @@ const ENV_TO_KEY = new Map<string, SettingKey>(KEYS.map((key) => [envName(key), 
 /** The zod type under `.default()` / `.nullable()` wrappers ("number", "boolean", "string", …). */
 function baseType(schema: z.ZodType): string {
   let def = schema._zod.def as { type: string; innerType?: z.ZodType };
-  while (def.innerType && (def.type === "default" || def.type === "nullable" || def.type === "optional")) {
+  while (
+    def.innerType &&
+    (def.type === "default" || def.type === "nullable" || def.type === "optional")
+  ) {
     def = def.innerType._zod.def as { type: string; innerType?: z.ZodType };
   }
   return def.type;

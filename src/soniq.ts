@@ -23,11 +23,13 @@ import {
   JobDefinition,
   type JobEnqueuer,
   type JobOptions,
+  type SyncJobOptions,
   validateArgs,
 } from "./jobs/job-definition.js";
 import { assertJobName } from "./jobs/job-name.js";
 import { argsDedupKey, toJsonText } from "./jobs/payload.js";
 import { createLogger, type Logger } from "./observability/logger.js";
+import type { MetricsSink } from "./observability/metrics.js";
 import { resolveSettings, type SoniqSettings, type SoniqSettingsInput } from "./settings.js";
 import { Worker, type WorkerOptions } from "./worker/worker.js";
 
@@ -38,6 +40,8 @@ export const SONIQ_BRAND: unique symbol = Symbol.for("soniq.instance");
 export interface SoniqOptions extends SoniqSettingsInput {
   /** A pino logger to use instead of Soniq's own (JSON lines on standard error). */
   logger?: Logger;
+  /** Receives worker events (`shutdown_nack`, `job_done`, …); its errors never strand a job. */
+  metrics?: MetricsSink;
   /** Where `SONIQ_*` variables are read from. Default `process.env`. */
   env?: Record<string, string | undefined>;
   /** A backend instance to use instead of the one `databaseUrl` names (tests, custom stores). */
@@ -78,6 +82,8 @@ export class Soniq implements JobEnqueuer {
   readonly settings: SoniqSettings;
   /** The instance's logger. */
   readonly logger: Logger;
+  /** The metrics sink given in the options, if any. */
+  readonly metrics: MetricsSink | undefined;
   private readonly registry = new Map<string, JobDefinition<unknown, unknown, unknown>>();
   private backendPromise: Promise<Backend> | undefined;
   private readonly injectedBackend: Backend | undefined;
@@ -88,7 +94,8 @@ export class Soniq implements JobEnqueuer {
    * `INVALID_DATABASE_URL` when the URL names no backend.
    */
   constructor(options: SoniqOptions = {}) {
-    const { logger, env, backend, ...settings } = options;
+    const { logger, env, backend, metrics, ...settings } = options;
+    this.metrics = metrics;
     this.settings = resolveSettings(settings as Record<string, unknown>, env ?? process.env);
     if (!backend) parseDatabaseUrl(this.settings.databaseUrl);
     this.injectedBackend = backend;
@@ -104,7 +111,24 @@ export class Soniq implements JobEnqueuer {
   job<TArgs, TResult = unknown, TInput = TArgs>(
     options: JobOptions<TArgs, TResult, TInput>,
   ): JobDefinition<TArgs, TResult, TInput> {
-    const definition = new JobDefinition(options, this.settings, this);
+    return this.register(new JobDefinition(options, this.settings, this));
+  }
+
+  /**
+   * Defines and registers a **sync** job: its handler runs on a worker thread from a pool of
+   * `syncHandlerPoolSize` threads (shutdown contract, sync branch: never NACK'd; a drain waits for
+   * the thread). See {@link SyncJobOptions}.
+   * @throws SoniqError `INVALID_JOB_NAME`, `DUPLICATE_JOB`, `INVALID_OPTION` (e.g. a missing module).
+   */
+  syncJob<TArgs, TResult = unknown, TInput = TArgs>(
+    options: SyncJobOptions<TArgs, TInput>,
+  ): JobDefinition<TArgs, TResult, TInput> {
+    return this.register(new JobDefinition<TArgs, TResult, TInput>(options, this.settings, this));
+  }
+
+  private register<TArgs, TResult, TInput>(
+    definition: JobDefinition<TArgs, TResult, TInput>,
+  ): JobDefinition<TArgs, TResult, TInput> {
     if (this.registry.has(definition.name)) {
       throw new SoniqError(
         "DUPLICATE_JOB",

@@ -1,3 +1,6 @@
+import { existsSync } from "node:fs";
+import { isAbsolute } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import type { StandardSchemaV1 } from "@standard-schema/spec";
 import { SoniqError } from "../errors.js";
 import type { JobContext } from "./context.js";
@@ -16,8 +19,8 @@ export type JobHandler<TArgs, TResult> = (
   ctx: JobContext,
 ) => Promise<TResult> | TResult;
 
-/** What `soniq.job(...)` takes. */
-export interface JobOptions<TArgs, TResult, TInput = TArgs> {
+/** Settings shared by async and sync jobs. */
+export interface JobSettings<TArgs, TInput = TArgs> {
   /** Dotted lower-case name, unique in the instance (e.g. `email.send`). */
   name: string;
   /** Queue (default `default`). */
@@ -37,9 +40,29 @@ export interface JobOptions<TArgs, TResult, TInput = TArgs> {
    * again before the handler runs. The handler receives the schema's output.
    */
   args?: StandardSchemaV1<TInput, TArgs>;
+}
+
+/** What `soniq.job(...)` takes: an async handler that runs on the event loop. */
+export interface JobOptions<TArgs, TResult, TInput = TArgs> extends JobSettings<TArgs, TInput> {
   /** The work. Receives the arguments and a {@link JobContext}. */
   handler: JobHandler<TArgs, TResult>;
 }
+
+/**
+ * What `soniq.syncJob(...)` takes: a **sync handler** that runs on a worker thread (CPU-bound or
+ * blocking work). The handler lives in its own module, whose export (default: `default`) is
+ * `(args, ctx: ThreadJobContext) => result` (sync or async). Arguments and the result cross the
+ * thread boundary by structured clone; the result is stored as JSON.
+ */
+export interface SyncJobOptions<TArgs, TInput = TArgs> extends JobSettings<TArgs, TInput> {
+  /** The handler module: a `file:` URL (e.g. `new URL("./resize.js", import.meta.url)`) or an absolute path. `.ts` works without a build step. */
+  handlerModule: URL | string;
+  /** The export to call (default `default`). */
+  exportName?: string;
+}
+
+/** Async handlers run on the event loop; sync handlers on the worker-thread pool. */
+export type JobKind = "async" | "sync";
 
 /** Enqueues through the owning instance (implemented by `Soniq`). */
 export interface JobEnqueuer {
@@ -66,7 +89,14 @@ export class JobDefinition<TArgs, TResult, TInput = TArgs> {
   readonly timeout: number;
   readonly uniqueByArgs: boolean;
   readonly argsSchema: StandardSchemaV1<TInput, TArgs> | undefined;
-  readonly handler: JobHandler<TArgs, TResult>;
+  /** `async` (event loop, `handler`) or `sync` (worker thread, `handlerModule`). */
+  readonly kind: JobKind;
+  /** The async handler (kind `async`). */
+  readonly handler: JobHandler<TArgs, TResult> | undefined;
+  /** The sync handler's module as a `file:` URL string (kind `sync`). */
+  readonly handlerModule: string | undefined;
+  /** The sync handler's export name (kind `sync`). */
+  readonly exportName: string;
   private readonly enqueuer: JobEnqueuer;
 
   /**
@@ -74,7 +104,7 @@ export class JobDefinition<TArgs, TResult, TInput = TArgs> {
    * @throws SoniqError `INVALID_JOB_NAME`, `INVALID_OPTION`, `INVALID_ENQUEUE_OPTION`.
    */
   constructor(
-    options: JobOptions<TArgs, TResult, TInput>,
+    options: JobOptions<TArgs, TResult, TInput> | SyncJobOptions<TArgs, TInput>,
     defaults: { maxAttempts: number; jobTimeout: number },
     enqueuer: JobEnqueuer,
   ) {
@@ -87,7 +117,8 @@ export class JobDefinition<TArgs, TResult, TInput = TArgs> {
       "timeout",
       "uniqueByArgs",
       "args",
-      "handler",
+      "handler" in options ? "handler" : "handlerModule",
+      ...("handler" in options ? [] : ["exportName"]),
     ];
     for (const key of Object.keys(options)) {
       if (!known.includes(key)) {
@@ -98,8 +129,25 @@ export class JobDefinition<TArgs, TResult, TInput = TArgs> {
       }
     }
     assertJobName(options.name);
-    if (typeof options.handler !== "function") {
-      throw new SoniqError("INVALID_OPTION", `job ${options.name}: handler must be a function`);
+    if ("handler" in options) {
+      if (typeof options.handler !== "function") {
+        throw new SoniqError("INVALID_OPTION", `job ${options.name}: handler must be a function`);
+      }
+      this.kind = "async";
+      this.handler = options.handler;
+      this.handlerModule = undefined;
+      this.exportName = "default";
+    } else {
+      this.kind = "sync";
+      this.handler = undefined;
+      this.handlerModule = toModuleUrl(options.handlerModule, options.name);
+      this.exportName = options.exportName ?? "default";
+      if (typeof this.exportName !== "string" || this.exportName.length === 0) {
+        throw new SoniqError(
+          "INVALID_OPTION",
+          `job ${options.name}: exportName must be a non-empty string`,
+        );
+      }
     }
     this.name = options.name;
     this.queue = options.queue ?? "default";
@@ -125,7 +173,6 @@ export class JobDefinition<TArgs, TResult, TInput = TArgs> {
       );
     }
     this.argsSchema = options.args;
-    this.handler = options.handler;
     this.enqueuer = enqueuer;
   }
 
@@ -180,4 +227,31 @@ export async function validateArgs<TArgs>(
     return { ok: false, message };
   }
   return { ok: true, value: result.value };
+}
+
+/**
+ * A sync handler module as a `file:` URL string.
+ * @throws SoniqError `INVALID_OPTION` for a relative path, a non-file URL or a missing file.
+ */
+function toModuleUrl(module: URL | string, job: string): string {
+  let url: URL;
+  if (module instanceof URL) url = module;
+  else if (typeof module === "string" && module.startsWith("file:")) url = new URL(module);
+  else if (typeof module === "string" && isAbsolute(module)) url = pathToFileURL(module);
+  else {
+    throw new SoniqError(
+      "INVALID_OPTION",
+      `job ${job}: handlerModule must be a file: URL or an absolute path (e.g. new URL("./handler.js", import.meta.url)), got ${JSON.stringify(String(module))}`,
+    );
+  }
+  if (url.protocol !== "file:") {
+    throw new SoniqError("INVALID_OPTION", `job ${job}: handlerModule must be a file: URL`);
+  }
+  if (!existsSync(fileURLToPath(url))) {
+    throw new SoniqError(
+      "INVALID_OPTION",
+      `job ${job}: handlerModule ${fileURLToPath(url)} does not exist`,
+    );
+  }
+  return url.href;
 }

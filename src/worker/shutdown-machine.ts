@@ -4,13 +4,23 @@
  *
  *   RUNNING --stop--> DRAINING --all jobs settled--> STOPPED
  *                        |
- *                        +--shutdown_timeout elapsed--> FORCE_TIMEOUT_PATH --all released--> STOPPED
+ *                        +--shutdown_timeout elapsed--> FORCE_TIMEOUT_PATH
+ *                                                         |-- async branch: abort, settle, NACK --> STOPPED
+ *                                                         +-- sync branch --> WAIT_FOR_THREAD (flat grace
+ *                                                               = sync_handler_grace_seconds from the
+ *                                                               FORCE_TIMEOUT_PATH instant; then keep waiting,
+ *                                                               without bound) --threads returned--> STOPPED
  *
  * The first stop request owns the deadline; repeats are recorded and never move it.
  */
 
 /** Shutdown states, named as in the contract. */
-export type ShutdownState = "RUNNING" | "DRAINING" | "FORCE_TIMEOUT_PATH" | "STOPPED";
+export type ShutdownState =
+  | "RUNNING"
+  | "DRAINING"
+  | "FORCE_TIMEOUT_PATH"
+  | "WAIT_FOR_THREAD"
+  | "STOPPED";
 
 /** Why the worker stopped. */
 export type ExitReason = "drained" | "shutdown_timeout";
@@ -29,16 +39,20 @@ export class ShutdownMachine {
   private deadline: number | undefined;
   private owner: string | undefined;
   private forced = false;
+  private forcedAt: number | undefined;
   /** Signals (or "api") received after the first, in order. */
   readonly repeats: string[] = [];
 
   /**
    * @param shutdownTimeoutSeconds - `shutdown_timeout`, in seconds.
    * @param now - the clock, in milliseconds since the epoch.
+   * @param syncGraceSeconds - `sync_handler_grace_seconds`, in seconds (flat, from the
+   *   FORCE_TIMEOUT_PATH instant; never `min(remaining, grace)`).
    */
   constructor(
     private readonly shutdownTimeoutSeconds: number,
     private readonly now: () => number,
+    private readonly syncGraceSeconds = 0,
   ) {}
 
   get state(): ShutdownState {
@@ -88,7 +102,29 @@ export class ShutdownMachine {
     if (this.current !== "DRAINING" || this.timeLeftMs() > 0) return false;
     this.current = "FORCE_TIMEOUT_PATH";
     this.forced = true;
+    this.forcedAt = this.now();
     return true;
+  }
+
+  /**
+   * FORCE_TIMEOUT_PATH → WAIT_FOR_THREAD when sync handlers are still running. Returns the end of
+   * the flat grace budget (ms): FORCE_TIMEOUT_PATH instant + `sync_handler_grace_seconds`.
+   */
+  waitForThreads(): { graceEndsAt: number } | undefined {
+    if (this.current !== "FORCE_TIMEOUT_PATH" || this.forcedAt === undefined) return undefined;
+    this.current = "WAIT_FOR_THREAD";
+    return { graceEndsAt: this.forcedAt + this.syncGraceSeconds * 1000 };
+  }
+
+  /** End of the sync grace budget (ms), once FORCE_TIMEOUT_PATH was reached. */
+  get graceEndsAt(): number | undefined {
+    return this.forcedAt === undefined ? undefined : this.forcedAt + this.syncGraceSeconds * 1000;
+  }
+
+  /** True in WAIT_FOR_THREAD once the flat grace budget has run out (the wait goes on). */
+  graceExpired(): boolean {
+    const end = this.graceEndsAt;
+    return this.current === "WAIT_FOR_THREAD" && end !== undefined && this.now() >= end;
   }
 
   /**
@@ -106,9 +142,12 @@ export class ShutdownMachine {
     return { at: jobDeadlineAt, by: "job_timeout" };
   }
 
-  /** DRAINING or FORCE_TIMEOUT_PATH → STOPPED once every claimed job is finished or released. */
+  /**
+   * DRAINING, FORCE_TIMEOUT_PATH or WAIT_FOR_THREAD → STOPPED once every claimed job is finished
+   * or released and every sync thread has returned.
+   */
   settle(): ExitReason | undefined {
-    if (this.current !== "DRAINING" && this.current !== "FORCE_TIMEOUT_PATH") return undefined;
+    if (this.current === "RUNNING" || this.current === "STOPPED") return undefined;
     this.current = "STOPPED";
     return this.forced ? "shutdown_timeout" : "drained";
   }

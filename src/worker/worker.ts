@@ -11,15 +11,20 @@ import { hostname } from "node:os";
 import type { Backend, ClaimedJob, Owner } from "../backends/backend.js";
 import { isSoniqError, SoniqError } from "../errors.js";
 import { type JobContext, JobTimeoutError, ShutdownTimeoutError } from "../jobs/context.js";
-import { type JobDefinition, validateArgs } from "../jobs/job-definition.js";
+import { type JobDefinition, type JobHandler, validateArgs } from "../jobs/job-definition.js";
 import { toJsonText } from "../jobs/payload.js";
 import { retryDelaySeconds } from "../jobs/retry-policy.js";
 import { Snooze } from "../jobs/snooze.js";
+import { STOP_FLAG } from "../jobs/thread-context.js";
 import type { Logger } from "../observability/logger.js";
+import { GuardedMetrics } from "../observability/metrics.js";
 import { type SoniqSettings, settingsSchema } from "../settings.js";
 import type { Soniq } from "../soniq.js";
 import { errorText } from "./error-text.js";
+import { Permits } from "./permits.js";
 import { type ExitReason, ShutdownMachine, type ShutdownState } from "./shutdown-machine.js";
+import { ThreadPool } from "./thread-pool.js";
+import type { ThreadTask } from "./thread-task.js";
 import { WakeLatch } from "./wake-latch.js";
 
 /** Per-worker overrides of the instance settings (same units: seconds). */
@@ -64,8 +69,10 @@ interface InFlight {
   job: ClaimedJob;
   owner: Owner;
   controller: AbortController;
-  /** Set while the handler runs; called at FORCE_TIMEOUT_PATH. */
+  /** Set while the handler runs (or waits for a thread permit); called at FORCE_TIMEOUT_PATH. */
   force?: () => void;
+  /** Sync jobs: settles when the worker thread has returned (the permit is released then). */
+  thread?: Promise<void>;
   done: Promise<void>;
 }
 
@@ -78,6 +85,8 @@ const WORKER_OVERRIDES = settingsSchema
     shutdownSettle: true,
     heartbeatInterval: true,
     pollInterval: true,
+    syncHandlerPoolSize: true,
+    syncHandlerGraceSeconds: true,
   })
   .partial()
   .strict();
@@ -95,6 +104,12 @@ export class Worker {
   private readonly machine: ShutdownMachine;
   private readonly inflight = new Map<string, InFlight>();
   private readonly latch = new WakeLatch();
+  private readonly permits: Permits;
+  private pool: ThreadPool | undefined;
+  /** Sync jobs whose thread has not returned yet, by job id. */
+  private readonly threads = new Map<string, Promise<void>>();
+  private graceTimer: NodeJS.Timeout | undefined;
+  private readonly metrics: GuardedMetrics;
   private backend: Backend | undefined;
   /** new → starting → running → done (start-up lifecycle, separate from the shutdown machine). */
   private phase: "new" | "starting" | "running" | "done" = "new";
@@ -130,7 +145,13 @@ export class Worker {
     this.settings = merged;
     this.id = `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
     this.logger = soniq.logger.child({ worker_id: this.id });
-    this.machine = new ShutdownMachine(merged.shutdownTimeout, clock);
+    this.machine = new ShutdownMachine(
+      merged.shutdownTimeout,
+      clock,
+      merged.syncHandlerGraceSeconds ?? merged.jobTimeout,
+    );
+    this.permits = new Permits(merged.syncHandlerPoolSize);
+    this.metrics = new GuardedMetrics(soniq.metrics, this.logger);
     if (signal) {
       if (signal.aborted) this.machine.requestStop("abort");
       else signal.addEventListener("abort", () => void this.stop("abort"), { once: true });
@@ -216,6 +237,7 @@ export class Worker {
       },
       "worker started",
     );
+    this.metrics.start();
     this.scheduleHeartbeat();
     this.loopDone = this.claimLoop();
     if (this.machine.state !== "RUNNING") this.beginDrain();
@@ -263,6 +285,12 @@ export class Worker {
       },
       "draining: no new claims; waiting for in-flight jobs",
     );
+    this.metrics.emit("drain_started", {
+      worker_id: this.id,
+      signal: this.machine.signal,
+      drain_started_at: iso(this.machine.drainStartedAt),
+      deadline_at: iso(this.machine.deadlineAt),
+    });
     this.latch.wake();
     void this.sendHeartbeat();
     this.deadlineTimer = setTimeout(() => this.onDeadline(), this.machine.timeLeftMs());
@@ -279,11 +307,41 @@ export class Worker {
       }
       return;
     }
+    const threads = [...this.threads.keys()];
+    const released = [...this.inflight.keys()].filter((id) => !this.threads.has(id));
     this.logger.warn(
-      { deadline_at: iso(this.machine.deadlineAt), in_flight: [...this.inflight.keys()] },
-      "shutdown_timeout reached: aborting in-flight handlers; they will be NACK'd",
+      {
+        deadline_at: iso(this.machine.deadlineAt),
+        releasing: released,
+        waiting_for_threads: threads,
+      },
+      "FORCE_TIMEOUT_PATH: shutdown_timeout reached; async handlers are aborted and will be NACK'd, sync threads are asked to stop and waited for",
     );
+    this.metrics.emit("force_timeout_path", { worker_id: this.id, releasing: released, threads });
     for (const entry of this.inflight.values()) entry.force?.();
+    if (threads.length === 0) return;
+    // Sync branch: never NACK'd. A flat grace budget from this instant, then wait without bound.
+    const wait = this.machine.waitForThreads();
+    if (!wait) return;
+    this.logger.warn(
+      { job_ids: threads, grace_ends_at: iso(wait.graceEndsAt) },
+      "WAIT_FOR_THREAD: waiting for sync handler thread(s) to return (sync_handler_grace_seconds budget)",
+    );
+    this.metrics.emit("wait_for_thread", {
+      worker_id: this.id,
+      job_ids: threads,
+      grace_ends_at: iso(wait.graceEndsAt),
+    });
+    this.graceTimer = setTimeout(
+      () => {
+        if (this.threads.size === 0) return;
+        this.logger.error(
+          { job_ids: [...this.threads.keys()] },
+          "sync_handler_grace_seconds expired; still waiting for the thread(s) without bound — only the supervisor's SIGKILL ends this (the row then stays processing for recovery)",
+        );
+      },
+      Math.max(0, wait.graceEndsAt - this.clock()),
+    );
   }
 
   private async finishWhenSettled(): Promise<void> {
@@ -292,7 +350,16 @@ export class Worker {
       await Promise.all([...this.inflight.values()].map((e) => e.done));
     }
     clearTimeout(this.deadlineTimer);
+    clearTimeout(this.graceTimer);
     const reason = this.machine.settle() ?? "drained";
+    if (this.pool) {
+      await this.pool.destroy().catch((err: unknown) => {
+        this.logger.warn(
+          { err: errorText(err, 300) },
+          "closing the sync-handler thread pool failed",
+        );
+      });
+    }
     clearTimeout(this.heartbeatTimer);
     this.heartbeatTimer = undefined;
     this.unsubscribe?.();
@@ -317,6 +384,12 @@ export class Worker {
       },
       "worker stopped",
     );
+    this.metrics.emit("worker_stopped", {
+      worker_id: this.id,
+      exit_reason: exit.reason,
+      exit_code: exit.exitCode,
+    });
+    this.metrics.end();
     this.resolveFinished?.(exit);
   }
 
@@ -456,8 +529,117 @@ export class Worker {
     }
     log.debug(this.settings.logArgs ? { args } : {}, "job started");
     const started = this.clock();
-    const outcome = await this.execute(entry, definition, args, log);
+    const outcome =
+      definition.kind === "sync"
+        ? await this.executeSync(entry, definition, args, log)
+        : await this.execute(entry, definition, args, log);
     await this.recordOutcome(job, outcome, definition, log, this.clock() - started);
+    // A sync job's entry lasts until its thread returns: the drain waits for it (WAIT_FOR_THREAD).
+    if (entry.thread) await entry.thread;
+  }
+
+  /**
+   * Sync branch (seed 000): wait for a thread permit (cancellable: NACK'd at the deadline), then
+   * run on the pool. `job_timeout` records a failure while the thread keeps its permit; the
+   * shutdown deadline only raises the stop flag — a running sync job is never NACK'd.
+   */
+  private async executeSync(
+    entry: InFlight,
+    definition: JobDefinition<unknown, unknown, unknown>,
+    args: unknown,
+    log: Logger,
+  ): Promise<Outcome> {
+    const { job } = entry;
+    const waiting = new AbortController();
+    entry.force = () => waiting.abort(new ShutdownTimeoutError());
+    try {
+      await this.permits.acquire(waiting.signal);
+    } catch {
+      log.info("claimed but still waiting for a thread permit at the deadline: releasing it");
+      return { kind: "released" };
+    }
+    entry.force = undefined;
+    const flag = new Int32Array(new SharedArrayBuffer(4));
+    const task: ThreadTask = {
+      module: definition.handlerModule as string,
+      exportName: definition.exportName,
+      args,
+      ctx: {
+        jobId: job.id,
+        name: job.name,
+        attempt: job.attempts + 1,
+        maxAttempts: job.maxAttempts,
+        queue: job.queue,
+        workerId: this.id,
+        createdAt: job.createdAt.getTime(),
+        scheduledAt: job.scheduledAt.getTime(),
+      },
+      stopFlag: flag.buffer as SharedArrayBuffer,
+    };
+    let running: ReturnType<ThreadPool["run"]>;
+    try {
+      this.pool ??= new ThreadPool(this.settings.syncHandlerPoolSize);
+      running = this.pool.run(task);
+    } catch (err) {
+      this.permits.release();
+      return { kind: "error", error: err };
+    }
+    const thread = running.then(
+      () => undefined,
+      () => undefined,
+    );
+    entry.thread = thread;
+    this.threads.set(job.id, thread);
+    void thread.then(() => {
+      this.permits.release();
+      this.threads.delete(job.id);
+      this.latch.wake();
+    });
+    return new Promise<Outcome>((resolve) => {
+      let settled = false;
+      let jobTimer: NodeJS.Timeout | undefined;
+      const finish = (outcome: Outcome) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(jobTimer);
+        resolve(outcome);
+      };
+      if (definition.timeout > 0) {
+        jobTimer = setTimeout(() => {
+          Atomics.store(flag, 0, STOP_FLAG.job_timeout);
+          log.warn(
+            { timeout_s: definition.timeout },
+            "job_timeout on a sync handler: recorded as a failure; the thread keeps running and holds its permit until it returns",
+          );
+          finish({ kind: "timeout", error: new JobTimeoutError(definition.timeout) });
+        }, definition.timeout * 1000);
+      }
+      entry.force = () => {
+        Atomics.store(flag, 0, STOP_FLAG.shutdown_timeout);
+      };
+      running.then(
+        (result) => {
+          if (settled) {
+            log.warn(
+              "a sync handler returned after its job_timeout was recorded; its result is discarded",
+            );
+          }
+          finish(
+            result.kind === "snooze"
+              ? { kind: "snooze", seconds: result.seconds }
+              : { kind: "success", value: result.value },
+          );
+        },
+        (error: unknown) => {
+          if (settled)
+            log.warn(
+              { err: errorText(error, 300) },
+              "a timed-out sync handler failed later; ignored",
+            );
+          finish({ kind: "error", error });
+        },
+      );
+    });
   }
 
   private execute(
@@ -511,7 +693,7 @@ export class Worker {
         );
       };
       Promise.resolve()
-        .then(() => definition.handler(args, ctx))
+        .then(() => (definition.handler as JobHandler<unknown, unknown>)(args, ctx))
         .then(
           (value) => {
             if (value instanceof Snooze) finish({ kind: "snooze", seconds: value.seconds });
@@ -610,6 +792,22 @@ export class Worker {
     }
     const resolved = plan.outcome;
     const fields = { duration_ms: durationMs, outcome: resolved.kind };
+    if (changed && resolved.kind !== "released") {
+      const event =
+        resolved.kind === "success"
+          ? "job_done"
+          : resolved.kind === "snooze"
+            ? "job_snoozed"
+            : plan.what === "dead-letter move"
+              ? "job_dead_lettered"
+              : "job_failed";
+      this.metrics.emit(event, {
+        worker_id: this.id,
+        job_id: job.id,
+        job_name: job.name,
+        duration_ms: durationMs,
+      });
+    }
     if (!changed) {
       log.warn(
         fields,
@@ -619,6 +817,12 @@ export class Worker {
       log.info(fields, "job done");
     } else if (resolved.kind === "released") {
       this.released.push(job.id);
+      this.metrics.emit("shutdown_nack", {
+        worker_id: this.id,
+        job_id: job.id,
+        job_name: job.name,
+        reason: "shutdown_timeout",
+      });
       log.warn(
         { ...fields, reason: "shutdown_timeout", event: "shutdown_nack" },
         "job NACK'd: back to queued, attempts unchanged",

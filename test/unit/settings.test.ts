@@ -43,7 +43,9 @@ describe("settings", () => {
       syncHandlerGraceSeconds: 45,
       syncHandlerPoolSize: 3,
     });
-    expect(resolveSettings({}, { SONIQ_SYNC_HANDLER_GRACE_SECONDS: "" }).syncHandlerGraceSeconds).toBeNull();
+    expect(
+      resolveSettings({}, { SONIQ_SYNC_HANDLER_GRACE_SECONDS: "" }).syncHandlerGraceSeconds,
+    ).toBeNull();
     expect(resolveSettings({ concurrency: 7 }, env).concurrency).toBe(7);
   });
 

@@ -1,0 +1,26 @@
+/** Why a sync handler is asked to stop. */
+export type StopReason = "job_timeout" | "shutdown_timeout";
+
+/**
+ * What a sync handler (running on a worker thread) receives besides its arguments. There is no
+ * AbortSignal across threads; poll {@link ThreadJobContext.stopRequested} between units of work.
+ * Nothing forces the thread to stop: Soniq waits for it to return (shutdown contract, sync branch).
+ */
+export interface ThreadJobContext {
+  jobId: string;
+  name: string;
+  /** This run's attempt number, 1-based. */
+  attempt: number;
+  maxAttempts: number;
+  queue: string;
+  workerId: string;
+  createdAt: Date;
+  scheduledAt: Date;
+  /** True once the worker asks the handler to stop (its `job_timeout` fired, or the shutdown deadline passed). */
+  stopRequested(): boolean;
+  /** Why the stop was requested, or null. */
+  stopReason(): StopReason | null;
+}
+
+/** Values of the shared stop flag (an `Int32Array` over a `SharedArrayBuffer`, index 0). */
+export const STOP_FLAG = { none: 0, job_timeout: 1, shutdown_timeout: 2 } as const;
