@@ -4,79 +4,11 @@
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { pino } from "pino";
-import { afterAll, describe, expect, it } from "vitest";
-import { Soniq } from "../../src/index.js";
-import { runCli, startCli } from "../helpers/cli.js";
-import {
-  dropSchemas,
-  freshSchema,
-  postgresAvailable,
-  TEST_DATABASE_URL,
-} from "../helpers/postgres.js";
-import { removeTempDirs, tempDir } from "../helpers/temp.js";
+import { describe, expect, it } from "vitest";
+import { runCli } from "../helpers/cli.js";
+import { FIXTURE, prepared, startWorker, targets } from "../helpers/e2e-targets.js";
+import { tempDir } from "../helpers/temp.js";
 import { waitFor } from "../helpers/wait.js";
-
-const FIXTURE = "test/fixtures/e2e-jobs.ts";
-const pgUp = await postgresAvailable();
-const schemas: string[] = [];
-
-afterAll(async () => {
-  removeTempDirs();
-  if (pgUp) await dropSchemas(schemas);
-});
-
-interface Target {
-  label: string;
-  skip: boolean;
-  /** SONIQ_* variables for a fresh, isolated store. */
-  fresh(): Record<string, string>;
-}
-
-const targets: Target[] = [
-  {
-    label: "SQLite file",
-    skip: false,
-    fresh: () => ({ SONIQ_DATABASE_URL: `sqlite:${join(tempDir(), "soniq.db")}` }),
-  },
-  {
-    label: "PostgreSQL",
-    skip: !pgUp,
-    fresh: () => {
-      const schema = freshSchema("soniq_e2e");
-      schemas.push(schema);
-      return { SONIQ_DATABASE_URL: TEST_DATABASE_URL, SONIQ_SCHEMA: schema };
-    },
-  },
-];
-
-function inspector(env: Record<string, string>): Soniq {
-  return new Soniq({
-    databaseUrl: env.SONIQ_DATABASE_URL,
-    ...(env.SONIQ_SCHEMA ? { schema: env.SONIQ_SCHEMA } : {}),
-    env: {},
-    logger: pino({ level: "silent" }),
-    rejectUnknownJobs: false,
-  });
-}
-
-async function prepared(target: Target, extra: Record<string, string> = {}) {
-  const env = {
-    ...target.fresh(),
-    SONIQ_POLL_INTERVAL: "0.1",
-    SONIQ_HEARTBEAT_INTERVAL: "0.5",
-    ...extra,
-  };
-  const setup = await runCli(["setup"], env);
-  expect(setup.code, setup.stderr).toBe(0);
-  return { env, db: inspector(env) };
-}
-
-function startWorker(env: Record<string, string>, args: string[] = []) {
-  const worker = startCli(["worker", FIXTURE, ...args], env);
-  const ready = waitFor(() => worker.stderr().includes("worker started"), 20_000, "worker started");
-  return { ...worker, ready };
-}
 
 for (const target of targets) {
   describe.skipIf(target.skip)(`soniq CLI on ${target.label}`, () => {

@@ -62,4 +62,49 @@ describe("shutdown state machine (fake clock)", () => {
     expect(m.settle()).toBeUndefined();
     expect(m.state).toBe("RUNNING");
   });
+
+  it("sync branch: FORCE_TIMEOUT_PATH → WAIT_FOR_THREAD with a flat grace from the force instant", () => {
+    let now = 0;
+    const m = new ShutdownMachine(30, () => now, 300);
+    m.requestStop("SIGTERM");
+    expect(m.waitForThreads()).toBeUndefined(); // not before the deadline
+    now = 30_000;
+    expect(m.checkDeadline()).toBe(true);
+    now = 30_500; // the async branch's settle window passes first
+    // Flat: force instant + grace, not min(remaining shutdown time (0), grace).
+    expect(m.waitForThreads()).toEqual({ graceEndsAt: 30_000 + 300_000 });
+    expect(m.state).toBe("WAIT_FOR_THREAD");
+    now = 329_999;
+    expect(m.graceExpired()).toBe(false);
+    now = 330_000;
+    expect(m.graceExpired()).toBe(true);
+    // Grace expiry does not stop anything: the wait goes on until the threads return.
+    expect(m.state).toBe("WAIT_FOR_THREAD");
+    now = 10_000_000;
+    expect(m.settle()).toBe("shutdown_timeout");
+    expect(m.state).toBe("STOPPED");
+  });
+
+  it("a zero grace means WAIT_FOR_THREAD is unbounded from the start", () => {
+    let now = 0;
+    const m = new ShutdownMachine(1, () => now, 0);
+    m.requestStop("SIGINT");
+    now = 1000;
+    m.checkDeadline();
+    expect(m.waitForThreads()).toEqual({ graceEndsAt: 1000 });
+    expect(m.graceExpired()).toBe(true);
+    expect(m.state).toBe("WAIT_FOR_THREAD");
+  });
+
+  it("signals during WAIT_FOR_THREAD are repeats and change nothing", () => {
+    let now = 0;
+    const m = new ShutdownMachine(1, () => now, 5);
+    m.requestStop("SIGTERM");
+    now = 1000;
+    m.checkDeadline();
+    m.waitForThreads();
+    expect(m.requestStop("SIGTERM")).toEqual({ first: false, deadlineAt: 1000 });
+    expect(m.graceEndsAt).toBe(6000);
+    expect(m.state).toBe("WAIT_FOR_THREAD");
+  });
 });
