@@ -7,6 +7,7 @@ import { Command, InvalidArgumentError } from "commander";
 import { redactUrl } from "../backends/select.js";
 import { isSoniqError } from "../errors.js";
 import { Soniq } from "../soniq.js";
+import type { Worker } from "../worker/worker.js";
 import { EXIT } from "./exit-codes.js";
 import { loadSoniqModule } from "./load-module.js";
 
@@ -94,8 +95,17 @@ program
       module: string,
       flags: { concurrency?: number; queues?: string; shutdownTimeout?: number },
     ) => {
+      // Signal handlers go in first: a SIGTERM while the module loads still ends in an orderly
+      // exit 0 instead of the default action killing the process.
+      let worker: Worker | undefined;
+      const early: NodeJS.Signals[] = [];
+      const onSignal = (signal: NodeJS.Signals) => {
+        if (worker) void worker.stop(signal);
+        else early.push(signal);
+      };
+      process.on("SIGTERM", onSignal);
+      process.on("SIGINT", onSignal);
       let soniq: Soniq;
-      let worker: ReturnType<Soniq["worker"]>;
       try {
         soniq = await loadSoniqModule(module);
         worker = soniq.worker({
@@ -115,11 +125,7 @@ program
       } catch (err) {
         fail(err);
       }
-      const onSignal = (signal: NodeJS.Signals) => {
-        void worker.stop(signal);
-      };
-      process.on("SIGTERM", onSignal);
-      process.on("SIGINT", onSignal);
+      for (const signal of early) void worker.stop(signal);
       try {
         await worker.start();
       } catch (err) {
