@@ -152,6 +152,25 @@ export interface EnqueueWriteOptions {
   connection?: PgQueryable;
 }
 
+/** One job touched by {@link Backend.recoverStale}. */
+export interface RecoveredJob {
+  id: string;
+  name: string;
+  queue: string;
+  /** The worker incarnation that held it (no longer live). */
+  previousOwner: string | null;
+  /** Its interruption count after this recovery. */
+  interruptions: number;
+}
+
+/** What one recovery pass did. */
+export interface RecoveryResult {
+  /** Requeued (`queued`, due now, owner cleared, `interruptions + 1`, attempts unchanged). */
+  requeued: RecoveredJob[];
+  /** Moved to the dead-letter queue with reason `crash_loop` (too many interruptions). */
+  deadLettered: RecoveredJob[];
+}
+
 /** The backend kinds. */
 export type BackendKind = "memory" | "sqlite" | "postgres";
 
@@ -251,6 +270,31 @@ export interface Backend {
 
   /** Deletes `done` and `cancelled` rows whose `result_expires_at` has passed; returns how many. */
   pruneFinished(): Promise<number>;
+
+  /**
+   * Crash recovery (DESIGN.md §3.2–3.3): every `processing` row whose owner is not a live worker
+   * incarnation — no worker row, `status = 'stopped'`, or a heartbeat older than
+   * `heartbeatTimeoutSeconds` by the database clock — is requeued: `status='queued'`, due now,
+   * `worker_id` and `claim_token` cleared, `interruptions + 1`, `attempts` and `last_error`
+   * untouched. A row whose interruptions would exceed `maxInterruptions` is moved to the
+   * dead-letter queue instead (reason `crash_loop`, attempts unchanged). Atomic per row and fenced
+   * on state and owner: a live owner's row, or one that finished meanwhile, is never touched.
+   * Idempotent: safe to run from several processes at once.
+   */
+  recoverStale(heartbeatTimeoutSeconds: number, maxInterruptions: number): Promise<RecoveryResult>;
+
+  /** Deletes worker rows whose last heartbeat is older than `notSeenForSeconds`; returns how many. */
+  forgetWorkers(notSeenForSeconds: number): Promise<number>;
+
+  /**
+   * Leader lease for maintenance work: takes or renews lease `name` for `holder` for
+   * `ttlSeconds` (database clock). True when `holder` holds it now — it was free, expired, or
+   * already `holder`'s. A dead leader's lease expires and another worker takes over.
+   */
+  tryLead(name: string, holder: string, ttlSeconds: number): Promise<boolean>;
+
+  /** Gives lease `name` up if `holder` holds it. */
+  resign(name: string, holder: string): Promise<void>;
 
   /**
    * Subscribes to wake-ups: `listener(queue)` is called soon after a job in `queue` becomes

@@ -448,6 +448,119 @@ export function runBackendContract(target: ContractTarget): void {
       clearTimeout(timer);
     });
 
+    it("recovery requeues rows of unknown, stopped and stale owners, and leaves live ones", async () => {
+      const b = await make();
+      const jobs = Array.from({ length: 4 }, () => newJob({ maxAttempts: 5 }));
+      await b.enqueue(jobs);
+      await b.registerWorker({ id: "live", hostname: "h", pid: 1, queues: null, concurrency: 1 });
+      await b.registerWorker({
+        id: "stopped",
+        hostname: "h",
+        pid: 2,
+        queues: null,
+        concurrency: 1,
+      });
+      await b.registerWorker({ id: "stale", hostname: "h", pid: 3, queues: null, concurrency: 1 });
+      const [live] = await b.claim({ workerId: "live", queues: null, limit: 1 });
+      const [stopped] = await b.claim({ workerId: "stopped", queues: null, limit: 1 });
+      const [stale] = await b.claim({ workerId: "stale", queues: null, limit: 1 });
+      const [ghost] = await b.claim({ workerId: "never-registered", queues: null, limit: 1 });
+      await b.retry(stale!.id, ownerOf(stale!), "an earlier failure", 0);
+      const [staleAgain] = await b.claim({ workerId: "stale", queues: null, limit: 1 });
+      await b.markWorkerStopped("stopped");
+      await new Promise((r) => setTimeout(r, 60));
+      await b.heartbeat("live", "running");
+      const result = await b.recoverStale(0.04, 3);
+      expect(result.deadLettered).toEqual([]);
+      expect(result.requeued.map((j) => j.id).sort()).toEqual(
+        [stopped!.id, staleAgain!.id, ghost!.id].sort(),
+      );
+      expect(result.requeued.find((j) => j.id === ghost!.id)).toMatchObject({
+        previousOwner: "never-registered",
+        interruptions: 1,
+      });
+      expect(await b.getJob(live!.id)).toMatchObject({ status: "processing", workerId: "live" });
+      expect(await b.getJob(staleAgain!.id)).toMatchObject({
+        status: "queued",
+        workerId: null,
+        claimToken: null,
+        attempts: 1,
+        lastError: "an earlier failure",
+        interruptions: 1,
+      });
+      // The old owner's late write is fenced out.
+      expect(await b.complete(staleAgain!.id, ownerOf(staleAgain!), "1", 60)).toBe(false);
+      // Idempotent: nothing left to recover.
+      expect(await b.recoverStale(0.04, 3)).toEqual({ requeued: [], deadLettered: [] });
+    });
+
+    it("recovery never touches a finished row, and a crash loop ends in the DLQ with attempts unchanged", async () => {
+      const b = await make();
+      const done = newJob();
+      const poison = newJob({ maxAttempts: 5 });
+      await b.enqueue([done]);
+      const [d] = await b.claim({ workerId: "gone", queues: null, limit: 1 });
+      await b.complete(d!.id, ownerOf(d!), null, 3600);
+      await b.enqueue([poison]);
+      for (let i = 1; i <= 2; i++) {
+        const [p] = await b.claim({ workerId: `crashed-${i}`, queues: null, limit: 1 });
+        expect(p?.id).toBe(poison.id);
+        const r = await b.recoverStale(30, 2);
+        expect(r.requeued.map((j) => j.interruptions)).toEqual([i]);
+      }
+      const [p3] = await b.claim({ workerId: "crashed-3", queues: null, limit: 1 });
+      const r3 = await b.recoverStale(30, 2);
+      expect(r3.requeued).toEqual([]);
+      expect(r3.deadLettered).toMatchObject([
+        { id: poison.id, interruptions: 3, previousOwner: "crashed-3" },
+      ]);
+      expect(await b.getJob(poison.id)).toBeNull();
+      const dead = await b.getDeadLetter(poison.id);
+      expect(dead).toMatchObject({ reason: "crash_loop", attempts: 0, interruptions: 3 });
+      expect(dead?.lastError).toContain("crash_loop");
+      expect(await b.complete(poison.id, ownerOf(p3!), "1", 60)).toBe(false);
+      expect(await b.getJob(done.id)).toMatchObject({ status: "done", attempts: 1 });
+    });
+
+    it("concurrent recoveries requeue each row once", async () => {
+      const b = await make();
+      await b.enqueue(Array.from({ length: 30 }, () => newJob()));
+      await b.claim({ workerId: "dead", queues: null, limit: 30 });
+      const [r1, r2, r3] = await Promise.all([
+        b.recoverStale(30, 5),
+        b.recoverStale(30, 5),
+        b.recoverStale(30, 5),
+      ]);
+      const ids = [...r1!.requeued, ...r2!.requeued, ...r3!.requeued].map((j) => j.id);
+      expect(ids).toHaveLength(30);
+      expect(new Set(ids).size).toBe(30);
+      expect((await b.stats()).queued).toBe(30);
+    });
+
+    it("forgets workers not seen for a while", async () => {
+      const b = await make();
+      await b.registerWorker({ id: "old", hostname: "h", pid: 1, queues: null, concurrency: 1 });
+      await new Promise((r) => setTimeout(r, 60));
+      await b.registerWorker({ id: "new", hostname: "h", pid: 2, queues: null, concurrency: 1 });
+      expect(await b.forgetWorkers(0.04)).toBe(1);
+      expect((await b.listWorkers(60)).map((w) => w.id)).toEqual(["new"]);
+    });
+
+    it("a leader lease is held by one holder until it expires or is given up", async () => {
+      const b = await make();
+      expect(await b.tryLead("maintenance", "a", 0.15)).toBe(true);
+      expect(await b.tryLead("maintenance", "b", 0.15)).toBe(false);
+      expect(await b.tryLead("maintenance", "a", 0.15)).toBe(true); // renewal
+      expect(await b.tryLead("other", "b", 10)).toBe(true); // leases are independent
+      await new Promise((r) => setTimeout(r, 250));
+      expect(await b.tryLead("maintenance", "b", 10)).toBe(true); // a's lease expired: fail-over
+      expect(await b.tryLead("maintenance", "a", 10)).toBe(false);
+      await b.resign("maintenance", "a"); // not a's: no effect
+      expect(await b.tryLead("maintenance", "a", 10)).toBe(false);
+      await b.resign("maintenance", "b");
+      expect(await b.tryLead("maintenance", "a", 10)).toBe(true);
+    });
+
     it("rejects calls after close with CLOSED", async () => {
       const b = await target.make();
       await b.close();

@@ -11,6 +11,7 @@ import type {
   NewJob,
   Owner,
   QueueStats,
+  RecoveryResult,
   WorkerInfo,
   WorkerRow,
   WorkerStatus,
@@ -33,6 +34,7 @@ export class MemoryBackend implements Backend {
   private readonly dead = new Map<string, DeadLetterRow>();
   private readonly workers = new Map<string, WorkerRow>();
   private readonly listeners = new Set<(queue: string) => void>();
+  private readonly leases = new Map<string, { holder: string; expiresAt: number }>();
   private closed = false;
 
   constructor(options: MemoryBackendOptions = {}) {
@@ -383,6 +385,88 @@ export class MemoryBackend implements Backend {
       }
     }
     return pruned;
+  }
+
+  async recoverStale(
+    heartbeatTimeoutSeconds: number,
+    maxInterruptions: number,
+  ): Promise<RecoveryResult> {
+    this.check();
+    const now = this.clock();
+    const live = (workerId: string | null) => {
+      const w = workerId === null ? undefined : this.workers.get(workerId);
+      return (
+        w !== undefined &&
+        w.status !== "stopped" &&
+        now - w.lastHeartbeatAt.getTime() <= heartbeatTimeoutSeconds * 1000
+      );
+    };
+    const result: RecoveryResult = { requeued: [], deadLettered: [] };
+    for (const row of [...this.jobs.values()]) {
+      if (row.status !== "processing" || live(row.workerId)) continue;
+      const interruptions = row.interruptions + 1;
+      const job = {
+        id: row.id,
+        name: row.name,
+        queue: row.queue,
+        previousOwner: row.workerId,
+        interruptions,
+      };
+      if (interruptions > maxInterruptions) {
+        this.jobs.delete(row.id);
+        const { status: _s, result: _r, resultExpiresAt: _e, ...rest } = row;
+        const stamp = this.date();
+        this.dead.set(row.id, {
+          ...rest,
+          interruptions,
+          lastError: `crash_loop: interrupted ${interruptions} times (its worker stopped heartbeating each time)`,
+          updatedAt: stamp,
+          reason: "crash_loop",
+          deadAt: stamp,
+        });
+        result.deadLettered.push(job);
+      } else {
+        const stamp = this.date();
+        Object.assign(row, {
+          status: "queued",
+          workerId: null,
+          claimToken: null,
+          interruptions,
+          scheduledAt: stamp,
+          updatedAt: stamp,
+        });
+        result.requeued.push(job);
+        this.wake(row.queue);
+      }
+    }
+    return result;
+  }
+
+  async forgetWorkers(notSeenForSeconds: number): Promise<number> {
+    this.check();
+    const now = this.clock();
+    let forgotten = 0;
+    for (const [id, w] of this.workers) {
+      if (now - w.lastHeartbeatAt.getTime() > notSeenForSeconds * 1000) {
+        this.workers.delete(id);
+        forgotten += 1;
+      }
+    }
+    return forgotten;
+  }
+
+  async tryLead(name: string, holder: string, ttlSeconds: number): Promise<boolean> {
+    this.check();
+    const now = this.clock();
+    const lease = this.leases.get(name);
+    if (lease && lease.holder !== holder && lease.expiresAt >= now) return false;
+    this.leases.set(name, { holder, expiresAt: now + ttlSeconds * 1000 });
+    return true;
+  }
+
+  async resign(name: string, holder: string): Promise<void> {
+    this.check();
+    if (this.leases.get(name)?.holder === holder) this.leases.delete(name);
   }
 
   subscribe(listener: (queue: string) => void): () => void {

@@ -18,6 +18,7 @@ import type {
   Owner,
   PgQueryable,
   QueueStats,
+  RecoveryResult,
   WorkerInfo,
   WorkerRow,
   WorkerStatus,
@@ -498,6 +499,50 @@ export class PostgresBackend implements Backend {
       heartbeatTimeoutSeconds,
     ]);
     return rows.map((row) => ({ ...toWorkerRow(row), live: row.live }));
+  }
+
+  /** See {@link Backend.recoverStale}: one statement; requeued rows NOTIFY their queues. */
+  async recoverStale(
+    heartbeatTimeoutSeconds: number,
+    maxInterruptions: number,
+  ): Promise<RecoveryResult> {
+    const { rows } = await this.run<{
+      kind: string;
+      id: string;
+      name: string;
+      queue: string;
+      previous_owner: string | null;
+      interruptions: number;
+    }>(this.sql.recoverStale, [heartbeatTimeoutSeconds, maxInterruptions, this.channel]);
+    const result: RecoveryResult = { requeued: [], deadLettered: [] };
+    for (const row of rows) {
+      const job = {
+        id: row.id,
+        name: row.name,
+        queue: row.queue,
+        previousOwner: row.previous_owner,
+        interruptions: row.interruptions,
+      };
+      (row.kind === "dead" ? result.deadLettered : result.requeued).push(job);
+    }
+    return result;
+  }
+
+  /** See {@link Backend.forgetWorkers}. */
+  async forgetWorkers(notSeenForSeconds: number): Promise<number> {
+    const { rowCount } = await this.run(this.sql.forgetWorkers, [notSeenForSeconds]);
+    return rowCount;
+  }
+
+  /** See {@link Backend.tryLead}: one upsert that only takes a free or expired lease. */
+  async tryLead(name: string, holder: string, ttlSeconds: number): Promise<boolean> {
+    const { rowCount } = await this.run(this.sql.tryLead, [name, holder, ttlSeconds]);
+    return rowCount > 0;
+  }
+
+  /** See {@link Backend.resign}. */
+  async resign(name: string, holder: string): Promise<void> {
+    await this.run(this.sql.resign, [name, holder]);
   }
 
   /** See {@link Backend.pruneFinished}: one DELETE; returns how many rows went. */

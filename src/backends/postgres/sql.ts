@@ -31,6 +31,7 @@ export function buildStatements(schema: string) {
   const jobs = `${s}.${quoteIdent("soniq_jobs")}`;
   const dead = `${s}.${quoteIdent("soniq_dead_letter_jobs")}`;
   const workers = `${s}.${quoteIdent("soniq_workers")}`;
+  const leases = `${s}.${quoteIdent("soniq_leases")}`;
 
   const retryUpdate = `UPDATE ${jobs}
     SET status = 'queued', attempts = attempts + 1, last_error = $4,
@@ -184,6 +185,65 @@ export function buildStatements(schema: string) {
         status <> 'stopped'
           AND last_heartbeat_at >= now() - make_interval(secs => $1::float8) AS live
       FROM ${workers} ORDER BY started_at DESC, id`,
+
+    /**
+     * Crash recovery, one statement. `$1` heartbeat timeout seconds, `$2` max interruptions,
+     * `$3` channel. Locks the stale rows (SKIP LOCKED: a row being finished right now is left to
+     * its writer), moves those over the interruption limit to the DLQ (`crash_loop`) and requeues
+     * the rest, NOTIFYing their queues. → `kind` ('requeued' | 'dead'), `id`, `name`, `queue`,
+     * `previous_owner`, `interruptions`.
+     */
+    recoverStale: `WITH stale AS (
+        SELECT j.id, j.worker_id FROM ${jobs} AS j
+        WHERE j.status = 'processing'
+          AND NOT EXISTS (
+            SELECT 1 FROM ${workers} AS w
+            WHERE w.id = j.worker_id AND w.status <> 'stopped'
+              AND w.last_heartbeat_at >= now() - make_interval(secs => $1::float8))
+        FOR UPDATE OF j SKIP LOCKED
+      ), doomed AS (
+        DELETE FROM ${jobs} AS j USING stale
+        WHERE j.id = stale.id AND j.status = 'processing' AND j.interruptions + 1 > $2::int
+        RETURNING j.*
+      ), buried AS (
+        INSERT INTO ${dead} (id, name, queue, args, priority, attempts, max_attempts, interruptions,
+                             scheduled_at, created_at, updated_at, started_at, finished_at,
+                             worker_id, claim_token, last_error, dedup_key, reason, dead_at)
+        SELECT id, name, queue, args, priority, attempts, max_attempts, interruptions + 1,
+               scheduled_at, created_at, now(), started_at, finished_at, worker_id, claim_token,
+               'crash_loop: interrupted ' || (interruptions + 1) || ' times (its worker stopped heartbeating each time)',
+               dedup_key, 'crash_loop', now()
+        FROM doomed
+        RETURNING id, name, queue, worker_id, interruptions
+      ), requeued AS (
+        UPDATE ${jobs} AS j
+        SET status = 'queued', worker_id = NULL, claim_token = NULL,
+            interruptions = j.interruptions + 1, scheduled_at = now(), updated_at = now()
+        FROM stale
+        WHERE j.id = stale.id AND j.status = 'processing' AND j.interruptions + 1 <= $2::int
+        RETURNING j.id, j.name, j.queue, stale.worker_id, j.interruptions
+      ), woken AS (
+        SELECT pg_notify($3, q.queue) FROM (SELECT DISTINCT ${PAYLOAD} AS queue FROM requeued) AS q
+      )
+      SELECT 'requeued' AS kind, id::text AS id, name, queue, worker_id AS previous_owner,
+             interruptions, (SELECT count(*) FROM woken) AS notified
+      FROM requeued
+      UNION ALL
+      SELECT 'dead', id::text, name, queue, worker_id, interruptions, 0 FROM buried`,
+
+    /** `$1` seconds: deletes worker rows not heartbeating for that long. */
+    forgetWorkers: `DELETE FROM ${workers}
+      WHERE last_heartbeat_at < now() - make_interval(secs => $1::float8)`,
+
+    /** `$1` lease name, `$2` holder, `$3` ttl seconds → a row iff `$2` holds the lease now. */
+    tryLead: `INSERT INTO ${leases} (name, holder, expires_at)
+      VALUES ($1, $2, now() + make_interval(secs => $3::float8))
+      ON CONFLICT (name) DO UPDATE SET holder = EXCLUDED.holder, expires_at = EXCLUDED.expires_at
+      WHERE ${leases}.holder = EXCLUDED.holder OR ${leases}.expires_at < now()
+      RETURNING holder`,
+
+    /** `$1` lease name, `$2` holder. */
+    resign: `DELETE FROM ${leases} WHERE name = $1 AND holder = $2`,
 
     /** Deletes finished rows whose retention has passed. */
     pruneFinished: `DELETE FROM ${jobs}

@@ -14,6 +14,7 @@ import type {
   NewJob,
   Owner,
   QueueStats,
+  RecoveryResult,
   WorkerInfo,
   WorkerRow,
   WorkerStatus,
@@ -673,6 +674,116 @@ export class SqliteBackend implements Backend {
          WHERE status IN ('done', 'cancelled') AND result_expires_at <= ${NOW_MS}`,
       ).run();
       return info.changes;
+    });
+  }
+
+  /**
+   * Crash recovery in one immediate transaction (so it is exactly-once across processes sharing
+   * the file): every `processing` row whose owner is not live by the database clock is requeued
+   * (`interruptions + 1`, due now, owner cleared, attempts untouched) or, past
+   * `maxInterruptions`, moved to the DLQ with reason `crash_loop`. Contract:
+   * `Backend.recoverStale`.
+   * @throws SoniqError `CLOSED`, `SCHEMA_NOT_READY`.
+   */
+  async recoverStale(
+    heartbeatTimeoutSeconds: number,
+    maxInterruptions: number,
+  ): Promise<RecoveryResult> {
+    return this.use((db) => {
+      const find = this.stmt(
+        db,
+        `SELECT j.id, j.name, j.queue, j.worker_id, j.interruptions FROM soniq_jobs AS j
+         WHERE j.status = 'processing'
+           AND NOT EXISTS (
+             SELECT 1 FROM soniq_workers AS w
+             WHERE w.id = j.worker_id AND w.status <> 'stopped'
+               AND @now - w.last_heartbeat_at <= @timeoutMs)`,
+      );
+      const requeue = this.stmt(
+        db,
+        `UPDATE soniq_jobs
+         SET status = 'queued', worker_id = NULL, claim_token = NULL,
+             interruptions = interruptions + 1, scheduled_at = @now, updated_at = @now
+         WHERE id = @id AND status = 'processing' AND worker_id IS @owner`,
+      );
+      const bury = this.stmt(
+        db,
+        `INSERT INTO soniq_dead_letter_jobs (id, name, queue, args, priority, attempts,
+           max_attempts, interruptions, scheduled_at, created_at, updated_at, started_at,
+           finished_at, worker_id, claim_token, last_error, dedup_key, reason, dead_at)
+         SELECT id, name, queue, args, priority, attempts, max_attempts, interruptions + 1,
+           scheduled_at, created_at, @now, started_at, finished_at, worker_id, claim_token,
+           @error, dedup_key, 'crash_loop', @now
+         FROM soniq_jobs WHERE id = @id AND status = 'processing' AND worker_id IS @owner`,
+      );
+      const remove = this.stmt(db, "DELETE FROM soniq_jobs WHERE id = ?");
+      const result: RecoveryResult = { requeued: [], deadLettered: [] };
+      db.transaction(() => {
+        const now = this.nowMs(db);
+        const stale = find.all({ now, timeoutMs: secondsToMs(heartbeatTimeoutSeconds) }) as Array<{
+          id: string;
+          name: string;
+          queue: string;
+          worker_id: string | null;
+          interruptions: number;
+        }>;
+        for (const row of stale) {
+          const interruptions = row.interruptions + 1;
+          const job = {
+            id: row.id,
+            name: row.name,
+            queue: row.queue,
+            previousOwner: row.worker_id,
+            interruptions,
+          };
+          const params = { id: row.id, owner: row.worker_id, now };
+          if (interruptions > maxInterruptions) {
+            const error = `crash_loop: interrupted ${interruptions} times (its worker stopped heartbeating each time)`;
+            if (bury.run({ ...params, error }).changes > 0) {
+              remove.run(row.id);
+              result.deadLettered.push(job);
+            }
+          } else if (requeue.run(params).changes > 0) {
+            result.requeued.push(job);
+          }
+        }
+      }).immediate();
+      for (const queue of new Set(result.requeued.map((j) => j.queue))) this.wake(queue);
+      return result;
+    });
+  }
+
+  /** Deletes worker rows not heartbeating for `notSeenForSeconds`. Contract: `Backend.forgetWorkers`. */
+  async forgetWorkers(notSeenForSeconds: number): Promise<number> {
+    return this.use(
+      (db) =>
+        this.stmt(db, `DELETE FROM soniq_workers WHERE ${NOW_MS} - last_heartbeat_at > ?`).run(
+          secondsToMs(notSeenForSeconds),
+        ).changes,
+    );
+  }
+
+  /**
+   * Takes or renews lease `name` for `holder` (one upsert that only replaces a free or expired
+   * lease). Contract: `Backend.tryLead`.
+   */
+  async tryLead(name: string, holder: string, ttlSeconds: number): Promise<boolean> {
+    return this.use((db) => {
+      const row = this.stmt(
+        db,
+        `INSERT INTO soniq_leases (name, holder, expires_at) VALUES (@name, @holder, ${NOW_MS} + @ttlMs)
+         ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at
+         WHERE soniq_leases.holder = excluded.holder OR soniq_leases.expires_at < ${NOW_MS}
+         RETURNING holder`,
+      ).get({ name, holder, ttlMs: secondsToMs(ttlSeconds) });
+      return row !== undefined;
+    });
+  }
+
+  /** Gives lease `name` up if `holder` holds it. Contract: `Backend.resign`. */
+  async resign(name: string, holder: string): Promise<void> {
+    this.use((db) => {
+      this.stmt(db, "DELETE FROM soniq_leases WHERE name = ? AND holder = ?").run(name, holder);
     });
   }
 
