@@ -32,6 +32,7 @@ export const settingsSchema = z.strictObject({
   pollInterval: seconds(0.01, 3600).default(1),
   resultRetention: seconds(0, 86_400 * 365).default(7 * 86_400),
   maxAttempts: z.number().int().min(1).max(1000).default(5),
+  maxInterruptions: z.number().int().min(0).max(1000).default(3),
   maxPayloadBytes: z
     .number()
     .int()
@@ -81,6 +82,12 @@ export interface SoniqSettingsInput {
   resultRetention?: number;
   /** `SONIQ_MAX_ATTEMPTS`. Default runs per job before the dead-letter queue. Default 5. */
   maxAttempts?: number;
+  /**
+   * `SONIQ_MAX_INTERRUPTIONS`. Crash recoveries a job may have (its worker died or stopped
+   * heartbeating while running it) before the next one moves it to the dead-letter queue with
+   * reason `crash_loop`. Default 3.
+   */
+  maxInterruptions?: number;
   /** `SONIQ_MAX_PAYLOAD_BYTES`. Largest JSON of arguments or result, in bytes (UTF-8). Default 1048576 (1 MiB). */
   maxPayloadBytes?: number;
   /** `SONIQ_REJECT_UNKNOWN_JOBS`. Enqueue by an unregistered name is an error. Default true. */

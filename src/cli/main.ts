@@ -6,6 +6,7 @@
 import { Command, InvalidArgumentError } from "commander";
 import { redactUrl } from "../backends/select.js";
 import { isSoniqError } from "../errors.js";
+import { recoverOnce } from "../maintenance/maintenance.js";
 import { Soniq } from "../soniq.js";
 import type { Worker } from "../worker/worker.js";
 import { EXIT } from "./exit-codes.js";
@@ -195,6 +196,30 @@ program
       }
     },
   );
+
+program
+  .command("recover")
+  .description(
+    "Requeue now every processing job whose worker is not live (stale heartbeat, stopped, or unknown); a job past maxInterruptions goes to the dead-letter queue as crash_loop. Workers also do this by themselves.",
+  )
+  .argument("[module]", "your module exporting the Soniq instance (for its settings)")
+  .option("--database-url <url>", "postgres://…, sqlite:PATH or memory:")
+  .option("--json", "print JSON for scripts")
+  .action(async (module: string | undefined, flags: ConnectionFlags & { json?: boolean }) => {
+    try {
+      const soniq = await instanceFor({ ...flags, ...(module ? { module } : {}) });
+      const result = await recoverOnce(await soniq.backend(), soniq.settings, soniq.logger);
+      if (flags.json) process.stdout.write(`${JSON.stringify(result)}\n`);
+      else {
+        process.stdout.write(
+          `requeued ${result.requeued.length}, moved to the dead-letter queue (crash_loop) ${result.deadLettered.length}\n`,
+        );
+      }
+      await soniq.close();
+    } catch (err) {
+      fail(err);
+    }
+  });
 
 program
   .command("status")

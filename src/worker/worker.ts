@@ -16,6 +16,8 @@ import { toJsonText } from "../jobs/payload.js";
 import { retryDelaySeconds } from "../jobs/retry-policy.js";
 import { Snooze } from "../jobs/snooze.js";
 import { STOP_FLAG } from "../jobs/thread-context.js";
+import { Maintenance, recoverOnce } from "../maintenance/maintenance.js";
+import { PeriodicService } from "../maintenance/periodic-service.js";
 import type { Logger } from "../observability/logger.js";
 import { GuardedMetrics } from "../observability/metrics.js";
 import { type SoniqSettings, settingsSchema } from "../settings.js";
@@ -114,10 +116,11 @@ export class Worker {
   /** new → starting → running → done (start-up lifecycle, separate from the shutdown machine). */
   private phase: "new" | "starting" | "running" | "done" = "new";
   private loopDone: Promise<void> = Promise.resolve();
-  private heartbeatTimer: NodeJS.Timeout | undefined;
+  private heartbeat: PeriodicService | undefined;
+  private maintenance: PeriodicService | undefined;
+  private maintainer: Maintenance | undefined;
   private deadlineTimer: NodeJS.Timeout | undefined;
   private unsubscribe: (() => void) | undefined;
-  private lastPrune = 0;
   private recordFailures = 0;
   private readonly released: string[] = [];
   private finishedPromise: Promise<WorkerExit> | undefined;
@@ -238,7 +241,14 @@ export class Worker {
       "worker started",
     );
     this.metrics.start();
-    this.scheduleHeartbeat();
+    this.startServices(backend);
+    // Recovery at start-up (one of its clocks): jobs of dead workers run again before new ones wait.
+    await recoverOnce(backend, this.settings, this.logger, this.metrics).catch((err: unknown) => {
+      this.logger.warn(
+        { err: errorText(err, 300) },
+        "start-up recovery failed; the maintenance loop will retry",
+      );
+    });
     this.loopDone = this.claimLoop();
     if (this.machine.state !== "RUNNING") this.beginDrain();
   }
@@ -292,7 +302,7 @@ export class Worker {
       deadline_at: iso(this.machine.deadlineAt),
     });
     this.latch.wake();
-    void this.sendHeartbeat();
+    void this.stopMaintenance();
     this.deadlineTimer = setTimeout(() => this.onDeadline(), this.machine.timeLeftMs());
     void this.finishWhenSettled();
   }
@@ -360,8 +370,8 @@ export class Worker {
         );
       });
     }
-    clearTimeout(this.heartbeatTimer);
-    this.heartbeatTimer = undefined;
+    // Heartbeats went on until every claimed row was finished or released; now they may stop.
+    await this.heartbeat?.stop(2000);
     this.unsubscribe?.();
     try {
       await this.record(
@@ -393,28 +403,40 @@ export class Worker {
     this.resolveFinished?.(exit);
   }
 
-  // ---- heartbeat -------------------------------------------------------------------------
+  // ---- heartbeat and maintenance -------------------------------------------------------
 
-  private scheduleHeartbeat(): void {
-    this.heartbeatTimer = setTimeout(async () => {
-      await this.sendHeartbeat();
-      if (this.heartbeatTimer !== undefined) this.scheduleHeartbeat();
-    }, this.settings.heartbeatInterval * 1000);
+  private startServices(backend: Backend): void {
+    const interval = this.settings.heartbeatInterval * 1000;
+    this.heartbeat = new PeriodicService(
+      "heartbeat",
+      interval,
+      () => backend.heartbeat(this.id, this.machine.state === "RUNNING" ? "running" : "draining"),
+      this.logger,
+    );
+    this.heartbeat.start();
+    this.maintainer = new Maintenance(
+      backend,
+      this.id,
+      this.settings,
+      this.logger,
+      this.metrics,
+      this.clock,
+    );
+    const maintainer = this.maintainer;
+    this.maintenance = new PeriodicService(
+      "maintenance",
+      interval,
+      () => maintainer.tick(),
+      this.logger,
+    );
+    this.maintenance.start();
   }
 
-  private async sendHeartbeat(): Promise<void> {
-    const backend = this.backend;
-    if (!backend) return;
-    try {
-      await backend.heartbeat(this.id, this.machine.state === "RUNNING" ? "running" : "draining");
-      if (this.machine.state === "RUNNING" && this.clock() - this.lastPrune > 60_000) {
-        this.lastPrune = this.clock();
-        const pruned = await backend.pruneFinished();
-        if (pruned > 0) this.logger.debug({ pruned }, "pruned finished jobs past their retention");
-      }
-    } catch (err) {
-      this.logger.warn({ err: errorText(err, 500) }, "heartbeat failed; will retry");
-    }
+  /** At drain start: report `draining` now, stop maintenance and hand the lease on. */
+  private async stopMaintenance(): Promise<void> {
+    void this.heartbeat?.runNow();
+    await this.maintenance?.stop(2000);
+    await this.maintainer?.resign().catch(() => undefined);
   }
 
   // ---- claim loop ------------------------------------------------------------------------
