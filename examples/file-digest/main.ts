@@ -73,10 +73,11 @@ await postReport.enqueue({ run, files });
 const worker = soniq.worker({ concurrency, shutdownTimeout: 10 });
 let stopping = false;
 const stop = (signal: string) => {
-  if (!stopping)
+  if (!stopping && signal !== "finished") {
     process.stderr.write(
-      `\nsoniq example: ${signal} — draining (finishing in-flight files, up to 10 s)…\n`,
+      `\nsoniq example: ${signal} — draining: in-flight files finish (up to 10 s), the rest stay queued for the next run…\n`,
     );
+  }
   stopping = true;
   void worker.stop(signal);
 };
@@ -113,10 +114,10 @@ process.stdout.write(
   [
     "",
     `Files found:      ${files} under ${root}`,
-    `Jobs done:        ${final.done}`,
+    `Jobs done:        ${final.done - first.done} in this run, ${final.done} in this database (file digests and progress reports)`,
     `Jobs failed:      ${final.dead_letter} (in the dead-letter queue)`,
     `Jobs left:        ${final.queued} queued, ${final.processing} processing${final.queued > 0 ? " — run npm start again to finish" : ""}`,
-    `Reports received: ${http.reports.length}`,
+    `Reports received: ${http.reports.length} in this run`,
     `Output:           ${process.env.EXAMPLE_OUTPUT_DIR ?? ".soniq-example/out"}`,
     `Time:             ${seconds.toFixed(1)} s`,
     `Worker exit:      ${exit.reason} (code ${exit.exitCode})`,

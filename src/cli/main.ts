@@ -67,7 +67,10 @@ program
     try {
       const soniq = await instanceFor({ ...flags, ...(module ? { module } : {}) });
       await soniq.setup();
-      process.stdout.write(`soniq: schema ready (${redactUrl(soniq.settings.databaseUrl)})\n`);
+      const where = soniq.settings.databaseUrl.startsWith("postgres")
+        ? `${redactUrl(soniq.settings.databaseUrl)}, schema ${soniq.settings.schema}`
+        : redactUrl(soniq.settings.databaseUrl);
+      process.stdout.write(`soniq: schema ready (${where})\n`);
       await soniq.close();
     } catch (err) {
       fail(err);
@@ -130,10 +133,6 @@ program
       try {
         await worker.start();
       } catch (err) {
-        soniq.logger.error(
-          { err: err instanceof Error ? err.message : String(err), exit_code: EXIT.STARTUP },
-          "worker failed to start",
-        );
         await soniq.close().catch(() => undefined);
         fail(err);
       }
@@ -181,6 +180,11 @@ program
           args = JSON.parse(flags.args);
         } catch (err) {
           throw new InvalidArgumentError(`--args is not valid JSON: ${String(err)}`);
+        }
+        if (!flags.module) {
+          process.stderr.write(
+            "soniq: enqueue without --module does not check the job name or arguments; the worker dead-letters unknown names (unknown_job) and invalid arguments (invalid_args). Pass --module ./jobs.ts to check them now.\n",
+          );
         }
         const soniq = await instanceFor(flags, { rejectUnknownJobs: false });
         const id = await soniq.enqueue(name, args, {
@@ -232,7 +236,16 @@ program
   .action(async (module: string | undefined, flags: ConnectionFlags & { json?: boolean }) => {
     try {
       const soniq = await instanceFor({ ...flags, ...(module ? { module } : {}) });
-      const [counts, workers] = await Promise.all([soniq.stats(), soniq.workers()]);
+      const [stats, workers] = await Promise.all([soniq.stats(), soniq.workers()]);
+      // One order on every backend.
+      const counts = {
+        total: stats.total,
+        queued: stats.queued,
+        processing: stats.processing,
+        done: stats.done,
+        dead_letter: stats.dead_letter,
+        cancelled: stats.cancelled,
+      };
       const live = workers.filter((w) => w.live);
       if (flags.json) {
         process.stdout.write(

@@ -4,6 +4,12 @@ export function errorText(error: unknown, maxLength = 4000): string {
   if (error instanceof Error) {
     text = error.stack && error.stack.length > 0 ? error.stack : `${error.name}: ${error.message}`;
     if (!text.includes(error.message)) text = `${error.name}: ${error.message}\n${text}`;
+    // Wrapped errors (fetch's "fetch failed", AggregateError…) hide the useful part in the cause.
+    let cause: unknown = error.cause;
+    for (let depth = 0; cause !== undefined && depth < 3; depth++) {
+      text += `\ncaused by: ${cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause)}`;
+      cause = cause instanceof Error ? cause.cause : undefined;
+    }
   } else {
     let shown: string;
     try {

@@ -438,14 +438,15 @@ export function runBackendContract(target: ContractTarget): void {
         });
       });
       // Give a LISTEN connection a moment to be ready, then enqueue until the wake arrives.
-      let timer: NodeJS.Timeout | undefined;
-      const tick = async () => {
+      let woken = false;
+      void woke.then(() => {
+        woken = true;
+      });
+      while (!woken) {
         await b.enqueue([newJob({ queue: "wake" })]);
-        timer = setTimeout(tick, 500);
-      };
-      await tick();
+        await Promise.race([woke, new Promise((r) => setTimeout(r, 500))]);
+      }
       await expect(woke).resolves.toBe("wake");
-      clearTimeout(timer);
     });
 
     it("recovery requeues rows of unknown, stopped and stale owners, and leaves live ones", async () => {

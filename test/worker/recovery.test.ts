@@ -39,7 +39,13 @@ describe("recovery through the worker", () => {
     const { soniq, backend } = instance();
     const job = soniq.job({ name: "work.it", handler: async () => "ran" });
     // A zombie: registered (live for now), claims the job, then never heartbeats again.
-    await backend.registerWorker({ id: "zombie", hostname: "h", pid: 9, queues: null, concurrency: 1 });
+    await backend.registerWorker({
+      id: "zombie",
+      hostname: "h",
+      pid: 9,
+      queues: null,
+      concurrency: 1,
+    });
     const id = await job.enqueue({});
     const [claimed] = await backend.claim({ workerId: "zombie", queues: null, limit: 1 });
     expect(claimed?.id).toBe(id);

@@ -3,7 +3,7 @@
  *
  * The files live in `./migrations/` next to this module — `src/backends/sqlite/migrations/`
  * when the TypeScript sources run (tests, tsx), `dist/backends/sqlite/migrations/` after
- * `npm run build` (scripts/copy-sql.mjs copies them).
+ * `npm run build` (scripts/post-build.mjs copies them).
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";

@@ -1,5 +1,6 @@
-// Copies the versioned migration files next to the compiled backends: tsc does not copy .sql.
-import { cpSync, mkdirSync, readdirSync } from "node:fs";
+// After tsc: copy the versioned migration files next to the compiled backends (tsc does not copy
+// .sql), and make the CLI executable so `node_modules/.bin/soniq` runs it directly.
+import { chmodSync, cpSync, mkdirSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 
 for (const engine of ["postgres", "sqlite"]) {
@@ -10,3 +11,4 @@ for (const engine of ["postgres", "sqlite"]) {
     if (file.endsWith(".sql")) cpSync(join(from, file), join(to, file));
   }
 }
+chmodSync(join("dist", "cli", "main.js"), 0o755);
