@@ -93,7 +93,12 @@ const WORKER_OVERRIDES = settingsSchema
   .partial()
   .strict();
 
-const RECORD_BACKOFF_MS = [0, 250, 500, 1000, 2000, 4000];
+/** Longest wait between two tries of a failed write, in milliseconds. */
+const RECORD_RETRY_CAP_MS = 2000;
+/** Once draining, how long past the shutdown deadline a failing write keeps trying (ms). */
+const RECORD_GRACE_MS = 10_000;
+/** How long a failing write of the worker's own row keeps trying (ms). */
+const BOOKKEEPING_GRACE_MS = 2000;
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -376,7 +381,9 @@ export class Worker {
     try {
       await this.record(
         () => (this.backend as Backend).markWorkerStopped(this.id),
-        "mark worker stopped",
+        "worker's stopped status",
+        undefined,
+        true,
       );
     } catch {
       // already logged by record()
@@ -858,21 +865,47 @@ export class Worker {
   }
 
   /**
-   * Runs a write, retrying transient failures with a bounded backoff (about 8 s in all). When it
-   * still fails the row is left `processing` for recovery and the worker will exit with code 3.
+   * Runs a write, retrying failures (the database may be restarting) with a backoff that grows to
+   * {@link RECORD_RETRY_CAP_MS}. A transient failure is never recorded as a job failure. While
+   * RUNNING it retries until the write lands (the job keeps its slot, so the worker stops
+   * claiming when the database is away). Once draining, it gives up {@link RECORD_GRACE_MS} after
+   * the later of the shutdown deadline and its first attempt: the row is left `processing` for
+   * crash recovery and, for an outcome, the worker exits with code 3.
    */
-  private async record<T>(write: () => Promise<T>, what: string, jobId?: string): Promise<T> {
+  private async record<T>(
+    write: () => Promise<T>,
+    what: string,
+    jobId?: string,
+    /** Not a job's outcome (the worker row): give up after 2 s of failures, never count it. */
+    bookkeeping = false,
+  ): Promise<T> {
+    const firstTry = this.clock();
     let lastError: unknown;
-    for (const wait of RECORD_BACKOFF_MS) {
-      if (wait > 0) await sleep(wait);
+    for (let attempt = 0; ; attempt++) {
       try {
         return await write();
       } catch (err) {
         lastError = err;
-        if (isSoniqError(err, "CLOSED")) break;
+        if (isSoniqError(err, "CLOSED") || isSoniqError(err, "SCHEMA_NOT_READY")) break;
       }
+      let wait = Math.min(RECORD_RETRY_CAP_MS, 100 * 2 ** attempt);
+      if (bookkeeping || this.machine.state !== "RUNNING") {
+        const giveUpAt = bookkeeping
+          ? firstTry + BOOKKEEPING_GRACE_MS
+          : Math.max(this.machine.deadlineAt ?? firstTry, firstTry) + RECORD_GRACE_MS;
+        const left = giveUpAt - this.clock();
+        if (left <= 0) break;
+        wait = Math.min(wait, left);
+      }
+      if (attempt === 2) {
+        this.logger.warn(
+          { job_id: jobId, err: errorText(lastError, 300), retry_in_ms: wait },
+          `cannot record the ${what} yet (database unreachable?); retrying`,
+        );
+      }
+      await sleep(wait);
     }
-    this.recordFailures += 1;
+    if (!bookkeeping) this.recordFailures += 1;
     this.logger.error(
       { job_id: jobId, err: errorText(lastError, 500) },
       `could not record the ${what}; the row stays as it was for recovery`,

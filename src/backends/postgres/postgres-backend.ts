@@ -135,6 +135,8 @@ export class PostgresBackend implements Backend {
       connectionString: options.connectionString,
       max: options.poolSize,
       keepAlive: true,
+      // A server that does not answer must not hang a call forever: fail, and let callers retry.
+      connectionTimeoutMillis: 10_000,
     });
     // An idle connection that dies (server restart, admin kill) must not crash the process.
     this.pool.on("error", (err) => this.onError(err, "pool"));

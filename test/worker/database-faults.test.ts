@@ -1,0 +1,111 @@
+/**
+ * Database faults seen by a worker (memory backend behind a switch that makes calls fail like an
+ * unreachable server): transient write failures are retried, never recorded as job failures; a
+ * drain while the database is down stays bounded and ends with exit code 3.
+ */
+import { pino } from "pino";
+import { describe, expect, it } from "vitest";
+import type { Backend } from "../../src/backends/backend.js";
+import { MemoryBackend, Soniq } from "../../src/index.js";
+import { waitFor } from "../helpers/wait.js";
+
+/** A backend whose calls reject with ECONNREFUSED while `down` is true. */
+function switchable(inner: Backend) {
+  const state = { down: false, failures: 0 };
+  const backend = new Proxy(inner, {
+    get(target, prop, receiver) {
+      const value = Reflect.get(target, prop, receiver);
+      if (typeof value !== "function" || prop === "subscribe") return value;
+      return (...args: unknown[]) => {
+        if (state.down) {
+          state.failures += 1;
+          return Promise.reject(
+            Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:5432"), {
+              code: "ECONNREFUSED",
+            }),
+          );
+        }
+        return (value as (...a: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  });
+  return { backend, state };
+}
+
+function instance(backend: Backend, extra: Record<string, unknown> = {}) {
+  return new Soniq({
+    backend,
+    logger: pino({ level: "silent" }),
+    env: {},
+    pollInterval: 0.05,
+    heartbeatInterval: 0.1,
+    ...extra,
+  });
+}
+
+describe("database faults", () => {
+  it("an outcome that cannot be written while the database is away is written when it returns", async () => {
+    const memory = new MemoryBackend();
+    const { backend, state } = switchable(memory);
+    const soniq = instance(backend);
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
+    const job = soniq.job({
+      name: "wait.gate",
+      maxAttempts: 1,
+      handler: async () => gate.then(() => "ok"),
+    });
+    const id = await job.enqueue({});
+    const worker = soniq.worker();
+    await worker.start();
+    await waitFor(async () => (await memory.getJob(id))?.status === "processing");
+    state.down = true;
+    release();
+    await waitFor(() => state.failures >= 3, 5000, "failed writes");
+    expect(await memory.getJob(id)).toMatchObject({ status: "processing", attempts: 0 });
+    state.down = false;
+    await waitFor(
+      async () => (await memory.getJob(id))?.status === "done",
+      10_000,
+      "written after recovery",
+    );
+    // Recorded once, as a success: the outage did not count as a failure or an attempt.
+    expect(await memory.getJob(id)).toMatchObject({
+      status: "done",
+      attempts: 1,
+      result: JSON.stringify("ok"),
+      lastError: null,
+    });
+    expect(await memory.getDeadLetter(id)).toBeNull();
+    await expect(worker.stop()).resolves.toMatchObject({ exitCode: 0 });
+  });
+
+  it("a drain while the database is down stays bounded and exits 3; the row is left for recovery", async () => {
+    const memory = new MemoryBackend();
+    const { backend, state } = switchable(memory);
+    const soniq = instance(backend, { shutdownTimeout: 0.2, shutdownSettle: 0.1 });
+    const job = soniq.job({
+      name: "short.job",
+      handler: async () => new Promise((r) => setTimeout(() => r("ok"), 100)),
+    });
+    const id = await job.enqueue({});
+    const worker = soniq.worker();
+    await worker.start();
+    await waitFor(async () => (await memory.getJob(id))?.status === "processing");
+    state.down = true;
+    const t0 = Date.now();
+    const exit = await worker.stop("SIGTERM");
+    const elapsed = Date.now() - t0;
+    expect(exit).toMatchObject({ reason: "record_failed", exitCode: 3 });
+    // Bound: shutdown_timeout 0.2 s + 10 s record grace + 2 s for the worker row, with margin.
+    expect(elapsed).toBeGreaterThan(5_000);
+    expect(elapsed).toBeLessThan(0.2 * 1000 + 10_000 + 2_000 + 2_000);
+    state.down = false;
+    expect(await memory.getJob(id)).toMatchObject({ status: "processing", attempts: 0 });
+    // Its worker is not live, so recovery hands the job back.
+    const recovered = await memory.recoverStale(0.05, 3);
+    expect(recovered.requeued.map((j) => j.id)).toEqual([id]);
+  }, 30_000);
+});
