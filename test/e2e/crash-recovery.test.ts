@@ -1,0 +1,80 @@
+/**
+ * Crash recovery with real processes on a SQLite file and on PostgreSQL: a SIGKILL'd worker's job
+ * runs again on another worker within the documented bound, attempts unchanged and the
+ * interruption counted; a job that kills its own worker reaches the DLQ after maxInterruptions.
+ */
+import { describe, expect, it } from "vitest";
+import { prepared, startWorker, targets } from "../helpers/e2e-targets.js";
+import { waitFor } from "../helpers/wait.js";
+
+// Short windows so the test is quick; the bound scales with them (docs/reliability.md).
+const FAST = {
+  SONIQ_HEARTBEAT_INTERVAL: "0.2",
+  SONIQ_HEARTBEAT_TIMEOUT: "1",
+  SONIQ_POLL_INTERVAL: "0.1",
+};
+const BOUND_MS = (1 + 0.2 + 0.1) * 1000;
+
+for (const target of targets) {
+  describe.skipIf(target.skip)(`crash recovery, real processes, ${target.label}`, () => {
+    it("SIGKILL mid-job: another worker runs it again within heartbeatTimeout + heartbeatInterval + poll", async () => {
+      const { env, db } = await prepared(target, FAST);
+      const a = startWorker(env);
+      await a.ready;
+      const id = await db.enqueue("e2e.sleep", { ms: 1500 });
+      await waitFor(
+        async () => (await db.getJob(id))?.status === "processing",
+        10_000,
+        "claimed by a",
+      );
+      const b = startWorker(env);
+      await b.ready;
+      const owner = (await db.getJob(id))?.workerId;
+      a.child.kill("SIGKILL");
+      const killedAt = Date.now();
+      await a.exited;
+      const reclaimed = await waitFor(
+        async () => {
+          const j = await db.getJob(id);
+          return j?.status === "processing" && j.workerId !== owner ? j : null;
+        },
+        20_000,
+        "re-claimed by b",
+      );
+      const took = Date.now() - killedAt;
+      expect(reclaimed).toMatchObject({ attempts: 0, interruptions: 1 });
+      // Generous margin for process scheduling on a loaded machine.
+      expect(took).toBeLessThan(BOUND_MS + 3_000);
+      await waitFor(async () => (await db.getJob(id))?.status === "done", 20_000, "done");
+      expect(await db.getJob(id)).toMatchObject({ attempts: 1, interruptions: 1 });
+      b.child.kill("SIGTERM");
+      expect((await b.exited).code).toBe(0);
+      await db.close();
+    }, 60_000);
+
+    it("a job that kills its own worker reaches the DLQ as crash_loop after maxInterruptions (3) recoveries", async () => {
+      const { env, db } = await prepared(target, FAST);
+      const id = await db.enqueue("e2e.suicide", {});
+      let deaths = 0;
+      while (!(await db.getDeadLetter(id)) && deaths < 8) {
+        const w = startWorker(env);
+        const exit = await Promise.race([
+          w.exited,
+          waitFor(() => db.getDeadLetter(id), 30_000, "dead letter").then(() => null),
+        ]);
+        if (exit === null) {
+          w.child.kill("SIGTERM");
+          await w.exited;
+          break;
+        }
+        expect(exit.signal).toBe("SIGKILL");
+        deaths += 1;
+      }
+      // Killed 4 times: 3 recoveries requeued it, the 4th moved it to the DLQ.
+      expect(deaths).toBe(4);
+      const dead = await db.getDeadLetter(id);
+      expect(dead).toMatchObject({ reason: "crash_loop", attempts: 0, interruptions: 4 });
+      await db.close();
+    }, 120_000);
+  });
+}
