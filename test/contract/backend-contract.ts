@@ -577,9 +577,12 @@ export function runBackendContract(target: ContractTarget): void {
         const jobs = Array.from({ length: total }, () => newJob());
         for (let i = 0; i < total; i += 200) await b.enqueue(jobs.slice(i, i + 200));
         const { databaseUrl, schema } = share(b);
-        const outputs = await Promise.all(
-          Array.from({ length: 4 }, (_, i) => runClaimer(databaseUrl, schema, `proc-${i}`)),
+        const claimers = Array.from({ length: 4 }, (_, i) =>
+          startClaimer(databaseUrl, schema, `proc-${i}`),
         );
+        await Promise.all(claimers.map((c) => c.ready));
+        for (const c of claimers) c.go();
+        const outputs = await Promise.all(claimers.map((c) => c.ids));
         const claimed = outputs.flat();
         expect(claimed).toHaveLength(total);
         expect(new Set(claimed).size).toBe(total);
@@ -591,27 +594,38 @@ export function runBackendContract(target: ContractTarget): void {
   });
 }
 
-function runClaimer(databaseUrl: string, schema: string, workerId: string): Promise<string[]> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(
-      process.execPath,
-      ["--import", "tsx", claimerScript, databaseUrl, schema, workerId],
-      {
-        stdio: ["ignore", "pipe", "pipe"],
-      },
-    );
-    let out = "";
-    let err = "";
-    child.stdout.on("data", (d: Buffer) => {
-      out += d.toString();
-    });
-    child.stderr.on("data", (d: Buffer) => {
-      err += d.toString();
-    });
+interface Claimer {
+  ready: Promise<void>;
+  go(): void;
+  ids: Promise<string[]>;
+}
+
+function startClaimer(databaseUrl: string, schema: string, workerId: string): Claimer {
+  const child = spawn(
+    process.execPath,
+    ["--import", "tsx", claimerScript, databaseUrl, schema, workerId],
+    { stdio: ["pipe", "pipe", "pipe"] },
+  );
+  let out = "";
+  let err = "";
+  let markReady: () => void = () => undefined;
+  const ready = new Promise<void>((resolve) => {
+    markReady = resolve;
+  });
+  child.stdout.on("data", (d: Buffer) => {
+    out += d.toString();
+  });
+  child.stderr.on("data", (d: Buffer) => {
+    err += d.toString();
+    if (err.includes("ready\n")) markReady();
+  });
+  const ids = new Promise<string[]>((resolve, reject) => {
     child.on("error", reject);
     child.on("exit", (code) => {
+      markReady();
       if (code !== 0) reject(new Error(`claimer ${workerId} exited ${code}: ${err}`));
       else resolve(out.split("\n").filter((line) => line.length > 0));
     });
   });
+  return { ready, go: () => child.stdin.end("go\n"), ids };
 }

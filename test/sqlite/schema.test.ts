@@ -27,7 +27,7 @@ describe("sqlite: schema", () => {
       )
       .run(id, status, dedupKey);
 
-  it("has the four tables", () => {
+  it("has its tables", () => {
     const tables = db
       .prepare(
         "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'soniq_%' ORDER BY name",
@@ -36,6 +36,7 @@ describe("sqlite: schema", () => {
     expect(tables.map((t) => t.name)).toEqual([
       "soniq_dead_letter_jobs",
       "soniq_jobs",
+      "soniq_leases",
       "soniq_migrations",
       "soniq_workers",
     ]);
