@@ -1,26 +1,82 @@
-/** How a thrown value is stored in `last_error`: name, message and the top of the stack. */
+/**
+ * How a thrown value is stored in `last_error`: name, message, the top of the stack and the
+ * cause chain. Total: it never throws, whatever was thrown (null-prototype objects, revoked
+ * proxies, getters that throw, BigInts…), so an outcome can always be written.
+ */
+
+/** `String(value)` that cannot throw. */
+function safeString(value: unknown): string {
+  try {
+    return String(value);
+  } catch {
+    try {
+      return Object.prototype.toString.call(value);
+    } catch {
+      return "[unprintable value]";
+    }
+  }
+}
+
+/** Reads a property that may be a throwing getter (or sit on a revoked proxy). */
+function safeGet(value: object, key: string): unknown {
+  try {
+    return (value as Record<string, unknown>)[key];
+  } catch {
+    return undefined;
+  }
+}
+
+function describeError(error: Error): string {
+  const name = safeString(safeGet(error, "name") ?? "Error");
+  const message = safeString(safeGet(error, "message") ?? "");
+  const stack = safeGet(error, "stack");
+  let text = typeof stack === "string" && stack.length > 0 ? stack : `${name}: ${message}`;
+  if (!text.includes(message)) text = `${name}: ${message}\n${text}`;
+  // Wrapped errors (fetch's "fetch failed", AggregateError…) hide the useful part in the cause.
+  let cause: unknown = safeGet(error, "cause");
+  for (let depth = 0; cause !== undefined && depth < 3; depth++) {
+    const shown =
+      cause instanceof Error
+        ? `${safeString(safeGet(cause, "name"))}: ${safeString(safeGet(cause, "message"))}`
+        : safeString(cause);
+    text += `\ncaused by: ${shown}`;
+    cause = cause instanceof Error ? safeGet(cause, "cause") : undefined;
+  }
+  return text;
+}
+
+function describeOther(error: unknown): string {
+  let shown: string;
+  if (typeof error === "string") shown = error;
+  else {
+    try {
+      shown = JSON.stringify(error) ?? safeString(error);
+    } catch {
+      shown = safeString(error);
+    }
+  }
+  return `non-Error thrown (${error === null ? "null" : typeof error}): ${shown}`;
+}
+
+/**
+ * The text stored in `last_error` for a thrown value, at most `maxLength` characters (plus "…").
+ * NUL characters are escaped and lone surrogates replaced, so every backend stores it as is.
+ */
 export function errorText(error: unknown, maxLength = 4000): string {
   let text: string;
-  if (error instanceof Error) {
-    text = error.stack && error.stack.length > 0 ? error.stack : `${error.name}: ${error.message}`;
-    if (!text.includes(error.message)) text = `${error.name}: ${error.message}\n${text}`;
-    // Wrapped errors (fetch's "fetch failed", AggregateError…) hide the useful part in the cause.
-    let cause: unknown = error.cause;
-    for (let depth = 0; cause !== undefined && depth < 3; depth++) {
-      text += `\ncaused by: ${cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause)}`;
-      cause = cause instanceof Error ? cause.cause : undefined;
-    }
-  } else {
-    let shown: string;
+  try {
+    let isError = false;
     try {
-      shown = typeof error === "string" ? error : (JSON.stringify(error) ?? String(error));
+      isError = error instanceof Error;
     } catch {
-      shown = String(error);
+      isError = false; // a revoked proxy throws even on instanceof
     }
-    text = `non-Error thrown (${error === null ? "null" : typeof error}): ${shown}`;
+    text = isError ? describeError(error as Error) : describeOther(error);
+  } catch {
+    text = "[an unprintable value was thrown]";
   }
-  // Lone surrogates and NUL would not survive every store; make the text safe everywhere.
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: NUL is exactly what is removed.
-  text = text.toWellFormed().replace(/\u0000/g, "\\u0000");
-  return text.length > maxLength ? `${text.slice(0, maxLength)}…` : text;
+  if (text.length > maxLength) text = `${text.slice(0, maxLength)}…`;
+  // Lone surrogates (also from cutting a pair above) and NUL would not survive every store.
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: NUL is exactly what is replaced.
+  return text.toWellFormed().replace(/\u0000/g, "\\u0000");
 }

@@ -495,11 +495,18 @@ export class Worker {
     };
     this.inflight.set(job.id, entry);
     entry.done = run()
-      .catch((err) => {
+      .catch(async (err: unknown) => {
+        // A bug of ours must not strand the row: record it as a failed attempt (fenced, so a
+        // no-op when the outcome was already written).
         this.logger.error(
           { job_id: job.id, err: errorText(err, 1000) },
-          "unexpected error while running a job",
+          "unexpected error while running a job; recording it as a failed attempt",
         );
+        await this.recordOutcome(
+          job,
+          { kind: "error", error: err },
+          this.soniq.jobs.get(job.name),
+        ).catch(() => undefined);
       })
       .finally(() => {
         this.inflight.delete(job.id);

@@ -27,4 +27,34 @@ describe("errorText (what last_error stores)", () => {
     expect(text.isWellFormed()).toBe(true);
     expect(errorText(new Error("x".repeat(10_000))).length).toBeLessThanOrEqual(4001);
   });
+
+  it("never throws, whatever was thrown", () => {
+    const nullProto = Object.assign(Object.create(null), { code: "E_PROVIDER", status: 502n });
+    expect(errorText(nullProto)).toContain("non-Error thrown (object)");
+    const { proxy, revoke } = Proxy.revocable({}, {});
+    revoke();
+    expect(errorText(proxy)).toContain("unprintable");
+    const badStack = new Error("m");
+    Object.defineProperty(badStack, "stack", {
+      get() {
+        throw new Error("no stack for you");
+      },
+    });
+    expect(errorText(badStack)).toContain("m");
+    const hostile = {
+      toJSON() {
+        throw new Error("x");
+      },
+      toString() {
+        throw new Error("y");
+      },
+    };
+    expect(errorText(hostile)).toContain("non-Error thrown (object)");
+    expect(errorText(Symbol("s"))).toContain("Symbol(s)");
+  });
+
+  it("does not split a surrogate pair when it truncates", () => {
+    const text = errorText(new Error(`${"x".repeat(3992)}😀`));
+    expect(text.isWellFormed()).toBe(true);
+  });
 });

@@ -336,4 +336,22 @@ describe("worker on the memory backend", () => {
     // @ts-expect-error unknown option
     expect(() => soniq.worker({ concurency: 2 })).toThrow(/INVALID_OPTION.*concurency/);
   });
+
+  it("a handler throwing an unprintable value is still recorded (never left processing)", async () => {
+    const { soniq } = instance();
+    const nasty = soniq.job({
+      name: "throws.unprintable",
+      maxAttempts: 1,
+      handler: async () => {
+        throw Object.assign(Object.create(null), { code: "E_PROVIDER", status: 502n });
+      },
+    });
+    const id = await nasty.enqueue({});
+    const worker = soniq.worker();
+    await worker.start();
+    const dead = await waitFor(() => soniq.getDeadLetter(id));
+    await expect(worker.stop()).resolves.toMatchObject({ exitCode: 0 });
+    expect(dead).toMatchObject({ attempts: 1, reason: "max_attempts_exceeded" });
+    expect(dead.lastError).toContain("non-Error thrown (object)");
+  });
 });
