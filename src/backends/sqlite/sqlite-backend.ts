@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { mkdirSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import Database from "better-sqlite3";
 import { SoniqError } from "../../errors.js";
@@ -30,6 +30,17 @@ import {
   type WorkerRecord,
 } from "./rows.js";
 
+/** Milliseconds one statement may wait inside SQLite for a lock before yielding to the event loop. */
+const BUSY_SLICE_MS = 20;
+
+/** SQLITE_BUSY / SQLITE_LOCKED (and their extended codes): another connection holds the lock. */
+function isBusy(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return (
+    typeof code === "string" && (code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED"))
+  );
+}
+
 /** Options of {@link SqliteBackend}. */
 export interface SqliteBackendOptions {
   /**
@@ -39,8 +50,9 @@ export interface SqliteBackendOptions {
    */
   path: string;
   /**
-   * How long, in **milliseconds**, a statement waits for another connection's lock before it
-   * fails with `SQLITE_BUSY` (SQLite's `busy_timeout`). Default 5000. A non-negative integer.
+   * How long, in **milliseconds**, a call waits for another connection's lock before it fails
+   * with `SQLITE_BUSY`. Default 5000. A non-negative integer. The wait happens in short slices
+   * with the event loop free in between (see `use`), so signals and timers still run.
    */
   busyTimeoutMs?: number;
 }
@@ -75,7 +87,8 @@ const CLAIM_ORDER = "priority, scheduled_at, created_at, id";
  * **seconds**. Arguments and results are stored as the given JSON text, byte for byte.
  *
  * Connection settings: `journal_mode=WAL` (readers never block the writer),
- * `synchronous=NORMAL`, `busy_timeout` = {@link SqliteBackendOptions.busyTimeoutMs}. Every
+ * `synchronous=NORMAL`, a 20 ms `busy_timeout` per statement retried up to
+ * {@link SqliteBackendOptions.busyTimeoutMs}. Every
  * write that reads before it writes runs in a `BEGIN IMMEDIATE` transaction, so several worker
  * processes on one file claim each job exactly once; a lock not obtained within the busy
  * timeout surfaces as the driver's `SQLITE_BUSY` error (never swallowed).
@@ -92,7 +105,8 @@ export class SqliteBackend implements Backend {
   /** The busy timeout in milliseconds this connection uses. */
   readonly busyTimeoutMs: number;
 
-  private db: Database.Database | null;
+  private db: Database.Database | null = null;
+  private closed = false;
   private readonly statements = new Map<string, Database.Statement>();
   private readonly listeners = new Set<(queue: string) => void>();
 
@@ -120,10 +134,27 @@ export class SqliteBackend implements Backend {
     }
     this.path = path;
     this.busyTimeoutMs = busyTimeoutMs;
-    if (path !== ":memory:") mkdirSync(dirname(resolve(path)), { recursive: true });
-    const db = new Database(path, { timeout: busyTimeoutMs });
+  }
+
+  /**
+   * The connection, opened on first use. Only {@link SqliteBackend.setup} creates a missing file
+   * (and its parent directories); anything else on a missing file is `SCHEMA_NOT_READY`, so a
+   * typo in a path never leaves empty databases behind.
+   */
+  private connection(create: boolean): Database.Database {
+    if (this.closed) throw new SoniqError("CLOSED", `the SQLite backend (${this.path}) is closed`);
+    if (this.db) return this.db;
+    const inMemory = this.path === ":memory:";
+    if (!inMemory && !create && !existsSync(this.path)) {
+      throw new SoniqError(
+        "SCHEMA_NOT_READY",
+        `there is no SQLite database at ${resolve(this.path)}: run \`soniq setup\` to create it`,
+      );
+    }
+    if (!inMemory) mkdirSync(dirname(resolve(this.path)), { recursive: true });
+    const db = new Database(this.path, { timeout: BUSY_SLICE_MS });
     try {
-      db.pragma(`busy_timeout = ${busyTimeoutMs}`);
+      db.pragma(`busy_timeout = ${BUSY_SLICE_MS}`);
       db.pragma("journal_mode = WAL");
       db.pragma("synchronous = NORMAL");
     } catch (err) {
@@ -131,26 +162,38 @@ export class SqliteBackend implements Backend {
       throw err;
     }
     this.db = db;
+    return db;
   }
 
   /**
-   * Runs `fn` on the open connection.
-   * @throws SoniqError `CLOSED` after close; `SCHEMA_NOT_READY` for a missing table.
+   * Runs `fn` on the connection. better-sqlite3 is synchronous, so a lock held by another process
+   * must not block this one's event loop (signals, timers, heartbeats): each statement waits at
+   * most {@link BUSY_SLICE_MS} inside SQLite, and a busy database is retried here, asynchronously,
+   * until `busyTimeoutMs` has passed. `fn` must be all-or-nothing (one statement or one
+   * transaction), which makes the retry safe.
+   * @throws SoniqError `CLOSED` after close; `SCHEMA_NOT_READY` for a missing table or file;
+   * `SQLITE_BUSY` from the driver once `busyTimeoutMs` is spent.
    */
-  private use<T>(fn: (db: Database.Database) => T): T {
-    const db = this.db;
-    if (db === null) throw new SoniqError("CLOSED", `the SQLite backend (${this.path}) is closed`);
-    try {
-      return fn(db);
-    } catch (err) {
-      if (err instanceof Database.SqliteError && /no such table/i.test(err.message)) {
-        throw new SoniqError(
-          "SCHEMA_NOT_READY",
-          `the Soniq schema is missing in ${this.path} (${err.message}): run \`soniq setup\``,
-          { cause: err },
-        );
+  private async use<T>(fn: (db: Database.Database) => T, create = false): Promise<T> {
+    const giveUpAt = Date.now() + this.busyTimeoutMs;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return fn(this.connection(create));
+      } catch (err) {
+        if (isBusy(err) && Date.now() < giveUpAt) {
+          const wait = Math.min(50, 2 ** attempt) + Math.random() * 5;
+          await new Promise((resolve) => setTimeout(resolve, wait));
+          continue;
+        }
+        if (err instanceof Database.SqliteError && /no such table/i.test(err.message)) {
+          throw new SoniqError(
+            "SCHEMA_NOT_READY",
+            `the Soniq schema is missing in ${this.path} (${err.message}): run \`soniq setup\``,
+            { cause: err },
+          );
+        }
+        throw err;
       }
-      throw err;
     }
   }
 
@@ -182,7 +225,7 @@ export class SqliteBackend implements Backend {
    * or the lock is not obtained within the busy timeout.
    */
   async setup(): Promise<void> {
-    this.use((db) => migrate(db, loadMigrations()));
+    await this.use((db) => migrate(db, loadMigrations()), true);
   }
 
   /**
@@ -192,6 +235,7 @@ export class SqliteBackend implements Backend {
   async close(): Promise<void> {
     const db = this.db;
     this.db = null;
+    this.closed = true;
     this.statements.clear();
     this.listeners.clear();
     db?.close();
@@ -214,7 +258,7 @@ export class SqliteBackend implements Backend {
    */
   async enqueue(jobs: readonly NewJob[], options?: EnqueueWriteOptions): Promise<EnqueueResult[]> {
     const queues = new Set<string>();
-    const results = this.use((db) => {
+    const results = await this.use((db) => {
       if (options?.connection) {
         throw new SoniqError(
           "UNSUPPORTED",
@@ -350,7 +394,7 @@ export class SqliteBackend implements Backend {
    * @throws SoniqError `CLOSED`, `SCHEMA_NOT_READY`.
    */
   async retry(id: string, owner: Owner, error: string, delaySeconds: number): Promise<boolean> {
-    const queue = this.use((db) => {
+    const queue = await this.use((db) => {
       const row = this.stmt(
         db,
         `UPDATE soniq_jobs
@@ -423,7 +467,7 @@ export class SqliteBackend implements Backend {
    * @throws SoniqError `CLOSED`, `SCHEMA_NOT_READY`.
    */
   async snooze(id: string, owner: Owner, delaySeconds: number): Promise<boolean> {
-    const queue = this.use((db) => {
+    const queue = await this.use((db) => {
       const row = this.stmt(
         db,
         `UPDATE soniq_jobs
@@ -450,7 +494,7 @@ export class SqliteBackend implements Backend {
    * @throws SoniqError `CLOSED`, `SCHEMA_NOT_READY`.
    */
   async nack(id: string, owner: Owner): Promise<boolean> {
-    const queue = this.use((db) => {
+    const queue = await this.use((db) => {
       const row = this.stmt(
         db,
         `UPDATE soniq_jobs
@@ -476,7 +520,7 @@ export class SqliteBackend implements Backend {
    * (nothing changes); `CLOSED`, `SCHEMA_NOT_READY`.
    */
   async replay(id: string): Promise<boolean> {
-    const queue = this.use((db) => {
+    const queue = await this.use((db) => {
       const find = this.stmt(
         db,
         "SELECT queue, dedup_key FROM soniq_dead_letter_jobs WHERE id = ?",
@@ -590,7 +634,7 @@ export class SqliteBackend implements Backend {
    * @throws SoniqError `CLOSED`, `SCHEMA_NOT_READY`.
    */
   async registerWorker(worker: WorkerInfo): Promise<void> {
-    this.use((db) => {
+    await this.use((db) => {
       this.stmt(
         db,
         `INSERT INTO soniq_workers (id, hostname, pid, queues, concurrency, status, started_at,
@@ -617,7 +661,7 @@ export class SqliteBackend implements Backend {
    * @throws SoniqError `CLOSED`, `SCHEMA_NOT_READY`.
    */
   async heartbeat(workerId: string, status: WorkerStatus): Promise<void> {
-    this.use((db) => {
+    await this.use((db) => {
       this.stmt(
         db,
         `UPDATE soniq_workers SET last_heartbeat_at = ${NOW_MS}, status = @status WHERE id = @id`,
@@ -631,7 +675,7 @@ export class SqliteBackend implements Backend {
    * @throws SoniqError `CLOSED`, `SCHEMA_NOT_READY`.
    */
   async markWorkerStopped(workerId: string): Promise<void> {
-    this.use((db) => {
+    await this.use((db) => {
       this.stmt(
         db,
         `UPDATE soniq_workers SET status = 'stopped', stopped_at = ${NOW_MS} WHERE id = ?`,
@@ -782,7 +826,7 @@ export class SqliteBackend implements Backend {
 
   /** Gives lease `name` up if `holder` holds it. Contract: `Backend.resign`. */
   async resign(name: string, holder: string): Promise<void> {
-    this.use((db) => {
+    await this.use((db) => {
       this.stmt(db, "DELETE FROM soniq_leases WHERE name = ? AND holder = ?").run(name, holder);
     });
   }
