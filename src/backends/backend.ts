@@ -283,6 +283,12 @@ export interface Backend {
    */
   recoverStale(heartbeatTimeoutSeconds: number, maxInterruptions: number): Promise<RecoveryResult>;
 
+  /**
+   * The `processing` rows `workerId` owns, with their claim tokens (a worker reconciles them
+   * with what it is running after a claim whose answer was lost).
+   */
+  ownedBy(workerId: string): Promise<Array<Owner & { id: string }>>;
+
   /** Deletes worker rows whose last heartbeat is older than `notSeenForSeconds`; returns how many. */
   forgetWorkers(notSeenForSeconds: number): Promise<number>;
 

@@ -8,6 +8,7 @@ import { redactUrl } from "../backends/select.js";
 import { isSoniqError } from "../errors.js";
 import { recoverOnce } from "../maintenance/maintenance.js";
 import { Soniq } from "../soniq.js";
+import { withTimeout } from "../worker/with-timeout.js";
 import type { Worker } from "../worker/worker.js";
 import { EXIT } from "./exit-codes.js";
 import { loadSoniqModule } from "./load-module.js";
@@ -139,7 +140,8 @@ program
       const exit = await worker.finished;
       let code: number = exit.exitCode;
       try {
-        await soniq.close();
+        // Bounded: a database that stopped answering must not keep the process alive.
+        await withTimeout(soniq.close(), 5000, "closing the database connections");
       } catch (err) {
         soniq.logger.error({ err: String(err) }, "closing the backend failed");
         code = Math.max(code, EXIT.NOT_RECORDED);

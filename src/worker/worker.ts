@@ -28,6 +28,7 @@ import { type ExitReason, ShutdownMachine, type ShutdownState } from "./shutdown
 import { ThreadPool } from "./thread-pool.js";
 import type { ThreadTask } from "./thread-task.js";
 import { WakeLatch } from "./wake-latch.js";
+import { withTimeout } from "./with-timeout.js";
 
 /** Per-worker overrides of the instance settings (same units: seconds). */
 export interface WorkerOptions {
@@ -93,6 +94,12 @@ const WORKER_OVERRIDES = settingsSchema
   .partial()
   .strict();
 
+/**
+ * Longest a claim, a heartbeat or one try of an outcome write may take, in milliseconds: a
+ * database that stops answering (network black hole) must not hang a drain.
+ */
+const DB_CALL_TIMEOUT_MS = 10_000;
+
 /** Longest wait between two tries of a failed write, in milliseconds. */
 const RECORD_RETRY_CAP_MS = 2000;
 /** Once draining, how long past the shutdown deadline a failing write keeps trying (ms). */
@@ -127,6 +134,8 @@ export class Worker {
   private deadlineTimer: NodeJS.Timeout | undefined;
   private unsubscribe: (() => void) | undefined;
   private recordFailures = 0;
+  private claimInFlight = false;
+  private suspectOrphans = false;
   private readonly released: string[] = [];
   private finishedPromise: Promise<WorkerExit> | undefined;
   private resolveFinished: ((exit: WorkerExit) => void) | undefined;
@@ -417,7 +426,14 @@ export class Worker {
     this.heartbeat = new PeriodicService(
       "heartbeat",
       interval,
-      () => backend.heartbeat(this.id, this.machine.state === "RUNNING" ? "running" : "draining"),
+      async () => {
+        await withTimeout(
+          backend.heartbeat(this.id, this.machine.state === "RUNNING" ? "running" : "draining"),
+          DB_CALL_TIMEOUT_MS,
+          "heartbeat",
+        );
+        await this.releaseOrphans(backend);
+      },
       this.logger,
     );
     this.heartbeat.start();
@@ -437,6 +453,23 @@ export class Worker {
       this.logger,
     );
     this.maintenance.start();
+  }
+
+  /**
+   * After a claim whose answer was lost, rows may be ours that nobody runs (the worker is live, so
+   * crash recovery would never free them). Release every owned row this worker is not tracking.
+   * Runs only when no claim is in flight, so a claim that is still answering is never raced.
+   */
+  private async releaseOrphans(backend: Backend): Promise<void> {
+    if (!this.suspectOrphans || this.claimInFlight) return;
+    this.suspectOrphans = false;
+    const owned = await withTimeout(backend.ownedBy(this.id), DB_CALL_TIMEOUT_MS, "owned rows");
+    for (const row of owned) {
+      if (this.inflight.has(row.id) || this.claimInFlight) continue;
+      if (await backend.nack(row.id, { workerId: row.workerId, claimToken: row.claimToken })) {
+        this.logger.warn({ job_id: row.id }, "released a job claimed by an answer that was lost");
+      }
+    }
   }
 
   /** At drain start: report `draining` now, stop maintenance and hand the lease on. */
@@ -459,10 +492,17 @@ export class Worker {
       }
       let jobs: ClaimedJob[];
       try {
-        jobs = await backend.claim({
-          workerId: this.id,
-          queues: this.settings.queues,
-          limit: free,
+        this.claimInFlight = true;
+        jobs = await withTimeout(
+          backend.claim({ workerId: this.id, queues: this.settings.queues, limit: free }),
+          DB_CALL_TIMEOUT_MS,
+          "claim",
+          (late) => {
+            // The claim went through after all: these rows are ours but nobody runs them.
+            for (const job of late) this.track(job, () => this.releaseUnstarted(job));
+          },
+        ).finally(() => {
+          this.claimInFlight = false;
         });
         failures = 0;
       } catch (err) {
@@ -472,6 +512,8 @@ export class Worker {
           this.settings.pollInterval * 1000 * 2 ** Math.min(failures, 6),
         );
         this.logger.error({ err: errorText(err, 500), retry_in_ms: backoff }, "claim failed");
+        // Its answer may have been lost after the database took the rows: check what we own.
+        this.suspectOrphans = true;
         if (isSoniqError(err, "CLOSED")) break;
         await this.latch.wait(backoff);
         continue;
@@ -887,20 +929,30 @@ export class Worker {
     bookkeeping = false,
   ): Promise<T> {
     const firstTry = this.clock();
+    /** When to give up, or undefined while RUNNING (an outcome waits for the database). */
+    const giveUpAt = (): number | undefined => {
+      if (bookkeeping) return firstTry + BOOKKEEPING_GRACE_MS;
+      if (this.machine.state === "RUNNING") return undefined;
+      return Math.max(this.machine.deadlineAt ?? firstTry, firstTry) + RECORD_GRACE_MS;
+    };
     let lastError: unknown;
     for (let attempt = 0; ; attempt++) {
+      const limit = giveUpAt();
+      // One try never runs past the give-up time (at least 500 ms, so a slow answer can land).
+      const tryMs =
+        limit === undefined
+          ? DB_CALL_TIMEOUT_MS
+          : Math.min(DB_CALL_TIMEOUT_MS, Math.max(500, limit - this.clock()));
       try {
-        return await write();
+        return await withTimeout(write(), tryMs, what);
       } catch (err) {
         lastError = err;
         if (isSoniqError(err, "CLOSED") || isSoniqError(err, "SCHEMA_NOT_READY")) break;
       }
       let wait = Math.min(RECORD_RETRY_CAP_MS, 100 * 2 ** attempt);
-      if (bookkeeping || this.machine.state !== "RUNNING") {
-        const giveUpAt = bookkeeping
-          ? firstTry + BOOKKEEPING_GRACE_MS
-          : Math.max(this.machine.deadlineAt ?? firstTry, firstTry) + RECORD_GRACE_MS;
-        const left = giveUpAt - this.clock();
+      const end = giveUpAt();
+      if (end !== undefined) {
+        const left = end - this.clock();
         if (left <= 0) break;
         wait = Math.min(wait, left);
       }

@@ -538,6 +538,18 @@ export function runBackendContract(target: ContractTarget): void {
       expect((await b.stats()).queued).toBe(30);
     });
 
+    it("lists the processing rows a worker owns, with their claim tokens", async () => {
+      const b = await make();
+      await b.enqueue([newJob(), newJob(), newJob()]);
+      const mine = await b.claim({ workerId: "me", queues: null, limit: 2 });
+      await b.claim({ workerId: "other", queues: null, limit: 1 });
+      await b.complete(mine[1]!.id, ownerOf(mine[1]!), null, 60);
+      expect(await b.ownedBy("me")).toEqual([
+        { id: mine[0]!.id, workerId: "me", claimToken: mine[0]!.claimToken },
+      ]);
+      expect(await b.ownedBy("nobody")).toEqual([]);
+    });
+
     it("forgets workers not seen for a while", async () => {
       const b = await make();
       await b.registerWorker({ id: "old", hostname: "h", pid: 1, queues: null, concurrency: 1 });

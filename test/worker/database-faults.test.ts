@@ -9,14 +9,18 @@ import type { Backend } from "../../src/backends/backend.js";
 import { MemoryBackend, Soniq } from "../../src/index.js";
 import { waitFor } from "../helpers/wait.js";
 
-/** A backend whose calls reject with ECONNREFUSED while `down` is true. */
+/**
+ * A backend whose calls reject with ECONNREFUSED while `down` is true, or never answer while
+ * `blackHole` is true (a network path that drops everything).
+ */
 function switchable(inner: Backend) {
-  const state = { down: false, failures: 0 };
+  const state = { down: false, blackHole: false, failures: 0 };
   const backend = new Proxy(inner, {
     get(target, prop, receiver) {
       const value = Reflect.get(target, prop, receiver);
       if (typeof value !== "function" || prop === "subscribe") return value;
       return (...args: unknown[]) => {
+        if (state.blackHole) return new Promise(() => undefined);
         if (state.down) {
           state.failures += 1;
           return Promise.reject(
@@ -107,5 +111,67 @@ describe("database faults", () => {
     // Its worker is not live, so recovery hands the job back.
     const recovered = await memory.recoverStale(0.05, 3);
     expect(recovered.requeued.map((j) => j.id)).toEqual([id]);
+  }, 30_000);
+
+  it("a database that stops answering (black hole) cannot hang the drain: exit 3, bounded", async () => {
+    const memory = new MemoryBackend();
+    const { backend, state } = switchable(memory);
+    const soniq = instance(backend, { shutdownTimeout: 0.2, shutdownSettle: 0.1 });
+    const job = soniq.job({
+      name: "short.job",
+      handler: async () => new Promise((r) => setTimeout(() => r("ok"), 100)),
+    });
+    const id = await job.enqueue({});
+    const worker = soniq.worker();
+    await worker.start();
+    await waitFor(async () => (await memory.getJob(id))?.status === "processing");
+    state.blackHole = true;
+    const t0 = Date.now();
+    const exit = await worker.stop("SIGTERM");
+    const elapsed = Date.now() - t0;
+    expect(exit).toMatchObject({ reason: "record_failed", exitCode: 3 });
+    // One write try times out at 10 s (past the 10 s record grace), the worker row at 2 s.
+    expect(elapsed).toBeLessThan(10_000 + 2_000 + 3_000);
+    expect(await memory.getJob(id)).toMatchObject({ status: "processing" });
+  }, 30_000);
+
+  it("rows taken by a claim whose answer was lost are released and run (the worker is live, so recovery would not)", async () => {
+    const memory = new MemoryBackend();
+    let loseNextClaimAnswer = false;
+    const backend = new Proxy(memory, {
+      get(target, prop, receiver) {
+        const value = Reflect.get(target, prop, receiver);
+        if (prop !== "claim" || typeof value !== "function")
+          return typeof value === "function" ? value.bind(target) : value;
+        return async (...args: unknown[]) => {
+          const claimed = await (value as (...a: unknown[]) => Promise<unknown>).apply(
+            target,
+            args,
+          );
+          if (loseNextClaimAnswer && Array.isArray(claimed) && claimed.length > 0) {
+            loseNextClaimAnswer = false;
+            return new Promise(() => undefined); // committed, but the answer never arrives
+          }
+          return claimed;
+        };
+      },
+    });
+    const soniq = instance(backend);
+    const job = soniq.job({ name: "lost.claim", handler: async () => "ran" });
+    const worker = soniq.worker();
+    await worker.start();
+    loseNextClaimAnswer = true;
+    const id = await job.enqueue({});
+    await waitFor(async () => (await memory.getJob(id))?.status === "processing");
+    const done = await waitFor(
+      async () => {
+        const j = await memory.getJob(id);
+        return j?.status === "done" ? j : null;
+      },
+      20_000,
+      "released and run",
+    );
+    expect(done).toMatchObject({ attempts: 1, interruptions: 0 });
+    await worker.stop();
   }, 30_000);
 });

@@ -442,6 +442,13 @@ export class MemoryBackend implements Backend {
     return result;
   }
 
+  async ownedBy(workerId: string): Promise<Array<Owner & { id: string }>> {
+    this.check();
+    return [...this.jobs.values()]
+      .filter((row) => row.status === "processing" && row.workerId === workerId)
+      .map((row) => ({ id: row.id, workerId, claimToken: row.claimToken as string }));
+  }
+
   async forgetWorkers(notSeenForSeconds: number): Promise<number> {
     this.check();
     const now = this.clock();

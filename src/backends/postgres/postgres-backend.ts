@@ -135,6 +135,8 @@ export class PostgresBackend implements Backend {
       connectionString: options.connectionString,
       max: options.poolSize,
       keepAlive: true,
+      // Probe an idle connection after 10 s, so a peer that vanished is noticed.
+      keepAliveInitialDelayMillis: 10_000,
       // A server that does not answer must not hang a call forever: fail, and let callers retry.
       connectionTimeoutMillis: 10_000,
     });
@@ -528,6 +530,14 @@ export class PostgresBackend implements Backend {
       (row.kind === "dead" ? result.deadLettered : result.requeued).push(job);
     }
     return result;
+  }
+
+  /** See {@link Backend.ownedBy}. */
+  async ownedBy(workerId: string): Promise<Array<Owner & { id: string }>> {
+    const { rows } = await this.run<{ id: string; claim_token: string }>(this.sql.ownedBy, [
+      workerId,
+    ]);
+    return rows.map((r) => ({ id: r.id, workerId, claimToken: r.claim_token }));
   }
 
   /** See {@link Backend.forgetWorkers}. */

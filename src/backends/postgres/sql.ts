@@ -231,6 +231,10 @@ export function buildStatements(schema: string) {
       UNION ALL
       SELECT 'dead', id::text, name, queue, worker_id, interruptions, 0 FROM buried`,
 
+    /** `$1` worker id → `id`, `claim_token` of the processing rows it owns. */
+    ownedBy: `SELECT id::text AS id, claim_token::text AS claim_token FROM ${jobs}
+      WHERE status = 'processing' AND worker_id = $1`,
+
     /** `$1` seconds: deletes worker rows not heartbeating for that long. */
     forgetWorkers: `DELETE FROM ${workers}
       WHERE last_heartbeat_at < now() - make_interval(secs => $1::float8)`,

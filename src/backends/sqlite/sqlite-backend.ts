@@ -797,6 +797,18 @@ export class SqliteBackend implements Backend {
     });
   }
 
+  /** The `processing` rows `workerId` owns. Contract: `Backend.ownedBy`. */
+  async ownedBy(workerId: string): Promise<Array<Owner & { id: string }>> {
+    return this.use((db) =>
+      (
+        this.stmt(
+          db,
+          "SELECT id, claim_token FROM soniq_jobs WHERE status = 'processing' AND worker_id = ?",
+        ).all(workerId) as Array<{ id: string; claim_token: string }>
+      ).map((r) => ({ id: r.id, workerId, claimToken: r.claim_token })),
+    );
+  }
+
   /** Deletes worker rows not heartbeating for `notSeenForSeconds`. Contract: `Backend.forgetWorkers`. */
   async forgetWorkers(notSeenForSeconds: number): Promise<number> {
     return this.use(

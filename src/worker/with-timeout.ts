@@ -1,0 +1,35 @@
+/** Thrown by {@link withTimeout} when the promise did not settle in time. */
+export class OperationTimeoutError extends Error {
+  constructor(what: string, ms: number) {
+    super(`${what} did not answer within ${ms} ms`);
+    this.name = "OperationTimeoutError";
+  }
+}
+
+/**
+ * Resolves or rejects like `promise`, or rejects with {@link OperationTimeoutError} after `ms`
+ * milliseconds. The promise itself goes on: pass `onLate` to deal with its value if it arrives
+ * after the timeout (e.g. release rows a timed-out claim took after all).
+ */
+export function withTimeout<T>(
+  promise: Promise<T>,
+  ms: number,
+  what: string,
+  onLate?: (value: T) => void,
+): Promise<T> {
+  let timedOut = false;
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      timedOut = true;
+      reject(new OperationTimeoutError(what, ms));
+    }, ms);
+  });
+  promise.then(
+    (value) => {
+      if (timedOut) onLate?.(value);
+    },
+    () => undefined,
+  );
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
