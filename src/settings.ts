@@ -16,6 +16,10 @@ export const settingsSchema = z.strictObject({
   schema: z
     .string()
     .regex(/^[a-z_][a-z0-9_]{0,62}$/, "a lower-case SQL identifier")
+    .refine(
+      (name) => !name.startsWith("pg_") && name !== "information_schema",
+      "not a system schema",
+    )
     .default("public"),
   poolSize: z.number().int().min(1).max(1000).default(10),
   concurrency: z.number().int().min(1).max(10_000).default(10),
@@ -142,8 +146,8 @@ function fromEnv(key: SettingKey, raw: string): unknown {
   if (text === "" && inner.safeParse(null).success) return null;
   const type = baseType(inner);
   if (type === "number") {
-    const n = Number(text);
-    return text === "" || Number.isNaN(n) ? raw : n;
+    // Plain decimal only: Number() would also read "0x10", "1e3" or " ".
+    return /^[+-]?(\d+\.?\d*|\.\d+)$/.test(text) ? Number(text) : raw;
   }
   if (type === "boolean") {
     const v = text.toLowerCase();
@@ -192,10 +196,23 @@ export function resolveSettings(
       problems.push(`${source}: ${issue.message}`);
     }
   }
+  if (parsed.success) problems.push(...crossFieldProblems(parsed.data));
   if (problems.length > 0 || !parsed.success) {
     throw new SoniqError("INVALID_OPTION", problems.join("; "), { details: { problems } });
   }
   return parsed.data;
+}
+
+/** Rules between settings: a worker must heartbeat more often than it is declared dead. */
+export function crossFieldProblems(
+  settings: Pick<SoniqSettings, "heartbeatInterval" | "heartbeatTimeout">,
+): string[] {
+  if (settings.heartbeatTimeout <= settings.heartbeatInterval) {
+    return [
+      `heartbeatTimeout (${settings.heartbeatTimeout} s) must be longer than heartbeatInterval (${settings.heartbeatInterval} s), or every worker looks dead`,
+    ];
+  }
+  return [];
 }
 
 /** The keys of {@link SoniqSettings}, in declaration order (for docs and `--help`). */

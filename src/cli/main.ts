@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { readFileSync } from "node:fs";
 /**
  * The `soniq` command: setup, worker, enqueue, status. Exit codes: 0 drained / success,
  * 1 shutdown deadline path taken, 2 start-up or configuration error, 3 outcome not recorded.
@@ -33,6 +34,12 @@ async function instanceFor(
   bare: { rejectUnknownJobs?: boolean } = {},
 ): Promise<Soniq> {
   if (flags.module) return loadSoniqModule(flags.module);
+  const url = flags.databaseUrl ?? process.env.SONIQ_DATABASE_URL ?? "";
+  if (/^memory:/i.test(url)) {
+    process.stderr.write(
+      "soniq: memory: lives only inside this one process; nothing the CLI writes there outlives it\n",
+    );
+  }
   return new Soniq({
     ...(flags.databaseUrl ? { databaseUrl: flags.databaseUrl } : {}),
     ...bare,
@@ -49,7 +56,19 @@ function fail(err: unknown): never {
 const program = new Command()
   .name("soniq")
   .description("Background jobs in PostgreSQL or SQLite with a graceful-shutdown contract.")
-  .showHelpAfterError();
+  .version(
+    (
+      JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
+        version: string;
+      }
+    ).version,
+  )
+  .showHelpAfterError()
+  // Usage errors are start-up errors: exit 2, never 1 (which means "the deadline path was taken").
+  .exitOverride((err) => {
+    process.exit(err.exitCode === 0 ? 0 : EXIT.STARTUP);
+  })
+  .configureOutput({ outputError: (text, write) => write(text) });
 
 program
   .command("setup")
@@ -155,7 +174,11 @@ program
   .command("enqueue")
   .description("Enqueue one job by name and print its id.")
   .argument("<name>", "job name, e.g. email.send")
-  .option("--args <json>", "the arguments as JSON", "{}")
+  .option(
+    "--args <json>",
+    "the arguments as JSON; @FILE reads a file, - reads standard input",
+    "{}",
+  )
   .option("--queue <queue>", "queue (default: the job's, or default)")
   .option("--delay <seconds>", "run no earlier than this many seconds from now", number("delay"))
   .option("--priority <n>", "integer -1000..1000, lower runs first", number("priority"))
@@ -178,8 +201,14 @@ program
     ) => {
       try {
         let args: unknown;
+        const text =
+          flags.args === "-"
+            ? readFileSync(0, "utf8")
+            : flags.args.startsWith("@")
+              ? readFileSync(flags.args.slice(1), "utf8")
+              : flags.args;
         try {
-          args = JSON.parse(flags.args);
+          args = JSON.parse(text);
         } catch (err) {
           throw new InvalidArgumentError(`--args is not valid JSON: ${String(err)}`);
         }

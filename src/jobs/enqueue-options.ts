@@ -31,6 +31,16 @@ export interface EnqueueOptions {
   connection?: PgQueryable;
 }
 
+const MIN_RUN_AT = Date.UTC(1970, 0, 1);
+const MAX_RUN_AT = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+
+/** JavaScript rolls 2026-02-30 over to March 2; refuse a day the month does not have. */
+function calendarDateExists(iso: string): boolean {
+  const [year, month, day] = iso.slice(0, 10).split("-").map(Number) as [number, number, number];
+  const days = new Date(Date.UTC(year, month, 0)).getUTCDate();
+  return month >= 1 && month <= 12 && day >= 1 && day <= days;
+}
+
 const ZONED_ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/i;
 
 /** The validated timing and overrides of an enqueue. */
@@ -76,6 +86,12 @@ export function resolveTiming(options: EnqueueOptions): ResolvedTiming {
       throw bad("runAt must be a Date or an ISO-8601 string with a time zone");
     }
     if (Number.isNaN(date.getTime())) throw bad(`runAt ${String(runAt)} is not a valid date`);
+    if (typeof runAt === "string" && !calendarDateExists(runAt.trim())) {
+      throw bad(`runAt ${JSON.stringify(runAt)} names a day that does not exist`);
+    }
+    if (date.getTime() < MIN_RUN_AT || date.getTime() > MAX_RUN_AT) {
+      throw bad(`runAt ${date.toISOString()} is outside 1970-01-01 .. 9999-12-31`);
+    }
     return { runAt: date, delaySeconds: 0 };
   }
   return { runAt: null, delaySeconds: 0 };
@@ -113,6 +129,11 @@ export function assertMaxAttempts(value: unknown): asserts value is number {
 export function assertDedupKey(value: unknown): asserts value is string {
   if (typeof value !== "string" || value.length === 0 || value.length > 500) {
     throw bad("dedupKey must be a non-empty string of at most 500 characters");
+  }
+  // Keys are compared byte for byte by every store: PostgreSQL text cannot hold NUL, and would
+  // turn different lone surrogates into the same character.
+  if (value.includes("\u0000") || !value.isWellFormed()) {
+    throw bad("dedupKey must not contain NUL characters or lone surrogates");
   }
 }
 

@@ -20,7 +20,7 @@ import { Maintenance, recoverOnce } from "../maintenance/maintenance.js";
 import { PeriodicService } from "../maintenance/periodic-service.js";
 import type { Logger } from "../observability/logger.js";
 import { GuardedMetrics } from "../observability/metrics.js";
-import { type SoniqSettings, settingsSchema } from "../settings.js";
+import { crossFieldProblems, type SoniqSettings, settingsSchema } from "../settings.js";
 import type { Soniq } from "../soniq.js";
 import { errorText } from "./error-text.js";
 import { Permits } from "./permits.js";
@@ -159,6 +159,8 @@ export class Worker {
     // Only what was given: the schema's defaults must not override the instance's settings.
     const given = Object.fromEntries(Object.entries(checked.data).filter(([key]) => key in input));
     const merged = { ...soniq.settings, ...given };
+    const crossField = crossFieldProblems(merged);
+    if (crossField.length > 0) throw new SoniqError("INVALID_OPTION", crossField.join("; "));
     this.settings = merged;
     this.id = `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
     this.logger = soniq.logger.child({ worker_id: this.id });

@@ -10,6 +10,24 @@ import { FIXTURE, prepared, startWorker, targets } from "../helpers/e2e-targets.
 import { tempDir } from "../helpers/temp.js";
 import { waitFor } from "../helpers/wait.js";
 
+describe("soniq CLI usage", () => {
+  it("usage errors exit 2 (start-up error), never 1; --help and --version exit 0", async () => {
+    for (const args of [
+      ["bogus"],
+      ["worker"],
+      ["enqueue", "a.b", "--delay", "soon"],
+      ["status", "--nope"],
+    ]) {
+      const r = await runCli(args, { SONIQ_DATABASE_URL: "memory:" });
+      expect(r.code, args.join(" ")).toBe(2);
+    }
+    expect((await runCli(["--help"], {})).code).toBe(0);
+    const version = await runCli(["--version"], {});
+    expect(version.code).toBe(0);
+    expect(version.stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);
+  });
+});
+
 for (const target of targets) {
   describe.skipIf(target.skip)(`soniq CLI on ${target.label}`, () => {
     it("setup is idempotent; enqueue prints an id; status counts; an idle worker exits 0 on SIGTERM", async () => {

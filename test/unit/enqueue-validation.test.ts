@@ -83,6 +83,19 @@ describe("enqueue validation", () => {
     await expect(job.enqueue(args, { dealy: 5 })).rejects.toMatchObject({
       code: "INVALID_ENQUEUE_OPTION",
     });
+    await expect(job.enqueue(args, { runAt: "2026-02-30T10:00:00Z" })).rejects.toMatchObject({
+      code: "INVALID_ENQUEUE_OPTION",
+    });
+    await expect(job.enqueue(args, { runAt: new Date(8.64e15) })).rejects.toMatchObject({
+      code: "INVALID_ENQUEUE_OPTION",
+    });
+    await expect(job.enqueue(args, { dedupKey: "k\u0000" })).rejects.toMatchObject({
+      code: "INVALID_ENQUEUE_OPTION",
+    });
+    await expect(job.enqueue(args, { dedupKey: "lone\ud800" })).rejects.toMatchObject({
+      code: "INVALID_ENQUEUE_OPTION",
+    });
+    expect(typeof (await job.enqueue(args, { runAt: "2028-02-29T10:00:00Z" }))).toBe("string");
     const ok = await job.enqueue(args, { runAt: "2030-01-01T10:00:00+01:00" });
     expect(typeof ok).toBe("string");
   });

@@ -61,6 +61,11 @@ describe("settings", () => {
     expect(() => resolveSettings({ shutdownTimeout: -1 }, {})).toThrow(/shutdownTimeout/);
     expect(() => resolveSettings({ schema: "Bad-Name" }, {})).toThrow(/schema/);
     expect(() => resolveSettings({}, { SONIQ_LOG_ARGS: "maybe" })).toThrow(/SONIQ_LOG_ARGS/);
+    expect(() => resolveSettings({}, { SONIQ_CONCURRENCY: "0x10" })).toThrow(/SONIQ_CONCURRENCY/);
+    expect(() => resolveSettings({ schema: "pg_catalog" }, {})).toThrow(/system schema/);
+    expect(() => resolveSettings({ heartbeatInterval: 10, heartbeatTimeout: 5 }, {})).toThrow(
+      /heartbeatTimeout.*longer than heartbeatInterval/,
+    );
   });
 
   it("names environment variables in SCREAMING_SNAKE_CASE", () => {
