@@ -110,6 +110,14 @@ export interface ClaimRequest {
   limit: number;
 }
 
+/** One completion of {@link Backend.completeMany}. */
+export interface CompletionItem {
+  id: string;
+  owner: Owner;
+  /** The result as JSON text, or null. */
+  result: string | null;
+}
+
 /** A worker incarnation (one per process start, DESIGN.md §3.4). */
 export interface WorkerInfo {
   id: string;
@@ -209,6 +217,16 @@ export interface Backend {
     result: string | null,
     resultRetentionSeconds: number,
   ): Promise<boolean>;
+
+  /**
+   * {@link Backend.complete} for many jobs in one write (one statement on PostgreSQL, one
+   * transaction on SQLite). Each item is fenced on its own; returns, in input order, whether each
+   * row changed.
+   */
+  completeMany(
+    items: readonly CompletionItem[],
+    resultRetentionSeconds: number,
+  ): Promise<boolean[]>;
 
   /**
    * Failure with attempts left: `status='queued'`, `attempts+1`, `last_error`,

@@ -22,6 +22,7 @@ import type { Logger } from "../observability/logger.js";
 import { GuardedMetrics } from "../observability/metrics.js";
 import { crossFieldProblems, type SoniqSettings, settingsSchema } from "../settings.js";
 import type { Soniq } from "../soniq.js";
+import { CompletionBatcher } from "./completion-batcher.js";
 import { errorText } from "./error-text.js";
 import { Permits } from "./permits.js";
 import { type ExitReason, ShutdownMachine, type ShutdownState } from "./shutdown-machine.js";
@@ -124,6 +125,7 @@ export class Worker {
   private readonly threads = new Map<string, Promise<void>>();
   private graceTimer: NodeJS.Timeout | undefined;
   private readonly metrics: GuardedMetrics;
+  private completions: CompletionBatcher | undefined;
   private backend: Backend | undefined;
   /** new → starting → running → done (start-up lifecycle, separate from the shutdown machine). */
   private phase: "new" | "starting" | "running" | "done" = "new";
@@ -242,6 +244,7 @@ export class Worker {
       throw err;
     }
     this.backend = backend;
+    this.completions = new CompletionBatcher(backend, this.settings.resultRetention);
     this.phase = "running";
     const queues = this.settings.queues;
     this.unsubscribe = backend.subscribe((queue) => {
@@ -520,11 +523,9 @@ export class Worker {
         await this.latch.wait(backoff);
         continue;
       }
-      if (this.machine.state !== "RUNNING") {
-        // A stop arrived while the claim was in flight: these never started; release them now.
-        for (const job of jobs) this.track(job, () => this.releaseUnstarted(job));
-        break;
-      }
+      // Run what the claim returned, even when a stop arrived while it was in flight: those jobs
+      // were ours before the drain began and are in-flight work like any other (DRAINING only
+      // stops new claims; the deadline still bounds them).
       for (const job of jobs) this.track(job, () => this.runJob(job));
       if (jobs.length < free) await this.latch.wait(this.settings.pollInterval * 1000);
     }
@@ -558,9 +559,15 @@ export class Worker {
       });
   }
 
+  /** Releases (NACKs) a job that will not run here: a claim whose answer arrived too late. */
   private async releaseUnstarted(job: ClaimedJob): Promise<void> {
-    const ok = await this.recordOutcome(job, { kind: "released" });
-    if (ok) this.logger.info({ job_id: job.id }, "released a job claimed as the drain began");
+    const owner = { workerId: job.workerId, claimToken: job.claimToken };
+    const ok = await this.record(
+      () => (this.backend as Backend).nack(job.id, owner),
+      "release",
+      job.id,
+    ).catch(() => false);
+    if (ok) this.logger.info({ job_id: job.id }, "released a job whose claim answered too late");
   }
 
   // ---- running one job -------------------------------------------------------------------
@@ -818,11 +825,11 @@ export class Worker {
         } catch (err) {
           return this.planWrite(job, { kind: "error", error: err }, definition, log);
         }
-        const retention = this.settings.resultRetention;
+        const completions = this.completions as CompletionBatcher;
         return {
           outcome,
           what: "completion",
-          write: () => backend.complete(job.id, owner, text, retention),
+          write: () => completions.complete({ id: job.id, owner, result: text }),
         };
       }
       case "snooze":

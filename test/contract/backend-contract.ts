@@ -117,6 +117,30 @@ export function runBackendContract(target: ContractTarget): void {
       });
     });
 
+    it("completes many jobs in one write, each fenced on its own", async () => {
+      const b = await make();
+      await b.enqueue([newJob(), newJob(), newJob()]);
+      const [x, y, z] = await b.claim({ workerId: "w", queues: null, limit: 3 });
+      const res = await b.completeMany(
+        [
+          { id: x!.id, owner: ownerOf(x!), result: '{"n":1}' },
+          { id: y!.id, owner: { workerId: "w", claimToken: randomUUID() }, result: null },
+          { id: z!.id, owner: ownerOf(z!), result: null },
+          { id: randomUUID(), owner: ownerOf(z!), result: null },
+        ],
+        3600,
+      );
+      expect(res).toEqual([true, false, true, false]);
+      expect(await b.getJob(x!.id)).toMatchObject({
+        status: "done",
+        attempts: 1,
+        result: '{"n":1}',
+      });
+      expect(await b.getJob(y!.id)).toMatchObject({ status: "processing", attempts: 0 });
+      expect(await b.getJob(z!.id)).toMatchObject({ status: "done", result: null });
+      expect(await b.completeMany([], 60)).toEqual([]);
+    });
+
     it("claims respect the limit and the queue filter", async () => {
       const b = await make();
       await b.enqueue([

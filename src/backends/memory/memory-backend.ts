@@ -4,6 +4,7 @@ import type {
   Backend,
   ClaimedJob,
   ClaimRequest,
+  CompletionItem,
   DeadLetterRow,
   EnqueueResult,
   EnqueueWriteOptions,
@@ -176,6 +177,16 @@ export class MemoryBackend implements Backend {
       resultExpiresAt: this.date(resultRetentionSeconds),
     });
     return true;
+  }
+
+  async completeMany(
+    items: readonly CompletionItem[],
+    resultRetentionSeconds: number,
+  ): Promise<boolean[]> {
+    const out: boolean[] = [];
+    for (const item of items)
+      out.push(await this.complete(item.id, item.owner, item.result, resultRetentionSeconds));
+    return out;
   }
 
   async retry(id: string, owner: Owner, error: string, delaySeconds: number): Promise<boolean> {

@@ -10,6 +10,7 @@ import type {
   Backend,
   ClaimedJob,
   ClaimRequest,
+  CompletionItem,
   DeadLetterRow,
   EnqueueResult,
   EnqueueWriteOptions,
@@ -369,6 +370,27 @@ export class PostgresBackend implements Backend {
     resultRetentionSeconds: number,
   ): Promise<boolean> {
     return this.fenced(this.sql.complete, id, owner, [result, resultRetentionSeconds]);
+  }
+
+  /** See {@link Backend.completeMany}: one UPDATE over unnest()ed arrays. Each row fenced. */
+  async completeMany(
+    items: readonly CompletionItem[],
+    resultRetentionSeconds: number,
+  ): Promise<boolean[]> {
+    const valid = items.filter((i) => isUuid(i.id) && isUuid(i.owner.claimToken));
+    if (valid.length === 0) {
+      this.assertOpen();
+      return items.map(() => false);
+    }
+    const { rows } = await this.run<{ id: string }>(this.sql.completeMany, [
+      valid.map((i) => i.id),
+      valid.map((i) => i.owner.workerId),
+      valid.map((i) => i.owner.claimToken),
+      valid.map((i) => i.result),
+      resultRetentionSeconds,
+    ]);
+    const changed = new Set(rows.map((r) => r.id));
+    return items.map((i) => changed.has(i.id));
   }
 
   /** See {@link Backend.retry}; `delaySeconds` in seconds (<= 0 also NOTIFYs). Fenced. */

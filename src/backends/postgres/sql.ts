@@ -108,6 +108,19 @@ export function buildStatements(schema: string) {
           updated_at = now(), result_expires_at = now() + make_interval(secs => $5::float8)
       WHERE ${FENCE}`,
 
+    /**
+     * Batched completion: `$1` ids uuid[], `$2` worker ids text[], `$3` claim tokens uuid[],
+     * `$4` results (JSON text or NULL) text[], `$5` retention seconds. Each row fenced on its own.
+     * → `id` of every row that changed.
+     */
+    completeMany: `UPDATE ${jobs} AS j
+      SET status = 'done', attempts = j.attempts + 1, result = b.result::json, finished_at = now(),
+          updated_at = now(), result_expires_at = now() + make_interval(secs => $5::float8)
+      FROM unnest($1::uuid[], $2::text[], $3::uuid[], $4::text[]) AS b(id, worker_id, claim_token, result)
+      WHERE j.id = b.id AND j.status = 'processing' AND j.worker_id = b.worker_id
+        AND j.claim_token = b.claim_token
+      RETURNING j.id::text AS id`,
+
     /** Fence `$1..$3`, `$4` error, `$5` delay seconds. */
     retry: retryUpdate,
     /** As {@link retry}, plus `$6` channel: NOTIFYs the queue (the job is due now). */

@@ -7,6 +7,7 @@ import type {
   Backend,
   ClaimedJob,
   ClaimRequest,
+  CompletionItem,
   DeadLetterRow,
   EnqueueResult,
   EnqueueWriteOptions,
@@ -382,6 +383,37 @@ export class SqliteBackend implements Backend {
          WHERE ${OWNED}`,
       ).run({ id, ...fence(owner), result, retentionMs: secondsToMs(resultRetentionSeconds) });
       return info.changes > 0;
+    });
+  }
+
+  /**
+   * {@link SqliteBackend.complete} for many jobs in one immediate transaction, each fenced on its
+   * own. Contract: `Backend.completeMany`.
+   * @returns Per item, in input order, whether its row changed.
+   */
+  async completeMany(
+    items: readonly CompletionItem[],
+    resultRetentionSeconds: number,
+  ): Promise<boolean[]> {
+    return this.use((db) => {
+      const update = this.stmt(
+        db,
+        `UPDATE soniq_jobs
+         SET status = 'done', attempts = attempts + 1, result = @result,
+             finished_at = ${NOW_MS}, updated_at = ${NOW_MS},
+             result_expires_at = ${NOW_MS} + @retentionMs
+         WHERE ${OWNED}`,
+      );
+      const retentionMs = secondsToMs(resultRetentionSeconds);
+      return db
+        .transaction(() =>
+          items.map(
+            (item) =>
+              update.run({ id: item.id, ...fence(item.owner), result: item.result, retentionMs })
+                .changes > 0,
+          ),
+        )
+        .immediate();
     });
   }
 
