@@ -75,6 +75,8 @@ interface InFlight {
   controller: AbortController;
   /** Set while the handler runs (or waits for a thread permit); called at FORCE_TIMEOUT_PATH. */
   force?: () => void;
+  /** True while the job holds one of the worker's concurrency slots (until its outcome is known). */
+  holdsSlot: boolean;
   /** Sync jobs: settles when the worker thread has returned (the permit is released then). */
   thread?: Promise<void>;
   done: Promise<void>;
@@ -137,6 +139,8 @@ export class Worker {
   private unsubscribe: (() => void) | undefined;
   private recordFailures = 0;
   private claimInFlight = false;
+  /** Slots in use: jobs whose outcome is not known yet (their outcome writes do not hold one). */
+  private busySlots = 0;
   private suspectOrphans = false;
   private readonly released: string[] = [];
   private finishedPromise: Promise<WorkerExit> | undefined;
@@ -490,7 +494,7 @@ export class Worker {
     const backend = this.backend as Backend;
     let failures = 0;
     while (this.machine.state === "RUNNING") {
-      const free = this.settings.concurrency - this.inflight.size;
+      const free = this.settings.concurrency - this.busySlots;
       if (free <= 0) {
         await this.latch.wait(this.settings.pollInterval * 1000);
         continue;
@@ -536,8 +540,10 @@ export class Worker {
       job,
       owner: { workerId: job.workerId, claimToken: job.claimToken },
       controller: new AbortController(),
+      holdsSlot: true,
       done: Promise.resolve(),
     };
+    this.busySlots += 1;
     this.inflight.set(job.id, entry);
     entry.done = run()
       .catch(async (err: unknown) => {
@@ -554,9 +560,20 @@ export class Worker {
         ).catch(() => undefined);
       })
       .finally(() => {
+        this.freeSlot(entry);
         this.inflight.delete(job.id);
-        this.latch.wake();
       });
+  }
+
+  /**
+   * Gives the job's slot back once its outcome is known, so the next claim overlaps the outcome
+   * write (which the drain still waits for, through `inflight`).
+   */
+  private freeSlot(entry: InFlight): void {
+    if (!entry.holdsSlot) return;
+    entry.holdsSlot = false;
+    this.busySlots -= 1;
+    this.latch.wake();
   }
 
   /** Releases (NACKs) a job that will not run here: a claim whose answer arrived too late. */
@@ -620,6 +637,7 @@ export class Worker {
       definition.kind === "sync"
         ? await this.executeSync(entry, definition, args, log)
         : await this.execute(entry, definition, args, log);
+    this.freeSlot(entry);
     await this.recordOutcome(job, outcome, definition, log, this.clock() - started);
     // A sync job's entry lasts until its thread returns: the drain waits for it (WAIT_FOR_THREAD).
     if (entry.thread) await entry.thread;

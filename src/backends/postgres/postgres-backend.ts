@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 /**
  * The PostgreSQL backend: the production engine (DESIGN.md §1). Claims with
  * `FOR UPDATE SKIP LOCKED`, wakes workers with LISTEN/NOTIFY, enqueues a batch in one round
@@ -175,9 +176,25 @@ export class PostgresBackend implements Backend {
     via?: PgQueryable,
   ): Promise<{ rows: R[]; rowCount: number }> {
     return this.track(async () => {
-      const result = await (via ?? this.pool).query(text, values);
+      // Soniq's own connections use named (server-side prepared) statements: parsed and planned
+      // once per connection. A caller's client (transactional enqueue) gets plain queries.
+      const result = via
+        ? await via.query(text, values)
+        : await this.pool.query({ name: this.statementName(text), text, values });
       return { rows: result.rows as R[], rowCount: result.rowCount ?? 0 };
     });
+  }
+
+  private readonly statementNames = new Map<string, string>();
+
+  /** A stable prepared-statement name per SQL text (per backend; the schema is in the text). */
+  private statementName(text: string): string {
+    let name = this.statementNames.get(text);
+    if (name === undefined) {
+      name = `soniq_${this.statementNames.size}_${createHash("sha1").update(text).digest("hex").slice(0, 12)}`;
+      this.statementNames.set(text, name);
+    }
+    return name;
   }
 
   /**
