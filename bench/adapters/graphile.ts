@@ -1,0 +1,96 @@
+/** graphile-worker (see ./graphile-config.ts for the configuration and why). */
+import { join } from "node:path";
+import { makeWorkerUtils, type Runner, run, type WorkerUtils } from "graphile-worker";
+import type { BenchHandler, BenchPayload } from "../payload.js";
+import {
+  GRAPHILE_SCHEMA,
+  GRAPHILE_TASK,
+  graphileRunnerOptions,
+  quietLogger,
+} from "./graphile-config.js";
+import { checkPostgres, packageVersion, REPO_ROOT, sql } from "./support.js";
+import type { Adapter, AdapterFactory, WorkerProcessSpec } from "./types.js";
+
+class GraphileAdapter implements Adapter {
+  private utils: WorkerUtils | undefined;
+  private runner: Runner | undefined;
+
+  constructor(private readonly pgUrl: string) {}
+
+  async setup(): Promise<void> {
+    this.utils = await makeWorkerUtils({
+      connectionString: this.pgUrl,
+      schema: GRAPHILE_SCHEMA,
+      logger: quietLogger,
+    });
+    await this.utils.migrate();
+    await sql(
+      this.pgUrl,
+      `TRUNCATE ${GRAPHILE_SCHEMA}._private_jobs, ${GRAPHILE_SCHEMA}._private_job_queues CASCADE`,
+    );
+  }
+
+  async enqueueBulk(batch: BenchPayload[]): Promise<void> {
+    await this.utils?.addJobs(batch.map((payload) => ({ identifier: GRAPHILE_TASK, payload })));
+  }
+
+  async enqueueOne(payload: BenchPayload): Promise<void> {
+    await this.utils?.addJob(GRAPHILE_TASK, payload);
+  }
+
+  async startWorker(concurrency: number, handler: BenchHandler): Promise<void> {
+    this.runner = await run(
+      graphileRunnerOptions(
+        this.pgUrl,
+        concurrency,
+        { [GRAPHILE_TASK]: async (payload) => handler(payload as BenchPayload) },
+        true,
+      ),
+    );
+  }
+
+  async stopWorker(): Promise<void> {
+    await this.runner?.stop();
+    this.runner = undefined;
+  }
+
+  workerProcess(concurrency: number): WorkerProcessSpec {
+    return {
+      command: process.execPath,
+      args: ["--import", "tsx", join(REPO_ROOT, "bench", "worker-processes", "graphile-worker.ts")],
+      env: { BENCH_PG_URL: this.pgUrl, BENCH_CONCURRENCY: String(concurrency) },
+    };
+  }
+
+  async teardown(): Promise<void> {
+    await this.stopWorker();
+    await this.utils?.release();
+  }
+}
+
+/** graphile-worker in schema `bench_graphile_worker`. */
+export function graphile(pgUrl: string): AdapterFactory {
+  return {
+    name: "graphile-worker",
+    label: "graphile-worker",
+    isSoniq: false,
+    version: () => packageVersion("graphile-worker"),
+    configuration: `schema ${GRAPHILE_SCHEMA}; concurrency = in-flight cap, maxPoolSize min(max(10, c+2), 50), localQueue.size 500, completeJobBatchDelay 0, failJobBatchDelay 0, LISTEN/NOTIFY; addJobs per batch; warnings-only logger`,
+    check: () => checkPostgres(pgUrl),
+    async prepare() {
+      await sql(pgUrl, `DROP SCHEMA IF EXISTS ${GRAPHILE_SCHEMA} CASCADE`);
+      const utils = await makeWorkerUtils({
+        connectionString: pgUrl,
+        schema: GRAPHILE_SCHEMA,
+        logger: quietLogger,
+      });
+      try {
+        await utils.migrate();
+      } finally {
+        await utils.release();
+      }
+    },
+    create: () => new GraphileAdapter(pgUrl),
+    cleanup: () => sql(pgUrl, `DROP SCHEMA IF EXISTS ${GRAPHILE_SCHEMA} CASCADE`),
+  };
+}

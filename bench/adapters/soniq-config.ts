@@ -1,0 +1,17 @@
+/** Soniq settings shared by the in-process adapter and the CLI worker module (no heavy imports). */
+import type { SoniqOptions } from "soniq";
+
+/** PostgreSQL schema of the Soniq measurements. */
+export const SONIQ_SCHEMA = "bench_soniq";
+/** The one job every Soniq measurement enqueues. */
+export const SONIQ_JOB = "bench.task";
+
+/**
+ * Instance options: the documented defaults except `logLevel: "warn"`, so no line is written per
+ * job (the default `info` logs every completion; the peers run without per-job logs too).
+ * `logLevel` is only changed by the profiling script, to measure what per-job logging costs.
+ */
+export function soniqOptions(databaseUrl: string, logLevel = "warn"): SoniqOptions {
+  // The level is validated by Soniq itself (an unknown one is an INVALID_OPTION error).
+  return { databaseUrl, schema: SONIQ_SCHEMA, logLevel: logLevel as SoniqOptions["logLevel"] };
+}

@@ -1,0 +1,53 @@
+/**
+ * The adapter interface that keeps workloads library-agnostic. One factory per library (and
+ * storage); a fresh adapter per measurement, so no connection, timer or poller of one
+ * measurement lives on into the next.
+ */
+import type { BenchHandler, BenchPayload } from "../payload.js";
+
+/** How to start a separate worker process of a library (for the SIGTERM and RSS workloads). */
+export interface WorkerProcessSpec {
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+}
+
+/** One library, connected. */
+export interface Adapter {
+  /** Connects, creates what is missing and leaves the library with no queued jobs. */
+  setup(): Promise<void>;
+  /** Enqueues the batch with the library's bulk API (one call). */
+  enqueueBulk(batch: BenchPayload[]): Promise<void>;
+  /** Enqueues one job with the library's single-job API. */
+  enqueueOne(payload: BenchPayload): Promise<void>;
+  /** Starts an in-process worker that runs at most `concurrency` handlers at once. */
+  startWorker(concurrency: number, handler: BenchHandler): Promise<void>;
+  /** Stops the worker gracefully (in-flight handlers finish). */
+  stopWorker(): Promise<void>;
+  /** A separate worker process for this adapter's storage, with `concurrency` slots. */
+  workerProcess(concurrency: number): WorkerProcessSpec;
+  /** Closes connections; the storage stays for the next adapter of the library. */
+  teardown(): Promise<void>;
+}
+
+/** One library as the orchestrator sees it. */
+export interface AdapterFactory {
+  /** Short id used on the command line (`soniq-pg`). */
+  readonly name: string;
+  /** Column heading (`Soniq PG`). */
+  readonly label: string;
+  /** Whether this is one of Soniq's backends (the rows compare these with the best peer). */
+  readonly isSoniq: boolean;
+  /** Package version measured. */
+  version(): string;
+  /** The configuration used, for the report. */
+  readonly configuration: string;
+  /** `null` when the library can run here; otherwise why not (e.g. Redis is down). */
+  check(): Promise<string | null>;
+  /** Before the first round: removes leftovers of an earlier run and creates the storage. */
+  prepare(): Promise<void>;
+  /** A new, unconnected adapter. */
+  create(): Adapter;
+  /** After the last round: drops every schema, key or file the library used. */
+  cleanup(): Promise<void>;
+}

@@ -1,0 +1,113 @@
+/**
+ * Benchmark settings: defaults, `--quick`, command-line flags and `BENCH_*` variables.
+ *
+ *   npm run bench                        # full run (3 rounds, N = 10,000 and 100,000)
+ *   npm run bench -- --quick             # 1 round at a tenth of the size, shorter time boxes
+ *   npm run bench -- --only soniq-pg,bullmq --workloads drain,latency --rounds 5
+ *   BENCH_SCALE=0.5 npm run bench        # every job count halved
+ *   npm run bench -- --json out.json --markdown out.md
+ */
+
+/** Every library the harness knows, in the default order of round 1. */
+export const LIBRARIES = ["soniq-pg", "soniq-sqlite", "graphile-worker", "pg-boss", "bullmq"];
+
+/** Every workload, in the order they run within a round. */
+export const WORKLOADS = ["enqueue", "drain", "latency", "handlers", "process"];
+
+export interface BenchConfig {
+  quick: boolean;
+  rounds: number;
+  /** Multiplies every job count below (BENCH_SCALE). */
+  scale: number;
+  libraries: string[];
+  workloads: string[];
+  pgUrl: string;
+  redisUrl: string;
+  /** Sizes of the bulk-enqueue measurements. */
+  bulkSizes: number[];
+  /** Jobs per bulk call (each library's own batch API). */
+  bulkBatch: number;
+  /** Sequential single-job enqueue calls. */
+  singleCalls: number;
+  /** No-op jobs drained per measurement. */
+  drainJobs: number;
+  /** Jobs of the 5 ms handler and of the CPU-bound handler. */
+  ioJobs: number;
+  cpuJobs: number;
+  /** A drain stops after this long and counts what it got (slow libraries). */
+  timeBoxMs: number;
+  /** Idle pick-up samples per round. */
+  latencySamples: number;
+  /** No-op jobs the separate worker process drains while its peak RSS is taken. */
+  rssJobs: number;
+  /** How long a handler of the "10 in flight" SIGTERM test sleeps. */
+  busyHandlerMs: number;
+  jsonOut: string | undefined;
+  markdownOut: string | undefined;
+}
+
+function flagValue(argv: string[], name: string): string | undefined {
+  const eq = argv.find((a) => a.startsWith(`--${name}=`));
+  if (eq) return eq.slice(name.length + 3);
+  const at = argv.indexOf(`--${name}`);
+  if (at >= 0 && at + 1 < argv.length && !argv[at + 1]?.startsWith("--")) return argv[at + 1];
+  return undefined;
+}
+
+function list(value: string | undefined, known: string[], what: string): string[] | undefined {
+  if (value === undefined) return undefined;
+  const items = value
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
+  for (const item of items) {
+    if (!known.includes(item)) {
+      throw new Error(`unknown ${what} ${JSON.stringify(item)}; known: ${known.join(", ")}`);
+    }
+  }
+  return items;
+}
+
+function positive(value: string | undefined, what: string): number | undefined {
+  if (value === undefined || value === "") return undefined;
+  const n = Number(value);
+  if (!Number.isFinite(n) || n <= 0) throw new Error(`${what} must be a positive number`);
+  return n;
+}
+
+export const USAGE = `usage: npm run bench -- [--quick] [--rounds N] [--only LIBS] [--workloads LIST]
+                        [--json FILE] [--markdown FILE]
+  libraries: ${LIBRARIES.join(", ")}
+  workloads: ${WORKLOADS.join(", ")}
+  env: BENCH_SCALE (job-count multiplier), BENCH_PG_URL, BENCH_REDIS_URL, BENCH_TIME_BOX_MS`;
+
+export function loadConfig(
+  argv: string[],
+  env: Record<string, string | undefined> = process.env,
+): BenchConfig {
+  const quick = argv.includes("--quick");
+  const scale = positive(env.BENCH_SCALE, "BENCH_SCALE") ?? (quick ? 0.1 : 1);
+  const rounds = positive(flagValue(argv, "rounds"), "--rounds") ?? (quick ? 1 : 3);
+  const n = (base: number, min = 10) => Math.max(min, Math.round(base * scale));
+  return {
+    quick,
+    rounds: Math.round(rounds),
+    scale,
+    libraries: list(flagValue(argv, "only"), LIBRARIES, "library") ?? LIBRARIES,
+    workloads: list(flagValue(argv, "workloads"), WORKLOADS, "workload") ?? WORKLOADS,
+    pgUrl: env.BENCH_PG_URL ?? "postgres://postgres@127.0.0.1:5432/test",
+    redisUrl: env.BENCH_REDIS_URL ?? "redis://127.0.0.1:6379",
+    bulkSizes: [n(10_000), n(100_000)],
+    bulkBatch: Math.max(1, Math.round(positive(env.BENCH_BULK_BATCH, "BENCH_BULK_BATCH") ?? 1000)),
+    singleCalls: n(1000),
+    drainJobs: n(10_000),
+    ioJobs: n(2000),
+    cpuJobs: n(1000),
+    timeBoxMs: positive(env.BENCH_TIME_BOX_MS, "BENCH_TIME_BOX_MS") ?? (quick ? 4000 : 8000),
+    latencySamples: quick ? 20 : 40,
+    rssJobs: n(5000),
+    busyHandlerMs: 1000,
+    jsonOut: flagValue(argv, "json"),
+    markdownOut: flagValue(argv, "markdown"),
+  };
+}
