@@ -139,6 +139,9 @@ export class PostgresBackend implements Backend {
       keepAlive: true,
       // Probe an idle connection after 10 s, so a peer that vanished is noticed.
       keepAliveInitialDelayMillis: 10_000,
+      // Keep idle connections for a minute (pg's default is 10 s): a worker's next burst after a
+      // quiet spell should not pay for new connections.
+      idleTimeoutMillis: 60_000,
       // A server that does not answer must not hang a call forever: fail, and let callers retry.
       connectionTimeoutMillis: 10_000,
     });
