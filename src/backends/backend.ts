@@ -298,8 +298,15 @@ export interface Backend {
    * dead-letter queue instead (reason `crash_loop`, attempts unchanged). Atomic per row and fenced
    * on state and owner: a live owner's row, or one that finished meanwhile, is never touched.
    * Idempotent: safe to run from several processes at once.
+   *
+   * With `heartbeatTimeoutSeconds` null, a stale heartbeat is not enough: only rows of stopped or
+   * unknown owners are recovered (for a caller that cannot vouch that the database itself was
+   * answering all along — after an outage every heartbeat is stale, live workers' too).
    */
-  recoverStale(heartbeatTimeoutSeconds: number, maxInterruptions: number): Promise<RecoveryResult>;
+  recoverStale(
+    heartbeatTimeoutSeconds: number | null,
+    maxInterruptions: number,
+  ): Promise<RecoveryResult>;
 
   /**
    * The `processing` rows `workerId` owns, with their claim tokens (a worker reconciles them

@@ -25,14 +25,24 @@ export interface MaintenanceSettings {
   maxInterruptions: number;
 }
 
-/** Runs one recovery pass and logs what it did. */
+/**
+ * Runs one recovery pass and logs what it did.
+ * @param staleMeansDead - treat owners whose heartbeat is older than `heartbeatTimeout` as dead.
+ *   Only a caller that has itself been heartbeating without a break for `heartbeatTimeout` may
+ *   say so: after a database outage every heartbeat is stale, live workers' too, and recovering
+ *   theirs would run their jobs twice. Without it, only stopped or unknown owners are recovered.
+ */
 export async function recoverOnce(
   backend: Backend,
   settings: MaintenanceSettings,
   logger: Logger,
   metrics?: GuardedMetrics,
+  staleMeansDead = true,
 ): Promise<RecoveryResult> {
-  const result = await backend.recoverStale(settings.heartbeatTimeout, settings.maxInterruptions);
+  const result = await backend.recoverStale(
+    staleMeansDead ? settings.heartbeatTimeout : null,
+    settings.maxInterruptions,
+  );
   for (const job of result.requeued) {
     logger.warn(
       {
@@ -89,8 +99,12 @@ export class Maintenance {
     return this.settings.heartbeatInterval * 3;
   }
 
-  /** One tick: renew or take the lease; as leader, recover, and now and then prune and forget. */
-  async tick(): Promise<void> {
+  /**
+   * One tick: renew or take the lease; as leader, recover, and now and then prune and forget.
+   * @param healthyForSeconds - how long this worker's own heartbeats have succeeded without a
+   *   break; stale owners are recovered only once it reaches `heartbeatTimeout`.
+   */
+  async tick(healthyForSeconds: number): Promise<void> {
     const leader = await this.backend.tryLead(MAINTENANCE_LEASE, this.holder, this.leaseSeconds);
     if (leader !== this.leading) {
       this.leading = leader;
@@ -100,7 +114,13 @@ export class Maintenance {
       );
     }
     if (!leader) return;
-    await recoverOnce(this.backend, this.settings, this.logger, this.metrics);
+    await recoverOnce(
+      this.backend,
+      this.settings,
+      this.logger,
+      this.metrics,
+      healthyForSeconds >= this.settings.heartbeatTimeout,
+    );
     if (this.clock() - this.lastHousekeeping >= HOUSEKEEPING_EVERY_MS) {
       this.lastHousekeeping = this.clock();
       const pruned = await this.backend.pruneFinished();

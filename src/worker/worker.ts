@@ -139,6 +139,9 @@ export class Worker {
   private unsubscribe: (() => void) | undefined;
   private recordFailures = 0;
   private claimInFlight = false;
+  /** Start of this worker's current unbroken run of successful heartbeats (ms), if any. */
+  private healthySince: number | undefined;
+  private lastBeat: number | undefined;
   /** Slots in use: jobs whose outcome is not known yet (their outcome writes do not hold one). */
   private busySlots = 0;
   private suspectOrphans = false;
@@ -265,13 +268,17 @@ export class Worker {
     );
     this.metrics.start();
     this.startServices(backend);
-    // Recovery at start-up (one of its clocks): jobs of dead workers run again before new ones wait.
-    await recoverOnce(backend, this.settings, this.logger, this.metrics).catch((err: unknown) => {
-      this.logger.warn(
-        { err: errorText(err, 300) },
-        "start-up recovery failed; the maintenance loop will retry",
-      );
-    });
+    // Recovery at start-up (one of its clocks): jobs of stopped or unknown owners. Owners with a
+    // stale heartbeat wait for the maintenance loop, once this worker has itself heartbeated for
+    // heartbeatTimeout (after an outage every heartbeat is stale, live workers' too).
+    await recoverOnce(backend, this.settings, this.logger, this.metrics, false).catch(
+      (err: unknown) => {
+        this.logger.warn(
+          { err: errorText(err, 300) },
+          "start-up recovery failed; the maintenance loop will retry",
+        );
+      },
+    );
     this.loopDone = this.claimLoop();
     if (this.machine.state !== "RUNNING") this.beginDrain();
   }
@@ -436,11 +443,23 @@ export class Worker {
       "heartbeat",
       interval,
       async () => {
-        await withTimeout(
-          backend.heartbeat(this.id, this.machine.state === "RUNNING" ? "running" : "draining"),
-          DB_CALL_TIMEOUT_MS,
-          "heartbeat",
-        );
+        try {
+          await withTimeout(
+            backend.heartbeat(this.id, this.machine.state === "RUNNING" ? "running" : "draining"),
+            DB_CALL_TIMEOUT_MS,
+            "heartbeat",
+          );
+        } catch (err) {
+          this.healthySince = undefined;
+          this.lastBeat = undefined;
+          throw err;
+        }
+        const now = this.clock();
+        // A break in the beats (the event loop or the database stalled) restarts the count.
+        if (this.lastBeat === undefined || now - this.lastBeat > 2 * interval + 1000) {
+          this.healthySince = now;
+        }
+        this.lastBeat = now;
         await this.releaseOrphans(backend);
       },
       this.logger,
@@ -458,7 +477,10 @@ export class Worker {
     this.maintenance = new PeriodicService(
       "maintenance",
       interval,
-      () => maintainer.tick(),
+      () =>
+        maintainer.tick(
+          this.healthySince === undefined ? 0 : (this.clock() - this.healthySince) / 1000,
+        ),
       this.logger,
     );
     this.maintenance.start();
@@ -943,8 +965,8 @@ export class Worker {
   /**
    * Runs a write, retrying failures (the database may be restarting) with a backoff that grows to
    * {@link RECORD_RETRY_CAP_MS}. A transient failure is never recorded as a job failure. While
-   * RUNNING it retries until the write lands (the job keeps its slot, so the worker stops
-   * claiming when the database is away). Once draining, it gives up {@link RECORD_GRACE_MS} after
+   * RUNNING it retries until the write lands (claims fail too while the database is away, so the
+   * worker takes no new work meanwhile). Once draining, it gives up {@link RECORD_GRACE_MS} after
    * the later of the shutdown deadline and its first attempt: the row is left `processing` for
    * crash recovery and, for an outcome, the worker exits with code 3.
    */

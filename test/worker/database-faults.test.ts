@@ -174,4 +174,31 @@ describe("database faults", () => {
     expect(done).toMatchObject({ attempts: 1, interruptions: 0 });
     await worker.stop();
   }, 30_000);
+
+  it("after an outage longer than heartbeatTimeout, live workers' jobs are not 'recovered' (no duplicate runs)", async () => {
+    const memory = new MemoryBackend();
+    const { backend, state } = switchable(memory);
+    const soniq = instance(backend, { heartbeatInterval: 0.1, heartbeatTimeout: 0.5 });
+    let runs = 0;
+    const job = soniq.job({
+      name: "long.job",
+      handler: async () => {
+        runs += 1;
+        await new Promise((r) => setTimeout(r, 2500));
+        return "ok";
+      },
+    });
+    const id = await job.enqueue({});
+    const worker = soniq.worker();
+    await worker.start();
+    await waitFor(async () => (await memory.getJob(id))?.status === "processing");
+    await new Promise((r) => setTimeout(r, 300));
+    state.down = true; // every heartbeat goes stale, this worker's too
+    await new Promise((r) => setTimeout(r, 1200));
+    state.down = false;
+    await waitFor(async () => (await memory.getJob(id))?.status === "done", 10_000, "done");
+    expect(await memory.getJob(id)).toMatchObject({ attempts: 1, interruptions: 0 });
+    expect(runs).toBe(1);
+    await worker.stop();
+  }, 30_000);
 });

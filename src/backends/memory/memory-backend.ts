@@ -399,7 +399,7 @@ export class MemoryBackend implements Backend {
   }
 
   async recoverStale(
-    heartbeatTimeoutSeconds: number,
+    heartbeatTimeoutSeconds: number | null,
     maxInterruptions: number,
   ): Promise<RecoveryResult> {
     this.check();
@@ -409,7 +409,8 @@ export class MemoryBackend implements Backend {
       return (
         w !== undefined &&
         w.status !== "stopped" &&
-        now - w.lastHeartbeatAt.getTime() <= heartbeatTimeoutSeconds * 1000
+        (heartbeatTimeoutSeconds === null ||
+          now - w.lastHeartbeatAt.getTime() <= heartbeatTimeoutSeconds * 1000)
       );
     };
     const result: RecoveryResult = { requeued: [], deadLettered: [] };

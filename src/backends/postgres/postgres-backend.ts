@@ -549,7 +549,7 @@ export class PostgresBackend implements Backend {
 
   /** See {@link Backend.recoverStale}: one statement; requeued rows NOTIFY their queues. */
   async recoverStale(
-    heartbeatTimeoutSeconds: number,
+    heartbeatTimeoutSeconds: number | null,
     maxInterruptions: number,
   ): Promise<RecoveryResult> {
     const { rows } = await this.run<{

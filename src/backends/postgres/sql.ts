@@ -200,7 +200,8 @@ export function buildStatements(schema: string) {
       FROM ${workers} ORDER BY started_at DESC, id`,
 
     /**
-     * Crash recovery, one statement. `$1` heartbeat timeout seconds, `$2` max interruptions,
+     * Crash recovery, one statement. `$1` heartbeat timeout seconds (NULL: a stale heartbeat does
+     * not count as dead, only stopped or unknown owners), `$2` max interruptions,
      * `$3` channel. Locks the stale rows (SKIP LOCKED: a row being finished right now is left to
      * its writer), moves those over the interruption limit to the DLQ (`crash_loop`) and requeues
      * the rest, NOTIFYing their queues. → `kind` ('requeued' | 'dead'), `id`, `name`, `queue`,
@@ -212,7 +213,8 @@ export function buildStatements(schema: string) {
           AND NOT EXISTS (
             SELECT 1 FROM ${workers} AS w
             WHERE w.id = j.worker_id AND w.status <> 'stopped'
-              AND w.last_heartbeat_at >= now() - make_interval(secs => $1::float8))
+              AND ($1::float8 IS NULL
+                   OR w.last_heartbeat_at >= now() - make_interval(secs => $1::float8)))
         FOR UPDATE OF j SKIP LOCKED
       ), doomed AS (
         DELETE FROM ${jobs} AS j USING stale

@@ -762,7 +762,7 @@ export class SqliteBackend implements Backend {
    * @throws SoniqError `CLOSED`, `SCHEMA_NOT_READY`.
    */
   async recoverStale(
-    heartbeatTimeoutSeconds: number,
+    heartbeatTimeoutSeconds: number | null,
     maxInterruptions: number,
   ): Promise<RecoveryResult> {
     return this.use((db) => {
@@ -773,7 +773,7 @@ export class SqliteBackend implements Backend {
            AND NOT EXISTS (
              SELECT 1 FROM soniq_workers AS w
              WHERE w.id = j.worker_id AND w.status <> 'stopped'
-               AND @now - w.last_heartbeat_at <= @timeoutMs)`,
+               AND (@timeoutMs IS NULL OR @now - w.last_heartbeat_at <= @timeoutMs))`,
       );
       const requeue = this.stmt(
         db,
@@ -796,7 +796,10 @@ export class SqliteBackend implements Backend {
       const result: RecoveryResult = { requeued: [], deadLettered: [] };
       db.transaction(() => {
         const now = this.nowMs(db);
-        const stale = find.all({ now, timeoutMs: secondsToMs(heartbeatTimeoutSeconds) }) as Array<{
+        const stale = find.all({
+          now,
+          timeoutMs: heartbeatTimeoutSeconds === null ? null : secondsToMs(heartbeatTimeoutSeconds),
+        }) as Array<{
           id: string;
           name: string;
           queue: string;
