@@ -26,6 +26,16 @@ for (const target of targets) {
       await db.close();
     });
 
+    it("SIGTERM while the worker is still loading: an orderly exit 0, not death by signal", async () => {
+      const { env } = await prepared(target);
+      const w = startWorker(env);
+      await new Promise((r) => setTimeout(r, 400)); // handlers are in; the module is still loading
+      w.child.kill("SIGTERM");
+      const exit = await w.exited;
+      expect(exit.signal).toBeNull();
+      expect(exit.code, exit.stderr).toBe(0);
+    });
+
     it("a thread job that ends inside sync_handler_grace_seconds is recorded done, not NACK'd (exit 1)", async () => {
       const { env, db } = await prepared(target, {
         SONIQ_SHUTDOWN_TIMEOUT: "0.5",
