@@ -1,0 +1,97 @@
+/**
+ * The chaos worker module: `node dist/cli/main.js worker chaos/jobs.ts`, settings from the
+ * SONIQ_* variables chaos/run.ts sets. One job, `chaos.work`: it records the start of every run
+ * in the run log (chaos/runlog.ts), sleeps `ms` (stopping early when its signal is aborted),
+ * records the end, and returns. A `flaky` job throws on its first attempt, on purpose.
+ *
+ * Run-log writes are retried until they land, so a PostgreSQL restart never turns into a job
+ * failure of the harness's own making. The end of a run that did its work is recorded even when
+ * the shutdown deadline aborts the signal meanwhile: "completed" means the work happened.
+ */
+import { randomUUID } from "node:crypto";
+import { Soniq } from "soniq";
+import type { WorkArgs } from "./plan.js";
+import { openRunLogWriter, type RunLogWriter, targetFromEnv } from "./runlog.js";
+
+export const soniq = new Soniq();
+
+let writer: RunLogWriter | undefined;
+const runLog = (): RunLogWriter => {
+  writer ??= openRunLogWriter(targetFromEnv());
+  return writer;
+};
+
+const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** Retries `write` with a backoff up to 1 s; gives up only when `signal` (if given) is aborted. */
+async function durably(write: () => Promise<void>, signal?: AbortSignal): Promise<void> {
+  for (let i = 0; ; i++) {
+    try {
+      await write();
+      return;
+    } catch (err) {
+      if (signal?.aborted) throw signal.reason ?? err;
+      await pause(Math.min(1000, 50 * 2 ** i));
+    }
+  }
+}
+
+/** Sleeps `ms`; rejects with the signal's reason as soon as it is aborted. */
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+}
+
+export const work = soniq.job<WorkArgs, { n: number }>({
+  name: "chaos.work",
+  maxAttempts: 5,
+  retry: { kind: "fixed", delay: 0.2 },
+  handler: async (args, ctx) => {
+    const runId = randomUUID();
+    const startedAt = Date.now();
+    await durably(
+      () =>
+        runLog().start({
+          runId,
+          jobId: ctx.jobId,
+          n: args.n,
+          workerId: ctx.workerId,
+          pid: process.pid,
+          attempt: ctx.attempt,
+          startedAt,
+        }),
+      ctx.signal,
+    );
+    try {
+      await sleep(args.ms, ctx.signal);
+    } catch (err) {
+      // Aborted at the shutdown deadline: the work did not happen; the row will be NACK'd.
+      await runLog()
+        .end(runId, "aborted", Date.now())
+        .catch(() => undefined);
+      throw err;
+    }
+    const endedAt = Date.now();
+    if (args.flaky && ctx.attempt === 1) {
+      await durably(() => runLog().end(runId, "failed", endedAt));
+      throw new Error("chaos: a flaky job fails its first attempt on purpose");
+    }
+    await durably(() => runLog().end(runId, "completed", endedAt));
+    return { n: args.n };
+  },
+});
+
+export default soniq;

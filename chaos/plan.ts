@@ -1,0 +1,107 @@
+/**
+ * What a chaos run does, decided up front from one seed: the jobs (how long each handler sleeps,
+ * which ones fail their first attempt on purpose) and the fault schedule (when each SIGKILL,
+ * SIGTERM, SIGSTOP/SIGCONT and the PostgreSQL restart happens). The same seed gives the same plan;
+ * the timing of real processes around it still varies from run to run.
+ */
+
+/** A small, fast, seedable PRNG (mulberry32): uniform in [0, 1). */
+export function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Arguments of the `chaos.work` job. */
+export interface WorkArgs {
+  /** Logical job number, 0-based (also its dedup key `chaos-<n>`). */
+  n: number;
+  /** How long the handler sleeps, in milliseconds. */
+  ms: number;
+  /** When true the handler throws on its first attempt (exercises retry accounting). */
+  flaky: boolean;
+}
+
+/** Job n of a run seeded with `seed`: mostly short, some long enough for a kill to land mid-job. */
+export function jobSpec(seed: number, n: number): WorkArgs {
+  const rnd = prng((seed ^ Math.imul(n + 1, 0x9e3779b1)) >>> 0);
+  const r = rnd();
+  let ms: number;
+  if (r < 0.5)
+    ms = 5 + Math.floor(rnd() * 45); // 50 %: 5–50 ms
+  else if (r < 0.9)
+    ms = 50 + Math.floor(rnd() * 450); // 40 %: 50–500 ms
+  else if (r < 0.99)
+    ms = 500 + Math.floor(rnd() * 1000); // 9 %: 0.5–1.5 s
+  else ms = 4000; // 1 %: longer than the chaos shutdownTimeout (3 s): NACK'd by a SIGTERM
+  return { n, ms, flaky: rnd() < 0.05 };
+}
+
+export type FaultKind = "sigkill" | "sigterm" | "sigstop_long" | "sigstop_short" | "pg_restart";
+
+/** One planned fault: `at` seconds into the chaos phase; `pause` seconds for SIGSTOP. */
+export interface PlannedFault {
+  at: number;
+  kind: FaultKind;
+  pause?: number;
+  /** A uniform number used to pick the target worker when the fault fires. */
+  pick: number;
+}
+
+/** Settings the plan depends on. */
+export interface PlanOptions {
+  seed: number;
+  /** Length of the chaos phase in seconds. */
+  duration: number;
+  /** Whether one PostgreSQL restart belongs in the plan. */
+  pgRestart: boolean;
+  /** Heartbeat timeout of the workers (seconds): long pauses exceed it, short ones stay well under. */
+  heartbeatTimeout: number;
+  heartbeatInterval: number;
+  /** Mean seconds between the random faults added to the mandatory ones. */
+  meanGap: number;
+}
+
+/**
+ * The fault schedule: a mandatory set spread over the phase (two SIGKILLs, one SIGSTOP beyond
+ * the stale window, one SIGTERM, one short SIGSTOP, and the PostgreSQL restart when asked), plus
+ * random faults with exponential gaps. Nothing is planned in the first 2 s (workers starting) or
+ * the last 1.5 s of the phase.
+ */
+export function faultPlan(options: PlanOptions): PlannedFault[] {
+  const rnd = prng(options.seed ^ 0x5eed);
+  const { duration } = options;
+  const longPause = () => options.heartbeatTimeout + 1 + rnd() * 2; // 1–3 s beyond the timeout
+  // Short pauses end well inside the window in which the worker is still live.
+  const shortMax = Math.max(
+    0.2,
+    Math.min(1.5, options.heartbeatTimeout - options.heartbeatInterval - 1),
+  );
+  const shortPause = () => 0.2 + rnd() * (shortMax - 0.2);
+  const jitter = (f: number) => duration * (f + (rnd() - 0.5) * 0.06);
+  const plan: PlannedFault[] = [
+    { at: jitter(0.15), kind: "sigkill", pick: rnd() },
+    { at: jitter(0.28), kind: "sigstop_long", pause: longPause(), pick: rnd() },
+    { at: jitter(0.42), kind: "sigterm", pick: rnd() },
+    { at: jitter(0.68), kind: "sigstop_short", pause: shortPause(), pick: rnd() },
+    { at: jitter(0.8), kind: "sigkill", pick: rnd() },
+  ];
+  if (options.pgRestart) plan.push({ at: jitter(0.55), kind: "pg_restart", pick: 0 });
+  let t = 2;
+  for (;;) {
+    t += -Math.log(1 - rnd()) * options.meanGap;
+    if (t > duration - 1.5) break;
+    const r = rnd();
+    if (r < 0.35) plan.push({ at: t, kind: "sigkill", pick: rnd() });
+    else if (r < 0.6) plan.push({ at: t, kind: "sigterm", pick: rnd() });
+    else if (r < 0.75) plan.push({ at: t, kind: "sigstop_long", pause: longPause(), pick: rnd() });
+    else plan.push({ at: t, kind: "sigstop_short", pause: shortPause(), pick: rnd() });
+  }
+  for (const f of plan) f.at = Math.min(Math.max(f.at, 2), duration - 1.5);
+  return plan.sort((a, b) => a.at - b.at);
+}
