@@ -139,6 +139,7 @@ export class Worker {
   private unsubscribe: (() => void) | undefined;
   private recordFailures = 0;
   private claimInFlight = false;
+  private drainBegun = false;
   /** Start of this worker's current unbroken run of successful heartbeats (ms), if any. */
   private healthySince: number | undefined;
   private lastBeat: number | undefined;
@@ -252,7 +253,6 @@ export class Worker {
     }
     this.backend = backend;
     this.completions = new CompletionBatcher(backend, this.settings.resultRetention);
-    this.phase = "running";
     const queues = this.settings.queues;
     this.unsubscribe = backend.subscribe((queue) => {
       if (queue === "*" || queues === null || queues.includes(queue)) this.latch.wake();
@@ -279,6 +279,8 @@ export class Worker {
         );
       },
     );
+    // Only now may stop() begin a drain itself; one that came earlier is begun just below.
+    this.phase = "running";
     this.loopDone = this.claimLoop();
     if (this.machine.state !== "RUNNING") this.beginDrain();
   }
@@ -316,6 +318,8 @@ export class Worker {
   }
 
   private beginDrain(): void {
+    if (this.drainBegun) return;
+    this.drainBegun = true;
     this.logger.info(
       {
         signal: this.machine.signal,

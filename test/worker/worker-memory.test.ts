@@ -354,4 +354,20 @@ describe("worker on the memory backend", () => {
     expect(dead).toMatchObject({ attempts: 1, reason: "max_attempts_exceeded" });
     expect(dead.lastError).toContain("non-Error thrown (object)");
   });
+
+  it("a stop at any moment of start-up drains exactly once", async () => {
+    for (const delay of [0, 1, 5, 20]) {
+      const events: string[] = [];
+      const { soniq } = instance({ metrics: { emit: (name: string) => void events.push(name) } });
+      soniq.job({ name: "noop.job", handler: async () => undefined });
+      const worker = soniq.worker();
+      const starting = worker.start();
+      await new Promise((r) => setTimeout(r, delay));
+      const exit = await worker.stop("SIGTERM");
+      await starting;
+      expect(exit.exitCode).toBe(0);
+      expect(events.filter((e) => e === "drain_started").length).toBeLessThanOrEqual(1);
+      expect(events.filter((e) => e === "worker_stopped").length).toBeLessThanOrEqual(1);
+    }
+  });
 });
