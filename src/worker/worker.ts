@@ -352,7 +352,10 @@ export class Worker {
       return;
     }
     const threads = [...this.threads.keys()];
-    const released = [...this.inflight.keys()].filter((id) => !this.threads.has(id));
+    // Still running (their outcome unknown), not on a thread: these are aborted and NACK'd.
+    const released = [...this.inflight.values()]
+      .filter((entry) => entry.holdsSlot && !this.threads.has(entry.job.id))
+      .map((entry) => entry.job.id);
     this.logger.warn(
       {
         deadline_at: iso(this.machine.deadlineAt),
