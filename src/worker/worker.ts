@@ -8,14 +8,11 @@
  */
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
-import type { Backend, ClaimedJob, Owner } from "../backends/backend.js";
+import type { Backend, ClaimedJob, } from "../backends/backend.js";
 import { isSoniqError, SoniqError } from "../errors.js";
-import { type JobContext, JobTimeoutError, ShutdownTimeoutError } from "../jobs/context.js";
-import { type JobDefinition, type JobHandler, validateArgs } from "../jobs/job-definition.js";
+import { type JobDefinition, validateArgs } from "../jobs/job-definition.js";
 import { toJsonText } from "../jobs/payload.js";
 import { retryDelaySeconds } from "../jobs/retry-policy.js";
-import { Snooze } from "../jobs/snooze.js";
-import { STOP_FLAG } from "../jobs/thread-context.js";
 import { Maintenance, recoverOnce } from "../maintenance/maintenance.js";
 import { PeriodicService } from "../maintenance/periodic-service.js";
 import type { Logger } from "../observability/logger.js";
@@ -24,10 +21,12 @@ import { crossFieldProblems, type SoniqSettings, settingsSchema } from "../setti
 import type { Soniq } from "../soniq.js";
 import { CompletionBatcher } from "./completion-batcher.js";
 import { errorText } from "./error-text.js";
+import type { InFlight, Outcome } from "./in-flight.js";
 import { Permits } from "./permits.js";
+import { runAsyncHandler } from "./run-async-handler.js";
+import { runSyncHandler, type ThreadRunner } from "./run-sync-handler.js";
 import { type ExitReason, ShutdownMachine, type ShutdownState } from "./shutdown-machine.js";
 import { ThreadPool } from "./thread-pool.js";
-import type { ThreadTask } from "./thread-task.js";
 import { WakeLatch } from "./wake-latch.js";
 import { withTimeout } from "./with-timeout.js";
 
@@ -60,26 +59,6 @@ export interface WorkerExit {
   exitCode: 0 | 1 | 2 | 3;
   /** Jobs NACK'd back to `queued` at the deadline. */
   released: string[];
-}
-
-type Outcome =
-  | { kind: "success"; value: unknown }
-  | { kind: "snooze"; seconds: number }
-  | { kind: "error"; error: unknown }
-  | { kind: "timeout"; error: JobTimeoutError }
-  | { kind: "released" };
-
-interface InFlight {
-  job: ClaimedJob;
-  owner: Owner;
-  controller: AbortController;
-  /** Set while the handler runs (or waits for a thread permit); called at FORCE_TIMEOUT_PATH. */
-  force?: () => void;
-  /** True while the job holds one of the worker's concurrency slots (until its outcome is known). */
-  holdsSlot: boolean;
-  /** Sync jobs: settles when the worker thread has returned (the permit is released then). */
-  thread?: Promise<void>;
-  done: Promise<void>;
 }
 
 /** The settings a worker may override, validated like the instance's. */
@@ -664,178 +643,19 @@ export class Worker {
     const started = this.clock();
     const outcome =
       definition.kind === "sync"
-        ? await this.executeSync(entry, definition, args, log)
-        : await this.execute(entry, definition, args, log);
+        ? await runSyncHandler(entry, definition, args, log, this.threadRunner())
+        : await runAsyncHandler(
+            entry,
+            definition,
+            args,
+            log,
+            this.id,
+            this.settings.shutdownSettle,
+          );
     this.freeSlot(entry);
     await this.recordOutcome(job, outcome, definition, log, this.clock() - started);
     // A sync job's entry lasts until its thread returns: the drain waits for it (WAIT_FOR_THREAD).
     if (entry.thread) await entry.thread;
-  }
-
-  /**
-   * Sync branch (seed 000): wait for a thread permit (cancellable: NACK'd at the deadline), then
-   * run on the pool. `job_timeout` records a failure while the thread keeps its permit; the
-   * shutdown deadline only raises the stop flag — a running sync job is never NACK'd.
-   */
-  private async executeSync(
-    entry: InFlight,
-    definition: JobDefinition<unknown, unknown, unknown>,
-    args: unknown,
-    log: Logger,
-  ): Promise<Outcome> {
-    const { job } = entry;
-    const waiting = new AbortController();
-    entry.force = () => waiting.abort(new ShutdownTimeoutError());
-    try {
-      await this.permits.acquire(waiting.signal);
-    } catch {
-      log.info("claimed but still waiting for a thread permit at the deadline: releasing it");
-      return { kind: "released" };
-    }
-    entry.force = undefined;
-    const flag = new Int32Array(new SharedArrayBuffer(4));
-    const task: ThreadTask = {
-      module: definition.handlerModule as string,
-      exportName: definition.exportName,
-      args,
-      ctx: {
-        jobId: job.id,
-        name: job.name,
-        attempt: job.attempts + 1,
-        maxAttempts: job.maxAttempts,
-        queue: job.queue,
-        workerId: this.id,
-        createdAt: job.createdAt.getTime(),
-        scheduledAt: job.scheduledAt.getTime(),
-      },
-      stopFlag: flag.buffer as SharedArrayBuffer,
-    };
-    let running: ReturnType<ThreadPool["run"]>;
-    try {
-      this.pool ??= new ThreadPool(this.settings.syncHandlerPoolSize);
-      running = this.pool.run(task);
-    } catch (err) {
-      this.permits.release();
-      return { kind: "error", error: err };
-    }
-    const thread = running.then(
-      () => undefined,
-      () => undefined,
-    );
-    entry.thread = thread;
-    this.threads.set(job.id, thread);
-    void thread.then(() => {
-      this.permits.release();
-      this.threads.delete(job.id);
-      this.latch.wake();
-    });
-    return new Promise<Outcome>((resolve) => {
-      let settled = false;
-      let jobTimer: NodeJS.Timeout | undefined;
-      const finish = (outcome: Outcome) => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(jobTimer);
-        resolve(outcome);
-      };
-      if (definition.timeout > 0) {
-        jobTimer = setTimeout(() => {
-          Atomics.store(flag, 0, STOP_FLAG.job_timeout);
-          log.warn(
-            { timeout_s: definition.timeout },
-            "job_timeout on a sync handler: recorded as a failure; the thread keeps running and holds its permit until it returns",
-          );
-          finish({ kind: "timeout", error: new JobTimeoutError(definition.timeout) });
-        }, definition.timeout * 1000);
-      }
-      entry.force = () => {
-        Atomics.store(flag, 0, STOP_FLAG.shutdown_timeout);
-      };
-      running.then(
-        (result) => {
-          if (settled) {
-            log.warn(
-              "a sync handler returned after its job_timeout was recorded; its result is discarded",
-            );
-          }
-          finish(
-            result.kind === "snooze"
-              ? { kind: "snooze", seconds: result.seconds }
-              : { kind: "success", value: result.value },
-          );
-        },
-        (error: unknown) => {
-          if (settled)
-            log.warn(
-              { err: errorText(error, 300) },
-              "a timed-out sync handler failed later; ignored",
-            );
-          finish({ kind: "error", error });
-        },
-      );
-    });
-  }
-
-  private execute(
-    entry: InFlight,
-    definition: JobDefinition<unknown, unknown, unknown>,
-    args: unknown,
-    log: Logger,
-  ): Promise<Outcome> {
-    const { job, controller } = entry;
-    const ctx: JobContext = {
-      signal: controller.signal,
-      jobId: job.id,
-      name: job.name,
-      attempt: job.attempts + 1,
-      maxAttempts: job.maxAttempts,
-      queue: job.queue,
-      workerId: this.id,
-      createdAt: job.createdAt,
-      scheduledAt: job.scheduledAt,
-      logger: log,
-    };
-    return new Promise<Outcome>((resolve) => {
-      let settled = false;
-      let forced = false;
-      let jobTimer: NodeJS.Timeout | undefined;
-      let settleTimer: NodeJS.Timeout | undefined;
-      const finish = (outcome: Outcome) => {
-        if (settled) return;
-        settled = true;
-        entry.force = undefined;
-        clearTimeout(jobTimer);
-        clearTimeout(settleTimer);
-        resolve(outcome);
-      };
-      if (definition.timeout > 0) {
-        jobTimer = setTimeout(() => {
-          const error = new JobTimeoutError(definition.timeout);
-          controller.abort(error);
-          finish({ kind: "timeout", error });
-        }, definition.timeout * 1000);
-      }
-      // FORCE_TIMEOUT_PATH, async branch: shutdown fired first → abort, settle, NACK.
-      entry.force = () => {
-        if (settled || forced) return;
-        forced = true;
-        clearTimeout(jobTimer);
-        controller.abort(new ShutdownTimeoutError());
-        settleTimer = setTimeout(
-          () => finish({ kind: "released" }),
-          this.settings.shutdownSettle * 1000,
-        );
-      };
-      Promise.resolve()
-        .then(() => (definition.handler as JobHandler<unknown, unknown>)(args, ctx))
-        .then(
-          (value) => {
-            if (value instanceof Snooze) finish({ kind: "snooze", seconds: value.seconds });
-            else finish({ kind: "success", value });
-          },
-          (error: unknown) => finish(forced ? { kind: "released" } : { kind: "error", error }),
-        );
-    });
   }
 
   private async recordDeadLetter(
@@ -850,6 +670,25 @@ export class Worker {
       "dead-letter move",
       job.id,
     ).catch(() => undefined);
+  }
+
+  /** What the sync executor needs from this worker: permits, the lazily created pool, thread tracking. */
+  private threadRunner(): ThreadRunner {
+    return {
+      workerId: this.id,
+      permits: this.permits,
+      pool: () => {
+        this.pool ??= new ThreadPool(this.settings.syncHandlerPoolSize);
+        return this.pool;
+      },
+      threadStarted: (jobId, thread) => {
+        this.threads.set(jobId, thread);
+      },
+      threadEnded: (jobId) => {
+        this.threads.delete(jobId);
+        this.latch.wake();
+      },
+    };
   }
 
   /** The fenced write an outcome needs. A result that is not JSON turns success into failure. */

@@ -148,8 +148,7 @@ export class MemoryBackend implements Backend {
   private owned(id: string, owner: Owner): JobRow | undefined {
     const row = this.jobs.get(id);
     if (
-      !row ||
-      row.status !== "processing" ||
+      row?.status !== "processing" ||
       row.workerId !== owner.workerId ||
       row.claimToken !== owner.claimToken
     ) {
@@ -303,7 +302,7 @@ export class MemoryBackend implements Backend {
   async cancel(id: string, retentionSeconds: number): Promise<boolean> {
     this.check();
     const row = this.jobs.get(id);
-    if (!row || row.status !== "queued") return false;
+    if (row?.status !== "queued") return false;
     const now = this.date();
     Object.assign(row, {
       status: "cancelled",

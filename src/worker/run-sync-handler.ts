@@ -1,0 +1,129 @@
+/**
+ * Runs a sync handler on the worker-thread pool (shutdown contract, sync branch, seed 000). The
+ * permit is taken after the claim and outside the job timeout; a job still waiting for one at
+ * FORCE_TIMEOUT_PATH is "released" (NACK'd by the caller). `job_timeout` ends the run as a timeout
+ * while the thread keeps its permit until it returns; the shutdown deadline only raises the
+ * thread's stop flag — a running sync job is never released. `entry.thread` settles when the
+ * thread has returned, whatever was recorded.
+ */
+import { JobTimeoutError, ShutdownTimeoutError } from "../jobs/context.js";
+import type { JobDefinition } from "../jobs/job-definition.js";
+import { STOP_FLAG } from "../jobs/thread-context.js";
+import type { Logger } from "../observability/logger.js";
+import { errorText } from "./error-text.js";
+import type { InFlight, Outcome } from "./in-flight.js";
+import type { Permits } from "./permits.js";
+import type { ThreadPool } from "./thread-pool.js";
+import type { ThreadTask } from "./thread-task.js";
+
+/** What the sync executor needs from its worker. */
+export interface ThreadRunner {
+  workerId: string;
+  /** `sync_handler_pool_size` permits. */
+  permits: Permits;
+  /** The pool, created on first use. */
+  pool(): ThreadPool;
+  /** A thread started for `jobId`; `thread` settles when it returns. */
+  threadStarted(jobId: string, thread: Promise<void>): void;
+  /** The thread of `jobId` returned (its permit is already released). */
+  threadEnded(jobId: string): void;
+}
+
+/** @returns How the run ended (the thread may still be running after a timeout); never rejects. */
+export async function runSyncHandler(
+  entry: InFlight,
+  definition: JobDefinition<unknown, unknown, unknown>,
+  args: unknown,
+  log: Logger,
+  runner: ThreadRunner,
+): Promise<Outcome> {
+  const { job } = entry;
+  const waiting = new AbortController();
+  entry.force = () => waiting.abort(new ShutdownTimeoutError());
+  try {
+    await runner.permits.acquire(waiting.signal);
+  } catch {
+    log.info("claimed but still waiting for a thread permit at the deadline: releasing it");
+    return { kind: "released" };
+  }
+  entry.force = undefined;
+  const flag = new Int32Array(new SharedArrayBuffer(4));
+  const task: ThreadTask = {
+    module: definition.handlerModule as string,
+    exportName: definition.exportName,
+    args,
+    ctx: {
+      jobId: job.id,
+      name: job.name,
+      attempt: job.attempts + 1,
+      maxAttempts: job.maxAttempts,
+      queue: job.queue,
+      workerId: runner.workerId,
+      createdAt: job.createdAt.getTime(),
+      scheduledAt: job.scheduledAt.getTime(),
+    },
+    stopFlag: flag.buffer as SharedArrayBuffer,
+  };
+  let running: ReturnType<ThreadPool["run"]>;
+  try {
+    running = runner.pool().run(task);
+  } catch (err) {
+    runner.permits.release();
+    return { kind: "error", error: err };
+  }
+  const thread = running.then(
+    () => undefined,
+    () => undefined,
+  );
+  entry.thread = thread;
+  runner.threadStarted(job.id, thread);
+  void thread.then(() => {
+    runner.permits.release();
+    runner.threadEnded(job.id);
+  });
+  return new Promise<Outcome>((resolve) => {
+    let settled = false;
+    let jobTimer: NodeJS.Timeout | undefined;
+    const finish = (outcome: Outcome) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(jobTimer);
+      resolve(outcome);
+    };
+    if (definition.timeout > 0) {
+      jobTimer = setTimeout(() => {
+        Atomics.store(flag, 0, STOP_FLAG.job_timeout);
+        log.warn(
+          { timeout_s: definition.timeout },
+          "job_timeout on a sync handler: recorded as a failure; the thread keeps running and holds its permit until it returns",
+        );
+        finish({ kind: "timeout", error: new JobTimeoutError(definition.timeout) });
+      }, definition.timeout * 1000);
+    }
+    entry.force = () => {
+      Atomics.store(flag, 0, STOP_FLAG.shutdown_timeout);
+    };
+    running.then(
+      (result) => {
+        if (settled) {
+          log.warn(
+            "a sync handler returned after its job_timeout was recorded; its result is discarded",
+          );
+        }
+        finish(
+          result.kind === "snooze"
+            ? { kind: "snooze", seconds: result.seconds }
+            : { kind: "success", value: result.value },
+        );
+      },
+      (error: unknown) => {
+        if (settled)
+          log.warn(
+            { err: errorText(error, 300) },
+            "a timed-out sync handler failed later; ignored",
+          );
+        finish({ kind: "error", error });
+      },
+    );
+  });
+}
