@@ -8,7 +8,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
-import type { Backend, ClaimedJob, } from "../backends/backend.js";
+import type { Backend, ClaimedJob } from "../backends/backend.js";
 import { isSoniqError, SoniqError } from "../errors.js";
 import { type JobDefinition, validateArgs } from "../jobs/job-definition.js";
 import { toJsonText } from "../jobs/payload.js";
