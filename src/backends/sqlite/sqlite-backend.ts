@@ -69,6 +69,13 @@ const JOB_COLUMNS =
 const OWNED =
   "id = @id AND status = 'processing' AND worker_id = @workerId AND claim_token = @claimToken";
 
+/** Success, fenced: `@id`, the owner, `@result` (JSON text or NULL), `@retentionMs`. */
+const COMPLETE = `UPDATE soniq_jobs
+  SET status = 'done', attempts = attempts + 1, result = @result,
+      finished_at = ${NOW_MS}, updated_at = ${NOW_MS},
+      result_expires_at = ${NOW_MS} + @retentionMs
+  WHERE ${OWNED}`;
+
 /** The owner's fields as named parameters of {@link OWNED} (nothing else from the object). */
 function fence(owner: Owner): { workerId: string; claimToken: string } {
   return { workerId: owner.workerId, claimToken: owner.claimToken };
@@ -374,14 +381,12 @@ export class SqliteBackend implements Backend {
     resultRetentionSeconds: number,
   ): Promise<boolean> {
     return this.use((db) => {
-      const info = this.stmt(
-        db,
-        `UPDATE soniq_jobs
-         SET status = 'done', attempts = attempts + 1, result = @result,
-             finished_at = ${NOW_MS}, updated_at = ${NOW_MS},
-             result_expires_at = ${NOW_MS} + @retentionMs
-         WHERE ${OWNED}`,
-      ).run({ id, ...fence(owner), result, retentionMs: secondsToMs(resultRetentionSeconds) });
+      const info = this.stmt(db, COMPLETE).run({
+        id,
+        ...fence(owner),
+        result,
+        retentionMs: secondsToMs(resultRetentionSeconds),
+      });
       return info.changes > 0;
     });
   }
@@ -396,14 +401,7 @@ export class SqliteBackend implements Backend {
     resultRetentionSeconds: number,
   ): Promise<boolean[]> {
     return this.use((db) => {
-      const update = this.stmt(
-        db,
-        `UPDATE soniq_jobs
-         SET status = 'done', attempts = attempts + 1, result = @result,
-             finished_at = ${NOW_MS}, updated_at = ${NOW_MS},
-             result_expires_at = ${NOW_MS} + @retentionMs
-         WHERE ${OWNED}`,
-      );
+      const update = this.stmt(db, COMPLETE);
       const retentionMs = secondsToMs(resultRetentionSeconds);
       return db
         .transaction(() =>
