@@ -4,6 +4,7 @@
  * interruption counted; a job that kills its own worker reaches the DLQ after maxInterruptions.
  */
 import { describe, expect, it } from "vitest";
+import { runCli } from "../helpers/cli.js";
 import { prepared, startWorker, targets } from "../helpers/e2e-targets.js";
 import { waitFor } from "../helpers/wait.js";
 
@@ -49,6 +50,28 @@ for (const target of targets) {
       expect(await db.getJob(id)).toMatchObject({ attempts: 1, interruptions: 1 });
       b.child.kill("SIGTERM");
       expect((await b.exited).code).toBe(0);
+      await db.close();
+    }, 60_000);
+
+    it("soniq recover requeues a dead worker's job on demand (attempts unchanged)", async () => {
+      const { env, db } = await prepared(target, FAST);
+      const id = await db.enqueue("e2e.sleep", { ms: 60_000 });
+      const w = startWorker(env);
+      await w.ready;
+      await waitFor(async () => (await db.getJob(id))?.status === "processing", 10_000, "claimed");
+      w.child.kill("SIGKILL");
+      await w.exited;
+      await new Promise((r) => setTimeout(r, 1500)); // past heartbeatTimeout (1 s)
+      const recover = await runCli(["recover", "--json"], env);
+      expect(recover.code, recover.stderr).toBe(0);
+      const result = JSON.parse(recover.stdout) as { requeued: Array<{ id: string }> };
+      expect(result.requeued.map((j) => j.id)).toEqual([id]);
+      expect(await db.getJob(id)).toMatchObject({
+        status: "queued",
+        attempts: 0,
+        interruptions: 1,
+        workerId: null,
+      });
       await db.close();
     }, 60_000);
 

@@ -207,6 +207,27 @@ describe("sync handlers on worker threads", () => {
     });
   });
 
+  it("a thread handler can return snooze(): run again later, attempt not spent", async () => {
+    const { soniq } = instance();
+    const { tempDir, removeTempDirs } = await import("../helpers/temp.js");
+    const marker = `${tempDir()}/marker`;
+    const later = soniq.syncJob<{ marker: string }>({
+      name: "t.snooze",
+      handlerModule: HANDLERS,
+      exportName: "snoozeOnce",
+    });
+    const id = await later.enqueue({ marker });
+    const worker = soniq.worker();
+    await worker.start();
+    const done = await waitFor(async () => {
+      const j = await soniq.getJob(id);
+      return j?.status === "done" ? j : null;
+    }, 20_000);
+    await worker.stop();
+    removeTempDirs();
+    expect(done).toMatchObject({ attempts: 1, result: "finished after a snooze" });
+  });
+
   it("rejects a missing or relative handler module at definition", () => {
     const { soniq } = instance();
     expect(() =>
