@@ -90,29 +90,20 @@ export function toJobRow(row: RawJobRow): JobRow {
   };
 }
 
-/** Maps a selected dead-letter row to a {@link DeadLetterRow}. */
+/** Maps a selected dead-letter row to a {@link DeadLetterRow}: the job's fields plus why and when. */
 export function toDeadLetterRow(row: RawDeadLetterRow): DeadLetterRow {
-  return {
-    id: row.id,
-    name: row.name,
-    queue: row.queue,
-    args: row.args,
-    priority: row.priority,
-    attempts: row.attempts,
-    maxAttempts: row.max_attempts,
-    interruptions: row.interruptions,
-    scheduledAt: row.scheduled_at,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-    startedAt: row.started_at,
-    finishedAt: row.finished_at,
-    workerId: row.worker_id,
-    claimToken: row.claim_token,
-    lastError: row.last_error,
-    dedupKey: row.dedup_key,
-    reason: row.reason,
-    deadAt: row.dead_at,
-  };
+  const {
+    status: _s,
+    result: _r,
+    resultExpiresAt: _e,
+    ...job
+  } = toJobRow({
+    ...row,
+    status: "queued",
+    result: null,
+    result_expires_at: null,
+  });
+  return { ...job, reason: row.reason, deadAt: row.dead_at };
 }
 
 /** Maps a selected worker row to a {@link WorkerRow}. */

@@ -79,29 +79,20 @@ export function toJobRow(r: JobRecord): JobRow {
   };
 }
 
-/** Converts a `soniq_dead_letter_jobs` record. */
+/** Converts a `soniq_dead_letter_jobs` record: the job's fields plus why and when. */
 export function toDeadLetterRow(r: DeadLetterRecord): DeadLetterRow {
-  return {
-    id: r.id,
-    name: r.name,
-    queue: r.queue,
-    args: r.args,
-    priority: r.priority,
-    attempts: r.attempts,
-    maxAttempts: r.max_attempts,
-    interruptions: r.interruptions,
-    scheduledAt: new Date(r.scheduled_at),
-    createdAt: new Date(r.created_at),
-    updatedAt: new Date(r.updated_at),
-    startedAt: dateOrNull(r.started_at),
-    finishedAt: dateOrNull(r.finished_at),
-    workerId: r.worker_id,
-    claimToken: r.claim_token,
-    lastError: r.last_error,
-    dedupKey: r.dedup_key,
-    reason: r.reason,
-    deadAt: new Date(r.dead_at),
-  };
+  const {
+    status: _s,
+    result: _r,
+    resultExpiresAt: _e,
+    ...job
+  } = toJobRow({
+    ...r,
+    status: "queued",
+    result: null,
+    result_expires_at: null,
+  });
+  return { ...job, reason: r.reason, deadAt: new Date(r.dead_at) };
 }
 
 /** Converts a `soniq_workers` record. */
