@@ -47,6 +47,22 @@ function instance(backend: Backend, extra: Record<string, unknown> = {}) {
   });
 }
 
+/** A worker (shutdown_timeout 0.2 s) running a 100 ms job, behind a switchable backend. */
+async function shortJobRunning() {
+  const memory = new MemoryBackend();
+  const { backend, state } = switchable(memory);
+  const soniq = instance(backend, { shutdownTimeout: 0.2, shutdownSettle: 0.1 });
+  const job = soniq.job({
+    name: "short.job",
+    handler: async () => new Promise((r) => setTimeout(() => r("ok"), 100)),
+  });
+  const id = await job.enqueue({});
+  const worker = soniq.worker();
+  await worker.start();
+  await waitFor(async () => (await memory.getJob(id))?.status === "processing");
+  return { memory, state, worker, id };
+}
+
 describe("database faults", () => {
   it("an outcome that cannot be written while the database is away is written when it returns", async () => {
     const memory = new MemoryBackend();
@@ -87,17 +103,7 @@ describe("database faults", () => {
   });
 
   it("a drain while the database is down stays bounded and exits 3; the row is left for recovery", async () => {
-    const memory = new MemoryBackend();
-    const { backend, state } = switchable(memory);
-    const soniq = instance(backend, { shutdownTimeout: 0.2, shutdownSettle: 0.1 });
-    const job = soniq.job({
-      name: "short.job",
-      handler: async () => new Promise((r) => setTimeout(() => r("ok"), 100)),
-    });
-    const id = await job.enqueue({});
-    const worker = soniq.worker();
-    await worker.start();
-    await waitFor(async () => (await memory.getJob(id))?.status === "processing");
+    const { memory, state, worker, id } = await shortJobRunning();
     state.down = true;
     const t0 = Date.now();
     const exit = await worker.stop("SIGTERM");
@@ -114,17 +120,7 @@ describe("database faults", () => {
   }, 30_000);
 
   it("a database that stops answering (black hole) cannot hang the drain: exit 3, bounded", async () => {
-    const memory = new MemoryBackend();
-    const { backend, state } = switchable(memory);
-    const soniq = instance(backend, { shutdownTimeout: 0.2, shutdownSettle: 0.1 });
-    const job = soniq.job({
-      name: "short.job",
-      handler: async () => new Promise((r) => setTimeout(() => r("ok"), 100)),
-    });
-    const id = await job.enqueue({});
-    const worker = soniq.worker();
-    await worker.start();
-    await waitFor(async () => (await memory.getJob(id))?.status === "processing");
+    const { memory, state, worker, id } = await shortJobRunning();
     state.blackHole = true;
     const t0 = Date.now();
     const exit = await worker.stop("SIGTERM");
