@@ -8,7 +8,7 @@ import type { Logger } from "./logger.js";
 /**
  * Receives worker events. All methods are optional except `emit`; each may be sync or async.
  * Events: `drain_started`, `force_timeout_path`, `wait_for_thread`, `shutdown_nack`, `job_done`,
- * `job_failed`, `job_dead_lettered`, `job_snoozed`, `worker_stopped`. Payloads carry `worker_id`
+ * `job_failed`, `job_dead_lettered`, `job_snoozed`, `job_recovered`, `worker_stopped`. Payloads carry `worker_id`
  * and, for job events, `job_id`, `job_name` and the outcome's details.
  */
 export interface MetricsSink {
