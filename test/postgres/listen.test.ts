@@ -1,5 +1,6 @@
-// LISTEN/NOTIFY wake-ups: the dedicated connection re-connects after being killed, the channel
-// is per schema, and NACK / immediate retry wake workers too.
+// Wake-ups on PostgreSQL: the dedicated LISTEN connection re-connects after being killed, the
+// channel is per schema, NACK / immediate retry / replay NOTIFY too, and a backend's own writes
+// wake its own process once (directly, not by its own NOTIFY).
 import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
 import { PostgresBackend } from "../../src/backends/postgres/postgres-backend.js";
@@ -67,18 +68,24 @@ describe.skipIf(!available)("postgres: LISTEN/NOTIFY", () => {
     return b;
   }
 
+  // A backend wakes its own process's subscribers directly after its own writes; the tests of
+  // the LISTEN side therefore write through a second backend (its own pool), which stands for
+  // another process.
+
   it("survives a terminated LISTEN connection", async () => {
-    const b = await open();
+    const schema = freshSchema();
+    const b = await open(schema);
+    const writer = await open(schema);
     const woke: string[] = [];
     b.subscribe((queue) => woke.push(queue));
-    await enqueueUntilWoken(b, "before", woke, 10_000);
+    await enqueueUntilWoken(writer, "before", woke, 10_000);
 
     const [pid] = await listenerPids(b.channel);
     expect(pid).toBeTypeOf("number");
     await admin((c) => c.query("SELECT pg_terminate_backend($1)", [pid]));
     woke.length = 0;
 
-    await enqueueUntilWoken(b, "after", woke, 15_000);
+    await enqueueUntilWoken(writer, "after", woke, 15_000);
     expect(woke).toContain("*"); // re-connected: "may have missed some"
     const pids = await listenerPids(b.channel);
     expect(pids).toHaveLength(1);
@@ -90,22 +97,28 @@ describe.skipIf(!available)("postgres: LISTEN/NOTIFY", () => {
     expect(long).toHaveLength(63);
     const a = await open(long);
     const other = await open();
+    const writerA = await open(long);
+    const writerOther = await open(other.schema);
     expect(a.channel.length).toBeLessThanOrEqual(63);
     const wokeA: string[] = [];
     const wokeOther: string[] = [];
     a.subscribe((q) => wokeA.push(q));
     other.subscribe((q) => wokeOther.push(q));
-    await enqueueUntilWoken(a, "long", wokeA, 10_000);
-    await enqueueUntilWoken(other, "short", wokeOther, 10_000);
+    await enqueueUntilWoken(writerA, "long", wokeA, 10_000);
+    await enqueueUntilWoken(writerOther, "short", wokeOther, 10_000);
     await new Promise((r) => setTimeout(r, 200));
     expect(wokeOther).not.toContain("long");
     expect(wokeA).not.toContain("short");
   });
 
-  it("NACK, immediate retry and replay wake the queue; delayed inserts do not", async () => {
-    const b = await open();
+  it("NACK, immediate retry and replay wake another process's queue; delayed inserts do not", async () => {
+    const schema = freshSchema();
+    const b = await open(schema);
+    // A second backend with its own pool and LISTEN connection stands for another process: it
+    // learns of b's writes only through NOTIFY.
+    const other = await open(schema);
     const woke: string[] = [];
-    b.subscribe((q) => woke.push(q));
+    other.subscribe((q) => woke.push(q));
     await enqueueUntilWoken(b, "probe", woke, 10_000);
 
     await b.enqueue([newJob({ queue: "later", delaySeconds: 3600 })]);
@@ -127,5 +140,42 @@ describe.skipIf(!available)("postgres: LISTEN/NOTIFY", () => {
       await expect.poll(() => woke.includes("again")).toBe(true);
     }
     expect(woke).not.toContain("later");
+  });
+
+  it("wakes its own process once per write, without waiting for its own NOTIFY", async () => {
+    const schema = freshSchema();
+    const b = await open(schema);
+    const other = await open(schema);
+    const mine: string[] = [];
+    const theirs: string[] = [];
+    b.subscribe((q) => mine.push(q));
+    other.subscribe((q) => theirs.push(q));
+    await enqueueUntilWoken(b, "probe", theirs, 10_000); // both LISTEN connections are up
+    mine.length = 0;
+    theirs.length = 0;
+
+    await b.enqueue([newJob({ queue: "one" }), newJob({ queue: "one" })]);
+    // Woken before enqueue() resolved (a microtask), not by the NOTIFY that follows.
+    await new Promise((r) => setImmediate(r));
+    expect(mine).toEqual(["one"]);
+    await expect.poll(() => theirs.includes("one")).toBe(true);
+    // Its own NOTIFY arrived by now too (the other backend got it) and was not a second wake-up.
+    await new Promise((r) => setTimeout(r, 200));
+    expect(mine).toEqual(["one"]);
+
+    const [c] = await b.claim({ workerId: "w", queues: ["one"], limit: 1 });
+    if (!c) throw new Error("nothing to claim");
+    mine.length = 0;
+    expect(await b.nack(c.id, { workerId: "w", claimToken: c.claimToken })).toBe(true);
+    expect(mine).toEqual(["one"]);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(mine).toEqual(["one"]);
+
+    // Not due for an hour: no wake-up anywhere.
+    mine.length = 0;
+    theirs.length = 0;
+    await b.enqueue([newJob({ queue: "later", delaySeconds: 3600 })]);
+    await new Promise((r) => setTimeout(r, 200));
+    expect([...mine, ...theirs]).not.toContain("later");
   });
 });

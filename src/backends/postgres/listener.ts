@@ -12,8 +12,11 @@ export interface PgListenerOptions {
   connectionString: string;
   /** The channel to LISTEN on (an identifier of at most 63 bytes). */
   channel: string;
-  /** Called with each notification's payload (`"*"` when it has none). */
-  onNotify(payload: string): void;
+  /**
+   * Called with each notification's payload (`"*"` when it has none) and the process id of the
+   * server backend that sent it (PostgreSQL's `NotificationResponse` carries it).
+   */
+  onNotify(payload: string, senderPid: number): void;
   /**
    * Called once LISTEN is in place again after a lost connection or a failed first attempt:
    * notifications may have been missed meanwhile.
@@ -99,7 +102,7 @@ export class PgListener {
     client.on("end", () => this.lost(generation));
     client.on("notification", (message) => {
       if (generation !== this.generation || message.channel !== this.options.channel) return;
-      this.options.onNotify(message.payload || "*");
+      this.options.onNotify(message.payload || "*", message.processId);
     });
     try {
       await client.connect();

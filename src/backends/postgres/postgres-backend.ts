@@ -89,6 +89,9 @@ function truthy(value: unknown): boolean {
  * - Wake-ups travel on the channel `soniq_<schema>` (or `soniq_<md5(schema)>` for long names),
  *   payload = the queue name: an insert trigger NOTIFYs for due jobs (also at the commit of a
  *   transactional enqueue); nack, retry/snooze with delay <= 0 and replay NOTIFY as well.
+ *   The pool's own such writes also wake this process's subscribers directly (no NOTIFY round
+ *   trip), and the listener skips notifications sent by the pool's connections, so one write
+ *   wakes a local worker once.
  * - After {@link close}, every call rejects at once with `SoniqError("CLOSED")`.
  * - A missing schema or table rejects with `SoniqError("SCHEMA_NOT_READY")`: run `soniq setup`.
  */
@@ -104,6 +107,12 @@ export class PostgresBackend implements Backend {
   private readonly onError: (error: unknown, source: PostgresErrorSource) => void;
   private readonly listeners = new Set<(queue: string) => void>();
   private listener: PgListener | null = null;
+  /**
+   * Server process ids of this pool's connections. A NOTIFY sent from one of them was caused by
+   * this backend's own write, which already woke this process's subscribers directly (see
+   * {@link wakeLocally}); the listener skips it, so one enqueue wakes a local worker once.
+   */
+  private readonly poolPids = new Set<number>();
   private closed = false;
   private closing: Promise<void> | null = null;
   /** Calls using the pool right now; close() waits for them before ending the pool. */
@@ -147,6 +156,14 @@ export class PostgresBackend implements Backend {
     });
     // An idle connection that dies (server restart, admin kill) must not crash the process.
     this.pool.on("error", (err) => this.onError(err, "pool"));
+    this.pool.on("connect", (client) => {
+      const pid = serverPid(client);
+      if (pid !== undefined) this.poolPids.add(pid);
+    });
+    this.pool.on("remove", (client) => {
+      const pid = serverPid(client);
+      if (pid !== undefined) this.poolPids.delete(pid);
+    });
   }
 
   /** @throws SoniqError `CLOSED` after {@link close}. */
@@ -323,8 +340,16 @@ export class PostgresBackend implements Backend {
         via,
       );
       const unresolved: number[] = [];
+      const woken = new Set<string>();
       rows.forEach((row, k) => {
         const index = pending[k] as number;
+        // On the pool the row is committed now: wake this process's workers without waiting for
+        // the NOTIFY round trip (in a caller's transaction the NOTIFY at its commit does it).
+        const job = jobs[index];
+        if (!via && truthy(row.inserted) && job && !woken.has(job.queue) && dueSoon(job)) {
+          woken.add(job.queue);
+          this.wakeLocally(job.queue);
+        }
         if (truthy(row.inserted)) results[index] = { id: row.id, inserted: true };
         else if (row.holder_id !== null) results[index] = { id: row.holder_id, inserted: false };
         else unresolved.push(index);
@@ -382,6 +407,25 @@ export class PostgresBackend implements Backend {
     return rowCount > 0;
   }
 
+  /** As {@link fenced} for a statement built by `notifying()` (sql.ts): also wakes locally. */
+  private async fencedNotify(
+    text: string,
+    id: string,
+    owner: Owner,
+    rest: unknown[],
+  ): Promise<boolean> {
+    this.assertOpen();
+    if (!isUuid(id) || !isUuid(owner.claimToken)) return false;
+    const { rows } = await this.run<{ queue: string }>(text, [
+      id,
+      owner.workerId,
+      owner.claimToken,
+      ...rest,
+    ]);
+    for (const row of rows) this.wakeLocally(row.queue);
+    return rows.length > 0;
+  }
+
   /** See {@link Backend.complete}; `resultRetentionSeconds` in seconds. Fenced. */
   complete(
     id: string,
@@ -417,7 +461,7 @@ export class PostgresBackend implements Backend {
   retry(id: string, owner: Owner, error: string, delaySeconds: number): Promise<boolean> {
     const message = storableText(error);
     return delaySeconds <= 0
-      ? this.fenced(this.sql.retryNotify, id, owner, [message, delaySeconds, this.channel])
+      ? this.fencedNotify(this.sql.retryNotify, id, owner, [message, delaySeconds, this.channel])
       : this.fenced(this.sql.retry, id, owner, [message, delaySeconds]);
   }
 
@@ -439,13 +483,13 @@ export class PostgresBackend implements Backend {
   /** See {@link Backend.snooze}; `delaySeconds` in seconds (<= 0 also NOTIFYs). Fenced. */
   snooze(id: string, owner: Owner, delaySeconds: number): Promise<boolean> {
     return delaySeconds <= 0
-      ? this.fenced(this.sql.snoozeNotify, id, owner, [delaySeconds, this.channel])
+      ? this.fencedNotify(this.sql.snoozeNotify, id, owner, [delaySeconds, this.channel])
       : this.fenced(this.sql.snooze, id, owner, [delaySeconds]);
   }
 
   /** See {@link Backend.nack}: the seed's nack_job field contract plus the owner; NOTIFYs. */
   nack(id: string, owner: Owner): Promise<boolean> {
-    return this.fenced(this.sql.nack, id, owner, [this.channel]);
+    return this.fencedNotify(this.sql.nack, id, owner, [this.channel]);
   }
 
   /**
@@ -457,8 +501,9 @@ export class PostgresBackend implements Backend {
     this.assertOpen();
     if (!isUuid(id)) return false;
     try {
-      const { rowCount } = await this.run(this.sql.replay, [id]);
-      return rowCount > 0;
+      const { rows } = await this.run<{ queue: string }>(this.sql.replay, [id]);
+      for (const row of rows) this.wakeLocally(row.queue);
+      return rows.length > 0;
     } catch (err) {
       const e = err as { code?: unknown; constraint?: unknown };
       if (e.code !== UNIQUE_VIOLATION || e.constraint !== DEDUP_INDEX) throw err;
@@ -571,6 +616,7 @@ export class PostgresBackend implements Backend {
       };
       (row.kind === "dead" ? result.deadLettered : result.requeued).push(job);
     }
+    for (const queue of new Set(result.requeued.map((job) => job.queue))) this.wakeLocally(queue);
     return result;
   }
 
@@ -618,7 +664,9 @@ export class PostgresBackend implements Backend {
       this.listener = new PgListener({
         connectionString: this.connectionString,
         channel: this.channel,
-        onNotify: (queue) => this.wake(queue),
+        onNotify: (queue, senderPid) => {
+          if (!this.poolPids.has(senderPid)) this.wake(queue);
+        },
         onReconnect: () => this.wake("*"),
         onError: (err) => this.onError(err, "listener"),
       });
@@ -632,4 +680,33 @@ export class PostgresBackend implements Backend {
   private wake(queue: string): void {
     for (const listener of this.listeners) queueMicrotask(() => listener(queue));
   }
+
+  /**
+   * Wakes this process's subscribers after one of this pool's own writes made jobs of `queue`
+   * (`"*"`: any queue) due: the same wake-up the write's NOTIFY would bring, a round trip
+   * sooner. Every pool statement that NOTIFYs calls this, which is what lets the listener skip
+   * notifications sent by the pool's connections.
+   */
+  private wakeLocally(queue: string): void {
+    this.wake(queue);
+  }
+}
+
+/**
+ * Whether the insert trigger will (or may, by the database's clock) NOTIFY for `job`: due now,
+ * or due within {@link CLOCK_SLACK_MS} by this process's clock. A local wake-up for a job that
+ * turns out not yet due costs one empty claim; a missing one would leave it to the poll.
+ */
+function dueSoon(job: NewJob): boolean {
+  if (job.runAt) return job.runAt.getTime() <= Date.now() + CLOCK_SLACK_MS;
+  return job.delaySeconds * 1000 <= CLOCK_SLACK_MS;
+}
+
+/** How far this process's clock may be behind the database's, in milliseconds (see dueSoon). */
+const CLOCK_SLACK_MS = 1000;
+
+/** The server process id of a pool client (`pg.Client#processID`, set once connected). */
+function serverPid(client: pg.PoolClient): number | undefined {
+  const pid = (client as pg.PoolClient & { processID?: unknown }).processID;
+  return typeof pid === "number" ? pid : undefined;
 }

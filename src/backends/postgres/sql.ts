@@ -19,10 +19,12 @@ const FENCE =
 
 /**
  * Wraps an `UPDATE … RETURNING queue` so that each changed row also NOTIFYs its queue on
- * `channel` (a parameter reference such as `$5`). Returns one row per changed row.
+ * `channel` (a parameter reference such as `$5`). Returns one row per changed row, with the
+ * payload it sent as `queue`.
  */
 function notifying(update: string, channel: string): string {
-  return `WITH moved AS (${update} RETURNING queue) SELECT pg_notify(${channel}, ${PAYLOAD}) FROM moved`;
+  return `WITH moved AS (${update} RETURNING ${PAYLOAD} AS queue)
+    SELECT pg_notify(${channel}, queue), queue FROM moved`;
 }
 
 /** Builds every runtime statement for `schema` (already validated). */
@@ -158,7 +160,8 @@ export function buildStatements(schema: string) {
                            dedup_key)
       SELECT id, name, queue, args, 'queued', priority, 0, max_attempts,
              0, now(), created_at, now(), last_error, dedup_key
-      FROM moved`,
+      FROM moved
+      RETURNING ${PAYLOAD} AS queue`,
 
     /** `$1` dead-letter id → `id` of the job holding its dedup key. */
     replayHolder: `SELECT j.id::text AS id FROM ${jobs} AS j
