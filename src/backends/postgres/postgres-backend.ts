@@ -36,7 +36,7 @@ import {
   toJobRow,
   toWorkerRow,
 } from "./rows.js";
-import { buildStatements, type Statements } from "./sql.js";
+import { buildStatements, SESSION_SETTINGS, type Statements } from "./sql.js";
 
 /** Where a connection error came from, for {@link PostgresBackendOptions.onError}. */
 export type PostgresErrorSource = "pool" | "listener";
@@ -159,6 +159,9 @@ export class PostgresBackend implements Backend {
     this.pool.on("connect", (client) => {
       const pid = serverPid(client);
       if (pid !== undefined) this.poolPids.add(pid);
+      // Queued before any statement of ours on this connection (a client runs its queries in
+      // order). See SESSION_SETTINGS; a failure surfaces as the next statement's error.
+      client.query(SESSION_SETTINGS).catch(() => undefined);
     });
     this.pool.on("remove", (client) => {
       const pid = serverPid(client);
