@@ -97,8 +97,29 @@ export interface Owner {
   claimToken: string;
 }
 
-/** A claimed job: the row as it is after the claim. */
-export type ClaimedJob = JobRow & { status: "processing"; workerId: string; claimToken: string };
+/**
+ * A claimed job: what a worker needs to run it and to fence its outcome, as the row is after the
+ * claim (its `status` is then `processing`). A claim returns only these columns — fewer to send
+ * and decode per job on the hot path; {@link Backend.getJob} reads the whole row.
+ */
+export interface ClaimedJob {
+  id: string;
+  name: string;
+  queue: string;
+  /** The arguments as stored JSON text. */
+  args: string;
+  priority: number;
+  /** Outcomes recorded before this claim (the running attempt is `attempts + 1`). */
+  attempts: number;
+  maxAttempts: number;
+  interruptions: number;
+  scheduledAt: Date;
+  createdAt: Date;
+  /** Owner: the claiming worker incarnation. */
+  workerId: string;
+  /** Owner: this claim's fresh token. */
+  claimToken: string;
+}
 
 /** Arguments of {@link Backend.claim}. */
 export interface ClaimRequest {
@@ -204,6 +225,7 @@ export interface Backend {
    * priority ascending, then `scheduled_at`, then `created_at`. Sets `status='processing'`,
    * `worker_id`, a fresh `claim_token` per job, `started_at` and `updated_at` to now.
    * Does not change `attempts`.
+   * @returns The claimed jobs ({@link ClaimedJob}: the fields a worker needs), in claim order.
    */
   claim(request: ClaimRequest): Promise<ClaimedJob[]>;
 

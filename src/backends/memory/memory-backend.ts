@@ -17,6 +17,7 @@ import type {
   WorkerRow,
   WorkerStatus,
 } from "../backend.js";
+import { claimedJobOf } from "../claimed-job.js";
 
 /** Options of {@link MemoryBackend}. */
 export interface MemoryBackendOptions {
@@ -140,7 +141,7 @@ export class MemoryBackend implements Backend {
         startedAt: stamp,
         updatedAt: stamp,
       });
-      return { ...row } as ClaimedJob;
+      return claimedJobOf(row);
     });
   }
 

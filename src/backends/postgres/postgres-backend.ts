@@ -29,9 +29,11 @@ import { isUuid, notifyChannel, validateSchemaName } from "./identifiers.js";
 import { PgListener } from "./listener.js";
 import { migrate } from "./migrate.js";
 import {
+  type RawClaimedRow,
   type RawDeadLetterRow,
   type RawJobRow,
   type RawWorkerRow,
+  toClaimedJob,
   toDeadLetterRow,
   toJobRow,
   toWorkerRow,
@@ -393,13 +395,13 @@ export class PostgresBackend implements Backend {
     if (!(limit >= 1) || (request.queues !== null && request.queues.length === 0)) return [];
     const { rows } =
       request.queues === null
-        ? await this.run<RawJobRow>(this.sql.claimAll, [request.workerId, limit])
-        : await this.run<RawJobRow>(this.sql.claimQueues, [
+        ? await this.run<RawClaimedRow>(this.sql.claimAll, [request.workerId, limit])
+        : await this.run<RawClaimedRow>(this.sql.claimQueues, [
             request.workerId,
             limit,
             [...request.queues],
           ]);
-    return rows.map((row) => toJobRow(row) as ClaimedJob);
+    return rows.map(toClaimedJob);
   }
 
   /** Runs a fenced write; `false` at once when the ids cannot match (not UUIDs). */

@@ -3,13 +3,25 @@
  * backend contract's shapes. JSON columns are selected as `::text` so they come back as the
  * exact text that was written; timestamps arrive as `Date` (millisecond precision).
  */
-import type { DeadLetterRow, JobRow, JobStatus, WorkerRow, WorkerStatus } from "../backend.js";
+import type {
+  ClaimedJob,
+  DeadLetterRow,
+  JobRow,
+  JobStatus,
+  WorkerRow,
+  WorkerStatus,
+} from "../backend.js";
 
 /** The job columns every job query selects, in `RawJobRow` shape. */
 export const JOB_COLUMNS = `id::text AS id, name, queue, args::text AS args, status, priority, attempts,
   max_attempts, interruptions, scheduled_at, created_at, updated_at, started_at, finished_at,
   worker_id, claim_token::text AS claim_token, last_error, result::text AS result,
   result_expires_at, dedup_key`;
+
+/** The columns a claim returns, in `RawClaimedRow` shape (see `ClaimedJob`). */
+export const CLAIMED_COLUMNS = `id::text AS id, name, queue, args::text AS args, priority, attempts,
+  max_attempts, interruptions, scheduled_at, created_at, worker_id,
+  claim_token::text AS claim_token`;
 
 /** The dead-letter columns every dead-letter query selects, in `RawDeadLetterRow` shape. */
 export const DEAD_LETTER_COLUMNS = `id::text AS id, name, queue, args::text AS args, priority,
@@ -42,6 +54,39 @@ export interface RawJobRow {
   result: string | null;
   result_expires_at: Date | null;
   dedup_key: string | null;
+}
+
+/** A claimed row as returned with {@link CLAIMED_COLUMNS}. */
+export type RawClaimedRow = Pick<
+  RawJobRow,
+  | "id"
+  | "name"
+  | "queue"
+  | "args"
+  | "priority"
+  | "attempts"
+  | "max_attempts"
+  | "interruptions"
+  | "scheduled_at"
+  | "created_at"
+> & { worker_id: string; claim_token: string };
+
+/** Maps a row selected with {@link CLAIMED_COLUMNS}. */
+export function toClaimedJob(row: RawClaimedRow): ClaimedJob {
+  return {
+    id: row.id,
+    name: row.name,
+    queue: row.queue,
+    args: row.args,
+    priority: row.priority,
+    attempts: row.attempts,
+    maxAttempts: row.max_attempts,
+    interruptions: row.interruptions,
+    scheduledAt: row.scheduled_at,
+    createdAt: row.created_at,
+    workerId: row.worker_id,
+    claimToken: row.claim_token,
+  };
 }
 
 /** A `soniq_dead_letter_jobs` row as selected with {@link DEAD_LETTER_COLUMNS}. */

@@ -5,7 +5,7 @@
  * seconds (`make_interval(secs => …)`). Parameter lists are documented per statement.
  */
 import { quoteIdent } from "./identifiers.js";
-import { DEAD_LETTER_COLUMNS, JOB_COLUMNS, WORKER_COLUMNS } from "./rows.js";
+import { CLAIMED_COLUMNS, DEAD_LETTER_COLUMNS, JOB_COLUMNS, WORKER_COLUMNS } from "./rows.js";
 
 /** The statements of {@link buildStatements}. */
 export type Statements = ReturnType<typeof buildStatements>;
@@ -82,9 +82,10 @@ export function buildStatements(schema: string) {
       SET status = 'processing', worker_id = $1, claim_token = gen_random_uuid(),
           started_at = now(), updated_at = now()
       FROM picked WHERE j.id = picked.id
-      RETURNING j.*
+      RETURNING j.id, j.name, j.queue, j.args, j.priority, j.attempts, j.max_attempts,
+                j.interruptions, j.scheduled_at, j.created_at, j.worker_id, j.claim_token
     )
-    SELECT ${JOB_COLUMNS} FROM claimed ORDER BY priority, scheduled_at, created_at, id`;
+    SELECT ${CLAIMED_COLUMNS} FROM claimed ORDER BY priority, scheduled_at, created_at, claimed.id`;
 
   return {
     /** → `now`. */
@@ -121,9 +122,9 @@ export function buildStatements(schema: string) {
     /** `$1` dedup keys text[] → `id`, `dedup_key` of the rows holding them. */
     holders: `SELECT id::text AS id, dedup_key FROM ${jobs} WHERE dedup_key = ANY($1::text[])`,
 
-    /** `$1` worker id, `$2` limit → claimed rows, in claim order. Every queue. */
+    /** `$1` worker id, `$2` limit → claimed jobs (`CLAIMED_COLUMNS`), in claim order. Every queue. */
     claimAll: claimFrom(""),
-    /** `$1` worker id, `$2` limit, `$3` queues text[] → claimed rows, in claim order. */
+    /** `$1` worker id, `$2` limit, `$3` queues text[] → as `claimAll`. */
     claimQueues: claimFrom(" AND queue = ANY($3::text[])"),
 
     /** Fence `$1..$3`, `$4` result JSON text or NULL, `$5` retention seconds. */

@@ -20,6 +20,7 @@ import type {
   WorkerRow,
   WorkerStatus,
 } from "../backend.js";
+import { claimedJobOf } from "../claimed-job.js";
 import { NOW_MS, secondsToMs } from "./clock.js";
 import { loadMigrations, migrate } from "./migrate.js";
 import {
@@ -321,7 +322,7 @@ export class SqliteBackend implements Backend {
    * each job is claimed exactly once across every process sharing the file. Each claimed row
    * gets `status='processing'`, the `workerId`, a fresh random UUID `claim_token`, and
    * `started_at = updated_at = now`; `attempts` is unchanged. Contract: `Backend.claim`.
-   * @returns The claimed rows as they are after the claim, in claim order (empty when `limit`
+   * @returns The claimed jobs ({@link ClaimedJob}), in claim order (empty when `limit`
    * is below 1 or nothing is due).
    * @throws SoniqError `CLOSED`, `SCHEMA_NOT_READY`; `SQLITE_BUSY` past the busy timeout.
    */
@@ -359,7 +360,7 @@ export class SqliteBackend implements Backend {
               workerId: request.workerId,
               claimToken: randomUUID(),
             }) as JobRecord | undefined;
-            if (row) claimed.push(toJobRow(row) as ClaimedJob);
+            if (row) claimed.push(claimedJobOf(toJobRow(row)));
           }
           return claimed;
         })
