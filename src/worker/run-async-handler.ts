@@ -26,7 +26,9 @@ export function runAsyncHandler(
 ): Promise<Outcome> {
   const { job, controller } = entry;
   const ctx: JobContext = {
-    signal: controller.signal,
+    get signal() {
+      return controller.signal;
+    },
     jobId: job.id,
     name: job.name,
     attempt: job.attempts + 1,

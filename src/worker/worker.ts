@@ -22,6 +22,7 @@ import type { Soniq } from "../soniq.js";
 import { CompletionBatcher } from "./completion-batcher.js";
 import { errorText } from "./error-text.js";
 import type { InFlight, Outcome } from "./in-flight.js";
+import { LazyAbortController } from "./lazy-abort-controller.js";
 import { Permits } from "./permits.js";
 import { runAsyncHandler } from "./run-async-handler.js";
 import { runSyncHandler, type ThreadRunner } from "./run-sync-handler.js";
@@ -547,7 +548,7 @@ export class Worker {
     const entry: InFlight = {
       job,
       owner: { workerId: job.workerId, claimToken: job.claimToken },
-      controller: new AbortController(),
+      controller: new LazyAbortController(),
       holdsSlot: true,
       done: Promise.resolve(),
     };

@@ -1,0 +1,26 @@
+// ctx.signal is created on first read; an abort before that read is not lost.
+import { describe, expect, it } from "vitest";
+import { LazyAbortController } from "../../src/worker/lazy-abort-controller.js";
+
+describe("LazyAbortController", () => {
+  it("a signal read after the abort is already aborted, with the reason", () => {
+    const c = new LazyAbortController();
+    const reason = new Error("deadline");
+    c.abort(reason);
+    expect(c.signal.aborted).toBe(true);
+    expect(c.signal.reason).toBe(reason);
+  });
+
+  it("a signal read before the abort fires its abort event once, with the first reason", () => {
+    const c = new LazyAbortController();
+    const { signal } = c;
+    const seen: unknown[] = [];
+    signal.addEventListener("abort", () => seen.push(signal.reason));
+    expect(signal.aborted).toBe(false);
+    const first = new Error("job timeout");
+    c.abort(first);
+    c.abort(new Error("later"));
+    expect(seen).toEqual([first]);
+    expect(c.signal).toBe(signal);
+  });
+});
