@@ -11,6 +11,12 @@
 /** Every library the harness knows, in the default order of round 1. */
 export const LIBRARIES = ["soniq-pg", "soniq-sqlite", "graphile-worker", "pg-boss", "bullmq"];
 
+/**
+ * Libraries that run only when named with `--only`: graphile-worker with its default
+ * configuration (no local queue, one completion per job), to show what its local queue buys.
+ */
+export const OPTIONAL_LIBRARIES = ["graphile-worker-defaults"];
+
 /** Every workload, in the order they run within a round. */
 export const WORKLOADS = ["enqueue", "drain", "latency", "handlers", "process"];
 
@@ -77,7 +83,7 @@ function positive(value: string | undefined, what: string): number | undefined {
 
 export const USAGE = `usage: npm run bench -- [--quick] [--rounds N] [--only LIBS] [--workloads LIST]
                         [--json FILE] [--markdown FILE]
-  libraries: ${LIBRARIES.join(", ")}
+  libraries: ${LIBRARIES.join(", ")} (by default); also ${OPTIONAL_LIBRARIES.join(", ")} with --only
   workloads: ${WORKLOADS.join(", ")}
   env: BENCH_SCALE (job-count multiplier), BENCH_PG_URL, BENCH_REDIS_URL, BENCH_TIME_BOX_MS`;
 
@@ -93,7 +99,8 @@ export function loadConfig(
     quick,
     rounds: Math.round(rounds),
     scale,
-    libraries: list(flagValue(argv, "only"), LIBRARIES, "library") ?? LIBRARIES,
+    libraries:
+      list(flagValue(argv, "only"), [...LIBRARIES, ...OPTIONAL_LIBRARIES], "library") ?? LIBRARIES,
     workloads: list(flagValue(argv, "workloads"), WORKLOADS, "workload") ?? WORKLOADS,
     pgUrl: env.BENCH_PG_URL ?? "postgres://postgres@127.0.0.1:5432/test",
     redisUrl: env.BENCH_REDIS_URL ?? "redis://127.0.0.1:6379",

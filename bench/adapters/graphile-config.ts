@@ -16,6 +16,15 @@ import { Logger, type RunnerOptions, type TaskList } from "graphile-worker";
 
 /** PostgreSQL schema of the graphile-worker measurements. */
 export const GRAPHILE_SCHEMA = "bench_graphile_worker";
+/** PostgreSQL schema of the graphile-worker measurements with its default configuration. */
+export const GRAPHILE_DEFAULTS_SCHEMA = "bench_graphile_defaults";
+
+/**
+ * `fastest`: the configuration described above. `defaults`: graphile-worker's own defaults for
+ * the worker (no local queue: each of the `concurrency` loops fetches one job per statement;
+ * one completion statement per job), with the same pool, logger and task.
+ */
+export type GraphileVariant = "fastest" | "defaults";
 /** The one task every measurement enqueues. */
 export const GRAPHILE_TASK = "bench_task";
 
@@ -31,7 +40,19 @@ export function graphileRunnerOptions(
   concurrency: number,
   taskList: TaskList,
   noHandleSignals: boolean,
+  variant: GraphileVariant = "fastest",
 ): RunnerOptions {
+  if (variant === "defaults") {
+    return {
+      connectionString,
+      schema: GRAPHILE_DEFAULTS_SCHEMA,
+      concurrency,
+      maxPoolSize: Math.min(Math.max(10, concurrency + 2), 50),
+      logger: quietLogger,
+      taskList,
+      noHandleSignals,
+    };
+  }
   return {
     connectionString,
     schema: GRAPHILE_SCHEMA,

@@ -3,8 +3,10 @@ import { join } from "node:path";
 import { makeWorkerUtils, type Runner, run, type WorkerUtils } from "graphile-worker";
 import type { BenchHandler, BenchPayload } from "../payload.js";
 import {
+  GRAPHILE_DEFAULTS_SCHEMA,
   GRAPHILE_SCHEMA,
   GRAPHILE_TASK,
+  type GraphileVariant,
   graphileRunnerOptions,
   quietLogger,
 } from "./graphile-config.js";
@@ -15,18 +17,25 @@ class GraphileAdapter implements Adapter {
   private utils: WorkerUtils | undefined;
   private runner: Runner | undefined;
 
-  constructor(private readonly pgUrl: string) {}
+  constructor(
+    private readonly pgUrl: string,
+    private readonly variant: GraphileVariant,
+  ) {}
+
+  private get schema(): string {
+    return schemaOf(this.variant);
+  }
 
   async setup(): Promise<void> {
     this.utils = await makeWorkerUtils({
       connectionString: this.pgUrl,
-      schema: GRAPHILE_SCHEMA,
+      schema: this.schema,
       logger: quietLogger,
     });
     await this.utils.migrate();
     await sql(
       this.pgUrl,
-      `TRUNCATE ${GRAPHILE_SCHEMA}._private_jobs, ${GRAPHILE_SCHEMA}._private_job_queues CASCADE`,
+      `TRUNCATE ${this.schema}._private_jobs, ${this.schema}._private_job_queues CASCADE`,
     );
   }
 
@@ -45,6 +54,7 @@ class GraphileAdapter implements Adapter {
         concurrency,
         { [GRAPHILE_TASK]: async (payload) => handler(payload as BenchPayload) },
         true,
+        this.variant,
       ),
     );
   }
@@ -58,7 +68,11 @@ class GraphileAdapter implements Adapter {
     return {
       command: process.execPath,
       args: ["--import", "tsx", join(REPO_ROOT, "bench", "worker-processes", "graphile-worker.ts")],
-      env: { BENCH_PG_URL: this.pgUrl, BENCH_CONCURRENCY: String(concurrency) },
+      env: {
+        BENCH_PG_URL: this.pgUrl,
+        BENCH_CONCURRENCY: String(concurrency),
+        BENCH_GRAPHILE_VARIANT: this.variant,
+      },
     };
   }
 
@@ -68,20 +82,32 @@ class GraphileAdapter implements Adapter {
   }
 }
 
-/** graphile-worker in schema `bench_graphile_worker`. */
-export function graphile(pgUrl: string): AdapterFactory {
+function schemaOf(variant: GraphileVariant): string {
+  return variant === "defaults" ? GRAPHILE_DEFAULTS_SCHEMA : GRAPHILE_SCHEMA;
+}
+
+/**
+ * graphile-worker in schema `bench_graphile_worker` with its fastest documented configuration,
+ * or (`defaults`, only with `--only graphile-worker-defaults`) in `bench_graphile_defaults` with
+ * its default configuration.
+ */
+export function graphile(pgUrl: string, variant: GraphileVariant = "fastest"): AdapterFactory {
+  const schema = schemaOf(variant);
   return {
-    name: "graphile-worker",
-    label: "graphile-worker",
+    name: variant === "defaults" ? "graphile-worker-defaults" : "graphile-worker",
+    label: variant === "defaults" ? "graphile-worker (defaults)" : "graphile-worker",
     isSoniq: false,
     version: () => packageVersion("graphile-worker"),
-    configuration: `schema ${GRAPHILE_SCHEMA}; concurrency = in-flight cap, maxPoolSize min(max(10, c+2), 50), localQueue.size 500, completeJobBatchDelay 0, failJobBatchDelay 0, LISTEN/NOTIFY; addJobs per batch; warnings-only logger`,
+    configuration:
+      variant === "defaults"
+        ? `schema ${schema}; concurrency = in-flight cap, maxPoolSize min(max(10, c+2), 50), otherwise graphile-worker's defaults (no local queue, one completion per job), LISTEN/NOTIFY; addJobs per batch; warnings-only logger`
+        : `schema ${schema}; concurrency = in-flight cap, maxPoolSize min(max(10, c+2), 50), localQueue.size 500, completeJobBatchDelay 0, failJobBatchDelay 0, LISTEN/NOTIFY; addJobs per batch; warnings-only logger`,
     check: () => checkPostgres(pgUrl),
     async prepare() {
-      await sql(pgUrl, `DROP SCHEMA IF EXISTS ${GRAPHILE_SCHEMA} CASCADE`);
+      await sql(pgUrl, `DROP SCHEMA IF EXISTS ${schema} CASCADE`);
       const utils = await makeWorkerUtils({
         connectionString: pgUrl,
-        schema: GRAPHILE_SCHEMA,
+        schema,
         logger: quietLogger,
       });
       try {
@@ -90,7 +116,7 @@ export function graphile(pgUrl: string): AdapterFactory {
         await utils.release();
       }
     },
-    create: () => new GraphileAdapter(pgUrl),
-    cleanup: () => sql(pgUrl, `DROP SCHEMA IF EXISTS ${GRAPHILE_SCHEMA} CASCADE`),
+    create: () => new GraphileAdapter(pgUrl, variant),
+    cleanup: () => sql(pgUrl, `DROP SCHEMA IF EXISTS ${schema} CASCADE`),
   };
 }

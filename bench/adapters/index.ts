@@ -1,4 +1,4 @@
-/** The libraries the harness can run, in the order of `LIBRARIES` (config.ts). */
+/** The libraries the harness can run: `LIBRARIES` and `OPTIONAL_LIBRARIES` (config.ts). */
 import type { BenchConfig } from "../config.js";
 import { bullMq } from "./bullmq.js";
 import { graphile } from "./graphile.js";
@@ -11,6 +11,7 @@ export function selectFactories(config: BenchConfig): AdapterFactory[] {
     "soniq-pg": () => soniqPostgres(config.pgUrl),
     "soniq-sqlite": () => soniqSqlite(),
     "graphile-worker": () => graphile(config.pgUrl),
+    "graphile-worker-defaults": () => graphile(config.pgUrl, "defaults"),
     "pg-boss": () => pgBoss(config.pgUrl),
     bullmq: () => bullMq(config.redisUrl),
   };

@@ -1,5 +1,6 @@
 /**
- * A graphile-worker worker process: `run()` with the benchmark configuration and its own
+ * A graphile-worker worker process: `run()` with the benchmark configuration
+ * (`BENCH_GRAPHILE_VARIANT=defaults`: its default configuration) and its own
  * signal handling (the documented default: on SIGTERM it shuts down gracefully, waiting for
  * in-flight jobs, then re-raises the signal).
  */
@@ -18,6 +19,7 @@ const runner = await run(
     childConcurrency(),
     { [GRAPHILE_TASK]: async (payload) => handle(payload as BenchPayload) },
     false,
+    process.env.BENCH_GRAPHILE_VARIANT === "defaults" ? "defaults" : "fastest",
   ),
 );
 await runner.promise;
