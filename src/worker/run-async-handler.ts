@@ -25,9 +25,14 @@ export function runAsyncHandler(
   settleSeconds: number,
 ): Promise<Outcome> {
   const { job, controller } = entry;
+  // ctx.signal is read lazily (LazyAbortController) but stays assignable like a plain property.
+  let assignedSignal: AbortSignal | undefined;
   const ctx: JobContext = {
     get signal() {
-      return controller.signal;
+      return assignedSignal ?? controller.signal;
+    },
+    set signal(value: AbortSignal) {
+      assignedSignal = value;
     },
     jobId: job.id,
     name: job.name,

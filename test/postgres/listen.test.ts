@@ -2,7 +2,7 @@
 // channel is per schema, NACK / immediate retry / replay NOTIFY too, and a backend's own writes
 // wake its own process once (directly, not by its own NOTIFY).
 import pg from "pg";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { PostgresBackend } from "../../src/backends/postgres/postgres-backend.js";
 import { newJob } from "../contract/backend-contract.js";
 import {
@@ -170,6 +170,19 @@ describe.skipIf(!available)("postgres: LISTEN/NOTIFY", () => {
     expect(mine).toEqual(["one"]);
     await new Promise((r) => setTimeout(r, 200));
     expect(mine).toEqual(["one"]);
+
+    // Due by the database's clock decides, not this process's: with the local clock 3 s behind,
+    // a job due a second ago (database time) still wakes this process at once.
+    mine.length = 0;
+    const dbNow = (await b.now()).getTime();
+    const clock = vi.spyOn(Date, "now").mockReturnValue(dbNow - 3000);
+    try {
+      await b.enqueue([newJob({ queue: "skewed", runAt: new Date(dbNow - 1000) })]);
+    } finally {
+      clock.mockRestore();
+    }
+    await new Promise((r) => setImmediate(r));
+    expect(mine).toEqual(["skewed"]);
 
     // Not due for an hour: no wake-up anywhere.
     mine.length = 0;

@@ -128,6 +128,44 @@ describe("worker on the memory backend", () => {
     expect((reason as Error).name).toBe("JobTimeoutError");
   });
 
+  it("ctx.signal read only after the job_timeout is already aborted; it stays assignable", async () => {
+    const { soniq } = instance();
+    let late: { aborted: boolean; reason: unknown } | undefined;
+    const lateReader = soniq.job({
+      name: "late.reader",
+      timeout: 0.05,
+      maxAttempts: 1,
+      handler: async (_args: object, ctx) => {
+        await new Promise((r) => setTimeout(r, 150));
+        late = { aborted: ctx.signal.aborted, reason: ctx.signal.reason };
+        throw ctx.signal.reason;
+      },
+    });
+    const own = new AbortController();
+    let combined: AbortSignal | undefined;
+    const assigner = soniq.job({
+      name: "signal.assigner",
+      handler: async (_args: object, ctx) => {
+        ctx.signal = AbortSignal.any([ctx.signal, own.signal]);
+        combined = ctx.signal;
+        return "ok";
+      },
+    });
+    const lateId = await lateReader.enqueue({});
+    const assignerId = await assigner.enqueue({});
+    const worker = soniq.worker();
+    await worker.start();
+    await waitFor(() => soniq.getDeadLetter(lateId));
+    await waitFor(() => late); // the handler reads its signal 150 ms in, after the 50 ms timeout
+    await waitFor(async () => (await soniq.getJob(assignerId))?.status === "done");
+    await worker.stop();
+    expect(late?.aborted).toBe(true);
+    expect((late?.reason as Error | undefined)?.name).toBe("JobTimeoutError");
+    expect(combined?.aborted).toBe(false);
+    own.abort();
+    expect(combined?.aborted).toBe(true);
+  });
+
   it("snooze runs the job again later without spending an attempt", async () => {
     const { soniq } = instance();
     let runs = 0;

@@ -38,7 +38,7 @@ import {
   toJobRow,
   toWorkerRow,
 } from "./rows.js";
-import { buildStatements, SESSION_SETTINGS, type Statements } from "./sql.js";
+import { buildStatements, SESSION_SETUP, type Statements } from "./sql.js";
 
 /** Where a connection error came from, for {@link PostgresBackendOptions.onError}. */
 export type PostgresErrorSource = "pool" | "listener";
@@ -115,6 +115,7 @@ export class PostgresBackend implements Backend {
    * {@link wakeLocally}); the listener skips it, so one enqueue wakes a local worker once.
    */
   private readonly poolPids = new Set<number>();
+  private readonly clientPids = new WeakMap<object, number>();
   private closed = false;
   private closing: Promise<void> | null = null;
   /** Calls using the pool right now; close() waits for them before ending the pool. */
@@ -155,18 +156,22 @@ export class PostgresBackend implements Backend {
       idleTimeoutMillis: 60_000,
       // A server that does not answer must not hang a call forever: fail, and let callers retry.
       connectionTimeoutMillis: 10_000,
+      // Awaited by pg-pool before the connection is used: applies SESSION_SETTINGS and learns the
+      // server process id (pg_backend_pid(), the id a NOTIFY carries — through a pooler the
+      // startup handshake's id is not the server's). A failure fails the caller's connect.
+      onConnect: async (client) => {
+        const { rows } = await client.query<{ pid: number }>(SESSION_SETUP);
+        const pid = rows[0]?.pid;
+        if (typeof pid === "number") {
+          this.clientPids.set(client, pid);
+          this.poolPids.add(pid);
+        }
+      },
     });
     // An idle connection that dies (server restart, admin kill) must not crash the process.
     this.pool.on("error", (err) => this.onError(err, "pool"));
-    this.pool.on("connect", (client) => {
-      const pid = serverPid(client);
-      if (pid !== undefined) this.poolPids.add(pid);
-      // Queued before any statement of ours on this connection (a client runs its queries in
-      // order). See SESSION_SETTINGS; a failure surfaces as the next statement's error.
-      client.query(SESSION_SETTINGS).catch(() => undefined);
-    });
     this.pool.on("remove", (client) => {
-      const pid = serverPid(client);
+      const pid = this.clientPids.get(client);
       if (pid !== undefined) this.poolPids.delete(pid);
     });
   }
@@ -329,7 +334,12 @@ export class PostgresBackend implements Backend {
     let pending = jobs.map((_, i) => i);
     for (let attempt = 0; attempt < ENQUEUE_ATTEMPTS && pending.length > 0; attempt += 1) {
       const batch = pending.map((i) => jobs[i] as NewJob);
-      const { rows } = await this.run<{ id: string; inserted: unknown; holder_id: string | null }>(
+      const { rows } = await this.run<{
+        id: string;
+        inserted: unknown;
+        due: unknown;
+        holder_id: string | null;
+      }>(
         this.sql.enqueue,
         [
           batch.map((j) => j.id),
@@ -350,10 +360,10 @@ export class PostgresBackend implements Backend {
         const index = pending[k] as number;
         // On the pool the row is committed now: wake this process's workers without waiting for
         // the NOTIFY round trip (in a caller's transaction the NOTIFY at its commit does it).
-        const job = jobs[index];
-        if (!via && truthy(row.inserted) && job && !woken.has(job.queue) && dueSoon(job)) {
-          woken.add(job.queue);
-          this.wakeLocally(job.queue);
+        const queue = jobs[index]?.queue;
+        if (!via && truthy(row.due) && queue !== undefined && !woken.has(queue)) {
+          woken.add(queue);
+          this.wakeLocally(queue);
         }
         if (truthy(row.inserted)) results[index] = { id: row.id, inserted: true };
         else if (row.holder_id !== null) results[index] = { id: row.holder_id, inserted: false };
@@ -695,23 +705,4 @@ export class PostgresBackend implements Backend {
   private wakeLocally(queue: string): void {
     this.wake(queue);
   }
-}
-
-/**
- * Whether the insert trigger will (or may, by the database's clock) NOTIFY for `job`: due now,
- * or due within {@link CLOCK_SLACK_MS} by this process's clock. A local wake-up for a job that
- * turns out not yet due costs one empty claim; a missing one would leave it to the poll.
- */
-function dueSoon(job: NewJob): boolean {
-  if (job.runAt) return job.runAt.getTime() <= Date.now() + CLOCK_SLACK_MS;
-  return job.delaySeconds * 1000 <= CLOCK_SLACK_MS;
-}
-
-/** How far this process's clock may be behind the database's, in milliseconds (see dueSoon). */
-const CLOCK_SLACK_MS = 1000;
-
-/** The server process id of a pool client (`pg.Client#processID`, set once connected). */
-function serverPid(client: pg.PoolClient): number | undefined {
-  const pid = (client as pg.PoolClient & { processID?: unknown }).processID;
-  return typeof pid === "number" ? pid : undefined;
 }

@@ -49,6 +49,13 @@ function notifying(update: string, channel: string): string {
  */
 export const SESSION_SETTINGS = "SET enable_bitmapscan = off";
 
+/**
+ * What a new pool connection runs before its first use: {@link SESSION_SETTINGS} as
+ * `set_config`, and → `pid`, the server process id (`pg_backend_pid()`).
+ */
+export const SESSION_SETUP =
+  "SELECT pg_backend_pid() AS pid, set_config('enable_bitmapscan', 'off', false) AS setting";
+
 /** Builds every runtime statement for `schema` (already validated). */
 export function buildStatements(schema: string) {
   const s = quoteIdent(schema);
@@ -95,7 +102,8 @@ export function buildStatements(schema: string) {
      * `$1` ids uuid[], `$2` names, `$3` queues, `$4` args (JSON text), `$5` priorities int[],
      * `$6` max attempts int[], `$7` run-at timestamptz[] (NULL = use the delay), `$8` delays in
      * seconds float8[], `$9` dedup keys (NULL = none); the batch has no duplicate keys.
-     * → per input, in order: `id`, `inserted`, `holder_id` (the existing holder when not
+     * → per input, in order: `id`, `inserted`, `due` (inserted and due by the database's clock:
+     * exactly the rows the insert trigger NOTIFYs for), `holder_id` (the existing holder when not
      * inserted; NULL if it is not visible to this statement's snapshot yet).
      */
     enqueue: `WITH input AS (
@@ -109,10 +117,10 @@ export function buildStatements(schema: string) {
                COALESCE(run_at, now() + make_interval(secs => delay_seconds)), dedup_key
         FROM input ORDER BY ord
         ON CONFLICT (dedup_key) WHERE dedup_key IS NOT NULL DO NOTHING
-        RETURNING id
+        RETURNING id, scheduled_at <= now() AS due
       )
       SELECT input.id::text AS id, inserted.id IS NOT NULL AS inserted,
-             holder.id::text AS holder_id
+             inserted.due IS TRUE AS due, holder.id::text AS holder_id
       FROM input
       LEFT JOIN inserted ON inserted.id = input.id
       LEFT JOIN ${jobs} AS holder
