@@ -473,6 +473,36 @@ export function runBackendContract(target: ContractTarget): void {
       expect(new Set(all).size).toBe(200);
     });
 
+    it("concurrent claims filtered by queue claim each job once, and each claim fills up", async () => {
+      const b = await make();
+      const jobs = Array.from({ length: 300 }, (_, i) =>
+        newJob({ queue: ["a", "b", "c"][i % 3] as string, priority: i % 5 }),
+      );
+      await b.enqueue(jobs);
+      const filters = [["a"], ["b"], ["a", "b"], ["c", "a", "c"], ["b", "c"], ["a", "b", "c"]];
+      const batches = await Promise.all(
+        filters.map(async (queues, i) => {
+          const mine: Array<{ id: string; queue: string }> = [];
+          for (;;) {
+            const got = await b.claim({ workerId: `w${i}`, queues, limit: 9 });
+            if (got.length === 0) return mine;
+            expect(got.every((j) => queues.includes(j.queue))).toBe(true);
+            expect(new Set(got.map((j) => j.id)).size).toBe(got.length);
+            mine.push(...got);
+          }
+        }),
+      );
+      const all = batches.flat().map((j) => j.id);
+      expect(all).toHaveLength(300);
+      expect(new Set(all).size).toBe(300);
+      // Lower priority first, in claim order, and a claim takes as many as it may (9 of 12).
+      await b.enqueue(
+        Array.from({ length: 12 }, (_, i) => newJob({ queue: "d", priority: 11 - i })),
+      );
+      const got = await b.claim({ workerId: "w", queues: ["d", "d"], limit: 9 });
+      expect(got.map((j) => j.priority)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8]);
+    });
+
     it("wakes subscribers on enqueue", async () => {
       const b = await make();
       const woke = new Promise<string>((resolve) => {

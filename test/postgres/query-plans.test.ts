@@ -1,6 +1,7 @@
 // The plans of the hot statements, with the statistics a queue table usually has: taken while
 // it was nearly empty, then a burst of jobs. A claim must walk soniq_jobs_claim_idx in order
-// (not collect and sort every due row), and a finishing write must find its row by primary key
+// (not collect and sort every due row), a queue-filtered claim soniq_jobs_queue_claim_idx queue
+// by queue, and a finishing write must find its row by primary key
 // (not walk soniq_jobs_processing_idx, which keeps an entry for every row the worker claimed
 // since the last vacuum). Custom plans (a prepared statement's first runs) and generic ones.
 import pg from "pg";
@@ -67,7 +68,11 @@ describe.skipIf(!available)("postgres: plans of the hot statements", () => {
       sql.claimQueues,
       "'w2', 100, '{default}'",
     );
-    expect(queues).toContain("Index Scan using soniq_jobs_claim_idx");
+    // Per queue, from the queue-leading index: other queues' backlogs are never read.
+    expect(queues).toContain("Index Scan using soniq_jobs_queue_claim_idx");
+    expect(queues).toMatch(/Index Cond: \(\(queue = u\.name\)/);
+    // Only the candidates (at most limit × queues rows) are sorted, never the queue's backlog.
+    expect(queues).not.toMatch(/Sort Key: soniq_jobs\.priority/);
     expect(queues).not.toContain("Bitmap");
   });
 

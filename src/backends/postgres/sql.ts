@@ -78,22 +78,6 @@ export function buildStatements(schema: string) {
         updated_at = now(), scheduled_at = now()
     WHERE ${FENCE}`;
 
-  const claimFrom = (queueFilter: string) => `WITH picked AS (
-      SELECT id FROM ${jobs}
-      WHERE status = 'queued' AND scheduled_at <= now()${queueFilter}
-      ORDER BY priority, scheduled_at, created_at, id
-      LIMIT $2
-      FOR UPDATE SKIP LOCKED
-    ), claimed AS (
-      UPDATE ${jobs} AS j
-      SET status = 'processing', worker_id = $1, claim_token = gen_random_uuid(),
-          started_at = now(), updated_at = now()
-      FROM picked WHERE j.id = picked.id
-      RETURNING j.id, j.name, j.queue, j.args, j.priority, j.attempts, j.max_attempts,
-                j.interruptions, j.scheduled_at, j.created_at, j.worker_id, j.claim_token
-    )
-    SELECT ${CLAIMED_COLUMNS} FROM claimed ORDER BY priority, scheduled_at, created_at, claimed.id`;
-
   return {
     /** → `now`. */
     now: "SELECT now() AS now",
@@ -131,9 +115,50 @@ export function buildStatements(schema: string) {
     holders: `SELECT id::text AS id, dedup_key FROM ${jobs} WHERE dedup_key = ANY($1::text[])`,
 
     /** `$1` worker id, `$2` limit → claimed jobs (`CLAIMED_COLUMNS`), in claim order. Every queue. */
-    claimAll: claimFrom(""),
-    /** `$1` worker id, `$2` limit, `$3` queues text[] → as `claimAll`. */
-    claimQueues: claimFrom(" AND queue = ANY($3::text[])"),
+    claimAll: `WITH picked AS (
+      SELECT id FROM ${jobs}
+      WHERE status = 'queued' AND scheduled_at <= now()
+      ORDER BY priority, scheduled_at, created_at, id
+      LIMIT $2
+      FOR UPDATE SKIP LOCKED
+    ), claimed AS (
+      UPDATE ${jobs} AS j
+      SET status = 'processing', worker_id = $1, claim_token = gen_random_uuid(),
+          started_at = now(), updated_at = now()
+      FROM picked WHERE j.id = picked.id
+      RETURNING j.id, j.name, j.queue, j.args, j.priority, j.attempts, j.max_attempts,
+                j.interruptions, j.scheduled_at, j.created_at, j.worker_id, j.claim_token
+    )
+    SELECT ${CLAIMED_COLUMNS} FROM claimed ORDER BY priority, scheduled_at, created_at, claimed.id`,
+
+    /**
+     * `$1` worker id, `$2` limit, `$3` queues text[] → as `claimAll`. Each queue is read on its
+     * own from `soniq_jobs_queue_claim_idx` (up to `$2` unlocked rows each, locked as they are
+     * read, so concurrent claimers of one queue take different rows), then the best `$2` of them
+     * are claimed; the others are unlocked when the statement commits.
+     */
+    claimQueues: `WITH candidates AS (
+        SELECT c.id, c.priority, c.scheduled_at, c.created_at
+        FROM (SELECT DISTINCT name FROM unnest($3::text[]) AS u(name)) AS q
+        CROSS JOIN LATERAL (
+          SELECT id, priority, scheduled_at, created_at FROM ${jobs}
+          WHERE status = 'queued' AND queue = q.name AND scheduled_at <= now()
+          ORDER BY priority, scheduled_at, created_at, id
+          LIMIT $2
+          FOR UPDATE SKIP LOCKED
+        ) AS c
+      ), picked AS (
+        SELECT id FROM candidates ORDER BY priority, scheduled_at, created_at, id LIMIT $2
+      ), claimed AS (
+        UPDATE ${jobs} AS j
+        SET status = 'processing', worker_id = $1, claim_token = gen_random_uuid(),
+            started_at = now(), updated_at = now()
+        FROM picked WHERE j.id = picked.id
+        RETURNING j.id, j.name, j.queue, j.args, j.priority, j.attempts, j.max_attempts,
+                  j.interruptions, j.scheduled_at, j.created_at, j.worker_id, j.claim_token
+      )
+      SELECT ${CLAIMED_COLUMNS} FROM claimed
+      ORDER BY priority, scheduled_at, created_at, claimed.id`,
 
     /** Fence `$1..$3`, `$4` result JSON text or NULL, `$5` retention seconds. */
     complete: `UPDATE ${jobs}
