@@ -7,7 +7,7 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PostgresBackend } from "../../src/backends/postgres/postgres-backend.js";
-import { buildStatements, SESSION_SETTINGS } from "../../src/backends/postgres/sql.js";
+import { buildStatements, SESSION_SETUP } from "../../src/backends/postgres/sql.js";
 import { newJob } from "../contract/backend-contract.js";
 import {
   dropSchemas,
@@ -48,7 +48,7 @@ describe.skipIf(!available)("postgres: plans of the hot statements", () => {
       await backend.enqueue(Array.from({ length: 1000 }, () => newJob()));
     }
     await backend.claim({ workerId: "w", queues: null, limit: 2000 });
-    await client.query(SESSION_SETTINGS);
+    await client.query(SESSION_SETUP);
   }, 60_000);
 
   afterAll(async () => {

@@ -156,9 +156,9 @@ export class PostgresBackend implements Backend {
       idleTimeoutMillis: 60_000,
       // A server that does not answer must not hang a call forever: fail, and let callers retry.
       connectionTimeoutMillis: 10_000,
-      // Awaited by pg-pool before the connection is used: applies SESSION_SETTINGS and learns the
-      // server process id (pg_backend_pid(), the id a NOTIFY carries — through a pooler the
-      // startup handshake's id is not the server's). A failure fails the caller's connect.
+      // Awaited by pg-pool before the connection is used: runs SESSION_SETUP (session settings,
+      // and the server process id — pg_backend_pid(), the id a NOTIFY carries; through a pooler
+      // the startup handshake's id is not the server's). A failure fails the caller's connect.
       onConnect: async (client) => {
         const { rows } = await client.query<{ pid: number }>(SESSION_SETUP);
         const pid = rows[0]?.pid;

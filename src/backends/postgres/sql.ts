@@ -37,21 +37,17 @@ function notifying(update: string, channel: string): string {
 }
 
 /**
- * Session settings of the backend pool's connections, run once per connection (only Soniq's
- * own statements run on them; a caller's client for transactional enqueue is left alone).
+ * What each connection of the backend's pool runs once, before its first use (only Soniq's own
+ * statements run on those connections; a caller's client for transactional enqueue is left
+ * alone). → `pid`: the server process id (`pg_backend_pid()`), which NOTIFYs carry.
  *
- * A claim must walk `soniq_jobs_claim_idx` in order and stop after `limit` rows. When the table's
- * statistics are stale — the usual case right after a burst of enqueues into a table that was
- * nearly empty when last analysed — the planner expects a handful of queued rows and instead
- * bitmap-scans every due row, then sorts them all: 25 ms for a 300-row claim over 30,000 queued
- * jobs here, growing with the backlog, against 3.5 ms walking the index. No other statement of
- * Soniq's needs a bitmap scan (each has a selective index or scans the whole table).
- */
-export const SESSION_SETTINGS = "SET enable_bitmapscan = off";
-
-/**
- * What a new pool connection runs before its first use: {@link SESSION_SETTINGS} as
- * `set_config`, and → `pid`, the server process id (`pg_backend_pid()`).
+ * It also turns bitmap scans off for the session. A claim must walk `soniq_jobs_claim_idx` in
+ * order and stop after `limit` rows. When the table's statistics are stale — the usual case
+ * right after a burst of enqueues into a table that was nearly empty when last analysed — the
+ * planner expects a handful of queued rows and instead bitmap-scans every due row, then sorts
+ * them all: 25 ms for a 300-row claim over 30,000 queued jobs here, growing with the backlog,
+ * against 3.5 ms walking the index. No other statement of Soniq's needs a bitmap scan (each has
+ * a selective index or scans the whole table).
  */
 export const SESSION_SETUP =
   "SELECT pg_backend_pid() AS pid, set_config('enable_bitmapscan', 'off', false) AS setting";
