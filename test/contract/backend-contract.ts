@@ -495,6 +495,18 @@ export function runBackendContract(target: ContractTarget): void {
       const all = batches.flat().map((j) => j.id);
       expect(all).toHaveLength(300);
       expect(new Set(all).size).toBe(300);
+      // Claimers racing with the same several-queue filter lock only what they claim: together
+      // they take every due job, round after round.
+      for (let round = 0; round < 20; round++) {
+        await b.enqueue(
+          Array.from({ length: 20 }, (_, i) => newJob({ queue: i % 2 === 0 ? "e" : "f" })),
+        );
+        const [x, y] = await Promise.all([
+          b.claim({ workerId: "x", queues: ["e", "f"], limit: 10 }),
+          b.claim({ workerId: "y", queues: ["f", "e"], limit: 10 }),
+        ]);
+        expect(x.length + y.length).toBe(20);
+      }
       // Lower priority first, in claim order, and a claim takes as many as it may (9 of 12).
       await b.enqueue(
         Array.from({ length: 12 }, (_, i) => newJob({ queue: "d", priority: 11 - i })),

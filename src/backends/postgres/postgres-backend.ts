@@ -397,20 +397,20 @@ export class PostgresBackend implements Backend {
    * One statement: picks up to `limit` due queued jobs (`FOR UPDATE SKIP LOCKED`, so concurrent
    * claimers never wait for or share a row), marks them processing with a fresh
    * `gen_random_uuid()` claim token each, and returns them ordered priority, scheduled_at,
-   * created_at, id. `queues: []` claims nothing.
+   * created_at, id. `queues: []` claims nothing; one queue uses `claimQueue` (its own index),
+   * several `claimQueues`.
    */
   async claim(request: ClaimRequest): Promise<ClaimedJob[]> {
     this.assertOpen();
     const limit = Math.floor(request.limit);
-    if (!(limit >= 1) || (request.queues !== null && request.queues.length === 0)) return [];
+    const queues = request.queues === null ? null : [...new Set(request.queues)];
+    if (!(limit >= 1) || (queues !== null && queues.length === 0)) return [];
     const { rows } =
-      request.queues === null
+      queues === null
         ? await this.run<RawClaimedRow>(this.sql.claimAll, [request.workerId, limit])
-        : await this.run<RawClaimedRow>(this.sql.claimQueues, [
-            request.workerId,
-            limit,
-            [...request.queues],
-          ]);
+        : queues.length === 1
+          ? await this.run<RawClaimedRow>(this.sql.claimQueue, [request.workerId, limit, queues[0]])
+          : await this.run<RawClaimedRow>(this.sql.claimQueues, [request.workerId, limit, queues]);
     return rows.map(toClaimedJob);
   }
 

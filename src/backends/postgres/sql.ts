@@ -74,6 +74,23 @@ export function buildStatements(schema: string) {
         updated_at = now(), scheduled_at = now()
     WHERE ${FENCE}`;
 
+  /** The claim, over the queued rows that also match `filter` (`$1` worker id, `$2` limit). */
+  const claimWhere = (filter: string) => `WITH picked AS (
+      SELECT id FROM ${jobs}
+      WHERE status = 'queued' AND scheduled_at <= now() AND ${filter}
+      ORDER BY priority, scheduled_at, created_at, id
+      LIMIT $2
+      FOR UPDATE SKIP LOCKED
+    ), claimed AS (
+      UPDATE ${jobs} AS j
+      SET status = 'processing', worker_id = $1, claim_token = gen_random_uuid(),
+          started_at = now(), updated_at = now()
+      FROM picked WHERE j.id = picked.id
+      RETURNING j.id, j.name, j.queue, j.args, j.priority, j.attempts, j.max_attempts,
+                j.interruptions, j.scheduled_at, j.created_at, j.worker_id, j.claim_token
+    )
+    SELECT ${CLAIMED_COLUMNS} FROM claimed ORDER BY priority, scheduled_at, created_at, claimed.id`;
+
   return {
     /** → `now`. */
     now: "SELECT now() AS now",
@@ -111,50 +128,22 @@ export function buildStatements(schema: string) {
     holders: `SELECT id::text AS id, dedup_key FROM ${jobs} WHERE dedup_key = ANY($1::text[])`,
 
     /** `$1` worker id, `$2` limit → claimed jobs (`CLAIMED_COLUMNS`), in claim order. Every queue. */
-    claimAll: `WITH picked AS (
-      SELECT id FROM ${jobs}
-      WHERE status = 'queued' AND scheduled_at <= now()
-      ORDER BY priority, scheduled_at, created_at, id
-      LIMIT $2
-      FOR UPDATE SKIP LOCKED
-    ), claimed AS (
-      UPDATE ${jobs} AS j
-      SET status = 'processing', worker_id = $1, claim_token = gen_random_uuid(),
-          started_at = now(), updated_at = now()
-      FROM picked WHERE j.id = picked.id
-      RETURNING j.id, j.name, j.queue, j.args, j.priority, j.attempts, j.max_attempts,
-                j.interruptions, j.scheduled_at, j.created_at, j.worker_id, j.claim_token
-    )
-    SELECT ${CLAIMED_COLUMNS} FROM claimed ORDER BY priority, scheduled_at, created_at, claimed.id`,
+    claimAll: claimWhere("TRUE"),
 
     /**
-     * `$1` worker id, `$2` limit, `$3` queues text[] → as `claimAll`. Each queue is read on its
-     * own from `soniq_jobs_queue_claim_idx` (up to `$2` unlocked rows each, locked as they are
-     * read, so concurrent claimers of one queue take different rows), then the best `$2` of them
-     * are claimed; the others are unlocked when the statement commits.
+     * `$1` worker id, `$2` limit, `$3` queue → as `claimAll`, one queue: walks
+     * `soniq_jobs_queue_claim_idx` in claim order from that queue's first row, locking as it reads,
+     * so other queues' backlogs are never read and nothing is locked beyond what is claimed.
      */
-    claimQueues: `WITH candidates AS (
-        SELECT c.id, c.priority, c.scheduled_at, c.created_at
-        FROM (SELECT DISTINCT name FROM unnest($3::text[]) AS u(name)) AS q
-        CROSS JOIN LATERAL (
-          SELECT id, priority, scheduled_at, created_at FROM ${jobs}
-          WHERE status = 'queued' AND queue = q.name AND scheduled_at <= now()
-          ORDER BY priority, scheduled_at, created_at, id
-          LIMIT $2
-          FOR UPDATE SKIP LOCKED
-        ) AS c
-      ), picked AS (
-        SELECT id FROM candidates ORDER BY priority, scheduled_at, created_at, id LIMIT $2
-      ), claimed AS (
-        UPDATE ${jobs} AS j
-        SET status = 'processing', worker_id = $1, claim_token = gen_random_uuid(),
-            started_at = now(), updated_at = now()
-        FROM picked WHERE j.id = picked.id
-        RETURNING j.id, j.name, j.queue, j.args, j.priority, j.attempts, j.max_attempts,
-                  j.interruptions, j.scheduled_at, j.created_at, j.worker_id, j.claim_token
-      )
-      SELECT ${CLAIMED_COLUMNS} FROM claimed
-      ORDER BY priority, scheduled_at, created_at, claimed.id`,
+    claimQueue: claimWhere("queue = $3::text"),
+
+    /**
+     * `$1` worker id, `$2` limit, `$3` queues text[] (two or more) → as `claimAll`. The planner
+     * picks the claim index (walked in order, other queues' rows skipped) or the queue index (the
+     * requested queues' due rows, sorted); either way rows are locked as they are returned, so a
+     * claim locks only what it claims.
+     */
+    claimQueues: claimWhere("queue = ANY($3::text[])"),
 
     /** Fence `$1..$3`, `$4` result JSON text or NULL, `$5` retention seconds. */
     complete: `UPDATE ${jobs}
