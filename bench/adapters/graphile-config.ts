@@ -25,6 +25,11 @@ export const GRAPHILE_DEFAULTS_SCHEMA = "bench_graphile_defaults";
  * one completion statement per job), with the same pool, logger and task.
  */
 export type GraphileVariant = "fastest" | "defaults";
+
+/** The schema of a variant's measurements. */
+export function graphileSchema(variant: GraphileVariant): string {
+  return variant === "defaults" ? GRAPHILE_DEFAULTS_SCHEMA : GRAPHILE_SCHEMA;
+}
 /** The one task every measurement enqueues. */
 export const GRAPHILE_TASK = "bench_task";
 
@@ -42,25 +47,18 @@ export function graphileRunnerOptions(
   noHandleSignals: boolean,
   variant: GraphileVariant = "fastest",
 ): RunnerOptions {
-  if (variant === "defaults") {
-    return {
-      connectionString,
-      schema: GRAPHILE_DEFAULTS_SCHEMA,
-      concurrency,
-      maxPoolSize: Math.min(Math.max(10, concurrency + 2), 50),
-      logger: quietLogger,
-      taskList,
-      noHandleSignals,
-    };
-  }
-  return {
+  const options: RunnerOptions = {
     connectionString,
-    schema: GRAPHILE_SCHEMA,
+    schema: graphileSchema(variant),
     concurrency,
     maxPoolSize: Math.min(Math.max(10, concurrency + 2), 50),
     logger: quietLogger,
     taskList,
     noHandleSignals,
+  };
+  if (variant === "defaults") return options;
+  return {
+    ...options,
     preset: {
       worker: {
         localQueue: { size: 500 },

@@ -3,11 +3,10 @@ import { join } from "node:path";
 import { makeWorkerUtils, type Runner, run, type WorkerUtils } from "graphile-worker";
 import type { BenchHandler, BenchPayload } from "../payload.js";
 import {
-  GRAPHILE_DEFAULTS_SCHEMA,
-  GRAPHILE_SCHEMA,
   GRAPHILE_TASK,
   type GraphileVariant,
   graphileRunnerOptions,
+  graphileSchema,
   quietLogger,
 } from "./graphile-config.js";
 import { checkPostgres, packageVersion, REPO_ROOT, sql } from "./support.js";
@@ -23,7 +22,7 @@ class GraphileAdapter implements Adapter {
   ) {}
 
   private get schema(): string {
-    return schemaOf(this.variant);
+    return graphileSchema(this.variant);
   }
 
   async setup(): Promise<void> {
@@ -82,17 +81,13 @@ class GraphileAdapter implements Adapter {
   }
 }
 
-function schemaOf(variant: GraphileVariant): string {
-  return variant === "defaults" ? GRAPHILE_DEFAULTS_SCHEMA : GRAPHILE_SCHEMA;
-}
-
 /**
  * graphile-worker in schema `bench_graphile_worker` with its fastest documented configuration,
  * or (`defaults`, only with `--only graphile-worker-defaults`) in `bench_graphile_defaults` with
  * its default configuration.
  */
 export function graphile(pgUrl: string, variant: GraphileVariant = "fastest"): AdapterFactory {
-  const schema = schemaOf(variant);
+  const schema = graphileSchema(variant);
   return {
     name: variant === "defaults" ? "graphile-worker-defaults" : "graphile-worker",
     label: variant === "defaults" ? "graphile-worker (defaults)" : "graphile-worker",

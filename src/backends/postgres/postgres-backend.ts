@@ -112,7 +112,8 @@ export class PostgresBackend implements Backend {
   /**
    * Server process ids of this pool's connections. A NOTIFY sent from one of them was caused by
    * this backend's own write, which already woke this process's subscribers directly (see
-   * {@link wakeLocally}); the listener skips it, so one enqueue wakes a local worker once.
+   * {@link wake}, right after the write returned); the listener skips it, so one write wakes a
+   * local worker once. Every pool statement that NOTIFYs therefore wakes locally as well.
    */
   private readonly poolPids = new Set<number>();
   private readonly clientPids = new WeakMap<object, number>();
@@ -363,7 +364,7 @@ export class PostgresBackend implements Backend {
         const queue = jobs[index]?.queue;
         if (!via && truthy(row.due) && queue !== undefined && !woken.has(queue)) {
           woken.add(queue);
-          this.wakeLocally(queue);
+          this.wake(queue);
         }
         if (truthy(row.inserted)) results[index] = { id: row.id, inserted: true };
         else if (row.holder_id !== null) results[index] = { id: row.holder_id, inserted: false };
@@ -416,10 +417,7 @@ export class PostgresBackend implements Backend {
 
   /** Runs a fenced write; `false` at once when the ids cannot match (not UUIDs). */
   private async fenced(text: string, id: string, owner: Owner, rest: unknown[]): Promise<boolean> {
-    this.assertOpen();
-    if (!isUuid(id) || !isUuid(owner.claimToken)) return false;
-    const { rowCount } = await this.run(text, [id, owner.workerId, owner.claimToken, ...rest]);
-    return rowCount > 0;
+    return ((await this.runFenced(text, id, owner, rest))?.rowCount ?? 0) > 0;
   }
 
   /** As {@link fenced} for a statement built by `notifying()` (sql.ts): also wakes locally. */
@@ -429,16 +427,22 @@ export class PostgresBackend implements Backend {
     owner: Owner,
     rest: unknown[],
   ): Promise<boolean> {
-    this.assertOpen();
-    if (!isUuid(id) || !isUuid(owner.claimToken)) return false;
-    const { rows } = await this.run<{ queue: string }>(text, [
-      id,
-      owner.workerId,
-      owner.claimToken,
-      ...rest,
-    ]);
-    for (const row of rows) this.wakeLocally(row.queue);
+    const rows = (await this.runFenced<{ queue: string }>(text, id, owner, rest))?.rows ?? [];
+    for (const row of rows) this.wake(row.queue);
     return rows.length > 0;
+  }
+
+  /** Runs a fenced write (`$1` id, `$2` worker, `$3` token, then `rest`); null when the ids
+   * cannot match (not UUIDs). */
+  private async runFenced<R>(
+    text: string,
+    id: string,
+    owner: Owner,
+    rest: unknown[],
+  ): Promise<{ rows: R[]; rowCount: number } | null> {
+    this.assertOpen();
+    if (!isUuid(id) || !isUuid(owner.claimToken)) return null;
+    return this.run<R>(text, [id, owner.workerId, owner.claimToken, ...rest]);
   }
 
   /** See {@link Backend.complete}; `resultRetentionSeconds` in seconds. Fenced. */
@@ -517,7 +521,7 @@ export class PostgresBackend implements Backend {
     if (!isUuid(id)) return false;
     try {
       const { rows } = await this.run<{ queue: string }>(this.sql.replay, [id]);
-      for (const row of rows) this.wakeLocally(row.queue);
+      for (const row of rows) this.wake(row.queue);
       return rows.length > 0;
     } catch (err) {
       const e = err as { code?: unknown; constraint?: unknown };
@@ -631,7 +635,7 @@ export class PostgresBackend implements Backend {
       };
       (row.kind === "dead" ? result.deadLettered : result.requeued).push(job);
     }
-    for (const queue of new Set(result.requeued.map((job) => job.queue))) this.wakeLocally(queue);
+    for (const queue of new Set(result.requeued.map((job) => job.queue))) this.wake(queue);
     return result;
   }
 
@@ -694,15 +698,5 @@ export class PostgresBackend implements Backend {
 
   private wake(queue: string): void {
     for (const listener of this.listeners) queueMicrotask(() => listener(queue));
-  }
-
-  /**
-   * Wakes this process's subscribers after one of this pool's own writes made jobs of `queue`
-   * (`"*"`: any queue) due: the same wake-up the write's NOTIFY would bring, a round trip
-   * sooner. Every pool statement that NOTIFYs calls this, which is what lets the listener skip
-   * notifications sent by the pool's connections.
-   */
-  private wakeLocally(queue: string): void {
-    this.wake(queue);
   }
 }

@@ -160,7 +160,7 @@ export function buildStatements(schema: string) {
       SET status = 'done', attempts = j.attempts + 1, result = b.result::json, finished_at = now(),
           updated_at = now(), result_expires_at = now() + make_interval(secs => $5::float8)
       FROM unnest($1::uuid[], $2::text[], $3::uuid[], $4::text[]) AS b(id, worker_id, claim_token, result)
-      WHERE j.id = b.id AND (j.status = 'processing') IS TRUE AND j.worker_id = b.worker_id
+      WHERE j.id = b.id AND ${IS_PROCESSING} AND j.worker_id = b.worker_id
         AND j.claim_token = b.claim_token
       RETURNING j.id::text AS id`,
 
