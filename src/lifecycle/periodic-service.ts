@@ -1,0 +1,67 @@
+/**
+ * A service that runs one tick, waits an interval, and repeats (seed 004): the stop flag is the
+ * run's `AbortSignal`, checked before each tick and passed into it so the tick can check it
+ * between its units of work; a tick that throws is logged and the loop goes on.
+ */
+import { BaseService, type BaseServiceOptions, sleep } from "./service.js";
+
+/** Options of {@link PeriodicService}. */
+export interface PeriodicServiceOptions extends BaseServiceOptions {
+  /** Milliseconds from the end of one tick to the start of the next. */
+  intervalMs: number;
+  /** One unit of work; check `signal.aborted` between its steps. */
+  tick: (signal: AbortSignal) => Promise<void>;
+  /** Run the first tick at once instead of after one interval. Default false. */
+  immediately?: boolean;
+}
+
+/** See the module comment. */
+export class PeriodicService extends BaseService {
+  private readonly intervalMs: number;
+  private readonly tick: (signal: AbortSignal) => Promise<void>;
+  private readonly immediately: boolean;
+  private inFlight: Promise<void> | undefined;
+
+  constructor(options: PeriodicServiceOptions) {
+    super(options);
+    this.intervalMs = options.intervalMs;
+    this.tick = options.tick;
+    this.immediately = options.immediately ?? false;
+  }
+
+  /**
+   * Runs one tick now (or joins the one in flight) unless the service is stopping or idle; the
+   * next scheduled tick still comes one interval after this one ends.
+   */
+  runNow(): Promise<void> {
+    const signal = this.signal;
+    if (!signal || signal.aborted) return Promise.resolve();
+    return this.runTick(signal);
+  }
+
+  private runTick(signal: AbortSignal): Promise<void> {
+    if (this.inFlight) return this.inFlight;
+    this.inFlight = this.tick(signal)
+      .catch((err: unknown) => {
+        this.logger.warn({ err }, `${this.name} tick failed; will retry`);
+      })
+      .finally(() => {
+        this.inFlight = undefined;
+      });
+    return this.inFlight;
+  }
+
+  protected async run(signal: AbortSignal): Promise<void> {
+    let first = true;
+    while (!signal.aborted) {
+      if (!(first && this.immediately)) {
+        const waited = await sleep(this.intervalMs, signal);
+        if (!waited) break;
+      }
+      first = false;
+      await this.runTick(signal);
+    }
+    // A tick started by runNow() during the stop still counts as in flight.
+    await this.inFlight;
+  }
+}
