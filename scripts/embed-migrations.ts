@@ -3,7 +3,7 @@
 // Reads `src/backends/<engine>/migrations/*.sql`, checks names and versions with the runtime's own
 // loader (orderMigrations), and writes the text as a TypeScript module, so the package needs no
 // `.sql` files next to its JavaScript. The module is committed: tests, tsx and the type check run
-// from the sources without a build, and test/schema/embedded-migrations.test.ts fails when it is
+// from the sources without a build, and test/schema/migrations.test.ts fails when it is
 // stale. Usage: `node --import tsx scripts/embed-migrations.ts [--check]` (`--check`: exit 1
 // instead of writing when the module is stale).
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -26,7 +26,9 @@ export function generatedModule(): string {
     "// edit (`npm run build` rewrites it). The migration text shipped in the package.",
     "",
     "/** Each engine's migration files: name and SQL text, in version order. */",
-    "export const EMBEDDED_MIGRATIONS = {",
+    "export const EMBEDDED_MIGRATIONS: Readonly<",
+    '  Record<"postgres" | "sqlite", ReadonlyArray<{ readonly file: string; readonly sql: string }>>',
+    "> = {",
   ];
   for (const engine of MIGRATION_ENGINES) {
     lines.push(`  ${engine}: [`);
@@ -35,7 +37,7 @@ export function generatedModule(): string {
     }
     lines.push("  ],");
   }
-  lines.push("} as const;", "");
+  lines.push("};", "");
   return lines.join("\n");
 }
 
