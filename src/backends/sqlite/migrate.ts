@@ -21,11 +21,12 @@ import { NOW_MS } from "./clock.js";
  */
 export function migrate(db: Database.Database, migrations: readonly Migration[]): string[] {
   const run = db.transaction(() => {
+    // Kept flush left: SQLite stores this text as written (test/schema/sqlite.sql shows it).
     db.exec(`CREATE TABLE IF NOT EXISTS soniq_migrations (
-      version    INTEGER NOT NULL PRIMARY KEY,
-      name       TEXT    NOT NULL,
-      applied_at INTEGER NOT NULL
-    ) STRICT`);
+  version    INTEGER NOT NULL PRIMARY KEY,
+  name       TEXT    NOT NULL,
+  applied_at INTEGER NOT NULL
+) STRICT`);
     const rows = db.prepare("SELECT version FROM soniq_migrations").all() as Array<{
       version: number;
     }>;
