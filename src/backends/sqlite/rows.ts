@@ -1,6 +1,10 @@
 /**
  * The SQLite backend's stored row shapes (snake_case, times as INTEGER milliseconds since the
  * epoch) and their conversion to the contract's rows (camelCase, times as `Date`).
+ *
+ * Declared apart from postgres/rows.ts on purpose: only the column names are common (and
+ * test/schema/columns.test.ts holds both lists to their tables); the types (ms integers vs
+ * `Date`, JSON text vs `text[]`), the casts PostgreSQL selects with and the mappers all differ.
  */
 import type { DeadLetterRow, JobRow, JobStatus, WorkerRow, WorkerStatus } from "../backend.js";
 
