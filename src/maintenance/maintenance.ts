@@ -8,6 +8,7 @@
 import type { Backend, RecoveryResult } from "../backends/backend.js";
 import type { Logger } from "../observability/logger.js";
 import type { GuardedMetrics } from "../observability/metrics.js";
+import { crashLoopRule } from "./policy.js";
 
 /** The lease name maintenance is elected under. */
 export const MAINTENANCE_LEASE = "maintenance";
@@ -41,7 +42,7 @@ export async function recoverOnce(
 ): Promise<RecoveryResult> {
   const result = await backend.recoverStale(
     staleMeansDead ? settings.heartbeatTimeout : null,
-    settings.maxInterruptions,
+    crashLoopRule(settings.maxInterruptions),
   );
   for (const job of result.requeued) {
     logger.warn(

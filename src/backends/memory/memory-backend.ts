@@ -17,6 +17,7 @@ import type {
   WorkerRow,
   WorkerStatus,
 } from "../backend.js";
+import { type CrashLoopRule, crashLoopText } from "../backend.js";
 import { claimedJobOf } from "../claimed-job.js";
 
 /** Options of {@link MemoryBackend}. */
@@ -400,7 +401,7 @@ export class MemoryBackend implements Backend {
 
   async recoverStale(
     heartbeatTimeoutSeconds: number | null,
-    maxInterruptions: number,
+    crashLoop: CrashLoopRule,
   ): Promise<RecoveryResult> {
     this.check();
     const now = this.clock();
@@ -424,16 +425,16 @@ export class MemoryBackend implements Backend {
         previousOwner: row.workerId,
         interruptions,
       };
-      if (interruptions > maxInterruptions) {
+      if (interruptions > crashLoop.maxInterruptions) {
         this.jobs.delete(row.id);
         const { status: _s, result: _r, resultExpiresAt: _e, ...rest } = row;
         const stamp = this.date();
         this.dead.set(row.id, {
           ...rest,
           interruptions,
-          lastError: `crash_loop: interrupted ${interruptions} times (its worker stopped heartbeating each time)`,
+          lastError: crashLoopText(crashLoop.message, interruptions),
           updatedAt: stamp,
-          reason: "crash_loop",
+          reason: crashLoop.reason,
           deadAt: stamp,
         });
         result.deadLettered.push(job);

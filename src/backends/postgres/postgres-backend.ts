@@ -25,6 +25,7 @@ import type {
   WorkerRow,
   WorkerStatus,
 } from "../backend.js";
+import { type CrashLoopRule, INTERRUPTIONS_PLACEHOLDER } from "../backend.js";
 import { isUuid, notifyChannel, validateSchemaName } from "./identifiers.js";
 import { PgListener } from "./listener.js";
 import { migrate } from "./migrate.js";
@@ -614,7 +615,7 @@ export class PostgresBackend implements Backend {
   /** See {@link Backend.recoverStale}: one statement; requeued rows NOTIFY their queues. */
   async recoverStale(
     heartbeatTimeoutSeconds: number | null,
-    maxInterruptions: number,
+    crashLoop: CrashLoopRule,
   ): Promise<RecoveryResult> {
     const { rows } = await this.run<{
       kind: string;
@@ -623,7 +624,14 @@ export class PostgresBackend implements Backend {
       queue: string;
       previous_owner: string | null;
       interruptions: number;
-    }>(this.sql.recoverStale, [heartbeatTimeoutSeconds, maxInterruptions, this.channel]);
+    }>(this.sql.recoverStale, [
+      heartbeatTimeoutSeconds,
+      crashLoop.maxInterruptions,
+      this.channel,
+      crashLoop.reason,
+      crashLoop.message,
+      INTERRUPTIONS_PLACEHOLDER,
+    ]);
     const result: RecoveryResult = { requeued: [], deadLettered: [] };
     for (const row of rows) {
       const job = {

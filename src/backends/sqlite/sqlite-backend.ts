@@ -20,6 +20,7 @@ import type {
   WorkerRow,
   WorkerStatus,
 } from "../backend.js";
+import { type CrashLoopRule, crashLoopText } from "../backend.js";
 import { claimedJobOf } from "../claimed-job.js";
 import { NOW_MS, secondsToMs } from "./clock.js";
 import { loadMigrations, migrate } from "./migrate.js";
@@ -756,13 +757,13 @@ export class SqliteBackend implements Backend {
    * Crash recovery in one immediate transaction (so it is exactly-once across processes sharing
    * the file): every `processing` row whose owner is not live by the database clock is requeued
    * (`interruptions + 1`, due now, owner cleared, attempts untouched) or, past
-   * `maxInterruptions`, moved to the DLQ with reason `crash_loop`. Contract:
+   * `crashLoop.maxInterruptions`, moved to the DLQ under `crashLoop`. Contract:
    * `Backend.recoverStale`.
    * @throws SoniqError `CLOSED`, `SCHEMA_NOT_READY`.
    */
   async recoverStale(
     heartbeatTimeoutSeconds: number | null,
-    maxInterruptions: number,
+    crashLoop: CrashLoopRule,
   ): Promise<RecoveryResult> {
     return this.use((db) => {
       const find = this.stmt(
@@ -788,7 +789,7 @@ export class SqliteBackend implements Backend {
            finished_at, worker_id, claim_token, last_error, dedup_key, reason, dead_at)
          SELECT id, name, queue, args, priority, attempts, max_attempts, interruptions + 1,
            scheduled_at, created_at, @now, started_at, finished_at, worker_id, claim_token,
-           @error, dedup_key, 'crash_loop', @now
+           @error, dedup_key, @reason, @now
          FROM soniq_jobs WHERE id = @id AND status = 'processing' AND worker_id IS @owner`,
       );
       const remove = this.stmt(db, "DELETE FROM soniq_jobs WHERE id = ?");
@@ -815,9 +816,9 @@ export class SqliteBackend implements Backend {
             interruptions,
           };
           const params = { id: row.id, owner: row.worker_id, now };
-          if (interruptions > maxInterruptions) {
-            const error = `crash_loop: interrupted ${interruptions} times (its worker stopped heartbeating each time)`;
-            if (bury.run({ ...params, error }).changes > 0) {
+          if (interruptions > crashLoop.maxInterruptions) {
+            const error = crashLoopText(crashLoop.message, interruptions);
+            if (bury.run({ ...params, error, reason: crashLoop.reason }).changes > 0) {
               remove.run(row.id);
               result.deadLettered.push(job);
             }
