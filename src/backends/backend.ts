@@ -335,8 +335,11 @@ export interface Backend {
    */
   listWorkers(heartbeatTimeoutSeconds: number): Promise<Array<WorkerRow & { live: boolean }>>;
 
-  /** Deletes `done` and `cancelled` rows whose `result_expires_at` has passed; returns how many. */
-  pruneFinished(): Promise<number>;
+  /**
+   * Deletes `done` and `cancelled` rows whose `result_expires_at` has passed, at most `limit` of
+   * them (all when omitted), in one statement; returns how many.
+   */
+  pruneFinished(limit?: number): Promise<number>;
 
   /**
    * Crash recovery (DESIGN.md §3.2–3.3): every `processing` row whose owner is not a live worker
@@ -365,8 +368,11 @@ export interface Backend {
    */
   ownedBy(workerId: string): Promise<Array<Owner & { id: string }>>;
 
-  /** Deletes worker rows whose last heartbeat is older than `notSeenForSeconds`; returns how many. */
-  forgetWorkers(notSeenForSeconds: number): Promise<number>;
+  /**
+   * Deletes worker rows whose last heartbeat is older than `notSeenForSeconds`, at most `limit`
+   * of them (all when omitted), in one statement; returns how many.
+   */
+  forgetWorkers(notSeenForSeconds: number, limit?: number): Promise<number>;
 
   /**
    * Leader lease for maintenance work: takes or renews lease `name` for `holder` for

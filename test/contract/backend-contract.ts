@@ -635,6 +635,29 @@ export function runBackendContract(target: ContractTarget): void {
       expect((await b.stats()).queued).toBe(30);
     });
 
+    it("pruneFinished › with a limit › deletes at most that many per call", async () => {
+      const b = await make();
+      const jobs = [newJob(), newJob(), newJob()];
+      await b.enqueue(jobs);
+      for (const c of await b.claim({ workerId: "w", queues: null, limit: 3 })) {
+        await b.complete(c.id, ownerOf(c), null, 0);
+      }
+      expect(await b.pruneFinished(2)).toBe(2);
+      expect(await b.pruneFinished(2)).toBe(1);
+      expect(await b.pruneFinished(2)).toBe(0);
+    });
+
+    it("forgetWorkers › with a limit › deletes at most that many per call", async () => {
+      const b = await make();
+      for (const id of ["a", "b", "c"]) {
+        await b.registerWorker({ id, hostname: "h", pid: 1, queues: null, concurrency: 1 });
+      }
+      await new Promise((r) => setTimeout(r, 60));
+      expect(await b.forgetWorkers(0.04, 2)).toBe(2);
+      expect(await b.forgetWorkers(0.04, 2)).toBe(1);
+      expect(await b.listWorkers(60)).toEqual([]);
+    });
+
     it("lists the processing rows a worker owns, with their claim tokens", async () => {
       const b = await make();
       await b.enqueue([newJob(), newJob(), newJob()]);

@@ -382,11 +382,12 @@ export class MemoryBackend implements Backend {
       }));
   }
 
-  async pruneFinished(): Promise<number> {
+  async pruneFinished(limit = Number.POSITIVE_INFINITY): Promise<number> {
     this.check();
     const now = this.clock();
     let pruned = 0;
     for (const [id, row] of this.jobs) {
+      if (pruned >= limit) break;
       if (
         (row.status === "done" || row.status === "cancelled") &&
         row.resultExpiresAt !== null &&
@@ -462,11 +463,15 @@ export class MemoryBackend implements Backend {
       .map((row) => ({ id: row.id, workerId, claimToken: row.claimToken as string }));
   }
 
-  async forgetWorkers(notSeenForSeconds: number): Promise<number> {
+  async forgetWorkers(
+    notSeenForSeconds: number,
+    limit = Number.POSITIVE_INFINITY,
+  ): Promise<number> {
     this.check();
     const now = this.clock();
     let forgotten = 0;
     for (const [id, w] of this.workers) {
+      if (forgotten >= limit) break;
       if (now - w.lastHeartbeatAt.getTime() > notSeenForSeconds * 1000) {
         this.workers.delete(id);
         forgotten += 1;

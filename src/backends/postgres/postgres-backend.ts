@@ -656,8 +656,8 @@ export class PostgresBackend implements Backend {
   }
 
   /** See {@link Backend.forgetWorkers}. */
-  async forgetWorkers(notSeenForSeconds: number): Promise<number> {
-    const { rowCount } = await this.run(this.sql.forgetWorkers, [notSeenForSeconds]);
+  async forgetWorkers(notSeenForSeconds: number, limit?: number): Promise<number> {
+    const { rowCount } = await this.run(this.sql.forgetWorkers, [notSeenForSeconds, limit ?? null]);
     return rowCount;
   }
 
@@ -673,8 +673,8 @@ export class PostgresBackend implements Backend {
   }
 
   /** See {@link Backend.pruneFinished}: one DELETE; returns how many rows went. */
-  async pruneFinished(): Promise<number> {
-    const { rowCount } = await this.run(this.sql.pruneFinished, []);
+  async pruneFinished(limit?: number): Promise<number> {
+    const { rowCount } = await this.run(this.sql.pruneFinished, [limit ?? null]);
     return rowCount;
   }
 

@@ -296,9 +296,10 @@ export function buildStatements(schema: string) {
     ownedBy: `SELECT id::text AS id, claim_token::text AS claim_token FROM ${jobs}
       WHERE status = 'processing' AND worker_id = $1`,
 
-    /** `$1` seconds: deletes worker rows not heartbeating for that long. */
-    forgetWorkers: `DELETE FROM ${workers}
-      WHERE last_heartbeat_at < now() - make_interval(secs => $1::float8)`,
+    /** `$1` seconds, `$2` limit (NULL: all): deletes worker rows not heartbeating for that long. */
+    forgetWorkers: `DELETE FROM ${workers} WHERE id IN (
+        SELECT id FROM ${workers}
+        WHERE last_heartbeat_at < now() - make_interval(secs => $1::float8) LIMIT $2::int)`,
 
     /** `$1` lease name, `$2` holder, `$3` ttl seconds → a row iff `$2` holds the lease now. */
     tryLead: `INSERT INTO ${leases} (name, holder, expires_at)
@@ -310,8 +311,9 @@ export function buildStatements(schema: string) {
     /** `$1` lease name, `$2` holder. */
     resign: `DELETE FROM ${leases} WHERE name = $1 AND holder = $2`,
 
-    /** Deletes finished rows whose retention has passed. */
-    pruneFinished: `DELETE FROM ${jobs}
-      WHERE status IN ('done', 'cancelled') AND result_expires_at <= now()`,
+    /** `$1` limit (NULL: all): deletes finished rows whose retention has passed. */
+    pruneFinished: `DELETE FROM ${jobs} WHERE id IN (
+        SELECT id FROM ${jobs}
+        WHERE status IN ('done', 'cancelled') AND result_expires_at <= now() LIMIT $1::int)`,
   };
 }

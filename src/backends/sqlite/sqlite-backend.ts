@@ -738,17 +738,18 @@ export class SqliteBackend implements Backend {
 
   /**
    * Deletes `done` and `cancelled` rows whose `result_expires_at` is at or before the
-   * database's now, freeing their dedup keys. Contract: `Backend.pruneFinished`.
+   * database's now, at most `limit` of them (all when omitted; `LIMIT -1` is SQLite's "no
+   * limit"), freeing their dedup keys. Contract: `Backend.pruneFinished`.
    * @returns How many rows were deleted.
    * @throws SoniqError `CLOSED`, `SCHEMA_NOT_READY`.
    */
-  async pruneFinished(): Promise<number> {
+  async pruneFinished(limit?: number): Promise<number> {
     return this.use((db) => {
       const info = this.stmt(
         db,
-        `DELETE FROM soniq_jobs
-         WHERE status IN ('done', 'cancelled') AND result_expires_at <= ${NOW_MS}`,
-      ).run();
+        `DELETE FROM soniq_jobs WHERE id IN (SELECT id FROM soniq_jobs
+         WHERE status IN ('done', 'cancelled') AND result_expires_at <= ${NOW_MS} LIMIT ?)`,
+      ).run(limit ?? -1);
       return info.changes;
     });
   }
@@ -844,13 +845,18 @@ export class SqliteBackend implements Backend {
     );
   }
 
-  /** Deletes worker rows not heartbeating for `notSeenForSeconds`. Contract: `Backend.forgetWorkers`. */
-  async forgetWorkers(notSeenForSeconds: number): Promise<number> {
+  /**
+   * Deletes worker rows not heartbeating for `notSeenForSeconds`, at most `limit` of them.
+   * Contract: `Backend.forgetWorkers`.
+   */
+  async forgetWorkers(notSeenForSeconds: number, limit?: number): Promise<number> {
     return this.use(
       (db) =>
-        this.stmt(db, `DELETE FROM soniq_workers WHERE ${NOW_MS} - last_heartbeat_at > ?`).run(
-          secondsToMs(notSeenForSeconds),
-        ).changes,
+        this.stmt(
+          db,
+          `DELETE FROM soniq_workers WHERE id IN (SELECT id FROM soniq_workers
+           WHERE ${NOW_MS} - last_heartbeat_at > ? LIMIT ?)`,
+        ).run(secondsToMs(notSeenForSeconds), limit ?? -1).changes,
     );
   }
 
