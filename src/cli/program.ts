@@ -6,7 +6,7 @@ import { readFileSync } from "node:fs";
 import { Command, InvalidArgumentError } from "commander";
 import { redactUrl } from "../backends/select.js";
 import { isSoniqError } from "../errors.js";
-import { recoverOnce } from "../maintenance/maintenance.js";
+import { Rescuer } from "../maintenance/rescuer.js";
 import { Soniq } from "../soniq.js";
 import { withTimeout } from "../worker/with-timeout.js";
 import type { Worker } from "../worker/worker.js";
@@ -241,7 +241,12 @@ program
   .action(async (module: string | undefined, flags: ConnectionFlags & { json?: boolean }) => {
     try {
       const soniq = await instanceFor({ ...flags, ...(module ? { module } : {}) });
-      const result = await recoverOnce(await soniq.backend(), soniq.settings, soniq.logger);
+      const result = await new Rescuer({
+        backend: await soniq.backend(),
+        logger: soniq.logger,
+        heartbeatTimeoutSeconds: soniq.settings.heartbeatTimeout,
+        maxInterruptions: soniq.settings.maxInterruptions,
+      }).runOnce();
       if (flags.json) process.stdout.write(`${JSON.stringify(result)}\n`);
       else {
         process.stdout.write(

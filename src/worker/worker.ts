@@ -13,8 +13,8 @@ import { isSoniqError, SoniqError } from "../errors.js";
 import { type JobDefinition, validateArgs } from "../jobs/job-definition.js";
 import { toJsonText } from "../jobs/payload.js";
 import { retryDelaySeconds } from "../jobs/retry-policy.js";
-import { Maintenance, recoverOnce } from "../maintenance/maintenance.js";
-import { PeriodicService } from "../maintenance/periodic-service.js";
+import { PeriodicService } from "../lifecycle/periodic-service.js";
+import { createMaintenance, type Maintenance } from "../maintenance/maintenance.js";
 import type { Logger } from "../observability/logger.js";
 import { GuardedMetrics } from "../observability/metrics.js";
 import { crossFieldProblems, type SoniqSettings, settingsSchema } from "../settings.js";
@@ -113,8 +113,7 @@ export class Worker {
   private phase: "new" | "starting" | "running" | "done" = "new";
   private loopDone: Promise<void> = Promise.resolve();
   private heartbeat: PeriodicService | undefined;
-  private maintenance: PeriodicService | undefined;
-  private maintainer: Maintenance | undefined;
+  private maintenance: Maintenance | undefined;
   private deadlineTimer: NodeJS.Timeout | undefined;
   private unsubscribe: (() => void) | undefined;
   private recordFailures = 0;
@@ -249,16 +248,14 @@ export class Worker {
     this.metrics.start();
     this.startServices(backend);
     // Recovery at start-up (one of its clocks): jobs of stopped or unknown owners. Owners with a
-    // stale heartbeat wait for the maintenance loop, once this worker has itself heartbeated for
+    // stale heartbeat wait for the leader's rescuer, once that worker has itself heartbeated for
     // heartbeatTimeout (after an outage every heartbeat is stale, live workers' too).
-    await recoverOnce(backend, this.settings, this.logger, this.metrics, false).catch(
-      (err: unknown) => {
-        this.logger.warn(
-          { err: errorText(err, 300) },
-          "start-up recovery failed; the maintenance loop will retry",
-        );
-      },
-    );
+    await this.maintenance?.rescuer.runOnce({ staleMeansDead: false }).catch((err: unknown) => {
+      this.logger.warn(
+        { err: errorText(err, 300) },
+        "start-up recovery failed; the maintenance loop will retry",
+      );
+    });
     // Only now may stop() begin a drain itself; one that came earlier is begun just below.
     this.phase = "running";
     this.loopDone = this.claimLoop();
@@ -426,10 +423,11 @@ export class Worker {
 
   private startServices(backend: Backend): void {
     const interval = this.settings.heartbeatInterval * 1000;
-    this.heartbeat = new PeriodicService(
-      "heartbeat",
-      interval,
-      async () => {
+    this.heartbeat = new PeriodicService({
+      name: "heartbeat",
+      logger: this.logger,
+      intervalMs: interval,
+      tick: async () => {
         try {
           await withTimeout(
             backend.heartbeat(this.id, this.machine.state === "RUNNING" ? "running" : "draining"),
@@ -449,28 +447,19 @@ export class Worker {
         this.lastBeat = now;
         await this.releaseOrphans(backend);
       },
-      this.logger,
-    );
-    this.heartbeat.start();
-    this.maintainer = new Maintenance(
+    });
+    void this.heartbeat.start();
+    this.maintenance = createMaintenance({
       backend,
-      this.id,
-      this.settings,
-      this.logger,
-      this.metrics,
-      this.clock,
-    );
-    const maintainer = this.maintainer;
-    this.maintenance = new PeriodicService(
-      "maintenance",
-      interval,
-      () =>
-        maintainer.tick(
-          this.healthySince === undefined ? 0 : (this.clock() - this.healthySince) / 1000,
-        ),
-      this.logger,
-    );
-    this.maintenance.start();
+      workerId: this.id,
+      settings: this.settings,
+      logger: this.logger,
+      metrics: this.metrics,
+      clock: this.clock,
+      healthyForSeconds: () =>
+        this.healthySince === undefined ? 0 : (this.clock() - this.healthySince) / 1000,
+    });
+    void this.maintenance.service.start();
   }
 
   /**
@@ -490,11 +479,10 @@ export class Worker {
     }
   }
 
-  /** At drain start: report `draining` now, stop maintenance and hand the lease on. */
+  /** At drain start: report `draining` now, stop maintenance (which hands the lease on). */
   private async stopMaintenance(): Promise<void> {
     void this.heartbeat?.runNow();
-    await this.maintenance?.stop(2000);
-    await this.maintainer?.resign().catch(() => undefined);
+    await this.maintenance?.service.stop(2000);
   }
 
   // ---- claim loop ------------------------------------------------------------------------

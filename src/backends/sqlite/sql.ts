@@ -195,9 +195,12 @@ export const SQL = {
       (status <> 'stopped' AND ${NOW_MS} - last_heartbeat_at <= @timeoutMs) AS live
     FROM soniq_workers ORDER BY started_at DESC, rowid DESC`,
 
-  /** Deletes `done` and `cancelled` rows whose retention has passed. → changes. */
-  pruneFinished: `DELETE FROM soniq_jobs
-    WHERE status IN ('done', 'cancelled') AND result_expires_at <= ${NOW_MS}`,
+  /**
+   * `@limit` (-1: no limit): deletes at most that many `done` and `cancelled` rows whose
+   * retention has passed. → changes.
+   */
+  pruneFinished: `DELETE FROM soniq_jobs WHERE id IN (SELECT id FROM soniq_jobs
+    WHERE status IN ('done', 'cancelled') AND result_expires_at <= ${NOW_MS} LIMIT @limit)`,
 
   /**
    * `@now`, `@timeoutMs` (NULL: a stale heartbeat does not count as dead, only stopped or unknown
@@ -221,22 +224,26 @@ export const SQL = {
     WHERE id = @id AND status = 'processing' AND worker_id IS @owner`,
 
   /**
-   * `@id`, `@owner`, `@now`, `@error`: crash recovery past the interruption limit, copies the
-   * row into the DLQ with reason `crash_loop` and `interruptions + 1`. → changes. The caller
+   * `@id`, `@owner`, `@now`, `@error`, `@reason`: crash recovery past the interruption limit,
+   * copies the row into the DLQ with the crash-loop reason and `interruptions + 1`. → changes. The caller
    * deletes the job ({@link SQL.deleteJob}) in the same transaction.
    */
   buryStale: `${DEAD_LETTER_INSERT}
     SELECT id, name, queue, args, priority, attempts, max_attempts, interruptions + 1,
       scheduled_at, created_at, @now, started_at, finished_at, worker_id, claim_token,
-      @error, dedup_key, 'crash_loop', @now
+      @error, dedup_key, @reason, @now
     FROM soniq_jobs WHERE id = @id AND status = 'processing' AND worker_id IS @owner`,
 
   /** `@workerId` → `id`, `claim_token` of the processing rows it owns. */
   ownedBy: `SELECT id, claim_token FROM soniq_jobs
     WHERE status = 'processing' AND worker_id = @workerId`,
 
-  /** `@notSeenForMs`: deletes worker rows whose last heartbeat is older. → changes. */
-  forgetWorkers: `DELETE FROM soniq_workers WHERE ${NOW_MS} - last_heartbeat_at > @notSeenForMs`,
+  /**
+   * `@notSeenForMs`, `@limit` (-1: no limit): deletes at most that many worker rows whose last
+   * heartbeat is older. → changes.
+   */
+  forgetWorkers: `DELETE FROM soniq_workers WHERE id IN (SELECT id FROM soniq_workers
+    WHERE ${NOW_MS} - last_heartbeat_at > @notSeenForMs LIMIT @limit)`,
 
   /**
    * `@name`, `@holder`, `@ttlMs`: takes or renews the lease when it is free, expired or already

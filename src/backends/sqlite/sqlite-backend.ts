@@ -9,6 +9,7 @@ import type {
   ClaimedJob,
   ClaimRequest,
   CompletionItem,
+  CrashLoopRule,
   DeadLetterRow,
   EnqueueResult,
   EnqueueWriteOptions,
@@ -293,9 +294,9 @@ export class SqliteBackend implements Backend {
     });
   }
 
-  /** Deletes finished rows past their retention. Contract: `Backend.pruneFinished`. */
-  async pruneFinished(): Promise<number> {
-    return this.conn.use((s) => s.statement("pruneFinished").run().changes);
+  /** Deletes finished rows past their retention, at most `limit`. Contract: `Backend.pruneFinished`. */
+  async pruneFinished(limit?: number): Promise<number> {
+    return this.conn.use((s) => s.statement("pruneFinished").run({ limit: limit ?? -1 }).changes);
   }
 
   /**
@@ -304,10 +305,10 @@ export class SqliteBackend implements Backend {
    */
   async recoverStale(
     heartbeatTimeoutSeconds: number | null,
-    maxInterruptions: number,
+    crashLoop: CrashLoopRule,
   ): Promise<RecoveryResult> {
     const result = await this.conn.use((s) =>
-      recoverStaleClaims(s, heartbeatTimeoutSeconds, maxInterruptions),
+      recoverStaleClaims(s, heartbeatTimeoutSeconds, crashLoop),
     );
     for (const queue of new Set(result.requeued.map((j) => j.queue))) this.wake(queue);
     return result;
@@ -323,9 +324,11 @@ export class SqliteBackend implements Backend {
   }
 
   /** Deletes worker rows not heartbeating for `notSeenForSeconds`. Contract: `Backend.forgetWorkers`. */
-  async forgetWorkers(notSeenForSeconds: number): Promise<number> {
+  async forgetWorkers(notSeenForSeconds: number, limit?: number): Promise<number> {
     const notSeenForMs = secondsToMs(notSeenForSeconds);
-    return this.conn.use((s) => s.statement("forgetWorkers").run({ notSeenForMs }).changes);
+    return this.conn.use(
+      (s) => s.statement("forgetWorkers").run({ notSeenForMs, limit: limit ?? -1 }).changes,
+    );
   }
 
   /** Takes or renews lease `name` for `holder`. Contract: `Backend.tryLead`. */

@@ -6,14 +6,16 @@
  */
 import { randomUUID } from "node:crypto";
 import { SoniqError } from "../../errors.js";
-import type {
-  ClaimedJob,
-  ClaimRequest,
-  CompletionItem,
-  EnqueueResult,
-  NewJob,
-  Owner,
-  RecoveryResult,
+import {
+  type ClaimedJob,
+  type ClaimRequest,
+  type CompletionItem,
+  type CrashLoopRule,
+  crashLoopText,
+  type EnqueueResult,
+  type NewJob,
+  type Owner,
+  type RecoveryResult,
 } from "../backend.js";
 import { claimedJobOf } from "../claimed-job.js";
 import { secondsToMs } from "./clock.js";
@@ -186,14 +188,14 @@ interface StaleClaim {
 /**
  * Crash recovery: every `processing` row whose owner is not live by the database clock is
  * requeued (`interruptions + 1`, due now, owner cleared, attempts untouched) or, past
- * `maxInterruptions`, moved to the DLQ with reason `crash_loop`.
+ * `crashLoop.maxInterruptions`, moved to the DLQ under the crash-loop rule.
  * @param heartbeatTimeoutSeconds Seconds after which a silent owner counts as dead; `null`: only
  * stopped or unknown owners do.
  */
 export function recoverStaleClaims(
   s: SqliteSession,
   heartbeatTimeoutSeconds: number | null,
-  maxInterruptions: number,
+  crashLoop: CrashLoopRule,
 ): RecoveryResult {
   const timeoutMs = heartbeatTimeoutSeconds === null ? null : secondsToMs(heartbeatTimeoutSeconds);
   const find = s.statement("staleClaims");
@@ -213,9 +215,9 @@ export function recoverStaleClaims(
         interruptions,
       };
       const params = { id: row.id, owner: row.worker_id, now };
-      if (interruptions > maxInterruptions) {
-        const error = `crash_loop: interrupted ${interruptions} times (its worker stopped heartbeating each time)`;
-        if (bury.run({ ...params, error }).changes > 0) {
+      if (interruptions > crashLoop.maxInterruptions) {
+        const error = crashLoopText(crashLoop.message, interruptions);
+        if (bury.run({ ...params, error, reason: crashLoop.reason }).changes > 0) {
           remove.run({ id: row.id });
           result.deadLettered.push(job);
         }
