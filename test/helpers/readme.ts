@@ -24,3 +24,12 @@ export function readmeFiles(section?: string): Record<string, string> {
   }
   return files;
 }
+
+/** The body of the README's one fenced block whose first line is exactly `firstLine`. */
+export function readmeBlock(firstLine: string): string {
+  const text = readFileSync(README, "utf8");
+  const start = text.indexOf(`\`\`\`ts\n${firstLine}\n`);
+  if (start < 0) throw new Error(`README has no block starting ${firstLine}`);
+  const body = start + `\`\`\`ts\n${firstLine}\n`.length;
+  return text.slice(body, text.indexOf("```", body));
+}
