@@ -1,5 +1,9 @@
-/** The message a sync job sends to the worker-thread runner, and what comes back. */
+/** The messages the main thread sends to the worker-thread runner, and what comes back. */
+import type { ThreadErrorRecord } from "./thread-error.js";
+
+/** Run one sync job on a thread. */
 export interface ThreadTask {
+  kind?: "run";
   /** The handler module, a `file:` URL string. */
   module: string;
   exportName: string;
@@ -20,5 +24,19 @@ export interface ThreadTask {
   stopFlag: SharedArrayBuffer;
 }
 
-/** What the runner returns: the handler's value, or a snooze it asked for. */
-export type ThreadOutcome = { kind: "value"; value: unknown } | { kind: "snooze"; seconds: number };
+/** Load a handler module and check its export, without running it (worker start-up). */
+export interface ThreadCheck {
+  kind: "check";
+  /** The handler module, a `file:` URL string. */
+  module: string;
+  exportName: string;
+}
+
+/**
+ * What the runner returns: the handler's value, a snooze it asked for, or what it threw (as a
+ * record: see thread-error.ts). A check returns `{ kind: "value", value: null }` or the error.
+ */
+export type ThreadOutcome =
+  | { kind: "value"; value: unknown }
+  | { kind: "snooze"; seconds: number }
+  | { kind: "error"; error: ThreadErrorRecord };

@@ -19,6 +19,7 @@ import type { Logger } from "../observability/logger.js";
 import { GuardedMetrics } from "../observability/metrics.js";
 import { crossFieldProblems, type SoniqSettings, settingsSchema } from "../settings.js";
 import type { Soniq } from "../soniq.js";
+import { checkThreadHandlers } from "./check-thread-handlers.js";
 import { CompletionBatcher } from "./completion-batcher.js";
 import { errorText } from "./error-text.js";
 import type { InFlight, Outcome } from "./in-flight.js";
@@ -195,7 +196,8 @@ export class Worker {
    * is finished at once. When start-up fails, {@link Worker.finished} resolves with
    * `start_failed` (exit code 2) and the error is thrown.
    * @throws SoniqError `WORKER_START` with no registered jobs or when already started;
-   * `SCHEMA_NOT_READY` before `soniq setup`; connection errors from the backend.
+   * `SCHEMA_NOT_READY` before `soniq setup`; connection errors from the backend; `WORKER_START`
+   * when a sync handler's module fails to load on a thread (file, line and cause in the message).
    */
   async start(): Promise<void> {
     if (this.phase !== "new")
@@ -216,6 +218,7 @@ export class Worker {
     this.phase = "starting";
     let backend: Backend;
     try {
+      await checkThreadHandlers(this.soniq.jobs.values()); // before any claim: fail at start-up
       backend = await this.soniq.backend();
       await backend.registerWorker({
         id: this.id,
