@@ -6,8 +6,9 @@
  * (`soniq recover`), so it is reachable from more than one clock (DESIGN.md §3.3, seed 004).
  */
 import type { Backend, RecoveryResult } from "../backends/backend.js";
+import type { EventBus } from "../observability/event-bus.js";
+import type { SoniqEventMap } from "../observability/events.js";
 import type { Logger } from "../observability/logger.js";
-import type { GuardedMetrics } from "../observability/metrics.js";
 
 /** The lease name maintenance is elected under. */
 export const MAINTENANCE_LEASE = "maintenance";
@@ -36,7 +37,7 @@ export async function recoverOnce(
   backend: Backend,
   settings: MaintenanceSettings,
   logger: Logger,
-  metrics?: GuardedMetrics,
+  events?: EventBus<SoniqEventMap>,
   staleMeansDead = true,
 ): Promise<RecoveryResult> {
   const result = await backend.recoverStale(
@@ -53,7 +54,7 @@ export async function recoverOnce(
       },
       "recovered a job whose worker is not live: requeued (attempt not spent)",
     );
-    metrics?.emit("job_recovered", {
+    events?.emit("job_recovered", {
       job_id: job.id,
       job_name: job.name,
       previous_owner: job.previousOwner,
@@ -71,7 +72,7 @@ export async function recoverOnce(
       },
       "a job keeps losing its worker: moved to the dead-letter queue (crash_loop)",
     );
-    metrics?.emit("job_dead_lettered", {
+    events?.emit("job_dead_lettered", {
       job_id: job.id,
       job_name: job.name,
       reason: "crash_loop",
@@ -90,7 +91,7 @@ export class Maintenance {
     private readonly holder: string,
     private readonly settings: MaintenanceSettings,
     private readonly logger: Logger,
-    private readonly metrics: GuardedMetrics,
+    private readonly events: EventBus<SoniqEventMap>,
     private readonly clock: () => number = Date.now,
   ) {}
 
@@ -118,7 +119,7 @@ export class Maintenance {
       this.backend,
       this.settings,
       this.logger,
-      this.metrics,
+      this.events,
       healthyForSeconds >= this.settings.heartbeatTimeout,
     );
     if (this.clock() - this.lastHousekeeping >= HOUSEKEEPING_EVERY_MS) {
