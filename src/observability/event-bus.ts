@@ -9,10 +9,10 @@ import type { Logger } from "./logger.js";
 export type EventMap = { [name: string]: object };
 
 /**
- * A listener of one event. It may be async; its result is not awaited. The payload object is
+ * A listener of one event. It may be async; its result is not awaited (a rejection is logged). The payload object is
  * shared by every listener of that emit: read it, do not change it.
  */
-export type EventListener<P> = (payload: Readonly<P>) => void | Promise<void>;
+export type EventListener<P> = (payload: Readonly<P>) => unknown;
 
 /**
  * A listener of every event: `(name, payload)`, where checking `name` narrows `payload`.
@@ -20,7 +20,7 @@ export type EventListener<P> = (payload: Readonly<P>) => void | Promise<void>;
  */
 export type AnyEventListener<M extends EventMap> = (
   ...event: { [K in keyof M & string]: [name: K, payload: Readonly<M[K]>] }[keyof M & string]
-) => void | Promise<void>;
+) => unknown;
 
 /** Removes the listener it was returned for. Idempotent. */
 export type Unsubscribe = () => void;
@@ -35,8 +35,8 @@ export interface EventSubscriber<M extends EventMap> {
   onAny(listener: AnyEventListener<M>): Unsubscribe;
 }
 
-type Listener = (payload: object) => void | Promise<void>;
-type Any = (name: string, payload: object) => void | Promise<void>;
+type Listener = (payload: object) => unknown;
+type Any = (name: string, payload: object) => unknown;
 
 /**
  * The bus. Emitting with nobody listening is a map lookup; call sites on a hot path may ask
@@ -101,7 +101,7 @@ export class EventBus<M extends EventMap> implements EventSubscriber<M> {
     }
   }
 
-  private guard(name: string, call: () => void | Promise<void>): void {
+  private guard(name: string, call: () => unknown): void {
     try {
       const result: unknown = call();
       if (isThenable(result)) result.then(undefined, (err: unknown) => this.failed(name, err));
