@@ -15,8 +15,9 @@ import { toJsonText } from "../jobs/payload.js";
 import { retryDelaySeconds } from "../jobs/retry-policy.js";
 import { PeriodicService } from "../lifecycle/periodic-service.js";
 import { createMaintenance, type Maintenance } from "../maintenance/maintenance.js";
+import type { EventBus } from "../observability/event-bus.js";
+import type { SoniqEventMap } from "../observability/events.js";
 import type { Logger } from "../observability/logger.js";
-import { GuardedMetrics } from "../observability/metrics.js";
 import { crossFieldProblems, type SoniqSettings, settingsSchema } from "../settings.js";
 import type { Soniq } from "../soniq.js";
 import { checkThreadHandlers } from "./check-thread-handlers.js";
@@ -107,7 +108,7 @@ export class Worker {
   /** Sync jobs whose thread has not returned yet, by job id. */
   private readonly threads = new Map<string, Promise<void>>();
   private graceTimer: NodeJS.Timeout | undefined;
-  private readonly metrics: GuardedMetrics;
+  private readonly events: EventBus<SoniqEventMap>;
   private completions: CompletionBatcher | undefined;
   private backend: Backend | undefined;
   /** new → starting → running → done (start-up lifecycle, separate from the shutdown machine). */
@@ -160,7 +161,7 @@ export class Worker {
       merged.syncHandlerGraceSeconds ?? merged.jobTimeout,
     );
     this.permits = new Permits(merged.syncHandlerPoolSize);
-    this.metrics = new GuardedMetrics(soniq.metrics, this.logger);
+    this.events = soniq.eventBus;
     if (signal) {
       if (signal.aborted) this.machine.requestStop("abort");
       else signal.addEventListener("abort", () => void this.stop("abort"), { once: true });
@@ -248,7 +249,12 @@ export class Worker {
       },
       "worker started",
     );
-    this.metrics.start();
+    this.events.emit("worker_started", {
+      worker_id: this.id,
+      concurrency: this.settings.concurrency,
+      queues,
+      backend: backend.kind,
+    });
     this.startServices(backend);
     // Recovery at start-up (one of its clocks): jobs of stopped or unknown owners. Owners with a
     // stale heartbeat wait for the leader's rescuer, once that worker has itself heartbeated for
@@ -309,11 +315,11 @@ export class Worker {
       },
       "draining: no new claims; waiting for in-flight jobs",
     );
-    this.metrics.emit("drain_started", {
+    this.events.emit("drain_started", {
       worker_id: this.id,
-      signal: this.machine.signal,
-      drain_started_at: iso(this.machine.drainStartedAt),
-      deadline_at: iso(this.machine.deadlineAt),
+      signal: this.machine.signal as string,
+      drain_started_at: iso(this.machine.drainStartedAt) as string,
+      deadline_at: iso(this.machine.deadlineAt) as string,
     });
     this.latch.wake();
     void this.stopMaintenance();
@@ -344,7 +350,7 @@ export class Worker {
       },
       "FORCE_TIMEOUT_PATH: shutdown_timeout reached; async handlers are aborted and will be NACK'd, sync threads are asked to stop and waited for",
     );
-    this.metrics.emit("force_timeout_path", { worker_id: this.id, releasing: released, threads });
+    this.events.emit("force_timeout_path", { worker_id: this.id, releasing: released, threads });
     for (const entry of this.inflight.values()) entry.force?.();
     if (threads.length === 0) return;
     // Sync branch: never NACK'd. A flat grace budget from this instant, then wait without bound.
@@ -354,10 +360,10 @@ export class Worker {
       { job_ids: threads, grace_ends_at: iso(wait.graceEndsAt) },
       "WAIT_FOR_THREAD: waiting for sync handler thread(s) to return (sync_handler_grace_seconds budget)",
     );
-    this.metrics.emit("wait_for_thread", {
+    this.events.emit("wait_for_thread", {
       worker_id: this.id,
       job_ids: threads,
-      grace_ends_at: iso(wait.graceEndsAt),
+      grace_ends_at: iso(wait.graceEndsAt) as string,
     });
     this.graceTimer = setTimeout(
       () => {
@@ -413,12 +419,11 @@ export class Worker {
       },
       "worker stopped",
     );
-    this.metrics.emit("worker_stopped", {
+    this.events.emit("worker_stopped", {
       worker_id: this.id,
       exit_reason: exit.reason,
       exit_code: exit.exitCode,
     });
-    this.metrics.end();
     this.resolveFinished?.(exit);
   }
 
@@ -457,7 +462,7 @@ export class Worker {
       workerId: this.id,
       settings: this.settings,
       logger: this.logger,
-      metrics: this.metrics,
+      events: this.events,
       clock: this.clock,
       healthyForSeconds: () =>
         this.healthySince === undefined ? 0 : (this.clock() - this.healthySince) / 1000,
@@ -766,12 +771,14 @@ export class Worker {
             : plan.what === "dead-letter move"
               ? "job_dead_lettered"
               : "job_failed";
-      this.metrics.emit(event, {
-        worker_id: this.id,
-        job_id: job.id,
-        job_name: job.name,
-        duration_ms: durationMs,
-      });
+      if (this.events.hasListeners(event)) {
+        this.events.emit(event, {
+          worker_id: this.id,
+          job_id: job.id,
+          job_name: job.name,
+          duration_ms: durationMs,
+        });
+      }
     }
     if (!changed) {
       log.warn(
@@ -782,7 +789,7 @@ export class Worker {
       log.info(fields, "job done");
     } else if (resolved.kind === "released") {
       this.released.push(job.id);
-      this.metrics.emit("shutdown_nack", {
+      this.events.emit("shutdown_nack", {
         worker_id: this.id,
         job_id: job.id,
         job_name: job.name,
