@@ -11,7 +11,7 @@ import type { SoniqSettings } from "../settings.js";
 import { ClaimLoop } from "./claim-loop.js";
 import { CompletionBatcher } from "./completion-batcher.js";
 import { Drain } from "./drain.js";
-import { Heartbeat } from "./heartbeat.js";
+import { HEARTBEAT_STOP_BOUND_MS, Heartbeat } from "./heartbeat.js";
 import type { InFlightTable } from "./in-flight.js";
 import { JobRunner } from "./job-runner.js";
 import { OutcomeRecorder } from "./outcome-recorder.js";
@@ -129,9 +129,10 @@ export function buildRuntime(parts: RuntimeParts): WorkerRuntime {
     },
     closeDown: async () => {
       // Heartbeats went on until every claimed row was finished or released; now they may stop.
-      await heartbeat.stop();
+      // Every outcome is settled, so the batcher has nothing queued; a write of it still in flight
+      // was given up by its caller and is waited for no longer than the heartbeat.
+      await Promise.all([heartbeat.stop(), completions.stop(HEARTBEAT_STOP_BOUND_MS)]);
       unsubscribe();
-      await completions.stop();
       try {
         await recorder.writeWithRetry(
           () => backend.markWorkerStopped(workerId),
