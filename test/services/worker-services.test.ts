@@ -75,7 +75,7 @@ describe("worker services under start/stop stress", () => {
     });
     const stopped = last as CompletionBatcher;
     await expect(
-      stopped.complete({ id: "x", owner: { workerId: "w1", claimToken: null }, result: null }),
+      stopped.complete({ id: "x", owner: { workerId: "w1", claimToken: "none" }, result: null }),
     ).rejects.toSatisfy((err) => err instanceof SoniqError && err.code === "CLOSED");
   });
 

@@ -37,7 +37,7 @@ describe("CompletionBatcher", () => {
     expect(writes).toBe(1);
     expect((await backend.stats()).done).toBe(5);
     await expect(
-      batcher.complete({ id: "x", owner: { workerId: "w1", claimToken: null }, result: null }),
+      batcher.complete({ id: "x", owner: { workerId: "w1", claimToken: "none" }, result: null }),
     ).rejects.toMatchObject({ code: "CLOSED" });
   });
 });
