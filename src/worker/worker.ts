@@ -249,8 +249,10 @@ export class Worker {
       return this.finished;
     }
     if (this.life.phase === "new") {
+      // Stays "new": a later start() starts nothing and finds the worker finished.
       void this.finished;
-      this.end({ reason: "drained", exitCode: 0, released: [] });
+      this.machine.settle();
+      this.resolveFinished?.({ reason: "drained", exitCode: 0, released: [] });
       return this.finished;
     }
     // While starting, start() begins the drain as soon as the worker row exists.
