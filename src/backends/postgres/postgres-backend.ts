@@ -697,7 +697,7 @@ export class PostgresBackend implements Backend {
         onReconnect: () => this.wake("*"),
         onError: (err) => this.onError(err, "listener"),
       });
-      this.listener.start();
+      void this.listener.start();
     }
     return () => {
       this.listeners.delete(listener);
