@@ -13,6 +13,7 @@
  * - `attempts` counts outcomes, not claims (DESIGN.md §3.2): claim and NACK leave it alone;
  *   complete, retry and a dead-letter move after a run add one.
  */
+import type { AdminStore } from "./contract/admin-store.js";
 
 /** Job row states (DESIGN.md §6). Dead-lettered jobs live in `soniq_dead_letter_jobs`. */
 export type JobStatus = "queued" | "processing" | "done" | "cancelled";
@@ -225,7 +226,21 @@ export interface RecoveryResult {
   requeued: RecoveredJob[];
   /** Moved to the dead-letter queue under the {@link CrashLoopRule} (too many interruptions). */
   deadLettered: RecoveredJob[];
+  /**
+   * Finalised as `cancelled`: an operator had asked to cancel the claim its dead owner held
+   * (contract: admin-store.ts `jobCancelRequest`); never requeued.
+   */
+  cancelled: RecoveredJob[];
 }
+
+/** Options of {@link Backend.recoverStale} beyond the crash-loop rule. */
+export interface RecoveryOptions {
+  /** How long a row finalised `cancelled` is kept, in seconds. Default 7 days. */
+  cancelledRetentionSeconds?: number;
+}
+
+/** The default of {@link RecoveryOptions.cancelledRetentionSeconds}: 7 days, in seconds. */
+export const DEFAULT_CANCELLED_RETENTION_SECONDS = 7 * 86_400;
 
 /** The backend kinds. */
 export type BackendKind = "memory" | "sqlite" | "postgres";
@@ -233,6 +248,9 @@ export type BackendKind = "memory" | "sqlite" | "postgres";
 /** The storage contract. See the module comment for the rules every method keeps. */
 export interface Backend {
   readonly kind: BackendKind;
+
+  /** The operations store: listing, timeline, cancel, queues, workers (contract/admin-store.ts). */
+  readonly admin: AdminStore;
 
   /** Creates or migrates the schema. Idempotent; safe when two processes run it at once. */
   setup(): Promise<void>;
@@ -353,6 +371,11 @@ export interface Backend {
    * never touched.
    * Idempotent: safe to run from several processes at once.
    *
+   * Liveness uses the heartbeat timeout each worker **declared** (admin-store.ts `workerDeclare`),
+   * so recovery agrees with the workers whatever the caller's settings;
+   * `heartbeatTimeoutSeconds` applies to workers that declared none. A stale row whose claim has
+   * a cancel request is finalised `cancelled` (kept `options.cancelledRetentionSeconds`).
+   *
    * With `heartbeatTimeoutSeconds` null, a stale heartbeat is not enough: only rows of stopped or
    * unknown owners are recovered (for a caller that cannot vouch that the database itself was
    * answering all along — after an outage every heartbeat is stale, live workers' too).
@@ -360,6 +383,7 @@ export interface Backend {
   recoverStale(
     heartbeatTimeoutSeconds: number | null,
     crashLoop: CrashLoopRule,
+    options?: RecoveryOptions,
   ): Promise<RecoveryResult>;
 
   /**

@@ -588,6 +588,7 @@ export function runBackendContract(target: ContractTarget): void {
       expect(await b.recoverStale(0.04, crashLoopRule(3))).toEqual({
         requeued: [],
         deadLettered: [],
+        cancelled: [],
       });
     });
 

@@ -9,15 +9,33 @@ import * as sqliteRows from "../../src/backends/sqlite/rows.js";
 /** Column names per table, in order, from a dump's `CREATE TABLE` blocks. */
 function tableColumns(dump: string): Map<string, string[]> {
   const tables = new Map<string, string[]>();
-  for (const block of dump.matchAll(/CREATE TABLE (\w+) \(\n([\s\S]*?)\n\)/g)) {
-    const columns = block[2]!
-      .split("\n")
-      .map((line) => /^\s*(\w+)\s/.exec(line)?.[1])
+  // A SQLite table grown by ALTER TABLE … ADD COLUMN ends `…, col TYPE) STRICT;` on one line.
+  for (const block of dump.matchAll(/CREATE TABLE (\w+) \(\n([\s\S]*?)\n?\)(?: STRICT)?;/g)) {
+    const columns = topLevelParts(block[2]!)
+      .map((part) => /^\s*(\w+)\s/.exec(part)?.[1])
       .filter((name): name is string => name !== undefined && name !== "CONSTRAINT")
-      .filter((name) => !/^[A-Z]+$/.test(name)); // continuation lines such as `CHECK (…)`
+      .filter((name) => !/^[A-Z]+$/.test(name)); // table constraints such as `CHECK (…)`
     tables.set(block[1]!, columns);
   }
   return tables;
+}
+
+/** The comma-separated parts of a table body, commas inside parentheses left alone. */
+function topLevelParts(body: string): string[] {
+  const parts: string[] = [];
+  let depth = 0;
+  let start = 0;
+  for (let i = 0; i < body.length; i++) {
+    const c = body[i];
+    if (c === "(") depth++;
+    else if (c === ")") depth--;
+    else if (c === "," && depth === 0) {
+      parts.push(body.slice(start, i));
+      start = i + 1;
+    }
+  }
+  parts.push(body.slice(start));
+  return parts.map((part) => part.replace(/--[^\n]*/g, ""));
 }
 
 /** The output names of a select list (`a::text AS a, b` → `a`, `b`). */

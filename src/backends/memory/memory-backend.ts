@@ -17,8 +17,14 @@ import type {
   WorkerRow,
   WorkerStatus,
 } from "../backend.js";
-import { type CrashLoopRule, crashLoopText } from "../backend.js";
+import {
+  type CrashLoopRule,
+  crashLoopText,
+  DEFAULT_CANCELLED_RETENTION_SECONDS,
+  type RecoveryOptions,
+} from "../backend.js";
 import { claimedJobOf } from "../claimed-job.js";
+import { MemoryAdminStore } from "./admin-store.js";
 
 /** Options of {@link MemoryBackend}. */
 export interface MemoryBackendOptions {
@@ -39,6 +45,17 @@ export class MemoryBackend implements Backend {
   private readonly listeners = new Set<(queue: string) => void>();
   private readonly leases = new Map<string, { holder: string; expiresAt: number }>();
   private closed = false;
+  /** The operations store (contract/admin-store.ts) over these maps. */
+  readonly admin = new MemoryAdminStore({
+    jobs: this.jobs,
+    dead: this.dead,
+    workers: this.workers,
+    now: () => {
+      this.check();
+      return this.clock();
+    },
+    wake: (queue) => this.wake(queue),
+  });
 
   constructor(options: MemoryBackendOptions = {}) {
     this.clock = options.clock ?? Date.now;
@@ -118,6 +135,16 @@ export class MemoryBackend implements Backend {
   async claim(request: ClaimRequest): Promise<ClaimedJob[]> {
     this.check();
     const now = this.clock();
+    // Paused queues are skipped; a queue's max_running counts its processing rows.
+    const room = new Map<string, number>();
+    for (const [name, config] of this.admin.queues) {
+      if (config.paused) room.set(name, 0);
+      else if (config.maxRunning !== null) room.set(name, config.maxRunning);
+    }
+    for (const row of this.jobs.values()) {
+      const left = room.get(row.queue);
+      if (row.status === "processing" && left !== undefined) room.set(row.queue, left - 1);
+    }
     const due = [...this.jobs.values()]
       .filter(
         (row) =>
@@ -132,6 +159,12 @@ export class MemoryBackend implements Backend {
           a.createdAt.getTime() - b.createdAt.getTime() ||
           (a.id < b.id ? -1 : 1),
       )
+      .filter((row) => {
+        const left = room.get(row.queue);
+        if (left === undefined) return true;
+        room.set(row.queue, left - 1);
+        return left > 0;
+      })
       .slice(0, request.limit);
     return due.map((row) => {
       const stamp = new Date(now);
@@ -378,7 +411,8 @@ export class MemoryBackend implements Backend {
         ...row,
         live:
           row.status !== "stopped" &&
-          now - row.lastHeartbeatAt.getTime() <= heartbeatTimeoutSeconds * 1000,
+          now - row.lastHeartbeatAt.getTime() <=
+            (this.admin.declaredTimeout(row.id) ?? heartbeatTimeoutSeconds) * 1000,
       }));
   }
 
@@ -403,21 +437,44 @@ export class MemoryBackend implements Backend {
   async recoverStale(
     heartbeatTimeoutSeconds: number | null,
     crashLoop: CrashLoopRule,
+    options: RecoveryOptions = {},
   ): Promise<RecoveryResult> {
     this.check();
     const now = this.clock();
     const live = (workerId: string | null) => {
       const w = workerId === null ? undefined : this.workers.get(workerId);
+      const timeout =
+        heartbeatTimeoutSeconds === null
+          ? null
+          : (this.admin.declaredTimeout(w?.id ?? "") ?? heartbeatTimeoutSeconds);
       return (
         w !== undefined &&
         w.status !== "stopped" &&
-        (heartbeatTimeoutSeconds === null ||
-          now - w.lastHeartbeatAt.getTime() <= heartbeatTimeoutSeconds * 1000)
+        (timeout === null || now - w.lastHeartbeatAt.getTime() <= timeout * 1000)
       );
     };
-    const result: RecoveryResult = { requeued: [], deadLettered: [] };
+    const result: RecoveryResult = { requeued: [], deadLettered: [], cancelled: [] };
     for (const row of [...this.jobs.values()]) {
       if (row.status !== "processing" || live(row.workerId)) continue;
+      if (this.admin.cancelRequested(row.id, row.claimToken)) {
+        // The operator asked to cancel this claim: finalise it, never requeue it.
+        const stamp = this.date();
+        const retention = options.cancelledRetentionSeconds ?? DEFAULT_CANCELLED_RETENTION_SECONDS;
+        result.cancelled.push({
+          id: row.id,
+          name: row.name,
+          queue: row.queue,
+          previousOwner: row.workerId,
+          interruptions: row.interruptions,
+        });
+        Object.assign(row, {
+          status: "cancelled",
+          finishedAt: stamp,
+          updatedAt: stamp,
+          resultExpiresAt: this.date(retention),
+        });
+        continue;
+      }
       const interruptions = row.interruptions + 1;
       const job = {
         id: row.id,

@@ -25,8 +25,15 @@ import type {
   WorkerRow,
   WorkerStatus,
 } from "../backend.js";
-import { type CrashLoopRule, INTERRUPTIONS_PLACEHOLDER } from "../backend.js";
+import {
+  type CrashLoopRule,
+  DEFAULT_CANCELLED_RETENTION_SECONDS,
+  INTERRUPTIONS_PLACEHOLDER,
+  type RecoveryOptions,
+} from "../backend.js";
+import { PgAdminStore } from "./admin-store.js";
 import { isUuid, notifyChannel, validateSchemaName } from "./identifiers.js";
+import { claimLimitedQueues, LimitedQueues } from "./limited-claim.js";
 import { PgListener } from "./listener.js";
 import { migrate } from "./migrate.js";
 import {
@@ -39,7 +46,7 @@ import {
   toJobRow,
   toWorkerRow,
 } from "./rows.js";
-import { buildStatements, SESSION_SETUP, type Statements } from "./sql.js";
+import { buildAdminStatements, buildStatements, SESSION_SETUP, type Statements } from "./sql.js";
 
 /** Where a connection error came from, for {@link PostgresBackendOptions.onError}. */
 export type PostgresErrorSource = "pool" | "listener";
@@ -120,6 +127,10 @@ export class PostgresBackend implements Backend {
   private readonly clientPids = new WeakMap<object, number>();
   private closed = false;
   private closing: Promise<void> | null = null;
+  /** The operations store (contract/admin-store.ts), on this backend's pool. */
+  readonly admin: PgAdminStore;
+  /** The queues with a `max_running`, re-read at most once a second (claims). */
+  private readonly limited: LimitedQueues;
   /** Calls using the pool right now; close() waits for them before ending the pool. */
   private inflight = 0;
   private idle: (() => void) | null = null;
@@ -147,6 +158,15 @@ export class PostgresBackend implements Backend {
     this.connectionString = options.connectionString;
     this.sql = buildStatements(this.schema);
     this.onError = options.onError ?? (() => undefined);
+    this.admin = new PgAdminStore({
+      channel: this.channel,
+      sql: buildAdminStatements(this.schema),
+      run: (text, values) => this.run(text, values),
+      wake: (queue) => this.wake(queue),
+    });
+    this.limited = new LimitedQueues(() =>
+      this.run<{ name: string; max_running: number }>(this.admin.sql.limitedQueues, []),
+    );
     this.pool = new pg.Pool({
       connectionString: options.connectionString,
       max: options.poolSize,
@@ -413,7 +433,19 @@ export class PostgresBackend implements Backend {
         : queues.length === 1
           ? await this.run<RawClaimedRow>(this.sql.claimQueue, [request.workerId, limit, queues[0]])
           : await this.run<RawClaimedRow>(this.sql.claimQueues, [request.workerId, limit, queues]);
-    return rows.map(toClaimedJob);
+    const claimed = rows.map(toClaimedJob);
+    if (claimed.length >= limit) return claimed;
+    // Queues with a max_running: each claimed under its queue row's lock (limited-claim.ts).
+    const limited = await this.limited.get(queues);
+    if (limited.length === 0) return claimed;
+    const more = await this.track(() =>
+      claimLimitedQueues(this.pool, this.sql.claimLimited, this.admin.sql, {
+        workerId: request.workerId,
+        limit: limit - claimed.length,
+        queues: limited,
+      }),
+    );
+    return [...claimed, ...more.map(toClaimedJob)];
   }
 
   /** Runs a fenced write; `false` at once when the ids cannot match (not UUIDs). */
@@ -616,6 +648,7 @@ export class PostgresBackend implements Backend {
   async recoverStale(
     heartbeatTimeoutSeconds: number | null,
     crashLoop: CrashLoopRule,
+    options: RecoveryOptions = {},
   ): Promise<RecoveryResult> {
     const { rows } = await this.run<{
       kind: string;
@@ -631,8 +664,9 @@ export class PostgresBackend implements Backend {
       crashLoop.reason,
       crashLoop.message,
       INTERRUPTIONS_PLACEHOLDER,
+      options.cancelledRetentionSeconds ?? DEFAULT_CANCELLED_RETENTION_SECONDS,
     ]);
-    const result: RecoveryResult = { requeued: [], deadLettered: [] };
+    const result: RecoveryResult = { requeued: [], deadLettered: [], cancelled: [] };
     for (const row of rows) {
       const job = {
         id: row.id,
@@ -641,7 +675,12 @@ export class PostgresBackend implements Backend {
         previousOwner: row.previous_owner,
         interruptions: row.interruptions,
       };
-      (row.kind === "dead" ? result.deadLettered : result.requeued).push(job);
+      (row.kind === "dead"
+        ? result.deadLettered
+        : row.kind === "cancelled"
+          ? result.cancelled
+          : result.requeued
+      ).push(job);
     }
     for (const queue of new Set(result.requeued.map((job) => job.queue))) this.wake(queue);
     return result;
@@ -691,8 +730,10 @@ export class PostgresBackend implements Backend {
       this.listener = new PgListener({
         connectionString: this.connectionString,
         channel: this.channel,
-        onNotify: (queue, senderPid) => {
-          if (!this.poolPids.has(senderPid)) this.wake(queue);
+        onNotify: (payload, senderPid) => {
+          // Our own pool's writes already woke (or told) this process's subscribers.
+          if (this.poolPids.has(senderPid)) return;
+          if (!this.admin.handleNotify(payload)) this.wake(payload);
         },
         onReconnect: () => this.wake("*"),
         onError: (err) => this.onError(err, "listener"),

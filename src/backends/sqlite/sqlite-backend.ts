@@ -17,12 +17,15 @@ import type {
   NewJob,
   Owner,
   QueueStats,
+  RecoveryOptions,
   RecoveryResult,
   WorkerInfo,
   WorkerRow,
   WorkerStatus,
 } from "../backend.js";
+import { DEFAULT_CANCELLED_RETENTION_SECONDS } from "../backend.js";
 import { loadMigrations } from "../shared/migrations.js";
+import { SqliteAdminStore } from "./admin-store.js";
 import { secondsToMs } from "./clock.js";
 import { SqliteConnection } from "./connection.js";
 import { migrate } from "./migrate.js";
@@ -82,6 +85,8 @@ export class SqliteBackend implements Backend {
 
   private readonly conn: SqliteConnection;
   private readonly listeners = new Set<(queue: string) => void>();
+  /** The operations store (contract/admin-store.ts) on this connection. */
+  readonly admin: SqliteAdminStore;
 
   /**
    * Validates the options (options.ts); the file is opened on first use. Does not create the
@@ -94,6 +99,7 @@ export class SqliteBackend implements Backend {
     this.path = path;
     this.busyTimeoutMs = busyTimeoutMs;
     this.conn = new SqliteConnection(path, busyTimeoutMs);
+    this.admin = new SqliteAdminStore(this.conn, (queue) => this.wake(queue));
   }
 
   private wake(queue: string): void {
@@ -306,9 +312,11 @@ export class SqliteBackend implements Backend {
   async recoverStale(
     heartbeatTimeoutSeconds: number | null,
     crashLoop: CrashLoopRule,
+    options: RecoveryOptions = {},
   ): Promise<RecoveryResult> {
+    const retention = options.cancelledRetentionSeconds ?? DEFAULT_CANCELLED_RETENTION_SECONDS;
     const result = await this.conn.use((s) =>
-      recoverStaleClaims(s, heartbeatTimeoutSeconds, crashLoop),
+      recoverStaleClaims(s, heartbeatTimeoutSeconds, crashLoop, retention),
     );
     for (const queue of new Set(result.requeued.map((j) => j.queue))) this.wake(queue);
     return result;
