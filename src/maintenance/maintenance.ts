@@ -20,6 +20,12 @@ export interface MaintenanceSettings {
   heartbeatInterval: number;
   /** Seconds without a heartbeat after which a worker is not live. */
   heartbeatTimeout: number;
+  /** Seconds a done or cancelled row is kept (a row recovery finalises `cancelled` too). */
+  resultRetention?: number;
+  /** Seconds a dead letter is kept; 0 for ever. Default 30 days. */
+  deadLetterRetention?: number;
+  /** Seconds a timeline event is kept; 0 for ever. Default 30 days. */
+  jobEventRetention?: number;
   /** Crash recoveries a job may have before the next sends it to the DLQ. */
   maxInterruptions: number;
 }
@@ -71,13 +77,29 @@ export function createMaintenance(deps: MaintenanceDeps): Maintenance {
     intervalMs,
     heartbeatTimeoutSeconds: settings.heartbeatTimeout,
     maxInterruptions: settings.maxInterruptions,
+    ...(settings.resultRetention === undefined
+      ? {}
+      : { cancelledRetentionSeconds: settings.resultRetention }),
     healthyForSeconds: deps.healthyForSeconds,
     ...(deps.events ? { events: deps.events } : {}),
   });
   const service = new Maintainer({
     logger,
     elector,
-    services: [rescuer, new Pruner({ backend, logger }), new WorkerReaper({ backend, logger })],
+    services: [
+      rescuer,
+      new Pruner({
+        backend,
+        logger,
+        ...(settings.deadLetterRetention === undefined
+          ? {}
+          : { deadLetterRetentionSeconds: settings.deadLetterRetention }),
+        ...(settings.jobEventRetention === undefined
+          ? {}
+          : { jobEventRetentionSeconds: settings.jobEventRetention }),
+      }),
+      new WorkerReaper({ backend, logger }),
+    ],
   });
   return { service, elector, rescuer };
 }

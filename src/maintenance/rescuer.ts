@@ -24,6 +24,7 @@
  * worker…").
  */
 import type { Backend, RecoveryResult } from "../backends/backend.js";
+import type { AdminStore, NewJobEvent } from "../backends/contract/admin-store.js";
 import { PeriodicService } from "../lifecycle/periodic-service.js";
 import type { BaseServiceOptions } from "../lifecycle/service.js";
 import type { EventBus } from "../observability/event-bus.js";
@@ -36,8 +37,13 @@ export const RESCUER_INTERVAL_MS = 5_000;
 
 /** Options of {@link Rescuer}. */
 export interface RescuerOptions extends Omit<BaseServiceOptions, "name"> {
-  /** The recovery method of the backend. */
-  backend: Pick<Backend, "recoverStale">;
+  /**
+   * The recovery method of the backend, and its operations store when the pass should write each
+   * recovery to the jobs' timelines (contract: admin-store.ts `jobEventsAppend`).
+   */
+  backend: Pick<Backend, "recoverStale"> & { admin?: Pick<AdminStore, "jobEventsAppend"> };
+  /** Seconds a row finalised `cancelled` is kept (`resultRetention`). Default 7 days. */
+  cancelledRetentionSeconds?: number;
   /** Seconds without a heartbeat after which a worker is not live (`heartbeatTimeout`). */
   heartbeatTimeoutSeconds: number;
   /** Crash recoveries a job may have before the next sends it to the DLQ (`maxInterruptions`). */
@@ -91,10 +97,42 @@ export class Rescuer extends PeriodicService {
     const result = await backend.recoverStale(
       (pass.staleMeansDead ?? true) ? heartbeatTimeoutSeconds : null,
       crashLoopRule(maxInterruptions),
+      this.options.cancelledRetentionSeconds === undefined
+        ? {}
+        : { cancelledRetentionSeconds: this.options.cancelledRetentionSeconds },
     );
     report(result, this.logger, events);
+    await backend.admin
+      ?.jobEventsAppend({ events: timeline(result, maxInterruptions) })
+      .catch((err: unknown) =>
+        this.logger.warn({ err: String(err) }, "recovery timeline events not written"),
+      );
     return result;
   }
+}
+
+/** One timeline event per row a pass touched. */
+function timeline(result: RecoveryResult, maxInterruptions: number): NewJobEvent[] {
+  return [
+    ...result.requeued.map((job) => ({
+      jobId: job.id,
+      kind: "recovered" as const,
+      workerId: job.previousOwner,
+      detail: `its worker is not live: requeued, interruption ${job.interruptions}/${maxInterruptions}, attempts kept`,
+    })),
+    ...result.deadLettered.map((job) => ({
+      jobId: job.id,
+      kind: "crash_loop" as const,
+      workerId: job.previousOwner,
+      detail: crashLoopMessage(job.interruptions),
+    })),
+    ...result.cancelled.map((job) => ({
+      jobId: job.id,
+      kind: "cancelled" as const,
+      workerId: job.previousOwner,
+      detail: "cancel requested and its worker is not live: finalised by recovery",
+    })),
+  ];
 }
 
 /** Logs and emits one pass's requeued and dead-lettered rows. */
@@ -112,6 +150,12 @@ function report(
     };
     logger.warn(fields, "recovered a job whose worker is not live: requeued (attempt not spent)");
     events?.emit("job_recovered", fields);
+  }
+  for (const job of result.cancelled) {
+    logger.warn(
+      { job_id: job.id, job_name: job.name, previous_owner: job.previousOwner },
+      "a job with a cancel request lost its worker: recorded cancelled (not requeued)",
+    );
   }
   for (const job of result.deadLettered) {
     logger.error(

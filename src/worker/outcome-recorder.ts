@@ -49,6 +49,8 @@ export interface OutcomeRecorderOptions {
   machine: ShutdownMachine;
   /** `maxPayloadBytes`: largest result, in bytes. */
   maxPayloadBytes: number;
+  /** `resultRetention`, in seconds: how long a job this worker cancelled is kept. */
+  retentionSeconds: number;
 }
 
 /** See the module comment. */
@@ -98,6 +100,17 @@ export class OutcomeRecorder {
         };
       case "released":
         return { outcome, what: "NACK", write: () => backend.nack(job.id, owner) };
+      case "cancelled":
+        return {
+          outcome,
+          what: "cancel",
+          write: () =>
+            backend.admin.jobCancelFinish({
+              id: job.id,
+              owner,
+              retentionSeconds: this.options.retentionSeconds,
+            }),
+        };
       case "error":
       case "timeout": {
         const attempt = job.attempts + 1;
@@ -142,7 +155,8 @@ export class OutcomeRecorder {
     }
     const resolved = plan.outcome;
     const fields = { duration_ms: durationMs, outcome: resolved.kind };
-    if (changed && resolved.kind !== "released") {
+    if (changed) this.appendTimeline(job, plan);
+    if (changed && resolved.kind !== "released" && resolved.kind !== "cancelled") {
       const event =
         resolved.kind === "success"
           ? "job_done"
@@ -181,6 +195,8 @@ export class OutcomeRecorder {
       );
     } else if (resolved.kind === "snooze") {
       log.info(fields, `job snoozed for ${resolved.seconds} s`);
+    } else if (resolved.kind === "cancelled") {
+      log.info(fields, "job cancelled by an operator: recorded cancelled");
     } else {
       log.warn({ ...fields, err: errorText(resolved.error, 500) }, `job failed: ${plan.what}`);
     }
@@ -195,11 +211,44 @@ export class OutcomeRecorder {
     countAttempt: boolean,
   ): Promise<void> {
     const owner = { workerId: job.workerId, claimToken: job.claimToken };
-    await this.writeWithRetry(
+    const moved = await this.writeWithRetry(
       () => this.options.backend.deadLetter(job.id, owner, error, reason, countAttempt),
       "dead-letter move",
       job.id,
-    ).catch(() => undefined);
+    ).catch(() => false);
+    if (moved) this.append(job, "dead_lettered", `${reason}: ${error}`);
+  }
+
+  /**
+   * The timeline event of an unusual outcome (the happy path writes none; the cancel statement
+   * writes its own). Best effort: appended after the outcome, never delaying or failing it.
+   */
+  private appendTimeline(job: ClaimedJob, plan: WritePlan): void {
+    const o = plan.outcome;
+    if (o.kind === "released") {
+      this.append(job, "nack", "shutdown_timeout: back to queued, attempts kept");
+    } else if (o.kind === "snooze") {
+      this.append(job, "snoozed", `for ${o.seconds} s`);
+    } else if (o.kind === "error" || o.kind === "timeout") {
+      const kind = plan.what === "dead-letter move" ? "dead_lettered" : "retried";
+      const text = errorText(o.error, 2000);
+      this.append(job, kind, kind === "retried" ? `${plan.what}: ${text}` : text);
+    }
+  }
+
+  private append(
+    job: ClaimedJob,
+    kind: "nack" | "snoozed" | "retried" | "dead_lettered",
+    detail: string,
+  ): void {
+    const { backend, logger, workerId } = this.options;
+    backend.admin
+      .jobEventsAppend({
+        events: [{ jobId: job.id, kind, attempt: job.attempts + 1, workerId, detail }],
+      })
+      .catch((err: unknown) =>
+        logger.debug({ job_id: job.id, err: errorText(err, 300) }, "timeline event not written"),
+      );
   }
 
   /** Releases (NACKs) a job that will not run here: a claim whose answer arrived too late. */

@@ -225,6 +225,8 @@ export interface AdminStore {
   jobEventsList(params: { jobId: string }): Promise<JobEvent[]>;
   /** Deletes events older than `olderThanSeconds`, at most `limit`; returns how many. */
   jobEventsPrune(params: { olderThanSeconds: number; limit: number }): Promise<number>;
+  /** Deletes at most `limit` job controls whose job is gone (pruned, deleted, dead-lettered). */
+  jobControlsPrune(params: { limit: number }): Promise<number>;
 
   /**
    * Cancels a queued job at once (`cancelled`, kept `retentionSeconds`), or stores a cancel

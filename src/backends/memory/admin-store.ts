@@ -387,8 +387,9 @@ export class MemoryAdminStore implements AdminStore {
     return pruned;
   }
 
-  /** Deletes at most `limit` controls whose job is gone; returns how many. */
-  controlsPrune(limit: number): number {
+  async jobControlsPrune(params: { limit: number }): Promise<number> {
+    const limit = params.limit;
+    this.t.now();
     let pruned = 0;
     for (const id of this.controls.keys()) {
       if (pruned >= limit) break;

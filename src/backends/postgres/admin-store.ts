@@ -319,8 +319,8 @@ export class PgAdminStore implements AdminStore {
     return rowCount;
   }
 
-  /** Deletes at most `limit` controls whose job is gone; returns how many. */
-  async controlsPrune(limit: number): Promise<number> {
+  async jobControlsPrune(params: { limit: number }): Promise<number> {
+    const limit = params.limit;
     const { rowCount } = await this.host.run(this.host.sql.controlsPrune, [limit]);
     return rowCount;
   }

@@ -351,8 +351,8 @@ export class SqliteAdminStore implements AdminStore {
     );
   }
 
-  /** Deletes at most `limit` controls whose job is gone; returns how many. */
-  async controlsPrune(limit: number): Promise<number> {
+  async jobControlsPrune(params: { limit: number }): Promise<number> {
+    const limit = params.limit;
     return this.conn.use((s) => s.statement("controlsPrune").run({ limit }).changes);
   }
 
