@@ -16,7 +16,7 @@ export type {
   QueueStats,
   WorkerRow,
   WorkerStatus,
-} from "./backends/backend.js";
+} from "./backends/contract/index.js";
 export { MemoryBackend, type MemoryBackendOptions } from "./backends/memory/memory-backend.js";
 export { parseDatabaseUrl } from "./backends/select.js";
 export { isSoniqError, SoniqError, type SoniqErrorCode } from "./errors.js";
