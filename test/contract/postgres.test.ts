@@ -1,5 +1,5 @@
 import { describe } from "vitest";
-import type { Backend } from "../../src/backends/backend.js";
+import type { Backend } from "../../src/backends/contract/index.js";
 import { PostgresBackend } from "../../src/backends/postgres/postgres-backend.js";
 import {
   dropSchemas,

@@ -40,7 +40,7 @@ async function enqueueUntilWoken(b: PostgresBackend, queue: string, woke: string
   const deadline = Date.now() + ms;
   while (!woke.includes(queue)) {
     if (Date.now() > deadline) throw new Error(`no wake-up for ${queue} within ${ms} ms`);
-    await b.enqueue([newJob({ queue })]);
+    await b.jobEnqueue({ jobs: [newJob({ queue })] });
     await new Promise((r) => setTimeout(r, 200));
   }
 }
@@ -77,7 +77,7 @@ describe.skipIf(!available)("postgres: LISTEN/NOTIFY", () => {
     const b = await open(schema);
     const writer = await open(schema);
     const woke: string[] = [];
-    b.subscribe((queue) => woke.push(queue));
+    b.notifier.subscribe((queue) => woke.push(queue));
     await enqueueUntilWoken(writer, "before", woke, 10_000);
 
     const [pid] = await listenerPids(b.channel);
@@ -102,8 +102,8 @@ describe.skipIf(!available)("postgres: LISTEN/NOTIFY", () => {
     expect(a.channel.length).toBeLessThanOrEqual(63);
     const wokeA: string[] = [];
     const wokeOther: string[] = [];
-    a.subscribe((q) => wokeA.push(q));
-    other.subscribe((q) => wokeOther.push(q));
+    a.notifier.subscribe((q) => wokeA.push(q));
+    other.notifier.subscribe((q) => wokeOther.push(q));
     await enqueueUntilWoken(writerA, "long", wokeA, 10_000);
     await enqueueUntilWoken(writerOther, "short", wokeOther, 10_000);
     await new Promise((r) => setTimeout(r, 200));
@@ -118,22 +118,29 @@ describe.skipIf(!available)("postgres: LISTEN/NOTIFY", () => {
     // learns of b's writes only through NOTIFY.
     const other = await open(schema);
     const woke: string[] = [];
-    other.subscribe((q) => woke.push(q));
+    other.notifier.subscribe((q) => woke.push(q));
     await enqueueUntilWoken(b, "probe", woke, 10_000);
 
-    await b.enqueue([newJob({ queue: "later", delaySeconds: 3600 })]);
+    await b.jobEnqueue({ jobs: [newJob({ queue: "later", delaySeconds: 3600 })] });
     const job = newJob({ queue: "again" });
-    await b.enqueue([job]);
+    await b.jobEnqueue({ jobs: [job] });
     await expect.poll(() => woke.includes("again")).toBe(true);
 
     const steps: Array<(owner: { workerId: string; claimToken: string }) => Promise<boolean>> = [
-      (o) => b.nack(job.id, o),
-      (o) => b.retry(job.id, o, "boom", 0),
-      (o) => b.snooze(job.id, o, 0),
-      async (o) => (await b.deadLetter(job.id, o, "x", "r", true)) && b.replay(job.id),
+      (o) => b.jobNack({ id: job.id, owner: o }),
+      (o) => b.jobRetry({ id: job.id, owner: o, error: "boom", delaySeconds: 0 }),
+      (o) => b.jobSnooze({ id: job.id, owner: o, delaySeconds: 0 }),
+      async (o) =>
+        (await b.jobDeadLetter({
+          id: job.id,
+          owner: o,
+          error: "x",
+          reason: "r",
+          countAttempt: true,
+        })) && b.deadLetterReplay({ id: job.id }),
     ];
     for (const step of steps) {
-      const [c] = await b.claim({ workerId: "w", queues: ["again"], limit: 1 });
+      const [c] = await b.jobClaim({ workerId: "w", queues: ["again"], limit: 1 });
       if (!c) throw new Error("nothing to claim");
       woke.length = 0;
       expect(await step({ workerId: "w", claimToken: c.claimToken })).toBe(true);
@@ -148,13 +155,13 @@ describe.skipIf(!available)("postgres: LISTEN/NOTIFY", () => {
     const other = await open(schema);
     const mine: string[] = [];
     const theirs: string[] = [];
-    b.subscribe((q) => mine.push(q));
-    other.subscribe((q) => theirs.push(q));
+    b.notifier.subscribe((q) => mine.push(q));
+    other.notifier.subscribe((q) => theirs.push(q));
     await enqueueUntilWoken(b, "probe", theirs, 10_000); // both LISTEN connections are up
     mine.length = 0;
     theirs.length = 0;
 
-    await b.enqueue([newJob({ queue: "one" }), newJob({ queue: "one" })]);
+    await b.jobEnqueue({ jobs: [newJob({ queue: "one" }), newJob({ queue: "one" })] });
     // Woken before enqueue() resolved (a microtask), not by the NOTIFY that follows.
     await new Promise((r) => setImmediate(r));
     expect(mine).toEqual(["one"]);
@@ -163,10 +170,12 @@ describe.skipIf(!available)("postgres: LISTEN/NOTIFY", () => {
     await new Promise((r) => setTimeout(r, 200));
     expect(mine).toEqual(["one"]);
 
-    const [c] = await b.claim({ workerId: "w", queues: ["one"], limit: 1 });
+    const [c] = await b.jobClaim({ workerId: "w", queues: ["one"], limit: 1 });
     if (!c) throw new Error("nothing to claim");
     mine.length = 0;
-    expect(await b.nack(c.id, { workerId: "w", claimToken: c.claimToken })).toBe(true);
+    expect(await b.jobNack({ id: c.id, owner: { workerId: "w", claimToken: c.claimToken } })).toBe(
+      true,
+    );
     expect(mine).toEqual(["one"]);
     await new Promise((r) => setTimeout(r, 200));
     expect(mine).toEqual(["one"]);
@@ -177,7 +186,7 @@ describe.skipIf(!available)("postgres: LISTEN/NOTIFY", () => {
     const dbNow = (await b.now()).getTime();
     const clock = vi.spyOn(Date, "now").mockReturnValue(dbNow - 3000);
     try {
-      await b.enqueue([newJob({ queue: "skewed", runAt: new Date(dbNow - 1000) })]);
+      await b.jobEnqueue({ jobs: [newJob({ queue: "skewed", runAt: new Date(dbNow - 1000) })] });
     } finally {
       clock.mockRestore();
     }
@@ -187,7 +196,7 @@ describe.skipIf(!available)("postgres: LISTEN/NOTIFY", () => {
     // Not due for an hour: no wake-up anywhere.
     mine.length = 0;
     theirs.length = 0;
-    await b.enqueue([newJob({ queue: "later", delaySeconds: 3600 })]);
+    await b.jobEnqueue({ jobs: [newJob({ queue: "later", delaySeconds: 3600 })] });
     await new Promise((r) => setTimeout(r, 200));
     expect([...mine, ...theirs]).not.toContain("later");
   });

@@ -45,9 +45,9 @@ describe.skipIf(!available)("postgres: plans of the hot statements", () => {
     await client.connect();
     await client.query(`ANALYZE ${schema}.soniq_jobs`); // statistics of an empty queue
     for (let i = 0; i < 5; i++) {
-      await backend.enqueue(Array.from({ length: 1000 }, () => newJob()));
+      await backend.jobEnqueue({ jobs: Array.from({ length: 1000 }, () => newJob()) });
     }
-    await backend.claim({ workerId: "w", queues: null, limit: 2000 });
+    await backend.jobClaim({ workerId: "w", queues: null, limit: 2000 });
     await client.query(SESSION_SETUP);
   }, 60_000);
 

@@ -80,8 +80,8 @@ describe.skipIf(!available)("postgres: setup", () => {
     for (const row of counts) expect(row.n).toBe(1);
     // And the schema works from every instance.
     const job = newJob();
-    await a.enqueue([job]);
-    expect(await b.getJob(job.id)).toMatchObject({ id: job.id, status: "queued" });
+    await a.jobEnqueue({ jobs: [job] });
+    expect(await b.jobGet({ id: job.id })).toMatchObject({ id: job.id, status: "queued" });
   });
 
   it("setup is idempotent on an existing schema", async () => {
@@ -97,9 +97,9 @@ describe.skipIf(!available)("postgres: setup", () => {
     schemas.push(schema);
     const b = open(schema);
     for (const call of [
-      () => b.stats(),
-      () => b.enqueue([newJob()]),
-      () => b.claim({ workerId: "w", queues: null, limit: 1 }),
+      () => b.jobStats(),
+      () => b.jobEnqueue({ jobs: [newJob()] }),
+      () => b.jobClaim({ workerId: "w", queues: null, limit: 1 }),
     ]) {
       const err = await call().catch((e: unknown) => e);
       expect(isSoniqError(err, "SCHEMA_NOT_READY")).toBe(true);

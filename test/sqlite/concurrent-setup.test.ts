@@ -60,8 +60,8 @@ describe("sqlite: setup from several processes at once", () => {
     try {
       await backend.setup();
       const job = newJob();
-      await backend.enqueue([job]);
-      const [claimed] = await backend.claim({ workerId: "w", queues: null, limit: 1 });
+      await backend.jobEnqueue({ jobs: [job] });
+      const [claimed] = await backend.jobClaim({ workerId: "w", queues: null, limit: 1 });
       expect(claimed?.id).toBe(job.id);
     } finally {
       await backend.close();
