@@ -7,7 +7,7 @@ import {
   postgresAvailable,
   TEST_DATABASE_URL,
 } from "../helpers/postgres.js";
-import { runBackendContract } from "./backend-contract.js";
+import { runBackendContract } from "./runner.js";
 
 const available = await postgresAvailable();
 const schemas: string[] = [];

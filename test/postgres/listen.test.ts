@@ -4,7 +4,7 @@
 import pg from "pg";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { PostgresBackend } from "../../src/backends/postgres/postgres-backend.js";
-import { newJob } from "../contract/backend-contract.js";
+import { newJob } from "../contract/helpers.js";
 import {
   dropSchemas,
   freshSchema,

@@ -8,7 +8,7 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PostgresBackend } from "../../src/backends/postgres/postgres-backend.js";
 import { buildStatements, SESSION_SETUP } from "../../src/backends/postgres/sql.js";
-import { newJob } from "../contract/backend-contract.js";
+import { newJob } from "../contract/helpers.js";
 import {
   dropSchemas,
   freshSchema,

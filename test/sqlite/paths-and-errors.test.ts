@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { SqliteBackend } from "../../src/backends/sqlite/sqlite-backend.js";
 import { isSoniqError } from "../../src/errors.js";
 import { Soniq } from "../../src/soniq.js";
-import { newJob } from "../contract/backend-contract.js";
+import { newJob } from "../contract/helpers.js";
 import { removeTempDirs, tempDir } from "../helpers/temp.js";
 
 describe("sqlite: paths and errors", () => {

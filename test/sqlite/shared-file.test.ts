@@ -2,7 +2,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
 import { SqliteBackend } from "../../src/backends/sqlite/sqlite-backend.js";
-import { newJob } from "../contract/backend-contract.js";
+import { newJob } from "../contract/helpers.js";
 import { removeTempDirs, tempDir } from "../helpers/temp.js";
 
 describe("sqlite: one file, several connections", () => {
