@@ -3,24 +3,14 @@ import { afterAll, describe, expect, it } from "vitest";
 import { PostgresBackend } from "../../src/backends/postgres/postgres-backend.js";
 import { isSoniqError } from "../../src/errors.js";
 import { newJob } from "../contract/helpers.js";
-import {
-  dropSchemas,
-  freshSchema,
-  postgresAvailable,
-  TEST_DATABASE_URL,
-} from "../helpers/postgres.js";
+import { TEST_DATABASE_URL } from "../helpers/postgres.js";
+import { describePostgres, usePostgresSchemas } from "../helpers/postgres-suite.js";
 
-const available = await postgresAvailable();
-
-describe.skipIf(!available)("postgres: close", () => {
-  const schemas: string[] = [];
-  afterAll(async () => {
-    await dropSchemas(schemas.splice(0));
-  });
+describePostgres("postgres: close", () => {
+  const schemas = usePostgresSchemas();
 
   it("rejects every call with CLOSED in under 100 ms", async () => {
-    const schema = freshSchema();
-    schemas.push(schema);
+    const schema = schemas.next();
     const b = new PostgresBackend({ connectionString: TEST_DATABASE_URL, schema, poolSize: 1 });
     await b.setup();
     b.notifier.subscribe(() => undefined);
@@ -60,8 +50,7 @@ describe.skipIf(!available)("postgres: close", () => {
   });
 
   it("lets in-flight calls finish, then rejects later ones", async () => {
-    const schema = freshSchema();
-    schemas.push(schema);
+    const schema = schemas.next();
     const b = new PostgresBackend({ connectionString: TEST_DATABASE_URL, schema, poolSize: 1 });
     await b.setup();
     const inflight = b.jobEnqueue({ jobs: [newJob()] });

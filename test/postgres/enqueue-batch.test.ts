@@ -6,33 +6,25 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import type { PgQueryable } from "../../src/backends/contract/index.js";
 import { PostgresBackend } from "../../src/backends/postgres/postgres-backend.js";
 import { newJob } from "../contract/helpers.js";
-import {
-  dropSchemas,
-  freshSchema,
-  postgresAvailable,
-  TEST_DATABASE_URL,
-} from "../helpers/postgres.js";
-
-const available = await postgresAvailable();
+import { TEST_DATABASE_URL } from "../helpers/postgres.js";
+import { describePostgres, usePostgresSchemas } from "../helpers/postgres-suite.js";
 
 function must<T>(value: T | null | undefined): T {
   if (value === null || value === undefined) throw new Error("expected a value");
   return value;
 }
 
-describe.skipIf(!available)("postgres: batch enqueue", () => {
-  const schemas: string[] = [];
+describePostgres("postgres: batch enqueue", () => {
+  const schemas = usePostgresSchemas();
   const backends: PostgresBackend[] = [];
 
   afterEach(async () => {
     vi.restoreAllMocks();
     for (const b of backends.splice(0)) await b.close().catch(() => undefined);
-    await dropSchemas(schemas.splice(0));
   });
 
   async function open(): Promise<PostgresBackend> {
-    const schema = freshSchema();
-    schemas.push(schema);
+    const schema = schemas.next();
     const b = new PostgresBackend({ connectionString: TEST_DATABASE_URL, schema, poolSize: 2 });
     backends.push(b);
     await b.setup();

@@ -5,14 +5,8 @@ import pg from "pg";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { PostgresBackend } from "../../src/backends/postgres/postgres-backend.js";
 import { newJob } from "../contract/helpers.js";
-import {
-  dropSchemas,
-  freshSchema,
-  postgresAvailable,
-  TEST_DATABASE_URL,
-} from "../helpers/postgres.js";
-
-const available = await postgresAvailable();
+import { TEST_DATABASE_URL } from "../helpers/postgres.js";
+import { describePostgres, usePostgresSchemas } from "../helpers/postgres-suite.js";
 
 async function admin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
@@ -45,17 +39,16 @@ async function enqueueUntilWoken(b: PostgresBackend, queue: string, woke: string
   }
 }
 
-describe.skipIf(!available)("postgres: LISTEN/NOTIFY", () => {
-  const schemas: string[] = [];
+describePostgres("postgres: LISTEN/NOTIFY", () => {
+  const schemas = usePostgresSchemas();
   const backends: PostgresBackend[] = [];
 
   afterEach(async () => {
     for (const b of backends.splice(0)) await b.close().catch(() => undefined);
-    await dropSchemas(schemas.splice(0));
   });
 
-  async function open(schema = freshSchema()): Promise<PostgresBackend> {
-    schemas.push(schema);
+  async function open(schema = schemas.next()): Promise<PostgresBackend> {
+    schemas.adopt(schema);
     const errors: unknown[] = [];
     const b = new PostgresBackend({
       connectionString: TEST_DATABASE_URL,
@@ -73,7 +66,7 @@ describe.skipIf(!available)("postgres: LISTEN/NOTIFY", () => {
   // another process.
 
   it("survives a terminated LISTEN connection", async () => {
-    const schema = freshSchema();
+    const schema = schemas.next();
     const b = await open(schema);
     const writer = await open(schema);
     const woke: string[] = [];
@@ -112,7 +105,7 @@ describe.skipIf(!available)("postgres: LISTEN/NOTIFY", () => {
   });
 
   it("NACK, immediate retry and replay wake another process's queue; delayed inserts do not", async () => {
-    const schema = freshSchema();
+    const schema = schemas.next();
     const b = await open(schema);
     // A second backend with its own pool and LISTEN connection stands for another process: it
     // learns of b's writes only through NOTIFY.
@@ -150,7 +143,7 @@ describe.skipIf(!available)("postgres: LISTEN/NOTIFY", () => {
   });
 
   it("wakes its own process once per write, without waiting for its own NOTIFY", async () => {
-    const schema = freshSchema();
+    const schema = schemas.next();
     const b = await open(schema);
     const other = await open(schema);
     const mine: string[] = [];

@@ -9,17 +9,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PostgresBackend } from "../../src/backends/postgres/postgres-backend.js";
 import { buildStatements, SESSION_SETUP } from "../../src/backends/postgres/sql.js";
 import { newJob } from "../contract/helpers.js";
-import {
-  dropSchemas,
-  freshSchema,
-  postgresAvailable,
-  TEST_DATABASE_URL,
-} from "../helpers/postgres.js";
+import { TEST_DATABASE_URL } from "../helpers/postgres.js";
+import { describePostgres, usePostgresSchemas } from "../helpers/postgres-suite.js";
 
-const available = await postgresAvailable();
-
-describe.skipIf(!available)("postgres: plans of the hot statements", () => {
-  const schema = freshSchema();
+describePostgres("postgres: plans of the hot statements", () => {
+  const schema = usePostgresSchemas().next();
   const sql = buildStatements(schema);
   let backend: PostgresBackend;
   let client: pg.Client;
@@ -54,7 +48,6 @@ describe.skipIf(!available)("postgres: plans of the hot statements", () => {
   afterAll(async () => {
     await client?.end();
     await backend?.close();
-    await dropSchemas([schema]);
   });
 
   it("a claim walks the claim index in order and stops at the limit", async () => {

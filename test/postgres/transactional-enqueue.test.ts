@@ -4,27 +4,19 @@ import pg from "pg";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { PostgresBackend } from "../../src/backends/postgres/postgres-backend.js";
 import { newJob } from "../contract/helpers.js";
-import {
-  dropSchemas,
-  freshSchema,
-  postgresAvailable,
-  TEST_DATABASE_URL,
-} from "../helpers/postgres.js";
+import { TEST_DATABASE_URL } from "../helpers/postgres.js";
+import { describePostgres, usePostgresSchemas } from "../helpers/postgres-suite.js";
 
-const available = await postgresAvailable();
-
-describe.skipIf(!available)("postgres: transactional enqueue", () => {
-  const schemas: string[] = [];
+describePostgres("postgres: transactional enqueue", () => {
+  const schemas = usePostgresSchemas();
   const closers: Array<() => Promise<void>> = [];
 
   afterEach(async () => {
     for (const close of closers.splice(0)) await close().catch(() => undefined);
-    await dropSchemas(schemas.splice(0));
   });
 
   async function open(): Promise<{ backend: PostgresBackend; client: pg.Client }> {
-    const schema = freshSchema();
-    schemas.push(schema);
+    const schema = schemas.next();
     const backend = new PostgresBackend({
       connectionString: TEST_DATABASE_URL,
       schema,
