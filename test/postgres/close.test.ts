@@ -1,5 +1,5 @@
 // After close(), every call rejects at once with CLOSED — never a pool time-out.
-import { afterAll, describe, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { PostgresBackend } from "../../src/backends/postgres/postgres-backend.js";
 import { isSoniqError } from "../../src/errors.js";
 import { newJob } from "../contract/helpers.js";

@@ -2,7 +2,7 @@
 // table, and stores arguments byte for byte.
 import { randomUUID } from "node:crypto";
 import pg from "pg";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { afterEach, expect, it, vi } from "vitest";
 import type { PgQueryable } from "../../src/backends/contract/index.js";
 import { PostgresBackend } from "../../src/backends/postgres/postgres-backend.js";
 import { newJob } from "../contract/helpers.js";

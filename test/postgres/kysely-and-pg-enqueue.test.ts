@@ -3,7 +3,7 @@
 import { CompiledQuery, Kysely, PostgresDialect } from "kysely";
 import pg from "pg";
 import { pino } from "pino";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, expect, it } from "vitest";
 import { Soniq } from "../../src/index.js";
 import { TEST_DATABASE_URL } from "../helpers/postgres.js";
 import { describePostgres, usePostgresSchemas } from "../helpers/postgres-suite.js";

@@ -2,7 +2,7 @@
 // channel is per schema, NACK / immediate retry / replay NOTIFY too, and a backend's own writes
 // wake its own process once (directly, not by its own NOTIFY).
 import pg from "pg";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { afterEach, expect, it, vi } from "vitest";
 import { PostgresBackend } from "../../src/backends/postgres/postgres-backend.js";
 import { newJob } from "../contract/helpers.js";
 import { TEST_DATABASE_URL } from "../helpers/postgres.js";

@@ -5,7 +5,7 @@
 // (not walk soniq_jobs_processing_idx, which keeps an entry for every row the worker claimed
 // since the last vacuum). Custom plans (a prepared statement's first runs) and generic ones.
 import pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, expect, it } from "vitest";
 import { PostgresBackend } from "../../src/backends/postgres/postgres-backend.js";
 import { buildStatements, SESSION_SETUP } from "../../src/backends/postgres/sql.js";
 import { newJob } from "../contract/helpers.js";

@@ -1,7 +1,7 @@
 // Transactional enqueue: `enqueue(jobs, { connection })` runs on the caller's client, inside the
 // caller's transaction — the job exists iff the caller commits, and wakes workers at commit.
 import pg from "pg";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { afterEach, expect, it, vi } from "vitest";
 import { PostgresBackend } from "../../src/backends/postgres/postgres-backend.js";
 import { newJob } from "../contract/helpers.js";
 import { TEST_DATABASE_URL } from "../helpers/postgres.js";

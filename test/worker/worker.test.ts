@@ -1,5 +1,5 @@
 import { pino } from "pino";
-import { describe, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { z } from "zod";
 import { type JobContext, Soniq, snooze } from "../../src/index.js";
 import { type BackendTarget, describeEachBackend } from "../helpers/backend-targets.js";
