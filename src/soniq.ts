@@ -52,7 +52,12 @@ export interface SoniqOptions extends SoniqSettingsInput {
   metrics?: MetricsSink;
   /** Where `SONIQ_*` variables are read from. Default `process.env`. */
   env?: Record<string, string | undefined>;
-  /** A backend instance to use instead of the one `databaseUrl` names (tests, custom stores). */
+  /**
+   * A backend instance to use instead of the one `databaseUrl` names — for tests (e.g. a
+   * `MemoryBackend`).
+   * @internal The backend interface is not a stable public API and may change in any release
+   * (docs/backends.md); do not implement a custom store against it.
+   */
   backend?: Backend;
 }
 
