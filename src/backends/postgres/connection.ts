@@ -8,7 +8,7 @@ import { createHash } from "node:crypto";
 import pg from "pg";
 import { SoniqError } from "../../errors.js";
 import type { PgQueryable } from "../contract/index.js";
-import { SESSION_SETUP } from "./sql.js";
+import { SESSION_SETUP, type Statements } from "./sql.js";
 
 /** SQLSTATEs meaning the schema or a table is missing: undefined_table, invalid_schema_name. */
 const MISSING_SCHEMA_CODES = new Set(["42P01", "3F000"]);
@@ -176,4 +176,16 @@ export class PgConnection {
     }
     return this.closing;
   }
+}
+
+/** What the job store needs from the facade. */
+export interface PgJobStoreDeps {
+  /** The pool. */
+  conn: PgConnection;
+  /** The schema's statements. */
+  sql: Statements;
+  /** The NOTIFY channel (a parameter of the notifying statements). */
+  channel: string;
+  /** Wakes this process's subscribers for a queue. */
+  wake: (queue: string) => void;
 }

@@ -24,14 +24,14 @@ import {
   type JobRow,
   type JobSnoozeParams,
   type JobStore,
-  type NewJob,
   type OwnedJob,
   type Owner,
   type PgQueryable,
   type QueueStats,
   type RecoveryResult,
 } from "../contract/index.js";
-import type { PgConnection, PgResult } from "./connection.js";
+import type { PgConnection, PgJobStoreDeps, PgResult } from "./connection.js";
+import { enqueueBatch } from "./enqueue.js";
 import { isUuid } from "./identifiers.js";
 import {
   type RawClaimedRow,
@@ -49,29 +49,9 @@ const UNIQUE_VIOLATION = "23505";
 /** The unique index that holds dedup keys (migrations/001_initial.sql). */
 const DEDUP_INDEX = "soniq_jobs_dedup_key_idx";
 
-/** How often enqueue re-tries jobs whose dedup holder vanished under it (pruned, rolled back). */
-const ENQUEUE_ATTEMPTS = 3;
-
 /** PostgreSQL text cannot hold NUL: error messages and reasons get U+FFFD in its place. */
 function storableText(text: string): string {
   return text.includes("\u0000") ? text.replaceAll("\u0000", "\uFFFD") : text;
-}
-
-/** A `bool` column read through a client that may use non-default type parsers. */
-function truthy(value: unknown): boolean {
-  return value === true || value === "t" || value === "true";
-}
-
-/** What the job store needs from the facade. */
-export interface PgJobStoreDeps {
-  /** The pool. */
-  conn: PgConnection;
-  /** The schema's statements. */
-  sql: Statements;
-  /** The NOTIFY channel (a parameter of the notifying statements). */
-  channel: string;
-  /** Wakes this process's subscribers for a queue. */
-  wake: (queue: string) => void;
 }
 
 /**
@@ -87,7 +67,7 @@ export class PgJobStore implements JobStore {
   private readonly wake: (queue: string) => void;
 
   /** @param deps The pool, statements, channel and local wake. */
-  constructor(deps: PgJobStoreDeps) {
+  constructor(private readonly deps: PgJobStoreDeps) {
     this.conn = deps.conn;
     this.sql = deps.sql;
     this.channel = deps.channel;
@@ -98,106 +78,9 @@ export class PgJobStore implements JobStore {
     return this.conn.run<R>(text, values, via);
   }
 
-  /**
-   * One statement (one round trip) on `connection` when given — inside the caller's
-   * transaction, so the jobs exist iff the caller commits; the NOTIFY then fires at commit —
-   * else on the pool. A second query runs only when a dedup holder committed concurrently and is
-   * not yet visible to the insert's snapshot. See {@link JobStore.jobEnqueue}.
-   * @throws Driver errors (e.g. a duplicate job id).
-   */
-  async jobEnqueue({ jobs, connection: via }: JobEnqueueParams): Promise<EnqueueResult[]> {
-    this.conn.assertOpen();
-    if (jobs.length === 0) return [];
-    const unique: NewJob[] = [];
-    const slotOf: number[] = [];
-    const isFirst: boolean[] = [];
-    const slotByKey = new Map<string, number>();
-    for (const job of jobs) {
-      const seen = job.dedupKey === null ? undefined : slotByKey.get(job.dedupKey);
-      if (seen !== undefined) {
-        slotOf.push(seen);
-        isFirst.push(false);
-        continue;
-      }
-      if (job.dedupKey !== null) slotByKey.set(job.dedupKey, unique.length);
-      slotOf.push(unique.length);
-      isFirst.push(true);
-      unique.push(job);
-    }
-    const results = await this.insertUnique(unique, via);
-    return slotOf.map((slot, i) => {
-      const result = results[slot];
-      if (!result) throw new Error(`enqueue lost the result of job ${i}`);
-      return isFirst[i] ? result : { id: result.id, inserted: false };
-    });
-  }
-
-  /** Inserts jobs whose dedup keys are distinct; results aligned with `jobs`. */
-  private async insertUnique(
-    jobs: readonly NewJob[],
-    via: PgQueryable | undefined,
-  ): Promise<EnqueueResult[]> {
-    const results: Array<EnqueueResult | undefined> = new Array(jobs.length);
-    let pending = jobs.map((_, i) => i);
-    for (let attempt = 0; attempt < ENQUEUE_ATTEMPTS && pending.length > 0; attempt += 1) {
-      const batch = pending.map((i) => jobs[i] as NewJob);
-      const { rows } = await this.run<{
-        id: string;
-        inserted: unknown;
-        due: unknown;
-        holder_id: string | null;
-      }>(
-        this.sql.enqueue,
-        [
-          batch.map((j) => j.id),
-          batch.map((j) => j.name),
-          batch.map((j) => j.queue),
-          batch.map((j) => j.args),
-          batch.map((j) => j.priority),
-          batch.map((j) => j.maxAttempts),
-          batch.map((j) => (j.runAt ? j.runAt.toISOString() : null)),
-          batch.map((j) => j.delaySeconds),
-          batch.map((j) => j.dedupKey),
-        ],
-        via,
-      );
-      const unresolved: number[] = [];
-      const woken = new Set<string>();
-      rows.forEach((row, k) => {
-        const index = pending[k] as number;
-        // On the pool the row is committed now: wake this process's workers without waiting for
-        // the NOTIFY round trip (in a caller's transaction the NOTIFY at its commit does it).
-        const queue = jobs[index]?.queue;
-        if (!via && truthy(row.due) && queue !== undefined && !woken.has(queue)) {
-          woken.add(queue);
-          this.wake(queue);
-        }
-        if (truthy(row.inserted)) results[index] = { id: row.id, inserted: true };
-        else if (row.holder_id !== null) results[index] = { id: row.holder_id, inserted: false };
-        else unresolved.push(index);
-      });
-      if (unresolved.length === 0) break;
-      // The holder committed after this statement's snapshot: look it up with a fresh one.
-      const keys = unresolved.map((i) => jobs[i]?.dedupKey);
-      const found = await this.run<{ id: string; dedup_key: string }>(
-        this.sql.holders,
-        [keys],
-        via,
-      );
-      const holderByKey = new Map(found.rows.map((row) => [row.dedup_key, row.id]));
-      pending = [];
-      for (const index of unresolved) {
-        const holder = holderByKey.get(jobs[index]?.dedupKey ?? "");
-        if (holder !== undefined) results[index] = { id: holder, inserted: false };
-        else pending.push(index); // The holder is gone meanwhile: try the insert again.
-      }
-    }
-    return results.map((result, i) => {
-      if (!result) {
-        throw new Error(`enqueue of job ${jobs[i]?.id} kept racing a changing dedup holder`);
-      }
-      return result;
-    });
+  /** One statement for the batch (enqueue.ts). See {@link JobStore.jobEnqueue}. */
+  jobEnqueue({ jobs, connection }: JobEnqueueParams): Promise<EnqueueResult[]> {
+    return enqueueBatch(this.deps, jobs, connection);
   }
 
   /**
