@@ -4,8 +4,13 @@
  * job's **timeline** is its row's happy path (enqueued → started → done) merged with the unusual
  * transitions the events table holds (DESIGN.md §6 "Operations"), in time order.
  */
-import type { DeadLetterRow, JobRow } from "../backends/backend.js";
-import type { JobEvent, JobEventKind, JobListItem } from "../backends/contract/admin-store.js";
+import type {
+  DeadLetterRow,
+  JobEvent,
+  JobEventKind,
+  JobListItem,
+  JobRow,
+} from "../backends/contract/index.js";
 
 /** Parses stored JSON text; text that is not JSON (never written by Soniq) comes back as is. */
 function parsed(text: string | null): unknown {

@@ -4,7 +4,7 @@
  * the backend's claim and recovery read: queue configuration, per-job controls (cancel request
  * bound to a claim token, progress) and what each worker declared.
  */
-import type { DeadLetterRow, JobRow, Owner, WorkerRow } from "../backend.js";
+
 import type {
   AdminStore,
   CancelRequestState,
@@ -24,35 +24,9 @@ import type {
   WorkerDetail,
   WorkerShutdownState,
 } from "../contract/admin-store.js";
+import type { DeadLetterRow, JobRow, Owner, WorkerRow } from "../contract/index.js";
 import { decodeCursor, encodeCursor } from "../shared/cursor.js";
-
-/** What the store shares with the memory backend. */
-export interface MemoryTables {
-  readonly jobs: Map<string, JobRow>;
-  readonly dead: Map<string, DeadLetterRow>;
-  readonly workers: Map<string, WorkerRow>;
-  /** The "database clock", ms. Throws CLOSED once the backend is closed. */
-  now(): number;
-  wake(queue: string): void;
-}
-
-/** Per-job controls (soniq_job_controls). */
-export interface MemoryControls {
-  cancelRequestedAt: Date | null;
-  /** The claim the cancel request binds. */
-  cancelClaimToken: string | null;
-  progress: number | null;
-  progressMessage: string | null;
-  progressAt: Date | null;
-}
-
-/** What a worker declared (the extra soniq_workers columns). */
-export interface MemoryWorkerDeclared {
-  heartbeatTimeoutSeconds: number | null;
-  shutdownState: WorkerShutdownState;
-  drainStartedAt: Date | null;
-  deadlineAt: Date | null;
-}
+import type { MemoryControls, MemoryState, MemoryWorkerDeclared } from "./state.js";
 
 /** The value at `path` in `args` JSON, as text the way PostgreSQL's `->>` gives it; undefined if absent. */
 function argsAt(args: string, path: readonly string[]): string | undefined {
@@ -124,25 +98,39 @@ function page<T extends { id: string }>(
 
 /** See the module comment. */
 export class MemoryAdminStore implements AdminStore {
-  /** Per-job controls, by job id. */
-  readonly controls = new Map<string, MemoryControls>();
-  /** Queue configuration rows, by name. */
-  readonly queues = new Map<
-    string,
-    { paused: boolean; maxRunning: number | null; updatedAt: Date }
-  >();
-  /** What each worker declared, by worker id. */
-  readonly declared = new Map<string, MemoryWorkerDeclared>();
   private readonly events: JobEvent[] = [];
   private readonly cancelListeners = new Set<(jobId: string) => void>();
   private seq = 0;
+  private readonly controls: Map<string, MemoryControls>;
+  private readonly queues: MemoryState["queues"];
+  private readonly declared: Map<string, MemoryWorkerDeclared>;
+  /** The tables, the clock (throws CLOSED once closed) and wake-ups. */
+  private readonly t: {
+    jobs: MemoryState["jobs"];
+    dead: MemoryState["dead"];
+    workers: MemoryState["workers"];
+    now(): number;
+    wake(queue: string): void;
+  };
 
-  constructor(private readonly t: MemoryTables) {}
+  constructor(private readonly state: MemoryState) {
+    this.controls = state.controls;
+    this.queues = state.queues;
+    this.declared = state.declared;
+    this.t = {
+      jobs: state.jobs,
+      dead: state.dead,
+      workers: state.workers,
+      now: () => {
+        state.check();
+        return state.clock();
+      },
+      wake: (queue) => state.bus.wake(queue),
+    };
+  }
 
-  /** True when the claim `claimToken` of job `id` has a cancel request. */
-  cancelRequested(id: string, claimToken: string | null): boolean {
-    const c = this.controls.get(id);
-    return claimToken !== null && c !== undefined && c.cancelClaimToken === claimToken;
+  private cancelRequested(id: string, claimToken: string | null): boolean {
+    return this.state.cancelRequested(id, claimToken);
   }
 
   private listed(row: JobRow): JobListItem {
@@ -184,7 +172,7 @@ export class MemoryAdminStore implements AdminStore {
     );
   }
 
-  async jobGet(params: { id: string }): Promise<JobListItem | null> {
+  async jobDetail(params: { id: string }): Promise<JobListItem | null> {
     this.t.now();
     const row = this.t.jobs.get(params.id);
     return row ? this.listed({ ...row }) : null;
@@ -515,12 +503,7 @@ export class MemoryAdminStore implements AdminStore {
     return { cancelRequested };
   }
 
-  /** The heartbeat timeout `workerId` declared, in seconds, or null. */
-  declaredTimeout(workerId: string): number | null {
-    return this.declared.get(workerId)?.heartbeatTimeoutSeconds ?? null;
-  }
-
-  async workerList(params: { defaultHeartbeatTimeoutSeconds: number }): Promise<WorkerDetail[]> {
+  async workerDetails(params: { defaultHeartbeatTimeoutSeconds: number }): Promise<WorkerDetail[]> {
     const now = this.t.now();
     return [...this.t.workers.values()]
       .sort((a, b) => b.startedAt.getTime() - a.startedAt.getTime())

@@ -5,7 +5,7 @@
  * SCHEMA_NOT_READY translation). Cancel requests NOTIFY `!cancel <id>` on the backend's channel;
  * this process's own subscribers are called directly (the backend skips its own notifications).
  */
-import type { DeadLetterRow } from "../backend.js";
+
 import {
   type AdminStore,
   CANCEL_NOTIFY_PREFIX,
@@ -27,6 +27,7 @@ import {
   type WorkerDetail,
   type WorkerShutdownState,
 } from "../contract/admin-store.js";
+import type { DeadLetterRow } from "../contract/index.js";
 import { decodeCursor, encodeCursor } from "../shared/cursor.js";
 import { isUuid } from "./identifiers.js";
 import {
@@ -163,7 +164,7 @@ export class PgAdminStore implements AdminStore {
     }));
   }
 
-  async jobGet(params: { id: string }): Promise<JobListItem | null> {
+  async jobDetail(params: { id: string }): Promise<JobListItem | null> {
     if (!isUuid(params.id)) return null;
     const { rows } = await this.host.run<RawListedJob>(this.host.sql.jobGet, [params.id]);
     return rows[0] ? toListed(rows[0]) : null;
@@ -387,7 +388,7 @@ export class PgAdminStore implements AdminStore {
     return { cancelRequested: rows.map((r) => r.id) };
   }
 
-  async workerList(params: { defaultHeartbeatTimeoutSeconds: number }): Promise<WorkerDetail[]> {
+  async workerDetails(params: { defaultHeartbeatTimeoutSeconds: number }): Promise<WorkerDetail[]> {
     const { rows } = await this.host.run<
       RawWorkerRow & {
         heartbeat_timeout: number | null;

@@ -5,7 +5,7 @@
  * (cancel requests and queue wake-ups reach this object's subscribers; other processes learn a
  * cancel request from their next heartbeat and a resumed queue from their next poll).
  */
-import type { DeadLetterRow, Owner } from "../backend.js";
+
 import type {
   AdminStore,
   CancelRequestState,
@@ -26,6 +26,7 @@ import type {
   WorkerDetail,
   WorkerShutdownState,
 } from "../contract/admin-store.js";
+import type { DeadLetterRow, Owner } from "../contract/index.js";
 import { decodeCursor, encodeCursor } from "../shared/cursor.js";
 import { secondsToMs } from "./clock.js";
 import type { SqliteConnection, SqliteSession } from "./connection.js";
@@ -151,7 +152,7 @@ export class SqliteAdminStore implements AdminStore {
     return rows.map((r) => ({ queue: r.queue, status: r.status, count: r.n }));
   }
 
-  async jobGet(params: { id: string }): Promise<JobListItem | null> {
+  async jobDetail(params: { id: string }): Promise<JobListItem | null> {
     const row = await this.conn.use(
       (s) => s.statement("jobGet").get({ id: params.id }) as ListedRecord | undefined,
     );
@@ -437,7 +438,7 @@ export class SqliteAdminStore implements AdminStore {
     return { cancelRequested: ids };
   }
 
-  async workerList(params: { defaultHeartbeatTimeoutSeconds: number }): Promise<WorkerDetail[]> {
+  async workerDetails(params: { defaultHeartbeatTimeoutSeconds: number }): Promise<WorkerDetail[]> {
     const rows = await this.conn.use(
       (s) =>
         s.statement("workerList").all({
