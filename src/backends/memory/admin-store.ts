@@ -22,9 +22,8 @@ import type {
   QueueStatusCount,
   WorkerBeatParams,
   WorkerDetail,
-  WorkerShutdownState,
 } from "../contract/admin-store.js";
-import type { DeadLetterRow, JobRow, Owner, WorkerRow } from "../contract/index.js";
+import type { DeadLetterRow, JobRow, Owner } from "../contract/index.js";
 import { decodeCursor, encodeCursor } from "../shared/cursor.js";
 import type { MemoryControls, MemoryState, MemoryWorkerDeclared } from "./state.js";
 
