@@ -89,8 +89,8 @@ export function timeline(
 ): TimelineEntry[] {
   const entries: TimelineEntry[] = [
     { at: row.createdAt, kind: "enqueued", attempt: null, workerId: null, detail: null },
-    ...events.map(fromEvent),
   ];
+  // The start goes before the events, so an event in the same millisecond sorts after it.
   if (row.startedAt !== null) {
     const attempt = row.status === "processing" ? row.attempts + 1 : Math.max(row.attempts, 1);
     entries.push({
@@ -101,6 +101,7 @@ export function timeline(
       detail: row.status === "processing" ? "running now" : "last start",
     });
   }
+  entries.push(...events.map(fromEvent));
   if (row.status === "done" && row.finishedAt !== null) {
     entries.push({
       at: row.finishedAt,

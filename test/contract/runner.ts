@@ -4,6 +4,12 @@
  */
 import { afterAll, describe } from "vitest";
 import type { Backend } from "../../src/backends/contract/index.js";
+import { adminBulkCases } from "./areas/admin-bulk.js";
+import { adminCancelCases } from "./areas/admin-cancel.js";
+import { adminDeadLetterCases } from "./areas/admin-dlq.js";
+import { adminListCases } from "./areas/admin-list.js";
+import { adminProgressCases } from "./areas/admin-progress.js";
+import { adminQueueCases } from "./areas/admin-queues.js";
 import { claimCases } from "./areas/claim.js";
 import { deadLetterCases } from "./areas/dead-letter.js";
 import { enqueueCases } from "./areas/enqueue.js";
@@ -42,5 +48,11 @@ export function runBackendContract(target: ContractTarget): void {
     leasesCases(ctx);
     notifyCases(ctx);
     pruneForgetCases(ctx);
+    adminListCases(ctx);
+    adminCancelCases(ctx);
+    adminBulkCases(ctx);
+    adminDeadLetterCases(ctx);
+    adminQueueCases(ctx);
+    adminProgressCases(ctx);
   });
 }
