@@ -1,8 +1,9 @@
 import { randomUUID } from "node:crypto";
-import { DeadLettersAdmin } from "./admin/dead-letters-admin.js";
-import { type CancelResult, JobsAdmin } from "./admin/jobs-admin.js";
-import { QueuesAdmin } from "./admin/queues-admin.js";
-import { WorkersAdmin } from "./admin/workers-admin.js";
+import type { DeadLettersAdmin } from "./admin/dead-letters-admin.js";
+import { createAdmin } from "./admin/index.js";
+import type { CancelResult, JobsAdmin } from "./admin/jobs-admin.js";
+import type { QueuesAdmin } from "./admin/queues-admin.js";
+import type { WorkersAdmin } from "./admin/workers-admin.js";
 import type {
   Backend,
   DeadLetterRow,
@@ -137,15 +138,16 @@ export class Soniq implements JobEnqueuer {
       createLogger({ level: this.settings.logLevel, pretty: process.stderr.isTTY === true });
     this.eventBus = new EventBus<SoniqEventMap>(this.logger);
     if (metrics) subscribeMetricsSink(this.eventBus, metrics, this.logger);
-    const admin = {
+    ({
+      jobs: this.jobs,
+      deadLetters: this.deadLetters,
+      queues: this.queues,
+      workers: this.workersAdmin,
+    } = createAdmin({
       backend: () => this.backend(),
       retentionSeconds: this.settings.resultRetention,
       heartbeatTimeoutSeconds: this.settings.heartbeatTimeout,
-    };
-    this.jobs = new JobsAdmin(admin);
-    this.deadLetters = new DeadLettersAdmin(admin);
-    this.queues = new QueuesAdmin(admin);
-    this.workersAdmin = new WorkersAdmin(admin);
+    }));
   }
 
   /**

@@ -20,89 +20,19 @@ import type {
   QueueInfo,
   QueueSetParams,
   QueueStatusCount,
-  WorkerBeatParams,
-  WorkerDetail,
 } from "../contract/admin-store.js";
 import type { DeadLetterRow, JobRow, Owner } from "../contract/index.js";
-import { decodeCursor, encodeCursor } from "../shared/cursor.js";
-import type { MemoryControls, MemoryState, MemoryWorkerDeclared } from "./state.js";
-
-/** The value at `path` in `args` JSON, as text the way PostgreSQL's `->>` gives it; undefined if absent. */
-function argsAt(args: string, path: readonly string[]): string | undefined {
-  let value: unknown = JSON.parse(args);
-  for (const key of path) {
-    if (typeof value !== "object" || value === null || Array.isArray(value)) return undefined;
-    value = (value as Record<string, unknown>)[key];
-  }
-  if (value === undefined || value === null) return undefined;
-  return typeof value === "string" ? value : JSON.stringify(value);
-}
-
-function within(date: Date | null, after?: Date, before?: Date): boolean {
-  if (after === undefined && before === undefined) return true;
-  if (date === null) return false;
-  return (
-    (after === undefined || date.getTime() >= after.getTime()) &&
-    (before === undefined || date.getTime() < before.getTime())
-  );
-}
-
-function matchesJob(row: JobRow, f: JobFilter): boolean {
-  return (
-    (f.status === undefined || f.status.includes(row.status)) &&
-    (f.queue === undefined || f.queue.includes(row.queue)) &&
-    (f.name === undefined || f.name.includes(row.name)) &&
-    (f.ids === undefined || f.ids.includes(row.id)) &&
-    (f.dedupKey === undefined || row.dedupKey === f.dedupKey) &&
-    (f.errorContains === undefined || (row.lastError ?? "").includes(f.errorContains)) &&
-    (f.args === undefined || argsAt(row.args, f.args.path) === f.args.value) &&
-    within(row.createdAt, f.createdAfter, f.createdBefore) &&
-    within(row.finishedAt, f.finishedAfter, f.finishedBefore)
-  );
-}
-
-function matchesDead(row: DeadLetterRow, f: DeadLetterFilter): boolean {
-  return (
-    (f.reason === undefined || f.reason.includes(row.reason)) &&
-    (f.queue === undefined || f.queue.includes(row.queue)) &&
-    (f.name === undefined || f.name.includes(row.name)) &&
-    (f.ids === undefined || f.ids.includes(row.id)) &&
-    within(row.deadAt, f.deadAfter, f.deadBefore)
-  );
-}
-
-/** Newest first by `time`, then id descending; one page after `cursor`. */
-function page<T extends { id: string }>(
-  rows: T[],
-  time: (row: T) => number,
-  cursorText: string | null | undefined,
-  limit: number,
-): Page<T> {
-  const cursor = decodeCursor(cursorText);
-  const sorted = rows.sort((a, b) => time(b) - time(a) || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
-  const after = cursor
-    ? sorted.filter((r) => {
-        const t = time(r);
-        const ct = Number(cursor.time);
-        return t < ct || (t === ct && r.id < cursor.id);
-      })
-    : sorted;
-  const items = after.slice(0, limit);
-  const last = after.length > limit ? items.at(-1) : undefined;
-  return {
-    items,
-    nextCursor: last ? encodeCursor({ time: String(time(last)), id: last.id }) : null,
-  };
-}
+import { matchesDead, matchesJob, page } from "./admin-filters.js";
+import { MemoryWorkerAdmin } from "./admin-workers.js";
+import type { MemoryControls, MemoryState } from "./state.js";
 
 /** See the module comment. */
-export class MemoryAdminStore implements AdminStore {
+export class MemoryAdminStore extends MemoryWorkerAdmin implements AdminStore {
   private readonly events: JobEvent[] = [];
   private readonly cancelListeners = new Set<(jobId: string) => void>();
   private seq = 0;
   private readonly controls: Map<string, MemoryControls>;
   private readonly queues: MemoryState["queues"];
-  private readonly declared: Map<string, MemoryWorkerDeclared>;
   /** The tables, the clock (throws CLOSED once closed) and wake-ups. */
   private readonly t: {
     jobs: MemoryState["jobs"];
@@ -112,10 +42,10 @@ export class MemoryAdminStore implements AdminStore {
     wake(queue: string): void;
   };
 
-  constructor(private readonly state: MemoryState) {
+  constructor(state: MemoryState) {
+    super(state);
     this.controls = state.controls;
     this.queues = state.queues;
-    this.declared = state.declared;
     this.t = {
       jobs: state.jobs,
       dead: state.dead,
@@ -213,21 +143,6 @@ export class MemoryAdminStore implements AdminStore {
       } else i += 1;
     }
     return pruned;
-  }
-
-  private control(id: string): MemoryControls {
-    let c = this.controls.get(id);
-    if (!c) {
-      c = {
-        cancelRequestedAt: null,
-        cancelClaimToken: null,
-        progress: null,
-        progressMessage: null,
-        progressAt: null,
-      };
-      this.controls.set(id, c);
-    }
-    return c;
   }
 
   async jobCancelRequest(params: {
@@ -431,98 +346,5 @@ export class MemoryAdminStore implements AdminStore {
     const info = (await this.queueList()).find((q) => q.name === params.name);
     if (!info) throw new Error(`queue ${params.name} vanished after it was set`);
     return info;
-  }
-
-  private declaredOf(workerId: string): MemoryWorkerDeclared {
-    let d = this.declared.get(workerId);
-    if (!d) {
-      d = {
-        heartbeatTimeoutSeconds: null,
-        shutdownState: "RUNNING",
-        drainStartedAt: null,
-        deadlineAt: null,
-      };
-      this.declared.set(workerId, d);
-    }
-    return d;
-  }
-
-  async workerDeclare(params: {
-    workerId: string;
-    heartbeatTimeoutSeconds: number;
-  }): Promise<void> {
-    this.t.now();
-    if (this.t.workers.has(params.workerId)) {
-      this.declaredOf(params.workerId).heartbeatTimeoutSeconds = params.heartbeatTimeoutSeconds;
-    }
-  }
-
-  async workerBeat(params: WorkerBeatParams): Promise<{ cancelRequested: string[] }> {
-    const now = this.t.now();
-    const worker = this.t.workers.get(params.workerId);
-    if (worker) {
-      Object.assign(worker, { lastHeartbeatAt: new Date(now), status: params.status });
-      Object.assign(this.declaredOf(params.workerId), {
-        shutdownState: params.shutdownState,
-        drainStartedAt:
-          params.drainElapsedSeconds === null
-            ? null
-            : new Date(now - params.drainElapsedSeconds * 1000),
-        deadlineAt:
-          params.deadlineInSeconds === null
-            ? null
-            : new Date(now + params.deadlineInSeconds * 1000),
-      });
-    }
-    for (const p of params.progress) {
-      const row = this.t.jobs.get(p.id);
-      if (
-        row?.status !== "processing" ||
-        row.workerId !== params.workerId ||
-        row.claimToken !== p.owner.claimToken
-      ) {
-        continue;
-      }
-      Object.assign(this.control(p.id), {
-        progress: p.fraction,
-        progressMessage: p.message,
-        progressAt: new Date(now),
-      });
-    }
-    const cancelRequested: string[] = [];
-    for (const row of this.t.jobs.values()) {
-      if (
-        row.status === "processing" &&
-        row.workerId === params.workerId &&
-        this.cancelRequested(row.id, row.claimToken)
-      ) {
-        cancelRequested.push(row.id);
-      }
-    }
-    return { cancelRequested };
-  }
-
-  async workerDetails(params: { defaultHeartbeatTimeoutSeconds: number }): Promise<WorkerDetail[]> {
-    const now = this.t.now();
-    return [...this.t.workers.values()]
-      .sort((a, b) => b.startedAt.getTime() - a.startedAt.getTime())
-      .map((w) => {
-        const d = this.declared.get(w.id);
-        const timeout = d?.heartbeatTimeoutSeconds ?? params.defaultHeartbeatTimeoutSeconds;
-        const age = (now - w.lastHeartbeatAt.getTime()) / 1000;
-        return {
-          ...w,
-          queues: w.queues ? [...w.queues] : null,
-          heartbeatTimeoutSeconds: d?.heartbeatTimeoutSeconds ?? null,
-          shutdownState: w.status === "stopped" ? "STOPPED" : (d?.shutdownState ?? "RUNNING"),
-          drainStartedAt: d?.drainStartedAt ?? null,
-          deadlineAt: d?.deadlineAt ?? null,
-          heartbeatAgeSeconds: Math.max(0, age),
-          live: w.status !== "stopped" && age <= timeout,
-          inFlight: [...this.t.jobs.values()]
-            .filter((j) => j.status === "processing" && j.workerId === w.id)
-            .map((j) => j.id),
-        };
-      });
   }
 }

@@ -88,16 +88,7 @@ export class MemoryJobStore implements JobStore {
   async jobClaim(request: JobClaimParams): Promise<ClaimedJob[]> {
     this.state.check();
     const now = this.state.clock();
-    // Paused queues are skipped; a queue's max_running counts its processing rows.
-    const room = new Map<string, number>();
-    for (const [name, config] of this.state.queues) {
-      if (config.paused) room.set(name, 0);
-      else if (config.maxRunning !== null) room.set(name, config.maxRunning);
-    }
-    for (const row of this.state.jobs.values()) {
-      const left = room.get(row.queue);
-      if (row.status === "processing" && left !== undefined) room.set(row.queue, left - 1);
-    }
+    const room = this.state.queueRoom();
     const due = [...this.state.jobs.values()]
       .filter(
         (row) =>
@@ -319,20 +310,7 @@ export class MemoryJobStore implements JobStore {
       if (row.status !== "processing" || state.isLive(row.workerId, staleAfterSeconds)) continue;
       if (state.cancelRequested(row.id, row.claimToken)) {
         // An operator asked to cancel this claim: finalise it, never requeue it.
-        const stamp = state.date();
-        result.cancelled.push({
-          id: row.id,
-          name: row.name,
-          queue: row.queue,
-          previousOwner: row.workerId,
-          interruptions: row.interruptions,
-        });
-        Object.assign(row, {
-          status: "cancelled",
-          finishedAt: stamp,
-          updatedAt: stamp,
-          resultExpiresAt: state.date(cancelledRetentionSeconds),
-        });
+        result.cancelled.push(state.finaliseCancelled(row, cancelledRetentionSeconds));
         continue;
       }
       const interruptions = row.interruptions + 1;

@@ -3,7 +3,13 @@
  * open/closed guard, held once and handed to each memory store.
  */
 import { SoniqError } from "../../errors.js";
-import type { DeadLetterRow, JobRow, WorkerRow, WorkerShutdownState } from "../contract/index.js";
+import type {
+  DeadLetterRow,
+  JobRow,
+  RecoveredJob,
+  WorkerRow,
+  WorkerShutdownState,
+} from "../contract/index.js";
 import { WakeBus } from "../shared/wake-bus.js";
 
 /** The tables and clock every memory store reads and writes. */
@@ -56,6 +62,42 @@ export class MemoryState {
     // The worker's own declared heartbeat timeout wins over the caller's.
     const timeout = this.declared.get(w.id)?.heartbeatTimeoutSeconds ?? staleAfterSeconds;
     return this.clock() - w.lastHeartbeatAt.getTime() <= timeout * 1000;
+  }
+
+  /**
+   * The claim's view of the queue configuration: for each paused queue 0, for each queue with a
+   * `maxRunning` the room left (`maxRunning` minus its processing rows); other queues absent.
+   */
+  queueRoom(): Map<string, number> {
+    const room = new Map<string, number>();
+    for (const [name, config] of this.queues) {
+      if (config.paused) room.set(name, 0);
+      else if (config.maxRunning !== null) room.set(name, config.maxRunning);
+    }
+    for (const row of this.jobs.values()) {
+      const left = room.get(row.queue);
+      if (row.status === "processing" && left !== undefined) room.set(row.queue, left - 1);
+    }
+    return room;
+  }
+
+  /** Recovery of a claim with a cancel request: `cancelled`, kept `retentionSeconds`. */
+  finaliseCancelled(row: JobRow, retentionSeconds: number): RecoveredJob {
+    const stamp = this.date();
+    const job = {
+      id: row.id,
+      name: row.name,
+      queue: row.queue,
+      previousOwner: row.workerId,
+      interruptions: row.interruptions,
+    };
+    Object.assign(row, {
+      status: "cancelled",
+      finishedAt: stamp,
+      updatedAt: stamp,
+      resultExpiresAt: this.date(retentionSeconds),
+    });
+    return job;
   }
 
   /** True when the claim `claimToken` of job `id` has a cancel request. */

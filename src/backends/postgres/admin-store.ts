@@ -29,15 +29,9 @@ import {
 } from "../contract/admin-store.js";
 import type { DeadLetterRow } from "../contract/index.js";
 import { decodeCursor, encodeCursor } from "../shared/cursor.js";
+import { deadFilterParams, jobFilterParams, type RawListedJob, toListed } from "./admin-params.js";
 import { isUuid } from "./identifiers.js";
-import {
-  type RawDeadLetterRow,
-  type RawJobRow,
-  type RawWorkerRow,
-  toDeadLetterRow,
-  toJobRow,
-  toWorkerRow,
-} from "./rows.js";
+import { type RawDeadLetterRow, type RawWorkerRow, toDeadLetterRow, toWorkerRow } from "./rows.js";
 import type { AdminStatements } from "./sql.js";
 
 /** What the store needs from its backend. */
@@ -48,57 +42,6 @@ export interface PgAdminHost {
   run<R>(text: string, values: unknown[]): Promise<{ rows: R[]; rowCount: number }>;
   /** Wakes this process's subscribers of `queue` (the NOTIFY of our own pool is skipped). */
   wake(queue: string): void;
-}
-
-type RawListedJob = RawJobRow & {
-  cancel_requested_at: Date | null;
-  progress: number | null;
-  progress_message: string | null;
-  progress_at: Date | null;
-  cursor_us: string;
-};
-
-/** Only UUIDs can match: the others are dropped (a list of none matches nothing). */
-function uuids(ids: readonly string[] | undefined): string[] | null {
-  return ids === undefined ? null : ids.filter(isUuid);
-}
-
-function jobFilterParams(f: JobFilter): unknown[] {
-  return [
-    f.status ? [...f.status] : null,
-    f.queue ? [...f.queue] : null,
-    f.name ? [...f.name] : null,
-    uuids(f.ids),
-    f.dedupKey ?? null,
-    f.errorContains ?? null,
-    f.args ? [...f.args.path] : null,
-    f.args ? f.args.value : null,
-    f.createdAfter ?? null,
-    f.createdBefore ?? null,
-    f.finishedAfter ?? null,
-    f.finishedBefore ?? null,
-  ];
-}
-
-function deadFilterParams(f: DeadLetterFilter): unknown[] {
-  return [
-    f.reason ? [...f.reason] : null,
-    f.queue ? [...f.queue] : null,
-    f.name ? [...f.name] : null,
-    uuids(f.ids),
-    f.deadAfter ?? null,
-    f.deadBefore ?? null,
-  ];
-}
-
-function toListed(row: RawListedJob): JobListItem {
-  return {
-    ...toJobRow(row),
-    cancelRequestedAt: row.cancel_requested_at,
-    progress: row.progress,
-    progressMessage: row.progress_message,
-    progressAt: row.progress_at,
-  };
 }
 
 /** PostgreSQL text cannot hold NUL. */
