@@ -10,6 +10,7 @@ import { adminDeadLetterCases } from "./areas/admin-dlq.js";
 import { adminListCases } from "./areas/admin-list.js";
 import { adminProgressCases } from "./areas/admin-progress.js";
 import { adminQueueCases } from "./areas/admin-queues.js";
+import { adminWorkerCases } from "./areas/admin-workers.js";
 import { claimCases } from "./areas/claim.js";
 import { deadLetterCases } from "./areas/dead-letter.js";
 import { enqueueCases } from "./areas/enqueue.js";
@@ -54,5 +55,6 @@ export function runBackendContract(target: ContractTarget): void {
     adminDeadLetterCases(ctx);
     adminQueueCases(ctx);
     adminProgressCases(ctx);
+    adminWorkerCases(ctx);
   });
 }
