@@ -14,6 +14,8 @@
  *   complete, retry and a dead-letter move after a run add one.
  */
 
+import type { ScheduleStore } from "./schedule-store.js";
+
 /** Job row states (DESIGN.md §6). Dead-lettered jobs live in `soniq_dead_letter_jobs`. */
 export type JobStatus = "queued" | "processing" | "done" | "cancelled";
 
@@ -40,6 +42,11 @@ export interface NewJob {
    * dead-letter queue does not hold its key. A duplicate returns the existing job's id.
    */
   dedupKey: string | null;
+  /**
+   * Soniq's own metadata as JSON text (e.g. `{"schedule":{…}}` for a scheduled occurrence, read
+   * back as `ctx.schedule`); absent or null for none.
+   */
+  meta?: string | null;
 }
 
 /** What {@link Backend.enqueue} returns for each {@link NewJob}, in input order. */
@@ -82,10 +89,13 @@ export interface JobRow {
   /** When a `done` row (and its result) may be pruned. */
   resultExpiresAt: Date | null;
   dedupKey: string | null;
+  /** Soniq's metadata as JSON text (see {@link NewJob.meta}), or null. */
+  meta: string | null;
 }
 
 /** A row of `soniq_dead_letter_jobs`: the job as it was, plus why and when it was moved. */
-export interface DeadLetterRow extends Omit<JobRow, "status" | "result" | "resultExpiresAt"> {
+export interface DeadLetterRow
+  extends Omit<JobRow, "status" | "result" | "resultExpiresAt" | "meta"> {
   /** Why it was moved, e.g. `max_attempts_exceeded`, `unknown_job`, `invalid_args`. */
   reason: string;
   deadAt: Date;
@@ -119,6 +129,8 @@ export interface ClaimedJob {
   workerId: string;
   /** Owner: this claim's fresh token. */
   claimToken: string;
+  /** Soniq's metadata as JSON text (see {@link NewJob.meta}), or null. */
+  meta: string | null;
 }
 
 /** Arguments of {@link Backend.claim}. */
@@ -206,6 +218,8 @@ export type BackendKind = "memory" | "sqlite" | "postgres";
 /** The storage contract. See the module comment for the rules every method keeps. */
 export interface Backend {
   readonly kind: BackendKind;
+  /** Schedules and their history (`soniq_schedules`, `soniq_schedule_runs`); see schedule-store.ts. */
+  readonly schedules: ScheduleStore;
 
   /** Creates or migrates the schema. Idempotent; safe when two processes run it at once. */
   setup(): Promise<void>;

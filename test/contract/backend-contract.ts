@@ -106,6 +106,7 @@ export function runBackendContract(target: ContractTarget): void {
           "createdAt",
           "workerId",
           "claimToken",
+          "meta",
         ].sort(),
       );
       expect(c.scheduledAt).toBeInstanceOf(Date);

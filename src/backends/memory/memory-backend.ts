@@ -18,6 +18,8 @@ import type {
   WorkerStatus,
 } from "../backend.js";
 import { claimedJobOf } from "../claimed-job.js";
+import type { ScheduleStore } from "../schedule-store.js";
+import { MemoryScheduleStore } from "./schedule-store.js";
 
 /** Options of {@link MemoryBackend}. */
 export interface MemoryBackendOptions {
@@ -38,9 +40,16 @@ export class MemoryBackend implements Backend {
   private readonly listeners = new Set<(queue: string) => void>();
   private readonly leases = new Map<string, { holder: string; expiresAt: number }>();
   private closed = false;
+  readonly schedules: ScheduleStore;
 
   constructor(options: MemoryBackendOptions = {}) {
     this.clock = options.clock ?? Date.now;
+    this.schedules = new MemoryScheduleStore({
+      clock: () => this.clock(),
+      check: () => this.check(),
+      insertJobs: (jobs) => this.insertJobs(jobs),
+      jobStatus: (id) => this.jobs.get(id)?.status,
+    });
   }
 
   private check(): void {
@@ -70,6 +79,11 @@ export class MemoryBackend implements Backend {
     if (options?.connection) {
       throw new SoniqError("UNSUPPORTED", "`connection` (transactional enqueue) needs PostgreSQL");
     }
+    return this.insertJobs(jobs);
+  }
+
+  /** The body of {@link enqueue}, synchronous (the schedule store calls it inside its "transaction"). */
+  private insertJobs(jobs: readonly NewJob[]): EnqueueResult[] {
     const out: EnqueueResult[] = [];
     const queues = new Set<string>();
     for (const job of jobs) {
@@ -102,6 +116,7 @@ export class MemoryBackend implements Backend {
         result: null,
         resultExpiresAt: null,
         dedupKey: job.dedupKey,
+        meta: job.meta ?? null,
       });
       queues.add(job.queue);
       out.push({ id: job.id, inserted: true });
@@ -284,6 +299,7 @@ export class MemoryBackend implements Backend {
     const now = this.date();
     this.jobs.set(id, {
       ...rest,
+      meta: null,
       status: "queued",
       attempts: 0,
       interruptions: 0,

@@ -25,9 +25,11 @@ import type {
   WorkerRow,
   WorkerStatus,
 } from "../backend.js";
+import type { ScheduleStore } from "../schedule-store.js";
 import { isUuid, notifyChannel, validateSchemaName } from "./identifiers.js";
 import { PgListener } from "./listener.js";
 import { migrate } from "./migrate.js";
+import { PgScheduleStore } from "./schedule-store.js";
 import {
   type RawClaimedRow,
   type RawDeadLetterRow,
@@ -118,6 +120,8 @@ export class PostgresBackend implements Backend {
   private readonly poolPids = new Set<number>();
   private readonly clientPids = new WeakMap<object, number>();
   private closed = false;
+  /** Schedules and their history (schedule-store.ts). */
+  readonly schedules: ScheduleStore;
   private closing: Promise<void> | null = null;
   /** Calls using the pool right now; close() waits for them before ending the pool. */
   private inflight = 0;
@@ -174,6 +178,39 @@ export class PostgresBackend implements Backend {
     this.pool.on("remove", (client) => {
       const pid = this.clientPids.get(client);
       if (pid !== undefined) this.poolPids.delete(pid);
+    });
+    this.schedules = new PgScheduleStore(this.schema, {
+      query: (text, values) => this.run(text, values),
+      transaction: (fn) => this.transaction(fn),
+      insertJobs: (jobs, client) => this.enqueue(jobs, { connection: client }),
+      wake: (queue) => this.wake(queue),
+    });
+  }
+
+  /**
+   * Runs `fn` inside `BEGIN … COMMIT` on one pool client, as an in-flight call (close() waits for
+   * it); on an error the transaction is rolled back (a client whose ROLLBACK fails is discarded)
+   * and the error rethrown, translated.
+   */
+  private transaction<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    return this.track(async () => {
+      const client = await this.pool.connect();
+      let broken = false;
+      try {
+        await client.query("BEGIN");
+        try {
+          const result = await fn(client);
+          await client.query("COMMIT");
+          return result;
+        } catch (err) {
+          await client.query("ROLLBACK").catch(() => {
+            broken = true;
+          });
+          throw err;
+        }
+      } finally {
+        client.release(broken);
+      }
     });
   }
 
@@ -352,6 +389,7 @@ export class PostgresBackend implements Backend {
           batch.map((j) => (j.runAt ? j.runAt.toISOString() : null)),
           batch.map((j) => j.delaySeconds),
           batch.map((j) => j.dedupKey),
+          batch.map((j) => j.meta ?? null),
         ],
         via,
       );

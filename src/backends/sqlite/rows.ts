@@ -26,11 +26,12 @@ export interface JobRecord {
   result: string | null;
   result_expires_at: number | null;
   dedup_key: string | null;
+  meta: string | null;
 }
 
 /** A row of `soniq_dead_letter_jobs` as better-sqlite3 returns it. */
 export interface DeadLetterRecord
-  extends Omit<JobRecord, "status" | "result" | "result_expires_at"> {
+  extends Omit<JobRecord, "status" | "result" | "result_expires_at" | "meta"> {
   reason: string;
   dead_at: number;
 }
@@ -76,6 +77,7 @@ export function toJobRow(r: JobRecord): JobRow {
     result: r.result,
     resultExpiresAt: dateOrNull(r.result_expires_at),
     dedupKey: r.dedup_key,
+    meta: r.meta ?? null,
   };
 }
 
@@ -85,12 +87,14 @@ export function toDeadLetterRow(r: DeadLetterRecord): DeadLetterRow {
     status: _s,
     result: _r,
     resultExpiresAt: _e,
+    meta: _m,
     ...job
   } = toJobRow({
     ...r,
     status: "queued",
     result: null,
     result_expires_at: null,
+    meta: null,
   });
   return { ...job, reason: r.reason, deadAt: new Date(r.dead_at) };
 }

@@ -21,7 +21,9 @@ import type {
   WorkerStatus,
 } from "../backend.js";
 import { claimedJobOf } from "../claimed-job.js";
+import type { ScheduleStore } from "../schedule-store.js";
 import { NOW_MS, secondsToMs } from "./clock.js";
+import { SqliteScheduleStore } from "./schedule-store.js";
 import { loadMigrations, migrate } from "./migrate.js";
 import {
   type DeadLetterRecord,
@@ -64,7 +66,7 @@ export const DEFAULT_SQLITE_BUSY_TIMEOUT_MS = 5000;
 
 /** Columns of `soniq_jobs`, in table order. */
 const JOB_COLUMNS =
-  "id, name, queue, args, status, priority, attempts, max_attempts, interruptions, scheduled_at, created_at, updated_at, started_at, finished_at, worker_id, claim_token, last_error, result, result_expires_at, dedup_key";
+  "id, name, queue, args, status, priority, attempts, max_attempts, interruptions, scheduled_at, created_at, updated_at, started_at, finished_at, worker_id, claim_token, last_error, result, result_expires_at, dedup_key, meta";
 
 /** The fence of every finishing write (DESIGN.md §3.1). Binds `@id`, `@workerId`, `@claimToken`. */
 const OWNED =
@@ -116,6 +118,8 @@ export class SqliteBackend implements Backend {
 
   private db: Database.Database | null = null;
   private closed = false;
+  /** Schedules and their history (schedule-store.ts). */
+  readonly schedules: ScheduleStore;
   private readonly statements = new Map<string, Database.Statement>();
   private readonly listeners = new Set<(queue: string) => void>();
 
@@ -143,6 +147,13 @@ export class SqliteBackend implements Backend {
     }
     this.path = path;
     this.busyTimeoutMs = busyTimeoutMs;
+    this.schedules = new SqliteScheduleStore({
+      use: (fn) => this.use(fn),
+      stmt: (db, sql) => this.stmt(db, sql),
+      nowMs: (db) => this.nowMs(db),
+      insertJobs: (db, jobs, queues) => this.insertJobs(db, jobs, queues),
+      wake: (queue) => this.wake(queue),
+    });
   }
 
   /**
@@ -274,46 +285,56 @@ export class SqliteBackend implements Backend {
           "`connection` (transactional enqueue) needs PostgreSQL",
         );
       }
-      const holderOf = this.stmt(db, "SELECT id FROM soniq_jobs WHERE dedup_key = ?");
-      const insert = this.stmt(
-        db,
-        `INSERT INTO soniq_jobs (id, name, queue, args, status, priority, max_attempts,
-           scheduled_at, created_at, updated_at, dedup_key)
-         VALUES (@id, @name, @queue, @args, 'queued', @priority, @maxAttempts,
-           @scheduledAt, @now, @now, @dedupKey)`,
-      );
-      return db
-        .transaction(() => {
-          const now = this.nowMs(db);
-          const out: EnqueueResult[] = [];
-          for (const job of jobs) {
-            if (job.dedupKey !== null) {
-              const holder = holderOf.get(job.dedupKey) as { id: string } | undefined;
-              if (holder) {
-                out.push({ id: holder.id, inserted: false });
-                continue;
-              }
-            }
-            insert.run({
-              id: job.id,
-              name: job.name,
-              queue: job.queue,
-              args: job.args,
-              priority: job.priority,
-              maxAttempts: job.maxAttempts,
-              scheduledAt: job.runAt ? job.runAt.getTime() : now + secondsToMs(job.delaySeconds),
-              now,
-              dedupKey: job.dedupKey,
-            });
-            queues.add(job.queue);
-            out.push({ id: job.id, inserted: true });
-          }
-          return out;
-        })
-        .immediate();
+      return db.transaction(() => this.insertJobs(db, jobs, queues)).immediate();
     });
     for (const queue of queues) this.wake(queue);
     return results;
+  }
+
+  /**
+   * The body of {@link enqueue}: inserts `jobs` on `db`, inside the caller's transaction (the
+   * schedule store's compare-and-set runs it in its own), adding each queue that received a job
+   * to `queues`.
+   */
+  private insertJobs(
+    db: Database.Database,
+    jobs: readonly NewJob[],
+    queues: Set<string>,
+  ): EnqueueResult[] {
+    const holderOf = this.stmt(db, "SELECT id FROM soniq_jobs WHERE dedup_key = ?");
+    const insert = this.stmt(
+      db,
+      `INSERT INTO soniq_jobs (id, name, queue, args, status, priority, max_attempts,
+         scheduled_at, created_at, updated_at, dedup_key, meta)
+       VALUES (@id, @name, @queue, @args, 'queued', @priority, @maxAttempts,
+         @scheduledAt, @now, @now, @dedupKey, @meta)`,
+    );
+    const now = this.nowMs(db);
+    const out: EnqueueResult[] = [];
+    for (const job of jobs) {
+      if (job.dedupKey !== null) {
+        const holder = holderOf.get(job.dedupKey) as { id: string } | undefined;
+        if (holder) {
+          out.push({ id: holder.id, inserted: false });
+          continue;
+        }
+      }
+      insert.run({
+        id: job.id,
+        name: job.name,
+        queue: job.queue,
+        args: job.args,
+        priority: job.priority,
+        maxAttempts: job.maxAttempts,
+        scheduledAt: job.runAt ? job.runAt.getTime() : now + secondsToMs(job.delaySeconds),
+        now,
+        dedupKey: job.dedupKey,
+        meta: job.meta ?? null,
+      });
+      queues.add(job.queue);
+      out.push({ id: job.id, inserted: true });
+    }
+    return out;
   }
 
   /**
@@ -561,7 +582,7 @@ export class SqliteBackend implements Backend {
         db,
         `INSERT INTO soniq_jobs (${JOB_COLUMNS})
          SELECT id, name, queue, args, 'queued', priority, 0, max_attempts, 0, @now,
-           created_at, @now, NULL, NULL, NULL, NULL, last_error, NULL, NULL, dedup_key
+           created_at, @now, NULL, NULL, NULL, NULL, last_error, NULL, NULL, dedup_key, NULL
          FROM soniq_dead_letter_jobs WHERE id = @id`,
       );
       const remove = this.stmt(db, "DELETE FROM soniq_dead_letter_jobs WHERE id = ?");

@@ -1,0 +1,173 @@
+/**
+ * The memory backend's schedule store: the {@link ScheduleStore} contract on in-process maps.
+ * Each write runs synchronously from its compare-and-set to its last row, so no other caller can
+ * interleave with it — the memory equivalent of one transaction.
+ */
+import { SoniqError } from "../../errors.js";
+import type { EnqueueResult, JobStatus, NewJob } from "../backend.js";
+import type {
+  AdvanceResult,
+  AdvanceSchedule,
+  DueSchedules,
+  ScheduleRow,
+  ScheduleRunRow,
+  ScheduleSpec,
+  ScheduleStore,
+} from "../schedule-store.js";
+
+/** What the store needs from its backend. */
+export interface MemoryScheduleStorePort {
+  /** The injectable "database clock", ms since the epoch. */
+  clock: () => number;
+  /** Throws `CLOSED` after close. */
+  check: () => void;
+  /** Inserts jobs synchronously (the backend's enqueue body). */
+  insertJobs: (jobs: readonly NewJob[]) => EnqueueResult[];
+  /** A job's status, or undefined when the row is gone. */
+  jobStatus: (id: string) => JobStatus | undefined;
+}
+
+type StoredSchedule = Omit<ScheduleRow, "lastJobActive">;
+
+/** See the module comment. */
+export class MemoryScheduleStore implements ScheduleStore {
+  private readonly rows = new Map<string, StoredSchedule>();
+  private readonly runs = new Map<string, ScheduleRunRow[]>();
+
+  constructor(private readonly port: MemoryScheduleStorePort) {}
+
+  private view(row: StoredSchedule): ScheduleRow {
+    const status = row.lastJobId === null ? undefined : this.port.jobStatus(row.lastJobId);
+    return {
+      ...row,
+      startAt: copy(row.startAt),
+      endAt: copy(row.endAt),
+      nextRunAt: copy(row.nextRunAt),
+      lastRunAt: copy(row.lastRunAt),
+      lastJobActive: status === "queued" || status === "processing",
+    };
+  }
+
+  async saveSchedule(
+    spec: ScheduleSpec,
+    nextRunAt: Date | null,
+    expectRevision: number | null,
+  ): Promise<boolean> {
+    this.port.check();
+    const now = new Date(this.port.clock());
+    const existing = this.rows.get(spec.id);
+    if (expectRevision === null) {
+      if (existing) return false;
+      this.rows.set(spec.id, {
+        ...spec,
+        startAt: copy(spec.startAt),
+        endAt: copy(spec.endAt),
+        nextRunAt: copy(nextRunAt),
+        lastRunAt: null,
+        lastJobId: null,
+        paused: false,
+        revision: 1,
+        createdAt: now,
+        updatedAt: now,
+      });
+      return true;
+    }
+    if (!existing || existing.revision !== expectRevision) return false;
+    this.rows.set(spec.id, {
+      ...existing,
+      ...spec,
+      startAt: copy(spec.startAt),
+      endAt: copy(spec.endAt),
+      nextRunAt: copy(nextRunAt),
+      revision: existing.revision + 1,
+      updatedAt: now,
+    });
+    return true;
+  }
+
+  async getSchedule(id: string): Promise<ScheduleRow | null> {
+    this.port.check();
+    const row = this.rows.get(id);
+    return row ? this.view(row) : null;
+  }
+
+  async listSchedules(): Promise<ScheduleRow[]> {
+    this.port.check();
+    return [...this.rows.values()]
+      .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+      .map((row) => this.view(row));
+  }
+
+  async dueSchedules(overdueSeconds: number): Promise<DueSchedules> {
+    this.port.check();
+    const now = this.port.clock();
+    const limit = now - Math.round(overdueSeconds * 1000);
+    let next: number | null = null;
+    const due: ScheduleRow[] = [];
+    for (const row of this.rows.values()) {
+      if (row.nextRunAt === null) continue;
+      const at = row.nextRunAt.getTime();
+      if (next === null || at < next) next = at;
+      if (at <= limit) due.push(this.view(row));
+    }
+    return { now: new Date(now), due, nextDueAt: next === null ? null : new Date(next) };
+  }
+
+  async advanceSchedule(params: AdvanceSchedule): Promise<AdvanceResult> {
+    this.port.check();
+    const row = this.rows.get(params.id);
+    if (
+      !row ||
+      row.revision !== params.expect.revision ||
+      (row.nextRunAt?.getTime() ?? null) !== (params.expect.nextRunAt?.getTime() ?? null)
+    ) {
+      return { advanced: false, jobs: [] };
+    }
+    const now = new Date(this.port.clock());
+    const jobs = params.runs.flatMap((run) => (run.job ? [run.job] : []));
+    const results = jobs.length > 0 ? this.port.insertJobs(jobs) : [];
+    let k = 0;
+    const history = this.runs.get(params.id) ?? [];
+    for (const run of params.runs) {
+      const jobId = run.job ? (results[k++]?.id ?? null) : null;
+      history.push({
+        scheduleId: params.id,
+        occurrence: new Date(run.occurrence.getTime()),
+        outcome: run.outcome,
+        jobId,
+        manual: run.manual,
+        recordedAt: now,
+      });
+      if (!run.manual) row.lastRunAt = new Date(run.occurrence.getTime());
+      if (jobId !== null) row.lastJobId = jobId;
+    }
+    if (history.length > row.historyLimit) history.splice(0, history.length - row.historyLimit);
+    this.runs.set(params.id, history);
+    row.nextRunAt = copy(params.nextRunAt);
+    if (params.paused !== undefined) {
+      row.paused = params.paused;
+      row.revision += 1;
+    }
+    row.updatedAt = now;
+    return { advanced: true, jobs: results };
+  }
+
+  async removeSchedule(id: string): Promise<boolean> {
+    this.port.check();
+    this.runs.delete(id);
+    return this.rows.delete(id);
+  }
+
+  async scheduleRuns(id: string, limit: number): Promise<ScheduleRunRow[]> {
+    this.port.check();
+    if (!Number.isInteger(limit) || limit < 0) {
+      throw new SoniqError("INVALID_OPTION", `limit must be an integer >= 0, got ${limit}`);
+    }
+    const all = this.runs.get(id) ?? [];
+    return (limit === 0 ? [] : all.slice(-limit)).reverse().map((run) => ({ ...run }));
+  }
+}
+
+function copy(date: Date | null): Date | null {
+  return date === null ? null : new Date(date.getTime());
+}
