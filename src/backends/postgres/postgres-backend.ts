@@ -29,7 +29,6 @@ import type { ScheduleStore } from "../schedule-store.js";
 import { isUuid, notifyChannel, validateSchemaName } from "./identifiers.js";
 import { PgListener } from "./listener.js";
 import { migrate } from "./migrate.js";
-import { PgScheduleStore } from "./schedule-store.js";
 import {
   type RawClaimedRow,
   type RawDeadLetterRow,
@@ -40,6 +39,7 @@ import {
   toJobRow,
   toWorkerRow,
 } from "./rows.js";
+import { PgScheduleStore } from "./schedule-store.js";
 import { buildStatements, SESSION_SETUP, type Statements } from "./sql.js";
 
 /** Where a connection error came from, for {@link PostgresBackendOptions.onError}. */

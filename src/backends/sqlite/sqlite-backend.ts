@@ -23,7 +23,6 @@ import type {
 import { claimedJobOf } from "../claimed-job.js";
 import type { ScheduleStore } from "../schedule-store.js";
 import { NOW_MS, secondsToMs } from "./clock.js";
-import { SqliteScheduleStore } from "./schedule-store.js";
 import { loadMigrations, migrate } from "./migrate.js";
 import {
   type DeadLetterRecord,
@@ -33,6 +32,7 @@ import {
   toWorkerRow,
   type WorkerRecord,
 } from "./rows.js";
+import { SqliteScheduleStore } from "./schedule-store.js";
 
 /** Milliseconds one statement may wait inside SQLite for a lock before yielding to the event loop. */
 const BUSY_SLICE_MS = 20;
