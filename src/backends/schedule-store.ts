@@ -113,7 +113,7 @@ export interface DueSchedules {
   now: Date;
   /** Rows whose cursor is at or before `now - overdueSeconds` (paused ones included). */
   due: ScheduleRow[];
-  /** The earliest cursor among all schedules (due or not); null when none has one. */
+  /** The earliest cursor among the schedules not in `due` (after `now - overdueSeconds`); null when none. */
   nextDueAt: Date | null;
 }
 

@@ -94,6 +94,11 @@ export class Maintenance {
     private readonly clock: () => number = Date.now,
   ) {}
 
+  /** True while this worker holds the maintenance lease (as of its last tick). */
+  get isLeader(): boolean {
+    return this.leading;
+  }
+
   /** Lease time-to-live in seconds: three heartbeats, so a live leader always renews in time. */
   get leaseSeconds(): number {
     return this.settings.heartbeatInterval * 3;

@@ -5,8 +5,12 @@
  * handler `settleSeconds` to unwind: returning in that window is a success, anything else is
  * "released" (NACK'd by the caller). A late result after that is ignored here and fenced out.
  */
-import type { JobContext } from "../jobs/context.js";
-import { JobTimeoutError, ShutdownTimeoutError } from "../jobs/context.js";
+import {
+  type JobContext,
+  JobTimeoutError,
+  ShutdownTimeoutError,
+  scheduleContextOf,
+} from "../jobs/context.js";
 import type { JobDefinition, JobHandler } from "../jobs/job-definition.js";
 import { Snooze } from "../jobs/snooze.js";
 import type { Logger } from "../observability/logger.js";
@@ -43,6 +47,7 @@ export function runAsyncHandler(
     createdAt: job.createdAt,
     scheduledAt: job.scheduledAt,
     logger: log,
+    schedule: scheduleContextOf(job.meta),
   };
   return new Promise<Outcome>((resolve) => {
     let settled = false;

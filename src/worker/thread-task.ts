@@ -1,3 +1,5 @@
+import type { ScheduleContext } from "../jobs/context.js";
+
 /** The message a sync job sends to the worker-thread runner, and what comes back. */
 export interface ThreadTask {
   /** The handler module, a `file:` URL string. */
@@ -15,6 +17,8 @@ export interface ThreadTask {
     createdAt: number;
     /** Milliseconds since the epoch. */
     scheduledAt: number;
+    /** `ctx.schedule` (a `Date` survives the structured clone). */
+    schedule: ScheduleContext | undefined;
   };
   /** `Int32Array(1)` stop flag shared with the main thread (see STOP_FLAG). */
   stopFlag: SharedArrayBuffer;

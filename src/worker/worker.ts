@@ -17,6 +17,9 @@ import { Maintenance, recoverOnce } from "../maintenance/maintenance.js";
 import { PeriodicService } from "../maintenance/periodic-service.js";
 import type { Logger } from "../observability/logger.js";
 import { GuardedMetrics } from "../observability/metrics.js";
+import { reconcileSchedules } from "../scheduler/reconcile.js";
+import { Scheduler } from "../scheduler/scheduler.js";
+import { SchedulerService } from "../scheduler/scheduler-service.js";
 import { crossFieldProblems, type SoniqSettings, settingsSchema } from "../settings.js";
 import type { Soniq } from "../soniq.js";
 import { CompletionBatcher } from "./completion-batcher.js";
@@ -115,6 +118,11 @@ export class Worker {
   private heartbeat: PeriodicService | undefined;
   private maintenance: PeriodicService | undefined;
   private maintainer: Maintenance | undefined;
+  /** Takes due schedule occurrences (scheduler.ts): the leader's service and the heartbeat catch-up. */
+  private scheduler: Scheduler | undefined;
+  /** Runs while this worker holds the maintenance lease. */
+  private schedulerService: SchedulerService | undefined;
+  private unsubscribeSchedules: (() => void) | undefined;
   private deadlineTimer: NodeJS.Timeout | undefined;
   private unsubscribe: (() => void) | undefined;
   private recordFailures = 0;
@@ -230,6 +238,23 @@ export class Worker {
       this.machine.settle();
       this.resolveFinished?.({ reason: "start_failed", exitCode: 2, released: [] });
       throw err;
+    }
+    if (this.soniq.scheduleDefinitions.size > 0) {
+      try {
+        await reconcileSchedules(backend, this.soniq.scheduleDefinitions.values(), this.logger);
+      } catch (err) {
+        if (isSoniqError(err, "INVALID_ARGS")) {
+          this.phase = "done";
+          this.machine.settle();
+          await backend.markWorkerStopped(this.id).catch(() => undefined);
+          this.resolveFinished?.({ reason: "start_failed", exitCode: 2, released: [] });
+          throw err;
+        }
+        this.logger.warn(
+          { err: errorText(err, 300) },
+          "syncing the declared schedules failed; the stored schedules still run",
+        );
+      }
     }
     this.backend = backend;
     this.completions = new CompletionBatcher(backend, this.settings.resultRetention);
@@ -448,6 +473,7 @@ export class Worker {
         }
         this.lastBeat = now;
         await this.releaseOrphans(backend);
+        await this.catchUpSchedules();
       },
       this.logger,
     );
@@ -461,16 +487,64 @@ export class Worker {
       this.clock,
     );
     const maintainer = this.maintainer;
+    this.scheduler = new Scheduler({
+      store: backend.schedules,
+      logger: this.logger,
+      emit: (name, payload) => this.metrics.emit(name, { worker_id: this.id, ...payload }),
+    });
+    const schedulerService = new SchedulerService({
+      scheduler: this.scheduler,
+      logger: this.logger,
+      maxSleepMs: Math.max(1000, maintainer.leaseSeconds * 1000),
+      stopBoundMs: 2000,
+    });
+    this.schedulerService = schedulerService;
+    this.unsubscribeSchedules = this.soniq.onSchedulesChanged(() => schedulerService.wake());
     this.maintenance = new PeriodicService(
       "maintenance",
       interval,
-      () =>
-        maintainer.tick(
-          this.healthySince === undefined ? 0 : (this.clock() - this.healthySince) / 1000,
-        ),
+      async () => {
+        try {
+          await maintainer.tick(
+            this.healthySince === undefined ? 0 : (this.clock() - this.healthySince) / 1000,
+          );
+        } finally {
+          // The lease holder runs the scheduler service; anyone else only catches up.
+          if (maintainer.isLeader && this.machine.state === "RUNNING") {
+            await schedulerService.start();
+          } else if (!maintainer.isLeader) await schedulerService.stop();
+        }
+      },
       this.logger,
     );
-    this.maintenance.start();
+    this.maintenance.start(true);
+  }
+
+  /**
+   * The schedules' second clock (seed 004): on every heartbeat, take occurrences overdue by more
+   * than the lease time-to-live — the leader's own service would have taken them, so its lease
+   * holder is dead or stuck. The compare-and-set makes this safe alongside a live leader. Errors
+   * are logged; the heartbeat goes on.
+   */
+  private async catchUpSchedules(): Promise<void> {
+    const scheduler = this.scheduler;
+    const maintainer = this.maintainer;
+    if (!scheduler || !maintainer || this.machine.state !== "RUNNING") return;
+    try {
+      const result = await withTimeout(
+        scheduler.tick(maintainer.leaseSeconds),
+        DB_CALL_TIMEOUT_MS,
+        "schedule catch-up",
+      );
+      if (result.taken > 0) {
+        this.logger.warn(
+          { taken: result.taken },
+          "caught up schedule occurrences the lease holder did not take",
+        );
+      }
+    } catch (err) {
+      this.logger.warn({ err: errorText(err, 300) }, "schedule catch-up failed; will retry");
+    }
   }
 
   /**
@@ -493,7 +567,10 @@ export class Worker {
   /** At drain start: report `draining` now, stop maintenance and hand the lease on. */
   private async stopMaintenance(): Promise<void> {
     void this.heartbeat?.runNow();
+    this.unsubscribeSchedules?.();
     await this.maintenance?.stop(2000);
+    // Nothing is enqueued after this: the service's tick in flight commits or rolls back first.
+    await this.schedulerService?.stop();
     await this.maintainer?.resign().catch(() => undefined);
   }
 

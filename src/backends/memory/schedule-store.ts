@@ -107,9 +107,10 @@ export class MemoryScheduleStore implements ScheduleStore {
     for (const row of this.rows.values()) {
       if (row.nextRunAt === null) continue;
       const at = row.nextRunAt.getTime();
-      if (next === null || at < next) next = at;
       if (at <= limit) due.push(this.view(row));
+      else if (next === null || at < next) next = at;
     }
+    due.sort((a, b) => (a.nextRunAt?.getTime() ?? 0) - (b.nextRunAt?.getTime() ?? 0));
     return { now: new Date(now), due, nextDueAt: next === null ? null : new Date(next) };
   }
 

@@ -86,8 +86,13 @@ function statements(schema: string) {
     get: `${select} WHERE sc.id = $1`,
     /** → every row by id. */
     list: `${select} ORDER BY sc.id`,
-    /** `$1` overdue seconds → `now`, and the rows due by then (cursor order). */
-    due: `SELECT now() AS now, (SELECT min(next_run_at) FROM ${schedules}) AS next_due_at,
+    /**
+     * `$1` overdue seconds → `now`, the ids due by `now - $1` (cursor order) and the earliest
+     * cursor after it.
+     */
+    due: `SELECT now() AS now,
+        (SELECT min(next_run_at) FROM ${schedules}
+          WHERE next_run_at > now() - make_interval(secs => $1)) AS next_due_at,
         COALESCE((SELECT json_agg(d.id ORDER BY d.next_run_at) FROM ${schedules} AS d
           WHERE d.next_run_at <= now() - make_interval(secs => $1)), '[]'::json)::text AS ids`,
     /** `$1` ids text[] → those rows. */

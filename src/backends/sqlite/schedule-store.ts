@@ -212,12 +212,13 @@ export class SqliteScheduleStore implements ScheduleStore {
     return port.use((db) =>
       db.transaction(() => {
         const now = port.nowMs(db);
+        const limit = now - Math.round(overdueSeconds * 1000);
         const due = port
           .stmt(db, `${SELECT_SCHEDULE} WHERE s.next_run_at <= ? ORDER BY s.next_run_at`)
-          .all(now - Math.round(overdueSeconds * 1000)) as ScheduleRecord[];
+          .all(limit) as ScheduleRecord[];
         const next = port
-          .stmt(db, "SELECT min(next_run_at) AS next FROM soniq_schedules")
-          .get() as { next: number | null };
+          .stmt(db, "SELECT min(next_run_at) AS next FROM soniq_schedules WHERE next_run_at > ?")
+          .get(limit) as { next: number | null };
         return { now: new Date(now), due: due.map(toScheduleRow), nextDueAt: date(next.next) };
       })(),
     );
