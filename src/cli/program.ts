@@ -10,6 +10,7 @@ import { recoverOnce } from "../maintenance/maintenance.js";
 import { Soniq } from "../soniq.js";
 import { withTimeout } from "../worker/with-timeout.js";
 import type { Worker } from "../worker/worker.js";
+import { registerSchedulesCommand } from "./commands/schedules.js";
 import { forwardSignals } from "./early-signals.js";
 import { EXIT } from "./exit-codes.js";
 import { loadSoniqModule } from "./load-module.js";
@@ -306,6 +307,8 @@ program
       fail(err);
     }
   });
+
+registerSchedulesCommand(program, { instanceFor, fail });
 
 try {
   await program.parseAsync(process.argv);
