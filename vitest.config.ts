@@ -6,5 +6,7 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: "forks",
+    // Each test file removes the temporary directories it made, even one that forgets to.
+    setupFiles: ["test/helpers/remove-temp-dirs.ts"],
   },
 });

@@ -616,9 +616,18 @@ export function analyze(input: AnalysisInput): Analysis {
     name: "SIGKILL → job requeued: median / max",
     value: `${sec(median(requeueSamples))} / ${sec(maxRequeue)} (n=${requeueSamples.length})`,
   });
+  // An expectation, not a bound: recovery runs on the maintenance leader's heartbeat tick, and when
+  // the SIGKILLed worker held the maintenance lease, nobody recovers until that lease expires and
+  // another worker takes it; a loaded machine delays ticks too. So it is informational (no `ok`).
   checks.push({
-    name: "↳ bound: heartbeatTimeout + heartbeatInterval",
-    value: `${sec(detect)}${Number.isFinite(maxRequeue) ? (maxRequeue <= detect + 300 ? " — within" : " — EXCEEDED") : ""}`,
+    name: "↳ expected (not a bound): heartbeatTimeout + heartbeatInterval",
+    value: `${sec(detect)}${
+      Number.isFinite(maxRequeue)
+        ? maxRequeue <= detect + 300
+          ? " — within"
+          : " — exceeded (a killed maintenance leader's lease must expire first, or a tick was late)"
+        : ""
+    }`,
   });
   checks.push({
     name: "SIGKILL → job running again: median / max",

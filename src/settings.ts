@@ -1,127 +1,316 @@
 /**
- * Soniq's settings: every option, its `SONIQ_*` environment variable, default and unit.
- * Options passed in code win over the environment, which wins over the defaults. Unknown
- * options, unknown `SONIQ_*` variables and out-of-range values are errors, never ignored.
- * Durations are **seconds** (as in the shutdown contract, seed 000), fractions allowed.
+ * Soniq's settings, each declared once in {@link SETTINGS} (type, default, unit, doc; its `SONIQ_*`
+ * variable is derived from its key), and what is derived from them: the zod schema, the input
+ * type, the reading of `SONIQ_*` variables and their resolution. Options passed in code win over
+ * the environment, which wins over the defaults. Unknown options, unknown `SONIQ_*` variables and
+ * out-of-range values are errors, never ignored. Durations are **seconds** (as in the shutdown
+ * contract, seed 000), fractions allowed. The README's settings table and the comment above each
+ * declaration are generated from them (`npm run docs:settings`; test/unit/settings-docs.test.ts).
  */
 import { z } from "zod";
 import { SoniqError } from "./errors.js";
 
+/** What a numeric setting counts. */
+export type SettingUnit =
+  | "seconds"
+  | "bytes"
+  | "connections"
+  | "jobs"
+  | "runs"
+  | "recoveries"
+  | "threads";
+
+/** One setting's declaration: everything else about it is derived from this. */
+export interface SettingDeclaration<T extends z.ZodType = z.ZodType> {
+  /** The values accepted (validation, ranges and the input type come from it). */
+  type: T;
+  /** The value used when neither an option nor a `SONIQ_*` variable gives one. */
+  default: z.output<T>;
+  /** What a number counts; `null` for text, booleans, lists. */
+  unit: SettingUnit | null;
+  /** One or two sentences: what the setting does (README table, TSDoc). */
+  doc: string;
+  /** How the default reads in docs when its value alone says too little (`null` → "all"). */
+  defaultText?: string;
+  /** Reads the `SONIQ_*` text when the type's own rule (number, boolean, text) does not fit. */
+  fromEnv?: (text: string) => unknown;
+}
+
+/** Declares one setting (keeps `default` typed by `type`). */
+function setting<T extends z.ZodType>(declaration: SettingDeclaration<T>): SettingDeclaration<T> {
+  return declaration;
+}
+
 const seconds = (min: number, max: number) => z.number().finite().min(min).max(max);
-const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
+const DAY = 86_400;
 
-/** The settings schema (zod); see {@link SoniqSettings} for each field's meaning. */
-export const settingsSchema = z.strictObject({
-  databaseUrl: z.string().min(1).default("sqlite:./soniq.db"),
-  schema: z
-    .string()
-    .regex(/^[a-z_][a-z0-9_]{0,62}$/, "a lower-case SQL identifier")
-    .refine(
-      (name) => !name.startsWith("pg_") && name !== "information_schema",
-      "not a system schema",
-    )
-    .default("public"),
-  poolSize: z.number().int().min(1).max(1000).default(10),
-  concurrency: z.number().int().min(1).max(10_000).default(10),
-  queues: z
-    .array(z.string().regex(/^[A-Za-z0-9_.:-]{1,100}$/, "letters, digits and _ . : -"))
-    .min(1)
-    .nullable()
-    .default(null),
-  shutdownTimeout: seconds(0, 86_400).default(30),
-  shutdownSettle: seconds(0, 60).default(2),
-  jobTimeout: seconds(0, 86_400 * 7).default(300),
-  heartbeatInterval: seconds(0.05, 3600).default(5),
-  heartbeatTimeout: seconds(0.1, 86_400).default(30),
-  pollInterval: seconds(0.01, 3600).default(1),
-  resultRetention: seconds(0, 86_400 * 365).default(7 * 86_400),
-  maxAttempts: z.number().int().min(1).max(1000).default(5),
-  maxInterruptions: z.number().int().min(0).max(1000).default(3),
-  maxPayloadBytes: z
-    .number()
-    .int()
-    .min(64)
-    .max(256 * 1024 * 1024)
-    .default(1024 * 1024),
-  rejectUnknownJobs: z.boolean().default(true),
-  logLevel: z.enum(LOG_LEVELS).default("info"),
-  logArgs: z.boolean().default(false),
-  syncHandlerPoolSize: z.number().int().min(1).max(1024).default(8),
-  syncHandlerGraceSeconds: seconds(0, 86_400 * 7)
-    .nullable()
-    .default(null),
-});
+/**
+ * Every setting, in documentation order. The comment above each one is generated from its
+ * declaration by `npm run docs:settings` (edit the declaration, then run it).
+ */
+export const SETTINGS = {
+  /**
+   * `SONIQ_DATABASE_URL`. `postgres://…`, `sqlite:PATH` (or a path ending `.db`/`.sqlite`) or
+   * `memory:`. Accepts text. Default `sqlite:./soniq.db`.
+   */
+  databaseUrl: setting({
+    type: z.string().min(1),
+    default: "sqlite:./soniq.db",
+    unit: null,
+    doc: "`postgres://…`, `sqlite:PATH` (or a path ending `.db`/`.sqlite`) or `memory:`.",
+  }),
+  /**
+   * `SONIQ_SCHEMA`. PostgreSQL schema for Soniq's tables: a lower-case SQL identifier, not a system
+   * schema. Accepts text. Default `public`.
+   */
+  schema: setting({
+    type: z
+      .string()
+      .regex(/^[a-z_][a-z0-9_]{0,62}$/, "a lower-case SQL identifier")
+      .refine(
+        (name) => !name.startsWith("pg_") && name !== "information_schema",
+        "not a system schema",
+      ),
+    default: "public",
+    unit: null,
+    doc: "PostgreSQL schema for Soniq's tables: a lower-case SQL identifier, not a system schema.",
+  }),
+  /**
+   * `SONIQ_POOL_SIZE`. PostgreSQL connections in the pool. Accepts integer 1–1000 connections.
+   * Default 10.
+   */
+  poolSize: setting({
+    type: z.number().int().min(1).max(1000),
+    default: 10,
+    unit: "connections",
+    doc: "PostgreSQL connections in the pool.",
+  }),
+  /**
+   * `SONIQ_CONCURRENCY`. Jobs a worker runs at once (its slots). Accepts integer 1–10000 jobs.
+   * Default 10.
+   */
+  concurrency: setting({
+    type: z.number().int().min(1).max(10_000),
+    default: 10,
+    unit: "jobs",
+    doc: "Jobs a worker runs at once (its slots).",
+  }),
+  /**
+   * `SONIQ_QUEUES`. Queues a worker claims from (comma-separated in the variable); `null` = all.
+   * Accepts list of names, or null. Default all.
+   */
+  queues: setting({
+    type: z
+      .array(z.string().regex(/^[A-Za-z0-9_.:-]{1,100}$/, "letters, digits and _ . : -"))
+      .min(1)
+      .nullable(),
+    default: null,
+    defaultText: "all",
+    unit: null,
+    doc: "Queues a worker claims from (comma-separated in the variable); `null` = all.",
+    fromEnv: (text) => {
+      const list = text
+        .split(",")
+        .map((q) => q.trim())
+        .filter((q) => q.length > 0);
+      return list.length === 0 ? null : list;
+    },
+  }),
+  /**
+   * `SONIQ_SHUTDOWN_TIMEOUT`. How long a drain waits for in-flight jobs before NACKing them.
+   * Accepts 0–86400 seconds. Default 30.
+   */
+  shutdownTimeout: setting({
+    type: seconds(0, DAY),
+    default: 30,
+    unit: "seconds",
+    doc: "How long a drain waits for in-flight jobs before NACKing them.",
+  }),
+  /**
+   * `SONIQ_SHUTDOWN_SETTLE`. How long an aborted handler gets to unwind before its row is NACK'd.
+   * Accepts 0–60 seconds. Default 2.
+   */
+  shutdownSettle: setting({
+    type: seconds(0, 60),
+    default: 2,
+    unit: "seconds",
+    doc: "How long an aborted handler gets to unwind before its row is NACK'd.",
+  }),
+  /**
+   * `SONIQ_JOB_TIMEOUT`. Default `timeout` of a job; 0 = none. Accepts 0–604800 seconds. Default
+   * 300.
+   */
+  jobTimeout: setting({
+    type: seconds(0, 7 * DAY),
+    default: 300,
+    unit: "seconds",
+    doc: "Default `timeout` of a job; 0 = none.",
+  }),
+  /**
+   * `SONIQ_HEARTBEAT_INTERVAL`. Time between worker heartbeats. Accepts 0.05–3600 seconds. Default
+   * 5.
+   */
+  heartbeatInterval: setting({
+    type: seconds(0.05, 3600),
+    default: 5,
+    unit: "seconds",
+    doc: "Time between worker heartbeats.",
+  }),
+  /**
+   * `SONIQ_HEARTBEAT_TIMEOUT`. Time without a heartbeat after which a worker is not live; must
+   * exceed `heartbeatInterval`. Accepts 0.1–86400 seconds. Default 30.
+   */
+  heartbeatTimeout: setting({
+    type: seconds(0.1, DAY),
+    default: 30,
+    unit: "seconds",
+    doc: "Time without a heartbeat after which a worker is not live; must exceed `heartbeatInterval`.",
+  }),
+  /**
+   * `SONIQ_POLL_INTERVAL`. Time between polls when no wake-up arrives. Accepts 0.01–3600 seconds.
+   * Default 1.
+   */
+  pollInterval: setting({
+    type: seconds(0.01, 3600),
+    default: 1,
+    unit: "seconds",
+    doc: "Time between polls when no wake-up arrives.",
+  }),
+  /**
+   * `SONIQ_RESULT_RETENTION`. How long a done or cancelled job (and its result and dedup key) is
+   * kept. Accepts 0–31536000 seconds. Default 604800 (7 days).
+   */
+  resultRetention: setting({
+    type: seconds(0, 365 * DAY),
+    default: 7 * DAY,
+    unit: "seconds",
+    doc: "How long a done or cancelled job (and its result and dedup key) is kept.",
+  }),
+  /**
+   * `SONIQ_MAX_ATTEMPTS`. Default runs per job before the dead-letter queue. Accepts integer 1–1000
+   * runs. Default 5.
+   */
+  maxAttempts: setting({
+    type: z.number().int().min(1).max(1000),
+    default: 5,
+    unit: "runs",
+    doc: "Default runs per job before the dead-letter queue.",
+  }),
+  /**
+   * `SONIQ_MAX_INTERRUPTIONS`. Crash recoveries (its worker died or stopped heartbeating) a job may
+   * have; the next one moves it to the dead-letter queue (`crash_loop`). Accepts integer 0–1000
+   * recoveries. Default 3.
+   */
+  maxInterruptions: setting({
+    type: z.number().int().min(0).max(1000),
+    default: 3,
+    unit: "recoveries",
+    doc: "Crash recoveries (its worker died or stopped heartbeating) a job may have; the next one moves it to the dead-letter queue (`crash_loop`).",
+  }),
+  /**
+   * `SONIQ_MAX_PAYLOAD_BYTES`. Largest JSON (UTF-8) of a job's arguments or result. Accepts integer
+   * 64–268435456 bytes. Default 1048576 (1 MiB).
+   */
+  maxPayloadBytes: setting({
+    type: z
+      .number()
+      .int()
+      .min(64)
+      .max(256 * 1024 * 1024),
+    default: 1024 * 1024,
+    unit: "bytes",
+    doc: "Largest JSON (UTF-8) of a job's arguments or result.",
+  }),
+  /**
+   * `SONIQ_REJECT_UNKNOWN_JOBS`. Enqueue by an unregistered name is an error. Accepts true, false.
+   * Default true.
+   */
+  rejectUnknownJobs: setting({
+    type: z.boolean(),
+    default: true,
+    unit: null,
+    doc: "Enqueue by an unregistered name is an error.",
+  }),
+  /**
+   * `SONIQ_LOG_LEVEL`. Least severe level of the log lines written. Accepts fatal, error, warn,
+   * info, debug, trace, silent. Default `info`.
+   */
+  logLevel: setting({
+    type: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]),
+    default: "info",
+    unit: null,
+    doc: "Least severe level of the log lines written.",
+  }),
+  /** `SONIQ_LOG_ARGS`. Include job arguments in log lines. Accepts true, false. Default false. */
+  logArgs: setting({
+    type: z.boolean(),
+    default: false,
+    unit: null,
+    doc: "Include job arguments in log lines.",
+  }),
+  /**
+   * `SONIQ_SYNC_HANDLER_POOL_SIZE`. Worker threads running sync handlers at once. Accepts integer
+   * 1–1024 threads. Default 8.
+   */
+  syncHandlerPoolSize: setting({
+    type: z.number().int().min(1).max(1024),
+    default: 8,
+    unit: "threads",
+    doc: "Worker threads running sync handlers at once.",
+  }),
+  /**
+   * `SONIQ_SYNC_HANDLER_GRACE_SECONDS`. Flat budget from the FORCE_TIMEOUT_PATH instant for running
+   * sync handlers before WAIT_FOR_THREAD is logged (the drain keeps waiting); `null` =
+   * `jobTimeout`. Accepts 0–604800, or null seconds. Default = `jobTimeout`.
+   */
+  syncHandlerGraceSeconds: setting({
+    type: seconds(0, 7 * DAY).nullable(),
+    default: null,
+    defaultText: "= `jobTimeout`",
+    unit: "seconds",
+    doc: "Flat budget from the FORCE_TIMEOUT_PATH instant for running sync handlers before WAIT_FOR_THREAD is logged (the drain keeps waiting); `null` = `jobTimeout`.",
+  }),
+};
 
-/** Resolved settings (every field present). */
+type Settings = typeof SETTINGS;
+type SettingKey = keyof Settings;
+type SettingType<K extends SettingKey> = Settings[K]["type"];
+
+/** The schema's shape: each declared type with its declared default. */
+type SettingsShape = { [K in SettingKey]: z.ZodDefault<SettingType<K>> };
+
+/** The keys of {@link SoniqSettings}, in declaration order (for docs and `--help`). */
+export const SETTING_KEYS: readonly SettingKey[] = Object.keys(SETTINGS) as SettingKey[];
+
+/** The settings schema (zod), built from {@link SETTINGS}; see there for each field's meaning. */
+export const settingsSchema = z.strictObject(
+  Object.fromEntries(
+    SETTING_KEYS.map((key) => {
+      const { type, default: value } = SETTINGS[key] as SettingDeclaration;
+      return [key, type.default(value)];
+    }),
+  ) as SettingsShape,
+);
+
+/** Resolved settings (every field present; durations in seconds). */
 export type SoniqSettings = z.output<typeof settingsSchema>;
 
 /**
- * Options accepted by `new Soniq(options)`. Each may also come from the environment variable
- * shown (`SONIQ_` + the name in SCREAMING_SNAKE_CASE).
+ * Options accepted by `new Soniq(options)`, one per entry of {@link SETTINGS} (whose comments
+ * editors show here). Each may also come from its `SONIQ_*` variable (`SONIQ_` + the name in
+ * SCREAMING_SNAKE_CASE).
  */
-export interface SoniqSettingsInput {
-  /** `SONIQ_DATABASE_URL`. `postgres://…`, `sqlite:PATH` (or a `.db`/`.sqlite` path), `memory:`. Default `sqlite:./soniq.db`. */
-  databaseUrl?: string;
-  /** `SONIQ_SCHEMA`. PostgreSQL schema for Soniq's tables. Default `public`. */
-  schema?: string;
-  /** `SONIQ_POOL_SIZE`. PostgreSQL connections in the pool. Default 10. */
-  poolSize?: number;
-  /** `SONIQ_CONCURRENCY`. Jobs a worker runs at once (its slots). Default 10. */
-  concurrency?: number;
-  /** `SONIQ_QUEUES` (comma-separated). Queues a worker claims from; `null` = all. Default all. */
-  queues?: string[] | null;
-  /** `SONIQ_SHUTDOWN_TIMEOUT`. Seconds a drain waits for in-flight jobs before releasing them. Default 30. */
-  shutdownTimeout?: number;
-  /** `SONIQ_SHUTDOWN_SETTLE`. Seconds an aborted handler gets to unwind before its row is NACK'd. Default 2. */
-  shutdownSettle?: number;
-  /** `SONIQ_JOB_TIMEOUT`. Default per-job timeout in seconds; 0 = none. Default 300. */
-  jobTimeout?: number;
-  /** `SONIQ_HEARTBEAT_INTERVAL`. Seconds between worker heartbeats. Default 5. */
-  heartbeatInterval?: number;
-  /** `SONIQ_HEARTBEAT_TIMEOUT`. Seconds without a heartbeat after which a worker is not live. Default 30. */
-  heartbeatTimeout?: number;
-  /** `SONIQ_POLL_INTERVAL`. Seconds between polls when no wake-up arrives. Default 1. */
-  pollInterval?: number;
-  /** `SONIQ_RESULT_RETENTION`. Seconds a done or cancelled job (and its result) is kept. Default 604800 (7 days). */
-  resultRetention?: number;
-  /** `SONIQ_MAX_ATTEMPTS`. Default runs per job before the dead-letter queue. Default 5. */
-  maxAttempts?: number;
-  /**
-   * `SONIQ_MAX_INTERRUPTIONS`. Crash recoveries a job may have (its worker died or stopped
-   * heartbeating while running it) before the next one moves it to the dead-letter queue with
-   * reason `crash_loop`. Default 3.
-   */
-  maxInterruptions?: number;
-  /** `SONIQ_MAX_PAYLOAD_BYTES`. Largest JSON of arguments or result, in bytes (UTF-8). Default 1048576 (1 MiB). */
-  maxPayloadBytes?: number;
-  /** `SONIQ_REJECT_UNKNOWN_JOBS`. Enqueue by an unregistered name is an error. Default true. */
-  rejectUnknownJobs?: boolean;
-  /** `SONIQ_LOG_LEVEL`. fatal, error, warn, info, debug, trace or silent. Default info. */
-  logLevel?: (typeof LOG_LEVELS)[number];
-  /** `SONIQ_LOG_ARGS`. Include job arguments in log lines. Default false. */
-  logArgs?: boolean;
-  /** `SONIQ_SYNC_HANDLER_POOL_SIZE`. Worker threads running sync handlers at once. Default 8. */
-  syncHandlerPoolSize?: number;
-  /**
-   * `SONIQ_SYNC_HANDLER_GRACE_SECONDS`. Flat budget in seconds, from the FORCE_TIMEOUT_PATH
-   * instant, that a drain waits for running sync handlers before logging WAIT_FOR_THREAD (it then
-   * keeps waiting). Default `null` = the instance's `jobTimeout`.
-   */
-  syncHandlerGraceSeconds?: number | null;
-}
-
-type SettingKey = keyof SoniqSettings;
-const KEYS = Object.keys(settingsSchema.shape) as SettingKey[];
+export type SoniqSettingsInput = { [K in keyof Settings]?: z.input<Settings[K]["type"]> };
 
 /** `databaseUrl` → `SONIQ_DATABASE_URL`. */
 export function envName(key: string): string {
   return `SONIQ_${key.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase()}`;
 }
 
-const ENV_TO_KEY = new Map<string, SettingKey>(KEYS.map((key) => [envName(key), key]));
+const ENV_TO_KEY = new Map<string, SettingKey>(SETTING_KEYS.map((key) => [envName(key), key]));
 
 /** The zod type under `.default()` / `.nullable()` wrappers ("number", "boolean", "string", …). */
-function baseType(schema: z.ZodType): string {
+export function baseType(schema: z.ZodType): string {
   let def = schema._zod.def as { type: string; innerType?: z.ZodType };
   while (
     def.innerType &&
@@ -135,16 +324,10 @@ function baseType(schema: z.ZodType): string {
 /** Converts a `SONIQ_*` string to the type the setting's schema expects. */
 function fromEnv(key: SettingKey, raw: string): unknown {
   const text = raw.trim();
-  if (key === "queues") {
-    const list = text
-      .split(",")
-      .map((q) => q.trim())
-      .filter((q) => q.length > 0);
-    return list.length === 0 ? null : list;
-  }
-  const inner = settingsSchema.shape[key];
-  if (text === "" && inner.safeParse(null).success) return null;
-  const type = baseType(inner);
+  const declaration: SettingDeclaration = SETTINGS[key];
+  if (declaration.fromEnv) return declaration.fromEnv(text);
+  if (text === "" && declaration.type.safeParse(null).success) return null;
+  const type = baseType(declaration.type);
   if (type === "number") {
     // Plain decimal only: Number() would also read "0x10", "1e3" or " ".
     return /^[+-]?(\d+\.?\d*|\.\d+)$/.test(text) ? Number(text) : raw;
@@ -214,6 +397,3 @@ export function crossFieldProblems(
   }
   return [];
 }
-
-/** The keys of {@link SoniqSettings}, in declaration order (for docs and `--help`). */
-export const SETTING_KEYS: readonly SettingKey[] = KEYS;

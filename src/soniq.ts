@@ -38,7 +38,10 @@ import { Worker, type WorkerOptions } from "./worker/worker.js";
 /** Marks Soniq instances across module copies (used by `soniq worker` to find the export). */
 export const SONIQ_BRAND: unique symbol = Symbol.for("soniq.instance");
 
-/** Options of `new Soniq(...)`: every setting (see {@link SoniqSettingsInput}) plus wiring. */
+/**
+ * Options of `new Soniq(...)`: every setting (declared in `SETTINGS`, src/settings.ts, whose
+ * generated comments editors show on each field; see {@link SoniqSettingsInput}) plus wiring.
+ */
 export interface SoniqOptions extends SoniqSettingsInput {
   /** A pino logger to use instead of Soniq's own (JSON lines on standard error). */
   logger?: Logger;

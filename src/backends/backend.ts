@@ -204,11 +204,38 @@ export interface RecoveredJob {
   interruptions: number;
 }
 
+/**
+ * The crash-loop rule a recovery pass applies, handed in by the caller so the decision stays
+ * atomic inside the backend while its words live in one place (`src/maintenance/policy.ts`).
+ */
+export interface CrashLoopRule {
+  /**
+   * A row whose interruption count after this recovery would exceed this number is moved to the
+   * dead-letter queue instead of being requeued (`interruptions + 1 > maxInterruptions`).
+   */
+  maxInterruptions: number;
+  /** The dead-letter `reason` stored for such a row. */
+  reason: string;
+  /**
+   * Its `last_error` text; every {@link INTERRUPTIONS_PLACEHOLDER} in it is replaced by the
+   * row's interruption count after this recovery.
+   */
+  message: string;
+}
+
+/** The placeholder in {@link CrashLoopRule.message} that stands for the interruption count. */
+export const INTERRUPTIONS_PLACEHOLDER = "{interruptions}";
+
+/** `message` (a {@link CrashLoopRule.message}) with the interruption count filled in. */
+export function crashLoopText(message: string, interruptions: number): string {
+  return message.replaceAll(INTERRUPTIONS_PLACEHOLDER, String(interruptions));
+}
+
 /** What one recovery pass did. */
 export interface RecoveryResult {
   /** Requeued (`queued`, due now, owner cleared, `interruptions + 1`, attempts unchanged). */
   requeued: RecoveredJob[];
-  /** Moved to the dead-letter queue with reason `crash_loop` (too many interruptions). */
+  /** Moved to the dead-letter queue under the {@link CrashLoopRule} (too many interruptions). */
   deadLettered: RecoveredJob[];
 }
 
@@ -322,17 +349,22 @@ export interface Backend {
    */
   listWorkers(heartbeatTimeoutSeconds: number): Promise<Array<WorkerRow & { live: boolean }>>;
 
-  /** Deletes `done` and `cancelled` rows whose `result_expires_at` has passed; returns how many. */
-  pruneFinished(): Promise<number>;
+  /**
+   * Deletes `done` and `cancelled` rows whose `result_expires_at` has passed, at most `limit` of
+   * them (all when omitted), in one statement; returns how many.
+   */
+  pruneFinished(limit?: number): Promise<number>;
 
   /**
    * Crash recovery (DESIGN.md §3.2–3.3): every `processing` row whose owner is not a live worker
    * incarnation — no worker row, `status = 'stopped'`, or a heartbeat older than
    * `heartbeatTimeoutSeconds` by the database clock — is requeued: `status='queued'`, due now,
    * `worker_id` and `claim_token` cleared, `interruptions + 1`, `attempts` and `last_error`
-   * untouched. A row whose interruptions would exceed `maxInterruptions` is moved to the
-   * dead-letter queue instead (reason `crash_loop`, attempts unchanged). Atomic per row and fenced
-   * on state and owner: a live owner's row, or one that finished meanwhile, is never touched.
+   * untouched. A row whose interruptions would exceed `crashLoop.maxInterruptions` is moved to the
+   * dead-letter queue instead, with `crashLoop.reason` and `crashLoop.message` (attempts
+   * unchanged; build the rule with `crashLoopRule` from `src/maintenance/policy.ts`). Atomic per
+   * row and fenced on state and owner: a live owner's row, or one that finished meanwhile, is
+   * never touched.
    * Idempotent: safe to run from several processes at once.
    *
    * With `heartbeatTimeoutSeconds` null, a stale heartbeat is not enough: only rows of stopped or
@@ -341,7 +373,7 @@ export interface Backend {
    */
   recoverStale(
     heartbeatTimeoutSeconds: number | null,
-    maxInterruptions: number,
+    crashLoop: CrashLoopRule,
   ): Promise<RecoveryResult>;
 
   /**
@@ -350,8 +382,11 @@ export interface Backend {
    */
   ownedBy(workerId: string): Promise<Array<Owner & { id: string }>>;
 
-  /** Deletes worker rows whose last heartbeat is older than `notSeenForSeconds`; returns how many. */
-  forgetWorkers(notSeenForSeconds: number): Promise<number>;
+  /**
+   * Deletes worker rows whose last heartbeat is older than `notSeenForSeconds`, at most `limit`
+   * of them (all when omitted), in one statement; returns how many.
+   */
+  forgetWorkers(notSeenForSeconds: number, limit?: number): Promise<number>;
 
   /**
    * Leader lease for maintenance work: takes or renews lease `name` for `holder` for

@@ -13,6 +13,7 @@ import type { Logger } from "../observability/logger.js";
 import { errorText } from "./error-text.js";
 import type { InFlight, Outcome } from "./in-flight.js";
 import type { Permits } from "./permits.js";
+import { ThreadError } from "./thread-error.js";
 import type { ThreadPool } from "./thread-pool.js";
 import type { ThreadTask } from "./thread-task.js";
 
@@ -106,6 +107,16 @@ export async function runSyncHandler(
     };
     running.then(
       (result) => {
+        if (result.kind === "error") {
+          const error = new ThreadError(result.error);
+          if (settled)
+            log.warn(
+              { err: errorText(error, 300) },
+              "a timed-out sync handler failed later; ignored",
+            );
+          finish({ kind: "error", error });
+          return;
+        }
         if (settled) {
           log.warn(
             "a sync handler returned after its job_timeout was recorded; its result is discarded",

@@ -7,7 +7,7 @@ import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { Piscina } from "piscina";
 import { SoniqError } from "../errors.js";
-import type { ThreadOutcome, ThreadTask } from "./thread-task.js";
+import type { ThreadCheck, ThreadOutcome, ThreadTask } from "./thread-task.js";
 
 function runnerPath(): string {
   const beside = fileURLToPath(new URL("./thread-runner.js", import.meta.url));
@@ -33,8 +33,11 @@ export class ThreadPool {
     });
   }
 
-  /** Runs one task on a thread; resolves with the handler's outcome or rejects with its error. */
-  run(task: ThreadTask): Promise<ThreadOutcome> {
+  /**
+   * Runs one task on a thread; resolves with the handler's outcome (what it threw included);
+   * rejects only when the thread itself fails (a value that cannot be cloned, a crashed thread).
+   */
+  run(task: ThreadTask | ThreadCheck): Promise<ThreadOutcome> {
     return this.pool.run(task) as Promise<ThreadOutcome>;
   }
 

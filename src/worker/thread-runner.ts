@@ -1,41 +1,47 @@
 /**
  * Runs on a worker thread of the sync-handler pool (piscina loads this file). Imports the job's
  * handler module once per thread, calls it with the arguments and a ThreadJobContext, and returns
- * its value (or a snooze). Errors propagate to the main thread as the rejection.
+ * its value, a snooze, or what it threw as a record that keeps name, message and stack. A "check"
+ * task only loads the module and checks its export (the worker does this at start-up).
  */
+import { fileURLToPath } from "node:url";
 import { SoniqError } from "../errors.js";
+import { importUserModule } from "../jobs/import-user-module.js";
 import { Snooze } from "../jobs/snooze.js";
 import { STOP_FLAG, type StopReason, type ThreadJobContext } from "../jobs/thread-context.js";
-import type { ThreadOutcome, ThreadTask } from "./thread-task.js";
+import { toThreadErrorRecord } from "./thread-error.js";
+import type { ThreadCheck, ThreadOutcome, ThreadTask } from "./thread-task.js";
 
 type Handler = (args: unknown, ctx: ThreadJobContext) => unknown;
 
 const handlers = new Map<string, Promise<Handler>>();
-let tsxRegistered = false;
 
 async function load(module: string, exportName: string): Promise<Handler> {
-  if (/\.(m|c)?tsx?$/.test(module) && !tsxRegistered) {
-    const { register } = await import("tsx/esm/api");
-    register();
-    tsxRegistered = true;
-  }
-  const mod = (await import(module)) as Record<string, unknown>;
+  const mod = await importUserModule(module);
   const fn = mod[exportName];
   if (typeof fn !== "function") {
-    throw new SoniqError("MODULE_LOAD", `${module} has no function export named ${exportName}`);
+    const found = Object.keys(mod).filter((k) => typeof mod[k] === "function");
+    throw new SoniqError(
+      "MODULE_LOAD",
+      `${fileURLToPath(module)} has no function export named ${exportName}${found.length > 0 ? ` (its function exports: ${found.join(", ")})` : ""}`,
+    );
   }
   return fn as Handler;
 }
 
-export default async function runThreadTask(task: ThreadTask): Promise<ThreadOutcome> {
-  const key = `${task.module}#${task.exportName}`;
+function handlerFor(module: string, exportName: string): Promise<Handler> {
+  const key = `${module}#${exportName}`;
   let handler = handlers.get(key);
   if (!handler) {
-    handler = load(task.module, task.exportName);
+    handler = load(module, exportName);
     handlers.set(key, handler);
     handler.catch(() => handlers.delete(key));
   }
-  const fn = await handler;
+  return handler;
+}
+
+async function run(task: ThreadTask): Promise<ThreadOutcome> {
+  const fn = await handlerFor(task.module, task.exportName);
   const flag = new Int32Array(task.stopFlag);
   const reason = (): StopReason | null => {
     const value = Atomics.load(flag, 0);
@@ -53,4 +59,18 @@ export default async function runThreadTask(task: ThreadTask): Promise<ThreadOut
   const value = await fn(task.args, ctx);
   if (value instanceof Snooze) return { kind: "snooze", seconds: value.seconds };
   return { kind: "value", value };
+}
+
+export default async function runThreadTask(
+  task: ThreadTask | ThreadCheck,
+): Promise<ThreadOutcome> {
+  try {
+    if (task.kind === "check") {
+      await handlerFor(task.module, task.exportName);
+      return { kind: "value", value: null };
+    }
+    return await run(task);
+  } catch (err) {
+    return { kind: "error", error: toThreadErrorRecord(err) };
+  }
 }

@@ -1,7 +1,10 @@
+/** The messages the main thread sends to the worker-thread runner, and what comes back. */
 import type { ScheduleContext } from "../jobs/context.js";
+import type { ThreadErrorRecord } from "./thread-error.js";
 
-/** The message a sync job sends to the worker-thread runner, and what comes back. */
+/** Run one sync job on a thread. */
 export interface ThreadTask {
+  kind?: "run";
   /** The handler module, a `file:` URL string. */
   module: string;
   exportName: string;
@@ -24,5 +27,19 @@ export interface ThreadTask {
   stopFlag: SharedArrayBuffer;
 }
 
-/** What the runner returns: the handler's value, or a snooze it asked for. */
-export type ThreadOutcome = { kind: "value"; value: unknown } | { kind: "snooze"; seconds: number };
+/** Load a handler module and check its export, without running it (worker start-up). */
+export interface ThreadCheck {
+  kind: "check";
+  /** The handler module, a `file:` URL string. */
+  module: string;
+  exportName: string;
+}
+
+/**
+ * What the runner returns: the handler's value, a snooze it asked for, or what it threw (as a
+ * record: see thread-error.ts). A check returns `{ kind: "value", value: null }` or the error.
+ */
+export type ThreadOutcome =
+  | { kind: "value"; value: unknown }
+  | { kind: "snooze"; seconds: number }
+  | { kind: "error"; error: ThreadErrorRecord };

@@ -13,8 +13,8 @@ import { isSoniqError, SoniqError } from "../errors.js";
 import { type JobDefinition, validateArgs } from "../jobs/job-definition.js";
 import { toJsonText } from "../jobs/payload.js";
 import { retryDelaySeconds } from "../jobs/retry-policy.js";
-import { Maintenance, recoverOnce } from "../maintenance/maintenance.js";
-import { PeriodicService } from "../maintenance/periodic-service.js";
+import { PeriodicService } from "../lifecycle/periodic-service.js";
+import { createMaintenance, type Maintenance } from "../maintenance/maintenance.js";
 import type { Logger } from "../observability/logger.js";
 import { GuardedMetrics } from "../observability/metrics.js";
 import { reconcileSchedules } from "../scheduler/reconcile.js";
@@ -22,6 +22,7 @@ import { Scheduler } from "../scheduler/scheduler.js";
 import { SchedulerService } from "../scheduler/scheduler-service.js";
 import { crossFieldProblems, type SoniqSettings, settingsSchema } from "../settings.js";
 import type { Soniq } from "../soniq.js";
+import { checkThreadHandlers } from "./check-thread-handlers.js";
 import { CompletionBatcher } from "./completion-batcher.js";
 import { errorText } from "./error-text.js";
 import type { InFlight, Outcome } from "./in-flight.js";
@@ -116,12 +117,9 @@ export class Worker {
   private phase: "new" | "starting" | "running" | "done" = "new";
   private loopDone: Promise<void> = Promise.resolve();
   private heartbeat: PeriodicService | undefined;
-  private maintenance: PeriodicService | undefined;
-  private maintainer: Maintenance | undefined;
+  private maintenance: Maintenance | undefined;
   /** Takes due schedule occurrences (scheduler.ts): the leader's service and the heartbeat catch-up. */
   private scheduler: Scheduler | undefined;
-  /** Runs while this worker holds the maintenance lease. */
-  private schedulerService: SchedulerService | undefined;
   private unsubscribeSchedules: (() => void) | undefined;
   private deadlineTimer: NodeJS.Timeout | undefined;
   private unsubscribe: (() => void) | undefined;
@@ -204,7 +202,8 @@ export class Worker {
    * is finished at once. When start-up fails, {@link Worker.finished} resolves with
    * `start_failed` (exit code 2) and the error is thrown.
    * @throws SoniqError `WORKER_START` with no registered jobs or when already started;
-   * `SCHEMA_NOT_READY` before `soniq setup`; connection errors from the backend.
+   * `SCHEMA_NOT_READY` before `soniq setup`; connection errors from the backend; `WORKER_START`
+   * when a sync handler's module fails to load on a thread (file, line and cause in the message).
    */
   async start(): Promise<void> {
     if (this.phase !== "new")
@@ -225,6 +224,7 @@ export class Worker {
     this.phase = "starting";
     let backend: Backend;
     try {
+      await checkThreadHandlers(this.soniq.jobs.values()); // before any claim: fail at start-up
       backend = await this.soniq.backend();
       await backend.registerWorker({
         id: this.id,
@@ -274,16 +274,14 @@ export class Worker {
     this.metrics.start();
     this.startServices(backend);
     // Recovery at start-up (one of its clocks): jobs of stopped or unknown owners. Owners with a
-    // stale heartbeat wait for the maintenance loop, once this worker has itself heartbeated for
+    // stale heartbeat wait for the leader's rescuer, once that worker has itself heartbeated for
     // heartbeatTimeout (after an outage every heartbeat is stale, live workers' too).
-    await recoverOnce(backend, this.settings, this.logger, this.metrics, false).catch(
-      (err: unknown) => {
-        this.logger.warn(
-          { err: errorText(err, 300) },
-          "start-up recovery failed; the maintenance loop will retry",
-        );
-      },
-    );
+    await this.maintenance?.rescuer.runOnce({ staleMeansDead: false }).catch((err: unknown) => {
+      this.logger.warn(
+        { err: errorText(err, 300) },
+        "start-up recovery failed; the maintenance loop will retry",
+      );
+    });
     // Only now may stop() begin a drain itself; one that came earlier is begun just below.
     this.phase = "running";
     this.loopDone = this.claimLoop();
@@ -451,10 +449,11 @@ export class Worker {
 
   private startServices(backend: Backend): void {
     const interval = this.settings.heartbeatInterval * 1000;
-    this.heartbeat = new PeriodicService(
-      "heartbeat",
-      interval,
-      async () => {
+    this.heartbeat = new PeriodicService({
+      name: "heartbeat",
+      logger: this.logger,
+      intervalMs: interval,
+      tick: async () => {
         try {
           await withTimeout(
             backend.heartbeat(this.id, this.machine.state === "RUNNING" ? "running" : "draining"),
@@ -475,18 +474,8 @@ export class Worker {
         await this.releaseOrphans(backend);
         await this.catchUpSchedules();
       },
-      this.logger,
-    );
-    this.heartbeat.start();
-    this.maintainer = new Maintenance(
-      backend,
-      this.id,
-      this.settings,
-      this.logger,
-      this.metrics,
-      this.clock,
-    );
-    const maintainer = this.maintainer;
+    });
+    void this.heartbeat.start();
     this.scheduler = new Scheduler({
       store: backend.schedules,
       logger: this.logger,
@@ -495,56 +484,22 @@ export class Worker {
     const schedulerService = new SchedulerService({
       scheduler: this.scheduler,
       logger: this.logger,
-      maxSleepMs: Math.max(1000, maintainer.leaseSeconds * 1000),
+      maxSleepMs: Math.max(1000, this.settings.heartbeatInterval * 3 * 1000),
       stopBoundMs: 2000,
     });
-    this.schedulerService = schedulerService;
     this.unsubscribeSchedules = this.soniq.onSchedulesChanged(() => schedulerService.wake());
-    this.maintenance = new PeriodicService(
-      "maintenance",
-      interval,
-      async () => {
-        try {
-          await maintainer.tick(
-            this.healthySince === undefined ? 0 : (this.clock() - this.healthySince) / 1000,
-          );
-        } finally {
-          // The lease holder runs the scheduler service; anyone else only catches up.
-          if (maintainer.isLeader && this.machine.state === "RUNNING") {
-            await schedulerService.start();
-          } else if (!maintainer.isLeader) await schedulerService.stop();
-        }
-      },
-      this.logger,
-    );
-    this.maintenance.start(true);
-  }
-
-  /**
-   * The schedules' second clock (seed 004): on every heartbeat, take occurrences overdue by more
-   * than the lease time-to-live — the leader's own service would have taken them, so its lease
-   * holder is dead or stuck. The compare-and-set makes this safe alongside a live leader. Errors
-   * are logged; the heartbeat goes on.
-   */
-  private async catchUpSchedules(): Promise<void> {
-    const scheduler = this.scheduler;
-    const maintainer = this.maintainer;
-    if (!scheduler || !maintainer || this.machine.state !== "RUNNING") return;
-    try {
-      const result = await withTimeout(
-        scheduler.tick(maintainer.leaseSeconds),
-        DB_CALL_TIMEOUT_MS,
-        "schedule catch-up",
-      );
-      if (result.taken > 0) {
-        this.logger.warn(
-          { taken: result.taken },
-          "caught up schedule occurrences the lease holder did not take",
-        );
-      }
-    } catch (err) {
-      this.logger.warn({ err: errorText(err, 300) }, "schedule catch-up failed; will retry");
-    }
+    this.maintenance = createMaintenance({
+      leaderServices: [schedulerService],
+      backend,
+      workerId: this.id,
+      settings: this.settings,
+      logger: this.logger,
+      metrics: this.metrics,
+      clock: this.clock,
+      healthyForSeconds: () =>
+        this.healthySince === undefined ? 0 : (this.clock() - this.healthySince) / 1000,
+    });
+    void this.maintenance.service.start();
   }
 
   /**
@@ -564,14 +519,41 @@ export class Worker {
     }
   }
 
-  /** At drain start: report `draining` now, stop maintenance and hand the lease on. */
+  /**
+   * The schedules' second clock (seed 004): on every heartbeat, take occurrences overdue by more
+   * than the lease time-to-live — the lease holder's scheduler would have taken them, so it is
+   * dead or stuck. The compare-and-set makes this safe alongside a live leader. Only while
+   * RUNNING (nothing is enqueued once a drain began); errors are logged, the heartbeat goes on.
+   */
+  private async catchUpSchedules(): Promise<void> {
+    const scheduler = this.scheduler;
+    const maintenance = this.maintenance;
+    if (!scheduler || !maintenance || this.machine.state !== "RUNNING") return;
+    try {
+      const result = await withTimeout(
+        scheduler.tick(maintenance.leaseSeconds),
+        DB_CALL_TIMEOUT_MS,
+        "schedule catch-up",
+      );
+      if (result.taken > 0) {
+        this.logger.warn(
+          { taken: result.taken },
+          "caught up schedule occurrences the lease holder did not take",
+        );
+      }
+    } catch (err) {
+      this.logger.warn({ err: errorText(err, 300) }, "schedule catch-up failed; will retry");
+    }
+  }
+
+  /**
+   * At drain start: report `draining` now, stop maintenance (which stops the leader's scheduler —
+   * its write in flight commits or rolls back first — and hands the lease on).
+   */
   private async stopMaintenance(): Promise<void> {
     void this.heartbeat?.runNow();
     this.unsubscribeSchedules?.();
-    await this.maintenance?.stop(2000);
-    // Nothing is enqueued after this: the service's tick in flight commits or rolls back first.
-    await this.schedulerService?.stop();
-    await this.maintainer?.resign().catch(() => undefined);
+    await this.maintenance?.service.stop(2000);
   }
 
   // ---- claim loop ------------------------------------------------------------------------

@@ -8,6 +8,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import type { Backend, NewJob, Owner } from "../../src/backends/backend.js";
 import { isSoniqError } from "../../src/errors.js";
+import { crashLoopMessage, crashLoopRule } from "../../src/maintenance/policy.js";
 
 /** How a test file hands the suite a fresh, isolated backend. */
 export interface ContractTarget {
@@ -560,13 +561,13 @@ export function runBackendContract(target: ContractTarget): void {
       await b.heartbeat("live", "running");
       // Without a vouched-for timeout, a stale heartbeat is not enough: only the stopped and the
       // unknown owners' rows come back.
-      const cautious = await b.recoverStale(null, 3);
+      const cautious = await b.recoverStale(null, crashLoopRule(3));
       expect(cautious.requeued.map((j) => j.id).sort()).toEqual([stopped!.id, ghost!.id].sort());
       expect(await b.getJob(staleAgain!.id)).toMatchObject({
         status: "processing",
         workerId: "stale",
       });
-      const result = await b.recoverStale(0.04, 3);
+      const result = await b.recoverStale(0.04, crashLoopRule(3));
       expect(result.deadLettered).toEqual([]);
       expect(result.requeued.map((j) => j.id)).toEqual([staleAgain!.id]);
       expect(cautious.requeued.find((j) => j.id === ghost!.id)).toMatchObject({
@@ -585,7 +586,10 @@ export function runBackendContract(target: ContractTarget): void {
       // The old owner's late write is fenced out.
       expect(await b.complete(staleAgain!.id, ownerOf(staleAgain!), "1", 60)).toBe(false);
       // Idempotent: nothing left to recover.
-      expect(await b.recoverStale(0.04, 3)).toEqual({ requeued: [], deadLettered: [] });
+      expect(await b.recoverStale(0.04, crashLoopRule(3))).toEqual({
+        requeued: [],
+        deadLettered: [],
+      });
     });
 
     it("recovery never touches a finished row, and a crash loop ends in the DLQ with attempts unchanged", async () => {
@@ -599,11 +603,11 @@ export function runBackendContract(target: ContractTarget): void {
       for (let i = 1; i <= 2; i++) {
         const [p] = await b.claim({ workerId: `crashed-${i}`, queues: null, limit: 1 });
         expect(p?.id).toBe(poison.id);
-        const r = await b.recoverStale(30, 2);
+        const r = await b.recoverStale(30, crashLoopRule(2));
         expect(r.requeued.map((j) => j.interruptions)).toEqual([i]);
       }
       const [p3] = await b.claim({ workerId: "crashed-3", queues: null, limit: 1 });
-      const r3 = await b.recoverStale(30, 2);
+      const r3 = await b.recoverStale(30, crashLoopRule(2));
       expect(r3.requeued).toEqual([]);
       expect(r3.deadLettered).toMatchObject([
         { id: poison.id, interruptions: 3, previousOwner: "crashed-3" },
@@ -612,6 +616,7 @@ export function runBackendContract(target: ContractTarget): void {
       const dead = await b.getDeadLetter(poison.id);
       expect(dead).toMatchObject({ reason: "crash_loop", attempts: 0, interruptions: 3 });
       expect(dead?.lastError).toContain("crash_loop");
+      expect(dead?.lastError).toBe(crashLoopMessage(3)); // the words of maintenance/policy.ts
       expect(await b.complete(poison.id, ownerOf(p3!), "1", 60)).toBe(false);
       expect(await b.getJob(done.id)).toMatchObject({ status: "done", attempts: 1 });
     });
@@ -621,14 +626,37 @@ export function runBackendContract(target: ContractTarget): void {
       await b.enqueue(Array.from({ length: 30 }, () => newJob()));
       await b.claim({ workerId: "dead", queues: null, limit: 30 });
       const [r1, r2, r3] = await Promise.all([
-        b.recoverStale(30, 5),
-        b.recoverStale(30, 5),
-        b.recoverStale(30, 5),
+        b.recoverStale(30, crashLoopRule(5)),
+        b.recoverStale(30, crashLoopRule(5)),
+        b.recoverStale(30, crashLoopRule(5)),
       ]);
       const ids = [...r1!.requeued, ...r2!.requeued, ...r3!.requeued].map((j) => j.id);
       expect(ids).toHaveLength(30);
       expect(new Set(ids).size).toBe(30);
       expect((await b.stats()).queued).toBe(30);
+    });
+
+    it("pruneFinished › with a limit › deletes at most that many per call", async () => {
+      const b = await make();
+      const jobs = [newJob(), newJob(), newJob()];
+      await b.enqueue(jobs);
+      for (const c of await b.claim({ workerId: "w", queues: null, limit: 3 })) {
+        await b.complete(c.id, ownerOf(c), null, 0);
+      }
+      expect(await b.pruneFinished(2)).toBe(2);
+      expect(await b.pruneFinished(2)).toBe(1);
+      expect(await b.pruneFinished(2)).toBe(0);
+    });
+
+    it("forgetWorkers › with a limit › deletes at most that many per call", async () => {
+      const b = await make();
+      for (const id of ["a", "b", "c"]) {
+        await b.registerWorker({ id, hostname: "h", pid: 1, queues: null, concurrency: 1 });
+      }
+      await new Promise((r) => setTimeout(r, 60));
+      expect(await b.forgetWorkers(0.04, 2)).toBe(2);
+      expect(await b.forgetWorkers(0.04, 2)).toBe(1);
+      expect(await b.listWorkers(60)).toEqual([]);
     });
 
     it("lists the processing rows a worker owns, with their claim tokens", async () => {

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
-import { loadMigrations } from "../../src/backends/sqlite/migrate.js";
+import { loadMigrations } from "../../src/backends/shared/migrations.js";
 import { SqliteBackend } from "../../src/backends/sqlite/sqlite-backend.js";
 import { newJob } from "../contract/backend-contract.js";
 import { removeTempDirs, tempDir } from "../helpers/temp.js";
@@ -48,7 +48,7 @@ describe("sqlite: setup from several processes at once", () => {
           "SELECT version, name, count(*) OVER (PARTITION BY version) AS n FROM soniq_migrations ORDER BY version",
         )
         .all() as Array<{ version: number; name: string; n: number }>;
-      const expected = loadMigrations();
+      const expected = loadMigrations("sqlite");
       expect(expected.length).toBeGreaterThan(0);
       expect(recorded.map((r) => r.name)).toEqual(expected.map((m) => m.name));
       expect(recorded.every((r) => r.n === 1)).toBe(true);

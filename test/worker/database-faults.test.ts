@@ -7,6 +7,7 @@ import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import type { Backend } from "../../src/backends/backend.js";
 import { MemoryBackend, Soniq } from "../../src/index.js";
+import { crashLoopRule } from "../../src/maintenance/policy.js";
 import { waitFor } from "../helpers/wait.js";
 
 /**
@@ -115,7 +116,7 @@ describe("database faults", () => {
     state.down = false;
     expect(await memory.getJob(id)).toMatchObject({ status: "processing", attempts: 0 });
     // Its worker is not live, so recovery hands the job back.
-    const recovered = await memory.recoverStale(0.05, 3);
+    const recovered = await memory.recoverStale(0.05, crashLoopRule(3));
     expect(recovered.requeued.map((j) => j.id)).toEqual([id]);
   }, 30_000);
 

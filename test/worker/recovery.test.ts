@@ -2,6 +2,7 @@
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import { MemoryBackend, Soniq } from "../../src/index.js";
+import { crashLoopRule } from "../../src/maintenance/policy.js";
 import { waitFor } from "../helpers/wait.js";
 
 function instance(extra: Record<string, unknown> = {}) {
@@ -69,7 +70,7 @@ describe("recovery through the worker", () => {
     soniq.job({ name: "poison.pill", handler: async () => "never" });
     const id = await soniq.enqueue("poison.pill", {});
     await backend.claim({ workerId: "victim-1", queues: null, limit: 1 });
-    expect((await backend.recoverStale(0.5, 1)).requeued).toHaveLength(1);
+    expect((await backend.recoverStale(0.5, crashLoopRule(1))).requeued).toHaveLength(1);
     await backend.claim({ workerId: "victim-2", queues: null, limit: 1 });
     const worker = soniq.worker();
     await worker.start(); // start-up recovery: second interruption > maxInterruptions

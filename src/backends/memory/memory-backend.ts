@@ -17,6 +17,7 @@ import type {
   WorkerRow,
   WorkerStatus,
 } from "../backend.js";
+import { type CrashLoopRule, crashLoopText } from "../backend.js";
 import { claimedJobOf } from "../claimed-job.js";
 import type { ScheduleStore } from "../schedule-store.js";
 import { MemoryScheduleStore } from "./schedule-store.js";
@@ -397,11 +398,12 @@ export class MemoryBackend implements Backend {
       }));
   }
 
-  async pruneFinished(): Promise<number> {
+  async pruneFinished(limit = Number.POSITIVE_INFINITY): Promise<number> {
     this.check();
     const now = this.clock();
     let pruned = 0;
     for (const [id, row] of this.jobs) {
+      if (pruned >= limit) break;
       if (
         (row.status === "done" || row.status === "cancelled") &&
         row.resultExpiresAt !== null &&
@@ -416,7 +418,7 @@ export class MemoryBackend implements Backend {
 
   async recoverStale(
     heartbeatTimeoutSeconds: number | null,
-    maxInterruptions: number,
+    crashLoop: CrashLoopRule,
   ): Promise<RecoveryResult> {
     this.check();
     const now = this.clock();
@@ -440,16 +442,16 @@ export class MemoryBackend implements Backend {
         previousOwner: row.workerId,
         interruptions,
       };
-      if (interruptions > maxInterruptions) {
+      if (interruptions > crashLoop.maxInterruptions) {
         this.jobs.delete(row.id);
         const { status: _s, result: _r, resultExpiresAt: _e, ...rest } = row;
         const stamp = this.date();
         this.dead.set(row.id, {
           ...rest,
           interruptions,
-          lastError: `crash_loop: interrupted ${interruptions} times (its worker stopped heartbeating each time)`,
+          lastError: crashLoopText(crashLoop.message, interruptions),
           updatedAt: stamp,
-          reason: "crash_loop",
+          reason: crashLoop.reason,
           deadAt: stamp,
         });
         result.deadLettered.push(job);
@@ -477,11 +479,15 @@ export class MemoryBackend implements Backend {
       .map((row) => ({ id: row.id, workerId, claimToken: row.claimToken as string }));
   }
 
-  async forgetWorkers(notSeenForSeconds: number): Promise<number> {
+  async forgetWorkers(
+    notSeenForSeconds: number,
+    limit = Number.POSITIVE_INFINITY,
+  ): Promise<number> {
     this.check();
     const now = this.clock();
     let forgotten = 0;
     for (const [id, w] of this.workers) {
+      if (forgotten >= limit) break;
       if (now - w.lastHeartbeatAt.getTime() > notSeenForSeconds * 1000) {
         this.workers.delete(id);
         forgotten += 1;

@@ -1,72 +1,12 @@
 /**
- * The PostgreSQL migration runner: applies the numbered `.sql` files of `./migrations/` once
- * each, in order, recording them in `soniq_migrations`, inside one transaction that holds an
- * advisory lock keyed on the schema — so two processes running `setup()` at once are safe.
+ * The PostgreSQL migration runner: applies the migrations of the shared loader
+ * (`backends/shared/migrations.ts`) once each, in order, recording them in `soniq_migrations`,
+ * inside one transaction that holds an advisory lock keyed on the schema — so two processes
+ * running `setup()` at once are safe.
  */
-import { readdir, readFile } from "node:fs/promises";
-import { fileURLToPath } from "node:url";
 import type { Pool } from "pg";
-import { SoniqError } from "../../errors.js";
+import { loadMigrations } from "../shared/migrations.js";
 import { migrationLockKey, quoteIdent, validateSchemaName } from "./identifiers.js";
-
-/** One versioned migration file. */
-export interface Migration {
-  /** The leading number of the file name (`001_initial.sql` → 1). */
-  version: number;
-  /** The file name. */
-  name: string;
-  /** The SQL text; may hold several statements; must not name the schema. */
-  sql: string;
-}
-
-/** The folder of the `.sql` files, next to this module in `src/` and in `dist/` alike. */
-const MIGRATIONS_DIR = new URL("./migrations/", import.meta.url);
-
-const FILE_PATTERN = /^(\d+)_[a-z0-9_]+\.sql$/;
-
-let cached: Promise<Migration[]> | undefined;
-
-/**
- * Reads the migration files, sorted by version (cached after the first read).
- * @throws SoniqError `SCHEMA_NOT_READY` when the folder is missing or two files share a version.
- */
-export function loadMigrations(): Promise<Migration[]> {
-  cached ??= readMigrations().catch((err: unknown) => {
-    cached = undefined;
-    throw err;
-  });
-  return cached;
-}
-
-async function readMigrations(): Promise<Migration[]> {
-  let files: string[];
-  try {
-    files = await readdir(MIGRATIONS_DIR);
-  } catch (err) {
-    throw new SoniqError(
-      "SCHEMA_NOT_READY",
-      `cannot read the PostgreSQL migrations at ${fileURLToPath(MIGRATIONS_DIR)} (was the package built with its .sql files?)`,
-      { cause: err },
-    );
-  }
-  const migrations: Migration[] = [];
-  for (const name of files) {
-    const match = FILE_PATTERN.exec(name);
-    if (!match) continue;
-    const sql = await readFile(new URL(name, MIGRATIONS_DIR), "utf8");
-    migrations.push({ version: Number(match[1]), name, sql });
-  }
-  migrations.sort((a, b) => a.version - b.version);
-  for (let i = 1; i < migrations.length; i += 1) {
-    if (migrations[i]?.version === migrations[i - 1]?.version) {
-      throw new SoniqError(
-        "SCHEMA_NOT_READY",
-        `two PostgreSQL migrations share version ${migrations[i]?.version}`,
-      );
-    }
-  }
-  return migrations;
-}
 
 /**
  * Creates `schema` if needed and applies every migration not yet recorded in its
@@ -77,7 +17,7 @@ async function readMigrations(): Promise<Migration[]> {
  */
 export async function migrate(pool: Pool, schema: string): Promise<number[]> {
   validateSchemaName(schema);
-  const migrations = await loadMigrations();
+  const migrations = loadMigrations("postgres");
   const client = await pool.connect();
   let broken = false;
   try {
@@ -106,7 +46,8 @@ export async function migrate(pool: Pool, schema: string): Promise<number[]> {
         await client.query(migration.sql);
         await client.query("INSERT INTO soniq_migrations (version, name) VALUES ($1, $2)", [
           migration.version,
-          migration.name,
+          // The file name, as every PostgreSQL schema has recorded it since version 1.
+          migration.file,
         ]);
         applied.push(migration.version);
       }

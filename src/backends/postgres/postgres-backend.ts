@@ -25,6 +25,7 @@ import type {
   WorkerRow,
   WorkerStatus,
 } from "../backend.js";
+import { type CrashLoopRule, INTERRUPTIONS_PLACEHOLDER } from "../backend.js";
 import type { ScheduleStore } from "../schedule-store.js";
 import { isUuid, notifyChannel, validateSchemaName } from "./identifiers.js";
 import { PgListener } from "./listener.js";
@@ -652,7 +653,7 @@ export class PostgresBackend implements Backend {
   /** See {@link Backend.recoverStale}: one statement; requeued rows NOTIFY their queues. */
   async recoverStale(
     heartbeatTimeoutSeconds: number | null,
-    maxInterruptions: number,
+    crashLoop: CrashLoopRule,
   ): Promise<RecoveryResult> {
     const { rows } = await this.run<{
       kind: string;
@@ -661,7 +662,14 @@ export class PostgresBackend implements Backend {
       queue: string;
       previous_owner: string | null;
       interruptions: number;
-    }>(this.sql.recoverStale, [heartbeatTimeoutSeconds, maxInterruptions, this.channel]);
+    }>(this.sql.recoverStale, [
+      heartbeatTimeoutSeconds,
+      crashLoop.maxInterruptions,
+      this.channel,
+      crashLoop.reason,
+      crashLoop.message,
+      INTERRUPTIONS_PLACEHOLDER,
+    ]);
     const result: RecoveryResult = { requeued: [], deadLettered: [] };
     for (const row of rows) {
       const job = {
@@ -686,8 +694,8 @@ export class PostgresBackend implements Backend {
   }
 
   /** See {@link Backend.forgetWorkers}. */
-  async forgetWorkers(notSeenForSeconds: number): Promise<number> {
-    const { rowCount } = await this.run(this.sql.forgetWorkers, [notSeenForSeconds]);
+  async forgetWorkers(notSeenForSeconds: number, limit?: number): Promise<number> {
+    const { rowCount } = await this.run(this.sql.forgetWorkers, [notSeenForSeconds, limit ?? null]);
     return rowCount;
   }
 
@@ -703,8 +711,8 @@ export class PostgresBackend implements Backend {
   }
 
   /** See {@link Backend.pruneFinished}: one DELETE; returns how many rows went. */
-  async pruneFinished(): Promise<number> {
-    const { rowCount } = await this.run(this.sql.pruneFinished, []);
+  async pruneFinished(limit?: number): Promise<number> {
+    const { rowCount } = await this.run(this.sql.pruneFinished, [limit ?? null]);
     return rowCount;
   }
 

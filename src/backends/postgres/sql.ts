@@ -250,8 +250,10 @@ export function buildStatements(schema: string) {
     /**
      * Crash recovery, one statement. `$1` heartbeat timeout seconds (NULL: a stale heartbeat does
      * not count as dead, only stopped or unknown owners), `$2` max interruptions,
-     * `$3` channel. Locks the stale rows (SKIP LOCKED: a row being finished right now is left to
-     * its writer), moves those over the interruption limit to the DLQ (`crash_loop`) and requeues
+     * `$3` channel, `$4` crash-loop reason, `$5` crash-loop message, `$6` the placeholder in `$5`
+     * replaced by the interruption count (the words: `src/maintenance/policy.ts`). Locks the stale
+     * rows (SKIP LOCKED: a row being finished right now is left to its writer), moves those over
+     * the interruption limit to the DLQ (reason `$4`) and requeues
      * the rest, NOTIFYing their queues. → `kind` ('requeued' | 'dead'), `id`, `name`, `queue`,
      * `previous_owner`, `interruptions`.
      */
@@ -274,8 +276,8 @@ export function buildStatements(schema: string) {
                              worker_id, claim_token, last_error, dedup_key, reason, dead_at)
         SELECT id, name, queue, args, priority, attempts, max_attempts, interruptions + 1,
                scheduled_at, created_at, now(), started_at, finished_at, worker_id, claim_token,
-               'crash_loop: interrupted ' || (interruptions + 1) || ' times (its worker stopped heartbeating each time)',
-               dedup_key, 'crash_loop', now()
+               replace($5::text, $6::text, (interruptions + 1)::text),
+               dedup_key, $4::text, now()
         FROM doomed
         RETURNING id, name, queue, worker_id, interruptions
       ), requeued AS (
@@ -298,9 +300,10 @@ export function buildStatements(schema: string) {
     ownedBy: `SELECT id::text AS id, claim_token::text AS claim_token FROM ${jobs}
       WHERE status = 'processing' AND worker_id = $1`,
 
-    /** `$1` seconds: deletes worker rows not heartbeating for that long. */
-    forgetWorkers: `DELETE FROM ${workers}
-      WHERE last_heartbeat_at < now() - make_interval(secs => $1::float8)`,
+    /** `$1` seconds, `$2` limit (NULL: all): deletes worker rows not heartbeating for that long. */
+    forgetWorkers: `DELETE FROM ${workers} WHERE id IN (
+        SELECT id FROM ${workers}
+        WHERE last_heartbeat_at < now() - make_interval(secs => $1::float8) LIMIT $2::int)`,
 
     /** `$1` lease name, `$2` holder, `$3` ttl seconds → a row iff `$2` holds the lease now. */
     tryLead: `INSERT INTO ${leases} (name, holder, expires_at)
@@ -312,8 +315,9 @@ export function buildStatements(schema: string) {
     /** `$1` lease name, `$2` holder. */
     resign: `DELETE FROM ${leases} WHERE name = $1 AND holder = $2`,
 
-    /** Deletes finished rows whose retention has passed. */
-    pruneFinished: `DELETE FROM ${jobs}
-      WHERE status IN ('done', 'cancelled') AND result_expires_at <= now()`,
+    /** `$1` limit (NULL: all): deletes finished rows whose retention has passed. */
+    pruneFinished: `DELETE FROM ${jobs} WHERE id IN (
+        SELECT id FROM ${jobs}
+        WHERE status IN ('done', 'cancelled') AND result_expires_at <= now() LIMIT $1::int)`,
   };
 }

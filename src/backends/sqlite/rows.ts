@@ -1,8 +1,26 @@
 /**
  * The SQLite backend's stored row shapes (snake_case, times as INTEGER milliseconds since the
  * epoch) and their conversion to the contract's rows (camelCase, times as `Date`).
+ *
+ * Declared apart from postgres/rows.ts on purpose: only the column names are common (and
+ * test/schema/columns.test.ts holds both lists to their tables); the types (ms integers vs
+ * `Date`, JSON text vs `text[]`), the casts PostgreSQL selects with and the mappers all differ.
  */
 import type { DeadLetterRow, JobRow, JobStatus, WorkerRow, WorkerStatus } from "../backend.js";
+
+/** The columns of `soniq_jobs`, in table order: a {@link JobRecord}. */
+export const JOB_COLUMNS = `id, name, queue, args, status, priority, attempts, max_attempts,
+  interruptions, scheduled_at, created_at, updated_at, started_at, finished_at, worker_id,
+  claim_token, last_error, result, result_expires_at, dedup_key, meta`;
+
+/** The columns of `soniq_dead_letter_jobs`, in table order: a {@link DeadLetterRecord}. */
+export const DEAD_LETTER_COLUMNS = `id, name, queue, args, priority, attempts, max_attempts,
+  interruptions, scheduled_at, created_at, updated_at, started_at, finished_at, worker_id,
+  claim_token, last_error, dedup_key, reason, dead_at`;
+
+/** The columns of `soniq_workers`, in table order: a {@link WorkerRecord}. */
+export const WORKER_COLUMNS = `id, hostname, pid, queues, concurrency, status, started_at,
+  last_heartbeat_at, stopped_at`;
 
 /** A row of `soniq_jobs` as better-sqlite3 returns it. */
 export interface JobRecord {

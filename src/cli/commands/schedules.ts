@@ -1,23 +1,21 @@
 /**
- * The `soniq schedules …` commands (list, show, preview, pause, resume, run, remove, sync), each
- * a thin shell over `soniq.schedules` (scheduler/admin.ts) — the same rows on every backend.
- * `--json` prints one JSON document for scripts. Errors exit 2 with the error's code.
+ * `soniq schedules …` (list, show, preview, pause, resume, run, remove, sync), each a thin shell
+ * over `soniq.schedules` (scheduler/admin.ts) — the same rows on every backend — on the shared
+ * runner: `--json` prints one JSON document for scripts; errors exit 2 with the error's code.
  */
 import { type Command, InvalidArgumentError } from "commander";
 import type { ScheduleRow, ScheduleRunRow } from "../../backends/schedule-store.js";
 import { Soniq } from "../../soniq.js";
+import {
+  type ConnectionFlags,
+  print,
+  runCommand,
+  withDatabaseUrl,
+  withInstance,
+  withJson,
+} from "../runner.js";
 
-/** What the command needs from the CLI's shared helpers. */
-export interface SchedulesCommandHelpers {
-  /** The instance: the module's when given, else one from flags and SONIQ_* variables. */
-  instanceFor(flags: { databaseUrl?: string; module?: string }): Promise<Soniq>;
-  /** Prints the error and exits 2. */
-  fail(err: unknown): never;
-}
-
-interface Flags {
-  databaseUrl?: string;
-  module?: string;
+interface Flags extends ConnectionFlags {
   json?: boolean;
 }
 
@@ -78,41 +76,38 @@ function expression(row: ScheduleRow): string {
   return row.cron !== null ? `cron "${row.cron}" ${row.timezone}` : `every ${row.everySeconds}s`;
 }
 
-/** Adds `soniq schedules …` to `program`. */
-export function registerSchedulesCommand(program: Command, helpers: SchedulesCommandHelpers) {
+/** Adds `schedules list|show|preview|pause|resume|run|remove|sync` to `program`. */
+export function register(program: Command): void {
   const schedules = program
     .command("schedules")
     .description(
       "Recurring schedules: list, show, preview, pause, resume, run, remove, sync (docs/schedules.md).",
     );
   const connection = (command: Command) =>
-    command
-      .option("--module <module>", "your module exporting the Soniq instance (for its settings)")
-      .option("--database-url <url>", "postgres://…, sqlite:PATH or memory:")
-      .option("--json", "print JSON for scripts");
+    withDatabaseUrl(
+      withJson(
+        command.option(
+          "--module <module>",
+          "your module exporting the Soniq instance (for its settings)",
+        ),
+      ),
+    );
 
-  /** Runs `work` on the instance, prints its result, closes, exits 2 on an error. */
+  /** Runs `work` on the instance and prints its result (runner: close, exit 2 on an error). */
   const run =
     <A extends unknown[]>(
       work: (soniq: Soniq, flags: Flags, ...args: A) => Promise<{ json: unknown; text: string }>,
     ) =>
-    async (...all: unknown[]) => {
+    (...all: unknown[]) => {
       // commander passes the positional arguments, then the options, then the command.
       const flags = all[all.length - 2] as Flags;
       const args = all.slice(0, -2) as A;
-      try {
-        const soniq = await helpers.instanceFor(flags);
-        try {
+      return runCommand(() =>
+        withInstance(flags, async (soniq) => {
           const out = await work(soniq, flags, ...args);
-          process.stdout.write(
-            flags.json ? `${JSON.stringify(out.json)}\n` : out.text.length ? `${out.text}\n` : "",
-          );
-        } finally {
-          await soniq.close();
-        }
-      } catch (err) {
-        helpers.fail(err);
-      }
+          print(flags.json, out.json, () => out.text);
+        }),
+      );
     };
 
   connection(
@@ -181,8 +176,8 @@ export function registerSchedulesCommand(program: Command, helpers: SchedulesCom
         tz?: string;
         count?: number;
         json?: boolean;
-      }) => {
-        try {
+      }) =>
+        runCommand(async () => {
           // Preview needs no database: a bare in-memory instance computes the instants.
           const soniq = new Soniq({ databaseUrl: "memory:", env: {}, logLevel: "warn" });
           const instants = await soniq.schedules.preview({
@@ -193,11 +188,8 @@ export function registerSchedulesCommand(program: Command, helpers: SchedulesCom
             from: new Date(),
           });
           const iso = instants.map((d) => d.toISOString());
-          process.stdout.write(flags.json ? `${JSON.stringify(iso)}\n` : `${iso.join("\n")}\n`);
-        } catch (err) {
-          helpers.fail(err);
-        }
-      },
+          print(flags.json, iso, () => iso.join("\n"));
+        }),
     );
 
   for (const [name, description] of [

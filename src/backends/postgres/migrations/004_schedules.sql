@@ -40,7 +40,7 @@ CREATE INDEX soniq_schedules_next_run_at_idx ON soniq_schedules (next_run_at)
 
 -- One row per occurrence taken (bounded per schedule by history_limit).
 CREATE TABLE soniq_schedule_runs (
-  id           bigserial   PRIMARY KEY,
+  id           bigint      GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
   schedule_id  text        NOT NULL,
   occurrence   timestamptz NOT NULL,
   outcome      text        NOT NULL

@@ -1,0 +1,344 @@
+/**
+ * The runtime SQL of the SQLite backend: every statement named, with its parameters and results.
+ * Parameters are better-sqlite3 named parameters (`@name`, bound from an object). Times are
+ * INTEGER milliseconds since the epoch; "now" is the database's clock ({@link NOW_MS}), or the
+ * `@now` a transaction read once through {@link SQL.now}; durations are milliseconds (`@…Ms`).
+ * "→ changes" means the caller reads the number of changed rows. Each statement is prepared
+ * once per connection (see connection.ts).
+ */
+import { NOW_MS } from "./clock.js";
+import { DEAD_LETTER_COLUMNS, JOB_COLUMNS, WORKER_COLUMNS } from "./rows.js";
+
+/**
+ * The owner fence of every finishing write (DESIGN.md §3.1): `@id`, `@workerId`, `@claimToken`.
+ */
+const OWNED =
+  "id = @id AND status = 'processing' AND worker_id = @workerId AND claim_token = @claimToken";
+
+/** The order claims take jobs in (backend.ts `Backend.claim`), `id` last as a stable tie-break. */
+const CLAIM_ORDER = "priority, scheduled_at, created_at, id";
+
+/** The dead-letter columns a move into `soniq_dead_letter_jobs` writes, in table order. */
+const DEAD_LETTER_INSERT = `INSERT INTO soniq_dead_letter_jobs (id, name, queue, args, priority,
+    attempts, max_attempts, interruptions, scheduled_at, created_at, updated_at, started_at,
+    finished_at, worker_id, claim_token, last_error, dedup_key, reason, dead_at)`;
+
+/** A schedule row with its last job's status (`last_job_status`, NULL when the job is gone). */
+const SCHEDULE_SELECT = `SELECT s.id, s.job_name, s.queue, s.priority, s.max_attempts, s.args,
+    s.cron, s.every_seconds, s.timezone, s.start_at, s.end_at, s.missed_policy, s.missed_grace,
+    s.missed_within, s.missed_max, s.overlap, s.history_limit, s.next_run_at, s.last_run_at,
+    s.last_job_id, s.paused, s.revision, s.created_at, s.updated_at, j.status AS last_job_status
+  FROM soniq_schedules AS s LEFT JOIN soniq_jobs AS j ON j.id = s.last_job_id`;
+
+/** The name of one statement of {@link SQL}. */
+export type StatementName = keyof typeof SQL;
+
+/** Every runtime statement of the SQLite backend, by name. */
+export const SQL = {
+  /** → `now`: the database clock, ms. */
+  now: `SELECT ${NOW_MS} AS now`,
+
+  /** `@dedupKey` → `id` of the `soniq_jobs` row holding that dedup key, if any. */
+  dedupHolder: "SELECT id FROM soniq_jobs WHERE dedup_key = @dedupKey",
+
+  /**
+   * `@id`, `@name`, `@queue`, `@args` (JSON text), `@priority`, `@maxAttempts`, `@scheduledAt`
+   * (ms), `@now`, `@dedupKey` (or NULL), `@meta` (JSON text or NULL): inserts one `queued` job.
+   */
+  insertJob: `INSERT INTO soniq_jobs (id, name, queue, args, status, priority, max_attempts,
+      scheduled_at, created_at, updated_at, dedup_key, meta)
+    VALUES (@id, @name, @queue, @args, 'queued', @priority, @maxAttempts,
+      @scheduledAt, @now, @now, @dedupKey, @meta)`,
+
+  /** `@now`, `@limit` → `id` of the first due queued jobs of every queue, in claim order. */
+  dueAll: `SELECT id FROM soniq_jobs
+    WHERE status = 'queued' AND scheduled_at <= @now
+    ORDER BY ${CLAIM_ORDER} LIMIT @limit`,
+
+  /** As {@link SQL.dueAll}, restricted to `@queues` (a JSON array of queue names). */
+  dueInQueues: `SELECT id FROM soniq_jobs
+    WHERE status = 'queued' AND scheduled_at <= @now
+      AND queue IN (SELECT value FROM json_each(@queues))
+    ORDER BY ${CLAIM_ORDER} LIMIT @limit`,
+
+  /**
+   * `@id`, `@now`, `@workerId`, `@claimToken`: claims one queued job (`processing`, owner set,
+   * `started_at = updated_at = @now`, attempts unchanged) → the job row (`JOB_COLUMNS`), or
+   * nothing when it is no longer queued.
+   */
+  claimOne: `UPDATE soniq_jobs
+    SET status = 'processing', worker_id = @workerId, claim_token = @claimToken,
+        started_at = @now, updated_at = @now
+    WHERE id = @id AND status = 'queued'
+    RETURNING ${JOB_COLUMNS}`,
+
+  /**
+   * Success, fenced ({@link OWNED}): `@result` (JSON text or NULL), `@retentionMs`. `done`,
+   * `attempts + 1`, `finished_at = updated_at = now`, `result_expires_at = now + @retentionMs`.
+   * → changes.
+   */
+  complete: `UPDATE soniq_jobs
+    SET status = 'done', attempts = attempts + 1, result = @result,
+        finished_at = ${NOW_MS}, updated_at = ${NOW_MS},
+        result_expires_at = ${NOW_MS} + @retentionMs
+    WHERE ${OWNED}`,
+
+  /**
+   * Failure with attempts left, fenced: `@error`, `@delayMs`. `queued`, `attempts + 1`,
+   * `last_error`, due at now + `@delayMs`, owner cleared. → `queue` of the changed row.
+   */
+  retry: `UPDATE soniq_jobs
+    SET status = 'queued', attempts = attempts + 1, last_error = @error,
+        scheduled_at = ${NOW_MS} + @delayMs, updated_at = ${NOW_MS},
+        worker_id = NULL, claim_token = NULL
+    WHERE ${OWNED}
+    RETURNING queue`,
+
+  /**
+   * Copies the job into the DLQ, fenced: `@error`, `@reason`, `@now`, `@increment` (1 to count
+   * an attempt, else 0); `updated_at = dead_at = @now`. → changes. The caller deletes the job
+   * ({@link SQL.deleteJob}) in the same transaction.
+   */
+  deadLetter: `${DEAD_LETTER_INSERT}
+    SELECT id, name, queue, args, priority, attempts + @increment,
+      max_attempts, interruptions, scheduled_at, created_at, @now, started_at,
+      finished_at, worker_id, claim_token, @error, dedup_key, @reason, @now
+    FROM soniq_jobs WHERE ${OWNED}`,
+
+  /** `@id`: deletes the job row (the second half of a move to the DLQ). */
+  deleteJob: "DELETE FROM soniq_jobs WHERE id = @id",
+
+  /**
+   * Snooze, fenced: `@delayMs`. `queued`, due at now + `@delayMs`, owner cleared, attempts
+   * unchanged. → `queue` of the changed row.
+   */
+  snooze: `UPDATE soniq_jobs
+    SET status = 'queued', scheduled_at = ${NOW_MS} + @delayMs, updated_at = ${NOW_MS},
+        worker_id = NULL, claim_token = NULL
+    WHERE ${OWNED}
+    RETURNING queue`,
+
+  /**
+   * NACK, fenced: the seed's `nack_job` field contract (`queued`, owner cleared,
+   * `updated_at = scheduled_at = now`; attempts and `last_error` untouched). → `queue`.
+   */
+  nack: `UPDATE soniq_jobs
+    SET status = 'queued', worker_id = NULL, claim_token = NULL,
+        updated_at = ${NOW_MS}, scheduled_at = ${NOW_MS}
+    WHERE ${OWNED}
+    RETURNING queue`,
+
+  /** `@id` → `queue`, `dedup_key` of the dead-letter entry. */
+  deadLetterEntry: "SELECT queue, dedup_key FROM soniq_dead_letter_jobs WHERE id = @id",
+
+  /**
+   * `@id`, `@now`: copies the dead-letter entry back into `soniq_jobs` as `queued`, due at
+   * `@now`, attempts and interruptions 0; owner, times of the run and result cleared;
+   * `last_error`, `created_at` and `dedup_key` kept. The caller then runs
+   * {@link SQL.deleteDeadLetter} in the same transaction.
+   */
+  replay: `INSERT INTO soniq_jobs (${JOB_COLUMNS})
+    SELECT id, name, queue, args, 'queued', priority, 0, max_attempts, 0, @now,
+      created_at, @now, NULL, NULL, NULL, NULL, last_error, NULL, NULL, dedup_key, NULL
+    FROM soniq_dead_letter_jobs WHERE id = @id`,
+
+  /** `@id`: deletes the dead-letter entry. */
+  deleteDeadLetter: "DELETE FROM soniq_dead_letter_jobs WHERE id = @id",
+
+  /**
+   * `@id`, `@retentionMs`: cancels a queued job (`cancelled`, `finished_at = updated_at = now`,
+   * `result_expires_at = now + @retentionMs`). → changes.
+   */
+  cancel: `UPDATE soniq_jobs
+    SET status = 'cancelled', finished_at = ${NOW_MS}, updated_at = ${NOW_MS},
+        result_expires_at = ${NOW_MS} + @retentionMs
+    WHERE id = @id AND status = 'queued'`,
+
+  /** `@id` → the job row (`JOB_COLUMNS`). */
+  getJob: `SELECT ${JOB_COLUMNS} FROM soniq_jobs WHERE id = @id`,
+
+  /** `@id` → the dead-letter row (`DEAD_LETTER_COLUMNS`). */
+  getDeadLetter: `SELECT ${DEAD_LETTER_COLUMNS} FROM soniq_dead_letter_jobs WHERE id = @id`,
+
+  /**
+   * → one row: `queued`, `processing`, `done`, `cancelled`, `live` (all of `soniq_jobs`),
+   * `dead_letter`, from one snapshot.
+   */
+  stats: `SELECT
+      count(*) FILTER (WHERE status = 'queued') AS queued,
+      count(*) FILTER (WHERE status = 'processing') AS processing,
+      count(*) FILTER (WHERE status = 'done') AS done,
+      count(*) FILTER (WHERE status = 'cancelled') AS cancelled,
+      count(*) AS live,
+      (SELECT count(*) FROM soniq_dead_letter_jobs) AS dead_letter
+    FROM soniq_jobs`,
+
+  /**
+   * `@id`, `@hostname`, `@pid`, `@queues` (JSON array text or NULL), `@concurrency`: inserts
+   * (or replaces) the worker row as `running`, `started_at = last_heartbeat_at = now`.
+   */
+  registerWorker: `INSERT INTO soniq_workers (id, hostname, pid, queues, concurrency, status,
+      started_at, last_heartbeat_at, stopped_at)
+    VALUES (@id, @hostname, @pid, @queues, @concurrency, 'running', ${NOW_MS}, ${NOW_MS}, NULL)
+    ON CONFLICT (id) DO UPDATE SET
+      hostname = excluded.hostname, pid = excluded.pid, queues = excluded.queues,
+      concurrency = excluded.concurrency, status = excluded.status,
+      started_at = excluded.started_at, last_heartbeat_at = excluded.last_heartbeat_at,
+      stopped_at = NULL`,
+
+  /** `@id`, `@status`: `last_heartbeat_at = now` and the worker's status. */
+  heartbeat: `UPDATE soniq_workers SET last_heartbeat_at = ${NOW_MS}, status = @status
+    WHERE id = @id`,
+
+  /** `@id`: `stopped`, `stopped_at = now`. */
+  markWorkerStopped: `UPDATE soniq_workers SET status = 'stopped', stopped_at = ${NOW_MS}
+    WHERE id = @id`,
+
+  /**
+   * `@timeoutMs` → worker rows (`WORKER_COLUMNS`) plus `live` (0/1: not stopped and heartbeat
+   * within `@timeoutMs` of now), newest `started_at` first.
+   */
+  listWorkers: `SELECT ${WORKER_COLUMNS},
+      (status <> 'stopped' AND ${NOW_MS} - last_heartbeat_at <= @timeoutMs) AS live
+    FROM soniq_workers ORDER BY started_at DESC, rowid DESC`,
+
+  /**
+   * `@limit` (-1: no limit): deletes at most that many `done` and `cancelled` rows whose
+   * retention has passed. → changes.
+   */
+  pruneFinished: `DELETE FROM soniq_jobs WHERE id IN (SELECT id FROM soniq_jobs
+    WHERE status IN ('done', 'cancelled') AND result_expires_at <= ${NOW_MS} LIMIT @limit)`,
+
+  /**
+   * `@now`, `@timeoutMs` (NULL: a stale heartbeat does not count as dead, only stopped or unknown
+   * owners) → `id`, `name`, `queue`, `worker_id`, `interruptions` of every `processing` row
+   * whose owner is not a live worker.
+   */
+  staleClaims: `SELECT j.id, j.name, j.queue, j.worker_id, j.interruptions FROM soniq_jobs AS j
+    WHERE j.status = 'processing'
+      AND NOT EXISTS (
+        SELECT 1 FROM soniq_workers AS w
+        WHERE w.id = j.worker_id AND w.status <> 'stopped'
+          AND (@timeoutMs IS NULL OR @now - w.last_heartbeat_at <= @timeoutMs))`,
+
+  /**
+   * `@id`, `@owner` (the stale owner, or NULL), `@now`: crash recovery's requeue (`queued`,
+   * `interruptions + 1`, due at `@now`, owner cleared, attempts untouched). → changes.
+   */
+  requeueStale: `UPDATE soniq_jobs
+    SET status = 'queued', worker_id = NULL, claim_token = NULL,
+        interruptions = interruptions + 1, scheduled_at = @now, updated_at = @now
+    WHERE id = @id AND status = 'processing' AND worker_id IS @owner`,
+
+  /**
+   * `@id`, `@owner`, `@now`, `@error`, `@reason`: crash recovery past the interruption limit,
+   * copies the row into the DLQ with the crash-loop reason and `interruptions + 1`. → changes. The caller
+   * deletes the job ({@link SQL.deleteJob}) in the same transaction.
+   */
+  buryStale: `${DEAD_LETTER_INSERT}
+    SELECT id, name, queue, args, priority, attempts, max_attempts, interruptions + 1,
+      scheduled_at, created_at, @now, started_at, finished_at, worker_id, claim_token,
+      @error, dedup_key, @reason, @now
+    FROM soniq_jobs WHERE id = @id AND status = 'processing' AND worker_id IS @owner`,
+
+  /** `@workerId` → `id`, `claim_token` of the processing rows it owns. */
+  ownedBy: `SELECT id, claim_token FROM soniq_jobs
+    WHERE status = 'processing' AND worker_id = @workerId`,
+
+  /**
+   * `@notSeenForMs`, `@limit` (-1: no limit): deletes at most that many worker rows whose last
+   * heartbeat is older. → changes.
+   */
+  forgetWorkers: `DELETE FROM soniq_workers WHERE id IN (SELECT id FROM soniq_workers
+    WHERE ${NOW_MS} - last_heartbeat_at > @notSeenForMs LIMIT @limit)`,
+
+  /**
+   * `@name`, `@holder`, `@ttlMs`: takes or renews the lease when it is free, expired or already
+   * `@holder`'s. → a row (`holder`) iff `@holder` holds it now.
+   */
+  tryLead: `INSERT INTO soniq_leases (name, holder, expires_at)
+    VALUES (@name, @holder, ${NOW_MS} + @ttlMs)
+    ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at
+    WHERE soniq_leases.holder = excluded.holder OR soniq_leases.expires_at < ${NOW_MS}
+    RETURNING holder`,
+
+  /** `@name`, `@holder`: gives the lease up if `@holder` holds it. */
+  resign: "DELETE FROM soniq_leases WHERE name = @name AND holder = @holder",
+
+  // ---- schedules (schedule-store.ts; migration 003) ----------------------------------------
+
+  /** `@id` → the schedule row (`SCHEDULE_SELECT`: the row plus `last_job_status`). */
+  getSchedule: `${SCHEDULE_SELECT} WHERE s.id = @id`,
+
+  /** → every schedule row (`SCHEDULE_SELECT`), by id. */
+  listSchedules: `${SCHEDULE_SELECT} ORDER BY s.id`,
+
+  /** `@limit` (ms) → the schedule rows (`SCHEDULE_SELECT`) whose cursor is at or before it, cursor order. */
+  dueSchedules: `${SCHEDULE_SELECT} WHERE s.next_run_at <= @limit ORDER BY s.next_run_at`,
+
+  /** `@limit` (ms) → `next`: the earliest cursor after it (NULL when none). */
+  nextScheduleAfter:
+    "SELECT min(next_run_at) AS next FROM soniq_schedules WHERE next_run_at > @limit",
+
+  /**
+   * The spec (`@id`, `@jobName`, `@queue`, `@priority`, `@maxAttempts`, `@args`, `@cron`,
+   * `@everySeconds`, `@timezone`, `@startAt`, `@endAt`, `@missedPolicy`, `@missedGrace`,
+   * `@missedWithin`, `@missedMax`, `@overlap`, `@historyLimit`), `@nextRunAt`, `@now`: inserts
+   * the schedule when the id is free. → changes.
+   */
+  insertSchedule: `INSERT INTO soniq_schedules (id, job_name, queue, priority, max_attempts,
+      args, cron, every_seconds, timezone, start_at, end_at, missed_policy, missed_grace,
+      missed_within, missed_max, overlap, history_limit, next_run_at, created_at, updated_at)
+    VALUES (@id, @jobName, @queue, @priority, @maxAttempts, @args, @cron, @everySeconds,
+      @timezone, @startAt, @endAt, @missedPolicy, @missedGrace, @missedWithin, @missedMax,
+      @overlap, @historyLimit, @nextRunAt, @now, @now)
+    ON CONFLICT (id) DO NOTHING`,
+
+  /**
+   * As {@link SQL.insertSchedule} plus `@expectRevision`: replaces the spec and cursor when the
+   * revision matches, bumping it. → changes.
+   */
+  updateSchedule: `UPDATE soniq_schedules SET job_name = @jobName, queue = @queue,
+      priority = @priority, max_attempts = @maxAttempts, args = @args, cron = @cron,
+      every_seconds = @everySeconds, timezone = @timezone, start_at = @startAt, end_at = @endAt,
+      missed_policy = @missedPolicy, missed_grace = @missedGrace, missed_within = @missedWithin,
+      missed_max = @missedMax, overlap = @overlap, history_limit = @historyLimit,
+      next_run_at = @nextRunAt, revision = revision + 1, updated_at = @now
+    WHERE id = @id AND revision = @expectRevision`,
+
+  /**
+   * The compare-and-set that takes occurrences: `@id`, `@nextRunAt` (the new cursor), `@paused`
+   * (0/1, or NULL = unchanged; a change bumps the revision), `@now`, and the expectation
+   * `@expectNext` (NULL-safe) and `@expectRevision`. → changes (1 = taken).
+   */
+  advanceSchedule: `UPDATE soniq_schedules
+    SET next_run_at = @nextRunAt, paused = COALESCE(@paused, paused),
+        revision = revision + (CASE WHEN @paused IS NULL THEN 0 ELSE 1 END), updated_at = @now
+    WHERE id = @id AND next_run_at IS @expectNext AND revision = @expectRevision`,
+
+  /** `@id`, `@lastRunAt`, `@lastJobId` (each NULL = keep): the newest occurrence and job. */
+  setScheduleLast: `UPDATE soniq_schedules
+    SET last_run_at = COALESCE(@lastRunAt, last_run_at),
+        last_job_id = COALESCE(@lastJobId, last_job_id)
+    WHERE id = @id`,
+
+  /** `@scheduleId`, `@occurrence` (ms), `@outcome`, `@jobId`, `@manual` (0/1), `@now`: one history row. */
+  insertScheduleRun: `INSERT INTO soniq_schedule_runs
+      (schedule_id, occurrence, outcome, job_id, manual, recorded_at)
+    VALUES (@scheduleId, @occurrence, @outcome, @jobId, @manual, @now)`,
+
+  /** `@id`: keeps the schedule's newest `history_limit` history rows. → changes. */
+  trimScheduleRuns: `DELETE FROM soniq_schedule_runs WHERE schedule_id = @id AND id <= (
+      SELECT id FROM soniq_schedule_runs WHERE schedule_id = @id
+      ORDER BY id DESC LIMIT 1 OFFSET (SELECT history_limit FROM soniq_schedules WHERE id = @id))`,
+
+  /** `@id`: deletes the schedule's history. */
+  deleteScheduleRuns: "DELETE FROM soniq_schedule_runs WHERE schedule_id = @id",
+
+  /** `@id`: deletes the schedule. → changes. */
+  deleteSchedule: "DELETE FROM soniq_schedules WHERE id = @id",
+
+  /** `@id`, `@limit` → the schedule's history rows, newest first. */
+  scheduleRuns: `SELECT schedule_id, occurrence, outcome, job_id, manual, recorded_at
+    FROM soniq_schedule_runs WHERE schedule_id = @id ORDER BY id DESC LIMIT @limit`,
+} as const;

@@ -1,0 +1,231 @@
+/**
+ * The SQLite backend's multi-statement writes: each one `BEGIN IMMEDIATE` transaction over the
+ * catalogue's statements (sql.ts), doing what PostgreSQL does in a single statement. Each takes
+ * the session of one `SqliteConnection.use` call and returns plain results; waking subscribers
+ * is the facade's job.
+ */
+import { randomUUID } from "node:crypto";
+import { SoniqError } from "../../errors.js";
+import {
+  type ClaimedJob,
+  type ClaimRequest,
+  type CompletionItem,
+  type CrashLoopRule,
+  crashLoopText,
+  type EnqueueResult,
+  type NewJob,
+  type Owner,
+  type RecoveryResult,
+} from "../backend.js";
+import { claimedJobOf } from "../claimed-job.js";
+import { secondsToMs } from "./clock.js";
+import type { SqliteSession } from "./connection.js";
+import { type JobRecord, toJobRow } from "./rows.js";
+
+/** The owner's fields as the named parameters of the fence (nothing else from the object). */
+export function fence(owner: Owner): { workerId: string; claimToken: string } {
+  return { workerId: owner.workerId, claimToken: owner.claimToken };
+}
+
+/**
+ * Inserts `jobs`, all or nothing. `scheduled_at` is `runAt`, or the database's now plus
+ * `delaySeconds` (seconds). A job whose dedup key is held by any row of `soniq_jobs` (including
+ * one inserted earlier in the batch) gets its holder's id with `inserted: false`.
+ * @returns One result per job, in input order, and the queues that received a job.
+ */
+export function insertJobs(
+  s: SqliteSession,
+  jobs: readonly NewJob[],
+): { results: EnqueueResult[]; queues: Set<string> } {
+  const holderOf = s.statement("dedupHolder");
+  const insert = s.statement("insertJob");
+  return s.immediate(() => {
+    const now = s.nowMs();
+    const results: EnqueueResult[] = [];
+    const queues = new Set<string>();
+    for (const job of jobs) {
+      if (job.dedupKey !== null) {
+        const holder = holderOf.get({ dedupKey: job.dedupKey }) as { id: string } | undefined;
+        if (holder) {
+          results.push({ id: holder.id, inserted: false });
+          continue;
+        }
+      }
+      insert.run({
+        id: job.id,
+        name: job.name,
+        queue: job.queue,
+        args: job.args,
+        priority: job.priority,
+        maxAttempts: job.maxAttempts,
+        scheduledAt: job.runAt ? job.runAt.getTime() : now + secondsToMs(job.delaySeconds),
+        now,
+        dedupKey: job.dedupKey,
+        meta: job.meta ?? null,
+      });
+      queues.add(job.queue);
+      results.push({ id: job.id, inserted: true });
+    }
+    return { results, queues };
+  });
+}
+
+/**
+ * Claims up to `request.limit` due queued jobs in claim order, each with a fresh random UUID
+ * `claim_token`: exactly once across every process sharing the file.
+ * @returns The claimed jobs, in claim order (empty when the limit is below 1).
+ */
+export function claimDue(s: SqliteSession, request: ClaimRequest): ClaimedJob[] {
+  const limit = Math.floor(request.limit);
+  if (!(limit >= 1)) return [];
+  const due = s.statement(request.queues === null ? "dueAll" : "dueInQueues");
+  const take = s.statement("claimOne");
+  return s.immediate(() => {
+    const now = s.nowMs();
+    const params: Record<string, unknown> = { now, limit };
+    if (request.queues !== null) params.queues = JSON.stringify(request.queues);
+    const claimed: ClaimedJob[] = [];
+    for (const { id } of due.all(params) as Array<{ id: string }>) {
+      const claimToken = randomUUID();
+      const row = take.get({ id, now, workerId: request.workerId, claimToken }) as
+        | JobRecord
+        | undefined;
+      if (row) claimed.push(claimedJobOf(toJobRow(row)));
+    }
+    return claimed;
+  });
+}
+
+/**
+ * Completes each item, fenced on its own, with `result_expires_at = now + retentionSeconds`.
+ * @returns Per item, in input order, whether its row changed.
+ */
+export function completeAll(
+  s: SqliteSession,
+  items: readonly CompletionItem[],
+  retentionSeconds: number,
+): boolean[] {
+  const update = s.statement("complete");
+  const retentionMs = secondsToMs(retentionSeconds);
+  return s.immediate(() =>
+    items.map(
+      (item) =>
+        update.run({ id: item.id, ...fence(item.owner), result: item.result, retentionMs })
+          .changes > 0,
+    ),
+  );
+}
+
+/** What {@link moveToDeadLetter} writes besides the fence. */
+export interface DeadLetterWrite {
+  /** The job's `last_error`. */
+  error: string;
+  /** Why it was moved (`max_attempts_exceeded`, `unknown_job`, …). */
+  reason: string;
+  /** Whether the run counts as an attempt (`attempts + 1`). */
+  countAttempt: boolean;
+}
+
+/**
+ * Moves the job `owner` holds into `soniq_dead_letter_jobs` (same id, in exactly one table).
+ * @returns `false` (nothing changed) when `owner` does not hold the claim.
+ */
+export function moveToDeadLetter(
+  s: SqliteSession,
+  id: string,
+  owner: Owner,
+  write: DeadLetterWrite,
+): boolean {
+  const move = s.statement("deadLetter");
+  const remove = s.statement("deleteJob");
+  return s.immediate(() => {
+    const { error, reason } = write;
+    const params = { id, ...fence(owner), error, reason, increment: write.countAttempt ? 1 : 0 };
+    if (move.run({ ...params, now: s.nowMs() }).changes === 0) return false;
+    remove.run({ id });
+    return true;
+  });
+}
+
+/**
+ * Moves dead-letter entry `id` back to `soniq_jobs` (see the `replay` statement).
+ * @returns The job's queue, or `undefined` when there is no such entry.
+ * @throws SoniqError `DEDUP_CONFLICT` when a row of `soniq_jobs` holds the entry's dedup key
+ * (nothing changes).
+ */
+export function replayEntry(s: SqliteSession, id: string): string | undefined {
+  const find = s.statement("deadLetterEntry");
+  const holderOf = s.statement("dedupHolder");
+  const restore = s.statement("replay");
+  const remove = s.statement("deleteDeadLetter");
+  return s.immediate(() => {
+    const entry = find.get({ id }) as { queue: string; dedup_key: string | null } | undefined;
+    if (!entry) return undefined;
+    if (entry.dedup_key !== null) {
+      const holder = holderOf.get({ dedupKey: entry.dedup_key }) as { id: string } | undefined;
+      if (holder) {
+        throw new SoniqError(
+          "DEDUP_CONFLICT",
+          `job ${holder.id} already holds dedup key ${JSON.stringify(entry.dedup_key)}`,
+          { details: { id, holder: holder.id, dedupKey: entry.dedup_key } },
+        );
+      }
+    }
+    restore.run({ id, now: s.nowMs() });
+    remove.run({ id });
+    return entry.queue;
+  });
+}
+
+/** A row of the `staleClaims` statement. */
+interface StaleClaim {
+  id: string;
+  name: string;
+  queue: string;
+  worker_id: string | null;
+  interruptions: number;
+}
+
+/**
+ * Crash recovery: every `processing` row whose owner is not live by the database clock is
+ * requeued (`interruptions + 1`, due now, owner cleared, attempts untouched) or, past
+ * `crashLoop.maxInterruptions`, moved to the DLQ under the crash-loop rule.
+ * @param heartbeatTimeoutSeconds Seconds after which a silent owner counts as dead; `null`: only
+ * stopped or unknown owners do.
+ */
+export function recoverStaleClaims(
+  s: SqliteSession,
+  heartbeatTimeoutSeconds: number | null,
+  crashLoop: CrashLoopRule,
+): RecoveryResult {
+  const timeoutMs = heartbeatTimeoutSeconds === null ? null : secondsToMs(heartbeatTimeoutSeconds);
+  const find = s.statement("staleClaims");
+  const requeue = s.statement("requeueStale");
+  const bury = s.statement("buryStale");
+  const remove = s.statement("deleteJob");
+  return s.immediate(() => {
+    const result: RecoveryResult = { requeued: [], deadLettered: [] };
+    const now = s.nowMs();
+    for (const row of find.all({ now, timeoutMs }) as StaleClaim[]) {
+      const interruptions = row.interruptions + 1;
+      const job = {
+        id: row.id,
+        name: row.name,
+        queue: row.queue,
+        previousOwner: row.worker_id,
+        interruptions,
+      };
+      const params = { id: row.id, owner: row.worker_id, now };
+      if (interruptions > crashLoop.maxInterruptions) {
+        const error = crashLoopText(crashLoop.message, interruptions);
+        if (bury.run({ ...params, error, reason: crashLoop.reason }).changes > 0) {
+          remove.run({ id: row.id });
+          result.deadLettered.push(job);
+        }
+      } else if (requeue.run(params).changes > 0) {
+        result.requeued.push(job);
+      }
+    }
+    return result;
+  });
+}

@@ -1,0 +1,108 @@
+/**
+ * The shared runner of `soniq` commands: opens the instance (the user's module, or a bare one from
+ * flags and `SONIQ_*` variables), prints text or `--json`, closes the instance, and maps every
+ * error to `soniq: <message>` on standard error and exit code 2 (start-up or configuration error).
+ */
+import { type Command, InvalidArgumentError } from "commander";
+import { Soniq } from "../soniq.js";
+import { EXIT } from "./exit-codes.js";
+import { loadSoniqModule } from "./load-module.js";
+
+/** Flags that say which instance a command uses. */
+export interface ConnectionFlags {
+  /** `--database-url`: used when no module is given. */
+  databaseUrl?: string;
+  /** Path of the user's module exporting the Soniq instance. */
+  module?: string;
+}
+
+/** Settings a bare instance (no module) may set beyond the flags. */
+export interface BareSettings {
+  /** Enqueue by a name no definition declares is not an error (no module, no registry). */
+  rejectUnknownJobs?: boolean;
+}
+
+/** The description of `--database-url` shared by the commands that accept it. */
+export const DATABASE_URL_HELP = "postgres://…, sqlite:PATH or memory:";
+
+/** Adds `--database-url <url>` to a command. */
+export function withDatabaseUrl(command: Command, description = DATABASE_URL_HELP): Command {
+  return command.option("--database-url <url>", description);
+}
+
+/** Adds `--json` (print JSON for scripts) to a command. */
+export function withJson(command: Command): Command {
+  return command.option("--json", "print JSON for scripts");
+}
+
+/** A commander argument parser for a finite number; `name` is used in the error message. */
+export function number(name: string): (value: string) => number {
+  return (value: string) => {
+    const n = Number(value);
+    if (value.trim() === "" || !Number.isFinite(n))
+      throw new InvalidArgumentError(`${name} must be a number`);
+    return n;
+  };
+}
+
+/** Prints `soniq: <message>` on standard error and exits with code 2 (start-up error). */
+export function fail(err: unknown): never {
+  const message = err instanceof Error ? err.message : String(err);
+  process.stderr.write(`soniq: ${message}\n`);
+  process.exit(EXIT.STARTUP);
+}
+
+/** The instance to use: the module's, or a bare one from flags and `SONIQ_*` variables. */
+export async function openInstance(
+  flags: ConnectionFlags,
+  bare: BareSettings = {},
+): Promise<Soniq> {
+  if (flags.module) return loadSoniqModule(flags.module);
+  const url = flags.databaseUrl ?? process.env.SONIQ_DATABASE_URL ?? "";
+  if (/^memory:/i.test(url)) {
+    process.stderr.write(
+      "soniq: memory: lives only inside this one process; nothing the CLI writes there outlives it\n",
+    );
+  }
+  return new Soniq({
+    ...(flags.databaseUrl ? { databaseUrl: flags.databaseUrl } : {}),
+    ...bare,
+    logLevel: process.env.SONIQ_LOG_LEVEL ? undefined : "warn",
+  });
+}
+
+/**
+ * Runs one command's body; any error it throws ends the process with `soniq: <message>` and
+ * exit code 2. On success the process ends when the event loop empties (exit code 0).
+ */
+export async function runCommand(body: () => Promise<void>): Promise<void> {
+  try {
+    await body();
+  } catch (err) {
+    fail(err);
+  }
+}
+
+/**
+ * Opens the instance `flags` name, runs `body` with it, then closes it. Errors propagate (run it
+ * inside {@link runCommand}); the instance is not closed then, as the process exits at once.
+ */
+export async function withInstance(
+  flags: ConnectionFlags,
+  body: (soniq: Soniq) => Promise<void>,
+  bare: BareSettings = {},
+): Promise<void> {
+  const soniq = await openInstance(flags, bare);
+  await body(soniq);
+  await soniq.close();
+}
+
+/** The connection flags of a command whose optional `[module]` argument names the module. */
+export function connection(module: string | undefined, flags: ConnectionFlags): ConnectionFlags {
+  return { ...flags, ...(module ? { module } : {}) };
+}
+
+/** Writes one result to standard output: `value` as one line of JSON with `--json`, else `text`. */
+export function print(json: boolean | undefined, value: unknown, text: () => string): void {
+  process.stdout.write(json ? `${JSON.stringify(value)}\n` : `${text()}\n`);
+}

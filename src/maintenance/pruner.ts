@@ -1,0 +1,54 @@
+/**
+ * The pruner: deletes finished jobs whose results have expired, so `soniq_jobs` does not grow for
+ * ever and their dedup keys are freed. A `done` or `cancelled` row keeps its result until its
+ * `result_expires_at` (set at completion from the `resultRetention` setting, in seconds); after
+ * that the pruner deletes it. Leader-only: the maintainer runs it while this process holds the
+ * maintenance lease.
+ *
+ * Each tick deletes in batches of at most `batchLimit` rows (one statement each, so no single
+ * statement holds many row locks) until a batch comes back short, checking for a stop between
+ * batches.
+ *
+ * Options (see {@link PrunerOptions}): `intervalMs` (milliseconds between ticks, default
+ * {@link PRUNER_INTERVAL_MS}), `batchLimit` (rows per statement, default
+ * {@link PRUNER_BATCH_LIMIT}).
+ *
+ * Events: none; a tick that deleted rows logs "pruned finished jobs" (debug) with `pruned`.
+ */
+import type { Backend } from "../backends/backend.js";
+import { PeriodicService } from "../lifecycle/periodic-service.js";
+import type { BaseServiceOptions } from "../lifecycle/service.js";
+import { inBatches } from "./batches.js";
+
+/** Default milliseconds between two ticks of the {@link Pruner} (one minute). */
+export const PRUNER_INTERVAL_MS = 60_000;
+
+/** Default rows the {@link Pruner} deletes per statement. */
+export const PRUNER_BATCH_LIMIT = 10_000;
+
+/** Options of {@link Pruner}. */
+export interface PrunerOptions extends Omit<BaseServiceOptions, "name"> {
+  /** The pruning method of the backend. */
+  backend: Pick<Backend, "pruneFinished">;
+  /** Milliseconds between ticks. Default {@link PRUNER_INTERVAL_MS}. */
+  intervalMs?: number;
+  /** Rows per delete statement (≥ 1). Default {@link PRUNER_BATCH_LIMIT}. */
+  batchLimit?: number;
+}
+
+/** See the module comment. */
+export class Pruner extends PeriodicService {
+  constructor(options: PrunerOptions) {
+    const limit = options.batchLimit ?? PRUNER_BATCH_LIMIT;
+    super({
+      ...options,
+      name: "pruner",
+      intervalMs: options.intervalMs ?? PRUNER_INTERVAL_MS,
+      immediately: true,
+      tick: async (signal) => {
+        const pruned = await inBatches(limit, signal, () => options.backend.pruneFinished(limit));
+        if (pruned > 0) this.logger.debug({ pruned }, "pruned finished jobs");
+      },
+    });
+  }
+}

@@ -1,0 +1,129 @@
+/**
+ * The rescuer: crash recovery as a service (DESIGN.md §3.2–3.3). Each pass requeues every
+ * `processing` row whose owner is not a live worker incarnation and dead-letters the ones caught
+ * in a crash loop (`maintenance/policy.ts`), through `Backend.recoverStale` — one fenced,
+ * idempotent statement, so passes from several processes at once are safe.
+ *
+ * Recovery runs from three clocks: {@link Rescuer.runOnce} at every worker's start-up and from
+ * `soniq recover`, and the leader's periodic pass while the {@link Rescuer} service runs (the
+ * maintainer starts it when this process gains the maintenance lease).
+ *
+ * A stale heartbeat counts as death only when the caller vouches that the database was answering
+ * all along: the periodic pass does once this worker's own heartbeats have succeeded without a
+ * break for `heartbeatTimeoutSeconds` (`healthyForSeconds`); start-up recovery does not (only
+ * stopped and unknown owners); `soniq recover` does.
+ *
+ * Options (see {@link RescuerOptions}): `intervalMs` (milliseconds between periodic passes,
+ * default {@link RESCUER_INTERVAL_MS}; the worker uses its `heartbeatInterval`),
+ * `heartbeatTimeoutSeconds` (seconds), `maxInterruptions` (a count). No batch limit: a pass is
+ * one atomic statement over the rows of owners that died, bounded by their total concurrency.
+ *
+ * Events: `job_recovered` per requeued row (`job_id`, `job_name`, `previous_owner`,
+ * `interruptions`) and `job_dead_lettered` per crash-loop row (`job_id`, `job_name`, `reason`),
+ * each also logged ("recovered a job whose worker is not live…", "a job keeps losing its
+ * worker…").
+ */
+import type { Backend, RecoveryResult } from "../backends/backend.js";
+import { PeriodicService } from "../lifecycle/periodic-service.js";
+import type { BaseServiceOptions } from "../lifecycle/service.js";
+import type { Logger } from "../observability/logger.js";
+import type { GuardedMetrics } from "../observability/metrics.js";
+import { CRASH_LOOP_REASON, crashLoopMessage, crashLoopRule } from "./policy.js";
+
+/** Default milliseconds between two periodic passes of the {@link Rescuer}. */
+export const RESCUER_INTERVAL_MS = 5_000;
+
+/** Options of {@link Rescuer}. */
+export interface RescuerOptions extends Omit<BaseServiceOptions, "name"> {
+  /** The recovery method of the backend. */
+  backend: Pick<Backend, "recoverStale">;
+  /** Seconds without a heartbeat after which a worker is not live (`heartbeatTimeout`). */
+  heartbeatTimeoutSeconds: number;
+  /** Crash recoveries a job may have before the next sends it to the DLQ (`maxInterruptions`). */
+  maxInterruptions: number;
+  /** Milliseconds between periodic passes. Default {@link RESCUER_INTERVAL_MS}. */
+  intervalMs?: number;
+  /**
+   * Seconds this process's own heartbeats have succeeded without a break; the periodic pass
+   * treats stale heartbeats as death only once it reaches `heartbeatTimeoutSeconds`.
+   * Default: always enough (for a caller that vouches for the database).
+   */
+  healthyForSeconds?: () => number;
+  /** Receives `job_recovered` and `job_dead_lettered`. */
+  metrics?: GuardedMetrics;
+}
+
+/** What one pass may treat as death. */
+export interface RescuePass {
+  /**
+   * Treat owners whose heartbeat is older than `heartbeatTimeoutSeconds` as dead. Default true.
+   * Only a caller that has itself been heartbeating without a break for that long may say so:
+   * after a database outage every heartbeat is stale, live workers' too.
+   */
+  staleMeansDead?: boolean;
+}
+
+/** See the module comment. */
+export class Rescuer extends PeriodicService {
+  private readonly options: RescuerOptions;
+
+  constructor(options: RescuerOptions) {
+    const healthy = options.healthyForSeconds ?? (() => Number.POSITIVE_INFINITY);
+    super({
+      ...options,
+      name: "rescuer",
+      intervalMs: options.intervalMs ?? RESCUER_INTERVAL_MS,
+      immediately: true,
+      tick: async () => {
+        await this.runOnce({ staleMeansDead: healthy() >= options.heartbeatTimeoutSeconds });
+      },
+    });
+    this.options = options;
+  }
+
+  /**
+   * Runs one recovery pass now, whether or not the service runs, and logs and emits what it did.
+   * @throws Whatever `Backend.recoverStale` throws (`SoniqError` `CLOSED`, connection errors).
+   */
+  async runOnce(pass: RescuePass = {}): Promise<RecoveryResult> {
+    const { backend, heartbeatTimeoutSeconds, maxInterruptions, metrics } = this.options;
+    const result = await backend.recoverStale(
+      (pass.staleMeansDead ?? true) ? heartbeatTimeoutSeconds : null,
+      crashLoopRule(maxInterruptions),
+    );
+    report(result, this.logger, metrics);
+    return result;
+  }
+}
+
+/** Logs and emits one pass's requeued and dead-lettered rows. */
+function report(result: RecoveryResult, logger: Logger, metrics: GuardedMetrics | undefined) {
+  for (const job of result.requeued) {
+    const fields = {
+      job_id: job.id,
+      job_name: job.name,
+      previous_owner: job.previousOwner,
+      interruptions: job.interruptions,
+    };
+    logger.warn(fields, "recovered a job whose worker is not live: requeued (attempt not spent)");
+    metrics?.emit("job_recovered", fields);
+  }
+  for (const job of result.deadLettered) {
+    logger.error(
+      {
+        job_id: job.id,
+        job_name: job.name,
+        previous_owner: job.previousOwner,
+        interruptions: job.interruptions,
+        reason: CRASH_LOOP_REASON,
+        error: crashLoopMessage(job.interruptions),
+      },
+      `a job keeps losing its worker: moved to the dead-letter queue (${CRASH_LOOP_REASON})`,
+    );
+    metrics?.emit("job_dead_lettered", {
+      job_id: job.id,
+      job_name: job.name,
+      reason: CRASH_LOOP_REASON,
+    });
+  }
+}

@@ -1,0 +1,56 @@
+// The start/stop stress on every maintenance service (seed 004), on the memory backend.
+import { pino } from "pino";
+import { describe, it } from "vitest";
+import { MemoryBackend } from "../../src/backends/memory/memory-backend.js";
+import { Elector } from "../../src/maintenance/elector.js";
+import { createMaintenance } from "../../src/maintenance/maintenance.js";
+import { Pruner } from "../../src/maintenance/pruner.js";
+import { Rescuer } from "../../src/maintenance/rescuer.js";
+import { WorkerReaper } from "../../src/maintenance/worker-reaper.js";
+import { stressStartStop } from "../helpers/service-stress.js";
+
+const logger = pino({ level: "silent" });
+
+describe("maintenance services", () => {
+  it("elector › concurrent starts and stops › always ends idle", async () => {
+    const backend = new MemoryBackend();
+    await stressStartStop(() => new Elector({ backend, holder: "a", logger, intervalMs: 3 }));
+  });
+
+  it("maintainer › concurrent starts and stops, leading › always ends idle", async () => {
+    await stressStartStop(
+      () =>
+        createMaintenance({
+          backend: new MemoryBackend(),
+          workerId: "a",
+          settings: { heartbeatInterval: 0.005, heartbeatTimeout: 0.05, maxInterruptions: 3 },
+          logger,
+          healthyForSeconds: () => 1,
+        }).service,
+    );
+  });
+
+  it("rescuer › concurrent starts and stops › always ends idle", async () => {
+    const backend = new MemoryBackend();
+    await stressStartStop(
+      () =>
+        new Rescuer({
+          backend,
+          logger,
+          intervalMs: 3,
+          heartbeatTimeoutSeconds: 0.05,
+          maxInterruptions: 3,
+        }),
+    );
+  });
+
+  it("pruner › concurrent starts and stops › always ends idle", async () => {
+    const backend = new MemoryBackend();
+    await stressStartStop(() => new Pruner({ backend, logger, intervalMs: 3 }));
+  });
+
+  it("worker reaper › concurrent starts and stops › always ends idle", async () => {
+    const backend = new MemoryBackend();
+    await stressStartStop(() => new WorkerReaper({ backend, logger, intervalMs: 3 }));
+  });
+});

@@ -1,0 +1,370 @@
+// The maintenance services on the memory backend: the elector's lease, the maintainer starting
+// and stopping its children with the lead, the rescuer's passes, the pruner, the worker reaper,
+// and the crash-loop policy's words.
+import { pino } from "pino";
+import { describe, expect, it } from "vitest";
+import type { Backend, ClaimedJob, NewJob } from "../../src/backends/backend.js";
+import { MemoryBackend } from "../../src/backends/memory/memory-backend.js";
+import { isSoniqError } from "../../src/errors.js";
+import { BaseService, sleep } from "../../src/lifecycle/service.js";
+import { Elector, MAINTENANCE_LEASE } from "../../src/maintenance/elector.js";
+import { Maintainer } from "../../src/maintenance/maintainer.js";
+import {
+  CRASH_LOOP_REASON,
+  crashLoopMessage,
+  crashLoopRule,
+} from "../../src/maintenance/policy.js";
+import { Pruner } from "../../src/maintenance/pruner.js";
+import { Rescuer } from "../../src/maintenance/rescuer.js";
+import { WorkerReaper } from "../../src/maintenance/worker-reaper.js";
+import { GuardedMetrics } from "../../src/observability/metrics.js";
+
+const logger = pino({ level: "silent" });
+
+/** A memory backend whose "database clock" the test moves by hand (milliseconds). */
+function backendAt(start = Date.UTC(2026, 0, 1)) {
+  const time = { now: start };
+  return { backend: new MemoryBackend({ clock: () => time.now }), time };
+}
+
+/** Resolves with the next leadership change `elector` reports. */
+function nextChange(elector: Elector): Promise<boolean> {
+  return new Promise((resolve) => {
+    const off = elector.onChange((leading) => {
+      off();
+      resolve(leading);
+    });
+  });
+}
+
+const worker = (id: string) => ({ id, hostname: "h", pid: 1, queues: null, concurrency: 1 });
+const owner = (job: ClaimedJob) => ({ workerId: job.workerId, claimToken: job.claimToken });
+const newJob = (name = "work.it"): NewJob => ({
+  id: crypto.randomUUID(),
+  name,
+  queue: "default",
+  args: "{}",
+  priority: 0,
+  maxAttempts: 3,
+  runAt: null,
+  delaySeconds: 0,
+  dedupKey: null,
+});
+
+/** A child service that counts its starts and stops. */
+class Child extends BaseService {
+  starts = 0;
+  stops = 0;
+  constructor(name = "child") {
+    super({ name, logger });
+  }
+  protected override onStart(): void {
+    this.starts += 1;
+  }
+  protected async run(signal: AbortSignal): Promise<void> {
+    while (!signal.aborted) await sleep(1_000, signal);
+  }
+  protected override onStopped(): void {
+    this.stops += 1;
+  }
+}
+
+describe("Elector", () => {
+  it("elector › lease free › gains it, reports it, and a second holder stays follower", async () => {
+    const { backend } = backendAt();
+    const a = new Elector({ backend, holder: "a", logger, intervalMs: 10 });
+    const b = new Elector({ backend, holder: "b", logger, intervalMs: 10 });
+    const gained = nextChange(a);
+    await a.start();
+    expect(await gained).toBe(true);
+    expect(a.isLeader()).toBe(true);
+    await b.start();
+    await sleep(50); // several of b's attempts
+    expect(b.isLeader()).toBe(false);
+    await a.stop();
+    await b.stop();
+  });
+
+  it("elector › stopped while leading › reports the loss and gives the lease up", async () => {
+    const { backend } = backendAt();
+    const a = new Elector({ backend, holder: "a", logger, intervalMs: 10 });
+    const gained = nextChange(a);
+    await a.start();
+    await gained;
+    const lost = nextChange(a);
+    await a.stop();
+    expect(await lost).toBe(false);
+    expect(a.isLeader()).toBe(false);
+    // Given up, not left to expire: another holder takes it at once.
+    expect(await backend.tryLead(MAINTENANCE_LEASE, "b", 10)).toBe(true);
+  });
+
+  it("elector › lease taken over after expiry › reports the loss at its next attempt", async () => {
+    const { backend, time } = backendAt();
+    const a = new Elector({ backend, holder: "a", logger, intervalMs: 10, ttlSeconds: 1 });
+    const gained = nextChange(a);
+    await a.start();
+    await gained;
+    const lost = nextChange(a);
+    time.now += 2_000; // a's lease expired (a paused process, say) and b took it
+    expect(await backend.tryLead(MAINTENANCE_LEASE, "b", 60)).toBe(true);
+    expect(await lost).toBe(false);
+    await a.stop();
+  });
+
+  it("elector › renewals fail past its lease › steps down; before that › still leads", async () => {
+    let failing = false;
+    const local = { now: 0 };
+    const backend: Pick<Backend, "tryLead" | "resign"> = {
+      tryLead: async () => {
+        if (failing) throw new Error("database unreachable");
+        return true;
+      },
+      resign: async () => {},
+    };
+    const a = new Elector({
+      backend,
+      holder: "a",
+      logger,
+      intervalMs: 10,
+      ttlSeconds: 1,
+      clock: () => local.now,
+    });
+    const gained = nextChange(a);
+    await a.start();
+    await gained;
+    failing = true;
+    await sleep(50); // failed renewals within the lease
+    expect(a.isLeader()).toBe(true);
+    const lost = nextChange(a);
+    local.now += 1_000; // the lease it last held has run out
+    expect(await lost).toBe(false);
+    await a.stop();
+  });
+});
+
+describe("Maintainer", () => {
+  it("maintainer › lease gained then lost › starts the children, then stops them", async () => {
+    const { backend, time } = backendAt();
+    const elector = new Elector({ backend, holder: "a", logger, intervalMs: 10, ttlSeconds: 1 });
+    const children = [new Child("one"), new Child("two")];
+    const m = new Maintainer({ logger, elector, services: children });
+    const gained = nextChange(elector);
+    await m.start();
+    await gained;
+    await expectEventually(() => children.every((c) => c.state === "running"));
+    expect(m.isLeader()).toBe(true);
+    const lost = nextChange(elector);
+    time.now += 2_000;
+    await backend.tryLead(MAINTENANCE_LEASE, "b", 60);
+    await lost;
+    await expectEventually(() => children.every((c) => c.state === "idle"));
+    expect(children.map((c) => [c.starts, c.stops])).toEqual([
+      [1, 1],
+      [1, 1],
+    ]);
+    await m.stop();
+  });
+
+  it("maintainer › stopped while leading › stops the children, then gives the lease up", async () => {
+    const { backend } = backendAt();
+    const elector = new Elector({ backend, holder: "a", logger, intervalMs: 10 });
+    const child = new Child();
+    let leaseFreeWhenChildStopped: boolean | undefined;
+    const originalStop = child.stop.bind(child);
+    child.stop = async (boundMs?: number) => {
+      await originalStop(boundMs);
+      // Still ours while the child stops: nobody else may lead yet.
+      leaseFreeWhenChildStopped = await backend.tryLead(MAINTENANCE_LEASE, "b", 60);
+    };
+    const m = new Maintainer({ logger, elector, services: [child] });
+    const gained = nextChange(elector);
+    await m.start();
+    await gained;
+    await expectEventually(() => child.state === "running");
+    await m.stop();
+    expect(child.state).toBe("idle");
+    expect(elector.state).toBe("idle");
+    expect(leaseFreeWhenChildStopped).toBe(false);
+    expect(await backend.tryLead(MAINTENANCE_LEASE, "b", 60)).toBe(true);
+  });
+
+  it("maintainer › never leads › never starts its children", async () => {
+    const { backend } = backendAt();
+    await backend.tryLead(MAINTENANCE_LEASE, "someone-else", 60);
+    const elector = new Elector({ backend, holder: "a", logger, intervalMs: 10 });
+    const child = new Child();
+    const m = new Maintainer({ logger, elector, services: [child] });
+    await m.start();
+    await sleep(50);
+    await m.stop();
+    expect(child.starts).toBe(0);
+  });
+});
+
+describe("Rescuer", () => {
+  it("rescuer › runOnce › requeues a stopped worker's rows and emits job_recovered", async () => {
+    const { backend } = backendAt();
+    const events: Array<[string, Record<string, unknown>]> = [];
+    const metrics = new GuardedMetrics({ emit: (n, p) => void events.push([n, p]) }, logger);
+    await backend.registerWorker(worker("dead"));
+    const job = newJob();
+    await backend.enqueue([job]);
+    await backend.claim({ workerId: "dead", queues: null, limit: 1 });
+    await backend.markWorkerStopped("dead");
+    const rescuer = new Rescuer({
+      backend,
+      logger,
+      metrics,
+      heartbeatTimeoutSeconds: 30,
+      maxInterruptions: 3,
+    });
+    const result = await rescuer.runOnce({ staleMeansDead: false });
+    expect(result.requeued).toMatchObject([
+      { id: job.id, previousOwner: "dead", interruptions: 1 },
+    ]);
+    expect(await backend.getJob(job.id)).toMatchObject({ status: "queued", workerId: null });
+    expect(events).toEqual([
+      [
+        "job_recovered",
+        { job_id: job.id, job_name: "work.it", previous_owner: "dead", interruptions: 1 },
+      ],
+    ]);
+  });
+
+  it("rescuer › stale but not stopped owner › only a pass that vouches for staleness requeues", async () => {
+    const { backend, time } = backendAt();
+    await backend.registerWorker(worker("silent"));
+    const job = newJob();
+    await backend.enqueue([job]);
+    await backend.claim({ workerId: "silent", queues: null, limit: 1 });
+    time.now += 60_000; // its heartbeat is a minute old
+    const rescuer = new Rescuer({
+      backend,
+      logger,
+      heartbeatTimeoutSeconds: 30,
+      maxInterruptions: 3,
+    });
+    expect((await rescuer.runOnce({ staleMeansDead: false })).requeued).toEqual([]);
+    expect((await rescuer.runOnce()).requeued).toHaveLength(1);
+  });
+
+  it("rescuer › periodic pass › treats staleness as death only once this worker has been healthy for heartbeatTimeout", async () => {
+    const { backend, time } = backendAt();
+    await backend.registerWorker(worker("silent"));
+    const job = newJob();
+    await backend.enqueue([job]);
+    await backend.claim({ workerId: "silent", queues: null, limit: 1 });
+    time.now += 60_000;
+    let healthy = 0;
+    const rescuer = new Rescuer({
+      backend,
+      logger,
+      heartbeatTimeoutSeconds: 30,
+      maxInterruptions: 3,
+      intervalMs: 10,
+      healthyForSeconds: () => healthy,
+    });
+    await rescuer.start();
+    await rescuer.runNow();
+    expect(await backend.getJob(job.id)).toMatchObject({ status: "processing" });
+    healthy = 30;
+    await expectEventually(async () => (await backend.getJob(job.id))?.status === "queued");
+    await rescuer.stop();
+  });
+
+  it("rescuer › past maxInterruptions › dead-letters with the policy's reason and words", async () => {
+    const { backend } = backendAt();
+    const events: string[] = [];
+    const metrics = new GuardedMetrics({ emit: (n) => void events.push(n) }, logger);
+    const job = newJob();
+    await backend.enqueue([job]);
+    const rescuer = new Rescuer({
+      backend,
+      logger,
+      metrics,
+      heartbeatTimeoutSeconds: 30,
+      maxInterruptions: 1,
+    });
+    for (const gone of ["gone-1", "gone-2"]) {
+      await backend.claim({ workerId: gone, queues: null, limit: 1 });
+      await rescuer.runOnce({ staleMeansDead: false }); // unknown owners
+    }
+    expect(await backend.getDeadLetter(job.id)).toMatchObject({
+      reason: CRASH_LOOP_REASON,
+      lastError: crashLoopMessage(2),
+      interruptions: 2,
+      attempts: 0,
+    });
+    expect(events).toEqual(["job_recovered", "job_dead_lettered"]);
+  });
+});
+
+describe("Pruner", () => {
+  it("pruner › expired finished rows beyond one batch › deletes them all, batch by batch, and keeps the rest", async () => {
+    const { backend, time } = backendAt();
+    const jobs = Array.from({ length: 5 }, () => newJob());
+    const kept = newJob();
+    await backend.enqueue([...jobs, kept]);
+    for (const c of await backend.claim({ workerId: "w", queues: null, limit: 6 })) {
+      await backend.complete(c.id, owner(c), null, c.id === kept.id ? 3600 : 10);
+    }
+    time.now += 11_000;
+    const limits: Array<number | undefined> = [];
+    const pruneFinished = (limit?: number) => {
+      limits.push(limit);
+      return backend.pruneFinished(limit);
+    };
+    const pruner = new Pruner({ backend: { pruneFinished }, logger, batchLimit: 2 });
+    await pruner.start();
+    await pruner.runNow(); // joins the first tick, run at once
+    await pruner.stop();
+    expect(limits).toEqual([2, 2, 2]); // 2 + 2 + 1: the short batch ends the tick
+    for (const j of jobs) expect(await backend.getJob(j.id)).toBeNull();
+    expect(await backend.getJob(kept.id)).toMatchObject({ status: "done" });
+  });
+});
+
+describe("WorkerReaper", () => {
+  it("reaper › worker rows not seen for an hour › forgotten; recent ones kept", async () => {
+    const { backend, time } = backendAt();
+    await backend.registerWorker(worker("vanished"));
+    time.now += 3_601_000;
+    await backend.registerWorker(worker("alive"));
+    const reaper = new WorkerReaper({ backend, logger });
+    await reaper.start();
+    await reaper.runNow();
+    await reaper.stop();
+    expect((await backend.listWorkers(30)).map((w) => w.id)).toEqual(["alive"]);
+  });
+});
+
+describe("crash-loop policy", () => {
+  it("policy › message › is the text stored before the policy moved here", () => {
+    expect(crashLoopMessage(4)).toBe(
+      "crash_loop: interrupted 4 times (its worker stopped heartbeating each time)",
+    );
+    expect(crashLoopRule(3)).toMatchObject({ maxInterruptions: 3, reason: "crash_loop" });
+  });
+
+  it("policy › negative or fractional maxInterruptions › INVALID_OPTION", () => {
+    for (const bad of [-1, 1.5]) {
+      let caught: unknown;
+      try {
+        crashLoopRule(bad);
+      } catch (err) {
+        caught = err;
+      }
+      expect(isSoniqError(caught, "INVALID_OPTION")).toBe(true);
+    }
+  });
+});
+
+/** Waits until `check` holds (generous 5 s bound; polls every 5 ms). */
+async function expectEventually(check: () => boolean | Promise<boolean>): Promise<void> {
+  const end = Date.now() + 5_000;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error("condition not reached within 5 s");
+    await sleep(5);
+  }
+}
