@@ -180,7 +180,7 @@ export class PostgresBackend implements Backend {
       const pid = this.clientPids.get(client);
       if (pid !== undefined) this.poolPids.delete(pid);
     });
-    this.schedules = new PgScheduleStore(this.schema, {
+    this.schedules = new PgScheduleStore(this.sql, {
       query: (text, values) => this.run(text, values),
       transaction: (fn) => this.transaction(fn),
       insertJobs: (jobs, client) => this.enqueue(jobs, { connection: client }),

@@ -1,6 +1,7 @@
 /**
  * The PostgreSQL backend's schedule store: the {@link ScheduleStore} contract on
- * `soniq_schedules` and `soniq_schedule_runs` (migration 004). The exactly-once write is one
+ * `soniq_schedules` and `soniq_schedule_runs` (migration 004), over the named statements of the
+ * catalogue (sql.ts `scheduleStatements`). The exactly-once write is one
  * transaction: the compare-and-set `UPDATE … WHERE next_run_at IS NOT DISTINCT FROM $expected AND
  * revision = $revision` (row-locked, so a concurrent scheduler waits, then matches nothing), the
  * jobs' insert with their dedup keys, the history rows and the trim. Every time is `now()`.
@@ -16,7 +17,7 @@ import type {
   ScheduleSpec,
   ScheduleStore,
 } from "../schedule-store.js";
-import { quoteIdent } from "./identifiers.js";
+import type { Statements } from "./sql.js";
 
 /** What the store needs from its backend. */
 export interface PgScheduleStorePort {
@@ -66,90 +67,6 @@ interface RawRun {
   job_id: string | null;
   manual: boolean;
   recorded_at: Date;
-}
-
-/** The statements, schema-qualified. Parameters are documented on each. */
-function statements(schema: string) {
-  const s = quoteIdent(schema);
-  const schedules = `${s}.soniq_schedules`;
-  const runs = `${s}.soniq_schedule_runs`;
-  const jobs = `${s}.soniq_jobs`;
-  const select = `SELECT sc.id, sc.job_name, sc.queue, sc.priority, sc.max_attempts,
-      sc.args::text AS args, sc.cron, sc.every_seconds, sc.timezone, sc.start_at, sc.end_at,
-      sc.missed_policy, sc.missed_grace, sc.missed_within, sc.missed_max, sc.overlap,
-      sc.history_limit, sc.next_run_at, sc.last_run_at, sc.last_job_id::text AS last_job_id,
-      sc.paused, sc.revision, sc.created_at, sc.updated_at,
-      COALESCE(j.status IN ('queued', 'processing'), false) AS last_job_active
-    FROM ${schedules} AS sc LEFT JOIN ${jobs} AS j ON j.id = sc.last_job_id`;
-  return {
-    /** `$1` id → one row. */
-    get: `${select} WHERE sc.id = $1`,
-    /** → every row by id. */
-    list: `${select} ORDER BY sc.id`,
-    /**
-     * `$1` overdue seconds → `now`, the ids due by `now - $1` (cursor order) and the earliest
-     * cursor after it.
-     */
-    due: `SELECT now() AS now,
-        (SELECT min(next_run_at) FROM ${schedules}
-          WHERE next_run_at > now() - make_interval(secs => $1)) AS next_due_at,
-        COALESCE((SELECT json_agg(d.id ORDER BY d.next_run_at) FROM ${schedules} AS d
-          WHERE d.next_run_at <= now() - make_interval(secs => $1)), '[]'::json)::text AS ids`,
-    /** `$1` ids text[] → those rows. */
-    byIds: `${select} WHERE sc.id = ANY($1::text[]) ORDER BY sc.next_run_at`,
-    /**
-     * `$1`…`$17` the spec (id, job_name, queue, priority, max_attempts, args, cron, every_seconds,
-     * timezone, start_at, end_at, missed_policy, missed_grace, missed_within, missed_max, overlap,
-     * history_limit), `$18` next_run_at → inserted only when the id is free.
-     */
-    insert: `INSERT INTO ${schedules} (id, job_name, queue, priority, max_attempts, args, cron,
-        every_seconds, timezone, start_at, end_at, missed_policy, missed_grace, missed_within,
-        missed_max, overlap, history_limit, next_run_at)
-      VALUES ($1, $2, $3, $4, $5, $6::json, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
-      ON CONFLICT (id) DO NOTHING`,
-    /** As `insert`, plus `$19` expected revision → updated (revision + 1) when it matches. */
-    update: `UPDATE ${schedules} SET job_name = $2, queue = $3, priority = $4, max_attempts = $5,
-        args = $6::json, cron = $7, every_seconds = $8, timezone = $9, start_at = $10,
-        end_at = $11, missed_policy = $12, missed_grace = $13, missed_within = $14,
-        missed_max = $15, overlap = $16, history_limit = $17, next_run_at = $18,
-        revision = revision + 1, updated_at = now()
-      WHERE id = $1 AND revision = $19`,
-    /**
-     * The compare-and-set: `$1` id, `$2` new cursor, `$3` paused (NULL = unchanged), `$4`
-     * expected cursor, `$5` expected revision → one row when taken.
-     */
-    advance: `UPDATE ${schedules}
-      SET next_run_at = $2, paused = COALESCE($3, paused),
-          revision = revision + (CASE WHEN $3::boolean IS NULL THEN 0 ELSE 1 END), updated_at = now()
-      WHERE id = $1 AND next_run_at IS NOT DISTINCT FROM $4::timestamptz AND revision = $5`,
-    /**
-     * `$1` id, `$2` occurrences timestamptz[], `$3` outcomes text[], `$4` job ids uuid[], `$5`
-     * manual bool[], `$6` last occurrence (NULL = keep), `$7` last job id (NULL = keep): records
-     * the runs, sets `last_*` and trims the history to `history_limit`.
-     */
-    record: `WITH added AS (
-        INSERT INTO ${runs} (schedule_id, occurrence, outcome, job_id, manual)
-        SELECT $1, o, oc, j, m FROM unnest($2::timestamptz[], $3::text[], $4::uuid[], $5::bool[])
-          WITH ORDINALITY AS t(o, oc, j, m, ord)
-        ORDER BY ord
-        RETURNING id
-      ), last AS (
-        UPDATE ${schedules} SET last_run_at = COALESCE($6, last_run_at),
-          last_job_id = COALESCE($7::uuid, last_job_id)
-        WHERE id = $1 RETURNING history_limit
-      )
-      DELETE FROM ${runs} WHERE schedule_id = $1 AND id <= (
-        SELECT id FROM (
-          SELECT id FROM ${runs} WHERE schedule_id = $1
-          UNION ALL SELECT id FROM added
-        ) AS every_run ORDER BY id DESC LIMIT 1 OFFSET (SELECT history_limit FROM last))`,
-    /** `$1` id → deletes the row and its history; one row returned when it existed. */
-    remove: `WITH gone AS (DELETE FROM ${runs} WHERE schedule_id = $1)
-      DELETE FROM ${schedules} WHERE id = $1 RETURNING id`,
-    /** `$1` id, `$2` limit → newest first. */
-    runs: `SELECT schedule_id, occurrence, outcome, job_id::text AS job_id, manual, recorded_at
-      FROM ${runs} WHERE schedule_id = $1 ORDER BY id DESC LIMIT $2`,
-  };
 }
 
 function toScheduleRow(r: RawSchedule): ScheduleRow {
@@ -208,14 +125,10 @@ function specValues(spec: ScheduleSpec, nextRunAt: Date | null): unknown[] {
 
 /** See the module comment. */
 export class PgScheduleStore implements ScheduleStore {
-  private readonly sql: ReturnType<typeof statements>;
-
   constructor(
-    schema: string,
+    private readonly sql: Statements,
     private readonly port: PgScheduleStorePort,
-  ) {
-    this.sql = statements(schema);
-  }
+  ) {}
 
   async saveSchedule(
     spec: ScheduleSpec,
@@ -225,24 +138,24 @@ export class PgScheduleStore implements ScheduleStore {
     const values = specValues(spec, nextRunAt);
     const { rowCount } =
       expectRevision === null
-        ? await this.port.query(this.sql.insert, values)
-        : await this.port.query(this.sql.update, [...values, expectRevision]);
+        ? await this.port.query(this.sql.insertSchedule, values)
+        : await this.port.query(this.sql.updateSchedule, [...values, expectRevision]);
     return rowCount > 0;
   }
 
   async getSchedule(id: string): Promise<ScheduleRow | null> {
-    const { rows } = await this.port.query<RawSchedule>(this.sql.get, [id]);
+    const { rows } = await this.port.query<RawSchedule>(this.sql.getSchedule, [id]);
     return rows[0] ? toScheduleRow(rows[0]) : null;
   }
 
   async listSchedules(): Promise<ScheduleRow[]> {
-    const { rows } = await this.port.query<RawSchedule>(this.sql.list, []);
+    const { rows } = await this.port.query<RawSchedule>(this.sql.listSchedules, []);
     return rows.map(toScheduleRow);
   }
 
   async dueSchedules(overdueSeconds: number): Promise<DueSchedules> {
     const { rows } = await this.port.query<{ now: Date; next_due_at: Date | null; ids: string }>(
-      this.sql.due,
+      this.sql.dueSchedules,
       [overdueSeconds],
     );
     const head = rows[0];
@@ -251,14 +164,16 @@ export class PgScheduleStore implements ScheduleStore {
     const due =
       ids.length === 0
         ? []
-        : (await this.port.query<RawSchedule>(this.sql.byIds, [ids])).rows.map(toScheduleRow);
+        : (await this.port.query<RawSchedule>(this.sql.schedulesByIds, [ids])).rows.map(
+            toScheduleRow,
+          );
     return { now: head.now, due, nextDueAt: head.next_due_at };
   }
 
   async advanceSchedule(params: AdvanceSchedule): Promise<AdvanceResult> {
     const queues = new Set<string>();
     const result = await this.port.transaction(async (client): Promise<AdvanceResult> => {
-      const cas = await client.query(this.sql.advance, [
+      const cas = await client.query(this.sql.advanceSchedule, [
         params.id,
         params.nextRunAt,
         params.paused ?? null,
@@ -280,7 +195,7 @@ export class PgScheduleStore implements ScheduleStore {
           if (!run.manual) lastRunAt = run.occurrence;
           if (jobId !== null) lastJobId = jobId;
         }
-        await client.query(this.sql.record, [
+        await client.query(this.sql.recordScheduleRuns, [
           params.id,
           params.runs.map((run) => run.occurrence.toISOString()),
           params.runs.map((run) => run.outcome),
@@ -298,11 +213,11 @@ export class PgScheduleStore implements ScheduleStore {
   }
 
   async removeSchedule(id: string): Promise<boolean> {
-    return (await this.port.query(this.sql.remove, [id])).rowCount > 0;
+    return (await this.port.query(this.sql.removeSchedule, [id])).rowCount > 0;
   }
 
   async scheduleRuns(id: string, limit: number): Promise<ScheduleRunRow[]> {
-    const { rows } = await this.port.query<RawRun>(this.sql.runs, [id, limit]);
+    const { rows } = await this.port.query<RawRun>(this.sql.scheduleRuns, [id, limit]);
     return rows.map((r) => ({
       scheduleId: r.schedule_id,
       occurrence: r.occurrence,
