@@ -33,6 +33,26 @@ export {
 export { DEFAULT_RETRY_POLICY, type RetryPolicy } from "./jobs/retry-policy.js";
 export { Snooze, snooze } from "./jobs/snooze.js";
 export type { StopReason, ThreadJobContext } from "./jobs/thread-context.js";
+export type {
+  AnyEventListener,
+  EventListener,
+  EventMap,
+  EventSubscriber,
+  Unsubscribe,
+} from "./observability/event-bus.js";
+export type {
+  DrainStartedEvent,
+  ForceTimeoutPathEvent,
+  JobDeadLetteredEvent,
+  JobRecoveredEvent,
+  ShutdownNackEvent,
+  SoniqEventMap,
+  SoniqEventName,
+  WaitForThreadEvent,
+  WorkerJobEvent,
+  WorkerStartedEvent,
+  WorkerStoppedEvent,
+} from "./observability/events.js";
 export { createLogger, type Logger } from "./observability/logger.js";
 export type { MetricsSink } from "./observability/metrics.js";
 export {

@@ -28,8 +28,10 @@ import {
 } from "./jobs/job-definition.js";
 import { assertJobName } from "./jobs/job-name.js";
 import { argsDedupKey, toJsonText } from "./jobs/payload.js";
+import { EventBus, type EventSubscriber } from "./observability/event-bus.js";
+import type { SoniqEventMap } from "./observability/events.js";
 import { createLogger, type Logger } from "./observability/logger.js";
-import type { MetricsSink } from "./observability/metrics.js";
+import { type MetricsSink, subscribeMetricsSink } from "./observability/metrics.js";
 import { ScheduleAdmin } from "./scheduler/admin.js";
 import { ScheduleDefinition, type ScheduleOptions } from "./scheduler/schedule-definition.js";
 import { resolveSettings, type SoniqSettings, type SoniqSettingsInput } from "./settings.js";
@@ -45,7 +47,10 @@ export const SONIQ_BRAND: unique symbol = Symbol.for("soniq.instance");
 export interface SoniqOptions extends SoniqSettingsInput {
   /** A pino logger to use instead of Soniq's own (JSON lines on standard error). */
   logger?: Logger;
-  /** Receives worker events (`shutdown_nack`, `job_done`, …); its errors never strand a job. */
+  /**
+   * Receives Soniq's events (`shutdown_nack`, `job_done`, …; see docs/events.md) as one
+   * subscriber of {@link Soniq.events}; its errors never strand a job.
+   */
   metrics?: MetricsSink;
   /** Where `SONIQ_*` variables are read from. Default `process.env`. */
   env?: Record<string, string | undefined>;
@@ -89,6 +94,11 @@ export class Soniq implements JobEnqueuer {
   readonly logger: Logger;
   /** The metrics sink given in the options, if any. */
   readonly metrics: MetricsSink | undefined;
+  /**
+   * @internal The emitting side of {@link Soniq.events}, for this instance's workers and
+   * maintenance.
+   */
+  readonly eventBus: EventBus<SoniqEventMap>;
   private readonly registry = new Map<string, JobDefinition<unknown, unknown, unknown>>();
   private readonly scheduleRegistry = new Map<string, ScheduleDefinition>();
   private readonly scheduleListeners = new Set<() => void>();
@@ -110,6 +120,21 @@ export class Soniq implements JobEnqueuer {
     this.logger =
       logger ??
       createLogger({ level: this.settings.logLevel, pretty: process.stderr.isTTY === true });
+    this.eventBus = new EventBus<SoniqEventMap>(this.logger);
+    if (metrics) subscribeMetricsSink(this.eventBus, metrics, this.logger);
+  }
+
+  /**
+   * The events of this instance's workers (the catalogue: {@link SoniqEventMap}, docs/events.md).
+   * Listeners run synchronously at the moment they report and are never awaited; one that throws
+   * or rejects is logged and ignored, never stranding a job.
+   *
+   * ```ts
+   * const off = soniq.events.on("job_done", (e) => histogram.observe(e.duration_ms ?? 0));
+   * ```
+   */
+  get events(): EventSubscriber<SoniqEventMap> {
+    return this.eventBus;
   }
 
   /**

@@ -14,8 +14,6 @@
  *   complete, retry and a dead-letter move after a run add one.
  */
 
-import type { ScheduleStore } from "./schedule-store.js";
-
 /** Job row states (DESIGN.md §6). Dead-lettered jobs live in `soniq_dead_letter_jobs`. */
 export type JobStatus = "queued" | "processing" | "done" | "cancelled";
 
@@ -245,7 +243,7 @@ export type BackendKind = "memory" | "sqlite" | "postgres";
 /** The storage contract. See the module comment for the rules every method keeps. */
 export interface Backend {
   readonly kind: BackendKind;
-  /** Schedules and their history (`soniq_schedules`, `soniq_schedule_runs`); see schedule-store.ts. */
+  /** Schedules and their history (`soniq_schedules`, `soniq_schedule_runs`): {@link ScheduleStore}. */
   readonly schedules: ScheduleStore;
 
   /** Creates or migrates the schema. Idempotent; safe when two processes run it at once. */
@@ -405,4 +403,152 @@ export interface Backend {
    * also poll. Returns the unsubscribe function.
    */
   subscribe(listener: (queue: string) => void): () => void;
+}
+
+// ---- schedules (DESIGN.md §6 "Schedules") ------------------------------------------------------
+//
+// The rows of `soniq_schedules` and `soniq_schedule_runs`, and the one write that takes
+// occurrences — a compare-and-set on the durable `next_run_at` cursor (and the definition's
+// `revision`) in the same transaction as the jobs' insert and the history rows. Times are decided
+// by the database clock; durations are seconds; instants are `Date`. Contract suite:
+// test/contract/schedule-store.test.ts.
+
+/** What happened to one occurrence (see docs/schedules.md). */
+export type ScheduleOutcome = "enqueued" | "late" | "missed" | "skipped_overlap" | "paused";
+
+/** The definition part of a schedule row, as declared in code and validated. */
+export interface ScheduleSpec {
+  /** Permanent identity, dotted lower-case like a job name. */
+  id: string;
+  /** The job each occurrence enqueues. */
+  jobName: string;
+  queue: string;
+  priority: number;
+  maxAttempts: number;
+  /** The job's arguments as JSON text (the same for every occurrence). */
+  args: string;
+  /** A 5- or 6-field cron expression or an `@` name; null for `every` schedules. */
+  cron: string | null;
+  /** Interval in seconds (>= 1); null for cron schedules. */
+  everySeconds: number | null;
+  /** IANA zone of the cron expression (`UTC` for `every`). */
+  timezone: string;
+  /** No occurrence before this instant. */
+  startAt: Date | null;
+  /** No occurrence after this instant. */
+  endAt: Date | null;
+  /** Missed-run policy: `skip`, `latest` or `all`. */
+  missedPolicy: "skip" | "latest" | "all";
+  /** Seconds an occurrence may be overdue and still count as on time. */
+  missedGrace: number;
+  /** Seconds: the catch-up window of `latest`/`all`. */
+  missedWithin: number;
+  /** `all`: most late jobs per tick. */
+  missedMax: number;
+  /** `allow`, or `skip` while the previous occurrence's job is queued or processing. */
+  overlap: "allow" | "skip";
+  /** History rows kept for this schedule (the oldest are deleted past it). */
+  historyLimit: number;
+}
+
+/** A row of `soniq_schedules`: the spec plus its durable state. */
+export interface ScheduleRow extends ScheduleSpec {
+  /** The cursor: the next occurrence not yet taken; null when the schedule has ended. */
+  nextRunAt: Date | null;
+  /** The newest occurrence taken (any outcome). */
+  lastRunAt: Date | null;
+  /** The job of the newest occurrence that made one. */
+  lastJobId: string | null;
+  /** That job is `queued` or `processing` right now (what overlap `skip` looks at). */
+  lastJobActive: boolean;
+  paused: boolean;
+  /** Bumped by every change of the spec or of `paused`; part of the compare-and-set. */
+  revision: number;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** A row of `soniq_schedule_runs`: one occurrence's outcome. */
+export interface ScheduleRunRow {
+  scheduleId: string;
+  /** The occurrence instant (for a manual run: when it was asked). */
+  occurrence: Date;
+  outcome: ScheduleOutcome;
+  /** The job it enqueued (or the job already holding its dedup key), else null. */
+  jobId: string | null;
+  /** Asked for by `run now`, not by the schedule. */
+  manual: boolean;
+  recordedAt: Date;
+}
+
+/** One occurrence to record in {@link ScheduleStore.advanceSchedule}. */
+export interface ScheduleRunInput {
+  occurrence: Date;
+  outcome: ScheduleOutcome;
+  manual: boolean;
+  /** The job to insert for it (outcomes `enqueued`/`late`), with its dedup key set. */
+  job: NewJob | null;
+}
+
+/** Arguments of {@link ScheduleStore.advanceSchedule}. */
+export interface AdvanceSchedule {
+  id: string;
+  /** The compare-and-set: the row must still have this cursor and revision. */
+  expect: { nextRunAt: Date | null; revision: number };
+  /** The new cursor. */
+  nextRunAt: Date | null;
+  /** Set `paused` (and bump the revision); unchanged when undefined. */
+  paused?: boolean;
+  /** Occurrences taken by this write, ascending; their jobs are inserted in the same transaction. */
+  runs: readonly ScheduleRunInput[];
+}
+
+/** What {@link ScheduleStore.advanceSchedule} did. */
+export interface AdvanceResult {
+  /** False when the compare-and-set failed: someone else took these occurrences (nothing written). */
+  advanced: boolean;
+  /** Per run that carried a job, in order: the insert's result (a held dedup key returns its holder). */
+  jobs: EnqueueResult[];
+}
+
+/** Schedules due now, by the database clock. */
+export interface DueSchedules {
+  /** The database's now. */
+  now: Date;
+  /** Rows whose cursor is at or before `now - overdueSeconds` (paused ones included). */
+  due: ScheduleRow[];
+  /** The earliest cursor among the schedules not in `due` (after `now - overdueSeconds`); null when none. */
+  nextDueAt: Date | null;
+}
+
+/** The storage of schedules. Every method rejects with `SoniqError("CLOSED")` after close. */
+export interface ScheduleStore {
+  /**
+   * Inserts (when `expectRevision` is null: only if no row has this id) or updates the spec and
+   * cursor (only if the row's revision is `expectRevision`; the revision is then bumped). Keeps
+   * `paused`, history and `last_*`. Returns false when the condition failed (nothing written).
+   */
+  saveSchedule(
+    spec: ScheduleSpec,
+    nextRunAt: Date | null,
+    expectRevision: number | null,
+  ): Promise<boolean>;
+  /** One row, or null. */
+  getSchedule(id: string): Promise<ScheduleRow | null>;
+  /** Every row, by id. */
+  listSchedules(): Promise<ScheduleRow[]>;
+  /** See {@link DueSchedules}; `overdueSeconds` >= 0. */
+  dueSchedules(overdueSeconds: number): Promise<DueSchedules>;
+  /**
+   * The exactly-once write, in one transaction: `UPDATE soniq_schedules SET next_run_at = …
+   * WHERE id = … AND next_run_at IS NOT DISTINCT FROM expect.nextRunAt AND revision =
+   * expect.revision`; only if that changed the row, the runs' jobs are inserted (dedup keys hold
+   * across processes), their history rows written, `last_run_at`/`last_job_id` set, and the
+   * history trimmed to `history_limit`. Otherwise nothing is written.
+   */
+  advanceSchedule(params: AdvanceSchedule): Promise<AdvanceResult>;
+  /** Deletes the row and its history. False when there was none. */
+  removeSchedule(id: string): Promise<boolean>;
+  /** History of one schedule, newest first, at most `limit` rows. */
+  scheduleRuns(id: string, limit: number): Promise<ScheduleRunRow[]>;
 }

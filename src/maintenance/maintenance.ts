@@ -7,8 +7,9 @@
  */
 import type { Backend } from "../backends/backend.js";
 import type { Service } from "../lifecycle/service.js";
+import type { EventBus } from "../observability/event-bus.js";
+import type { SoniqEventMap } from "../observability/events.js";
 import type { Logger } from "../observability/logger.js";
-import type { GuardedMetrics } from "../observability/metrics.js";
 import { Elector } from "./elector.js";
 import { Maintainer } from "./maintainer.js";
 import { Pruner } from "./pruner.js";
@@ -32,7 +33,8 @@ export interface MaintenanceDeps {
   workerId: string;
   settings: MaintenanceSettings;
   logger: Logger;
-  metrics?: GuardedMetrics;
+  /** The instance's event bus (`job_recovered`, `job_dead_lettered`). */
+  events?: EventBus<SoniqEventMap>;
   /** Seconds this worker's heartbeats have succeeded without a break (see `Rescuer`). */
   healthyForSeconds: () => number;
   /** Milliseconds since the epoch. Default `Date.now`. */
@@ -78,7 +80,7 @@ export function createMaintenance(deps: MaintenanceDeps): Maintenance {
     heartbeatTimeoutSeconds: settings.heartbeatTimeout,
     maxInterruptions: settings.maxInterruptions,
     healthyForSeconds: deps.healthyForSeconds,
-    ...(deps.metrics ? { metrics: deps.metrics } : {}),
+    ...(deps.events ? { events: deps.events } : {}),
   });
   const service = new Maintainer({
     logger,

@@ -26,8 +26,9 @@
 import type { Backend, RecoveryResult } from "../backends/backend.js";
 import { PeriodicService } from "../lifecycle/periodic-service.js";
 import type { BaseServiceOptions } from "../lifecycle/service.js";
+import type { EventBus } from "../observability/event-bus.js";
+import type { SoniqEventMap } from "../observability/events.js";
 import type { Logger } from "../observability/logger.js";
-import type { GuardedMetrics } from "../observability/metrics.js";
 import { CRASH_LOOP_REASON, crashLoopMessage, crashLoopRule } from "./policy.js";
 
 /** Default milliseconds between two periodic passes of the {@link Rescuer}. */
@@ -50,7 +51,7 @@ export interface RescuerOptions extends Omit<BaseServiceOptions, "name"> {
    */
   healthyForSeconds?: () => number;
   /** Receives `job_recovered` and `job_dead_lettered`. */
-  metrics?: GuardedMetrics;
+  events?: EventBus<SoniqEventMap>;
 }
 
 /** What one pass may treat as death. */
@@ -86,18 +87,22 @@ export class Rescuer extends PeriodicService {
    * @throws Whatever `Backend.recoverStale` throws (`SoniqError` `CLOSED`, connection errors).
    */
   async runOnce(pass: RescuePass = {}): Promise<RecoveryResult> {
-    const { backend, heartbeatTimeoutSeconds, maxInterruptions, metrics } = this.options;
+    const { backend, heartbeatTimeoutSeconds, maxInterruptions, events } = this.options;
     const result = await backend.recoverStale(
       (pass.staleMeansDead ?? true) ? heartbeatTimeoutSeconds : null,
       crashLoopRule(maxInterruptions),
     );
-    report(result, this.logger, metrics);
+    report(result, this.logger, events);
     return result;
   }
 }
 
 /** Logs and emits one pass's requeued and dead-lettered rows. */
-function report(result: RecoveryResult, logger: Logger, metrics: GuardedMetrics | undefined) {
+function report(
+  result: RecoveryResult,
+  logger: Logger,
+  events: EventBus<SoniqEventMap> | undefined,
+) {
   for (const job of result.requeued) {
     const fields = {
       job_id: job.id,
@@ -106,7 +111,7 @@ function report(result: RecoveryResult, logger: Logger, metrics: GuardedMetrics 
       interruptions: job.interruptions,
     };
     logger.warn(fields, "recovered a job whose worker is not live: requeued (attempt not spent)");
-    metrics?.emit("job_recovered", fields);
+    events?.emit("job_recovered", fields);
   }
   for (const job of result.deadLettered) {
     logger.error(
@@ -120,7 +125,7 @@ function report(result: RecoveryResult, logger: Logger, metrics: GuardedMetrics 
       },
       `a job keeps losing its worker: moved to the dead-letter queue (${CRASH_LOOP_REASON})`,
     );
-    metrics?.emit("job_dead_lettered", {
+    events?.emit("job_dead_lettered", {
       job_id: job.id,
       job_name: job.name,
       reason: CRASH_LOOP_REASON,

@@ -1,59 +1,60 @@
 /**
- * The metrics-sink interface (seed 000: `metrics_sink.emit("shutdown_nack", …)`) and the wrapper
- * that guarantees a sink can never strand a job: every call is guarded, errors and rejections are
- * logged and dropped, and nothing waits on a sink while a row is being recorded.
+ * The metrics-sink interface (seed 000: `metrics_sink.emit("shutdown_nack", …)`) and the adapter
+ * that makes a sink one subscriber of the event bus: every call is guarded, errors and rejections
+ * are logged and dropped, and nothing waits on a sink while a row is being recorded.
  */
+import type { EventBus, Unsubscribe } from "./event-bus.js";
+import type { SoniqEventMap } from "./events.js";
 import type { Logger } from "./logger.js";
 
 /**
- * Receives worker events. All methods are optional except `emit`; each may be sync or async.
- * Events: `drain_started`, `force_timeout_path`, `wait_for_thread`, `shutdown_nack`, `job_done`,
- * `job_failed`, `job_dead_lettered`, `job_snoozed`, `job_recovered`, `worker_stopped`. Payloads carry `worker_id`
- * and, for job events, `job_id`, `job_name` and the outcome's details.
+ * Receives Soniq's events (the catalogue: `SoniqEventMap`, docs/events.md). All methods are
+ * optional except `emit`; each may be sync or async and is never awaited.
  */
 export interface MetricsSink {
-  /** Called once when a worker starts. */
+  /** Called when a worker starts (at its `worker_started` event, which `emit` does not get). */
   start?(): void | Promise<void>;
-  /** Called once when a worker has stopped. */
+  /** Called when a worker has stopped (right after its `worker_stopped` event). */
   end?(): void | Promise<void>;
-  /** One event. */
+  /** One event: its catalogue name and payload (snake_case fields, e.g. `worker_id`, `job_id`). */
   emit(name: string, payload: Record<string, unknown>): void | Promise<void>;
 }
 
-/** Guards a {@link MetricsSink}: errors are logged, never thrown. */
-export class GuardedMetrics {
-  constructor(
-    private readonly sink: MetricsSink | undefined,
-    private readonly logger: Logger,
-  ) {}
-
-  private guard(what: string, call: () => void | Promise<void>): void {
+/**
+ * Subscribes `sink` to `bus`: `worker_started` calls `start()`, every other event calls
+ * `emit(name, payload)`, and `worker_stopped` is followed by `end()`. A sink that throws or
+ * rejects is logged (warn, `metrics_call`) and ignored. Returns the unsubscribe function.
+ */
+export function subscribeMetricsSink(
+  bus: EventBus<SoniqEventMap>,
+  sink: MetricsSink,
+  logger: Logger,
+): Unsubscribe {
+  const guard = (what: string, call: () => void | Promise<void>): void => {
     try {
       const result = call();
       if (result && typeof (result as Promise<void>).then === "function") {
-        (result as Promise<void>).catch((err: unknown) => this.failed(what, err));
+        (result as Promise<void>).catch((err: unknown) => failed(what, err));
       }
     } catch (err) {
-      this.failed(what, err);
+      failed(what, err);
     }
-  }
-
-  private failed(what: string, err: unknown): void {
-    this.logger.warn({ err: String(err), metrics_call: what }, "metrics sink failed; ignored");
-  }
-
-  start(): void {
-    const sink = this.sink;
-    if (sink?.start) this.guard("start", () => sink.start?.());
-  }
-
-  end(): void {
-    const sink = this.sink;
-    if (sink?.end) this.guard("end", () => sink.end?.());
-  }
-
-  emit(name: string, payload: Record<string, unknown>): void {
-    const sink = this.sink;
-    if (sink) this.guard(name, () => sink.emit(name, payload));
-  }
+  };
+  const failed = (what: string, err: unknown): void => {
+    let text: string;
+    try {
+      text = String(err);
+    } catch {
+      text = `non-Error thrown (${typeof err})`;
+    }
+    logger.warn({ err: text, metrics_call: what }, "metrics sink failed; ignored");
+  };
+  return bus.onAny((name, payload) => {
+    if (name === "worker_started") {
+      if (sink.start) guard("start", () => sink.start?.());
+      return;
+    }
+    guard(name, () => sink.emit(name, payload));
+    if (name === "worker_stopped" && sink.end) guard("end", () => sink.end?.());
+  });
 }

@@ -6,8 +6,7 @@
  * never race one.
  */
 import { randomUUID } from "node:crypto";
-import type { Backend } from "../backends/backend.js";
-import type { ScheduleRow, ScheduleRunRow } from "../backends/schedule-store.js";
+import type { Backend, ScheduleRow, ScheduleRunRow } from "../backends/backend.js";
 import { SoniqError } from "../errors.js";
 import type { Logger } from "../observability/logger.js";
 import { manualDedupKey } from "./outcomes.js";

@@ -6,8 +6,8 @@
  * The leader's scheduler service and every worker's heartbeat catch-up call {@link Scheduler.tick}.
  */
 import { randomUUID } from "node:crypto";
-import type { NewJob } from "../backends/backend.js";
-import type { ScheduleRow, ScheduleRunInput, ScheduleStore } from "../backends/schedule-store.js";
+import type { NewJob, ScheduleRow, ScheduleRunInput, ScheduleStore } from "../backends/backend.js";
+import type { ScheduleOccurrenceEvent } from "../observability/events.js";
 import type { Logger } from "../observability/logger.js";
 import { makesJob, occurrenceDedupKey, planOccurrences } from "./outcomes.js";
 import type { Recurrence } from "./recurrence.js";
@@ -16,8 +16,8 @@ import { recurrenceOf } from "./schedule-definition.js";
 /** Most occurrences one schedule's write takes; a longer backlog continues in the next write. */
 export const MAX_OCCURRENCES_PER_WRITE = 1000;
 
-/** Receives schedule events (`schedule_occurrence`); must not throw (wrap a sink). */
-export type ScheduleEventSink = (name: string, payload: Record<string, unknown>) => void;
+/** Receives each occurrence's event (`schedule_occurrence` without `worker_id`). */
+export type ScheduleEventSink = (payload: Omit<ScheduleOccurrenceEvent, "worker_id">) => void;
 
 /** What `ctx.schedule` carries, stored in the job's `meta` as `{ "schedule": … }`. */
 export interface ScheduleMeta {
@@ -221,7 +221,7 @@ export class Scheduler {
     else if (run.outcome === "paused") this.logger.info(fields, "schedule occurrence paused");
     else this.logger.warn(fields, `schedule occurrence ${run.outcome}`);
     try {
-      this.emit("schedule_occurrence", fields);
+      this.emit(fields);
     } catch (err) {
       this.logger.warn({ err, schedule: row.id }, "schedule event sink failed; ignored");
     }

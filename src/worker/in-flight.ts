@@ -1,7 +1,11 @@
-/** What the worker keeps per claimed job, and how a run ended. */
+/**
+ * The jobs a worker has claimed and not yet settled: what it keeps per job, how a run ended, and
+ * the table of concurrency slots they hold (a slot is freed once the outcome is known, so the next
+ * claim overlaps the outcome write, which the drain still waits for).
+ */
 import type { ClaimedJob, Owner } from "../backends/backend.js";
 import type { JobTimeoutError } from "../jobs/context.js";
-import type { LazyAbortController } from "./lazy-abort-controller.js";
+import { LazyAbortController } from "./lazy-abort-controller.js";
 
 /** How one run of a handler ended, before it is written. */
 export type Outcome =
@@ -11,16 +15,93 @@ export type Outcome =
   | { kind: "timeout"; error: JobTimeoutError }
   | { kind: "released" };
 
+/** One claimed job. */
 export interface InFlight {
   job: ClaimedJob;
   owner: Owner;
   /** Aborts `ctx.signal` (job timeout, shutdown deadline). */
   controller: LazyAbortController;
-  /** Set while the handler runs (or waits for a thread permit); called at FORCE_TIMEOUT_PATH. */
-  force?: () => void;
   /** True while the job holds one of the worker's concurrency slots (until its outcome is known). */
   holdsSlot: boolean;
   /** Sync jobs: settles when the worker thread has returned (the permit is released then). */
   thread?: Promise<void>;
+  /** Settles when everything about the job is done (outcome written or given up). */
   done: Promise<void>;
+}
+
+/** The claimed jobs of one worker, by id, and the slots they hold. */
+export class InFlightTable {
+  private readonly entries = new Map<string, InFlight>();
+  private busy = 0;
+
+  /** @param onSlotFreed - called whenever a slot is given back (wakes the claim loop). */
+  constructor(private readonly onSlotFreed: () => void) {}
+
+  /** Jobs claimed and not settled. */
+  get size(): number {
+    return this.entries.size;
+  }
+
+  /** Slots in use: jobs whose outcome is not known yet. */
+  get busySlots(): number {
+    return this.busy;
+  }
+
+  /** True when `jobId` is claimed by this worker and not settled. */
+  has(jobId: string): boolean {
+    return this.entries.has(jobId);
+  }
+
+  /** The entries, in claim order. */
+  values(): IterableIterator<InFlight> {
+    return this.entries.values();
+  }
+
+  /** The ids, in claim order. */
+  ids(): string[] {
+    return [...this.entries.keys()];
+  }
+
+  /**
+   * Takes a slot for `job` and runs `run` on its entry; the entry leaves the table when `run`
+   * settles. `run` rejecting is handed to `onUnexpected` (a bug of ours must not strand the row).
+   */
+  track(
+    job: ClaimedJob,
+    run: (entry: InFlight) => Promise<void>,
+    onUnexpected: (job: ClaimedJob, err: unknown) => Promise<void>,
+  ): InFlight {
+    const entry: InFlight = {
+      job,
+      owner: { workerId: job.workerId, claimToken: job.claimToken },
+      controller: new LazyAbortController(),
+      holdsSlot: true,
+      done: Promise.resolve(),
+    };
+    this.busy += 1;
+    this.entries.set(job.id, entry);
+    entry.done = run(entry)
+      .catch((err: unknown) => onUnexpected(job, err))
+      .catch(() => undefined)
+      .finally(() => {
+        this.freeSlot(entry);
+        this.entries.delete(job.id);
+      });
+    return entry;
+  }
+
+  /** Gives the job's slot back once its outcome is known (idempotent). */
+  freeSlot(entry: InFlight): void {
+    if (!entry.holdsSlot) return;
+    entry.holdsSlot = false;
+    this.busy -= 1;
+    this.onSlotFreed();
+  }
+
+  /** Resolves once the table is empty (jobs tracked meanwhile are waited for too). */
+  async settled(): Promise<void> {
+    while (this.entries.size > 0) {
+      await Promise.all([...this.entries.values()].map((entry) => entry.done));
+    }
+  }
 }

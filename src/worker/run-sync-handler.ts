@@ -1,10 +1,11 @@
 /**
  * Runs a sync handler on the worker-thread pool (shutdown contract, sync branch, seed 000). The
- * permit is taken after the claim and outside the job timeout; a job still waiting for one at
- * FORCE_TIMEOUT_PATH is "released" (NACK'd by the caller). `job_timeout` ends the run as a timeout
- * while the thread keeps its permit until it returns; the shutdown deadline only raises the
- * thread's stop flag — a running sync job is never released. `entry.thread` settles when the
- * thread has returned, whatever was recorded.
+ * permit is taken after the claim and outside the job timeout; a job still waiting for one when the
+ * shutdown machine reaches FORCE_TIMEOUT_PATH is "released" (NACK'd by the caller). `job_timeout`
+ * ends the run as a timeout while the thread keeps its permit until it returns; FORCE_TIMEOUT_PATH
+ * only raises the thread's stop flag — a running sync job is never released. Both instants come
+ * from the machine ({@link watchJobDeadlines}); this executor has no shutdown timer of its own.
+ * `entry.thread` settles when the thread has returned, whatever was recorded.
  */
 import { JobTimeoutError, ShutdownTimeoutError, scheduleContextOf } from "../jobs/context.js";
 import type { JobDefinition } from "../jobs/job-definition.js";
@@ -12,7 +13,9 @@ import { STOP_FLAG } from "../jobs/thread-context.js";
 import type { Logger } from "../observability/logger.js";
 import { errorText } from "./error-text.js";
 import type { InFlight, Outcome } from "./in-flight.js";
+import { watchJobDeadlines } from "./job-deadline.js";
 import type { Permits } from "./permits.js";
+import type { ShutdownMachine } from "./shutdown-machine.js";
 import { ThreadError } from "./thread-error.js";
 import type { ThreadPool } from "./thread-pool.js";
 import type { ThreadTask } from "./thread-task.js";
@@ -30,24 +33,33 @@ export interface ThreadRunner {
   threadEnded(jobId: string): void;
 }
 
-/** @returns How the run ended (the thread may still be running after a timeout); never rejects. */
+/**
+ * @param machine - the worker's shutdown machine: the only source of the job's deadlines.
+ * @returns How the run ended (the thread may still be running after a timeout); never rejects.
+ */
 export async function runSyncHandler(
   entry: InFlight,
   definition: JobDefinition<unknown, unknown, unknown>,
   args: unknown,
   log: Logger,
   runner: ThreadRunner,
+  machine: ShutdownMachine,
 ): Promise<Outcome> {
   const { job } = entry;
+  // Claimed-not-yet-running: async-cancellable at FORCE_TIMEOUT_PATH (the machine says when).
   const waiting = new AbortController();
-  entry.force = () => waiting.abort(new ShutdownTimeoutError());
+  const unwatchWait = watchJobDeadlines(machine, 0, {
+    onJobTimeout: () => undefined,
+    onForce: () => waiting.abort(new ShutdownTimeoutError()),
+  });
   try {
     await runner.permits.acquire(waiting.signal);
   } catch {
     log.info("claimed but still waiting for a thread permit at the deadline: releasing it");
     return { kind: "released" };
+  } finally {
+    unwatchWait();
   }
-  entry.force = undefined;
   const flag = new Int32Array(new SharedArrayBuffer(4));
   const task: ThreadTask = {
     module: definition.handlerModule as string,
@@ -83,28 +95,34 @@ export async function runSyncHandler(
     runner.permits.release();
     runner.threadEnded(job.id);
   });
+  // The stop flag is raised at FORCE_TIMEOUT_PATH even after a job_timeout was recorded: the
+  // thread runs on until it returns, and it may read the flag.
+  const unwatchFlag = watchJobDeadlines(machine, 0, {
+    onJobTimeout: () => undefined,
+    onForce: () => Atomics.store(flag, 0, STOP_FLAG.shutdown_timeout),
+  });
+  void thread.then(unwatchFlag);
   return new Promise<Outcome>((resolve) => {
     let settled = false;
-    let jobTimer: NodeJS.Timeout | undefined;
+    let unwatch: () => void = () => undefined;
     const finish = (outcome: Outcome) => {
       if (settled) return;
       settled = true;
-      clearTimeout(jobTimer);
+      unwatch();
       resolve(outcome);
     };
-    if (definition.timeout > 0) {
-      jobTimer = setTimeout(() => {
+    unwatch = watchJobDeadlines(machine, definition.timeout, {
+      onJobTimeout: () => {
         Atomics.store(flag, 0, STOP_FLAG.job_timeout);
         log.warn(
           { timeout_s: definition.timeout },
           "job_timeout on a sync handler: recorded as a failure; the thread keeps running and holds its permit until it returns",
         );
         finish({ kind: "timeout", error: new JobTimeoutError(definition.timeout) });
-      }, definition.timeout * 1000);
-    }
-    entry.force = () => {
-      Atomics.store(flag, 0, STOP_FLAG.shutdown_timeout);
-    };
+      },
+      // Sync branch: never released once running; the flag above is the whole of it.
+      onForce: () => undefined,
+    });
     running.then(
       (result) => {
         if (result.kind === "error") {

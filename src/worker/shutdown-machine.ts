@@ -12,6 +12,11 @@
  *                                                               without bound) --threads returned--> STOPPED
  *
  * The first stop request owns the deadline; repeats are recorded and never move it.
+ *
+ * It is the one source of truth for every shutdown instant: the drain arms its timers from
+ * {@link ShutdownMachine.timeLeftMs} and {@link ShutdownMachine.graceEndsAt}, and the executors
+ * take a job's deadline from {@link ShutdownMachine.effectiveDeadline} and learn of
+ * FORCE_TIMEOUT_PATH through {@link ShutdownMachine.subscribe}, never from a timer of their own.
  */
 
 /** Shutdown states, named as in the contract. */
@@ -33,13 +38,18 @@ export interface StopRequestResult {
   deadlineAt: number;
 }
 
+/** Called after every state change, with the new state. */
+export type ShutdownListener = (state: ShutdownState) => void;
+
+/** See the module comment. */
 export class ShutdownMachine {
   private current: ShutdownState = "RUNNING";
   private startedAt: number | undefined;
   private deadline: number | undefined;
   private owner: string | undefined;
   private forced = false;
-  private forcedAt: number | undefined;
+  private forcedInstant: number | undefined;
+  private readonly listeners = new Set<ShutdownListener>();
   /** Signals (or "api") received after the first, in order. */
   readonly repeats: string[] = [];
 
@@ -51,9 +61,30 @@ export class ShutdownMachine {
    */
   constructor(
     private readonly shutdownTimeoutSeconds: number,
-    private readonly now: () => number,
+    private readonly clock: () => number,
     private readonly syncGraceSeconds = 0,
   ) {}
+
+  /** The machine's clock, in milliseconds since the epoch: the time every deadline is read in. */
+  now(): number {
+    return this.clock();
+  }
+
+  /**
+   * Calls `listener` after every state change (synchronously, in subscription order). A listener
+   * must not throw. Returns the unsubscribe function.
+   */
+  subscribe(listener: ShutdownListener): () => void {
+    this.listeners.add(listener);
+    return () => {
+      this.listeners.delete(listener);
+    };
+  }
+
+  private enter(state: ShutdownState): void {
+    this.current = state;
+    for (const listener of [...this.listeners]) listener(state);
+  }
 
   get state(): ShutdownState {
     return this.current;
@@ -78,10 +109,10 @@ export class ShutdownMachine {
   requestStop(signal: string): StopRequestResult {
     if (this.current === "RUNNING") {
       const now = this.now();
-      this.current = "DRAINING";
       this.owner = signal;
       this.startedAt = now;
       this.deadline = now + this.shutdownTimeoutSeconds * 1000;
+      this.enter("DRAINING");
       return { first: true, deadlineAt: this.deadline };
     }
     this.repeats.push(signal);
@@ -100,9 +131,9 @@ export class ShutdownMachine {
    */
   checkDeadline(): boolean {
     if (this.current !== "DRAINING" || this.timeLeftMs() > 0) return false;
-    this.current = "FORCE_TIMEOUT_PATH";
     this.forced = true;
-    this.forcedAt = this.now();
+    this.forcedInstant = this.now();
+    this.enter("FORCE_TIMEOUT_PATH");
     return true;
   }
 
@@ -111,14 +142,21 @@ export class ShutdownMachine {
    * the flat grace budget (ms): FORCE_TIMEOUT_PATH instant + `sync_handler_grace_seconds`.
    */
   waitForThreads(): { graceEndsAt: number } | undefined {
-    if (this.current !== "FORCE_TIMEOUT_PATH" || this.forcedAt === undefined) return undefined;
-    this.current = "WAIT_FOR_THREAD";
-    return { graceEndsAt: this.forcedAt + this.syncGraceSeconds * 1000 };
+    const forcedAt = this.forcedInstant;
+    if (this.current !== "FORCE_TIMEOUT_PATH" || forcedAt === undefined) return undefined;
+    this.enter("WAIT_FOR_THREAD");
+    return { graceEndsAt: forcedAt + this.syncGraceSeconds * 1000 };
+  }
+
+  /** The FORCE_TIMEOUT_PATH instant (ms), once it was reached. */
+  get forcedAt(): number | undefined {
+    return this.forcedInstant;
   }
 
   /** End of the sync grace budget (ms), once FORCE_TIMEOUT_PATH was reached. */
   get graceEndsAt(): number | undefined {
-    return this.forcedAt === undefined ? undefined : this.forcedAt + this.syncGraceSeconds * 1000;
+    const forcedAt = this.forcedInstant;
+    return forcedAt === undefined ? undefined : forcedAt + this.syncGraceSeconds * 1000;
   }
 
   /** True in WAIT_FOR_THREAD once the flat grace budget has run out (the wait goes on). */
@@ -136,7 +174,9 @@ export class ShutdownMachine {
   ): { at: number; by: "job_timeout" | "shutdown_timeout" } | null {
     const shutdown = this.deadline;
     if (jobDeadlineAt === null && shutdown === undefined) return null;
-    if (shutdown === undefined) return { at: jobDeadlineAt as number, by: "job_timeout" };
+    if (shutdown === undefined) {
+      return jobDeadlineAt === null ? null : { at: jobDeadlineAt, by: "job_timeout" };
+    }
     if (jobDeadlineAt === null || shutdown < jobDeadlineAt)
       return { at: shutdown, by: "shutdown_timeout" };
     return { at: jobDeadlineAt, by: "job_timeout" };
@@ -148,7 +188,7 @@ export class ShutdownMachine {
    */
   settle(): ExitReason | undefined {
     if (this.current === "RUNNING" || this.current === "STOPPED") return undefined;
-    this.current = "STOPPED";
+    this.enter("STOPPED");
     return this.forced ? "shutdown_timeout" : "drained";
   }
 }

@@ -33,3 +33,9 @@ export function withTimeout<T>(
   );
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
+
+/**
+ * Longest a claim, a heartbeat or one try of an outcome write may take, in milliseconds: a
+ * database that stops answering (network black hole) must not hang a drain.
+ */
+export const DB_CALL_TIMEOUT_MS = 10_000;

@@ -5,10 +5,9 @@
 import { randomUUID } from "node:crypto";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import type { Backend, NewJob } from "../../src/backends/backend.js";
+import type { Backend, NewJob, ScheduleSpec } from "../../src/backends/backend.js";
 import { MemoryBackend } from "../../src/backends/memory/memory-backend.js";
 import { PostgresBackend } from "../../src/backends/postgres/postgres-backend.js";
-import type { ScheduleSpec } from "../../src/backends/schedule-store.js";
 import { SqliteBackend } from "../../src/backends/sqlite/sqlite-backend.js";
 import {
   dropSchemas,

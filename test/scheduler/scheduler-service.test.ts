@@ -4,8 +4,8 @@
  */
 import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
+import type { ScheduleStore } from "../../src/backends/backend.js";
 import { MemoryBackend } from "../../src/backends/memory/memory-backend.js";
-import type { ScheduleStore } from "../../src/backends/schedule-store.js";
 import { Soniq } from "../../src/index.js";
 import { Scheduler } from "../../src/scheduler/scheduler.js";
 import { SchedulerService } from "../../src/scheduler/scheduler-service.js";

@@ -23,11 +23,11 @@ function setup(startIso: string) {
     args: z.object({ day: z.string() }),
     handler: async () => "ok",
   });
-  const events: Array<Record<string, unknown>> = [];
+  const events: Array<{ outcome: string }> = [];
   const scheduler = new Scheduler({
     store: backend.schedules,
     logger: silent,
-    emit: (_name, payload) => events.push(payload),
+    emit: (payload) => events.push(payload),
   });
   const advance = (ms: number) => {
     clock.now += ms;

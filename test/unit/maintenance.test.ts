@@ -17,7 +17,8 @@ import {
 import { Pruner } from "../../src/maintenance/pruner.js";
 import { Rescuer } from "../../src/maintenance/rescuer.js";
 import { WorkerReaper } from "../../src/maintenance/worker-reaper.js";
-import { GuardedMetrics } from "../../src/observability/metrics.js";
+import { EventBus } from "../../src/observability/event-bus.js";
+import type { SoniqEventMap } from "../../src/observability/events.js";
 
 const logger = pino({ level: "silent" });
 
@@ -206,7 +207,8 @@ describe("Rescuer", () => {
   it("rescuer › runOnce › requeues a stopped worker's rows and emits job_recovered", async () => {
     const { backend } = backendAt();
     const events: Array<[string, Record<string, unknown>]> = [];
-    const metrics = new GuardedMetrics({ emit: (n, p) => void events.push([n, p]) }, logger);
+    const bus = new EventBus<SoniqEventMap>(logger);
+    bus.onAny((n, p) => void events.push([n, p as Record<string, unknown>]));
     await backend.registerWorker(worker("dead"));
     const job = newJob();
     await backend.enqueue([job]);
@@ -215,7 +217,7 @@ describe("Rescuer", () => {
     const rescuer = new Rescuer({
       backend,
       logger,
-      metrics,
+      events: bus,
       heartbeatTimeoutSeconds: 30,
       maxInterruptions: 3,
     });
@@ -276,13 +278,14 @@ describe("Rescuer", () => {
   it("rescuer › past maxInterruptions › dead-letters with the policy's reason and words", async () => {
     const { backend } = backendAt();
     const events: string[] = [];
-    const metrics = new GuardedMetrics({ emit: (n) => void events.push(n) }, logger);
+    const bus = new EventBus<SoniqEventMap>(logger);
+    bus.onAny((n, _p) => void events.push(n));
     const job = newJob();
     await backend.enqueue([job]);
     const rescuer = new Rescuer({
       backend,
       logger,
-      metrics,
+      events: bus,
       heartbeatTimeoutSeconds: 30,
       maxInterruptions: 1,
     });

@@ -2,6 +2,7 @@
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import { MemoryBackend, type MetricsSink, Soniq } from "../../src/index.js";
+import { waitForEvent } from "../helpers/events.js";
 import { waitFor } from "../helpers/wait.js";
 
 const HANDLERS = new URL("../fixtures/thread-handlers.mjs", import.meta.url);
@@ -38,9 +39,11 @@ describe("sync handlers on worker threads", () => {
     const a = await block.enqueue({ ms: 20 });
     const b = await cpu.enqueue({ n: 1000 });
     const c = await greet.enqueue({ who: "ts" });
+    let done = 0;
+    const threeDone = waitForEvent(soniq, "job_done", () => ++done === 3, 20_000);
     const worker = soniq.worker();
     await worker.start();
-    await waitFor(async () => (await soniq.stats()).done === 3, 20_000, "three done");
+    await threeDone;
     await worker.stop();
     expect((await soniq.getJob(a))?.result).toMatchObject({ slept: 20, attempt: 1, jobId: a });
     expect((await soniq.getJob(b))?.result).toEqual({ total: 21066 });
@@ -56,9 +59,11 @@ describe("sync handlers on worker threads", () => {
       maxAttempts: 1,
     });
     const id = await bad.enqueue({});
+    const deadLettered = waitForEvent(soniq, "job_dead_lettered", (e) => e.job_id === id, 20_000);
     const worker = soniq.worker();
     await worker.start();
-    const dead = await waitFor(() => soniq.getDeadLetter(id), 20_000);
+    await deadLettered;
+    const dead = (await soniq.getDeadLetter(id))!;
     await worker.stop();
     expect(dead).toMatchObject({ attempts: 1, reason: "max_attempts_exceeded" });
     expect(dead.lastError).toContain("thread exploded");
@@ -76,11 +81,13 @@ describe("sync handlers on worker threads", () => {
       block.enqueue({ ms: 200 }),
       block.enqueue({ ms: 200 }),
     ]);
+    let done = 0;
+    const threeDone = waitForEvent(soniq, "job_done", () => ++done === 3, 20_000);
     const worker = soniq.worker();
     await worker.start();
     // All three are claimed (processing) while only one runs.
     await waitFor(async () => (await soniq.stats()).processing === 3, 10_000, "three claimed");
-    await waitFor(async () => (await soniq.stats()).done === 3, 20_000, "three done");
+    await threeDone;
     await worker.stop();
     const spans = await Promise.all(
       ids.map(async (id) => (await soniq.getJob(id))?.result as { start: number; end: number }),
@@ -106,23 +113,17 @@ describe("sync handlers on worker threads", () => {
       exportName: "block",
     });
     const slowId = await slow.enqueue({ ms: 1200 });
+    const timedOut = waitForEvent(soniq, "job_failed", (e) => e.job_id === slowId);
     const worker = soniq.worker();
     await worker.start();
-    await waitFor(
-      async () => (await soniq.getJob(slowId))?.attempts === 1,
-      10_000,
-      "timeout recorded",
-    );
+    await timedOut;
     const t0 = Date.now();
+    const quickDone = waitForEvent(soniq, "job_done", (e) => e.job_name === "t.quick");
     const quickId = await quick.enqueue({ ms: 1 });
     expect(await soniq.getJob(slowId)).toMatchObject({ status: "queued", attempts: 1 });
     expect((await soniq.getJob(slowId))?.lastError).toContain("JobTimeoutError");
     // The quick job waits for the permit the timed-out thread still holds.
-    await waitFor(
-      async () => (await soniq.getJob(quickId))?.status === "done",
-      10_000,
-      "quick done",
-    );
+    expect((await quickDone).job_id).toBe(quickId);
     expect(Date.now() - t0).toBeGreaterThan(500);
     await worker.stop();
     expect(await soniq.getJob(slowId)).toMatchObject({
@@ -217,12 +218,11 @@ describe("sync handlers on worker threads", () => {
       exportName: "snoozeOnce",
     });
     const id = await later.enqueue({ marker });
+    const finished = waitForEvent(soniq, "job_done", (e) => e.job_id === id, 20_000);
     const worker = soniq.worker();
     await worker.start();
-    const done = await waitFor(async () => {
-      const j = await soniq.getJob(id);
-      return j?.status === "done" ? j : null;
-    }, 20_000);
+    await finished;
+    const done = await soniq.getJob(id);
     await worker.stop();
     removeTempDirs();
     expect(done).toMatchObject({ attempts: 1, result: "finished after a snooze" });

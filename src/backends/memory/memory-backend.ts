@@ -13,13 +13,13 @@ import type {
   Owner,
   QueueStats,
   RecoveryResult,
+  ScheduleStore,
   WorkerInfo,
   WorkerRow,
   WorkerStatus,
 } from "../backend.js";
 import { type CrashLoopRule, crashLoopText } from "../backend.js";
 import { claimedJobOf } from "../claimed-job.js";
-import type { ScheduleStore } from "../schedule-store.js";
 import { MemoryScheduleStore } from "./schedule-store.js";
 
 /** Options of {@link MemoryBackend}. */

@@ -4,16 +4,18 @@
  * interleave with it — the memory equivalent of one transaction.
  */
 import { SoniqError } from "../../errors.js";
-import type { EnqueueResult, JobStatus, NewJob } from "../backend.js";
 import type {
   AdvanceResult,
   AdvanceSchedule,
   DueSchedules,
+  EnqueueResult,
+  JobStatus,
+  NewJob,
   ScheduleRow,
   ScheduleRunRow,
   ScheduleSpec,
   ScheduleStore,
-} from "../schedule-store.js";
+} from "../backend.js";
 
 /** What the store needs from its backend. */
 export interface MemoryScheduleStorePort {

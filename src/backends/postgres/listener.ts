@@ -1,9 +1,14 @@
 /**
- * The LISTEN side of PostgreSQL wake-ups: one dedicated `pg.Client` that LISTENs on a channel,
- * connects lazily, and re-connects (and re-LISTENs) by itself with a capped backoff whenever the
- * connection drops. Connection errors never escape as unhandled `'error'` events.
+ * The LISTEN side of PostgreSQL wake-ups, as a service: one dedicated `pg.Client` that LISTENs on a
+ * channel and, whenever the connection drops or cannot be made, re-connects (and re-LISTENs) by
+ * itself with a capped backoff. The re-connect loop is the service's body; stopping aborts its
+ * signal, which ends the connection and the backoff wait. Connection errors never escape as
+ * unhandled `'error'` events.
  */
 import pg from "pg";
+import { pino } from "pino";
+import { BaseService, sleep } from "../../lifecycle/service.js";
+import type { Logger } from "../../observability/logger.js";
 import { quoteIdent } from "./identifiers.js";
 
 /** Options of {@link PgListener}. */
@@ -28,112 +33,97 @@ export interface PgListenerOptions {
   initialBackoffMs?: number;
   /** Longest re-connect delay in milliseconds (default 3000). */
   maxBackoffMs?: number;
+  /** Logger for the service's own lines (stop bound reached). Default: silent. */
+  logger?: Logger;
 }
 
 /** How long {@link PgListener.stop} waits for the connection to end, in milliseconds. */
 const STOP_WAIT_MS = 1000;
 
+/** How long one connection attempt may take, in milliseconds. */
+const CONNECT_TIMEOUT_MS = 5000;
+
 /** A self-healing LISTEN connection. See the module comment. */
-export class PgListener {
+export class PgListener extends BaseService {
   private readonly options: PgListenerOptions;
   private readonly initialBackoffMs: number;
   private readonly maxBackoffMs: number;
-  private client: pg.Client | null = null;
-  private state: "idle" | "connecting" | "listening" | "waiting" | "stopped" = "idle";
-  private timer: NodeJS.Timeout | null = null;
-  private backoffMs: number;
-  /** Bumped for every new connection attempt and on stop: events of older clients are ignored. */
-  private generation = 0;
-  /** Whether notifications may have been missed since the first attempt. */
-  private missed = false;
+  private isListening = false;
 
   constructor(options: PgListenerOptions) {
+    super({
+      name: "pg-listener",
+      logger: options.logger ?? pino({ level: "silent" }),
+      stopBoundMs: STOP_WAIT_MS,
+    });
     this.options = options;
     this.initialBackoffMs = options.initialBackoffMs ?? 100;
     this.maxBackoffMs = options.maxBackoffMs ?? 3000;
-    this.backoffMs = this.initialBackoffMs;
   }
 
   /** True while LISTEN is in place. */
   get listening(): boolean {
-    return this.state === "listening";
+    return this.isListening;
   }
 
-  /** Starts connecting (once; later calls do nothing). Returns at once. */
-  start(): void {
-    if (this.state !== "idle") return;
-    void this.connect();
+  /** Connects, LISTENs and waits for the connection to drop; then backs off and does it again. */
+  protected async run(signal: AbortSignal): Promise<void> {
+    let backoffMs = this.initialBackoffMs;
+    let missed = false;
+    while (!signal.aborted) {
+      const error = await this.listenOnce(signal, () => {
+        backoffMs = this.initialBackoffMs;
+        if (missed) this.options.onReconnect();
+      });
+      if (signal.aborted) break;
+      if (error !== undefined) this.options.onError(error);
+      missed = true;
+      const delay = backoffMs;
+      backoffMs = Math.min(backoffMs * 2, this.maxBackoffMs);
+      await sleep(delay, signal);
+    }
   }
 
-  /** Stops for good: cancels any pending re-connect and ends the connection (bounded wait). */
-  async stop(): Promise<void> {
-    this.state = "stopped";
-    this.generation += 1;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    const client = this.client;
-    this.client = null;
-    if (!client) return;
-    let timeout: NodeJS.Timeout | undefined;
-    await Promise.race([
-      client.end().catch(() => undefined),
-      new Promise<void>((resolve) => {
-        timeout = setTimeout(resolve, STOP_WAIT_MS);
-      }),
-    ]);
-    clearTimeout(timeout);
-  }
-
-  private async connect(): Promise<void> {
-    this.state = "connecting";
-    this.generation += 1;
-    const generation = this.generation;
+  /**
+   * One connection: connect, LISTEN, call `onListening`, then wait until it fails, ends or the
+   * signal aborts. Resolves with the error that ended it (undefined for a plain end or a stop).
+   */
+  private async listenOnce(signal: AbortSignal, onListening: () => void): Promise<unknown> {
     const client = new pg.Client({
       connectionString: this.options.connectionString,
       keepAlive: true,
-      connectionTimeoutMillis: 5000,
+      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
     });
-    this.client = client;
-    client.on("error", (err) => {
-      if (generation !== this.generation) return;
-      this.options.onError(err);
-      this.lost(generation);
+    let active = true;
+    const lost = new Promise<{ error: unknown }>((resolve) => {
+      client.on("error", (error) => resolve({ error }));
+      client.on("end", () => resolve({ error: undefined }));
     });
-    client.on("end", () => this.lost(generation));
     client.on("notification", (message) => {
-      if (generation !== this.generation || message.channel !== this.options.channel) return;
+      if (!active || message.channel !== this.options.channel) return;
       this.options.onNotify(message.payload || "*", message.processId);
     });
+    const end = () => {
+      client.end().catch(() => undefined);
+    };
+    signal.addEventListener("abort", end, { once: true });
     try {
-      await client.connect();
-      await client.query(`LISTEN ${quoteIdent(this.options.channel)}`);
-    } catch (err) {
-      // Already handled when the 'error' event came first (state is then "waiting").
-      if (generation !== this.generation || this.state !== "connecting") return;
-      this.options.onError(err);
-      this.lost(generation);
-      return;
+      const ready = (async () => {
+        await client.connect();
+        await client.query(`LISTEN ${quoteIdent(this.options.channel)}`);
+        return { error: undefined, ready: true as const };
+      })();
+      const first = await Promise.race([ready, lost]).catch((error: unknown) => ({ error }));
+      if (!("ready" in first)) return first.error;
+      if (signal.aborted) return undefined;
+      this.isListening = true;
+      onListening();
+      return (await lost).error;
+    } finally {
+      active = false;
+      this.isListening = false;
+      signal.removeEventListener("abort", end);
+      end();
     }
-    if (generation !== this.generation || this.state !== "connecting") return;
-    this.state = "listening";
-    this.backoffMs = this.initialBackoffMs;
-    if (this.missed) this.options.onReconnect();
-  }
-
-  /** The connection of `generation` failed or ended: drop it and schedule a re-connect. */
-  private lost(generation: number): void {
-    if (generation !== this.generation) return;
-    if (this.state !== "connecting" && this.state !== "listening") return;
-    this.missed = true;
-    const client = this.client;
-    this.client = null;
-    client?.end().catch(() => undefined);
-    this.state = "waiting";
-    const delay = this.backoffMs;
-    this.backoffMs = Math.min(this.backoffMs * 2, this.maxBackoffMs);
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      if (this.state === "waiting") void this.connect();
-    }, delay);
   }
 }

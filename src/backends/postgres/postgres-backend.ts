@@ -21,12 +21,12 @@ import type {
   PgQueryable,
   QueueStats,
   RecoveryResult,
+  ScheduleStore,
   WorkerInfo,
   WorkerRow,
   WorkerStatus,
 } from "../backend.js";
 import { type CrashLoopRule, INTERRUPTIONS_PLACEHOLDER } from "../backend.js";
-import type { ScheduleStore } from "../schedule-store.js";
 import { isUuid, notifyChannel, validateSchemaName } from "./identifiers.js";
 import { PgListener } from "./listener.js";
 import { migrate } from "./migrate.js";
@@ -121,7 +121,7 @@ export class PostgresBackend implements Backend {
   private readonly poolPids = new Set<number>();
   private readonly clientPids = new WeakMap<object, number>();
   private closed = false;
-  /** Schedules and their history (schedule-store.ts). */
+  /** Schedules and their history (backend.ts, the schedules section; this backend's schedule-store.ts). */
   readonly schedules: ScheduleStore;
   private closing: Promise<void> | null = null;
   /** Calls using the pool right now; close() waits for them before ending the pool. */
@@ -735,7 +735,7 @@ export class PostgresBackend implements Backend {
         onReconnect: () => this.wake("*"),
         onError: (err) => this.onError(err, "listener"),
       });
-      this.listener.start();
+      void this.listener.start();
     }
     return () => {
       this.listeners.delete(listener);

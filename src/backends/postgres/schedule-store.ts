@@ -7,16 +7,17 @@
  * jobs' insert with their dedup keys, the history rows and the trim. Every time is `now()`.
  */
 import type pg from "pg";
-import type { EnqueueResult, NewJob } from "../backend.js";
 import type {
   AdvanceResult,
   AdvanceSchedule,
   DueSchedules,
+  EnqueueResult,
+  NewJob,
   ScheduleRow,
   ScheduleRunRow,
   ScheduleSpec,
   ScheduleStore,
-} from "../schedule-store.js";
+} from "../backend.js";
 import type { Statements } from "./sql.js";
 
 /** What the store needs from its backend. */

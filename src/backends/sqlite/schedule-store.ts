@@ -6,16 +6,17 @@
  * INTEGER milliseconds from SQLite's clock.
  */
 import { SoniqError } from "../../errors.js";
-import type { EnqueueResult, NewJob } from "../backend.js";
 import type {
   AdvanceResult,
   AdvanceSchedule,
   DueSchedules,
+  EnqueueResult,
+  NewJob,
   ScheduleRow,
   ScheduleRunRow,
   ScheduleSpec,
   ScheduleStore,
-} from "../schedule-store.js";
+} from "../backend.js";
 import type { SqliteSession } from "./connection.js";
 
 /** What the store needs from its backend. */

@@ -18,11 +18,11 @@ import type {
   Owner,
   QueueStats,
   RecoveryResult,
+  ScheduleStore,
   WorkerInfo,
   WorkerRow,
   WorkerStatus,
 } from "../backend.js";
-import type { ScheduleStore } from "../schedule-store.js";
 import { loadMigrations } from "../shared/migrations.js";
 import { secondsToMs } from "./clock.js";
 import { SqliteConnection } from "./connection.js";
@@ -84,7 +84,7 @@ export class SqliteBackend implements Backend {
 
   private readonly conn: SqliteConnection;
   private readonly listeners = new Set<(queue: string) => void>();
-  /** Schedules and their history (schedule-store.ts). */
+  /** Schedules and their history (backend.ts, the schedules section; this backend's schedule-store.ts). */
   readonly schedules: ScheduleStore;
 
   /**

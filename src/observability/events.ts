@@ -1,0 +1,174 @@
+/**
+ * The event catalogue: every event Soniq emits, by name, with its payload type. This is the one
+ * list (docs/events.md renders it for readers); an event not declared here cannot be emitted.
+ *
+ * Names are snake_case and stable: they reach metrics sinks as strings. Payload fields are
+ * snake_case like log fields. Instants are ISO 8601 strings (UTC); durations say their unit in
+ * the field name (`_ms` = milliseconds). Job ids and worker ids are the ones stored in
+ * `soniq_jobs` and `soniq_workers`.
+ */
+import type { BackendKind } from "../backends/backend.js";
+
+/** Fields every event about one job run by a worker carries. */
+export type WorkerJobEvent = {
+  /** The worker incarnation that ran the job. */
+  worker_id: string;
+  /** The job's id. */
+  job_id: string;
+  /** The job's registered name. */
+  job_name: string;
+  /**
+   * Milliseconds from the handler's start to its outcome (the outcome write is not included).
+   * Absent when the worker recorded a failure of its own (an unexpected error around the handler).
+   */
+  duration_ms?: number;
+};
+
+/** Payload of `worker_started`. */
+export type WorkerStartedEvent = {
+  /** The new worker incarnation's id. */
+  worker_id: string;
+  /** Its slots: jobs run at once. */
+  concurrency: number;
+  /** The queues it claims from; `null` = all. */
+  queues: string[] | null;
+  /** The backend it runs on. */
+  backend: BackendKind;
+};
+
+/** Payload of `drain_started`. */
+export type DrainStartedEvent = {
+  worker_id: string;
+  /** What asked for the stop: `"SIGTERM"`, `"SIGINT"`, `"api"`, `"abort"`, … */
+  signal: string;
+  /** When the drain began (ISO 8601). */
+  drain_started_at: string;
+  /** When `shutdown_timeout` runs out and the deadline path is taken (ISO 8601). */
+  deadline_at: string;
+};
+
+/** Payload of `force_timeout_path`. */
+export type ForceTimeoutPathEvent = {
+  worker_id: string;
+  /** Ids of async jobs still running: their signals are aborted and their rows will be NACK'd. */
+  releasing: string[];
+  /** Ids of sync jobs whose thread is still running: never NACK'd, waited for. */
+  threads: string[];
+};
+
+/** Payload of `wait_for_thread`. */
+export type WaitForThreadEvent = {
+  worker_id: string;
+  /** Ids of the sync jobs whose threads the drain waits for. */
+  job_ids: string[];
+  /**
+   * When the `sync_handler_grace_seconds` budget ends (ISO 8601); past it the worker logs an
+   * error and keeps waiting without bound.
+   */
+  grace_ends_at: string;
+};
+
+/** Payload of `shutdown_nack`. */
+export type ShutdownNackEvent = {
+  worker_id: string;
+  job_id: string;
+  job_name: string;
+  /** Why the row went back to `queued` (attempts unchanged). */
+  reason: "shutdown_timeout";
+};
+
+/** Payload of `job_dead_lettered`. */
+export type JobDeadLetteredEvent = {
+  job_id: string;
+  job_name: string;
+  /** The worker whose last attempt failed; absent when crash recovery moved the job. */
+  worker_id?: string;
+  /** As in {@link WorkerJobEvent}: milliseconds the last attempt ran; absent for `crash_loop`. */
+  duration_ms?: number;
+  /**
+   * `"crash_loop"` when crash recovery moved the job (it kept losing its worker); absent when its
+   * last attempt failed (the row's reason is then `max_attempts_exceeded`).
+   */
+  reason?: "crash_loop";
+};
+
+/** Payload of `job_recovered`. */
+export type JobRecoveredEvent = {
+  job_id: string;
+  job_name: string;
+  /** The worker incarnation that held the job and is no longer live; `null` when unknown. */
+  previous_owner: string | null;
+  /** The job's interruption count after this recovery. */
+  interruptions: number;
+};
+
+/** Payload of `worker_stopped`. */
+export type WorkerStoppedEvent = {
+  worker_id: string;
+  /** How the worker ended (see `WorkerExit.reason`). */
+  exit_reason: "drained" | "shutdown_timeout" | "record_failed" | "start_failed";
+  /** The CLI's exit code: 0 drained, 1 deadline path, 2 start-up failed, 3 outcome not recorded. */
+  exit_code: 0 | 1 | 2 | 3;
+};
+
+/** Payload of `schedule_occurrence`: one occurrence of a schedule got its outcome. */
+export type ScheduleOccurrenceEvent = {
+  /** The worker incarnation whose scheduler (or heartbeat catch-up) took the occurrence. */
+  worker_id: string;
+  /** The schedule's id. */
+  schedule: string;
+  /** The occurrence instant (ISO 8601). */
+  occurrence: string;
+  /** What happened to it (docs/schedules.md). */
+  outcome: "enqueued" | "late" | "missed" | "skipped_overlap" | "paused";
+  /** The job it enqueued (`enqueued`, `late`), else `null`. */
+  job_id: string | null;
+  /** The job's registered name. */
+  job_name: string;
+  /** Seconds from the occurrence to the database's now when it was taken (the schedule's lag). */
+  lag_seconds: number;
+};
+
+/**
+ * Every Soniq event: name → payload. Subscribe with `soniq.events.on(name, listener)`; a metrics
+ * sink given to `new Soniq({ metrics })` receives the same events as `emit(name, payload)`.
+ */
+export type SoniqEventMap = {
+  /**
+   * A worker registered its row and began its services; it claims next. Also calls the metrics
+   * sink's `start()` (the sink's `emit` does not receive this event).
+   */
+  worker_started: WorkerStartedEvent;
+  /** A job's handler succeeded and its row is `done`. */
+  job_done: WorkerJobEvent;
+  /** An attempt failed (error or `job_timeout`) and the job was scheduled for a retry. */
+  job_failed: WorkerJobEvent;
+  /** A handler snoozed its job: back to `queued` later, no attempt spent. */
+  job_snoozed: WorkerJobEvent;
+  /**
+   * A job moved to the dead-letter queue: its last attempt failed (from a worker) or it kept
+   * losing its worker (`reason: "crash_loop"`, from crash recovery). Jobs dead-lettered before
+   * they ran (unknown name, invalid arguments) do not emit it yet.
+   */
+  job_dead_lettered: JobDeadLetteredEvent;
+  /** Crash recovery requeued a job whose worker is not live (attempt not spent). */
+  job_recovered: JobRecoveredEvent;
+  /** A worker began draining: no new claims; in-flight jobs have until `deadline_at`. */
+  drain_started: DrainStartedEvent;
+  /** `shutdown_timeout` was reached with jobs still running (FORCE_TIMEOUT_PATH). */
+  force_timeout_path: ForceTimeoutPathEvent;
+  /** At the deadline, sync handler threads are still running and the drain waits for them. */
+  wait_for_thread: WaitForThreadEvent;
+  /** At the deadline, an async job's row was NACK'd back to `queued`, attempts unchanged. */
+  shutdown_nack: ShutdownNackEvent;
+  /** A worker stopped; the last event of its incarnation. Then the metrics sink's `end()` runs. */
+  worker_stopped: WorkerStoppedEvent;
+  /**
+   * A schedule's occurrence was taken, exactly once across every worker: enqueued, late (by
+   * catch-up within the window), missed, skipped for overlap, or paused.
+   */
+  schedule_occurrence: ScheduleOccurrenceEvent;
+};
+
+/** The name of a Soniq event. */
+export type SoniqEventName = keyof SoniqEventMap;

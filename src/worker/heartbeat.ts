@@ -1,0 +1,131 @@
+/**
+ * The worker's heartbeat, as a service: every `heartbeatInterval` it writes its row's heartbeat and
+ * status (`running`, or `draining` from the drain's start — heartbeats go on until every claimed
+ * row is finished or released), keeps `healthySince` (the start of the current unbroken run of
+ * successful beats, which maintenance uses to judge whether stale owners may be recovered), and
+ * releases orphans: rows this worker owns but does not track, left by a claim whose answer was
+ * lost (the worker is live, so crash recovery would never free them). After each beat it runs the
+ * optional `afterBeat` hook: the schedules' catch-up (worker-schedules.ts).
+ */
+import type { Backend } from "../backends/backend.js";
+import { PeriodicService } from "../lifecycle/periodic-service.js";
+import type { Service, ServiceState } from "../lifecycle/service.js";
+import type { Logger } from "../observability/logger.js";
+import { DB_CALL_TIMEOUT_MS, withTimeout } from "./with-timeout.js";
+
+/** Bound of the heartbeat's `stop()` at the end of a drain, in milliseconds. */
+export const HEARTBEAT_STOP_BOUND_MS = 2000;
+
+/** Where orphan suspicion comes from: the claim loop. */
+export interface OrphanSource {
+  /** True while a claim waits for its answer (never release while one may still answer). */
+  readonly claimInFlight: boolean;
+  /** True once (then cleared) after a failed claim, when no claim is in flight. */
+  takeOrphanSuspicion(): boolean;
+}
+
+/** Options of {@link Heartbeat}. */
+export interface HeartbeatOptions {
+  backend: Backend;
+  workerId: string;
+  /** Seconds between beats. */
+  intervalSeconds: number;
+  logger: Logger;
+  /** The status to report: `running` until the drain starts. */
+  status(): "running" | "draining";
+  /** True when the worker tracks `jobId` (claimed and not settled). */
+  isTracked(jobId: string): boolean;
+  orphans: OrphanSource;
+  /** Clock in milliseconds since the epoch. */
+  now(): number;
+  /** Runs after each successful beat (the schedules' catch-up); must not throw. */
+  afterBeat?: (signal: AbortSignal) => Promise<void>;
+}
+
+/** See the module comment. */
+export class Heartbeat implements Service {
+  readonly name = "heartbeat";
+  private readonly service: PeriodicService;
+  private readonly intervalMs: number;
+  private healthy: number | undefined;
+  private lastBeat: number | undefined;
+
+  constructor(private readonly options: HeartbeatOptions) {
+    this.intervalMs = options.intervalSeconds * 1000;
+    this.service = new PeriodicService({
+      name: "heartbeat",
+      logger: options.logger,
+      intervalMs: this.intervalMs,
+      stopBoundMs: HEARTBEAT_STOP_BOUND_MS,
+      tick: (signal) => this.beat(signal),
+    });
+  }
+
+  get state(): ServiceState {
+    return this.service.state;
+  }
+
+  /** Start of the current unbroken run of successful beats (ms), if any. */
+  get healthySince(): number | undefined {
+    return this.healthy;
+  }
+
+  /** Seconds this worker has been heartbeating without a break (0 when not healthy). */
+  healthySeconds(): number {
+    return this.healthy === undefined ? 0 : (this.options.now() - this.healthy) / 1000;
+  }
+
+  /** Starts beating; the first beat comes after one interval (registration was the first). */
+  start(): Promise<void> {
+    return this.service.start();
+  }
+
+  /** Stops beating; waits for a beat in flight at most `boundMs` ms. Never throws. */
+  stop(boundMs?: number): Promise<void> {
+    return this.service.stop(boundMs);
+  }
+
+  /** Beats now (e.g. to report `draining` at once). */
+  runNow(): Promise<void> {
+    return this.service.runNow();
+  }
+
+  private async beat(signal: AbortSignal): Promise<void> {
+    const { backend, workerId } = this.options;
+    try {
+      await withTimeout(
+        backend.heartbeat(workerId, this.options.status()),
+        DB_CALL_TIMEOUT_MS,
+        "heartbeat",
+      );
+    } catch (err) {
+      this.healthy = undefined;
+      this.lastBeat = undefined;
+      throw err;
+    }
+    const now = this.options.now();
+    // A break in the beats (the event loop or the database stalled) restarts the count.
+    if (this.lastBeat === undefined || now - this.lastBeat > 2 * this.intervalMs + 1000) {
+      this.healthy = now;
+    }
+    this.lastBeat = now;
+    if (!signal.aborted) await this.releaseOrphans();
+    if (!signal.aborted) await this.options.afterBeat?.(signal);
+  }
+
+  /** Releases (NACKs) every owned row this worker does not track, after a lost claim answer. */
+  private async releaseOrphans(): Promise<void> {
+    const { backend, orphans, workerId } = this.options;
+    if (!orphans.takeOrphanSuspicion()) return;
+    const owned = await withTimeout(backend.ownedBy(workerId), DB_CALL_TIMEOUT_MS, "owned rows");
+    for (const row of owned) {
+      if (this.options.isTracked(row.id) || orphans.claimInFlight) continue;
+      if (await backend.nack(row.id, { workerId: row.workerId, claimToken: row.claimToken })) {
+        this.options.logger.warn(
+          { job_id: row.id },
+          "released a job claimed by an answer that was lost",
+        );
+      }
+    }
+  }
+}

@@ -1,0 +1,280 @@
+/**
+ * Writes what became of each job (River's completer): plans the fenced write an outcome needs
+ * (completion through the {@link CompletionBatcher}, snooze, NACK, retry or dead-letter move), runs
+ * it with bounded retries, logs it and emits its event. Also the worker's other row writes (the
+ * NACK of a claim that answered too late, its own stopped status) go through the same retrying
+ * write. It remembers the jobs NACK'd at the deadline and whether an outcome could not be written
+ * (exit code 3).
+ */
+import type { Backend, ClaimedJob } from "../backends/backend.js";
+import { isSoniqError } from "../errors.js";
+import type { JobDefinition } from "../jobs/job-definition.js";
+import { toJsonText } from "../jobs/payload.js";
+import { retryDelaySeconds } from "../jobs/retry-policy.js";
+import { sleep } from "../lifecycle/service.js";
+import type { EventBus } from "../observability/event-bus.js";
+import type { SoniqEventMap } from "../observability/events.js";
+import type { Logger } from "../observability/logger.js";
+import type { CompletionBatcher } from "./completion-batcher.js";
+import { errorText } from "./error-text.js";
+import type { Outcome } from "./in-flight.js";
+import type { ShutdownMachine } from "./shutdown-machine.js";
+import { DB_CALL_TIMEOUT_MS, withTimeout } from "./with-timeout.js";
+
+/** Longest wait between two tries of a failed write, in milliseconds. */
+const RECORD_RETRY_CAP_MS = 2000;
+/** Once draining, how long past the shutdown deadline a failing write keeps trying (ms). */
+const RECORD_GRACE_MS = 10_000;
+/** How long a failing write of the worker's own row keeps trying (ms). */
+const BOOKKEEPING_GRACE_MS = 2000;
+
+type Definition = JobDefinition<unknown, unknown, unknown>;
+
+/** The fenced write an outcome needs, and what it is called in logs. */
+export interface WritePlan {
+  /** The outcome written (a result that is not JSON turns success into an error). */
+  outcome: Outcome;
+  what: string;
+  write: () => Promise<boolean>;
+}
+
+/** Options of {@link OutcomeRecorder}. */
+export interface OutcomeRecorderOptions {
+  backend: Backend;
+  completions: CompletionBatcher;
+  workerId: string;
+  logger: Logger;
+  events: EventBus<SoniqEventMap>;
+  /** Decides how long a failing write keeps trying (RUNNING: until it lands). */
+  machine: ShutdownMachine;
+  /** `maxPayloadBytes`: largest result, in bytes. */
+  maxPayloadBytes: number;
+}
+
+/** See the module comment. */
+export class OutcomeRecorder {
+  /** Jobs NACK'd back to `queued` at the deadline, in order. */
+  readonly released: string[] = [];
+  private writeFailures = 0;
+
+  constructor(private readonly options: OutcomeRecorderOptions) {}
+
+  /** Outcomes (not bookkeeping) that could not be written: the worker exits with code 3. */
+  get failures(): number {
+    return this.writeFailures;
+  }
+
+  /** The fenced write an outcome needs. A result that is not JSON turns success into failure. */
+  planWrite(
+    job: ClaimedJob,
+    outcome: Outcome,
+    definition: Definition | undefined,
+    log: Logger,
+  ): WritePlan {
+    const { backend, completions, maxPayloadBytes } = this.options;
+    const owner = { workerId: job.workerId, claimToken: job.claimToken };
+    switch (outcome.kind) {
+      case "success": {
+        let text: string | null;
+        try {
+          text =
+            outcome.value === undefined
+              ? null
+              : toJsonText(outcome.value, `result of ${job.name}`, maxPayloadBytes);
+        } catch (err) {
+          return this.planWrite(job, { kind: "error", error: err }, definition, log);
+        }
+        return {
+          outcome,
+          what: "completion",
+          write: () => completions.complete({ id: job.id, owner, result: text }),
+        };
+      }
+      case "snooze":
+        return {
+          outcome,
+          what: "snooze",
+          write: () => backend.snooze(job.id, owner, outcome.seconds),
+        };
+      case "released":
+        return { outcome, what: "NACK", write: () => backend.nack(job.id, owner) };
+      case "error":
+      case "timeout": {
+        const attempt = job.attempts + 1;
+        const text = errorText(outcome.error);
+        if (attempt >= job.maxAttempts || !definition) {
+          return {
+            outcome,
+            what: "dead-letter move",
+            write: () => backend.deadLetter(job.id, owner, text, "max_attempts_exceeded", true),
+          };
+        }
+        const delay = retryDelaySeconds(definition.retry, attempt, outcome.error);
+        if (delay.problem) log.warn({ problem: delay.problem }, "retry policy problem");
+        return {
+          outcome,
+          what: `retry in ${delay.seconds.toFixed(2)} s`,
+          write: () => backend.retry(job.id, owner, text, delay.seconds),
+        };
+      }
+    }
+  }
+
+  /**
+   * Writes an outcome (fenced), logs it and emits its event.
+   * @param durationMs - the handler's run time, in milliseconds, for logs and events.
+   * @returns Whether the row changed; undefined when it could not be written. Never rejects.
+   */
+  async recordOutcome(
+    job: ClaimedJob,
+    outcome: Outcome,
+    definition?: Definition,
+    log: Logger = this.options.logger.child({ job_id: job.id }),
+    durationMs?: number,
+  ): Promise<boolean | undefined> {
+    const { events, workerId } = this.options;
+    const plan = this.planWrite(job, outcome, definition, log);
+    let changed: boolean;
+    try {
+      changed = await this.writeWithRetry(plan.write, plan.what, job.id);
+    } catch {
+      return undefined;
+    }
+    const resolved = plan.outcome;
+    const fields = { duration_ms: durationMs, outcome: resolved.kind };
+    if (changed && resolved.kind !== "released") {
+      const event =
+        resolved.kind === "success"
+          ? "job_done"
+          : resolved.kind === "snooze"
+            ? "job_snoozed"
+            : plan.what === "dead-letter move"
+              ? "job_dead_lettered"
+              : "job_failed";
+      if (events.hasListeners(event)) {
+        events.emit(event, {
+          worker_id: workerId,
+          job_id: job.id,
+          job_name: job.name,
+          duration_ms: durationMs,
+        });
+      }
+    }
+    if (!changed) {
+      log.warn(
+        fields,
+        `${plan.what} was fenced out: the row is no longer ours (recovered or finished elsewhere); nothing written`,
+      );
+    } else if (resolved.kind === "success") {
+      log.info(fields, "job done");
+    } else if (resolved.kind === "released") {
+      this.released.push(job.id);
+      events.emit("shutdown_nack", {
+        worker_id: workerId,
+        job_id: job.id,
+        job_name: job.name,
+        reason: "shutdown_timeout",
+      });
+      log.warn(
+        { ...fields, reason: "shutdown_timeout", event: "shutdown_nack" },
+        "job NACK'd: back to queued, attempts unchanged",
+      );
+    } else if (resolved.kind === "snooze") {
+      log.info(fields, `job snoozed for ${resolved.seconds} s`);
+    } else {
+      log.warn({ ...fields, err: errorText(resolved.error, 500) }, `job failed: ${plan.what}`);
+    }
+    return changed;
+  }
+
+  /** Moves a job that cannot run here to the dead-letter queue (fenced). Never rejects. */
+  async deadLetter(
+    job: ClaimedJob,
+    error: string,
+    reason: string,
+    countAttempt: boolean,
+  ): Promise<void> {
+    const owner = { workerId: job.workerId, claimToken: job.claimToken };
+    await this.writeWithRetry(
+      () => this.options.backend.deadLetter(job.id, owner, error, reason, countAttempt),
+      "dead-letter move",
+      job.id,
+    ).catch(() => undefined);
+  }
+
+  /** Releases (NACKs) a job that will not run here: a claim whose answer arrived too late. */
+  async releaseUnstarted(job: ClaimedJob): Promise<void> {
+    const owner = { workerId: job.workerId, claimToken: job.claimToken };
+    const ok = await this.writeWithRetry(
+      () => this.options.backend.nack(job.id, owner),
+      "release",
+      job.id,
+    ).catch(() => false);
+    if (ok) {
+      this.options.logger.info({ job_id: job.id }, "released a job whose claim answered too late");
+    }
+  }
+
+  /**
+   * Runs a write, retrying failures (the database may be restarting) with a backoff that grows to
+   * {@link RECORD_RETRY_CAP_MS}. A transient failure is never recorded as a job failure. While
+   * RUNNING it retries until the write lands (claims fail too while the database is away, so the
+   * worker takes no new work meanwhile). Once draining, it gives up {@link RECORD_GRACE_MS} after
+   * the later of the shutdown deadline and its first attempt: the row is left `processing` for
+   * crash recovery and, for an outcome, the worker exits with code 3.
+   * @param bookkeeping - not a job's outcome (the worker row): give up after
+   *   {@link BOOKKEEPING_GRACE_MS} of failures and never count it as a failure.
+   * @throws the last error of the write once it gave up (also at once on `CLOSED` or
+   *   `SCHEMA_NOT_READY`).
+   */
+  async writeWithRetry<T>(
+    write: () => Promise<T>,
+    what: string,
+    jobId?: string,
+    bookkeeping = false,
+  ): Promise<T> {
+    const { machine, logger } = this.options;
+    const firstTry = machine.now();
+    /** When to give up, or undefined while RUNNING (an outcome waits for the database). */
+    const giveUpAt = (): number | undefined => {
+      if (bookkeeping) return firstTry + BOOKKEEPING_GRACE_MS;
+      if (machine.state === "RUNNING") return undefined;
+      return Math.max(machine.deadlineAt ?? firstTry, firstTry) + RECORD_GRACE_MS;
+    };
+    let lastError: unknown;
+    for (let attempt = 0; ; attempt++) {
+      const limit = giveUpAt();
+      // One try never runs past the give-up time (at least 500 ms, so a slow answer can land).
+      const tryMs =
+        limit === undefined
+          ? DB_CALL_TIMEOUT_MS
+          : Math.min(DB_CALL_TIMEOUT_MS, Math.max(500, limit - machine.now()));
+      try {
+        return await withTimeout(write(), tryMs, what);
+      } catch (err) {
+        lastError = err;
+        if (isSoniqError(err, "CLOSED") || isSoniqError(err, "SCHEMA_NOT_READY")) break;
+      }
+      let wait = Math.min(RECORD_RETRY_CAP_MS, 100 * 2 ** attempt);
+      const end = giveUpAt();
+      if (end !== undefined) {
+        const left = end - machine.now();
+        if (left <= 0) break;
+        wait = Math.min(wait, left);
+      }
+      if (attempt === 2) {
+        logger.warn(
+          { job_id: jobId, err: errorText(lastError, 300), retry_in_ms: wait },
+          `cannot record the ${what} yet (database unreachable?); retrying`,
+        );
+      }
+      await sleep(wait);
+    }
+    if (!bookkeeping) this.writeFailures += 1;
+    logger.error(
+      { job_id: jobId, err: errorText(lastError, 500) },
+      `could not record the ${what}; the row stays as it was for recovery`,
+    );
+    throw lastError;
+  }
+}

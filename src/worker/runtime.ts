@@ -1,0 +1,192 @@
+/**
+ * What `Worker.start()` builds once the backend is open and the worker row registered: every part
+ * of a running worker, wired together, none optional. Starting and closing down its services are
+ * here too, so the public Worker only sequences them.
+ */
+import type { Backend } from "../backends/backend.js";
+import type { JobDefinition } from "../jobs/job-definition.js";
+import type { EventBus } from "../observability/event-bus.js";
+import type { SoniqEventMap } from "../observability/events.js";
+import type { Logger } from "../observability/logger.js";
+import type { SoniqSettings } from "../settings.js";
+import { ClaimLoop } from "./claim-loop.js";
+import { CompletionBatcher } from "./completion-batcher.js";
+import { Drain } from "./drain.js";
+import { HEARTBEAT_STOP_BOUND_MS, Heartbeat } from "./heartbeat.js";
+import type { InFlightTable } from "./in-flight.js";
+import { JobRunner } from "./job-runner.js";
+import { OutcomeRecorder } from "./outcome-recorder.js";
+import type { ShutdownMachine } from "./shutdown-machine.js";
+import type { WakeLatch } from "./wake-latch.js";
+import { WorkerMaintenance } from "./worker-maintenance.js";
+import { WorkerSchedules } from "./worker-schedules.js";
+import { WorkerThreads } from "./worker-threads.js";
+
+/** The settings of one worker (instance settings with the worker's overrides applied). */
+export type WorkerSettings = SoniqSettings & { concurrency: number; queues: string[] | null };
+
+/** What the runtime is built from. */
+export interface RuntimeParts {
+  backend: Backend;
+  workerId: string;
+  settings: WorkerSettings;
+  jobs: ReadonlyMap<string, JobDefinition<unknown, unknown, unknown>>;
+  logger: Logger;
+  events: EventBus<SoniqEventMap>;
+  machine: ShutdownMachine;
+  table: InFlightTable;
+  latch: WakeLatch;
+  /** Subscribes to schedule changes made through the instance (wakes the scheduler). */
+  onSchedulesChanged?: (listener: () => void) => () => void;
+}
+
+/** A started worker's parts. */
+export interface WorkerRuntime {
+  readonly backend: Backend;
+  readonly completions: CompletionBatcher;
+  readonly recorder: OutcomeRecorder;
+  readonly runner: JobRunner;
+  readonly threads: WorkerThreads;
+  readonly claimLoop: ClaimLoop;
+  readonly heartbeat: Heartbeat;
+  readonly maintenance: WorkerMaintenance;
+  readonly schedules: WorkerSchedules;
+  readonly drain: Drain;
+  /** Ends the backend wake-up subscription. */
+  readonly unsubscribe: () => void;
+}
+
+/** Builds the runtime and subscribes to the backend's wake-ups; starts nothing else. */
+export function buildRuntime(parts: RuntimeParts): WorkerRuntime {
+  const { backend, workerId, settings, logger, events, machine, table, latch } = parts;
+  const completions = new CompletionBatcher({
+    backend,
+    retentionSeconds: settings.resultRetention,
+    logger,
+  });
+  const recorder = new OutcomeRecorder({
+    backend,
+    completions,
+    workerId,
+    logger,
+    events,
+    machine,
+    maxPayloadBytes: settings.maxPayloadBytes,
+  });
+  const threads = new WorkerThreads(workerId, settings.syncHandlerPoolSize, () => latch.wake());
+  const runner = new JobRunner({
+    jobs: parts.jobs,
+    workerId,
+    logger,
+    logArgs: settings.logArgs,
+    shutdownSettleSeconds: settings.shutdownSettle,
+    machine,
+    table,
+    recorder,
+    threads,
+  });
+  const onUnexpected = (job: Parameters<JobRunner["recordUnexpected"]>[0], err: unknown) =>
+    runner.recordUnexpected(job, err);
+  const claimLoop = new ClaimLoop({
+    backend,
+    workerId,
+    queues: settings.queues,
+    concurrency: settings.concurrency,
+    pollIntervalSeconds: settings.pollInterval,
+    table,
+    latch,
+    logger,
+    dispatch: (job) => table.track(job, (entry) => runner.run(entry), onUnexpected),
+    releaseLate: (job) => table.track(job, () => recorder.releaseUnstarted(job), onUnexpected),
+  });
+  const schedules = new WorkerSchedules({
+    backend,
+    workerId,
+    logger,
+    events,
+    // The maintenance lease's life: three heartbeat intervals (maintenance.ts).
+    leaseSeconds: settings.heartbeatInterval * 3,
+    running: () => machine.state === "RUNNING",
+    ...(parts.onSchedulesChanged ? { onChanged: parts.onSchedulesChanged } : {}),
+  });
+  const heartbeat = new Heartbeat({
+    backend,
+    workerId,
+    intervalSeconds: settings.heartbeatInterval,
+    logger,
+    status: () => (machine.state === "RUNNING" ? "running" : "draining"),
+    isTracked: (jobId) => table.has(jobId),
+    orphans: claimLoop,
+    now: () => machine.now(),
+    afterBeat: (signal) => schedules.catchUp(signal),
+  });
+  const maintenance = new WorkerMaintenance({
+    backend,
+    workerId,
+    settings,
+    logger,
+    events,
+    healthySeconds: () => heartbeat.healthySeconds(),
+    now: () => machine.now(),
+    leaderServices: [schedules.service],
+  });
+  const drain = new Drain({
+    machine,
+    workerId,
+    logger,
+    events,
+    table,
+    threads,
+    stopClaiming: () => claimLoop.stop(),
+    onDrainStart: () => {
+      latch.wake();
+      // Report `draining` now; maintenance stops (the scheduler with it: nothing is enqueued
+      // once draining) and hands the lease on.
+      void heartbeat.runNow();
+      schedules.close();
+      void maintenance.stop();
+    },
+    closeDown: async () => {
+      // Heartbeats went on until every claimed row was finished or released; now they may stop.
+      // Every outcome is settled, so the batcher has nothing queued; a write of it still in flight
+      // was given up by its caller and is waited for no longer than the heartbeat.
+      await Promise.all([heartbeat.stop(), completions.stop(HEARTBEAT_STOP_BOUND_MS)]);
+      unsubscribe();
+      try {
+        await recorder.writeWithRetry(
+          () => backend.markWorkerStopped(workerId),
+          "worker's stopped status",
+          undefined,
+          true,
+        );
+      } catch {
+        // already logged by writeWithRetry()
+      }
+    },
+    outcomes: recorder,
+  });
+  const queues = settings.queues;
+  const unsubscribe = backend.subscribe((queue) => {
+    if (queue === "*" || queues === null || queues.includes(queue)) latch.wake();
+  });
+  return {
+    backend,
+    completions,
+    recorder,
+    runner,
+    threads,
+    claimLoop,
+    heartbeat,
+    maintenance,
+    schedules,
+    drain,
+    unsubscribe,
+  };
+}
+
+/** Starts the services that run from the start: the completion batcher, heartbeat, maintenance. */
+export async function startServices(runtime: WorkerRuntime): Promise<void> {
+  await runtime.completions.start();
+  await runtime.heartbeat.start();
+  runtime.maintenance.start();
+}

@@ -1,0 +1,80 @@
+/**
+ * How a worker takes part in maintenance (DESIGN.md §3.3): recovery once at start-up, then the
+ * maintainer (elector on the maintenance lease; rescuer, pruner and worker reaper while this
+ * worker leads) until the drain starts, when it stops and hands the lease on. The only place the
+ * worker touches `src/maintenance/`.
+ */
+import type { Backend } from "../backends/backend.js";
+import type { Service } from "../lifecycle/service.js";
+import { createMaintenance, type Maintenance } from "../maintenance/maintenance.js";
+import type { EventBus } from "../observability/event-bus.js";
+import type { SoniqEventMap } from "../observability/events.js";
+import type { Logger } from "../observability/logger.js";
+import type { SoniqSettings } from "../settings.js";
+import { errorText } from "./error-text.js";
+
+/** Bound of the maintainer's stop at drain start, in milliseconds. */
+const MAINTENANCE_STOP_BOUND_MS = 2000;
+
+/** Options of {@link WorkerMaintenance}. */
+export interface WorkerMaintenanceOptions {
+  backend: Backend;
+  workerId: string;
+  settings: SoniqSettings;
+  logger: Logger;
+  events: EventBus<SoniqEventMap>;
+  /** Seconds this worker has heartbeated without a break. */
+  healthySeconds(): number;
+  /** Clock in milliseconds since the epoch. */
+  now(): number;
+  /** More leader-only services for the maintainer (the schedules' scheduler). */
+  leaderServices?: readonly Service[];
+}
+
+/** See the module comment. */
+export class WorkerMaintenance {
+  private readonly maintenance: Maintenance;
+
+  constructor(private readonly options: WorkerMaintenanceOptions) {
+    const { backend, workerId, settings, logger, events } = options;
+    this.maintenance = createMaintenance({
+      backend,
+      workerId,
+      settings,
+      logger,
+      events,
+      clock: options.now,
+      healthyForSeconds: options.healthySeconds,
+      ...(options.leaderServices ? { leaderServices: options.leaderServices } : {}),
+    });
+  }
+
+  /** Seconds the maintenance lease lives after each renewal. */
+  get leaseSeconds(): number {
+    return this.maintenance.leaseSeconds;
+  }
+
+  /** Starts the maintainer (the elector's first try at once, the rest on their intervals). */
+  start(): void {
+    void this.maintenance.service.start();
+  }
+
+  /**
+   * Recovery at start-up (one of its clocks): jobs of stopped or unknown owners. Owners with a
+   * stale heartbeat wait for the leader's rescuer, once that worker has itself heartbeated for
+   * `heartbeatTimeout` (after an outage every heartbeat is stale, live workers' too). Never throws.
+   */
+  async recoverAtStart(): Promise<void> {
+    await this.maintenance.rescuer.runOnce({ staleMeansDead: false }).catch((err: unknown) => {
+      this.options.logger.warn(
+        { err: errorText(err, 300) },
+        "start-up recovery failed; the maintenance loop will retry",
+      );
+    });
+  }
+
+  /** At drain start: stop the maintainer (bounded), which hands the lease on. Never throws. */
+  async stop(): Promise<void> {
+    await this.maintenance.service.stop(MAINTENANCE_STOP_BOUND_MS).catch(() => undefined);
+  }
+}

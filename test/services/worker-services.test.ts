@@ -1,0 +1,95 @@
+// The start/stop stress (seed 004) on every background activity of a worker: the claim loop, the
+// heartbeat, the completion batcher, and PostgreSQL's LISTEN connection.
+import { pino } from "pino";
+import { describe, expect, it } from "vitest";
+import { MemoryBackend } from "../../src/backends/memory/memory-backend.js";
+import { PgListener } from "../../src/backends/postgres/listener.js";
+import { SoniqError } from "../../src/errors.js";
+import { ClaimLoop } from "../../src/worker/claim-loop.js";
+import { CompletionBatcher } from "../../src/worker/completion-batcher.js";
+import { Heartbeat } from "../../src/worker/heartbeat.js";
+import { InFlightTable } from "../../src/worker/in-flight.js";
+import { WakeLatch } from "../../src/worker/wake-latch.js";
+import { postgresAvailable, TEST_DATABASE_URL } from "../helpers/postgres.js";
+import { stressStartStop } from "../helpers/service-stress.js";
+
+const logger = pino({ level: "silent" });
+
+async function registered(): Promise<MemoryBackend> {
+  const backend = new MemoryBackend();
+  await backend.registerWorker({
+    id: "w1",
+    hostname: "h",
+    pid: 1,
+    queues: null,
+    concurrency: 2,
+  });
+  return backend;
+}
+
+function claimLoop(backend: MemoryBackend): ClaimLoop {
+  const latch = new WakeLatch();
+  return new ClaimLoop({
+    backend,
+    workerId: "w1",
+    queues: null,
+    concurrency: 2,
+    pollIntervalSeconds: 0.005,
+    table: new InFlightTable(() => latch.wake()),
+    latch,
+    logger,
+    dispatch: () => undefined,
+    releaseLate: () => undefined,
+  });
+}
+
+describe("worker services under start/stop stress", () => {
+  it("claim loop › concurrent starts and stops › ends idle within its bound", async () => {
+    const backend = await registered();
+    await stressStartStop(() => claimLoop(backend));
+  });
+
+  it("heartbeat › concurrent starts and stops › ends idle within its bound", async () => {
+    const backend = await registered();
+    await stressStartStop(
+      () =>
+        new Heartbeat({
+          backend,
+          workerId: "w1",
+          intervalSeconds: 0.005,
+          logger,
+          status: () => "running",
+          isTracked: () => false,
+          orphans: { claimInFlight: false, takeOrphanSuspicion: () => false },
+          now: Date.now,
+        }),
+    );
+  });
+
+  it("completion batcher › concurrent starts and stops › ends idle and refuses while stopped", async () => {
+    const backend = await registered();
+    let last: CompletionBatcher | undefined;
+    await stressStartStop(() => {
+      last = new CompletionBatcher({ backend, retentionSeconds: 60, logger });
+      return last;
+    });
+    const stopped = last as CompletionBatcher;
+    await expect(
+      stopped.complete({ id: "x", owner: { workerId: "w1", claimToken: "none" }, result: null }),
+    ).rejects.toSatisfy((err) => err instanceof SoniqError && err.code === "CLOSED");
+  });
+
+  it("LISTEN connection › concurrent starts and stops › ends idle within its bound", async (ctx) => {
+    if (!(await postgresAvailable())) ctx.skip();
+    await stressStartStop(
+      () =>
+        new PgListener({
+          connectionString: TEST_DATABASE_URL,
+          channel: "soniq_stress_test",
+          onNotify: () => undefined,
+          onReconnect: () => undefined,
+          onError: () => undefined,
+        }),
+    );
+  }, 60_000);
+});

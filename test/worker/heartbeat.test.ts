@@ -1,0 +1,65 @@
+// The heartbeat on the memory backend: beats report the status, healthySince starts, and rows
+// owned but not tracked after a lost claim answer are released.
+import { describe, expect, it } from "vitest";
+import { Heartbeat } from "../../src/worker/heartbeat.js";
+import { waitFor } from "../helpers/wait.js";
+import { silent, workerParts } from "../helpers/worker-parts.js";
+
+describe("Heartbeat", () => {
+  it("beat › worker draining › row reports draining and the worker counts as healthy", async () => {
+    const { backend } = await workerParts((s) => {
+      s.job({ name: "hb.job", handler: async () => 1 });
+    });
+    let status: "running" | "draining" = "running";
+    const heartbeat = new Heartbeat({
+      backend,
+      workerId: "w1",
+      intervalSeconds: 0.02,
+      logger: silent,
+      status: () => status,
+      isTracked: () => false,
+      orphans: { claimInFlight: false, takeOrphanSuspicion: () => false },
+      now: Date.now,
+    });
+    expect(heartbeat.healthySince).toBeUndefined();
+    await heartbeat.start();
+    status = "draining";
+    await heartbeat.runNow();
+    expect(heartbeat.healthySince).toBeTypeOf("number");
+    const [row] = await backend.listWorkers(60);
+    expect(row).toMatchObject({ status: "draining" });
+    await heartbeat.stop();
+    expect(heartbeat.state).toBe("idle");
+  });
+
+  it("beat › a claim failed and rows are owned but untracked › those rows are released", async () => {
+    const { backend, soniq, claim } = await workerParts((s) => {
+      s.job({ name: "hb.job", handler: async () => 1 });
+    });
+    const orphan = await soniq.enqueue("hb.job", {});
+    const kept = await soniq.enqueue("hb.job", {});
+    await claim();
+    let suspect = true;
+    const heartbeat = new Heartbeat({
+      backend,
+      workerId: "w1",
+      intervalSeconds: 0.02,
+      logger: silent,
+      status: () => "running",
+      isTracked: (id) => id === kept,
+      orphans: {
+        claimInFlight: false,
+        takeOrphanSuspicion: () => {
+          const was = suspect;
+          suspect = false;
+          return was;
+        },
+      },
+      now: Date.now,
+    });
+    await heartbeat.start();
+    await waitFor(async () => (await backend.getJob(orphan))?.status === "queued");
+    expect(await backend.getJob(kept)).toMatchObject({ status: "processing" });
+    await heartbeat.stop();
+  });
+});

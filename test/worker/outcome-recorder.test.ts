@@ -1,0 +1,72 @@
+// The outcome recorder on the memory backend: each outcome's fenced write, its event, and the NACK.
+import { afterEach, describe, expect, it } from "vitest";
+import { JobTimeoutError } from "../../src/jobs/context.js";
+import { silent, workerParts } from "../helpers/worker-parts.js";
+
+const stops: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const stop of stops.splice(0)) await stop();
+});
+
+async function setup() {
+  const parts = await workerParts((soniq) => {
+    soniq.job({ name: "rec.job", maxAttempts: 2, handler: async () => 1 });
+  });
+  await parts.runtime.completions.start();
+  stops.push(() => parts.runtime.completions.stop());
+  await parts.soniq.enqueue("rec.job", {});
+  const [job] = await parts.claim();
+  if (!job) throw new Error("nothing claimed");
+  return { ...parts, job, definition: parts.soniq.jobs.get("rec.job") };
+}
+
+describe("OutcomeRecorder", () => {
+  it("recordOutcome › success › row done through the batcher, job_done emitted", async () => {
+    const { runtime, backend, job, definition, events } = await setup();
+    const changed = await runtime.recorder.recordOutcome(
+      job,
+      { kind: "success", value: { ok: true } },
+      definition,
+      silent,
+    );
+    expect(changed).toBe(true);
+    expect(await backend.getJob(job.id)).toMatchObject({ status: "done", attempts: 1 });
+    expect(events.map((e) => e.name)).toEqual(["job_done"]);
+  });
+
+  it("recordOutcome › released › row queued, attempts kept, shutdown_nack emitted and remembered", async () => {
+    const { runtime, backend, job, definition, events } = await setup();
+    expect(await runtime.recorder.recordOutcome(job, { kind: "released" }, definition)).toBe(true);
+    expect(await backend.getJob(job.id)).toMatchObject({ status: "queued", attempts: 0 });
+    expect(runtime.recorder.released).toEqual([job.id]);
+    expect(events[0]).toMatchObject({
+      name: "shutdown_nack",
+      payload: { reason: "shutdown_timeout" },
+    });
+  });
+
+  it("planWrite › timeout on the last attempt › a dead-letter move", async () => {
+    const { runtime, job, definition } = await setup();
+    const last = { ...job, attempts: 1 };
+    const plan = runtime.recorder.planWrite(
+      last,
+      { kind: "timeout", error: new JobTimeoutError(1) },
+      definition,
+      silent,
+    );
+    expect(plan.what).toBe("dead-letter move");
+  });
+
+  it("recordOutcome › row no longer ours › fenced out, nothing written, no event", async () => {
+    const { runtime, backend, job, definition, events } = await setup();
+    await backend.nack(job.id, { workerId: job.workerId, claimToken: job.claimToken });
+    const changed = await runtime.recorder.recordOutcome(
+      job,
+      { kind: "error", error: new Error("late") },
+      definition,
+    );
+    expect(changed).toBe(false);
+    expect(await backend.getJob(job.id)).toMatchObject({ status: "queued", attempts: 0 });
+    expect(events).toEqual([]);
+  });
+});
