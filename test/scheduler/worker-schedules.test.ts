@@ -67,6 +67,8 @@ describe("worker › ctx.schedule", () => {
       name: "plain.job",
       handler: async (_a, ctx) => seen.push(ctx.schedule),
     });
+    const events: Array<{ outcome: string; schedule: string; worker_id: string }> = [];
+    soniq.events.on("schedule_occurrence", (e) => events.push(e));
     const worker = soniq.worker();
     await worker.start();
     await plain.enqueue({});
@@ -79,6 +81,31 @@ describe("worker › ctx.schedule", () => {
     expect(scheduled).toMatchObject({ id: "every.second", late: false, manual: false });
     expect(scheduled?.occurrence).toBeInstanceOf(Date);
     expect((scheduled?.occurrence.getTime() ?? 1) % 1000).toBe(0);
+    // Every occurrence reported on soniq.events, by the worker that took it.
+    expect(events.length).toBeGreaterThanOrEqual(1);
+    expect(events[0]).toMatchObject({ schedule: "every.second", worker_id: worker.id });
+  });
+
+  it("worker › a schedule whose arguments fail an asynchronous schema › the start fails (exit 2), nothing written", async () => {
+    const backend = new MemoryBackend();
+    const soniq = new Soniq({ backend, logger: silent, env: {} });
+    // A Standard Schema whose validation is asynchronous: checked at sync, not at definition.
+    const asyncSchema = {
+      "~standard": {
+        version: 1 as const,
+        vendor: "test",
+        validate: async (value: unknown) =>
+          typeof (value as { n?: unknown }).n === "number"
+            ? { value: value as { n: number } }
+            : { issues: [{ message: "n must be a number" }] },
+      },
+    };
+    const job = soniq.job({ name: "async.checked", args: asyncSchema, handler: async () => 1 });
+    soniq.schedule({ id: "bad.args", job, every: 60, args: { n: "x" as unknown as number } });
+    const worker = soniq.worker();
+    await expect(worker.start()).rejects.toMatchObject({ code: "INVALID_ARGS" });
+    expect(await worker.finished).toMatchObject({ reason: "start_failed", exitCode: 2 });
+    expect(await backend.schedules.listSchedules()).toEqual([]);
   });
 });
 
