@@ -7,7 +7,7 @@
  * the field name (`_ms` = milliseconds). Job ids and worker ids are the ones stored in
  * `soniq_jobs` and `soniq_workers`.
  */
-import type { BackendKind } from "../backends/backend.js";
+import type { BackendKind, ScheduleOutcome } from "../backends/backend.js";
 
 /** Fields every event about one job run by a worker carries. */
 export type WorkerJobEvent = {
@@ -120,7 +120,7 @@ export type ScheduleOccurrenceEvent = {
   /** The occurrence instant (ISO 8601). */
   occurrence: string;
   /** What happened to it (docs/schedules.md). */
-  outcome: "enqueued" | "late" | "missed" | "skipped_overlap" | "paused";
+  outcome: ScheduleOutcome;
   /** The job it enqueued (`enqueued`, `late`), else `null`. */
   job_id: string | null;
   /** The job's registered name. */

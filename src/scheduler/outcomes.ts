@@ -5,8 +5,10 @@
  * Instants are milliseconds since the epoch; `grace` and `within` are **seconds**.
  */
 
-/** What happened to one occurrence. */
-export type OccurrenceOutcome = "enqueued" | "late" | "missed" | "skipped_overlap" | "paused";
+import type { ScheduleOutcome } from "../backends/backend.js";
+
+/** What happened to one occurrence (the contract's words: backend.ts `ScheduleOutcome`). */
+export type OccurrenceOutcome = ScheduleOutcome;
 
 /** Every outcome, in documentation order. */
 export const OCCURRENCE_OUTCOMES: readonly OccurrenceOutcome[] = [
