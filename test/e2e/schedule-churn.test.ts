@@ -40,7 +40,7 @@ describe("schedule churn", () => {
       postgresWorkers: pgUp ? 5 : 0,
       sqliteWorkers: 3,
       durationMs: 20_000,
-      faultEveryMs: 1_500,
+      faultEveryMs: 2_000,
       postgresUrl: TEST_DATABASE_URL,
       log: (line) => lines.push(line),
     });
