@@ -3,9 +3,12 @@
  * now, show (next instants and history), preview, remove, and coded errors with exit code 2.
  */
 import { join } from "node:path";
+import { pino } from "pino";
 import { afterAll, describe, expect, it } from "vitest";
+import { Soniq } from "../../src/index.js";
 import { runCli } from "../helpers/cli.js";
 import { removeTempDirs, tempDir } from "../helpers/temp.js";
+import { waitFor } from "../helpers/wait.js";
 
 const MODULE = "test/fixtures/schedule-jobs.ts";
 afterAll(() => removeTempDirs());
@@ -78,4 +81,51 @@ describe("soniq schedules CLI", () => {
     expect(missing.code).toBe(2);
     expect(missing.stderr).toMatch(/NOT_FOUND/);
   });
+
+  it("cli › pause and resume from another process while a worker runs › its next tick honours them (no cache), no backfill", async () => {
+    const url = `sqlite:${join(tempDir(), "s.db")}`;
+    const env = { SONIQ_DATABASE_URL: url, SONIQ_LOG_LEVEL: "warn" };
+    const soniq = new Soniq({
+      databaseUrl: url,
+      env: {},
+      logger: pino({ level: "silent" }),
+      pollInterval: 0.1,
+      heartbeatInterval: 0.2,
+    });
+    await soniq.setup();
+    const job = soniq.job({ name: "tick.job", handler: async () => "ok" });
+    soniq.schedule({ id: "every.second", job, every: 1, args: {}, history: 1000 });
+    const worker = soniq.worker();
+    await worker.start();
+    const backend = await soniq.backend();
+    const runs = async () => (await backend.schedules.scheduleRuns("every.second", 1000)).reverse();
+    await waitFor(async () => (await runs()).length >= 1, 5_000, "a first occurrence");
+    expect((await runCli(["schedules", "pause", "every.second"], env)).code).toBe(0);
+    const pausedAt = (await backend.now()).getTime();
+    await waitFor(
+      async () => (await runs()).filter((r) => r.outcome === "paused").length >= 2,
+      10_000,
+      "paused occurrences",
+    );
+    expect((await runCli(["schedules", "resume", "every.second"], env)).code).toBe(0);
+    const resumedAt = (await backend.now()).getTime();
+    await waitFor(
+      async () =>
+        (await runs()).some((r) => r.outcome === "enqueued" && r.occurrence.getTime() > resumedAt),
+      10_000,
+      "an occurrence after the resume",
+    );
+    await worker.stop();
+    const all = await runs();
+    // Every occurrence strictly inside the pause is recorded paused: none ran, none was backfilled.
+    for (const run of all) {
+      const at = run.occurrence.getTime();
+      if (at > pausedAt + 1000 && at < resumedAt - 1000) expect(run.outcome).toBe("paused");
+      if (run.outcome === "enqueued")
+        expect(at < pausedAt + 1000 || at > resumedAt - 1000).toBe(true);
+    }
+    const occurrences = all.map((r) => r.occurrence.getTime());
+    expect(new Set(occurrences).size).toBe(occurrences.length);
+    await soniq.close();
+  }, 40_000);
 });
