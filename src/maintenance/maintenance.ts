@@ -1,11 +1,10 @@
 /**
  * Assembles one worker's maintenance (DESIGN.md §3.3): an elector on the maintenance lease and a
- * maintainer that runs the rescuer, the pruner, the worker reaper and any further leader-only
- * services (the schedules' scheduler) while this worker leads.
+ * maintainer that runs the rescuer, the pruner and the worker reaper while this worker leads.
  * The rescuer is also handed back for the worker's start-up pass, one of recovery's other clocks
  * (the third is `soniq recover`).
  */
-import type { Backend } from "../backends/backend.js";
+import type { Backend } from "../backends/contract/index.js";
 import type { Service } from "../lifecycle/service.js";
 import type { EventBus } from "../observability/event-bus.js";
 import type { SoniqEventMap } from "../observability/events.js";

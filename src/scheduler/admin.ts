@@ -6,7 +6,12 @@
  * never race one.
  */
 import { randomUUID } from "node:crypto";
-import type { Backend, ScheduleRow, ScheduleRunRow } from "../backends/backend.js";
+import type {
+  Backend,
+  ScheduleAdvanceParams,
+  ScheduleRow,
+  ScheduleRunRow,
+} from "../backends/contract/index.js";
 import { SoniqError } from "../errors.js";
 import type { Logger } from "../observability/logger.js";
 import { manualDedupKey } from "./outcomes.js";
@@ -54,12 +59,12 @@ export class ScheduleAdmin {
   constructor(private readonly port: ScheduleAdminPort) {}
 
   private async store() {
-    return (await this.port.backend()).schedules;
+    return this.port.backend();
   }
 
   /** Every schedule row, by id. */
   async list(): Promise<ScheduleRow[]> {
-    return (await this.store()).listSchedules();
+    return (await this.store()).scheduleList();
   }
 
   /**
@@ -68,7 +73,7 @@ export class ScheduleAdmin {
    */
   async show(id: string, options: { next?: number; runs?: number } = {}): Promise<ScheduleDetails> {
     const store = await this.store();
-    const schedule = await store.getSchedule(id);
+    const schedule = await store.scheduleGet({ id });
     if (!schedule) throw notFound(id);
     const count = options.next ?? 5;
     const upcomingDates =
@@ -83,7 +88,7 @@ export class ScheduleAdmin {
     return {
       schedule,
       upcoming: upcomingDates,
-      runs: await store.scheduleRuns(id, options.runs ?? 20),
+      runs: await store.scheduleRuns({ id, limit: options.runs ?? 20 }),
     };
   }
 
@@ -183,7 +188,7 @@ export class ScheduleAdmin {
 
   /** Deletes a schedule and its history (a declared one comes back at the next sync). @throws SoniqError `NOT_FOUND`. */
   async remove(id: string): Promise<void> {
-    if (!(await (await this.store()).removeSchedule(id))) throw notFound(id);
+    if (!(await (await this.store()).scheduleRemove({ id }))) throw notFound(id);
     this.port.logger.info({ schedule: id }, "schedule removed");
     this.port.changed();
   }
@@ -205,7 +210,7 @@ export class ScheduleAdmin {
 
   /** History of one schedule, newest first. */
   async runs(id: string, limit = 100): Promise<ScheduleRunRow[]> {
-    return (await this.store()).scheduleRuns(id, limit);
+    return (await this.store()).scheduleRuns({ id, limit });
   }
 
   /** Re-reads the row and retries the compare-and-set until it holds (or `build` says no change). */
@@ -214,16 +219,16 @@ export class ScheduleAdmin {
     build: (row: ScheduleRow) => Promise<{
       nextRunAt: Date | null;
       paused?: boolean;
-      runs: Parameters<Backend["schedules"]["advanceSchedule"]>[0]["runs"];
+      runs: ScheduleAdvanceParams["runs"];
     } | null>,
   ) {
     const store = await this.store();
     for (let attempt = 0; attempt < TRIES; attempt += 1) {
-      const row = await store.getSchedule(id);
+      const row = await store.scheduleGet({ id });
       if (!row) throw notFound(id);
       const change = await build(row);
       if (change === null) return null;
-      const result = await store.advanceSchedule({
+      const result = await store.scheduleAdvance({
         id,
         expect: { nextRunAt: row.nextRunAt, revision: row.revision },
         ...change,

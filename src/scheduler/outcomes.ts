@@ -5,7 +5,7 @@
  * Instants are milliseconds since the epoch; `grace` and `within` are **seconds**.
  */
 
-import type { ScheduleOutcome } from "../backends/backend.js";
+import type { ScheduleOutcome } from "../backends/contract/index.js";
 
 /** What happened to one occurrence (the contract's words: backend.ts `ScheduleOutcome`). */
 export type OccurrenceOutcome = ScheduleOutcome;

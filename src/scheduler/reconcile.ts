@@ -5,7 +5,7 @@
  * undeclared rows are kept and warned about, or deleted with `prune`. Each write is conditional on
  * the row's revision, so concurrent reconcilers (several workers starting) cannot lose an update.
  */
-import type { Backend } from "../backends/backend.js";
+import type { Backend } from "../backends/contract/index.js";
 import { SoniqError } from "../errors.js";
 import { validateArgs } from "../jobs/job-definition.js";
 import type { Logger } from "../observability/logger.js";
@@ -57,15 +57,21 @@ export async function reconcileSchedules(
     undeclared: [],
     pruned: [],
   };
-  const store = backend.schedules;
+  const store = backend;
   for (const definition of declared) {
     const { spec, recurrence } = definition;
     let done = false;
     for (let attempt = 0; attempt < TRIES && !done; attempt += 1) {
-      const row = await store.getSchedule(spec.id);
+      const row = await store.scheduleGet({ id: spec.id });
       const now = (await backend.now()).getTime();
       if (!row) {
-        if (await store.saveSchedule(spec, nullable(recurrence.next(now)), null)) {
+        if (
+          await store.scheduleSave({
+            spec,
+            nextRunAt: nullable(recurrence.next(now)),
+            expectRevision: null,
+          })
+        ) {
           report.created.push(spec.id);
           logger.info({ schedule: spec.id }, "schedule created");
           done = true;
@@ -79,7 +85,7 @@ export async function reconcileSchedules(
       }
       const timing = timingChanged(row, spec);
       const next = timing ? nullable(recurrence.next(now)) : row.nextRunAt;
-      if (await store.saveSchedule(spec, next, row.revision)) {
+      if (await store.scheduleSave({ spec, nextRunAt: next, expectRevision: row.revision })) {
         report.updated.push(spec.id);
         logger.info(
           { schedule: spec.id, next_run_at: next?.toISOString() ?? null, timing_changed: timing },
@@ -91,11 +97,11 @@ export async function reconcileSchedules(
     if (!done) throw new Error(`schedule ${spec.id} kept changing while it was being synced`);
   }
   const ids = new Set(declared.map((d) => d.spec.id));
-  for (const row of await store.listSchedules()) {
+  for (const row of await store.scheduleList()) {
     if (ids.has(row.id)) continue;
     report.undeclared.push(row.id);
     if (options.prune) {
-      if (await store.removeSchedule(row.id)) report.pruned.push(row.id);
+      if (await store.scheduleRemove({ id: row.id })) report.pruned.push(row.id);
       logger.warn({ schedule: row.id }, "schedule not declared in code: pruned");
     } else {
       logger.warn(

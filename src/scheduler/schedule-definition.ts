@@ -3,7 +3,7 @@
  * definition time (bad input throws a coded `SoniqError` and nothing is written), and the
  * resolved {@link ScheduleSpec} that reconciliation stores in `soniq_schedules`.
  */
-import type { ScheduleSpec } from "../backends/backend.js";
+import type { ScheduleSpec } from "../backends/contract/index.js";
 import { isSoniqError, SoniqError } from "../errors.js";
 import {
   assertMaxAttempts,

@@ -6,7 +6,12 @@
  * The leader's scheduler service and every worker's heartbeat catch-up call {@link Scheduler.tick}.
  */
 import { randomUUID } from "node:crypto";
-import type { NewJob, ScheduleRow, ScheduleRunInput, ScheduleStore } from "../backends/backend.js";
+import type {
+  NewJob,
+  ScheduleRow,
+  ScheduleRunInput,
+  ScheduleStore,
+} from "../backends/contract/index.js";
 import type { ScheduleOccurrenceEvent } from "../observability/events.js";
 import type { Logger } from "../observability/logger.js";
 import { makesJob, occurrenceDedupKey, planOccurrences } from "./outcomes.js";
@@ -102,7 +107,7 @@ export class Scheduler {
    * schedules cannot be read.
    */
   async tick(overdueSeconds: number, signal?: AbortSignal): Promise<TickResult> {
-    const due = await this.store.dueSchedules(overdueSeconds);
+    const due = await this.store.scheduleDue({ overdueSeconds });
     const nowMs = due.now.getTime();
     let taken = 0;
     let backlog = false;
@@ -184,7 +189,7 @@ export class Scheduler {
           : null,
       };
     });
-    const result = await this.store.advanceSchedule({
+    const result = await this.store.scheduleAdvance({
       id: row.id,
       expect: { nextRunAt: row.nextRunAt, revision: row.revision },
       nextRunAt: at === null ? null : new Date(at),

@@ -7,7 +7,7 @@
  * lost (the worker is live, so crash recovery would never free them). After each beat it runs the
  * optional `afterBeat` hook: the schedules' catch-up (worker-schedules.ts).
  */
-import type { Backend } from "../backends/backend.js";
+import type { Backend } from "../backends/contract/index.js";
 import { PeriodicService } from "../lifecycle/periodic-service.js";
 import type { Service, ServiceState } from "../lifecycle/service.js";
 import type { Logger } from "../observability/logger.js";
@@ -94,7 +94,7 @@ export class Heartbeat implements Service {
     const { backend, workerId } = this.options;
     try {
       await withTimeout(
-        backend.heartbeat(workerId, this.options.status()),
+        backend.workerHeartbeat({ workerId, status: this.options.status() }),
         DB_CALL_TIMEOUT_MS,
         "heartbeat",
       );
@@ -117,10 +117,19 @@ export class Heartbeat implements Service {
   private async releaseOrphans(): Promise<void> {
     const { backend, orphans, workerId } = this.options;
     if (!orphans.takeOrphanSuspicion()) return;
-    const owned = await withTimeout(backend.ownedBy(workerId), DB_CALL_TIMEOUT_MS, "owned rows");
+    const owned = await withTimeout(
+      backend.jobOwnedBy({ workerId }),
+      DB_CALL_TIMEOUT_MS,
+      "owned rows",
+    );
     for (const row of owned) {
       if (this.options.isTracked(row.id) || orphans.claimInFlight) continue;
-      if (await backend.nack(row.id, { workerId: row.workerId, claimToken: row.claimToken })) {
+      if (
+        await backend.jobNack({
+          id: row.id,
+          owner: { workerId: row.workerId, claimToken: row.claimToken },
+        })
+      ) {
         this.options.logger.warn(
           { job_id: row.id },
           "released a job claimed by an answer that was lost",

@@ -6,7 +6,7 @@
  * seed 004, so a dead leader costs seconds, not a run. The only place the worker touches
  * `src/scheduler/`.
  */
-import type { Backend } from "../backends/backend.js";
+import type { Backend } from "../backends/contract/index.js";
 import { isSoniqError } from "../errors.js";
 import type { EventBus } from "../observability/event-bus.js";
 import type { SoniqEventMap } from "../observability/events.js";
@@ -45,7 +45,7 @@ export class WorkerSchedules {
   constructor(private readonly options: WorkerSchedulesOptions) {
     const { backend, workerId, logger, events } = options;
     this.scheduler = new Scheduler({
-      store: backend.schedules,
+      store: backend,
       logger,
       emit: (payload) => events.emit("schedule_occurrence", { worker_id: workerId, ...payload }),
     });

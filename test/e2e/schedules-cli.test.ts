@@ -98,7 +98,8 @@ describe("soniq schedules CLI", () => {
     const worker = soniq.worker();
     await worker.start();
     const backend = await soniq.backend();
-    const runs = async () => (await backend.schedules.scheduleRuns("every.second", 1000)).reverse();
+    const runs = async () =>
+      (await backend.scheduleRuns({ id: "every.second", limit: 1000 })).reverse();
     await waitFor(async () => (await runs()).length >= 1, 5_000, "a first occurrence");
     expect((await runCli(["schedules", "pause", "every.second"], env)).code).toBe(0);
     const pausedAt = (await backend.now()).getTime();

@@ -61,13 +61,13 @@ describe("scheduler › property", () => {
         history: 10_000,
       });
       await soniq.schedules.sync();
-      const scheduler = new Scheduler({ store: backend.schedules, logger: silent });
+      const scheduler = new Scheduler({ store: backend, logger: silent });
       const end = start + 30 * 3_600_000;
       while (clock.now < end) {
         clock.now += Math.floor(rand() * 3 * 3_600_000); // steps of 0–3 h
         await scheduler.tick(0);
       }
-      const taken = (await backend.schedules.scheduleRuns("prop.schedule", 10_000))
+      const taken = (await backend.scheduleRuns({ id: "prop.schedule", limit: 10_000 }))
         .map((r) => r.occurrence.getTime())
         .reverse();
       const announced = (
@@ -81,7 +81,7 @@ describe("scheduler › property", () => {
       const context = `${cron} ${timezone} from ${new Date(start).toISOString()}`;
       expect(new Set(taken).size, context).toBe(taken.length);
       expect(taken, context).toEqual(announced.filter((ms) => ms <= clock.now));
-      expect((await backend.stats()).total, context).toBe(taken.length);
+      expect((await backend.jobStats()).total, context).toBe(taken.length);
     }
   });
 });

@@ -4,7 +4,11 @@
  */
 import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
-import type { ScheduleStore } from "../../src/backends/backend.js";
+import type {
+  ScheduleAdvanceParams,
+  ScheduleDueParams,
+  ScheduleStore,
+} from "../../src/backends/contract/index.js";
 import { MemoryBackend } from "../../src/backends/memory/memory-backend.js";
 import { Soniq } from "../../src/index.js";
 import { Scheduler } from "../../src/scheduler/scheduler.js";
@@ -33,9 +37,9 @@ describe("scheduler service", () => {
   it("scheduler service › an every-1 s schedule › each occurrence enqueued within its grace, no polling in between", async () => {
     const { backend } = await everySecond();
     let reads = 0;
-    const store: ScheduleStore = new Proxy(backend.schedules, {
+    const store: ScheduleStore = new Proxy<ScheduleStore>(backend, {
       get(target, prop, receiver) {
-        if (prop === "dueSchedules") reads += 1;
+        if (prop === "scheduleDue") reads += 1;
         const value = Reflect.get(target, prop, receiver);
         return typeof value === "function" ? value.bind(target) : value;
       },
@@ -45,9 +49,9 @@ describe("scheduler service", () => {
       logger: silent,
     });
     await service.start();
-    await waitFor(async () => (await backend.stats()).total >= 3, 5_000, "three occurrences");
+    await waitFor(async () => (await backend.jobStats()).total >= 3, 5_000, "three occurrences");
     await service.stop();
-    const runs = await backend.schedules.scheduleRuns("every.second", 100);
+    const runs = await backend.scheduleRuns({ id: "every.second", limit: 100 });
     expect(runs.every((r) => r.outcome === "enqueued")).toBe(true);
     for (const run of runs) {
       expect(run.recordedAt.getTime() - run.occurrence.getTime()).toBeLessThan(1_000);
@@ -59,16 +63,16 @@ describe("scheduler service", () => {
   it("scheduler service › a tick that throws › logged and retried, never an unhandled rejection, later ticks still run", async () => {
     const { backend } = await everySecond();
     let failures = 2;
-    const store: ScheduleStore = new Proxy(backend.schedules, {
+    const store: ScheduleStore = new Proxy<ScheduleStore>(backend, {
       get(target, prop, receiver) {
         const value = Reflect.get(target, prop, receiver);
-        if (prop === "dueSchedules") {
-          return (...args: [number]) => {
+        if (prop === "scheduleDue") {
+          return (params: ScheduleDueParams) => {
             if (failures > 0) {
               failures -= 1;
               return Promise.reject(new Error("database went away"));
             }
-            return target.dueSchedules(...args);
+            return target.scheduleDue(params);
           };
         }
         return typeof value === "function" ? value.bind(target) : value;
@@ -82,7 +86,7 @@ describe("scheduler service", () => {
     });
     await service.start();
     await waitFor(
-      async () => (await backend.stats()).total >= 1,
+      async () => (await backend.jobStats()).total >= 1,
       5_000,
       "an occurrence after the failures",
     );
@@ -96,15 +100,15 @@ describe("scheduler service", () => {
     let writes = 0;
     let afterStop = 0;
     let stopped = false;
-    const store: ScheduleStore = new Proxy(backend.schedules, {
+    const store: ScheduleStore = new Proxy<ScheduleStore>(backend, {
       get(target, prop, receiver) {
         const value = Reflect.get(target, prop, receiver);
-        if (prop === "advanceSchedule") {
-          return async (params: Parameters<ScheduleStore["advanceSchedule"]>[0]) => {
+        if (prop === "scheduleAdvance") {
+          return async (params: ScheduleAdvanceParams) => {
             writes += 1;
             if (stopped) afterStop += 1;
             if (writes === 1) await new Promise<void>((r) => (release = r));
-            return target.advanceSchedule(params);
+            return target.scheduleAdvance(params);
           };
         }
         return typeof value === "function" ? value.bind(target) : value;
@@ -121,11 +125,11 @@ describe("scheduler service", () => {
     setTimeout(() => release?.(), 100);
     await stopping;
     stopped = true;
-    const total = (await backend.stats()).total;
+    const total = (await backend.jobStats()).total;
     expect(total).toBe(1); // the write in flight committed whole
     await new Promise((r) => setTimeout(r, 1_500));
     expect(afterStop).toBe(0);
-    expect((await backend.stats()).total).toBe(total);
+    expect((await backend.jobStats()).total).toBe(total);
     expect(service.state).toBe("idle");
   });
 
@@ -134,7 +138,7 @@ describe("scheduler service", () => {
     await stressStartStop(
       () =>
         new SchedulerService({
-          scheduler: new Scheduler({ store: backend.schedules, logger: silent }),
+          scheduler: new Scheduler({ store: backend, logger: silent }),
           logger: silent,
         }),
     );

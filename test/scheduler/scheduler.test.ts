@@ -25,7 +25,7 @@ function setup(startIso: string) {
   });
   const events: Array<{ outcome: string }> = [];
   const scheduler = new Scheduler({
-    store: backend.schedules,
+    store: backend,
     logger: silent,
     emit: (payload) => events.push(payload),
   });
@@ -34,15 +34,15 @@ function setup(startIso: string) {
   };
   const jobs = async () => {
     const rows = [];
-    for (const row of await backend.schedules.listSchedules()) {
-      for (const run of await backend.schedules.scheduleRuns(row.id, 1000)) {
-        if (run.jobId) rows.push(await backend.getJob(run.jobId));
+    for (const row of await backend.scheduleList()) {
+      for (const run of await backend.scheduleRuns({ id: row.id, limit: 1000 })) {
+        if (run.jobId) rows.push(await backend.jobGet({ id: run.jobId }));
       }
     }
     return rows;
   };
   const outcomes = async (id: string) =>
-    (await backend.schedules.scheduleRuns(id, 1000)).reverse().map((r) => r.outcome);
+    (await backend.scheduleRuns({ id, limit: 1000 })).reverse().map((r) => r.outcome);
   return { clock, backend, soniq, report, scheduler, advance, jobs, outcomes, events };
 }
 
@@ -79,7 +79,7 @@ describe("scheduler › missed-run policies (3 h down, hourly)", () => {
       }
       expect(t.events.filter((e) => e.outcome === "missed")).toHaveLength(3 - jobCount);
       expect(
-        (await t.backend.schedules.getSchedule("reports.hourly"))?.nextRunAt?.toISOString(),
+        (await t.backend.scheduleGet({ id: "reports.hourly" }))?.nextRunAt?.toISOString(),
       ).toBe("2026-01-01T12:00:00.000Z");
     });
   }
@@ -127,18 +127,18 @@ describe("scheduler › overlap, pause, resume", () => {
     await t.soniq.schedules.sync();
     t.advance(30_000); // 00:01:00
     await t.scheduler.tick(0);
-    const [claimed] = await t.backend.claim({ workerId: "w", queues: null, limit: 1 });
+    const [claimed] = await t.backend.jobClaim({ workerId: "w", queues: null, limit: 1 });
     expect(claimed).toBeDefined();
     t.advance(60_000); // 00:02:00: the first job is still processing
     await t.scheduler.tick(0);
     expect(await t.outcomes("sync.often")).toEqual(["enqueued", "skipped_overlap"]);
     expect(await t.jobs()).toHaveLength(1);
-    await t.backend.complete(
-      claimed?.id ?? "",
-      { workerId: "w", claimToken: claimed?.claimToken ?? "" },
-      null,
-      60,
-    );
+    await t.backend.jobComplete({
+      id: claimed?.id ?? "",
+      owner: { workerId: "w", claimToken: claimed?.claimToken ?? "" },
+      result: null,
+      resultRetentionSeconds: 60,
+    });
     t.advance(60_000); // 00:03:00: done now
     await t.scheduler.tick(0);
     expect(await t.outcomes("sync.often")).toEqual(["enqueued", "skipped_overlap", "enqueued"]);
@@ -154,7 +154,7 @@ describe("scheduler › overlap, pause, resume", () => {
     t.advance(3 * 60_000); // 00:04:30: 02, 03, 04 not ticked yet
     await t.soniq.schedules.resume("sync.often");
     expect(await t.outcomes("sync.often")).toEqual(["paused", "paused", "paused", "paused"]);
-    expect((await t.backend.schedules.getSchedule("sync.often"))?.nextRunAt?.toISOString()).toBe(
+    expect((await t.backend.scheduleGet({ id: "sync.often" }))?.nextRunAt?.toISOString()).toBe(
       "2026-01-01T00:05:00.000Z",
     );
     await t.scheduler.tick(0);
@@ -175,10 +175,10 @@ describe("scheduler › overlap, pause, resume", () => {
     t.soniq.schedule({ id: "sync.often", job: t.report, every: 60, args: { day: "x" } });
     await t.soniq.schedules.sync();
     const id = await t.soniq.schedules.runNow("sync.often");
-    const job = await t.backend.getJob(id);
+    const job = await t.backend.jobGet({ id });
     expect(job?.dedupKey).toMatch(/^schedule:sync\.often:manual:/);
     expect(JSON.parse(job?.meta ?? "{}").schedule).toMatchObject({ manual: true, late: false });
-    expect((await t.backend.schedules.getSchedule("sync.often"))?.nextRunAt?.toISOString()).toBe(
+    expect((await t.backend.scheduleGet({ id: "sync.often" }))?.nextRunAt?.toISOString()).toBe(
       "2026-01-01T00:01:00.000Z",
     );
   });
@@ -197,7 +197,7 @@ describe("scheduler › DST and the database clock", () => {
     await t.soniq.schedules.sync();
     t.advance(Date.parse("2026-03-29T01:00:00Z") - t.clock.now);
     await t.scheduler.tick(0);
-    const runs = await t.backend.schedules.scheduleRuns("paris.night", 10);
+    const runs = await t.backend.scheduleRuns({ id: "paris.night", limit: 10 });
     expect(runs.map((r) => [r.outcome, r.occurrence.toISOString()])).toEqual([
       ["enqueued", "2026-03-29T01:00:00.000Z"],
     ]);
@@ -220,7 +220,7 @@ describe("scheduler › DST and the database clock", () => {
     await t.scheduler.tick(0);
     t.advance(H); // 06:30Z is 01:30 EST, the repeated wall time
     await t.scheduler.tick(0);
-    const runs = await t.backend.schedules.scheduleRuns("ny.night", 10);
+    const runs = await t.backend.scheduleRuns({ id: "ny.night", limit: 10 });
     expect(runs.map((r) => r.occurrence.toISOString())).toEqual(["2026-11-01T05:30:00.000Z"]);
   });
 
@@ -251,7 +251,7 @@ describe("scheduler › split brain", () => {
       history: 1000,
     });
     await t.soniq.schedules.sync();
-    const other = new Scheduler({ store: t.backend.schedules, logger: silent });
+    const other = new Scheduler({ store: t.backend, logger: silent });
     for (let i = 0; i < 1000; i += 1) {
       t.advance(1000);
       const [a, b] = await Promise.all([t.scheduler.tick(0), other.tick(0)]);
@@ -260,7 +260,7 @@ describe("scheduler › split brain", () => {
     const jobs = await t.jobs();
     expect(jobs).toHaveLength(1000);
     expect(new Set(jobs.map((j) => j?.dedupKey)).size).toBe(1000);
-    expect((await t.backend.stats()).total).toBe(1000);
+    expect((await t.backend.jobStats()).total).toBe(1000);
   });
 });
 
@@ -335,12 +335,12 @@ describe("scheduler › definitions and sync", () => {
     next.schedule({ id: "sync.often", job: report, every: 3600, args: { day: "x" } });
     const first = await next.schedules.sync();
     expect(first).toMatchObject({ updated: ["sync.often"], undeclared: ["old.one"], pruned: [] });
-    expect((await t.backend.schedules.getSchedule("sync.often"))?.nextRunAt?.toISOString()).toBe(
+    expect((await t.backend.scheduleGet({ id: "sync.often" }))?.nextRunAt?.toISOString()).toBe(
       "2026-01-01T01:00:00.000Z",
     );
-    expect(await t.backend.schedules.getSchedule("old.one")).not.toBeNull();
+    expect(await t.backend.scheduleGet({ id: "old.one" })).not.toBeNull();
     expect((await next.schedules.sync({ prune: true })).pruned).toEqual(["old.one"]);
-    expect(await t.backend.schedules.getSchedule("old.one")).toBeNull();
+    expect(await t.backend.scheduleGet({ id: "old.one" })).toBeNull();
   });
 
   it("admin › show and preview › next instants from the cursor and from an expression", async () => {

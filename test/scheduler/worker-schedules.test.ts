@@ -105,7 +105,7 @@ describe("worker › ctx.schedule", () => {
     const worker = soniq.worker();
     await expect(worker.start()).rejects.toMatchObject({ code: "INVALID_ARGS" });
     expect(await worker.finished).toMatchObject({ reason: "start_failed", exitCode: 2 });
-    expect(await backend.schedules.listSchedules()).toEqual([]);
+    expect(await backend.scheduleList()).toEqual([]);
   });
 });
 
@@ -143,18 +143,22 @@ for (const target of targets) {
         history: 1000,
       });
       // The leader: holds the lease, renews it right before an occurrence, then dies.
-      await backend.tryLead("maintenance", "dead-leader", 30);
+      await backend.leaseTryTake({ name: "maintenance", holder: "dead-leader", ttlSeconds: 30 });
       const worker = soniq.worker();
       await worker.start();
       const now = (await backend.now()).getTime();
       const occurrence = Math.ceil((now + 1_000) / 1000) * 1000;
       await new Promise((r) => setTimeout(r, occurrence - 100 - Date.now()));
-      await backend.resign("maintenance", "dead-leader");
-      await backend.tryLead("maintenance", "dead-leader", leaseTtl); // its last renewal
+      await backend.leaseResign({ name: "maintenance", holder: "dead-leader" });
+      await backend.leaseTryTake({
+        name: "maintenance",
+        holder: "dead-leader",
+        ttlSeconds: leaseTtl,
+      }); // its last renewal
       const diedAt = (await backend.now()).getTime();
       await waitFor(
         async () =>
-          (await backend.schedules.scheduleRuns("strict", 1000)).some(
+          (await backend.scheduleRuns({ id: "strict", limit: 1000 })).some(
             (r) => r.occurrence.getTime() >= diedAt + 2_000,
           ),
         10_000,
@@ -163,7 +167,7 @@ for (const target of targets) {
       await worker.stop();
       const bound = (leaseTtl + heartbeat) * 1000 + 400; // + one tick and the machine's jitter
       for (const id of ["on.time", "strict"]) {
-        const runs = await backend.schedules.scheduleRuns(id, 1000);
+        const runs = await backend.scheduleRuns({ id, limit: 1000 });
         const afterDeath = runs.filter((r) => r.occurrence.getTime() >= occurrence);
         expect(afterDeath.length).toBeGreaterThanOrEqual(2);
         for (const run of afterDeath) {
@@ -175,7 +179,7 @@ for (const target of targets) {
         }
       }
       // The occurrence right after the death was taken by catch-up, overdue past the strict grace.
-      const first = (await backend.schedules.scheduleRuns("strict", 1000)).find(
+      const first = (await backend.scheduleRuns({ id: "strict", limit: 1000 })).find(
         (r) => r.occurrence.getTime() === occurrence,
       );
       expect(first?.outcome).toBe("late");
@@ -199,8 +203,8 @@ for (const target of targets) {
       await a.schedules.sync();
       const b = make();
       const schedulers = [
-        new Scheduler({ store: (await a.backend()).schedules, logger: silent }),
-        new Scheduler({ store: (await b.backend()).schedules, logger: silent }),
+        new Scheduler({ store: await a.backend(), logger: silent }),
+        new Scheduler({ store: await b.backend(), logger: silent }),
       ];
       const end = Date.now() + 3_000;
       let ticks = 0;
@@ -213,8 +217,8 @@ for (const target of targets) {
         }),
       );
       const backend = await a.backend();
-      const runs = await backend.schedules.scheduleRuns("every.second", 1000);
-      const stats = await backend.stats();
+      const runs = await backend.scheduleRuns({ id: "every.second", limit: 1000 });
+      const stats = await backend.jobStats();
       expect(ticks).toBeGreaterThan(20);
       expect(runs.length).toBeGreaterThanOrEqual(2);
       expect(stats.total).toBe(runs.length);
@@ -236,22 +240,26 @@ describe.skipIf(!pgAvailable)("worker schedules › the database clock on Postgr
     const job = soniq.job({ name: "tick.job", handler: async () => "ok" });
     soniq.schedule({ id: "soon", job, every: 3600, args: {} });
     await soniq.schedules.sync();
-    const scheduler = new Scheduler({ store: backend.schedules, logger: silent });
+    const scheduler = new Scheduler({ store: backend, logger: silent });
     const dbNow = (await backend.now()).getTime();
-    const row = await backend.schedules.getSchedule("soon");
+    const row = await backend.scheduleGet({ id: "soon" });
     if (!row) throw new Error("no row");
     try {
       vi.useFakeTimers({ toFake: ["Date"], now: dbNow + 10 * 60_000 }); // process clock ahead
       expect((await scheduler.tick(0)).taken).toBe(0); // the cursor is in the future by the database
       // Put the cursor 1 s in the past by the database clock; the process clock is now behind.
       const past = new Date(dbNow - 1_000);
-      await backend.schedules.saveSchedule({ ...row }, past, row.revision);
+      await backend.scheduleSave({
+        spec: { ...row },
+        nextRunAt: past,
+        expectRevision: row.revision,
+      });
       vi.setSystemTime(dbNow - 10 * 60_000);
       expect((await scheduler.tick(0)).taken).toBe(1);
     } finally {
       vi.useRealTimers();
     }
-    const [run] = await backend.schedules.scheduleRuns("soon", 5);
+    const [run] = await backend.scheduleRuns({ id: "soon", limit: 5 });
     expect(run?.outcome).toBe("enqueued");
     await soniq.close();
   });

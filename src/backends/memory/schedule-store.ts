@@ -5,28 +5,25 @@
  */
 import { SoniqError } from "../../errors.js";
 import type {
-  AdvanceResult,
-  AdvanceSchedule,
   DueSchedules,
   EnqueueResult,
-  JobStatus,
   NewJob,
+  ScheduleAdvanceParams,
+  ScheduleAdvanceResult,
+  ScheduleDueParams,
+  ScheduleIdParams,
   ScheduleRow,
   ScheduleRunRow,
-  ScheduleSpec,
+  ScheduleRunsParams,
+  ScheduleSaveParams,
   ScheduleStore,
-} from "../backend.js";
+} from "../contract/index.js";
+import type { MemoryState } from "./state.js";
 
-/** What the store needs from its backend. */
+/** What the store needs besides the shared state. */
 export interface MemoryScheduleStorePort {
-  /** The injectable "database clock", ms since the epoch. */
-  clock: () => number;
-  /** Throws `CLOSED` after close. */
-  check: () => void;
-  /** Inserts jobs synchronously (the backend's enqueue body). */
+  /** Inserts jobs synchronously (the job store's enqueue body). */
   insertJobs: (jobs: readonly NewJob[]) => EnqueueResult[];
-  /** A job's status, or undefined when the row is gone. */
-  jobStatus: (id: string) => JobStatus | undefined;
 }
 
 type StoredSchedule = Omit<ScheduleRow, "lastJobActive">;
@@ -36,10 +33,17 @@ export class MemoryScheduleStore implements ScheduleStore {
   private readonly rows = new Map<string, StoredSchedule>();
   private readonly runs = new Map<string, ScheduleRunRow[]>();
 
-  constructor(private readonly port: MemoryScheduleStorePort) {}
+  /**
+   * @param state The backend's shared state (clock, jobs, closed guard).
+   * @param port The job store's synchronous insert.
+   */
+  constructor(
+    private readonly state: MemoryState,
+    private readonly port: MemoryScheduleStorePort,
+  ) {}
 
   private view(row: StoredSchedule): ScheduleRow {
-    const status = row.lastJobId === null ? undefined : this.port.jobStatus(row.lastJobId);
+    const status = row.lastJobId === null ? undefined : this.state.jobs.get(row.lastJobId)?.status;
     return {
       ...row,
       startAt: copy(row.startAt),
@@ -50,13 +54,9 @@ export class MemoryScheduleStore implements ScheduleStore {
     };
   }
 
-  async saveSchedule(
-    spec: ScheduleSpec,
-    nextRunAt: Date | null,
-    expectRevision: number | null,
-  ): Promise<boolean> {
-    this.port.check();
-    const now = new Date(this.port.clock());
+  async scheduleSave({ spec, nextRunAt, expectRevision }: ScheduleSaveParams): Promise<boolean> {
+    this.state.check();
+    const now = new Date(this.state.clock());
     const existing = this.rows.get(spec.id);
     if (expectRevision === null) {
       if (existing) return false;
@@ -87,22 +87,22 @@ export class MemoryScheduleStore implements ScheduleStore {
     return true;
   }
 
-  async getSchedule(id: string): Promise<ScheduleRow | null> {
-    this.port.check();
+  async scheduleGet({ id }: ScheduleIdParams): Promise<ScheduleRow | null> {
+    this.state.check();
     const row = this.rows.get(id);
     return row ? this.view(row) : null;
   }
 
-  async listSchedules(): Promise<ScheduleRow[]> {
-    this.port.check();
+  async scheduleList(): Promise<ScheduleRow[]> {
+    this.state.check();
     return [...this.rows.values()]
       .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
       .map((row) => this.view(row));
   }
 
-  async dueSchedules(overdueSeconds: number): Promise<DueSchedules> {
-    this.port.check();
-    const now = this.port.clock();
+  async scheduleDue({ overdueSeconds }: ScheduleDueParams): Promise<DueSchedules> {
+    this.state.check();
+    const now = this.state.clock();
     const limit = now - Math.round(overdueSeconds * 1000);
     let next: number | null = null;
     const due: ScheduleRow[] = [];
@@ -116,8 +116,8 @@ export class MemoryScheduleStore implements ScheduleStore {
     return { now: new Date(now), due, nextDueAt: next === null ? null : new Date(next) };
   }
 
-  async advanceSchedule(params: AdvanceSchedule): Promise<AdvanceResult> {
-    this.port.check();
+  async scheduleAdvance(params: ScheduleAdvanceParams): Promise<ScheduleAdvanceResult> {
+    this.state.check();
     const row = this.rows.get(params.id);
     if (
       !row ||
@@ -126,7 +126,7 @@ export class MemoryScheduleStore implements ScheduleStore {
     ) {
       return { advanced: false, jobs: [] };
     }
-    const now = new Date(this.port.clock());
+    const now = new Date(this.state.clock());
     const jobs = params.runs.flatMap((run) => (run.job ? [run.job] : []));
     const results = jobs.length > 0 ? this.port.insertJobs(jobs) : [];
     let k = 0;
@@ -155,14 +155,14 @@ export class MemoryScheduleStore implements ScheduleStore {
     return { advanced: true, jobs: results };
   }
 
-  async removeSchedule(id: string): Promise<boolean> {
-    this.port.check();
+  async scheduleRemove({ id }: ScheduleIdParams): Promise<boolean> {
+    this.state.check();
     this.runs.delete(id);
     return this.rows.delete(id);
   }
 
-  async scheduleRuns(id: string, limit: number): Promise<ScheduleRunRow[]> {
-    this.port.check();
+  async scheduleRuns({ id, limit }: ScheduleRunsParams): Promise<ScheduleRunRow[]> {
+    this.state.check();
     if (!Number.isInteger(limit) || limit < 0) {
       throw new SoniqError("INVALID_OPTION", `limit must be an integer >= 0, got ${limit}`);
     }

@@ -8,16 +8,20 @@
  */
 import type pg from "pg";
 import type {
-  AdvanceResult,
-  AdvanceSchedule,
   DueSchedules,
   EnqueueResult,
   NewJob,
+  ScheduleAdvanceParams,
+  ScheduleAdvanceResult,
+  ScheduleDueParams,
+  ScheduleIdParams,
   ScheduleRow,
   ScheduleRunRow,
+  ScheduleRunsParams,
+  ScheduleSaveParams,
   ScheduleSpec,
   ScheduleStore,
-} from "../backend.js";
+} from "../contract/index.js";
 import type { Statements } from "./sql.js";
 
 /** What the store needs from its backend. */
@@ -131,11 +135,7 @@ export class PgScheduleStore implements ScheduleStore {
     private readonly port: PgScheduleStorePort,
   ) {}
 
-  async saveSchedule(
-    spec: ScheduleSpec,
-    nextRunAt: Date | null,
-    expectRevision: number | null,
-  ): Promise<boolean> {
+  async scheduleSave({ spec, nextRunAt, expectRevision }: ScheduleSaveParams): Promise<boolean> {
     const values = specValues(spec, nextRunAt);
     const { rowCount } =
       expectRevision === null
@@ -144,17 +144,17 @@ export class PgScheduleStore implements ScheduleStore {
     return rowCount > 0;
   }
 
-  async getSchedule(id: string): Promise<ScheduleRow | null> {
+  async scheduleGet({ id }: ScheduleIdParams): Promise<ScheduleRow | null> {
     const { rows } = await this.port.query<RawSchedule>(this.sql.getSchedule, [id]);
     return rows[0] ? toScheduleRow(rows[0]) : null;
   }
 
-  async listSchedules(): Promise<ScheduleRow[]> {
+  async scheduleList(): Promise<ScheduleRow[]> {
     const { rows } = await this.port.query<RawSchedule>(this.sql.listSchedules, []);
     return rows.map(toScheduleRow);
   }
 
-  async dueSchedules(overdueSeconds: number): Promise<DueSchedules> {
+  async scheduleDue({ overdueSeconds }: ScheduleDueParams): Promise<DueSchedules> {
     const { rows } = await this.port.query<{ now: Date; next_due_at: Date | null; ids: string }>(
       this.sql.dueSchedules,
       [overdueSeconds],
@@ -171,9 +171,9 @@ export class PgScheduleStore implements ScheduleStore {
     return { now: head.now, due, nextDueAt: head.next_due_at };
   }
 
-  async advanceSchedule(params: AdvanceSchedule): Promise<AdvanceResult> {
+  async scheduleAdvance(params: ScheduleAdvanceParams): Promise<ScheduleAdvanceResult> {
     const queues = new Set<string>();
-    const result = await this.port.transaction(async (client): Promise<AdvanceResult> => {
+    const result = await this.port.transaction(async (client): Promise<ScheduleAdvanceResult> => {
       const cas = await client.query(this.sql.advanceSchedule, [
         params.id,
         params.nextRunAt,
@@ -213,11 +213,11 @@ export class PgScheduleStore implements ScheduleStore {
     return result;
   }
 
-  async removeSchedule(id: string): Promise<boolean> {
+  async scheduleRemove({ id }: ScheduleIdParams): Promise<boolean> {
     return (await this.port.query(this.sql.removeSchedule, [id])).rowCount > 0;
   }
 
-  async scheduleRuns(id: string, limit: number): Promise<ScheduleRunRow[]> {
+  async scheduleRuns({ id, limit }: ScheduleRunsParams): Promise<ScheduleRunRow[]> {
     const { rows } = await this.port.query<RawRun>(this.sql.scheduleRuns, [id, limit]);
     return rows.map((r) => ({
       scheduleId: r.schedule_id,

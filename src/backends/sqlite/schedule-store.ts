@@ -7,16 +7,20 @@
  */
 import { SoniqError } from "../../errors.js";
 import type {
-  AdvanceResult,
-  AdvanceSchedule,
   DueSchedules,
   EnqueueResult,
   NewJob,
+  ScheduleAdvanceParams,
+  ScheduleAdvanceResult,
+  ScheduleDueParams,
+  ScheduleIdParams,
   ScheduleRow,
   ScheduleRunRow,
+  ScheduleRunsParams,
+  ScheduleSaveParams,
   ScheduleSpec,
   ScheduleStore,
-} from "../backend.js";
+} from "../contract/index.js";
 import type { SqliteSession } from "./connection.js";
 
 /** What the store needs from its backend. */
@@ -129,11 +133,7 @@ function toScheduleRow(r: ScheduleRecord): ScheduleRow {
 export class SqliteScheduleStore implements ScheduleStore {
   constructor(private readonly port: SqliteScheduleStorePort) {}
 
-  saveSchedule(
-    spec: ScheduleSpec,
-    nextRunAt: Date | null,
-    expectRevision: number | null,
-  ): Promise<boolean> {
+  scheduleSave({ spec, nextRunAt, expectRevision }: ScheduleSaveParams): Promise<boolean> {
     return this.port.use((s) => {
       const params = {
         ...specParams(spec),
@@ -148,20 +148,20 @@ export class SqliteScheduleStore implements ScheduleStore {
     });
   }
 
-  getSchedule(id: string): Promise<ScheduleRow | null> {
+  scheduleGet({ id }: ScheduleIdParams): Promise<ScheduleRow | null> {
     return this.port.use((s) => {
       const row = s.statement("getSchedule").get({ id }) as ScheduleRecord | undefined;
       return row ? toScheduleRow(row) : null;
     });
   }
 
-  listSchedules(): Promise<ScheduleRow[]> {
+  scheduleList(): Promise<ScheduleRow[]> {
     return this.port.use((s) =>
       (s.statement("listSchedules").all() as ScheduleRecord[]).map(toScheduleRow),
     );
   }
 
-  dueSchedules(overdueSeconds: number): Promise<DueSchedules> {
+  scheduleDue({ overdueSeconds }: ScheduleDueParams): Promise<DueSchedules> {
     return this.port.use((s) =>
       s.db.transaction(() => {
         const now = s.nowMs();
@@ -173,11 +173,11 @@ export class SqliteScheduleStore implements ScheduleStore {
     );
   }
 
-  async advanceSchedule(params: AdvanceSchedule): Promise<AdvanceResult> {
+  async scheduleAdvance(params: ScheduleAdvanceParams): Promise<ScheduleAdvanceResult> {
     const { port } = this;
     let queues = new Set<string>();
     const result = await port.use((s) =>
-      s.immediate((): AdvanceResult => {
+      s.immediate((): ScheduleAdvanceResult => {
         const now = s.nowMs();
         const cas = s.statement("advanceSchedule").run({
           id: params.id,
@@ -223,7 +223,7 @@ export class SqliteScheduleStore implements ScheduleStore {
     return result;
   }
 
-  removeSchedule(id: string): Promise<boolean> {
+  scheduleRemove({ id }: ScheduleIdParams): Promise<boolean> {
     return this.port.use((s) =>
       s.immediate(() => {
         s.statement("deleteScheduleRuns").run({ id });
@@ -232,7 +232,7 @@ export class SqliteScheduleStore implements ScheduleStore {
     );
   }
 
-  scheduleRuns(id: string, limit: number): Promise<ScheduleRunRow[]> {
+  scheduleRuns({ id, limit }: ScheduleRunsParams): Promise<ScheduleRunRow[]> {
     if (!Number.isInteger(limit) || limit < 0) {
       return Promise.reject(
         new SoniqError("INVALID_OPTION", `limit must be an integer >= 0, got ${limit}`),

@@ -4,7 +4,7 @@
  * runner: `--json` prints one JSON document for scripts; errors exit 2 with the error's code.
  */
 import { type Command, InvalidArgumentError } from "commander";
-import type { ScheduleRow, ScheduleRunRow } from "../../backends/backend.js";
+import type { ScheduleRow, ScheduleRunRow } from "../../backends/contract/index.js";
 import { Soniq } from "../../soniq.js";
 import {
   type ConnectionFlags,
