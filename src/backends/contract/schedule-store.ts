@@ -3,7 +3,7 @@
  * `soniq_schedule_runs`, and the one write that takes occurrences — a compare-and-set on the
  * durable `next_run_at` cursor (and the definition's `revision`) in the same transaction as the
  * jobs' insert and the history rows. Times are decided by the database clock; durations are
- * **seconds**; instants are `Date`. Contract suite: test/contract/schedule-store.test.ts.
+ * **seconds**; instants are `Date`. Contract cases: test/contract/areas/schedules.ts.
  *
  * @internal Part of the backend contract, which is not a stable public API.
  */
