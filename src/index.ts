@@ -18,13 +18,22 @@ export type {
   Owner,
   PgQueryable,
   QueueStats,
+  ScheduleOutcome,
+  ScheduleRow,
+  ScheduleRunRow,
+  ScheduleSpec,
   WorkerRow,
   WorkerStatus,
 } from "./backends/contract/index.js";
 export { MemoryBackend, type MemoryBackendOptions } from "./backends/memory/memory-backend.js";
 export { parseDatabaseUrl } from "./backends/select.js";
 export { isSoniqError, SoniqError, type SoniqErrorCode } from "./errors.js";
-export { type JobContext, JobTimeoutError, ShutdownTimeoutError } from "./jobs/context.js";
+export {
+  type JobContext,
+  JobTimeoutError,
+  type ScheduleContext,
+  ShutdownTimeoutError,
+} from "./jobs/context.js";
 export type { EnqueueOptions } from "./jobs/enqueue-options.js";
 export {
   JobDefinition,
@@ -49,6 +58,7 @@ export type {
   ForceTimeoutPathEvent,
   JobDeadLetteredEvent,
   JobRecoveredEvent,
+  ScheduleOccurrenceEvent,
   ShutdownNackEvent,
   SoniqEventMap,
   SoniqEventName,
@@ -59,6 +69,14 @@ export type {
 } from "./observability/events.js";
 export { createLogger, type Logger } from "./observability/logger.js";
 export type { MetricsSink } from "./observability/metrics.js";
+export type { PreviewOptions, ScheduleAdmin, ScheduleDetails } from "./scheduler/admin.js";
+export type { SyncReport } from "./scheduler/reconcile.js";
+export type {
+  MissedOptions,
+  ScheduleDefinition,
+  ScheduleEnqueueOptions,
+  ScheduleOptions,
+} from "./scheduler/schedule-definition.js";
 export {
   envName,
   resolveSettings,
