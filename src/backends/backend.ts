@@ -40,6 +40,11 @@ export interface NewJob {
    * dead-letter queue does not hold its key. A duplicate returns the existing job's id.
    */
   dedupKey: string | null;
+  /**
+   * The producer's trace context (W3C `traceparent`, a space, then `tracestate` when there is
+   * one), stored with the job for the consumer span; absent or null when tracing is off.
+   */
+  traceContext?: string | null;
 }
 
 /** What {@link Backend.enqueue} returns for each {@link NewJob}, in input order. */
@@ -119,6 +124,8 @@ export interface ClaimedJob {
   workerId: string;
   /** Owner: this claim's fresh token. */
   claimToken: string;
+  /** The trace context stored at enqueue ({@link NewJob.traceContext}), or null. */
+  traceContext?: string | null;
 }
 
 /** Arguments of {@link Backend.claim}. */
