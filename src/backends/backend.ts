@@ -177,6 +177,24 @@ export interface QueueStats {
   cancelled: number;
 }
 
+/** One queue's counts and lateness, as {@link Backend.queueMetrics} reports it. */
+export interface QueueMetrics {
+  queue: string;
+  /** Rows of `soniq_jobs` in this queue, by status. */
+  queued: number;
+  processing: number;
+  done: number;
+  cancelled: number;
+  /** Entries of `soniq_dead_letter_jobs` from this queue. */
+  deadLetter: number;
+  /**
+   * Seconds since the oldest **due** queued job of this queue became due (`now - min(scheduled_at)`
+   * over queued rows with `scheduled_at <= now`, database clock); 0 when none is due. Jobs delayed
+   * into the future do not count: they are not late.
+   */
+  oldestClaimableAgeSeconds: number;
+}
+
 /** A pg-compatible client (`pg.Client`, `pg.PoolClient`, or anything with the same `query`). */
 export interface PgQueryable {
   query(text: string, values?: unknown[]): Promise<{ rows: unknown[]; rowCount: number | null }>;
@@ -329,6 +347,13 @@ export interface Backend {
   getJob(id: string): Promise<JobRow | null>;
   getDeadLetter(id: string): Promise<DeadLetterRow | null>;
   stats(): Promise<QueueStats>;
+  /**
+   * Per-queue counts by status and the oldest claimable job's age (see {@link QueueMetrics}),
+   * one entry per queue that has a job row or a dead-letter entry, ordered by queue name. One
+   * read (a grouped scan of both tables): meant for one elected process every few seconds, not
+   * for every worker.
+   */
+  queueMetrics(): Promise<QueueMetrics[]>;
 
   /** Inserts a worker row (`status='running'`, heartbeat now). */
   registerWorker(worker: WorkerInfo): Promise<void>;

@@ -9,6 +9,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import type { Backend, NewJob, Owner } from "../../src/backends/backend.js";
 import { isSoniqError } from "../../src/errors.js";
 import { crashLoopMessage, crashLoopRule } from "../../src/maintenance/policy.js";
+import { runQueueMetricsContract } from "./queue-metrics.js";
 
 /** How a test file hands the suite a fresh, isolated backend. */
 export interface ContractTarget {
@@ -43,6 +44,7 @@ function ownerOf(job: { workerId: string; claimToken: string }): Owner {
 const claimerScript = fileURLToPath(new URL("./claimer-process.ts", import.meta.url));
 
 export function runBackendContract(target: ContractTarget): void {
+  runQueueMetricsContract(target);
   describe(`backend contract: ${target.label}`, () => {
     const opened: Backend[] = [];
     const make = async () => {

@@ -11,6 +11,7 @@ import type {
   JobRow,
   NewJob,
   Owner,
+  QueueMetrics,
   QueueStats,
   RecoveryResult,
   WorkerInfo,
@@ -340,6 +341,43 @@ export class MemoryBackend implements Backend {
     for (const row of this.jobs.values()) stats[row.status] += 1;
     stats.total = this.jobs.size + this.dead.size;
     return stats;
+  }
+
+  async queueMetrics(): Promise<QueueMetrics[]> {
+    this.check();
+    const now = this.date().getTime();
+    const byQueue = new Map<string, QueueMetrics>();
+    const entry = (queue: string): QueueMetrics => {
+      let metrics = byQueue.get(queue);
+      if (!metrics) {
+        metrics = {
+          queue,
+          queued: 0,
+          processing: 0,
+          done: 0,
+          cancelled: 0,
+          deadLetter: 0,
+          oldestClaimableAgeSeconds: 0,
+        };
+        byQueue.set(queue, metrics);
+      }
+      return metrics;
+    };
+    for (const row of this.jobs.values()) {
+      const metrics = entry(row.queue);
+      metrics[row.status] += 1;
+      const due = row.scheduledAt.getTime();
+      if (row.status === "queued" && due <= now) {
+        metrics.oldestClaimableAgeSeconds = Math.max(
+          metrics.oldestClaimableAgeSeconds,
+          (now - due) / 1000,
+        );
+      }
+    }
+    for (const row of this.dead.values()) entry(row.queue).deadLetter += 1;
+    return [...byQueue.values()].sort((a, b) =>
+      a.queue < b.queue ? -1 : a.queue > b.queue ? 1 : 0,
+    );
   }
 
   async registerWorker(worker: WorkerInfo): Promise<void> {

@@ -19,6 +19,7 @@ import type {
   NewJob,
   Owner,
   PgQueryable,
+  QueueMetrics,
   QueueStats,
   RecoveryResult,
   WorkerInfo,
@@ -579,6 +580,28 @@ export class PostgresBackend implements Backend {
       stats.total += n;
     }
     return stats;
+  }
+
+  /** See {@link Backend.queueMetrics}. */
+  async queueMetrics(): Promise<QueueMetrics[]> {
+    const { rows } = await this.run<{
+      queue: string;
+      queued: string;
+      processing: string;
+      done: string;
+      cancelled: string;
+      dead_letter: string;
+      oldest_age: number;
+    }>(this.sql.queueMetrics, []);
+    return rows.map((row) => ({
+      queue: row.queue,
+      queued: Number(row.queued),
+      processing: Number(row.processing),
+      done: Number(row.done),
+      cancelled: Number(row.cancelled),
+      deadLetter: Number(row.dead_letter),
+      oldestClaimableAgeSeconds: Math.max(0, Number(row.oldest_age)),
+    }));
   }
 
   /** See {@link Backend.registerWorker}; re-registering an id resets its row. */

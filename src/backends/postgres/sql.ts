@@ -223,6 +223,30 @@ export function buildStatements(schema: string) {
     stats: `SELECT status, count(*) AS n FROM ${jobs} GROUP BY status
       UNION ALL SELECT 'dead_letter', count(*) FROM ${dead}`,
 
+    /**
+     * → per queue: `queue`, `queued`, `processing`, `done`, `cancelled`, `dead_letter` (bigint as
+     * text) and `oldest_age` (seconds, float: `now()` minus the oldest due queued row's
+     * `scheduled_at`; 0 when none is due). One grouped scan of each table.
+     */
+    queueMetrics: `WITH live AS (
+        SELECT queue,
+          count(*) FILTER (WHERE status = 'queued') AS queued,
+          count(*) FILTER (WHERE status = 'processing') AS processing,
+          count(*) FILTER (WHERE status = 'done') AS done,
+          count(*) FILTER (WHERE status = 'cancelled') AS cancelled,
+          min(scheduled_at) FILTER (WHERE status = 'queued' AND scheduled_at <= now()) AS oldest_due
+        FROM ${jobs} GROUP BY queue
+      ), dlq AS (
+        SELECT queue, count(*) AS dead_letter FROM ${dead} GROUP BY queue
+      )
+      SELECT coalesce(live.queue, dlq.queue) AS queue,
+        coalesce(live.queued, 0)::text AS queued, coalesce(live.processing, 0)::text AS processing,
+        coalesce(live.done, 0)::text AS done, coalesce(live.cancelled, 0)::text AS cancelled,
+        coalesce(dlq.dead_letter, 0)::text AS dead_letter,
+        coalesce(extract(epoch FROM now() - live.oldest_due), 0)::float8 AS oldest_age
+      FROM live FULL JOIN dlq ON dlq.queue = live.queue
+      ORDER BY 1`,
+
     /** `$1` id, `$2` hostname, `$3` pid, `$4` queues text[] or NULL, `$5` concurrency. */
     registerWorker: `INSERT INTO ${workers}
         (id, hostname, pid, queues, concurrency, status, started_at, last_heartbeat_at, stopped_at)
