@@ -7,7 +7,7 @@ import type {
   PgQueryable,
   QueueStats,
   WorkerRow,
-} from "./backends/backend.js";
+} from "./backends/contract/index.js";
 import { createBackend, parseDatabaseUrl } from "./backends/select.js";
 import { SoniqError } from "./errors.js";
 import {
@@ -58,7 +58,12 @@ export interface SoniqOptions extends SoniqSettingsInput {
   tracing?: Tracing;
   /** Where `SONIQ_*` variables are read from. Default `process.env`. */
   env?: Record<string, string | undefined>;
-  /** A backend instance to use instead of the one `databaseUrl` names (tests, custom stores). */
+  /**
+   * A backend instance to use instead of the one `databaseUrl` names — for tests (e.g. a
+   * `MemoryBackend`).
+   * @internal The backend interface is not a stable public API and may change in any release
+   * (docs/backends.md); do not implement a custom store against it.
+   */
   backend?: Backend;
 }
 
@@ -266,8 +271,13 @@ export class Soniq implements JobEnqueuer {
 
   private async write(jobs: NewJob[], connection: PgQueryable | undefined): Promise<string[]> {
     const backend = await this.backend();
+    if (connection && !backend.capabilities.transactionalEnqueue) {
+      throw new SoniqError("UNSUPPORTED", "`connection` (transactional enqueue) needs PostgreSQL");
+    }
     const insert = async (traced: readonly NewJob[]): Promise<string[]> => {
-      const results = await backend.enqueue(traced, connection ? { connection } : undefined);
+      const results = await backend.jobEnqueue(
+        connection ? { jobs: traced, connection } : { jobs: traced },
+      );
       if (this.eventBus.hasListeners("job_enqueued")) {
         results.forEach((result, i) => {
           const job = traced[i];
@@ -347,7 +357,7 @@ export class Soniq implements JobEnqueuer {
 
   /** A job by id, with arguments and result parsed, or null. */
   async getJob(id: string): Promise<Job | null> {
-    const row = await (await this.backend()).getJob(id);
+    const row = await (await this.backend()).jobGet({ id });
     if (!row) return null;
     return {
       ...row,
@@ -358,7 +368,7 @@ export class Soniq implements JobEnqueuer {
 
   /** A dead-letter entry by id, or null. */
   async getDeadLetter(id: string): Promise<DeadLetterJob | null> {
-    const row = await (await this.backend()).getDeadLetter(id);
+    const row = await (await this.backend()).deadLetterGet({ id });
     return row ? { ...row, args: JSON.parse(row.args) } : null;
   }
 
@@ -367,7 +377,7 @@ export class Soniq implements JobEnqueuer {
    * @throws SoniqError `NOT_FOUND` when there is no such entry; `DEDUP_CONFLICT`.
    */
   async replay(id: string): Promise<void> {
-    if (!(await (await this.backend()).replay(id))) {
+    if (!(await (await this.backend()).deadLetterReplay({ id }))) {
       throw new SoniqError("NOT_FOUND", `no dead-letter job with id ${id}`);
     }
   }
@@ -378,9 +388,9 @@ export class Soniq implements JobEnqueuer {
    */
   async cancel(id: string): Promise<void> {
     const backend = await this.backend();
-    if (await backend.cancel(id, this.settings.resultRetention)) {
+    if (await backend.jobCancel({ id, retentionSeconds: this.settings.resultRetention })) {
       if (this.eventBus.hasListeners("job_cancelled")) {
-        const cancelled = await backend.getJob(id);
+        const cancelled = await backend.jobGet({ id });
         if (cancelled) {
           this.eventBus.emit("job_cancelled", {
             job_id: id,
@@ -391,7 +401,7 @@ export class Soniq implements JobEnqueuer {
       }
       return;
     }
-    const row = await backend.getJob(id);
+    const row = await backend.jobGet({ id });
     if (!row) throw new SoniqError("NOT_FOUND", `no job with id ${id}`);
     throw new SoniqError(
       "INVALID_STATE",
@@ -401,12 +411,14 @@ export class Soniq implements JobEnqueuer {
 
   /** Counts by state. */
   async stats(): Promise<QueueStats> {
-    return (await this.backend()).stats();
+    return (await this.backend()).jobStats();
   }
 
   /** Worker rows with `live` judged by `heartbeatTimeout` on the database clock. */
   async workers(): Promise<Array<WorkerRow & { live: boolean }>> {
-    return (await this.backend()).listWorkers(this.settings.heartbeatTimeout);
+    return (await this.backend()).workerList({
+      heartbeatTimeoutSeconds: this.settings.heartbeatTimeout,
+    });
   }
 
   /** A worker for this instance's jobs (not started). See {@link Worker}. */

@@ -1,6 +1,6 @@
 /**
  * The queue sampler: a leader-only maintenance service that reads per-queue counts and the oldest
- * claimable job's age (`Backend.queueMetrics`, one grouped read) every `intervalMs` and emits them
+ * claimable job's age (`JobStore.jobQueueMetrics`, one grouped read) every `intervalMs` and emits them
  * as one `queue_metrics` event. Run by the maintainer while this process holds the maintenance
  * lease, so N workers do not issue N count queries; it reads nothing while no one listens to
  * `queue_metrics` (e.g. no Prometheus exporter). A failed read emits nothing: an exporter then
@@ -9,7 +9,7 @@
  * Options (see {@link QueueSamplerOptions}): `intervalMs` (milliseconds), `workerId`, `events`.
  * Events: `queue_metrics` (`worker_id`, `sampled_at`, `queues`).
  */
-import type { Backend } from "../backends/backend.js";
+import type { Backend } from "../backends/contract/index.js";
 import { PeriodicService } from "../lifecycle/periodic-service.js";
 import type { BaseServiceOptions } from "../lifecycle/service.js";
 import type { EventBus } from "../observability/event-bus.js";
@@ -18,7 +18,7 @@ import type { SoniqEventMap } from "../observability/events.js";
 /** Options of {@link QueueSampler}. */
 export interface QueueSamplerOptions extends Omit<BaseServiceOptions, "name"> {
   /** The read it needs. */
-  backend: Pick<Backend, "queueMetrics">;
+  backend: Pick<Backend, "jobQueueMetrics">;
   /** The sampling worker (`worker_id` of the event). */
   workerId: string;
   /** Where `queue_metrics` goes. */
@@ -36,7 +36,7 @@ export class QueueSampler extends PeriodicService {
       immediately: true,
       tick: async (signal) => {
         if (!options.events.hasListeners("queue_metrics")) return;
-        const metrics = await options.backend.queueMetrics();
+        const metrics = await options.backend.jobQueueMetrics();
         if (signal.aborted) return; // the lead may be gone: a sample from a non-leader is not sent
         options.events.emit("queue_metrics", {
           worker_id: options.workerId,

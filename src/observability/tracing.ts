@@ -4,7 +4,7 @@
  * enqueue write (it must run inside the caller's context to find the active span); the consumer
  * side is fed from the event bus (`job_started`, the outcome events, `shutdown_nack`, the drain's).
  */
-import type { NewJob } from "../backends/backend.js";
+import type { NewJob } from "../backends/contract/index.js";
 import type { EventSubscriber } from "./event-bus.js";
 import type { SoniqEventMap } from "./events.js";
 import type { Logger } from "./logger.js";

@@ -6,7 +6,7 @@
  * write. It remembers the jobs NACK'd at the deadline and whether an outcome could not be written
  * (exit code 3).
  */
-import type { Backend, ClaimedJob } from "../backends/backend.js";
+import type { Backend, ClaimedJob } from "../backends/contract/index.js";
 import { isSoniqError } from "../errors.js";
 import type { JobDefinition } from "../jobs/job-definition.js";
 import { toJsonText } from "../jobs/payload.js";
@@ -102,10 +102,15 @@ export class OutcomeRecorder {
           outcome,
           what: "snooze",
           op: "snooze",
-          write: () => backend.snooze(job.id, owner, outcome.seconds),
+          write: () => backend.jobSnooze({ id: job.id, owner, delaySeconds: outcome.seconds }),
         };
       case "released":
-        return { outcome, what: "NACK", op: "nack", write: () => backend.nack(job.id, owner) };
+        return {
+          outcome,
+          what: "NACK",
+          op: "nack",
+          write: () => backend.jobNack({ id: job.id, owner }),
+        };
       case "error":
       case "timeout": {
         const attempt = job.attempts + 1;
@@ -115,7 +120,14 @@ export class OutcomeRecorder {
             outcome,
             what: "dead-letter move",
             op: "dead_letter",
-            write: () => backend.deadLetter(job.id, owner, text, "max_attempts_exceeded", true),
+            write: () =>
+              backend.jobDeadLetter({
+                id: job.id,
+                owner,
+                error: text,
+                reason: "max_attempts_exceeded",
+                countAttempt: true,
+              }),
           };
         }
         const delay = retryDelaySeconds(definition.retry, attempt, outcome.error);
@@ -124,7 +136,8 @@ export class OutcomeRecorder {
           outcome,
           what: `retry in ${delay.seconds.toFixed(2)} s`,
           op: "retry",
-          write: () => backend.retry(job.id, owner, text, delay.seconds),
+          write: () =>
+            backend.jobRetry({ id: job.id, owner, error: text, delaySeconds: delay.seconds }),
         };
       }
     }
@@ -195,16 +208,17 @@ export class OutcomeRecorder {
     return changed;
   }
 
-  /** Moves a job that cannot run here to the dead-letter queue (fenced). Never rejects. */
+  /**
+   * Moves a job that cannot run here to the dead-letter queue (fenced). Never rejects.
+   * @param move The error text, the reason and whether the run counts as an attempt.
+   */
   async deadLetter(
     job: ClaimedJob,
-    error: string,
-    reason: JobDeadLetteredEvent["reason"],
-    countAttempt: boolean,
+    move: { error: string; reason: JobDeadLetteredEvent["reason"]; countAttempt: boolean },
   ): Promise<void> {
     const owner = { workerId: job.workerId, claimToken: job.claimToken };
     const changed = await this.writeWithRetry(
-      () => this.options.backend.deadLetter(job.id, owner, error, reason, countAttempt),
+      () => this.options.backend.jobDeadLetter({ id: job.id, owner, ...move }),
       "dead-letter move",
       job.id,
     ).catch(() => undefined);
@@ -215,7 +229,7 @@ export class OutcomeRecorder {
         job_id: job.id,
         job_name: job.name,
         queue: job.queue,
-        reason,
+        reason: move.reason,
       });
     }
   }
@@ -235,7 +249,7 @@ export class OutcomeRecorder {
   async releaseUnstarted(job: ClaimedJob): Promise<void> {
     const owner = { workerId: job.workerId, claimToken: job.claimToken };
     const ok = await this.writeWithRetry(
-      () => this.options.backend.nack(job.id, owner),
+      () => this.options.backend.jobNack({ id: job.id, owner }),
       "release",
       job.id,
     ).catch(() => false);
