@@ -47,8 +47,14 @@ export type {
 export type {
   DrainStartedEvent,
   ForceTimeoutPathEvent,
+  JobCancelledEvent,
   JobDeadLetteredEvent,
+  JobEnqueuedEvent,
+  JobFencedOutEvent,
   JobRecoveredEvent,
+  JobStartedEvent,
+  QueueMetricsEvent,
+  QueueSample,
   ShutdownNackEvent,
   SoniqEventMap,
   SoniqEventName,
@@ -57,8 +63,16 @@ export type {
   WorkerStartedEvent,
   WorkerStoppedEvent,
 } from "./observability/events.js";
+export {
+  type HealthHandler,
+  type HealthHandlerOptions,
+  healthHandler,
+  type ProbedWorker,
+} from "./observability/health/health-handler.js";
+export { HealthServer, type HealthServerOptions } from "./observability/health/health-server.js";
 export { createLogger, type Logger } from "./observability/logger.js";
 export type { MetricsSink } from "./observability/metrics.js";
+export type { Tracing } from "./observability/tracing.js";
 export {
   envName,
   resolveSettings,
