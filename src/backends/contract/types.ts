@@ -89,6 +89,8 @@ export interface JobRow {
   resultExpiresAt: Date | null;
   /** Deduplication key, if any. */
   dedupKey: string | null;
+  /** The trace context stored at enqueue ({@link NewJob.traceContext}); absent or null when none. */
+  traceContext?: string | null;
 }
 
 /** A row of `soniq_dead_letter_jobs`: the job as it was, plus why and when it was moved. */

@@ -76,6 +76,7 @@ export class MemoryJobStore implements JobStore {
         result: null,
         resultExpiresAt: null,
         dedupKey: job.dedupKey,
+        traceContext: job.traceContext ?? null,
       });
       queues.add(job.queue);
       out.push({ id: job.id, inserted: true });
