@@ -14,6 +14,7 @@ import { notifyCases } from "./areas/notify.js";
 import { pruneForgetCases } from "./areas/prune-forget.js";
 import { queueMetricsCases } from "./areas/queue-metrics.js";
 import { recoveryCases } from "./areas/recovery.js";
+import { traceContextCases } from "./areas/trace-context.js";
 import { workersCases } from "./areas/workers.js";
 import type { ContractTarget } from "./helpers.js";
 
@@ -44,5 +45,6 @@ export function runBackendContract(target: ContractTarget): void {
     notifyCases(ctx);
     pruneForgetCases(ctx);
     queueMetricsCases(ctx);
+    traceContextCases(ctx);
   });
 }

@@ -87,7 +87,8 @@ export function buildStatements(schema: string) {
           started_at = now(), updated_at = now()
       FROM picked WHERE j.id = picked.id
       RETURNING j.id, j.name, j.queue, j.args, j.priority, j.attempts, j.max_attempts,
-                j.interruptions, j.scheduled_at, j.created_at, j.worker_id, j.claim_token
+                j.interruptions, j.scheduled_at, j.created_at, j.worker_id, j.claim_token,
+                j.trace_context
     )
     SELECT ${CLAIMED_COLUMNS} FROM claimed ORDER BY priority, scheduled_at, created_at, claimed.id`;
 
@@ -98,20 +99,22 @@ export function buildStatements(schema: string) {
     /**
      * `$1` ids uuid[], `$2` names, `$3` queues, `$4` args (JSON text), `$5` priorities int[],
      * `$6` max attempts int[], `$7` run-at timestamptz[] (NULL = use the delay), `$8` delays in
-     * seconds float8[], `$9` dedup keys (NULL = none); the batch has no duplicate keys.
+     * seconds float8[], `$9` dedup keys (NULL = none), `$10` trace contexts (NULL = none); the batch has no duplicate keys.
      * → per input, in order: `id`, `inserted`, `due` (inserted and due by the database's clock:
      * exactly the rows the insert trigger NOTIFYs for), `holder_id` (the existing holder when not
      * inserted; NULL if it is not visible to this statement's snapshot yet).
      */
     enqueue: `WITH input AS (
         SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::int[],
-                             $6::int[], $7::timestamptz[], $8::float8[], $9::text[])
+                             $6::int[], $7::timestamptz[], $8::float8[], $9::text[], $10::text[])
           WITH ORDINALITY AS t(id, name, queue, args, priority, max_attempts, run_at,
-                               delay_seconds, dedup_key, ord)
+                               delay_seconds, dedup_key, trace_context, ord)
       ), inserted AS (
-        INSERT INTO ${jobs} (id, name, queue, args, priority, max_attempts, scheduled_at, dedup_key)
+        INSERT INTO ${jobs} (id, name, queue, args, priority, max_attempts, scheduled_at, dedup_key,
+                             trace_context)
         SELECT id, name, queue, args::json, priority, max_attempts,
-               COALESCE(run_at, now() + make_interval(secs => delay_seconds)), dedup_key
+               COALESCE(run_at, now() + make_interval(secs => delay_seconds)), dedup_key,
+               trace_context
         FROM input ORDER BY ord
         ON CONFLICT (dedup_key) WHERE dedup_key IS NOT NULL DO NOTHING
         RETURNING id, scheduled_at <= now() AS due

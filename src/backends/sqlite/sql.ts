@@ -36,12 +36,12 @@ export const SQL = {
 
   /**
    * `@id`, `@name`, `@queue`, `@args` (JSON text), `@priority`, `@maxAttempts`, `@scheduledAt`
-   * (ms), `@now`, `@dedupKey` (or NULL): inserts one `queued` job.
+   * (ms), `@now`, `@dedupKey` (or NULL), `@traceContext` (or NULL): inserts one `queued` job.
    */
   insertJob: `INSERT INTO soniq_jobs (id, name, queue, args, status, priority, max_attempts,
-      scheduled_at, created_at, updated_at, dedup_key)
+      scheduled_at, created_at, updated_at, dedup_key, trace_context)
     VALUES (@id, @name, @queue, @args, 'queued', @priority, @maxAttempts,
-      @scheduledAt, @now, @now, @dedupKey)`,
+      @scheduledAt, @now, @now, @dedupKey, @traceContext)`,
 
   /** `@now`, `@limit` → `id` of the first due queued jobs of every queue, in claim order. */
   dueAll: `SELECT id FROM soniq_jobs
@@ -132,7 +132,7 @@ export const SQL = {
    */
   replay: `INSERT INTO soniq_jobs (${JOB_COLUMNS})
     SELECT id, name, queue, args, 'queued', priority, 0, max_attempts, 0, @now,
-      created_at, @now, NULL, NULL, NULL, NULL, last_error, NULL, NULL, dedup_key
+      created_at, @now, NULL, NULL, NULL, NULL, last_error, NULL, NULL, dedup_key, NULL
     FROM soniq_dead_letter_jobs WHERE id = @id`,
 
   /** `@id`: deletes the dead-letter entry. */

@@ -53,6 +53,7 @@ export function enqueueCases(ctx: ContractContext): void {
           "createdAt",
           "workerId",
           "claimToken",
+          "traceContext",
         ].sort(),
       );
       expect(c.scheduledAt).toBeInstanceOf(Date);
