@@ -56,8 +56,14 @@ export type {
 export type {
   DrainStartedEvent,
   ForceTimeoutPathEvent,
+  JobCancelledEvent,
   JobDeadLetteredEvent,
+  JobEnqueuedEvent,
+  JobFencedOutEvent,
   JobRecoveredEvent,
+  JobStartedEvent,
+  QueueMetricsEvent,
+  QueueSample,
   ScheduleOccurrenceEvent,
   ShutdownNackEvent,
   SoniqEventMap,
@@ -67,8 +73,16 @@ export type {
   WorkerStartedEvent,
   WorkerStoppedEvent,
 } from "./observability/events.js";
+export {
+  type HealthHandler,
+  type HealthHandlerOptions,
+  healthHandler,
+  type ProbedWorker,
+} from "./observability/health/health-handler.js";
+export { HealthServer, type HealthServerOptions } from "./observability/health/health-server.js";
 export { createLogger, type Logger } from "./observability/logger.js";
 export type { MetricsSink } from "./observability/metrics.js";
+export type { Tracing } from "./observability/tracing.js";
 export type { PreviewOptions, ScheduleAdmin, ScheduleDetails } from "./scheduler/admin.js";
 export type { SyncReport } from "./scheduler/reconcile.js";
 export type {

@@ -32,6 +32,7 @@ import { EventBus, type EventSubscriber } from "./observability/event-bus.js";
 import type { SoniqEventMap } from "./observability/events.js";
 import { createLogger, type Logger } from "./observability/logger.js";
 import { type MetricsSink, subscribeMetricsSink } from "./observability/metrics.js";
+import type { Tracing } from "./observability/tracing.js";
 import { ScheduleAdmin } from "./scheduler/admin.js";
 import { ScheduleDefinition, type ScheduleOptions } from "./scheduler/schedule-definition.js";
 import { resolveSettings, type SoniqSettings, type SoniqSettingsInput } from "./settings.js";
@@ -52,6 +53,11 @@ export interface SoniqOptions extends SoniqSettingsInput {
    * subscriber of {@link Soniq.events}; its errors never strand a job.
    */
   metrics?: MetricsSink;
+  /**
+   * Traces enqueues and attempts (e.g. `otelTracing()` from `soniq/otel`): a producer span at
+   * enqueue whose context is stored with the job, a consumer span per attempt.
+   */
+  tracing?: Tracing;
   /** Where `SONIQ_*` variables are read from. Default `process.env`. */
   env?: Record<string, string | undefined>;
   /**
@@ -104,6 +110,7 @@ export class Soniq implements JobEnqueuer {
    * maintenance.
    */
   readonly eventBus: EventBus<SoniqEventMap>;
+  private readonly tracing: Tracing | undefined;
   private readonly registry = new Map<string, JobDefinition<unknown, unknown, unknown>>();
   private readonly scheduleRegistry = new Map<string, ScheduleDefinition>();
   private readonly scheduleListeners = new Set<() => void>();
@@ -117,7 +124,7 @@ export class Soniq implements JobEnqueuer {
    * `INVALID_DATABASE_URL` when the URL names no backend.
    */
   constructor(options: SoniqOptions = {}) {
-    const { logger, env, backend, metrics, ...settings } = options;
+    const { logger, env, backend, metrics, tracing, ...settings } = options;
     this.metrics = metrics;
     this.settings = resolveSettings(settings as Record<string, unknown>, env ?? process.env);
     if (!backend) parseDatabaseUrl(this.settings.databaseUrl);
@@ -127,6 +134,8 @@ export class Soniq implements JobEnqueuer {
       createLogger({ level: this.settings.logLevel, pretty: process.stderr.isTTY === true });
     this.eventBus = new EventBus<SoniqEventMap>(this.logger);
     if (metrics) subscribeMetricsSink(this.eventBus, metrics, this.logger);
+    this.tracing = tracing;
+    tracing?.attach(this.eventBus, this.logger);
   }
 
   /**
@@ -323,8 +332,25 @@ export class Soniq implements JobEnqueuer {
     if (connection && !backend.capabilities.transactionalEnqueue) {
       throw new SoniqError("UNSUPPORTED", "`connection` (transactional enqueue) needs PostgreSQL");
     }
-    const results = await backend.jobEnqueue(connection ? { jobs, connection } : { jobs });
-    return results.map((r) => r.id);
+    const insert = async (traced: readonly NewJob[]): Promise<string[]> => {
+      const results = await backend.jobEnqueue(
+        connection ? { jobs: traced, connection } : { jobs: traced },
+      );
+      if (this.eventBus.hasListeners("job_enqueued")) {
+        results.forEach((result, i) => {
+          const job = traced[i];
+          if (result.inserted && job) {
+            this.eventBus.emit("job_enqueued", {
+              job_id: job.id,
+              job_name: job.name,
+              queue: job.queue,
+            });
+          }
+        });
+      }
+      return results.map((r) => r.id);
+    };
+    return this.tracing ? this.tracing.traceEnqueue(jobs, insert) : insert(jobs);
   }
 
   /** @internal Used by {@link JobDefinition.enqueue}. */
@@ -420,7 +446,19 @@ export class Soniq implements JobEnqueuer {
    */
   async cancel(id: string): Promise<void> {
     const backend = await this.backend();
-    if (await backend.jobCancel({ id, retentionSeconds: this.settings.resultRetention })) return;
+    if (await backend.jobCancel({ id, retentionSeconds: this.settings.resultRetention })) {
+      if (this.eventBus.hasListeners("job_cancelled")) {
+        const cancelled = await backend.jobGet({ id });
+        if (cancelled) {
+          this.eventBus.emit("job_cancelled", {
+            job_id: id,
+            job_name: cancelled.name,
+            queue: cancelled.queue,
+          });
+        }
+      }
+      return;
+    }
     const row = await backend.jobGet({ id });
     if (!row) throw new SoniqError("NOT_FOUND", `no job with id ${id}`);
     throw new SoniqError(

@@ -26,5 +26,6 @@ export function claimedJobOf(row: JobRow): ClaimedJob {
     workerId: row.workerId,
     claimToken: row.claimToken,
     meta: row.meta,
+    traceContext: row.traceContext ?? null,
   };
 }

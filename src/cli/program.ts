@@ -7,6 +7,7 @@
 import { readFileSync } from "node:fs";
 import { Command } from "commander";
 import { isSoniqError } from "../errors.js";
+import * as checkDeploy from "./commands/check-deploy.js";
 import * as enqueue from "./commands/enqueue.js";
 import * as recover from "./commands/recover.js";
 import * as schedules from "./commands/schedules.js";
@@ -24,6 +25,7 @@ const COMMANDS: readonly { register(program: Command): void }[] = [
   recover,
   status,
   schedules,
+  checkDeploy,
 ];
 
 const { version } = JSON.parse(

@@ -12,6 +12,7 @@ import type { Logger } from "../observability/logger.js";
 import { Elector } from "./elector.js";
 import { Maintainer } from "./maintainer.js";
 import { Pruner } from "./pruner.js";
+import { QueueSampler } from "./queue-sampler.js";
 import { Rescuer } from "./rescuer.js";
 import { WorkerReaper } from "./worker-reaper.js";
 
@@ -23,6 +24,8 @@ export interface MaintenanceSettings {
   heartbeatTimeout: number;
   /** Crash recoveries a job may have before the next sends it to the DLQ. */
   maxInterruptions: number;
+  /** Seconds between queue samples (`queue_metrics`); only with `events`. */
+  metricsInterval?: number;
 }
 
 /** What {@link createMaintenance} needs. */
@@ -58,7 +61,8 @@ export interface Maintenance {
  * Builds the maintenance services of one worker. The elector renews the lease and the rescuer
  * passes every `heartbeatInterval` (so a dead worker's rows are requeued within
  * `heartbeatTimeout + heartbeatInterval`); the lease lives three heartbeat intervals; the pruner
- * and the worker reaper tick every minute. Nothing starts until `service.start()`.
+ * and the worker reaper tick every minute; with `events` and `metricsInterval`, the queue sampler
+ * samples every `metricsInterval` seconds. Nothing starts until `service.start()`.
  */
 export function createMaintenance(deps: MaintenanceDeps): Maintenance {
   const { backend, logger, settings } = deps;
@@ -89,6 +93,17 @@ export function createMaintenance(deps: MaintenanceDeps): Maintenance {
       new Pruner({ backend, logger }),
       new WorkerReaper({ backend, logger }),
       ...(deps.leaderServices ?? []),
+      ...(deps.events && settings.metricsInterval !== undefined
+        ? [
+            new QueueSampler({
+              backend,
+              logger,
+              workerId: deps.workerId,
+              events: deps.events,
+              intervalMs: settings.metricsInterval * 1000,
+            }),
+          ]
+        : []),
     ],
   });
   return { service, elector, rescuer, leaseSeconds };

@@ -107,6 +107,7 @@ function report(
     const fields = {
       job_id: job.id,
       job_name: job.name,
+      queue: job.queue,
       previous_owner: job.previousOwner,
       interruptions: job.interruptions,
     };
@@ -128,6 +129,7 @@ function report(
     events?.emit("job_dead_lettered", {
       job_id: job.id,
       job_name: job.name,
+      queue: job.queue,
       reason: CRASH_LOOP_REASON,
     });
   }

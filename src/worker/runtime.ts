@@ -78,6 +78,7 @@ export function buildRuntime(parts: RuntimeParts): WorkerRuntime {
     jobs: parts.jobs,
     workerId,
     logger,
+    events,
     logArgs: settings.logArgs,
     shutdownSettleSeconds: settings.shutdownSettle,
     machine,

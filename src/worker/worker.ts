@@ -11,6 +11,7 @@
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import type { Backend } from "../backends/contract/index.js";
+import { startupBudgetWarning } from "../deploy/budget.js";
 import { SoniqError } from "../errors.js";
 import type { JobDefinition } from "../jobs/job-definition.js";
 import type { EventBus } from "../observability/event-bus.js";
@@ -238,6 +239,17 @@ export class Worker {
       },
       "worker started",
     );
+    const syncJobs = [...this.deps.jobs.values()].some((job) => job.kind === "sync");
+    const short = startupBudgetWarning(this.settings, syncJobs);
+    if (short) {
+      this.logger.warn(
+        {
+          termination_grace_seconds: short.verdict.graceSeconds,
+          required_seconds: short.verdict.requiredSeconds,
+        },
+        short.message,
+      );
+    }
     this.events.emit("worker_started", {
       worker_id: this.id,
       concurrency: this.settings.concurrency,

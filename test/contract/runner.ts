@@ -12,8 +12,10 @@ import { leasesCases } from "./areas/leases.js";
 import { lifecycleCases } from "./areas/lifecycle.js";
 import { notifyCases } from "./areas/notify.js";
 import { pruneForgetCases } from "./areas/prune-forget.js";
+import { queueMetricsCases } from "./areas/queue-metrics.js";
 import { recoveryCases } from "./areas/recovery.js";
 import { schedulesCases } from "./areas/schedules.js";
+import { traceContextCases } from "./areas/trace-context.js";
 import { workersCases } from "./areas/workers.js";
 import type { ContractTarget } from "./helpers.js";
 
@@ -44,5 +46,7 @@ export function runBackendContract(target: ContractTarget): void {
     notifyCases(ctx);
     pruneForgetCases(ctx);
     schedulesCases(ctx);
+    queueMetricsCases(ctx);
+    traceContextCases(ctx);
   });
 }

@@ -1,6 +1,6 @@
 -- The PostgreSQL schema after every migration, as a fresh `setup()` leaves it.
 -- Written by `npm run schema:dump`; checked by test/schema/schema.test.ts. Do not edit.
--- Migrations: 001_initial.sql, 002_leases.sql, 003_queue_claim_index.sql, 004_schedules.sql
+-- Migrations: 001_initial.sql, 002_leases.sql, 003_queue_claim_index.sql, 004_schedules.sql, 008_trace_context.sql
 
 CREATE TABLE soniq_dead_letter_jobs (
   id uuid NOT NULL,
@@ -47,6 +47,7 @@ CREATE TABLE soniq_jobs (
   result_expires_at timestamp with time zone,
   dedup_key text,
   meta json,
+  trace_context text,
   CONSTRAINT soniq_jobs_attempts_check CHECK ((attempts >= 0)),
   CONSTRAINT soniq_jobs_interruptions_check CHECK ((interruptions >= 0)),
   CONSTRAINT soniq_jobs_max_attempts_check CHECK ((max_attempts >= 1)),

@@ -28,6 +28,7 @@ import {
   type NewJob,
   type OwnedJob,
   type Owner,
+  type QueueMetrics,
   type QueueStats,
   type RecoveryResult,
 } from "../contract/index.js";
@@ -85,6 +86,7 @@ export class MemoryJobStore implements JobStore {
         resultExpiresAt: null,
         dedupKey: job.dedupKey,
         meta: job.meta ?? null,
+        traceContext: job.traceContext ?? null,
       });
       queues.add(job.queue);
       out.push({ id: job.id, inserted: true });
@@ -282,6 +284,44 @@ export class MemoryJobStore implements JobStore {
     };
     for (const row of this.state.jobs.values()) stats[row.status] += 1;
     return stats;
+  }
+
+  /** See {@link JobStore.jobQueueMetrics}. */
+  async jobQueueMetrics(): Promise<QueueMetrics[]> {
+    this.state.check();
+    const now = this.state.clock();
+    const byQueue = new Map<string, QueueMetrics>();
+    const entry = (queue: string): QueueMetrics => {
+      let metrics = byQueue.get(queue);
+      if (!metrics) {
+        metrics = {
+          queue,
+          queued: 0,
+          processing: 0,
+          done: 0,
+          cancelled: 0,
+          deadLetter: 0,
+          oldestClaimableAgeSeconds: 0,
+        };
+        byQueue.set(queue, metrics);
+      }
+      return metrics;
+    };
+    for (const row of this.state.jobs.values()) {
+      const metrics = entry(row.queue);
+      metrics[row.status] += 1;
+      const due = row.scheduledAt.getTime();
+      if (row.status === "queued" && due <= now) {
+        metrics.oldestClaimableAgeSeconds = Math.max(
+          metrics.oldestClaimableAgeSeconds,
+          (now - due) / 1000,
+        );
+      }
+    }
+    for (const row of this.state.dead.values()) entry(row.queue).deadLetter += 1;
+    return [...byQueue.values()].sort((a, b) =>
+      a.queue < b.queue ? -1 : a.queue > b.queue ? 1 : 0,
+    );
   }
 
   /** See {@link JobStore.jobPruneFinished}. */

@@ -16,12 +16,12 @@ import type {
 export const JOB_COLUMNS = `id::text AS id, name, queue, args::text AS args, status, priority, attempts,
   max_attempts, interruptions, scheduled_at, created_at, updated_at, started_at, finished_at,
   worker_id, claim_token::text AS claim_token, last_error, result::text AS result,
-  result_expires_at, dedup_key, meta::text AS meta`;
+  result_expires_at, dedup_key, meta::text AS meta, trace_context`;
 
 /** The columns a claim returns, in `RawClaimedRow` shape (see `ClaimedJob`). */
 export const CLAIMED_COLUMNS = `id::text AS id, name, queue, args::text AS args, priority, attempts,
   max_attempts, interruptions, scheduled_at, created_at, worker_id,
-  claim_token::text AS claim_token, meta::text AS meta`;
+  claim_token::text AS claim_token, meta::text AS meta, trace_context`;
 
 /** The dead-letter columns every dead-letter query selects, in `RawDeadLetterRow` shape. */
 export const DEAD_LETTER_COLUMNS = `id::text AS id, name, queue, args::text AS args, priority,
@@ -55,6 +55,8 @@ export interface RawJobRow {
   result_expires_at: Date | null;
   dedup_key: string | null;
   meta?: string | null;
+  /** Absent in dead-letter rows (the column is not copied there). */
+  trace_context?: string | null;
 }
 
 /** A claimed row as returned with {@link CLAIMED_COLUMNS}. */
@@ -71,6 +73,7 @@ export type RawClaimedRow = Pick<
   | "scheduled_at"
   | "created_at"
   | "meta"
+  | "trace_context"
 > & { worker_id: string; claim_token: string };
 
 /** Maps a row selected with {@link CLAIMED_COLUMNS}. */
@@ -89,6 +92,7 @@ export function toClaimedJob(row: RawClaimedRow): ClaimedJob {
     workerId: row.worker_id,
     claimToken: row.claim_token,
     meta: row.meta ?? null,
+    traceContext: row.trace_context ?? null,
   };
 }
 
@@ -136,6 +140,7 @@ export function toJobRow(row: RawJobRow): JobRow {
     resultExpiresAt: row.result_expires_at,
     dedupKey: row.dedup_key,
     meta: row.meta ?? null,
+    traceContext: row.trace_context ?? null,
   };
 }
 

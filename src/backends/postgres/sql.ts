@@ -175,7 +175,7 @@ export function buildStatements(schema: string) {
       FROM picked WHERE j.id = picked.id
       RETURNING j.id, j.name, j.queue, j.args, j.priority, j.attempts, j.max_attempts,
                 j.interruptions, j.scheduled_at, j.created_at, j.worker_id, j.claim_token,
-                j.meta
+                j.meta, j.trace_context
     )
     SELECT ${CLAIMED_COLUMNS} FROM claimed ORDER BY priority, scheduled_at, created_at, claimed.id`;
 
@@ -186,23 +186,24 @@ export function buildStatements(schema: string) {
     /**
      * `$1` ids uuid[], `$2` names, `$3` queues, `$4` args (JSON text), `$5` priorities int[],
      * `$6` max attempts int[], `$7` run-at timestamptz[] (NULL = use the delay), `$8` delays in
-     * seconds float8[], `$9` dedup keys (NULL = none), `$10` meta (JSON text, NULL = none); the
-     * batch has no duplicate keys.
+     * seconds float8[], `$9` dedup keys (NULL = none), `$10` meta (JSON text, NULL = none), `$11`
+     * trace contexts (NULL = none); the batch has no duplicate keys.
      * → per input, in order: `id`, `inserted`, `due` (inserted and due by the database's clock:
      * exactly the rows the insert trigger NOTIFYs for), `holder_id` (the existing holder when not
      * inserted; NULL if it is not visible to this statement's snapshot yet).
      */
     enqueue: `WITH input AS (
         SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::int[],
-                             $6::int[], $7::timestamptz[], $8::float8[], $9::text[], $10::text[])
+                             $6::int[], $7::timestamptz[], $8::float8[], $9::text[], $10::text[],
+                             $11::text[])
           WITH ORDINALITY AS t(id, name, queue, args, priority, max_attempts, run_at,
-                               delay_seconds, dedup_key, meta, ord)
+                               delay_seconds, dedup_key, meta, trace_context, ord)
       ), inserted AS (
         INSERT INTO ${jobs} (id, name, queue, args, priority, max_attempts, scheduled_at, dedup_key,
-                             meta)
+                             meta, trace_context)
         SELECT id, name, queue, args::json, priority, max_attempts,
                COALESCE(run_at, now() + make_interval(secs => delay_seconds)), dedup_key,
-               meta::json
+               meta::json, trace_context
         FROM input ORDER BY ord
         ON CONFLICT (dedup_key) WHERE dedup_key IS NOT NULL DO NOTHING
         RETURNING id, scheduled_at <= now() AS due
@@ -313,6 +314,30 @@ export function buildStatements(schema: string) {
     /** → `status`, `n` (bigint as text): one row per job status present, plus `dead_letter`. */
     stats: `SELECT status, count(*) AS n FROM ${jobs} GROUP BY status
       UNION ALL SELECT 'dead_letter', count(*) FROM ${dead}`,
+
+    /**
+     * → per queue: `queue`, `queued`, `processing`, `done`, `cancelled`, `dead_letter` (bigint as
+     * text) and `oldest_age` (seconds, float: `now()` minus the oldest due queued row's
+     * `scheduled_at`; 0 when none is due). One grouped scan of each table.
+     */
+    queueMetrics: `WITH live AS (
+        SELECT queue,
+          count(*) FILTER (WHERE status = 'queued') AS queued,
+          count(*) FILTER (WHERE status = 'processing') AS processing,
+          count(*) FILTER (WHERE status = 'done') AS done,
+          count(*) FILTER (WHERE status = 'cancelled') AS cancelled,
+          min(scheduled_at) FILTER (WHERE status = 'queued' AND scheduled_at <= now()) AS oldest_due
+        FROM ${jobs} GROUP BY queue
+      ), dlq AS (
+        SELECT queue, count(*) AS dead_letter FROM ${dead} GROUP BY queue
+      )
+      SELECT coalesce(live.queue, dlq.queue) AS queue,
+        coalesce(live.queued, 0)::text AS queued, coalesce(live.processing, 0)::text AS processing,
+        coalesce(live.done, 0)::text AS done, coalesce(live.cancelled, 0)::text AS cancelled,
+        coalesce(dlq.dead_letter, 0)::text AS dead_letter,
+        coalesce(extract(epoch FROM now() - live.oldest_due), 0)::float8 AS oldest_age
+      FROM live FULL JOIN dlq ON dlq.queue = live.queue
+      ORDER BY 1`,
 
     /** `$1` id, `$2` hostname, `$3` pid, `$4` queues text[] or NULL, `$5` concurrency. */
     registerWorker: `INSERT INTO ${workers}

@@ -26,6 +26,7 @@ import type {
   LeaseStore,
   LeaseTryTakeParams,
   OwnedJob,
+  QueueMetrics,
   QueueStats,
   RecoveryResult,
   ScheduleAdvanceParams,
@@ -106,6 +107,10 @@ export abstract class DelegatingStores implements JobStore, WorkerStore, LeaseSt
   /** See {@link JobStore.jobStats}. */
   jobStats(): Promise<QueueStats> {
     return this.stores.jobs.jobStats();
+  }
+  /** See {@link JobStore.jobQueueMetrics}. */
+  jobQueueMetrics(): Promise<QueueMetrics[]> {
+    return this.stores.jobs.jobQueueMetrics();
   }
   /** See {@link JobStore.jobPruneFinished}. */
   jobPruneFinished(params: JobPruneFinishedParams): Promise<number> {

@@ -17,7 +17,7 @@ import type {
 /** The columns of `soniq_jobs`, in table order: a {@link JobRecord}. */
 export const JOB_COLUMNS = `id, name, queue, args, status, priority, attempts, max_attempts,
   interruptions, scheduled_at, created_at, updated_at, started_at, finished_at, worker_id,
-  claim_token, last_error, result, result_expires_at, dedup_key, meta`;
+  claim_token, last_error, result, result_expires_at, dedup_key, meta, trace_context`;
 
 /** The columns of `soniq_dead_letter_jobs`, in table order: a {@link DeadLetterRecord}. */
 export const DEAD_LETTER_COLUMNS = `id, name, queue, args, priority, attempts, max_attempts,
@@ -51,6 +51,8 @@ export interface JobRecord {
   result_expires_at: number | null;
   dedup_key: string | null;
   meta: string | null;
+  /** Absent in dead-letter records (the column is not copied there). */
+  trace_context?: string | null;
 }
 
 /** A row of `soniq_dead_letter_jobs` as better-sqlite3 returns it. */
@@ -102,6 +104,7 @@ export function toJobRow(r: JobRecord): JobRow {
     resultExpiresAt: dateOrNull(r.result_expires_at),
     dedupKey: r.dedup_key,
     meta: r.meta ?? null,
+    traceContext: r.trace_context ?? null,
   };
 }
 

@@ -43,12 +43,13 @@ export const SQL = {
 
   /**
    * `@id`, `@name`, `@queue`, `@args` (JSON text), `@priority`, `@maxAttempts`, `@scheduledAt`
-   * (ms), `@now`, `@dedupKey` (or NULL), `@meta` (JSON text or NULL): inserts one `queued` job.
+   * (ms), `@now`, `@dedupKey` (or NULL), `@meta` (JSON text or NULL), `@traceContext` (or NULL):
+   * inserts one `queued` job.
    */
   insertJob: `INSERT INTO soniq_jobs (id, name, queue, args, status, priority, max_attempts,
-      scheduled_at, created_at, updated_at, dedup_key, meta)
+      scheduled_at, created_at, updated_at, dedup_key, meta, trace_context)
     VALUES (@id, @name, @queue, @args, 'queued', @priority, @maxAttempts,
-      @scheduledAt, @now, @now, @dedupKey, @meta)`,
+      @scheduledAt, @now, @now, @dedupKey, @meta, @traceContext)`,
 
   /** `@now`, `@limit` → `id` of the first due queued jobs of every queue, in claim order. */
   dueAll: `SELECT id FROM soniq_jobs
@@ -139,7 +140,7 @@ export const SQL = {
    */
   replay: `INSERT INTO soniq_jobs (${JOB_COLUMNS})
     SELECT id, name, queue, args, 'queued', priority, 0, max_attempts, 0, @now,
-      created_at, @now, NULL, NULL, NULL, NULL, last_error, NULL, NULL, dedup_key, NULL
+      created_at, @now, NULL, NULL, NULL, NULL, last_error, NULL, NULL, dedup_key, NULL, NULL
     FROM soniq_dead_letter_jobs WHERE id = @id`,
 
   /** `@id`: deletes the dead-letter entry. */
@@ -164,6 +165,32 @@ export const SQL = {
    * → one row: `queued`, `processing`, `done`, `cancelled`, `live` (all of `soniq_jobs`),
    * `dead_letter`, from one snapshot.
    */
+  /**
+   * → per queue: `queue`, `queued`, `processing`, `done`, `cancelled`, `dead_letter` and
+   * `oldest_age_ms` (the database's now minus the oldest due queued row's `scheduled_at`; 0 when
+   * none is due), from one snapshot.
+   */
+  queueMetrics: `WITH t AS (SELECT ${NOW_MS} AS now),
+    live AS (
+      SELECT queue,
+        count(*) FILTER (WHERE status = 'queued') AS queued,
+        count(*) FILTER (WHERE status = 'processing') AS processing,
+        count(*) FILTER (WHERE status = 'done') AS done,
+        count(*) FILTER (WHERE status = 'cancelled') AS cancelled,
+        min(scheduled_at) FILTER (WHERE status = 'queued' AND scheduled_at <= (SELECT now FROM t))
+          AS oldest_due
+      FROM soniq_jobs GROUP BY queue
+    ),
+    dlq AS (SELECT queue, count(*) AS dead_letter FROM soniq_dead_letter_jobs GROUP BY queue),
+    names AS (SELECT queue FROM live UNION SELECT queue FROM dlq)
+    SELECT names.queue AS queue,
+      coalesce(live.queued, 0) AS queued, coalesce(live.processing, 0) AS processing,
+      coalesce(live.done, 0) AS done, coalesce(live.cancelled, 0) AS cancelled,
+      coalesce(dlq.dead_letter, 0) AS dead_letter,
+      coalesce((SELECT now FROM t) - live.oldest_due, 0) AS oldest_age_ms
+    FROM names LEFT JOIN live ON live.queue = names.queue LEFT JOIN dlq ON dlq.queue = names.queue
+    ORDER BY names.queue`,
+
   stats: `SELECT
       count(*) FILTER (WHERE status = 'queued') AS queued,
       count(*) FILTER (WHERE status = 'processing') AS processing,

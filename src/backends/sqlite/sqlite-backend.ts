@@ -28,6 +28,7 @@ import type {
   LeaseTryTakeParams,
   Notifier,
   OwnedJob,
+  QueueMetrics,
   QueueStats,
   RecoveryResult,
   ScheduleAdvanceParams,
@@ -294,6 +295,30 @@ export class SqliteBackend implements Backend {
       const row = s.statement("stats").get() as Omit<QueueStats, "total"> & { live: number };
       const { live, ...counts } = row;
       return { total: live + counts.dead_letter, ...counts };
+    });
+  }
+
+  /** Per-queue counts and lateness from one snapshot. See {@link JobStore.jobQueueMetrics}. */
+  async jobQueueMetrics(): Promise<QueueMetrics[]> {
+    return this.conn.use((s) => {
+      const rows = s.statement("queueMetrics").all() as Array<{
+        queue: string;
+        queued: number;
+        processing: number;
+        done: number;
+        cancelled: number;
+        dead_letter: number;
+        oldest_age_ms: number;
+      }>;
+      return rows.map((row) => ({
+        queue: row.queue,
+        queued: row.queued,
+        processing: row.processing,
+        done: row.done,
+        cancelled: row.cancelled,
+        deadLetter: row.dead_letter,
+        oldestClaimableAgeSeconds: Math.max(0, row.oldest_age_ms) / 1000,
+      }));
     });
   }
 

@@ -62,6 +62,7 @@ export function insertJobs(
         now,
         dedupKey: job.dedupKey,
         meta: job.meta ?? null,
+        traceContext: job.traceContext ?? null,
       });
       queues.add(job.queue);
       results.push({ id: job.id, inserted: true });

@@ -54,6 +54,7 @@ export function enqueueCases(ctx: ContractContext): void {
           "workerId",
           "claimToken",
           "meta",
+          "traceContext",
         ].sort(),
       );
       expect(c.scheduledAt).toBeInstanceOf(Date);
