@@ -36,7 +36,13 @@ export type SoniqErrorCode =
   /** A worker refused to start (no registered jobs, already started, ...). */
   | "WORKER_START"
   /** The user module given to `soniq worker` could not be loaded or exports no Soniq instance. */
-  | "MODULE_LOAD";
+  | "MODULE_LOAD"
+  /** A remote job's handler returned something unusable (e.g. `accepted` without a task id). */
+  | "INVALID_RESULT"
+  /** A remote submission cannot move between these phases (src/remote/phases.ts). */
+  | "ILLEGAL_PHASE"
+  /** A submission phase that Soniq does not know. */
+  | "UNKNOWN_PHASE";
 
 /** An error raised by Soniq on purpose, carrying a stable {@link SoniqErrorCode}. */
 export class SoniqError extends Error {

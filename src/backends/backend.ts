@@ -14,6 +14,8 @@
  *   complete, retry and a dead-letter move after a run add one.
  */
 
+import type { SubmissionStore } from "./contract/submission-store.js";
+
 /** Job row states (DESIGN.md §6). Dead-lettered jobs live in `soniq_dead_letter_jobs`. */
 export type JobStatus = "queued" | "processing" | "done" | "cancelled";
 
@@ -234,6 +236,9 @@ export type BackendKind = "memory" | "sqlite" | "postgres";
 export interface Backend {
   readonly kind: BackendKind;
 
+  /** Remote jobs' durable submission records (seed 002): `contract/submission-store.ts`. */
+  readonly submissions: SubmissionStore;
+
   /** Creates or migrates the schema. Idempotent; safe when two processes run it at once. */
   setup(): Promise<void>;
   /** Releases connections. Later calls reject at once with `SoniqError("CLOSED")`. */
@@ -352,6 +357,9 @@ export interface Backend {
    * row and fenced on state and owner: a live owner's row, or one that finished meanwhile, is
    * never touched.
    * Idempotent: safe to run from several processes at once.
+   *
+   * Rows whose remote submission is `submitting`, `accepted` or `frozen` are skipped: they are
+   * recovered by their phase (`SubmissionStore.submissionRecover`), never requeued blindly.
    *
    * With `heartbeatTimeoutSeconds` null, a stale heartbeat is not enough: only rows of stopped or
    * unknown owners are recovered (for a caller that cannot vouch that the database itself was

@@ -19,6 +19,7 @@ import type {
 } from "../backend.js";
 import { type CrashLoopRule, crashLoopText } from "../backend.js";
 import { claimedJobOf } from "../claimed-job.js";
+import { MemorySubmissionStore } from "./memory-submissions.js";
 
 /** Options of {@link MemoryBackend}. */
 export interface MemoryBackendOptions {
@@ -39,9 +40,18 @@ export class MemoryBackend implements Backend {
   private readonly listeners = new Set<(queue: string) => void>();
   private readonly leases = new Map<string, { holder: string; expiresAt: number }>();
   private closed = false;
+  /** Remote jobs' submission records (contract/submission-store.ts). */
+  readonly submissions: MemorySubmissionStore;
 
   constructor(options: MemoryBackendOptions = {}) {
     this.clock = options.clock ?? Date.now;
+    this.submissions = new MemorySubmissionStore({
+      jobs: this.jobs,
+      workers: this.workers,
+      clock: () => this.clock(),
+      check: () => this.check(),
+      wake: (queue) => this.wake(queue),
+    });
   }
 
   private check(): void {
@@ -418,6 +428,8 @@ export class MemoryBackend implements Backend {
     const result: RecoveryResult = { requeued: [], deadLettered: [] };
     for (const row of [...this.jobs.values()]) {
       if (row.status !== "processing" || live(row.workerId)) continue;
+      // Remote jobs in submission custody are recovered by phase (submissions.submissionRecover).
+      if (this.submissions.inCustody(row.id)) continue;
       const interruptions = row.interruptions + 1;
       const job = {
         id: row.id,

@@ -29,6 +29,7 @@ import { type CrashLoopRule, INTERRUPTIONS_PLACEHOLDER } from "../backend.js";
 import { isUuid, notifyChannel, validateSchemaName } from "./identifiers.js";
 import { PgListener } from "./listener.js";
 import { migrate } from "./migrate.js";
+import { type PgRun, PostgresSubmissionStore } from "./postgres-submissions.js";
 import {
   type RawClaimedRow,
   type RawDeadLetterRow,
@@ -40,6 +41,7 @@ import {
   toWorkerRow,
 } from "./rows.js";
 import { buildStatements, SESSION_SETUP, type Statements } from "./sql.js";
+import { buildSubmissionStatements, valuesOf } from "./submission-sql.js";
 
 /** Where a connection error came from, for {@link PostgresBackendOptions.onError}. */
 export type PostgresErrorSource = "pool" | "listener";
@@ -107,6 +109,8 @@ export class PostgresBackend implements Backend {
   private readonly connectionString: string;
   private readonly pool: pg.Pool;
   private readonly sql: Statements;
+  /** Remote jobs' submission records (contract/submission-store.ts). */
+  readonly submissions: PostgresSubmissionStore;
   private readonly onError: (error: unknown, source: PostgresErrorSource) => void;
   private readonly listeners = new Set<(queue: string) => void>();
   private listener: PgListener | null = null;
@@ -146,6 +150,12 @@ export class PostgresBackend implements Backend {
     this.channel = notifyChannel(this.schema);
     this.connectionString = options.connectionString;
     this.sql = buildStatements(this.schema);
+    this.submissions = new PostgresSubmissionStore({
+      sql: buildSubmissionStatements(this.schema),
+      transaction: (fn) => this.transaction(fn),
+      run: (statement, params) => this.run(statement.text, valuesOf(statement, params)),
+      wake: (queue) => this.wake(queue),
+    });
     this.onError = options.onError ?? (() => undefined);
     this.pool = new pg.Pool({
       connectionString: options.connectionString,
@@ -214,6 +224,33 @@ export class PostgresBackend implements Backend {
         ? await via.query(text, values)
         : await this.pool.query({ name: this.statementName(text), text, values });
       return { rows: result.rows as R[], rowCount: result.rowCount ?? 0 };
+    });
+  }
+
+  /**
+   * Runs `fn` in one transaction on one pooled connection (BEGIN … COMMIT, ROLLBACK when it
+   * throws; a connection whose ROLLBACK failed is discarded). Tracked like {@link run}.
+   */
+  private transaction<T>(fn: (run: PgRun) => Promise<T>): Promise<T> {
+    return this.track(async () => {
+      const client = await this.pool.connect();
+      let broken = false;
+      try {
+        await client.query("BEGIN");
+        const result = await fn(async (statement, params) => {
+          const r = await client.query(statement.text, valuesOf(statement, params));
+          return { rows: r.rows, rowCount: r.rowCount ?? 0 };
+        });
+        await client.query("COMMIT");
+        return result;
+      } catch (err) {
+        await client.query("ROLLBACK").catch(() => {
+          broken = true;
+        });
+        throw err;
+      } finally {
+        client.release(broken);
+      }
     });
   }
 

@@ -35,6 +35,7 @@ import {
   toWorkerRow,
   type WorkerRecord,
 } from "./rows.js";
+import { SqliteSubmissionStore } from "./sqlite-submissions.js";
 import {
   claimDue,
   completeAll,
@@ -82,6 +83,8 @@ export class SqliteBackend implements Backend {
 
   private readonly conn: SqliteConnection;
   private readonly listeners = new Set<(queue: string) => void>();
+  /** Remote jobs' submission records (contract/submission-store.ts). */
+  readonly submissions: SqliteSubmissionStore;
 
   /**
    * Validates the options (options.ts); the file is opened on first use. Does not create the
@@ -94,6 +97,7 @@ export class SqliteBackend implements Backend {
     this.path = path;
     this.busyTimeoutMs = busyTimeoutMs;
     this.conn = new SqliteConnection(path, busyTimeoutMs);
+    this.submissions = new SqliteSubmissionStore(this.conn, (queue) => this.wake(queue));
   }
 
   private wake(queue: string): void {
