@@ -1,11 +1,14 @@
 import { MemoryBackend } from "../../src/backends/memory/memory-backend.js";
-import { runBackendContract } from "./backend-contract.js";
+import { type ContractTarget, runBackendContract } from "./backend-contract.js";
+import { runSubmissionContract } from "./submission-contract.js";
 
-runBackendContract({
+const target: ContractTarget = {
   label: "memory",
   async make() {
     const backend = new MemoryBackend();
     await backend.setup();
     return backend;
   },
-});
+};
+runBackendContract(target);
+runSubmissionContract(target);

@@ -7,14 +7,15 @@ import {
   postgresAvailable,
   TEST_DATABASE_URL,
 } from "../helpers/postgres.js";
-import { runBackendContract } from "./backend-contract.js";
+import { type ContractTarget, runBackendContract } from "./backend-contract.js";
+import { runSubmissionContract } from "./submission-contract.js";
 
 const available = await postgresAvailable();
 const schemas: string[] = [];
 const schemaOf = new WeakMap<Backend, string>();
 
 describe.skipIf(!available)("postgres", () => {
-  runBackendContract({
+  const target: ContractTarget = {
     label: "postgres",
     async make() {
       const schema = freshSchema();
@@ -36,5 +37,7 @@ describe.skipIf(!available)("postgres", () => {
     async cleanup() {
       await dropSchemas(schemas.splice(0));
     },
-  });
+  };
+  runBackendContract(target);
+  runSubmissionContract(target);
 });
