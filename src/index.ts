@@ -17,6 +17,13 @@ export type {
   WorkerRow,
   WorkerStatus,
 } from "./backends/backend.js";
+export type {
+  AnswerResult,
+  SubmissionCounts,
+  SubmissionFilter,
+  SubmissionPhase,
+  SubmissionRecord,
+} from "./backends/contract/submission-store.js";
 export { MemoryBackend, type MemoryBackendOptions } from "./backends/memory/memory-backend.js";
 export { parseDatabaseUrl } from "./backends/select.js";
 export { isSoniqError, SoniqError, type SoniqErrorCode } from "./errors.js";
@@ -55,6 +62,32 @@ export type {
 } from "./observability/events.js";
 export { createLogger, type Logger } from "./observability/logger.js";
 export type { MetricsSink } from "./observability/metrics.js";
+export type { AdmissionBudget } from "./remote/admission.js";
+export type { CircuitBreakerOptions, CircuitState } from "./remote/circuit-breaker.js";
+export { DISPOSITIONS, type HandoffAction } from "./remote/dispositions.js";
+export { PHASE_TRANSITIONS } from "./remote/phases.js";
+export type { RemoteAdmin, RemoteTarget } from "./remote/remote-admin.js";
+export type {
+  RemoteJobOptions,
+  RemotePollContext,
+  RemoteSubmitContext,
+} from "./remote/remote-job.js";
+export {
+  type Accepted,
+  accepted,
+  type Done,
+  done,
+  type Failed,
+  failed,
+  MAX_TASK_ID_LENGTH,
+  type NotSubmitted,
+  notSubmitted,
+  type Pending,
+  type PollResult,
+  pending,
+  type ReconcileResult,
+  type SubmitResult,
+} from "./remote/results.js";
 export {
   envName,
   resolveSettings,
