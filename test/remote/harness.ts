@@ -62,7 +62,13 @@ export interface GenArgs {
 export function remoteInstance(
   backend: Backend,
   provider: RemoteProvider,
-  options: { reconcile?: boolean; settings?: Record<string, unknown> } = {},
+  options: {
+    reconcile?: boolean;
+    settings?: Record<string, unknown>;
+    admission?: { maxConcurrent?: number; perMinute?: number };
+    circuitBreaker?: { failureThreshold: number; windowSeconds: number; cooldownSeconds: number };
+    pollTimeout?: number;
+  } = {},
 ) {
   const soniq = new Soniq({
     backend,
@@ -78,7 +84,10 @@ export function remoteInstance(
     queue: "generation",
     submitTimeout: 5,
     pollEvery: 0.05,
-    pollTimeout: 60,
+    pollTimeout: options.pollTimeout ?? 60,
+    retry: { kind: "fixed", delay: 0.05 },
+    ...(options.admission ? { admission: options.admission } : {}),
+    ...(options.circuitBreaker ? { circuitBreaker: options.circuitBreaker } : {}),
     preflight: async (args: GenArgs, ctx) => {
       if (!args.preflightMs) return;
       await new Promise<void>((resolve) => {
