@@ -9,6 +9,7 @@ import { Command } from "commander";
 import { isSoniqError } from "../errors.js";
 import * as enqueue from "./commands/enqueue.js";
 import * as recover from "./commands/recover.js";
+import * as remote from "./commands/remote.js";
 import * as setup from "./commands/setup.js";
 import * as status from "./commands/status.js";
 import * as worker from "./commands/worker.js";
@@ -22,6 +23,7 @@ const COMMANDS: readonly { register(program: Command): void }[] = [
   enqueue,
   recover,
   status,
+  remote,
 ];
 
 const { version } = JSON.parse(
