@@ -13,8 +13,11 @@
  * A repeated POST with a key it already accepted returns the same task (the provider is
  * idempotent by key) and is counted.
  */
+
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { dirname } from "node:path";
 
 /** One accepted task. */
 export interface ProviderTask {
@@ -69,13 +72,42 @@ function send(res: ServerResponse, status: number, value: unknown): void {
   res.end(JSON.stringify(value));
 }
 
-/** Starts a provider on a free port of 127.0.0.1. */
-export async function startRemoteProvider(): Promise<RemoteProvider> {
+/** Options of {@link startRemoteProvider}. */
+export interface ProviderOptions {
+  /** Port on 127.0.0.1; default a free one. */
+  port?: number;
+  /** Keep tasks and counters in this JSON file across restarts (the example uses it). */
+  stateFile?: string;
+}
+
+/** Starts a provider on 127.0.0.1. */
+export async function startRemoteProvider(options: ProviderOptions = {}): Promise<RemoteProvider> {
   const postsByKey = new Map<string, number>();
   const getsByTask = new Map<string, number>();
   const tasks = new Map<string, ProviderTask>();
   const byKey = new Map<string, string>();
   let next = 0;
+  const { stateFile } = options;
+  if (stateFile && existsSync(stateFile)) {
+    const saved = JSON.parse(readFileSync(stateFile, "utf8")) as {
+      posts: Array<[string, number]>;
+      tasks: ProviderTask[];
+    };
+    for (const [k, n] of saved.posts) postsByKey.set(k, n);
+    for (const t of saved.tasks) {
+      tasks.set(t.id, t);
+      byKey.set(t.key, t.id);
+    }
+    next = saved.tasks.length;
+  }
+  const save = () => {
+    if (!stateFile) return;
+    mkdirSync(dirname(stateFile), { recursive: true });
+    writeFileSync(
+      stateFile,
+      JSON.stringify({ posts: [...postsByKey], tasks: [...tasks.values()] }),
+    );
+  };
   const server: Server = createServer((req, res) => {
     void handle(req, res).catch((err: unknown) => {
       if (!res.headersSent) send(res, 500, { error: String(err) });
@@ -88,6 +120,7 @@ export async function startRemoteProvider(): Promise<RemoteProvider> {
       const key = String(req.headers["idempotency-key"] ?? input.idempotencyKey ?? "");
       const behaviour = (input.behaviour ?? {}) as ProviderBehaviour;
       postsByKey.set(key, (postsByKey.get(key) ?? 0) + 1);
+      save();
       if (behaviour.status && behaviour.status !== 202) {
         if (behaviour.delayMs) await new Promise((r) => setTimeout(r, behaviour.delayMs));
         send(res, behaviour.status, { error: `synthetic ${behaviour.status}` });
@@ -106,6 +139,7 @@ export async function startRemoteProvider(): Promise<RemoteProvider> {
           gets: 0,
           pollDelayMs: behaviour.pollDelayMs ?? 0,
         });
+        save();
       }
       // Accepted on receipt; a slow provider is slow to answer, not to accept.
       if (behaviour.delayMs) await new Promise((r) => setTimeout(r, behaviour.delayMs));
@@ -139,6 +173,7 @@ export async function startRemoteProvider(): Promise<RemoteProvider> {
         return;
       }
       task.gets += 1;
+      save();
       if (task.pollDelayMs) await new Promise((r) => setTimeout(r, task.pollDelayMs));
       if (task.gets <= task.polls) send(res, 200, { task_id: id, status: "processing" });
       else send(res, 200, { task_id: id, status: task.outcome, output: { track: `${id}.mp3` } });
@@ -146,7 +181,7 @@ export async function startRemoteProvider(): Promise<RemoteProvider> {
     }
     send(res, 404, { error: "not found" });
   }
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  await new Promise<void>((resolve) => server.listen(options.port ?? 0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,
