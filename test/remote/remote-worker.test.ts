@@ -230,7 +230,7 @@ for (const engine of engines) {
       await waitFor(
         async () =>
           (await soniq.getJob(blocked))?.status === "queued" &&
-          (await soniq.getJob(blocked))?.scheduledAt.getTime()! > Date.now() + 60_000,
+          ((await soniq.getJob(blocked))?.scheduledAt.getTime() ?? 0) > Date.now() + 60_000,
       );
       await worker.stop();
       expect(provider.postsByKey.get(`${blocked}:1`)).toBeUndefined();
