@@ -2,6 +2,10 @@
  * Soniq: background jobs for Node.js in PostgreSQL (production), SQLite (embedded default) or
  * memory (tests), with a graceful-shutdown contract. This is the only module users import.
  */
+/**
+ * The backend contract's types. `Backend` is `@internal`: not a stable public API, it may change
+ * in any release (docs/backends.md); it is exported for tests that inject a backend.
+ */
 export type {
   Backend,
   BackendKind,
@@ -16,7 +20,7 @@ export type {
   QueueStats,
   WorkerRow,
   WorkerStatus,
-} from "./backends/backend.js";
+} from "./backends/contract/index.js";
 export type {
   AnswerResult,
   SubmissionCounts,

@@ -7,7 +7,7 @@ import type {
   PgQueryable,
   QueueStats,
   WorkerRow,
-} from "./backends/backend.js";
+} from "./backends/contract/index.js";
 import { createBackend, parseDatabaseUrl } from "./backends/select.js";
 import { SoniqError } from "./errors.js";
 import {
@@ -54,7 +54,12 @@ export interface SoniqOptions extends SoniqSettingsInput {
   metrics?: MetricsSink;
   /** Where `SONIQ_*` variables are read from. Default `process.env`. */
   env?: Record<string, string | undefined>;
-  /** A backend instance to use instead of the one `databaseUrl` names (tests, custom stores). */
+  /**
+   * A backend instance to use instead of the one `databaseUrl` names — for tests (e.g. a
+   * `MemoryBackend`).
+   * @internal The backend interface is not a stable public API and may change in any release
+   * (docs/backends.md); do not implement a custom store against it.
+   */
   backend?: Backend;
 }
 
@@ -282,7 +287,10 @@ export class Soniq implements JobEnqueuer {
 
   private async write(jobs: NewJob[], connection: PgQueryable | undefined): Promise<string[]> {
     const backend = await this.backend();
-    const results = await backend.enqueue(jobs, connection ? { connection } : undefined);
+    if (connection && !backend.capabilities.transactionalEnqueue) {
+      throw new SoniqError("UNSUPPORTED", "`connection` (transactional enqueue) needs PostgreSQL");
+    }
+    const results = await backend.jobEnqueue(connection ? { jobs, connection } : { jobs });
     return results.map((r) => r.id);
   }
 
@@ -348,7 +356,7 @@ export class Soniq implements JobEnqueuer {
 
   /** A job by id, with arguments and result parsed, or null. */
   async getJob(id: string): Promise<Job | null> {
-    const row = await (await this.backend()).getJob(id);
+    const row = await (await this.backend()).jobGet({ id });
     if (!row) return null;
     return {
       ...row,
@@ -359,7 +367,7 @@ export class Soniq implements JobEnqueuer {
 
   /** A dead-letter entry by id, or null. */
   async getDeadLetter(id: string): Promise<DeadLetterJob | null> {
-    const row = await (await this.backend()).getDeadLetter(id);
+    const row = await (await this.backend()).deadLetterGet({ id });
     return row ? { ...row, args: JSON.parse(row.args) } : null;
   }
 
@@ -368,7 +376,7 @@ export class Soniq implements JobEnqueuer {
    * @throws SoniqError `NOT_FOUND` when there is no such entry; `DEDUP_CONFLICT`.
    */
   async replay(id: string): Promise<void> {
-    if (!(await (await this.backend()).replay(id))) {
+    if (!(await (await this.backend()).deadLetterReplay({ id }))) {
       throw new SoniqError("NOT_FOUND", `no dead-letter job with id ${id}`);
     }
   }
@@ -379,8 +387,8 @@ export class Soniq implements JobEnqueuer {
    */
   async cancel(id: string): Promise<void> {
     const backend = await this.backend();
-    if (await backend.cancel(id, this.settings.resultRetention)) return;
-    const row = await backend.getJob(id);
+    if (await backend.jobCancel({ id, retentionSeconds: this.settings.resultRetention })) return;
+    const row = await backend.jobGet({ id });
     if (!row) throw new SoniqError("NOT_FOUND", `no job with id ${id}`);
     throw new SoniqError(
       "INVALID_STATE",
@@ -390,12 +398,14 @@ export class Soniq implements JobEnqueuer {
 
   /** Counts by state. */
   async stats(): Promise<QueueStats> {
-    return (await this.backend()).stats();
+    return (await this.backend()).jobStats();
   }
 
   /** Worker rows with `live` judged by `heartbeatTimeout` on the database clock. */
   async workers(): Promise<Array<WorkerRow & { live: boolean }>> {
-    return (await this.backend()).listWorkers(this.settings.heartbeatTimeout);
+    return (await this.backend()).workerList({
+      heartbeatTimeoutSeconds: this.settings.heartbeatTimeout,
+    });
   }
 
   /** A worker for this instance's jobs (not started). See {@link Worker}. */

@@ -1,7 +1,7 @@
 /**
  * The rescuer: crash recovery as a service (DESIGN.md §3.2–3.3). Each pass requeues every
  * `processing` row whose owner is not a live worker incarnation and dead-letters the ones caught
- * in a crash loop (`maintenance/policy.ts`), through `Backend.recoverStale` — one fenced,
+ * in a crash loop (`maintenance/policy.ts`), through `JobStore.jobRecoverStale` — one fenced,
  * idempotent statement, so passes from several processes at once are safe.
  *
  * Recovery runs from three clocks: {@link Rescuer.runOnce} at every worker's start-up and from
@@ -23,8 +23,7 @@
  * each also logged ("recovered a job whose worker is not live…", "a job keeps losing its
  * worker…").
  */
-import type { Backend, RecoveryResult } from "../backends/backend.js";
-import type { RecoveredSubmission } from "../backends/contract/submission-store.js";
+import type { Backend, RecoveredSubmission, RecoveryResult } from "../backends/contract/index.js";
 import { PeriodicService } from "../lifecycle/periodic-service.js";
 import type { BaseServiceOptions } from "../lifecycle/service.js";
 import type { EventBus } from "../observability/event-bus.js";
@@ -38,10 +37,10 @@ export const RESCUER_INTERVAL_MS = 5_000;
 /** Options of {@link Rescuer}. */
 export interface RescuerOptions extends Omit<BaseServiceOptions, "name"> {
   /**
-   * The recovery method of the backend, and its submission store (remote jobs are recovered by
-   * their phase first: `submitting` frozen, `accepted` handed off; seed 002).
+   * The recovery method of the backend, and its submission store: remote jobs are recovered by
+   * their phase first (`submitting` frozen, `accepted` handed off; seed 002).
    */
-  backend: Pick<Backend, "recoverStale"> & Partial<Pick<Backend, "submissions">>;
+  backend: Pick<Backend, "jobRecoverStale"> & Partial<Pick<Backend, "submissions">>;
   /** Seconds without a heartbeat after which a worker is not live (`heartbeatTimeout`). */
   heartbeatTimeoutSeconds: number;
   /** Crash recoveries a job may have before the next sends it to the DLQ (`maxInterruptions`). */
@@ -88,18 +87,21 @@ export class Rescuer extends PeriodicService {
 
   /**
    * Runs one recovery pass now, whether or not the service runs, and logs and emits what it did.
-   * @throws Whatever `Backend.recoverStale` throws (`SoniqError` `CLOSED`, connection errors).
+   * @throws Whatever `JobStore.jobRecoverStale` throws (`SoniqError` `CLOSED`, connection errors).
    */
   async runOnce(pass: RescuePass = {}): Promise<RecoveryResult> {
     const { backend, heartbeatTimeoutSeconds, maxInterruptions, events } = this.options;
-    const timeout = (pass.staleMeansDead ?? true) ? heartbeatTimeoutSeconds : null;
+    const staleMeansDead = pass.staleMeansDead ?? true;
     if (backend.submissions) {
       const remote = await backend.submissions.submissionRecover({
-        heartbeatTimeoutSeconds: timeout,
+        heartbeatTimeoutSeconds: staleMeansDead ? heartbeatTimeoutSeconds : null,
       });
       reportRemote(remote, this.logger, events);
     }
-    const result = await backend.recoverStale(timeout, crashLoopRule(maxInterruptions));
+    const result = await backend.jobRecoverStale({
+      ...(staleMeansDead ? { staleAfterSeconds: heartbeatTimeoutSeconds } : {}),
+      crashLoop: crashLoopRule(maxInterruptions),
+    });
     report(result, this.logger, events);
     return result;
   }

@@ -5,7 +5,7 @@
  * exactly once; a callback that arrives by task id before `accepted` was written is kept and
  * applied when it is.
  */
-import type { Backend } from "../backends/backend.js";
+import type { Backend } from "../backends/contract/index.js";
 import type {
   AnswerResult,
   AnswerTarget,
@@ -138,7 +138,7 @@ export class RemoteAdmin {
     if (!record) {
       throw new SoniqError(
         "NOT_FOUND",
-        (await backend.getJob(jobId))
+        (await backend.jobGet({ id: jobId }))
           ? `job ${jobId} has no remote submission (not a remote job, or not submitted yet)`
           : `no job with id ${jobId}`,
       );

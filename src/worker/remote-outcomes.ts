@@ -5,7 +5,7 @@
  * `task_id`, `handoff_action`, with the worker's `worker_id`) — never arguments, URLs, tokens,
  * bodies or provider error text.
  */
-import type { Backend, ClaimedJob, Owner } from "../backends/backend.js";
+import type { Backend, ClaimedJob, Owner } from "../backends/contract/index.js";
 import type { JobDefinition } from "../jobs/job-definition.js";
 import { toJsonText } from "../jobs/payload.js";
 import { retryDelaySeconds } from "../jobs/retry-policy.js";
@@ -124,7 +124,9 @@ export class RemoteOutcomes {
 
   /** NACKs a job claimed but not submitting (attempts kept). */
   async release(job: ClaimedJob, owner: Owner): Promise<boolean> {
-    const ok = await this.write("release", job.id, () => this.deps.backend.nack(job.id, owner));
+    const ok = await this.write("release", job.id, () =>
+      this.deps.backend.jobNack({ id: job.id, owner }),
+    );
     if (ok) this.deps.recorder.released.push(job.id);
     return ok === true;
   }
@@ -205,7 +207,7 @@ export class RemoteOutcomes {
       this.phase(job, "released", null);
       const delay = retryDelaySeconds(definition.retry, attempt, new Error(failure.error));
       const ok = await this.write("retry", job.id, () =>
-        backend.retry(job.id, owner, failure.error, delay.seconds),
+        backend.jobRetry({ id: job.id, owner, error: failure.error, delaySeconds: delay.seconds }),
       );
       if (ok) {
         this.deps.events.emit("job_failed", {
@@ -222,7 +224,13 @@ export class RemoteOutcomes {
     }
     const why = failure.retry ? "max_attempts_exceeded" : reason;
     const ok = await this.write("dead-letter move", job.id, () =>
-      backend.deadLetter(job.id, owner, failure.error, why, true),
+      backend.jobDeadLetter({
+        id: job.id,
+        owner,
+        error: failure.error,
+        reason: why,
+        countAttempt: true,
+      }),
     );
     if (!ok) return;
     await this.write("finish", job.id, async () => {

@@ -5,7 +5,7 @@
  * table — so a poll holds a slot only while it runs, the drain waits for it (and hands it off at
  * the deadline), and the heartbeat counts it as tracked. It stops claiming when the drain begins.
  */
-import type { Backend } from "../backends/backend.js";
+import type { Backend } from "../backends/contract/index.js";
 import type { ClaimedRemote } from "../backends/contract/submission-store.js";
 import type { JobDefinition } from "../jobs/job-definition.js";
 import { PeriodicService } from "../lifecycle/periodic-service.js";

@@ -12,7 +12,7 @@
  * a throw or an unusable result is frozen, never resubmitted on its own. A planned drain is never
  * reported to the circuit breaker as a provider failure.
  */
-import type { ClaimedJob, Owner } from "../backends/backend.js";
+import type { ClaimedJob, Owner } from "../backends/contract/index.js";
 import { isSoniqError } from "../errors.js";
 import type { JobContext } from "../jobs/context.js";
 import type { JobDefinition } from "../jobs/job-definition.js";
@@ -78,13 +78,13 @@ export class RemoteSubmitter {
       );
       if (end.kind === "threw") {
         const ok = await this.outcomes.write("dead-letter move", job.id, () =>
-          backend.deadLetter(
-            job.id,
+          backend.jobDeadLetter({
+            id: job.id,
             owner,
-            `preflight failed: ${errorText(end.error, 1000)}`,
-            "preflight_failed",
-            true,
-          ),
+            error: `preflight failed: ${errorText(end.error, 1000)}`,
+            reason: "preflight_failed",
+            countAttempt: true,
+          }),
         );
         if (ok)
           log.warn(
@@ -102,7 +102,7 @@ export class RemoteSubmitter {
     const allowed = breaker?.allow();
     if (allowed && !allowed.allowed) {
       await this.outcomes.write("snooze", job.id, () =>
-        backend.snooze(job.id, owner, allowed.retryInSeconds),
+        backend.jobSnooze({ id: job.id, owner, delaySeconds: allowed.retryInSeconds }),
       );
       log.info(
         { phase: "claimed" },
@@ -130,7 +130,7 @@ export class RemoteSubmitter {
     }
     if (result.kind === "over_budget") {
       await this.outcomes.write("snooze", job.id, () =>
-        backend.snooze(job.id, owner, result.retryInSeconds),
+        backend.jobSnooze({ id: job.id, owner, delaySeconds: result.retryInSeconds }),
       );
       log.info(
         { phase: "claimed" },

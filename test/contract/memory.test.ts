@@ -1,5 +1,5 @@
 import { MemoryBackend } from "../../src/backends/memory/memory-backend.js";
-import { type ContractTarget, runBackendContract } from "./backend-contract.js";
+import { type ContractTarget, runBackendContract } from "./runner.js";
 import { runSubmissionContract } from "./submission-contract.js";
 
 const target: ContractTarget = {

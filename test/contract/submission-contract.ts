@@ -3,16 +3,16 @@
  * SQLite file and PostgreSQL, next to the backend contract (see memory/sqlite/postgres.test.ts).
  */
 import { afterAll, describe, expect, it } from "vitest";
-import type { Backend, Owner } from "../../src/backends/backend.js";
+import type { Backend, Owner } from "../../src/backends/contract/index.js";
 import { crashLoopRule } from "../../src/maintenance/policy.js";
-import { type ContractTarget, newJob } from "./backend-contract.js";
+import { type ContractTarget, newJob } from "./helpers.js";
 
 const NAME = "remote.gen";
 
 async function claimed(b: Backend, workerId = "w1") {
-  await b.registerWorker({ id: workerId, hostname: "h", pid: 1, queues: null, concurrency: 1 });
-  await b.enqueue([newJob({ name: NAME })]);
-  const [job] = await b.claim({ workerId, queues: null, limit: 1 });
+  await b.workerRegister({ id: workerId, hostname: "h", pid: 1, queues: null, concurrency: 1 });
+  await b.jobEnqueue({ jobs: [newJob({ name: NAME })] });
+  const [job] = await b.jobClaim({ workerId, queues: null, limit: 1 });
   if (!job) throw new Error("nothing claimed");
   const owner: Owner = { workerId: job.workerId, claimToken: job.claimToken };
   return { job, owner };
@@ -75,7 +75,7 @@ export function runSubmissionContract(target: ContractTarget): void {
     it("accept › submitting › accepted with task id and hand-off in one write: owner cleared, still processing, attempts kept", async () => {
       const b = await make();
       const job = await accepted(b, "tsk_a");
-      const row = await b.getJob(job.id);
+      const row = await b.jobGet({ id: job.id });
       expect(row).toMatchObject({
         status: "processing",
         workerId: null,
@@ -88,9 +88,9 @@ export function runSubmissionContract(target: ContractTarget): void {
         workerId: null,
       });
       // Generic recovery never requeues it (no owner, but in custody).
-      const result = await b.recoverStale(0, crashLoopRule(5));
+      const result = await b.jobRecoverStale({ staleAfterSeconds: 0, crashLoop: crashLoopRule(5) });
       expect(result.requeued).toEqual([]);
-      expect((await b.getJob(job.id))?.status).toBe("processing");
+      expect((await b.jobGet({ id: job.id }))?.status).toBe("processing");
     });
 
     it("accept › not submitting (no mark) or wrong owner › false, nothing written", async () => {
@@ -118,7 +118,7 @@ export function runSubmissionContract(target: ContractTarget): void {
       const s = b.submissions;
       await s.submissionMarkSubmitting({ jobId: job.id, owner, name: NAME, queue: "default" });
       expect(await s.submissionFreeze({ jobId: job.id, owner, reason: "deadline" })).toBe(true);
-      expect(await b.getJob(job.id)).toMatchObject({
+      expect(await b.jobGet({ id: job.id })).toMatchObject({
         status: "processing",
         workerId: null,
         attempts: 0,
@@ -127,7 +127,7 @@ export function runSubmissionContract(target: ContractTarget): void {
         phase: "frozen",
         frozenReason: "deadline",
       });
-      expect(await b.claim({ workerId: "w1", queues: null, limit: 5 })).toEqual([]);
+      expect(await b.jobClaim({ workerId: "w1", queues: null, limit: 5 })).toEqual([]);
       expect(await poll(b)).toEqual([]);
       const [again] = await poll(b, "w1", [NAME]);
       expect(again).toMatchObject({ phase: "frozen", generation: 1 });
@@ -176,7 +176,7 @@ export function runSubmissionContract(target: ContractTarget): void {
           retentionSeconds: 60,
         }),
       ).toBe(true);
-      expect(await b.getJob(job.id)).toMatchObject({
+      expect(await b.jobGet({ id: job.id })).toMatchObject({
         status: "done",
         attempts: 1,
         result: '{"url":"u"}',
@@ -197,12 +197,12 @@ export function runSubmissionContract(target: ContractTarget): void {
       expect(await s.submissionRelease({ jobId: job.id, owner, newKey: true, requeue: true })).toBe(
         true,
       );
-      expect(await b.getJob(job.id)).toMatchObject({
+      expect(await b.jobGet({ id: job.id })).toMatchObject({
         status: "queued",
         workerId: null,
         attempts: 0,
       });
-      const [again] = await b.claim({ workerId: "w1", queues: null, limit: 1 });
+      const [again] = await b.jobClaim({ workerId: "w1", queues: null, limit: 1 });
       const owner2 = { workerId: "w1", claimToken: again?.claimToken as string };
       expect(
         await s.submissionMarkSubmitting({
@@ -305,7 +305,7 @@ export function runSubmissionContract(target: ContractTarget): void {
       expect(
         await s.submissionResolve({ jobId: two.job.id, resolution: { kind: "not_submitted" } }),
       ).toBe(true);
-      expect(await b.getJob(two.job.id)).toMatchObject({ status: "queued", attempts: 0 });
+      expect(await b.jobGet({ id: two.job.id })).toMatchObject({ status: "queued", attempts: 0 });
       expect(await s.submissionGet({ jobId: two.job.id })).toMatchObject({
         phase: "released",
         generation: 1,
@@ -325,7 +325,7 @@ export function runSubmissionContract(target: ContractTarget): void {
       const acc = await accepted(b, "tsk_h", "dead");
       await poll(b, "dead");
       const plain = await claimed(b, "dead");
-      await b.markWorkerStopped("dead");
+      await b.workerMarkStopped({ workerId: "dead" });
       const recovered = await s.submissionRecover({ heartbeatTimeoutSeconds: 30 });
       expect(recovered.map((r) => [r.jobId, r.action]).sort()).toEqual(
         [
@@ -343,9 +343,12 @@ export function runSubmissionContract(target: ContractTarget): void {
         workerId: null,
       });
       expect(await s.submissionRecover({ heartbeatTimeoutSeconds: 30 })).toEqual([]);
-      const generic = await b.recoverStale(30, crashLoopRule(5));
+      const generic = await b.jobRecoverStale({
+        staleAfterSeconds: 30,
+        crashLoop: crashLoopRule(5),
+      });
       expect(generic.requeued.map((j) => j.id)).toEqual([plain.job.id]);
-      expect((await b.getJob(sub.job.id))?.status).toBe("processing");
+      expect((await b.jobGet({ id: sub.job.id }))?.status).toBe("processing");
     });
 
     it("admission › maxConcurrent 1 with one submitting › over_budget, nothing written; perMinute › rate", async () => {

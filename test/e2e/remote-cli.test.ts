@@ -13,14 +13,14 @@ for (const target of targets) {
       const { env, db } = await prepared(target);
       const id = await db.enqueue("music.generate", {});
       const backend = await db.backend();
-      await backend.registerWorker({
+      await backend.workerRegister({
         id: "w",
         hostname: "h",
         pid: 1,
         queues: null,
         concurrency: 1,
       });
-      const [job] = await backend.claim({ workerId: "w", queues: null, limit: 1 });
+      const [job] = await backend.jobClaim({ workerId: "w", queues: null, limit: 1 });
       const owner = { workerId: "w", claimToken: job?.claimToken as string };
       await backend.submissions.submissionMarkSubmitting({
         jobId: id,

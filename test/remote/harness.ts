@@ -5,7 +5,7 @@
  */
 import { join } from "node:path";
 import { pino } from "pino";
-import type { Backend } from "../../src/backends/backend.js";
+import type { Backend } from "../../src/backends/contract/index.js";
 import { PostgresBackend } from "../../src/backends/postgres/postgres-backend.js";
 import { SqliteBackend } from "../../src/backends/sqlite/sqlite-backend.js";
 import {

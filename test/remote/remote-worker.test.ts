@@ -7,7 +7,7 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Backend } from "../../src/backends/backend.js";
+import type { Backend } from "../../src/backends/contract/index.js";
 import { waitForEvent } from "../helpers/events.js";
 import { dropSchemas } from "../helpers/postgres.js";
 import { type RemoteProvider, startRemoteProvider } from "../helpers/remote-provider.js";
@@ -131,7 +131,7 @@ for (const engine of engines) {
     it("crash recovery › a dead worker's submission › frozen (crash), reconcile finds nothing › resubmitted with the same key", async () => {
       const { soniq, job, backend } = await setup({ reconcile: true });
       const id = await job.enqueue({ behaviour: { polls: 0 } });
-      const [claimed] = await backend.claim({ workerId: "dead", queues: null, limit: 1 });
+      const [claimed] = await backend.jobClaim({ workerId: "dead", queues: null, limit: 1 });
       const owner = { workerId: "dead", claimToken: claimed?.claimToken as string };
       await backend.submissions.submissionMarkSubmitting({
         jobId: id,
@@ -157,7 +157,7 @@ for (const engine of engines) {
     it("crash recovery › a dead worker's poll › handed to polling, due now, finished by the next worker", async () => {
       const { soniq, job, backend } = await setup();
       const id = await job.enqueue({ behaviour: { polls: 0 } });
-      const [claimed] = await backend.claim({ workerId: "dead", queues: null, limit: 1 });
+      const [claimed] = await backend.jobClaim({ workerId: "dead", queues: null, limit: 1 });
       const owner = { workerId: "dead", claimToken: claimed?.claimToken as string };
       await backend.submissions.submissionMarkSubmitting({
         jobId: id,

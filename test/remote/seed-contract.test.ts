@@ -3,7 +3,7 @@
  * against the local test provider (a real HTTP server).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Backend } from "../../src/backends/backend.js";
+import type { Backend } from "../../src/backends/contract/index.js";
 import { accepted, isSoniqError, pending } from "../../src/index.js";
 import { assertTransition } from "../../src/remote/phases.js";
 import { waitForEvent } from "../helpers/events.js";
@@ -57,7 +57,7 @@ for (const engine of engines) {
       const submitting = waitForEvent(soniq, "remote_phase", (e) => e.phase === "submitting");
       await worker.start();
       await submitting;
-      expect(await backend.claim({ workerId: "other", queues: null, limit: 5 })).toEqual([]);
+      expect(await backend.jobClaim({ workerId: "other", queues: null, limit: 5 })).toEqual([]);
       const stranger = { workerId: "other", claimToken: "00000000-0000-4000-8000-000000000000" };
       expect(
         await backend.submissions.submissionMarkSubmitting({

@@ -20,7 +20,7 @@
  */
 
 import type { SubmissionPhase } from "../../remote/phases.js";
-import type { ClaimedJob, JobStatus, Owner } from "../backend.js";
+import type { ClaimedJob, JobStatus, Owner } from "./types.js";
 
 export type { SubmissionPhase } from "../../remote/phases.js";
 

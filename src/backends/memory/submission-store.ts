@@ -6,8 +6,8 @@ import { randomUUID } from "node:crypto";
 import { SoniqError } from "../../errors.js";
 import { admissionDecision } from "../../remote/admission.js";
 import { idempotencyKey } from "../../remote/phases.js";
-import type { JobRow, Owner, WorkerRow } from "../backend.js";
 import { claimedJobOf } from "../claimed-job.js";
+import type { JobRow, Owner } from "../contract/index.js";
 import {
   type AnswerResult,
   type AnswerTarget,
@@ -24,16 +24,7 @@ import {
   type SubmissionRecord,
   type SubmissionStore,
 } from "../contract/submission-store.js";
-
-/** The memory backend's state this store shares. */
-export interface MemorySubmissionState {
-  jobs: Map<string, JobRow>;
-  workers: Map<string, WorkerRow>;
-  clock(): number;
-  /** @throws SoniqError `CLOSED` once the backend is closed. */
-  check(): void;
-  wake(queue: string): void;
-}
+import type { MemoryState } from "./state.js";
 
 interface Sub {
   jobId: string;
@@ -59,7 +50,7 @@ export class MemorySubmissionStore implements SubmissionStore {
   private readonly subs = new Map<string, Sub>();
   private readonly early = new Map<string, { name: string | null; answer: RemoteAnswer }>();
 
-  constructor(private readonly state: MemorySubmissionState) {}
+  constructor(private readonly state: MemoryState) {}
 
   /** True when the job row is processing and `owner` holds it. */
   private owned(jobId: string, owner: Owner): JobRow | undefined {
@@ -194,7 +185,7 @@ export class MemorySubmissionStore implements SubmissionStore {
     if (params.requeue) {
       Object.assign(row, { status: "queued", scheduledAt: new Date(now) });
       this.clearOwner(row, now);
-      this.state.wake(row.queue);
+      this.state.bus.wake(row.queue);
     }
     return true;
   }
@@ -363,7 +354,7 @@ export class MemorySubmissionStore implements SubmissionStore {
         scheduledAt: new Date(now),
         updatedAt: new Date(now),
       });
-      this.state.wake(row.queue);
+      this.state.bus.wake(row.queue);
     } else {
       sub.answer = { kind: "failed", error: resolution.error, retry: false };
       sub.dueAt = now;
@@ -392,15 +383,8 @@ export class MemorySubmissionStore implements SubmissionStore {
   }): Promise<RecoveredSubmission[]> {
     this.state.check();
     const now = this.state.clock();
-    const live = (workerId: string) => {
-      const w = this.state.workers.get(workerId);
-      return (
-        w !== undefined &&
-        w.status !== "stopped" &&
-        (params.heartbeatTimeoutSeconds === null ||
-          now - w.lastHeartbeatAt.getTime() <= params.heartbeatTimeoutSeconds * 1000)
-      );
-    };
+    const live = (workerId: string) =>
+      this.state.isLive(workerId, params.heartbeatTimeoutSeconds ?? undefined);
     const out: RecoveredSubmission[] = [];
     for (const sub of this.subs.values()) {
       const row = this.state.jobs.get(sub.jobId);

@@ -7,7 +7,7 @@ import { randomUUID } from "node:crypto";
 import { SoniqError } from "../../errors.js";
 import { admissionDecision } from "../../remote/admission.js";
 import { idempotencyKey, parsePhase } from "../../remote/phases.js";
-import type { ClaimedJob, JobStatus, Owner } from "../backend.js";
+import type { ClaimedJob, JobStatus, Owner } from "../contract/index.js";
 import {
   type AnswerResult,
   type AnswerTarget,

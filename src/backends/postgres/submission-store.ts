@@ -7,7 +7,7 @@
 import { SoniqError } from "../../errors.js";
 import { admissionDecision } from "../../remote/admission.js";
 import { idempotencyKey, parsePhase } from "../../remote/phases.js";
-import type { JobStatus, Owner } from "../backend.js";
+import type { JobStatus, Owner } from "../contract/index.js";
 import {
   type AnswerResult,
   type AnswerTarget,
@@ -24,7 +24,8 @@ import {
   type SubmissionRecord,
   type SubmissionStore,
 } from "../contract/submission-store.js";
-import type { NamedStatement, SubmissionStatements } from "./submission-sql.js";
+import type { PgConnection } from "./connection.js";
+import { type NamedStatement, type SubmissionStatements, valuesOf } from "./submission-sql.js";
 
 /** Runs one named statement with its params → rows and the changed-row count. */
 export type PgRun = <R>(
@@ -34,12 +35,9 @@ export type PgRun = <R>(
 
 /** What the store needs from the backend. */
 export interface PostgresSubmissionDeps {
+  conn: PgConnection;
   sql: SubmissionStatements;
-  /** Runs `fn` in one transaction on one connection (BEGIN … COMMIT; ROLLBACK on error). */
-  transaction<T>(fn: (run: PgRun) => Promise<T>): Promise<T>;
-  /** Runs one statement on the pool (autocommit). */
-  run: PgRun;
-  /** Wakes this process's claimers of `queue` (a requeued job; other processes get NOTIFY-less polls). */
+  /** Wakes this process's claimers of `queue` (a requeued job; other processes poll). */
   wake(queue: string): void;
 }
 
@@ -96,7 +94,41 @@ const fence = (jobId: string, owner: Owner) => ({
 
 /** See the module comment. */
 export class PostgresSubmissionStore implements SubmissionStore {
-  constructor(private readonly deps: PostgresSubmissionDeps) {}
+  private readonly deps: PostgresSubmissionDeps & {
+    run: PgRun;
+    transaction<T>(fn: (run: PgRun) => Promise<T>): Promise<T>;
+  };
+
+  constructor(deps: PostgresSubmissionDeps) {
+    const { conn } = deps;
+    this.deps = {
+      ...deps,
+      run: (statement, params) => conn.run(statement.text, valuesOf(statement, params)),
+      transaction: (fn) =>
+        conn.track(async () => {
+          // One connection, BEGIN … COMMIT; ROLLBACK when `fn` throws (a connection whose
+          // ROLLBACK failed is discarded).
+          const client = await conn.pool.connect();
+          let broken = false;
+          try {
+            await client.query("BEGIN");
+            const result = await fn(async (statement, params) => {
+              const r = await client.query(statement.text, valuesOf(statement, params));
+              return { rows: r.rows, rowCount: r.rowCount ?? 0 };
+            });
+            await client.query("COMMIT");
+            return result;
+          } catch (err) {
+            await client.query("ROLLBACK").catch(() => {
+              broken = true;
+            });
+            throw err;
+          } finally {
+            client.release(broken);
+          }
+        }),
+    };
+  }
 
   private get sql(): SubmissionStatements {
     return this.deps.sql;
