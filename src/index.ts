@@ -33,6 +33,7 @@ export { parseDatabaseUrl } from "./backends/select.js";
 export { isSoniqError, SoniqError, type SoniqErrorCode } from "./errors.js";
 export { type JobContext, JobTimeoutError, ShutdownTimeoutError } from "./jobs/context.js";
 export type { EnqueueOptions } from "./jobs/enqueue-options.js";
+export type { RemoteJobOptions } from "./jobs/job-definition.js";
 export {
   JobDefinition,
   type JobHandler,
@@ -71,11 +72,7 @@ export type { CircuitBreakerOptions, CircuitState } from "./remote/circuit-break
 export { DISPOSITIONS, type HandoffAction } from "./remote/dispositions.js";
 export { PHASE_TRANSITIONS } from "./remote/phases.js";
 export type { RemoteAdmin, RemoteTarget } from "./remote/remote-admin.js";
-export type {
-  RemoteJobOptions,
-  RemotePollContext,
-  RemoteSubmitContext,
-} from "./remote/remote-job.js";
+export type { RemotePollContext, RemoteSubmitContext } from "./remote/remote-job.js";
 export {
   type Accepted,
   accepted,

@@ -23,6 +23,7 @@ import {
   JobDefinition,
   type JobEnqueuer,
   type JobOptions,
+  type RemoteJobOptions,
   type SyncJobOptions,
   validateArgs,
 } from "./jobs/job-definition.js";
@@ -33,7 +34,6 @@ import type { SoniqEventMap } from "./observability/events.js";
 import { createLogger, type Logger } from "./observability/logger.js";
 import { type MetricsSink, subscribeMetricsSink } from "./observability/metrics.js";
 import { RemoteAdmin } from "./remote/remote-admin.js";
-import type { RemoteJobOptions } from "./remote/remote-job.js";
 import { resolveSettings, type SoniqSettings, type SoniqSettingsInput } from "./settings.js";
 import { Worker, type WorkerOptions } from "./worker/worker.js";
 

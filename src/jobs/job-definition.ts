@@ -5,7 +5,7 @@ import type { StandardSchemaV1 } from "@standard-schema/spec";
 import { SoniqError } from "../errors.js";
 import {
   REMOTE_OPTION_KEYS,
-  type RemoteJobOptions,
+  type RemoteHandlers,
   type RemoteSpec,
   remoteSpecOf,
 } from "../remote/remote-job.js";
@@ -66,6 +66,16 @@ export interface SyncJobOptions<TArgs, TInput = TArgs> extends JobSettings<TArgs
   /** The export to call (default `default`). */
   exportName?: string;
 }
+
+/**
+ * What `soniq.remoteJob(...)` takes: the shared job settings (no `timeout`: each remote call is
+ * bounded by `submitTimeout`) and the remote handlers and settings ({@link RemoteHandlers}).
+ */
+export type RemoteJobOptions<TArgs, TResult = unknown, TInput = TArgs> = Omit<
+  JobSettings<TArgs, TInput>,
+  "timeout"
+> &
+  RemoteHandlers<TArgs, TResult>;
 
 /**
  * Async handlers run on the event loop; sync handlers on the worker-thread pool; remote jobs

@@ -5,7 +5,6 @@
  */
 import { SoniqError } from "../errors.js";
 import type { JobContext } from "../jobs/context.js";
-import type { JobSettings } from "../jobs/job-definition.js";
 import type { Logger } from "../observability/logger.js";
 import { type AdmissionBudget, assertAdmissionBudget } from "./admission.js";
 import { assertCircuitOptions, type CircuitBreakerOptions } from "./circuit-breaker.js";
@@ -37,9 +36,11 @@ export interface RemotePollContext {
   logger: Logger;
 }
 
-/** What `soniq.remoteJob(...)` takes. */
-export interface RemoteJobOptions<TArgs, TResult = unknown, TInput = TArgs>
-  extends Omit<JobSettings<TArgs, TInput>, "timeout"> {
+/**
+ * The remote part of what `soniq.remoteJob(...)` takes (`RemoteJobOptions` in
+ * jobs/job-definition.ts adds the shared job settings: name, queue, priority, retry, …).
+ */
+export interface RemoteHandlers<TArgs, TResult = unknown> {
   /**
    * Sends the request. Runs only after phase `submitting` is durable. Return `accepted(taskId)` or
    * `failed(error, { retry })`. Throwing, timing out or being cut off by the shutdown deadline is

@@ -300,7 +300,7 @@ export class MemoryJobStore implements JobStore {
     for (const row of [...state.jobs.values()]) {
       if (row.status !== "processing" || state.isLive(row.workerId, staleAfterSeconds)) continue;
       // Remote jobs in submission custody are recovered by phase (submissionRecover).
-      if (state.submissions.inCustody(row.id)) continue;
+      if (state.inRemoteCustody(row.id)) continue;
       const interruptions = row.interruptions + 1;
       const job = {
         id: row.id,

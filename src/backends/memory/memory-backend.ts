@@ -7,7 +7,7 @@ import { DelegatingStores } from "../shared/delegating-stores.js";
 import { MemoryJobStore } from "./job-store.js";
 import { MemoryLeaseStore } from "./lease-store.js";
 import { MemoryState } from "./state.js";
-import type { MemorySubmissionStore } from "./submission-store.js";
+import { MemorySubmissionStore } from "./submission-store.js";
 import { MemoryWorkerStore } from "./worker-store.js";
 
 /** Options of {@link MemoryBackend}. */
@@ -44,7 +44,7 @@ export class MemoryBackend extends DelegatingStores implements Backend {
       leases: new MemoryLeaseStore(state),
     });
     this.state = state;
-    this.submissions = state.submissions;
+    this.submissions = new MemorySubmissionStore(state);
   }
 
   /** In-process wake-ups of this object's own writes. */

@@ -24,33 +24,21 @@ import {
   type SubmissionRecord,
   type SubmissionStore,
 } from "../contract/submission-store.js";
-import type { MemoryState } from "./state.js";
-
-interface Sub {
-  jobId: string;
-  name: string;
-  queue: string;
-  phase: SubmissionPhase;
-  generation: number;
-  taskId: string | null;
-  submittedAt: number | null;
-  acceptedAt: number | null;
-  frozenAt: number | null;
-  frozenReason: string | null;
-  dueAt: number | null;
-  polls: number;
-  answer: RemoteAnswer | null;
-  updatedAt: number;
-}
+import type { MemoryState, MemorySubmissionRow as Sub } from "./state.js";
 
 const date = (ms: number | null): Date | null => (ms === null ? null : new Date(ms));
 
 /** See the module comment. */
 export class MemorySubmissionStore implements SubmissionStore {
-  private readonly subs = new Map<string, Sub>();
-  private readonly early = new Map<string, { name: string | null; answer: RemoteAnswer }>();
-
   constructor(private readonly state: MemoryState) {}
+
+  private get subs(): Map<string, Sub> {
+    return this.state.submissions;
+  }
+
+  private get early(): MemoryState["earlyAnswers"] {
+    return this.state.earlyAnswers;
+  }
 
   /** True when the job row is processing and `owner` holds it. */
   private owned(jobId: string, owner: Owner): JobRow | undefined {
@@ -464,12 +452,6 @@ export class MemorySubmissionStore implements SubmissionStore {
       else if (sub.phase === "frozen") counts.frozen += 1;
     }
     return counts;
-  }
-
-  /** Generic recovery's exclusion: true when the job row is in the submission machinery's custody. */
-  inCustody(jobId: string): boolean {
-    const phase = this.subs.get(jobId)?.phase;
-    return phase !== undefined && REMOTE_CUSTODY_PHASES.includes(phase);
   }
 }
 
