@@ -5,7 +5,6 @@
 import { randomUUID } from "node:crypto";
 import { SoniqError } from "../../errors.js";
 import { admissionDecision } from "../../remote/admission.js";
-import { idempotencyKey } from "../../remote/phases.js";
 import { claimedJobOf } from "../claimed-job.js";
 import type { JobRow, Owner } from "../contract/index.js";
 import {
@@ -20,11 +19,11 @@ import {
   type Resolution,
   type SubmissionCounts,
   type SubmissionFilter,
-  type SubmissionPhase,
   type SubmissionRecord,
   type SubmissionStore,
 } from "../contract/submission-store.js";
 import type { MemoryState, MemorySubmissionRow as Sub } from "./state.js";
+import { countRecords, listRecords, recordOf } from "./submission-reads.js";
 
 const date = (ms: number | null): Date | null => (ms === null ? null : new Date(ms));
 
@@ -398,35 +397,10 @@ export class MemorySubmissionStore implements SubmissionStore {
     return out;
   }
 
-  private record(sub: Sub): SubmissionRecord {
-    const row = this.state.jobs.get(sub.jobId);
-    return {
-      jobId: sub.jobId,
-      name: sub.name,
-      queue: sub.queue,
-      phase: sub.phase,
-      generation: sub.generation,
-      idempotencyKey: idempotencyKey(sub.jobId, sub.generation),
-      taskId: sub.taskId,
-      submittedAt: date(sub.submittedAt),
-      acceptedAt: date(sub.acceptedAt),
-      frozenAt: date(sub.frozenAt),
-      frozenReason: sub.frozenReason,
-      dueAt: date(sub.dueAt),
-      polls: sub.polls,
-      answer: sub.answer,
-      updatedAt: new Date(sub.updatedAt),
-      jobStatus: row?.status ?? null,
-      workerId: row?.workerId ?? null,
-      attempts: row?.attempts ?? null,
-      lastError: row?.lastError ?? null,
-    };
-  }
-
   async submissionGet(params: { jobId: string }): Promise<SubmissionRecord | null> {
     this.state.check();
     const sub = this.subs.get(params.jobId);
-    return sub ? this.record(sub) : null;
+    return sub ? recordOf(this.state, sub) : null;
   }
 
   async submissionList(params: {
@@ -434,28 +408,11 @@ export class MemorySubmissionStore implements SubmissionStore {
     limit: number;
   }): Promise<SubmissionRecord[]> {
     this.state.check();
-    const phase = filterPhase(params.filter);
-    return [...this.subs.values()]
-      .filter((sub) => phase === null || sub.phase === phase)
-      .sort((a, b) => b.updatedAt - a.updatedAt)
-      .slice(0, params.limit)
-      .map((sub) => this.record(sub));
+    return listRecords(this.state, params.filter, params.limit);
   }
 
   async submissionCounts(): Promise<SubmissionCounts> {
     this.state.check();
-    const counts: SubmissionCounts = { submitting: 0, awaiting: 0, frozen: 0 };
-    for (const sub of this.subs.values()) {
-      if (this.state.jobs.get(sub.jobId)?.status !== "processing") continue;
-      if (sub.phase === "submitting") counts.submitting += 1;
-      else if (sub.phase === "accepted") counts.awaiting += 1;
-      else if (sub.phase === "frozen") counts.frozen += 1;
-    }
-    return counts;
+    return countRecords(this.state);
   }
-}
-
-/** The phase a list filter selects, or null for all. */
-export function filterPhase(filter: SubmissionFilter): SubmissionPhase | null {
-  return filter === "all" ? null : filter === "awaiting" ? "accepted" : filter;
 }

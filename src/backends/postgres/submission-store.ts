@@ -6,8 +6,8 @@
  */
 import { SoniqError } from "../../errors.js";
 import { admissionDecision } from "../../remote/admission.js";
-import { idempotencyKey, parsePhase } from "../../remote/phases.js";
-import type { JobStatus, Owner } from "../contract/index.js";
+import { parsePhase } from "../../remote/phases.js";
+import type { Owner } from "../contract/index.js";
 import {
   type AnswerResult,
   type AnswerTarget,
@@ -25,6 +25,7 @@ import {
   type SubmissionStore,
 } from "../contract/submission-store.js";
 import type { PgConnection } from "./connection.js";
+import { countsOf, filterPhase, type RecordRow, toRecord } from "./submission-reads.js";
 import { type NamedStatement, type SubmissionStatements, valuesOf } from "./submission-sql.js";
 
 /** Runs one named statement with its params → rows and the changed-row count. */
@@ -39,51 +40,6 @@ export interface PostgresSubmissionDeps {
   sql: SubmissionStatements;
   /** Wakes this process's claimers of `queue` (a requeued job; other processes poll). */
   wake(queue: string): void;
-}
-
-interface RecordRow {
-  job_id: string;
-  job_name: string;
-  queue: string;
-  phase: string;
-  generation: number;
-  task_id: string | null;
-  submitted_at: Date | null;
-  accepted_at: Date | null;
-  frozen_at: Date | null;
-  frozen_reason: string | null;
-  due_at: Date | null;
-  polls: number;
-  answer: string | null;
-  updated_at: Date;
-  job_status: JobStatus | null;
-  job_worker_id: string | null;
-  job_attempts: number | null;
-  job_last_error: string | null;
-}
-
-function toRecord(r: RecordRow): SubmissionRecord {
-  return {
-    jobId: r.job_id,
-    name: r.job_name,
-    queue: r.queue,
-    phase: parsePhase(r.phase),
-    generation: r.generation,
-    idempotencyKey: idempotencyKey(r.job_id, r.generation),
-    taskId: r.task_id,
-    submittedAt: r.submitted_at,
-    acceptedAt: r.accepted_at,
-    frozenAt: r.frozen_at,
-    frozenReason: r.frozen_reason,
-    dueAt: r.due_at,
-    polls: r.polls,
-    answer: decodeAnswer(r.answer),
-    updatedAt: r.updated_at,
-    jobStatus: r.job_status,
-    workerId: r.job_worker_id,
-    attempts: r.job_attempts,
-    lastError: r.job_last_error,
-  };
 }
 
 const fence = (jobId: string, owner: Owner) => ({
@@ -434,20 +390,15 @@ export class PostgresSubmissionStore implements SubmissionStore {
     filter: SubmissionFilter;
     limit: number;
   }): Promise<SubmissionRecord[]> {
-    const phase =
-      params.filter === "all" ? null : params.filter === "awaiting" ? "accepted" : params.filter;
-    const { rows } = await this.deps.run<RecordRow>(this.sql.list, { phase, limit: params.limit });
+    const { rows } = await this.deps.run<RecordRow>(this.sql.list, {
+      phase: filterPhase(params.filter),
+      limit: params.limit,
+    });
     return rows.map(toRecord);
   }
 
   async submissionCounts(): Promise<SubmissionCounts> {
     const { rows } = await this.deps.run<{ phase: string; n: number }>(this.sql.counts, {});
-    const counts: SubmissionCounts = { submitting: 0, awaiting: 0, frozen: 0 };
-    for (const r of rows) {
-      if (r.phase === "submitting") counts.submitting = r.n;
-      else if (r.phase === "accepted") counts.awaiting = r.n;
-      else if (r.phase === "frozen") counts.frozen = r.n;
-    }
-    return counts;
+    return countsOf(rows);
   }
 }

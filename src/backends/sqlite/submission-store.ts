@@ -6,8 +6,8 @@
 import { randomUUID } from "node:crypto";
 import { SoniqError } from "../../errors.js";
 import { admissionDecision } from "../../remote/admission.js";
-import { idempotencyKey, parsePhase } from "../../remote/phases.js";
-import type { ClaimedJob, JobStatus, Owner } from "../contract/index.js";
+import { parsePhase } from "../../remote/phases.js";
+import type { ClaimedJob, Owner } from "../contract/index.js";
 import {
   type AnswerResult,
   type AnswerTarget,
@@ -26,53 +26,13 @@ import {
 } from "../contract/submission-store.js";
 import { secondsToMs } from "./clock.js";
 import type { SqliteConnection, SqliteSession } from "./connection.js";
-
-interface RecordRow {
-  job_id: string;
-  job_name: string;
-  queue: string;
-  phase: string;
-  generation: number;
-  task_id: string | null;
-  submitted_at: number | null;
-  accepted_at: number | null;
-  frozen_at: number | null;
-  frozen_reason: string | null;
-  due_at: number | null;
-  polls: number;
-  answer: string | null;
-  updated_at: number;
-  job_status: JobStatus | null;
-  job_worker_id: string | null;
-  job_attempts: number | null;
-  job_last_error: string | null;
-}
-
-const date = (ms: number | null): Date | null => (ms === null ? null : new Date(ms));
-
-function toRecord(r: RecordRow): SubmissionRecord {
-  return {
-    jobId: r.job_id,
-    name: r.job_name,
-    queue: r.queue,
-    phase: parsePhase(r.phase),
-    generation: r.generation,
-    idempotencyKey: idempotencyKey(r.job_id, r.generation),
-    taskId: r.task_id,
-    submittedAt: date(r.submitted_at),
-    acceptedAt: date(r.accepted_at),
-    frozenAt: date(r.frozen_at),
-    frozenReason: r.frozen_reason,
-    dueAt: date(r.due_at),
-    polls: r.polls,
-    answer: decodeAnswer(r.answer),
-    updatedAt: new Date(r.updated_at),
-    jobStatus: r.job_status,
-    workerId: r.job_worker_id,
-    attempts: r.job_attempts,
-    lastError: r.job_last_error,
-  };
-}
+import {
+  countSubmissions,
+  date,
+  listSubmissions,
+  type RecordRow,
+  readSubmission,
+} from "./submission-reads.js";
 
 /** See the module comment. */
 export class SqliteSubmissionStore implements SubmissionStore {
@@ -440,29 +400,14 @@ export class SqliteSubmissionStore implements SubmissionStore {
   }
 
   submissionGet(params: { jobId: string }): Promise<SubmissionRecord | null> {
-    return this.conn.use((s) => {
-      const row = s.statement("subGet").get({ id: params.jobId }) as RecordRow | undefined;
-      return row ? toRecord(row) : null;
-    });
+    return this.conn.use((s) => readSubmission(s, params.jobId));
   }
 
   submissionList(params: { filter: SubmissionFilter; limit: number }): Promise<SubmissionRecord[]> {
-    const phase =
-      params.filter === "all" ? null : params.filter === "awaiting" ? "accepted" : params.filter;
-    return this.conn.use((s) =>
-      (s.statement("subList").all({ phase, limit: params.limit }) as RecordRow[]).map(toRecord),
-    );
+    return this.conn.use((s) => listSubmissions(s, params.filter, params.limit));
   }
 
   submissionCounts(): Promise<SubmissionCounts> {
-    return this.conn.use((s) => {
-      const counts: SubmissionCounts = { submitting: 0, awaiting: 0, frozen: 0 };
-      for (const r of s.statement("subCounts").all() as Array<{ phase: string; n: number }>) {
-        if (r.phase === "submitting") counts.submitting = r.n;
-        else if (r.phase === "accepted") counts.awaiting = r.n;
-        else if (r.phase === "frozen") counts.frozen = r.n;
-      }
-      return counts;
-    });
+    return this.conn.use((s) => countSubmissions(s));
   }
 }
