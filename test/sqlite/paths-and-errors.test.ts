@@ -141,7 +141,11 @@ describe("sqlite: paths and errors", () => {
         name: string;
         applied_at: number;
       }>;
-      expect(rows.map((r) => r.name)).toEqual(["001_initial", "002_leases"]);
+      expect(rows.map((r) => r.name)).toEqual([
+        "001_initial",
+        "002_leases",
+        "006_remote_submissions",
+      ]);
       expect(Math.abs((rows[0]?.applied_at ?? 0) - Date.now())).toBeLessThan(60_000);
     } finally {
       db.close();
