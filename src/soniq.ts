@@ -131,6 +131,7 @@ export class Soniq implements JobEnqueuer {
     this.remote = new RemoteAdmin({
       backend: () => this.backend(),
       maxPayloadBytes: this.settings.maxPayloadBytes,
+      events: this.eventBus,
     });
     if (metrics) subscribeMetricsSink(this.eventBus, metrics, this.logger);
   }

@@ -15,6 +15,8 @@ import type {
 } from "../backends/contract/submission-store.js";
 import { SoniqError } from "../errors.js";
 import { toJsonText } from "../jobs/payload.js";
+import type { EventBus } from "../observability/event-bus.js";
+import type { SoniqEventMap } from "../observability/events.js";
 import { type Accepted, assertTaskId, type Failed, type NotSubmitted } from "./results.js";
 
 /** Which job a callback is for: `{ jobId }`, or `{ taskId, job? }` (`job`: the job name). */
@@ -25,6 +27,8 @@ export interface RemoteAdminDeps {
   backend(): Promise<Backend>;
   /** `maxPayloadBytes`. */
   maxPayloadBytes: number;
+  /** Emits `remote_phase` for an operator's resolution (worker_id null). */
+  events?: EventBus<SoniqEventMap>;
 }
 
 function targetOf(target: RemoteTarget): AnswerTarget {
@@ -106,7 +110,19 @@ export class RemoteAdmin {
         "resolve takes accepted(taskId), notSubmitted() or failed(reason)",
       );
     }
-    if (await backend.submissions.submissionResolve({ jobId, resolution: mapped })) return;
+    if (await backend.submissions.submissionResolve({ jobId, resolution: mapped })) {
+      if (mapped.kind !== "failed" && this.deps.events) {
+        const record = await backend.submissions.submissionGet({ jobId });
+        this.deps.events.emit("remote_phase", {
+          worker_id: null,
+          job_id: jobId,
+          job_name: record?.name ?? "",
+          phase: mapped.kind === "accepted" ? "accepted" : "released",
+          task_id: mapped.kind === "accepted" ? mapped.taskId : null,
+        });
+      }
+      return;
+    }
     const record = await this.show(jobId);
     throw new SoniqError(
       "INVALID_STATE",

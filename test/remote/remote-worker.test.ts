@@ -8,6 +8,7 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Backend } from "../../src/backends/contract/index.js";
+import { accepted } from "../../src/index.js";
 import { waitForEvent } from "../helpers/events.js";
 import { dropSchemas } from "../helpers/postgres.js";
 import { type RemoteProvider, startRemoteProvider } from "../helpers/remote-provider.js";
@@ -235,6 +236,34 @@ for (const engine of engines) {
       await worker.stop();
       expect(provider.postsByKey.get(`${blocked}:1`)).toBeUndefined();
       expect((await soniq.getJob(blocked))?.attempts).toBe(0);
+    });
+
+    it("operator › resolves a frozen job › remote_phase emitted; the next worker polls it by the given task id", async () => {
+      const { soniq, job, backend } = await setup();
+      const id = await job.enqueue({ behaviour: { polls: 0 } });
+      const [claimed] = await backend.jobClaim({ workerId: "w", queues: null, limit: 1 });
+      const owner = { workerId: "w", claimToken: claimed?.claimToken as string };
+      await backend.submissions.submissionMarkSubmitting({
+        jobId: id,
+        owner,
+        name: job.name,
+        queue: job.queue,
+      });
+      await backend.submissions.submissionFreeze({ jobId: id, owner, reason: "deadline" });
+      const res = await fetch(`${provider.url}/tasks`, {
+        method: "POST",
+        headers: { "idempotency-key": `${id}:1` },
+        body: "{}",
+      });
+      const { task_id } = (await res.json()) as { task_id: string };
+      const phase = waitForEvent(soniq, "remote_phase", (e) => e.job_id === id);
+      await soniq.remote.resolve(id, accepted(task_id));
+      expect(await phase).toMatchObject({ phase: "accepted", task_id, worker_id: null });
+      const worker = soniq.worker();
+      await worker.start();
+      await done(soniq, id);
+      await worker.stop();
+      expect(provider.postsByKey.get(`${id}:1`)).toBe(1);
     });
 
     it("pollTimeout › not terminal in time › dead-lettered remote_timeout", async () => {
