@@ -42,7 +42,14 @@ export type SoniqErrorCode =
   /** A remote submission cannot move between these phases (src/remote/phases.ts). */
   | "ILLEGAL_PHASE"
   /** A submission phase that Soniq does not know. */
-  | "UNKNOWN_PHASE";
+  | "UNKNOWN_PHASE"
+  /**
+   * A schedule definition is invalid: a bad cron expression, an unknown time zone, `every` below
+   * 1 second, bad bounds or policies, or a schedule id that is not dotted lower-case.
+   */
+  | "INVALID_SCHEDULE"
+  /** Two schedule definitions in one instance use the same id. */
+  | "DUPLICATE_SCHEDULE";
 
 /** An error raised by Soniq on purpose, carrying a stable {@link SoniqErrorCode}. */
 export class SoniqError extends Error {

@@ -18,6 +18,10 @@ export type {
   Owner,
   PgQueryable,
   QueueStats,
+  ScheduleOutcome,
+  ScheduleRow,
+  ScheduleRunRow,
+  ScheduleSpec,
   WorkerRow,
   WorkerStatus,
 } from "./backends/contract/index.js";
@@ -31,7 +35,12 @@ export type {
 export { MemoryBackend, type MemoryBackendOptions } from "./backends/memory/memory-backend.js";
 export { parseDatabaseUrl } from "./backends/select.js";
 export { isSoniqError, SoniqError, type SoniqErrorCode } from "./errors.js";
-export { type JobContext, JobTimeoutError, ShutdownTimeoutError } from "./jobs/context.js";
+export {
+  type JobContext,
+  JobTimeoutError,
+  type ScheduleContext,
+  ShutdownTimeoutError,
+} from "./jobs/context.js";
 export type { EnqueueOptions } from "./jobs/enqueue-options.js";
 export type { RemoteJobOptions } from "./jobs/job-definition.js";
 export {
@@ -57,6 +66,7 @@ export type {
   ForceTimeoutPathEvent,
   JobDeadLetteredEvent,
   JobRecoveredEvent,
+  ScheduleOccurrenceEvent,
   ShutdownNackEvent,
   SoniqEventMap,
   SoniqEventName,
@@ -89,6 +99,14 @@ export {
   type ReconcileResult,
   type SubmitResult,
 } from "./remote/results.js";
+export type { PreviewOptions, ScheduleAdmin, ScheduleDetails } from "./scheduler/admin.js";
+export type { SyncReport } from "./scheduler/reconcile.js";
+export type {
+  MissedOptions,
+  ScheduleDefinition,
+  ScheduleEnqueueOptions,
+  ScheduleOptions,
+} from "./scheduler/schedule-definition.js";
 export {
   envName,
   resolveSettings,

@@ -34,6 +34,8 @@ import type { SoniqEventMap } from "./observability/events.js";
 import { createLogger, type Logger } from "./observability/logger.js";
 import { type MetricsSink, subscribeMetricsSink } from "./observability/metrics.js";
 import { RemoteAdmin } from "./remote/remote-admin.js";
+import { ScheduleAdmin } from "./scheduler/admin.js";
+import { ScheduleDefinition, type ScheduleOptions } from "./scheduler/schedule-definition.js";
 import { resolveSettings, type SoniqSettings, type SoniqSettingsInput } from "./settings.js";
 import { Worker, type WorkerOptions } from "./worker/worker.js";
 
@@ -110,6 +112,9 @@ export class Soniq implements JobEnqueuer {
    */
   readonly remote: RemoteAdmin;
   private readonly registry = new Map<string, JobDefinition<unknown, unknown, unknown>>();
+  private readonly scheduleRegistry = new Map<string, ScheduleDefinition>();
+  private readonly scheduleListeners = new Set<() => void>();
+  private scheduleAdmin: ScheduleAdmin | undefined;
   private backendPromise: Promise<Backend> | undefined;
   private readonly injectedBackend: Backend | undefined;
   private closed = false;
@@ -196,6 +201,59 @@ export class Soniq implements JobEnqueuer {
     }
     this.registry.set(definition.name, definition as JobDefinition<unknown, unknown, unknown>);
     return definition;
+  }
+
+  /**
+   * Declares a recurring schedule: each occurrence of `cron` (in `timezone`) or of `every`
+   * seconds enqueues `job` with `args`, exactly once per occurrence (docs/schedules.md). The
+   * definition lives in code; it is reconciled into `soniq_schedules` when a worker starts (or by
+   * `soniq schedules sync`). Nothing is written here.
+   * @throws SoniqError `INVALID_SCHEDULE` (bad id, expression, time zone, `every` < 1 s, policy,
+   * bounds, or a job not defined on this instance), `DUPLICATE_SCHEDULE` (the id is already
+   * declared here), `INVALID_ARGS` (the arguments fail the job's schema), `INVALID_PAYLOAD`,
+   * `INVALID_ENQUEUE_OPTION`.
+   */
+  schedule<TArgs, TResult, TInput>(
+    options: ScheduleOptions<TArgs, TResult, TInput>,
+  ): ScheduleDefinition {
+    const definition = new ScheduleDefinition(
+      options as ScheduleOptions<unknown, unknown, unknown>,
+      this.settings.maxPayloadBytes,
+      (job) => this.registry.get(job.name) === job,
+    );
+    if (this.scheduleRegistry.has(definition.spec.id)) {
+      throw new SoniqError(
+        "DUPLICATE_SCHEDULE",
+        `a schedule with id ${definition.spec.id} is already defined in this instance`,
+        { details: { schedule: definition.spec.id } },
+      );
+    }
+    this.scheduleRegistry.set(definition.spec.id, definition);
+    return definition;
+  }
+
+  /** The schedules declared on this instance, by id. */
+  get scheduleDefinitions(): ReadonlyMap<string, ScheduleDefinition> {
+    return this.scheduleRegistry;
+  }
+
+  /** Runtime management of schedules (list, show, preview, pause, resume, run now, remove, sync). */
+  get schedules(): ScheduleAdmin {
+    this.scheduleAdmin ??= new ScheduleAdmin({
+      backend: () => this.backend(),
+      logger: this.logger,
+      definitions: () => this.scheduleRegistry.values(),
+      changed: () => {
+        for (const listener of this.scheduleListeners) listener();
+      },
+    });
+    return this.scheduleAdmin;
+  }
+
+  /** @internal A worker's scheduler subscribes to changes made through this instance. */
+  onSchedulesChanged(listener: () => void): () => void {
+    this.scheduleListeners.add(listener);
+    return () => this.scheduleListeners.delete(listener);
   }
 
   /** The registered job definitions, by name. */

@@ -25,5 +25,6 @@ export function claimedJobOf(row: JobRow): ClaimedJob {
     createdAt: row.createdAt,
     workerId: row.workerId,
     claimToken: row.claimToken,
+    meta: row.meta,
   };
 }

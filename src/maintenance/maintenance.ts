@@ -5,6 +5,7 @@
  * (the third is `soniq recover`).
  */
 import type { Backend } from "../backends/contract/index.js";
+import type { Service } from "../lifecycle/service.js";
 import type { EventBus } from "../observability/event-bus.js";
 import type { SoniqEventMap } from "../observability/events.js";
 import type { Logger } from "../observability/logger.js";
@@ -37,6 +38,8 @@ export interface MaintenanceDeps {
   healthyForSeconds: () => number;
   /** Milliseconds since the epoch. Default `Date.now`. */
   clock?: () => number;
+  /** More leader-only services, started after the built-in ones (the schedules' scheduler). */
+  leaderServices?: readonly Service[];
 }
 
 /** One worker's maintenance: start and stop `service`; call `rescuer.runOnce()` at start-up. */
@@ -47,6 +50,8 @@ export interface Maintenance {
   elector: Elector;
   /** The rescuer, for the start-up pass. */
   rescuer: Rescuer;
+  /** Seconds the maintenance lease lives after each renewal (three heartbeat intervals). */
+  leaseSeconds: number;
 }
 
 /**
@@ -58,11 +63,13 @@ export interface Maintenance {
 export function createMaintenance(deps: MaintenanceDeps): Maintenance {
   const { backend, logger, settings } = deps;
   const intervalMs = settings.heartbeatInterval * 1000;
+  const leaseSeconds = settings.heartbeatInterval * 3;
   const elector = new Elector({
     backend,
     holder: deps.workerId,
     logger,
     intervalMs,
+    ttlSeconds: leaseSeconds,
     ...(deps.clock ? { clock: deps.clock } : {}),
   });
   const rescuer = new Rescuer({
@@ -77,7 +84,12 @@ export function createMaintenance(deps: MaintenanceDeps): Maintenance {
   const service = new Maintainer({
     logger,
     elector,
-    services: [rescuer, new Pruner({ backend, logger }), new WorkerReaper({ backend, logger })],
+    services: [
+      rescuer,
+      new Pruner({ backend, logger }),
+      new WorkerReaper({ backend, logger }),
+      ...(deps.leaderServices ?? []),
+    ],
   });
-  return { service, elector, rescuer };
+  return { service, elector, rescuer, leaseSeconds };
 }

@@ -7,7 +7,7 @@
  * the field name (`_ms` = milliseconds). Job ids and worker ids are the ones stored in
  * `soniq_jobs` and `soniq_workers`.
  */
-import type { BackendKind } from "../backends/contract/index.js";
+import type { BackendKind, ScheduleOutcome } from "../backends/contract/index.js";
 
 /** Fields every event about one job run by a worker carries. */
 export type WorkerJobEvent = {
@@ -140,6 +140,24 @@ export type WorkerStoppedEvent = {
   exit_code: 0 | 1 | 2 | 3;
 };
 
+/** Payload of `schedule_occurrence`: one occurrence of a schedule got its outcome. */
+export type ScheduleOccurrenceEvent = {
+  /** The worker incarnation whose scheduler (or heartbeat catch-up) took the occurrence. */
+  worker_id: string;
+  /** The schedule's id. */
+  schedule: string;
+  /** The occurrence instant (ISO 8601). */
+  occurrence: string;
+  /** What happened to it (docs/schedules.md). */
+  outcome: ScheduleOutcome;
+  /** The job it enqueued (`enqueued`, `late`), else `null`. */
+  job_id: string | null;
+  /** The job's registered name. */
+  job_name: string;
+  /** Seconds from the occurrence to the database's now when it was taken (the schedule's lag). */
+  lag_seconds: number;
+};
+
 /**
  * Every Soniq event: name → payload. Subscribe with `soniq.events.on(name, listener)`; a metrics
  * sink given to `new Soniq({ metrics })` receives the same events as `emit(name, payload)`.
@@ -178,6 +196,11 @@ export type SoniqEventMap = {
   remote_handoff: RemoteHandoffEvent;
   /** A worker stopped; the last event of its incarnation. Then the metrics sink's `end()` runs. */
   worker_stopped: WorkerStoppedEvent;
+  /**
+   * A schedule's occurrence was taken, exactly once across every worker: enqueued, late (by
+   * catch-up within the window), missed, skipped for overlap, or paused.
+   */
+  schedule_occurrence: ScheduleOccurrenceEvent;
 };
 
 /** The name of a Soniq event. */

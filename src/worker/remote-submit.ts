@@ -14,7 +14,7 @@
  */
 import type { ClaimedJob, Owner } from "../backends/contract/index.js";
 import { isSoniqError } from "../errors.js";
-import type { JobContext } from "../jobs/context.js";
+import { type JobContext, scheduleContextOf } from "../jobs/context.js";
 import type { JobDefinition } from "../jobs/job-definition.js";
 import { dispositionOf } from "../remote/dispositions.js";
 import { idempotencyKey } from "../remote/phases.js";
@@ -47,6 +47,7 @@ export function submitContext(
     createdAt: job.createdAt,
     scheduledAt: job.scheduledAt,
     logger: remoteLogger(deps, job.id),
+    schedule: scheduleContextOf(job.meta),
     idempotencyKey: idempotencyKey(job.id, generation),
   };
 }

@@ -24,6 +24,7 @@ import { RemoteSubmitter } from "./remote-submit.js";
 import type { ShutdownMachine } from "./shutdown-machine.js";
 import type { WakeLatch } from "./wake-latch.js";
 import { WorkerMaintenance } from "./worker-maintenance.js";
+import { WorkerSchedules } from "./worker-schedules.js";
 import { WorkerThreads } from "./worker-threads.js";
 
 /** The settings of one worker (instance settings with the worker's overrides applied). */
@@ -40,6 +41,8 @@ export interface RuntimeParts {
   machine: ShutdownMachine;
   table: InFlightTable;
   latch: WakeLatch;
+  /** Subscribes to schedule changes made through the instance (wakes the scheduler). */
+  onSchedulesChanged?: (listener: () => void) => () => void;
 }
 
 /** A started worker's parts. */
@@ -54,6 +57,7 @@ export interface WorkerRuntime {
   readonly remotePoller: RemotePoller | undefined;
   readonly heartbeat: Heartbeat;
   readonly maintenance: WorkerMaintenance;
+  readonly schedules: WorkerSchedules;
   readonly drain: Drain;
   /** Ends the backend wake-up subscription. */
   readonly unsubscribe: () => void;
@@ -123,6 +127,16 @@ export function buildRuntime(parts: RuntimeParts): WorkerRuntime {
     dispatch: (job) => table.track(job, (entry) => runner.run(entry), onUnexpected),
     releaseLate: (job) => table.track(job, () => recorder.releaseUnstarted(job), onUnexpected),
   });
+  const schedules = new WorkerSchedules({
+    backend,
+    workerId,
+    logger,
+    events,
+    // The maintenance lease's life: three heartbeat intervals (maintenance.ts).
+    leaseSeconds: settings.heartbeatInterval * 3,
+    running: () => machine.state === "RUNNING",
+    ...(parts.onSchedulesChanged ? { onChanged: parts.onSchedulesChanged } : {}),
+  });
   const heartbeat = new Heartbeat({
     backend,
     workerId,
@@ -132,6 +146,7 @@ export function buildRuntime(parts: RuntimeParts): WorkerRuntime {
     isTracked: (jobId) => table.has(jobId),
     orphans: claimLoop,
     now: () => machine.now(),
+    afterBeat: (signal) => schedules.catchUp(signal),
   });
   const maintenance = new WorkerMaintenance({
     backend,
@@ -141,6 +156,7 @@ export function buildRuntime(parts: RuntimeParts): WorkerRuntime {
     events,
     healthySeconds: () => heartbeat.healthySeconds(),
     now: () => machine.now(),
+    leaderServices: [schedules.service],
   });
   const drain = new Drain({
     machine,
@@ -154,8 +170,10 @@ export function buildRuntime(parts: RuntimeParts): WorkerRuntime {
     },
     onDrainStart: () => {
       latch.wake();
-      // Report `draining` now; maintenance stops and hands the lease on.
+      // Report `draining` now; maintenance stops (the scheduler with it: nothing is enqueued
+      // once draining) and hands the lease on.
       void heartbeat.runNow();
+      schedules.close();
       void maintenance.stop();
     },
     closeDown: async () => {
@@ -191,6 +209,7 @@ export function buildRuntime(parts: RuntimeParts): WorkerRuntime {
     remotePoller,
     heartbeat,
     maintenance,
+    schedules,
     drain,
     unsubscribe,
   };

@@ -13,6 +13,7 @@ import { lifecycleCases } from "./areas/lifecycle.js";
 import { notifyCases } from "./areas/notify.js";
 import { pruneForgetCases } from "./areas/prune-forget.js";
 import { recoveryCases } from "./areas/recovery.js";
+import { schedulesCases } from "./areas/schedules.js";
 import { workersCases } from "./areas/workers.js";
 import type { ContractTarget } from "./helpers.js";
 
@@ -42,5 +43,6 @@ export function runBackendContract(target: ContractTarget): void {
     leasesCases(ctx);
     notifyCases(ctx);
     pruneForgetCases(ctx);
+    schedulesCases(ctx);
   });
 }

@@ -1,6 +1,6 @@
 -- The SQLite schema after every migration, as a fresh `setup()` leaves it.
 -- Written by `npm run schema:dump`; checked by test/schema/schema.test.ts. Do not edit.
--- Migrations: 001_initial, 002_leases, 006_remote_submissions
+-- Migrations: 001_initial, 002_leases, 003_schedules, 006_remote_submissions
 
 CREATE TABLE soniq_dead_letter_jobs (
   id            TEXT    NOT NULL PRIMARY KEY,
@@ -46,7 +46,7 @@ CREATE TABLE soniq_jobs (
   result            TEXT,
   result_expires_at INTEGER,
   dedup_key         TEXT
-) STRICT;
+, meta TEXT) STRICT;
 
 CREATE TABLE soniq_leases (
   name       TEXT    NOT NULL PRIMARY KEY,
@@ -88,6 +88,45 @@ CREATE TABLE soniq_remote_submissions (
   updated_at    INTEGER NOT NULL
 ) STRICT;
 
+CREATE TABLE soniq_schedule_runs (
+  id           INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
+  schedule_id  TEXT    NOT NULL,
+  occurrence   INTEGER NOT NULL,
+  outcome      TEXT    NOT NULL
+               CHECK (outcome IN ('enqueued', 'late', 'missed', 'skipped_overlap', 'paused')),
+  job_id       TEXT,
+  manual       INTEGER NOT NULL DEFAULT 0,
+  recorded_at  INTEGER NOT NULL
+) STRICT;
+
+CREATE TABLE soniq_schedules (
+  id             TEXT    NOT NULL PRIMARY KEY,
+  job_name       TEXT    NOT NULL,
+  queue          TEXT    NOT NULL,
+  priority       INTEGER NOT NULL,
+  max_attempts   INTEGER NOT NULL CHECK (max_attempts >= 1),
+  args           TEXT    NOT NULL,
+  cron           TEXT,
+  every_seconds  REAL    CHECK (every_seconds >= 1),
+  timezone       TEXT    NOT NULL,
+  start_at       INTEGER,
+  end_at         INTEGER,
+  missed_policy  TEXT    NOT NULL CHECK (missed_policy IN ('skip', 'latest', 'all')),
+  missed_grace   REAL    NOT NULL,
+  missed_within  REAL    NOT NULL,
+  missed_max     INTEGER NOT NULL,
+  overlap        TEXT    NOT NULL CHECK (overlap IN ('allow', 'skip')),
+  history_limit  INTEGER NOT NULL CHECK (history_limit >= 1),
+  next_run_at    INTEGER,
+  last_run_at    INTEGER,
+  last_job_id    TEXT,
+  paused         INTEGER NOT NULL DEFAULT 0,
+  revision       INTEGER NOT NULL DEFAULT 1,
+  created_at     INTEGER NOT NULL,
+  updated_at     INTEGER NOT NULL,
+  CHECK ((cron IS NULL) <> (every_seconds IS NULL))
+) STRICT;
+
 CREATE TABLE soniq_workers (
   id                TEXT    NOT NULL PRIMARY KEY,
   hostname          TEXT    NOT NULL,
@@ -100,6 +139,8 @@ CREATE TABLE soniq_workers (
   last_heartbeat_at INTEGER NOT NULL,
   stopped_at        INTEGER
 ) STRICT;
+
+CREATE TABLE sqlite_sequence(name,seq);
 
 CREATE INDEX soniq_dead_letter_jobs_dead_at ON soniq_dead_letter_jobs (dead_at);
 
@@ -120,5 +161,10 @@ CREATE INDEX soniq_remote_submissions_due ON soniq_remote_submissions (due_at)
 
 CREATE INDEX soniq_remote_submissions_task ON soniq_remote_submissions (task_id)
   WHERE task_id IS NOT NULL;
+
+CREATE INDEX soniq_schedule_runs_schedule ON soniq_schedule_runs (schedule_id, id);
+
+CREATE INDEX soniq_schedules_next_run_at ON soniq_schedules (next_run_at)
+  WHERE next_run_at IS NOT NULL;
 
 CREATE INDEX soniq_workers_started_at ON soniq_workers (started_at);

@@ -144,6 +144,7 @@ describe("sqlite: paths and errors", () => {
       expect(rows.map((r) => r.name)).toEqual([
         "001_initial",
         "002_leases",
+        "003_schedules",
         "006_remote_submissions",
       ]);
       expect(Math.abs((rows[0]?.applied_at ?? 0) - Date.now())).toBeLessThan(60_000);

@@ -32,6 +32,11 @@ export interface NewJob {
    * dead-letter queue does not hold its key. A duplicate returns the existing job's id.
    */
   dedupKey: string | null;
+  /**
+   * Soniq's own metadata as JSON text (e.g. `{"schedule":{…}}` for a scheduled occurrence, read
+   * back as `ctx.schedule`); absent or null for none.
+   */
+  meta?: string | null;
 }
 
 /** What `JobStore.jobEnqueue` returns for each {@link NewJob}, in input order. */
@@ -84,10 +89,13 @@ export interface JobRow {
   resultExpiresAt: Date | null;
   /** Deduplication key, if any. */
   dedupKey: string | null;
+  /** Soniq's metadata as JSON text (see {@link NewJob.meta}), or null. */
+  meta: string | null;
 }
 
 /** A row of `soniq_dead_letter_jobs`: the job as it was, plus why and when it was moved. */
-export interface DeadLetterRow extends Omit<JobRow, "status" | "result" | "resultExpiresAt"> {
+export interface DeadLetterRow
+  extends Omit<JobRow, "status" | "result" | "resultExpiresAt" | "meta"> {
   /** Why it was moved, e.g. `max_attempts_exceeded`, `unknown_job`, `invalid_args`. */
   reason: string;
   /** When it was moved. */
@@ -132,6 +140,8 @@ export interface ClaimedJob {
   workerId: string;
   /** Owner: this claim's fresh token. */
   claimToken: string;
+  /** Soniq's metadata as JSON text (see {@link NewJob.meta}), or null. */
+  meta: string | null;
 }
 
 /** One completion of `JobStore.jobCompleteMany`. */

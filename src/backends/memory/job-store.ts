@@ -25,6 +25,7 @@ import {
   type JobRow,
   type JobSnoozeParams,
   type JobStore,
+  type NewJob,
   type OwnedJob,
   type Owner,
   type QueueStats,
@@ -40,9 +41,17 @@ export class MemoryJobStore implements JobStore {
 
   /** See {@link JobStore.jobEnqueue}. */
   async jobEnqueue({ jobs, connection }: JobEnqueueParams): Promise<EnqueueResult[]> {
-    const { state } = this;
-    state.check();
+    this.state.check();
     assertNoConnection("memory", connection);
+    return this.insertJobs(jobs);
+  }
+
+  /**
+   * The body of {@link jobEnqueue}, synchronous: the schedule store calls it inside its
+   * compare-and-set, so nothing interleaves between the two (the memory "transaction").
+   */
+  insertJobs(jobs: readonly NewJob[]): EnqueueResult[] {
+    const { state } = this;
     const out: EnqueueResult[] = [];
     const queues = new Set<string>();
     for (const job of jobs) {
@@ -75,6 +84,7 @@ export class MemoryJobStore implements JobStore {
         result: null,
         resultExpiresAt: null,
         dedupKey: job.dedupKey,
+        meta: job.meta ?? null,
       });
       queues.add(job.queue);
       out.push({ id: job.id, inserted: true });
@@ -195,7 +205,13 @@ export class MemoryJobStore implements JobStore {
     changes: Pick<DeadLetterRow, "lastError" | "reason"> & Partial<DeadLetterRow>,
   ): void {
     this.state.jobs.delete(row.id);
-    const { status: _status, result: _result, resultExpiresAt: _expires, ...rest } = row;
+    const {
+      status: _status,
+      result: _result,
+      resultExpiresAt: _expires,
+      meta: _meta,
+      ...rest
+    } = row;
     const now = this.state.date();
     this.state.dead.set(row.id, { ...rest, ...changes, updatedAt: now, deadAt: now });
   }
@@ -369,6 +385,7 @@ export class MemoryJobStore implements JobStore {
     const now = state.date();
     state.jobs.set(id, {
       ...rest,
+      meta: null,
       status: "queued",
       attempts: 0,
       interruptions: 0,

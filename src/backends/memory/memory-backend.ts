@@ -1,11 +1,12 @@
 /**
  * The memory backend facade: the {@link Backend} contract over in-process maps, delegating to
- * the memory job, worker and lease stores (one file each) over one `MemoryState`.
+ * the memory job, worker, lease and schedule stores (one file each) over one `MemoryState`.
  */
 import type { Backend, Capabilities, Notifier } from "../contract/index.js";
 import { DelegatingStores } from "../shared/delegating-stores.js";
 import { MemoryJobStore } from "./job-store.js";
 import { MemoryLeaseStore } from "./lease-store.js";
+import { MemoryScheduleStore } from "./schedule-store.js";
 import { MemoryState } from "./state.js";
 import { MemorySubmissionStore } from "./submission-store.js";
 import { MemoryWorkerStore } from "./worker-store.js";
@@ -38,10 +39,12 @@ export class MemoryBackend extends DelegatingStores implements Backend {
   /** Creates an empty store. */
   constructor(options: MemoryBackendOptions = {}) {
     const state = new MemoryState(options.clock ?? Date.now);
+    const jobs = new MemoryJobStore(state);
     super({
-      jobs: new MemoryJobStore(state),
+      jobs,
       workers: new MemoryWorkerStore(state),
       leases: new MemoryLeaseStore(state),
+      schedules: new MemoryScheduleStore(state, { insertJobs: (list) => jobs.insertJobs(list) }),
     });
     this.state = state;
     this.submissions = new MemorySubmissionStore(state);

@@ -15,6 +15,7 @@ import { PgJobStore } from "./job-store.js";
 import { PgLeaseStore } from "./lease-store.js";
 import { migrate } from "./migrate.js";
 import { PgNotifier } from "./notifier.js";
+import { PgScheduleStore } from "./schedule-store.js";
 import { buildStatements, type Statements } from "./sql.js";
 import { buildSubmissionStatements } from "./submission-sql.js";
 import { PostgresSubmissionStore } from "./submission-store.js";
@@ -112,10 +113,17 @@ export class PostgresBackend extends DelegatingStores implements Backend {
       onError: (err) => onError(err, "listener"),
     });
     const sql = buildStatements(schema);
+    const jobs = new PgJobStore({ conn, sql, channel, wake: (queue) => wakeUps.wake(queue) });
     super({
-      jobs: new PgJobStore({ conn, sql, channel, wake: (queue) => wakeUps.wake(queue) }),
+      jobs,
       workers: new PgWorkerStore(conn, sql),
       leases: new PgLeaseStore(conn, sql),
+      schedules: new PgScheduleStore(sql, {
+        query: (text, values) => conn.run(text, values),
+        transaction: (fn) => conn.transaction(fn),
+        insertJobs: (list, client) => jobs.jobEnqueue({ jobs: list, connection: client }),
+        wake: (queue) => wakeUps.wake(queue),
+      }),
     });
     this.schema = schema;
     this.channel = channel;

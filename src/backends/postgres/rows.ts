@@ -16,12 +16,12 @@ import type {
 export const JOB_COLUMNS = `id::text AS id, name, queue, args::text AS args, status, priority, attempts,
   max_attempts, interruptions, scheduled_at, created_at, updated_at, started_at, finished_at,
   worker_id, claim_token::text AS claim_token, last_error, result::text AS result,
-  result_expires_at, dedup_key`;
+  result_expires_at, dedup_key, meta::text AS meta`;
 
 /** The columns a claim returns, in `RawClaimedRow` shape (see `ClaimedJob`). */
 export const CLAIMED_COLUMNS = `id::text AS id, name, queue, args::text AS args, priority, attempts,
   max_attempts, interruptions, scheduled_at, created_at, worker_id,
-  claim_token::text AS claim_token`;
+  claim_token::text AS claim_token, meta::text AS meta`;
 
 /** The dead-letter columns every dead-letter query selects, in `RawDeadLetterRow` shape. */
 export const DEAD_LETTER_COLUMNS = `id::text AS id, name, queue, args::text AS args, priority,
@@ -54,6 +54,7 @@ export interface RawJobRow {
   result: string | null;
   result_expires_at: Date | null;
   dedup_key: string | null;
+  meta?: string | null;
 }
 
 /** A claimed row as returned with {@link CLAIMED_COLUMNS}. */
@@ -69,6 +70,7 @@ export type RawClaimedRow = Pick<
   | "interruptions"
   | "scheduled_at"
   | "created_at"
+  | "meta"
 > & { worker_id: string; claim_token: string };
 
 /** Maps a row selected with {@link CLAIMED_COLUMNS}. */
@@ -86,6 +88,7 @@ export function toClaimedJob(row: RawClaimedRow): ClaimedJob {
     createdAt: row.created_at,
     workerId: row.worker_id,
     claimToken: row.claim_token,
+    meta: row.meta ?? null,
   };
 }
 
@@ -132,6 +135,7 @@ export function toJobRow(row: RawJobRow): JobRow {
     result: row.result,
     resultExpiresAt: row.result_expires_at,
     dedupKey: row.dedup_key,
+    meta: row.meta ?? null,
   };
 }
 
@@ -141,6 +145,7 @@ export function toDeadLetterRow(row: RawDeadLetterRow): DeadLetterRow {
     status: _s,
     result: _r,
     resultExpiresAt: _e,
+    meta: _m,
     ...job
   } = toJobRow({
     ...row,

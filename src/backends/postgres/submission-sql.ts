@@ -130,10 +130,10 @@ export function buildSubmissionStatements(schema: string) {
         FROM due WHERE j.id = due.job_id
         RETURNING j.id, j.name, j.queue, j.args::text AS args, j.priority, j.attempts,
           j.max_attempts, j.interruptions, j.scheduled_at, j.created_at,
-          j.claim_token::text AS claim_token
+          j.claim_token::text AS claim_token, j.meta::text AS meta
       )
       SELECT t.id::text AS id, t.name, t.queue, t.args, t.priority, t.attempts, t.max_attempts,
-        t.interruptions, t.scheduled_at, t.created_at, t.claim_token, s.phase, s.task_id,
+        t.interruptions, t.scheduled_at, t.created_at, t.claim_token, t.meta, s.phase, s.task_id,
         s.generation, s.accepted_at, s.polls, s.answer
       FROM taken AS t JOIN ${subs} AS s ON s.job_id = t.id
       ORDER BY s.due_at, s.job_id`),

@@ -236,6 +236,7 @@ export class PostgresSubmissionStore implements SubmissionStore {
       scheduled_at: Date;
       created_at: Date;
       claim_token: string;
+      meta: string | null;
       phase: string;
       task_id: string | null;
       generation: number;
@@ -262,6 +263,7 @@ export class PostgresSubmissionStore implements SubmissionStore {
         createdAt: r.created_at,
         workerId: params.workerId,
         claimToken: r.claim_token,
+        meta: r.meta,
       },
       phase: r.phase === "frozen" ? "frozen" : "accepted",
       taskId: r.task_id,

@@ -8,6 +8,7 @@ import type {
   Capabilities,
   ClaimedJob,
   DeadLetterRow,
+  DueSchedules,
   EnqueueResult,
   JobCancelParams,
   JobClaimParams,
@@ -29,6 +30,15 @@ import type {
   OwnedJob,
   QueueStats,
   RecoveryResult,
+  ScheduleAdvanceParams,
+  ScheduleAdvanceResult,
+  ScheduleDueParams,
+  ScheduleIdParams,
+  ScheduleRow,
+  ScheduleRunRow,
+  ScheduleRunsParams,
+  ScheduleSaveParams,
+  ScheduleStore,
   WorkerForgetParams,
   WorkerHeartbeatParams,
   WorkerListParams,
@@ -51,6 +61,7 @@ import {
   toWorkerRow,
   type WorkerRecord,
 } from "./rows.js";
+import { SqliteScheduleStore } from "./schedule-store.js";
 import { SqliteSubmissionStore } from "./submission-store.js";
 import {
   claimDue,
@@ -108,6 +119,7 @@ export class SqliteBackend implements Backend {
   /** Remote jobs' submission records (contract/submission-store.ts). */
   readonly submissions: SqliteSubmissionStore;
   private readonly bus = new WakeBus();
+  private readonly schedules: SqliteScheduleStore;
 
   /**
    * Validates the options (options.ts); the file is opened on first use. Does not create the
@@ -121,6 +133,40 @@ export class SqliteBackend implements Backend {
     this.busyTimeoutMs = busyTimeoutMs;
     this.conn = new SqliteConnection(path, busyTimeoutMs);
     this.submissions = new SqliteSubmissionStore(this.conn, (queue) => this.wake(queue));
+    this.schedules = new SqliteScheduleStore({
+      use: (fn) => this.conn.use(fn),
+      insertJobs: (session, jobs) => insertJobs(session, jobs),
+      wake: (queue) => this.wake(queue),
+    });
+  }
+
+  /** See {@link ScheduleStore.scheduleSave} (schedule-store.ts, as every schedule method). */
+  scheduleSave(params: ScheduleSaveParams): Promise<boolean> {
+    return this.schedules.scheduleSave(params);
+  }
+  /** See {@link ScheduleStore.scheduleGet}. */
+  scheduleGet(params: ScheduleIdParams): Promise<ScheduleRow | null> {
+    return this.schedules.scheduleGet(params);
+  }
+  /** See {@link ScheduleStore.scheduleList}. */
+  scheduleList(): Promise<ScheduleRow[]> {
+    return this.schedules.scheduleList();
+  }
+  /** See {@link ScheduleStore.scheduleDue}. */
+  scheduleDue(params: ScheduleDueParams): Promise<DueSchedules> {
+    return this.schedules.scheduleDue(params);
+  }
+  /** One immediate transaction. See {@link ScheduleStore.scheduleAdvance}. */
+  scheduleAdvance(params: ScheduleAdvanceParams): Promise<ScheduleAdvanceResult> {
+    return this.schedules.scheduleAdvance(params);
+  }
+  /** See {@link ScheduleStore.scheduleRemove}. */
+  scheduleRemove(params: ScheduleIdParams): Promise<boolean> {
+    return this.schedules.scheduleRemove(params);
+  }
+  /** See {@link ScheduleStore.scheduleRuns}. */
+  scheduleRuns(params: ScheduleRunsParams): Promise<ScheduleRunRow[]> {
+    return this.schedules.scheduleRuns(params);
   }
 
   /** This object's in-process wake-ups (see the class comment). */

@@ -109,7 +109,7 @@ export const SUBMISSION_SQL = {
       updated_at = @now
     WHERE id = @id AND status = 'processing' AND worker_id IS NULL
     RETURNING id, name, queue, args, priority, attempts, max_attempts, interruptions,
-      scheduled_at, created_at`,
+      scheduled_at, created_at, meta`,
 
   /** `@id` → the submission columns of one row. */
   subRow: `SELECT phase, task_id, generation, accepted_at, polls, answer

@@ -233,6 +233,7 @@ export class SqliteSubmissionStore implements SubmissionStore {
               interruptions: number;
               scheduled_at: number;
               created_at: number;
+              meta: string | null;
             }
           | undefined;
         if (!job) continue;
@@ -257,6 +258,7 @@ export class SqliteSubmissionStore implements SubmissionStore {
           createdAt: new Date(job.created_at),
           workerId: params.workerId,
           claimToken,
+          meta: job.meta,
         };
         out.push({
           job: claimed,

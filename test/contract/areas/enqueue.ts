@@ -53,6 +53,7 @@ export function enqueueCases(ctx: ContractContext): void {
           "createdAt",
           "workerId",
           "claimToken",
+          "meta",
         ].sort(),
       );
       expect(c.scheduledAt).toBeInstanceOf(Date);
