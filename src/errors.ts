@@ -37,6 +37,12 @@ export type SoniqErrorCode =
   | "WORKER_START"
   /** The user module given to `soniq worker` could not be loaded or exports no Soniq instance. */
   | "MODULE_LOAD"
+  /** A remote job's handler returned something unusable (e.g. `accepted` without a task id). */
+  | "INVALID_RESULT"
+  /** A remote submission cannot move between these phases (src/remote/phases.ts). */
+  | "ILLEGAL_PHASE"
+  /** A submission phase that Soniq does not know. */
+  | "UNKNOWN_PHASE"
   /**
    * A schedule definition is invalid: a bad cron expression, an unknown time zone, `every` below
    * 1 second, bad bounds or policies, or a schedule id that is not dotted lower-case.

@@ -10,6 +10,7 @@ import { isSoniqError } from "../errors.js";
 import * as checkDeploy from "./commands/check-deploy.js";
 import * as enqueue from "./commands/enqueue.js";
 import * as recover from "./commands/recover.js";
+import * as remote from "./commands/remote.js";
 import * as schedules from "./commands/schedules.js";
 import * as setup from "./commands/setup.js";
 import * as status from "./commands/status.js";
@@ -24,6 +25,7 @@ const COMMANDS: readonly { register(program: Command): void }[] = [
   enqueue,
   recover,
   status,
+  remote,
   schedules,
   checkDeploy,
 ];

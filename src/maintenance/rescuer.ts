@@ -23,7 +23,7 @@
  * each also logged ("recovered a job whose worker is not live…", "a job keeps losing its
  * worker…").
  */
-import type { Backend, RecoveryResult } from "../backends/contract/index.js";
+import type { Backend, RecoveredSubmission, RecoveryResult } from "../backends/contract/index.js";
 import { PeriodicService } from "../lifecycle/periodic-service.js";
 import type { BaseServiceOptions } from "../lifecycle/service.js";
 import type { EventBus } from "../observability/event-bus.js";
@@ -36,8 +36,11 @@ export const RESCUER_INTERVAL_MS = 5_000;
 
 /** Options of {@link Rescuer}. */
 export interface RescuerOptions extends Omit<BaseServiceOptions, "name"> {
-  /** The recovery method of the backend. */
-  backend: Pick<Backend, "jobRecoverStale">;
+  /**
+   * The recovery method of the backend, and its submission store: remote jobs are recovered by
+   * their phase first (`submitting` frozen, `accepted` handed off; seed 002).
+   */
+  backend: Pick<Backend, "jobRecoverStale"> & Partial<Pick<Backend, "submissions">>;
   /** Seconds without a heartbeat after which a worker is not live (`heartbeatTimeout`). */
   heartbeatTimeoutSeconds: number;
   /** Crash recoveries a job may have before the next sends it to the DLQ (`maxInterruptions`). */
@@ -88,12 +91,53 @@ export class Rescuer extends PeriodicService {
    */
   async runOnce(pass: RescuePass = {}): Promise<RecoveryResult> {
     const { backend, heartbeatTimeoutSeconds, maxInterruptions, events } = this.options;
+    const staleMeansDead = pass.staleMeansDead ?? true;
+    if (backend.submissions) {
+      const remote = await backend.submissions.submissionRecover({
+        heartbeatTimeoutSeconds: staleMeansDead ? heartbeatTimeoutSeconds : null,
+      });
+      reportRemote(remote, this.logger, events);
+    }
     const result = await backend.jobRecoverStale({
-      ...((pass.staleMeansDead ?? true) ? { staleAfterSeconds: heartbeatTimeoutSeconds } : {}),
+      ...(staleMeansDead ? { staleAfterSeconds: heartbeatTimeoutSeconds } : {}),
       crashLoop: crashLoopRule(maxInterruptions),
     });
     report(result, this.logger, events);
     return result;
+  }
+}
+
+/** Logs and emits the remote jobs one pass recovered by phase (the seed's safe fields only). */
+function reportRemote(
+  recovered: RecoveredSubmission[],
+  logger: Logger,
+  events: EventBus<SoniqEventMap> | undefined,
+) {
+  for (const job of recovered) {
+    logger.warn(
+      { job_id: job.jobId, phase: job.phase, task_id: job.taskId, handoff_action: job.action },
+      job.action === "freeze"
+        ? "recovered a remote job whose worker died while submitting: frozen (never resubmitted on its own)"
+        : "recovered a remote job whose worker died while polling: handed to polling, due now",
+    );
+    events?.emit("remote_handoff", {
+      worker_id: null,
+      job_id: job.jobId,
+      job_name: job.name,
+      phase: job.phase === "submitting" ? "submitting" : "accepted",
+      task_id: job.taskId,
+      handoff_action: job.action,
+      reason: "crash",
+    });
+    if (job.action === "freeze") {
+      events?.emit("remote_phase", {
+        worker_id: null,
+        job_id: job.jobId,
+        job_name: job.name,
+        phase: "frozen",
+        task_id: null,
+      });
+    }
   }
 }
 

@@ -355,6 +355,8 @@ export class MemoryJobStore implements JobStore {
     const result: RecoveryResult = { requeued: [], deadLettered: [] };
     for (const row of [...state.jobs.values()]) {
       if (row.status !== "processing" || state.isLive(row.workerId, staleAfterSeconds)) continue;
+      // Remote jobs in submission custody are recovered by phase (submissionRecover).
+      if (state.inRemoteCustody(row.id)) continue;
       const interruptions = row.interruptions + 1;
       const job = {
         id: row.id,

@@ -8,6 +8,7 @@ import { MemoryJobStore } from "./job-store.js";
 import { MemoryLeaseStore } from "./lease-store.js";
 import { MemoryScheduleStore } from "./schedule-store.js";
 import { MemoryState } from "./state.js";
+import { MemorySubmissionStore } from "./submission-store.js";
 import { MemoryWorkerStore } from "./worker-store.js";
 
 /** Options of {@link MemoryBackend}. */
@@ -32,6 +33,8 @@ export class MemoryBackend extends DelegatingStores implements Backend {
     durable: false,
   };
   private readonly state: MemoryState;
+  /** Remote jobs' submission records (contract/submission-store.ts). */
+  readonly submissions: MemorySubmissionStore;
 
   /** Creates an empty store. */
   constructor(options: MemoryBackendOptions = {}) {
@@ -44,6 +47,7 @@ export class MemoryBackend extends DelegatingStores implements Backend {
       schedules: new MemoryScheduleStore(state, { insertJobs: (list) => jobs.insertJobs(list) }),
     });
     this.state = state;
+    this.submissions = new MemorySubmissionStore(state);
   }
 
   /** In-process wake-ups of this object's own writes. */

@@ -17,6 +17,8 @@ import { migrate } from "./migrate.js";
 import { PgNotifier } from "./notifier.js";
 import { PgScheduleStore } from "./schedule-store.js";
 import { buildStatements, type Statements } from "./sql.js";
+import { buildSubmissionStatements } from "./submission-sql.js";
+import { PostgresSubmissionStore } from "./submission-store.js";
 import { PgWorkerStore } from "./worker-store.js";
 
 /** Where a connection error came from, for {@link PostgresBackendOptions.onError}. */
@@ -86,6 +88,8 @@ export class PostgresBackend extends DelegatingStores implements Backend {
   private readonly conn: PgConnection;
   private readonly wakeUps: PgNotifier;
   private readonly sql: Statements;
+  /** Remote jobs' submission records (contract/submission-store.ts). */
+  readonly submissions: PostgresSubmissionStore;
 
   /**
    * Creates the backend; opens no connection until the first call.
@@ -126,6 +130,11 @@ export class PostgresBackend extends DelegatingStores implements Backend {
     this.conn = conn;
     this.wakeUps = wakeUps;
     this.sql = sql;
+    this.submissions = new PostgresSubmissionStore({
+      conn,
+      sql: buildSubmissionStatements(schema),
+      wake: (queue) => wakeUps.wake(queue),
+    });
   }
 
   /** LISTEN/NOTIFY wake-ups; the first subscription opens the LISTEN connection. */

@@ -6,6 +6,7 @@
  */
 import { quoteIdent } from "./identifiers.js";
 import { CLAIMED_COLUMNS, DEAD_LETTER_COLUMNS, JOB_COLUMNS, WORKER_COLUMNS } from "./rows.js";
+import { notInRemoteCustody } from "./submission-sql.js";
 
 /** The statements of {@link buildStatements}. */
 export type Statements = ReturnType<typeof buildStatements>;
@@ -371,7 +372,7 @@ export function buildStatements(schema: string) {
      */
     recoverStale: `WITH stale AS (
         SELECT j.id, j.worker_id FROM ${jobs} AS j
-        WHERE j.status = 'processing'
+        WHERE j.status = 'processing' AND ${notInRemoteCustody(schema)}
           AND NOT EXISTS (
             SELECT 1 FROM ${workers} AS w
             WHERE w.id = j.worker_id AND w.status <> 'stopped'

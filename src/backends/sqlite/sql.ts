@@ -8,6 +8,7 @@
  */
 import { NOW_MS } from "./clock.js";
 import { DEAD_LETTER_COLUMNS, JOB_COLUMNS, WORKER_COLUMNS } from "./rows.js";
+import { NOT_IN_REMOTE_CUSTODY, SUBMISSION_SQL } from "./submission-sql.js";
 
 /**
  * The owner fence of every finishing write (DESIGN.md §3.1): `@id`, `@workerId`, `@claimToken`.
@@ -242,7 +243,7 @@ export const SQL = {
    * whose owner is not a live worker.
    */
   staleClaims: `SELECT j.id, j.name, j.queue, j.worker_id, j.interruptions FROM soniq_jobs AS j
-    WHERE j.status = 'processing'
+    WHERE j.status = 'processing' AND ${NOT_IN_REMOTE_CUSTODY}
       AND NOT EXISTS (
         SELECT 1 FROM soniq_workers AS w
         WHERE w.id = j.worker_id AND w.status <> 'stopped'
@@ -292,6 +293,8 @@ export const SQL = {
   /** `@name`, `@holder`: gives the lease up if `@holder` holds it. */
   resign: "DELETE FROM soniq_leases WHERE name = @name AND holder = @holder",
 
+  /** The submission store's statements (remote jobs): submission-sql.ts. */
+  ...SUBMISSION_SQL,
   // ---- schedules (schedule-store.ts; migration 003) ----------------------------------------
 
   /** `@id` → the schedule row (`SCHEDULE_SELECT`: the row plus `last_job_status`). */

@@ -63,6 +63,7 @@ import {
   type WorkerRecord,
 } from "./rows.js";
 import { SqliteScheduleStore } from "./schedule-store.js";
+import { SqliteSubmissionStore } from "./submission-store.js";
 import {
   claimDue,
   completeAll,
@@ -116,6 +117,8 @@ export class SqliteBackend implements Backend {
   };
 
   private readonly conn: SqliteConnection;
+  /** Remote jobs' submission records (contract/submission-store.ts). */
+  readonly submissions: SqliteSubmissionStore;
   private readonly bus = new WakeBus();
   private readonly schedules: SqliteScheduleStore;
 
@@ -130,6 +133,7 @@ export class SqliteBackend implements Backend {
     this.path = path;
     this.busyTimeoutMs = busyTimeoutMs;
     this.conn = new SqliteConnection(path, busyTimeoutMs);
+    this.submissions = new SqliteSubmissionStore(this.conn, (queue) => this.wake(queue));
     this.schedules = new SqliteScheduleStore({
       use: (fn) => this.conn.use(fn),
       insertJobs: (session, jobs) => insertJobs(session, jobs),

@@ -15,14 +15,18 @@ export function register(program: Command): void {
   const command = program
     .command("status")
     .description(
-      "Counts by state (total, queued, processing, done, dead_letter, cancelled) and live workers.",
+      "Counts by state (total, queued, processing, done, dead_letter, cancelled), remote jobs awaiting the remote side and frozen (both counted in processing), and live workers.",
     )
     .argument("[module]", "your module exporting the Soniq instance (for its settings)");
   withDatabaseUrl(withJson(command)).action(
     (module: string | undefined, flags: ConnectionFlags & { json?: boolean }) =>
       runCommand(() =>
         withInstance(connection(module, flags), async (soniq) => {
-          const [stats, workers] = await Promise.all([soniq.stats(), soniq.workers()]);
+          const [stats, workers, remote] = await Promise.all([
+            soniq.stats(),
+            soniq.workers(),
+            soniq.remote.counts(),
+          ]);
           // One order on every backend.
           const counts = {
             total: stats.total,
@@ -31,6 +35,9 @@ export function register(program: Command): void {
             done: stats.done,
             dead_letter: stats.dead_letter,
             cancelled: stats.cancelled,
+            // Remote jobs (a subset of processing): handed to polling, and frozen (ambiguous).
+            remote_awaiting: remote.awaiting,
+            remote_frozen: remote.frozen,
           };
           const live = workers.filter((w) => w.live);
           const json = {
@@ -46,8 +53,8 @@ export function register(program: Command): void {
             })),
           };
           print(flags.json, json, () => {
-            const lines = Object.entries(counts).map(([k, v]) => `${k.padEnd(12)} ${v}`);
-            lines.push(`${"workers".padEnd(12)} ${live.length} live`);
+            const lines = Object.entries(counts).map(([k, v]) => `${k.padEnd(15)} ${v}`);
+            lines.push(`${"workers".padEnd(15)} ${live.length} live`);
             for (const w of live) {
               lines.push(
                 `  ${w.id}  ${w.status}  concurrency=${w.concurrency}  queues=${w.queues?.join(",") ?? "*"}`,
