@@ -53,6 +53,12 @@ export type SoniqErrorCode =
   | "DATABASE_ERROR"
   /** Anything else: a bug or an error from outside Soniq (the CLI reports it with this code). */
   | "UNEXPECTED"
+  /** A remote job's handler returned something unusable (e.g. `accepted` without a task id). */
+  | "INVALID_RESULT"
+  /** A remote submission cannot move between these phases (src/remote/phases.ts). */
+  | "ILLEGAL_PHASE"
+  /** A submission phase that Soniq does not know. */
+  | "UNKNOWN_PHASE"
   /**
    * A schedule definition is invalid: a bad cron expression, an unknown time zone, `every` below
    * 1 second, bad bounds or policies, or a schedule id that is not dotted lower-case.

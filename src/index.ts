@@ -51,6 +51,13 @@ export type {
   WorkerShutdownState,
   WorkerStatus,
 } from "./backends/contract/index.js";
+export type {
+  AnswerResult,
+  SubmissionCounts,
+  SubmissionFilter,
+  SubmissionPhase,
+  SubmissionRecord,
+} from "./backends/contract/submission-store.js";
 export { MemoryBackend, type MemoryBackendOptions } from "./backends/memory/memory-backend.js";
 export { parseDatabaseUrl } from "./backends/select.js";
 export { isSoniqError, SoniqError, type SoniqErrorCode } from "./errors.js";
@@ -62,6 +69,7 @@ export {
   ShutdownTimeoutError,
 } from "./jobs/context.js";
 export type { EnqueueOptions } from "./jobs/enqueue-options.js";
+export type { RemoteJobOptions } from "./jobs/job-definition.js";
 export {
   JobDefinition,
   type JobHandler,
@@ -110,6 +118,28 @@ export { HealthServer, type HealthServerOptions } from "./observability/health/h
 export { createLogger, type Logger } from "./observability/logger.js";
 export type { MetricsSink } from "./observability/metrics.js";
 export type { Tracing } from "./observability/tracing.js";
+export type { AdmissionBudget } from "./remote/admission.js";
+export type { CircuitBreakerOptions, CircuitState } from "./remote/circuit-breaker.js";
+export { DISPOSITIONS, type HandoffAction } from "./remote/dispositions.js";
+export { PHASE_TRANSITIONS } from "./remote/phases.js";
+export type { RemoteAdmin, RemoteTarget } from "./remote/remote-admin.js";
+export type { RemotePollContext, RemoteSubmitContext } from "./remote/remote-job.js";
+export {
+  type Accepted,
+  accepted,
+  type Done,
+  done,
+  type Failed,
+  failed,
+  MAX_TASK_ID_LENGTH,
+  type NotSubmitted,
+  notSubmitted,
+  type Pending,
+  type PollResult,
+  pending,
+  type ReconcileResult,
+  type SubmitResult,
+} from "./remote/results.js";
 export type { PreviewOptions, ScheduleAdmin, ScheduleDetails } from "./scheduler/admin.js";
 export type { SyncReport } from "./scheduler/reconcile.js";
 export type {

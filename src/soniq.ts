@@ -28,6 +28,7 @@ import {
   JobDefinition,
   type JobEnqueuer,
   type JobOptions,
+  type RemoteJobOptions,
   type SyncJobOptions,
   validateArgs,
 } from "./jobs/job-definition.js";
@@ -38,6 +39,7 @@ import type { SoniqEventMap } from "./observability/events.js";
 import { createLogger, type Logger } from "./observability/logger.js";
 import { type MetricsSink, subscribeMetricsSink } from "./observability/metrics.js";
 import type { Tracing } from "./observability/tracing.js";
+import { RemoteAdmin } from "./remote/remote-admin.js";
 import { ScheduleAdmin } from "./scheduler/admin.js";
 import { ScheduleDefinition, type ScheduleOptions } from "./scheduler/schedule-definition.js";
 import { resolveSettings, type SoniqSettings, type SoniqSettingsInput } from "./settings.js";
@@ -116,6 +118,11 @@ export class Soniq implements JobEnqueuer {
    */
   readonly eventBus: EventBus<SoniqEventMap>;
   private readonly tracing: Tracing | undefined;
+  /**
+   * Remote jobs from outside (seed 002): `complete`/`fail` for provider callbacks (by job id or
+   * task id, exactly once), and the operator's `resolve`, `pollNow`, `list`, `show`, `counts`.
+   */
+  readonly remote: RemoteAdmin;
   private readonly registry = new Map<string, JobDefinition<unknown, unknown, unknown>>();
   private readonly scheduleRegistry = new Map<string, ScheduleDefinition>();
   private readonly scheduleListeners = new Set<() => void>();
@@ -149,6 +156,11 @@ export class Soniq implements JobEnqueuer {
       logger ??
       createLogger({ level: this.settings.logLevel, pretty: process.stderr.isTTY === true });
     this.eventBus = new EventBus<SoniqEventMap>(this.logger);
+    this.remote = new RemoteAdmin({
+      backend: () => this.backend(),
+      maxPayloadBytes: this.settings.maxPayloadBytes,
+      events: this.eventBus,
+    });
     if (metrics) subscribeMetricsSink(this.eventBus, metrics, this.logger);
     ({
       jobs: this.jobs,
@@ -196,6 +208,20 @@ export class Soniq implements JobEnqueuer {
    */
   syncJob<TArgs, TResult = unknown, TInput = TArgs>(
     options: SyncJobOptions<TArgs, TInput>,
+  ): JobDefinition<TArgs, TResult, TInput> {
+    return this.register(new JobDefinition<TArgs, TResult, TInput>(options, this.settings, this));
+  }
+
+  /**
+   * Defines and registers a **remote** job (seed 002): `submit` runs only after phase
+   * `submitting` is durable, `accepted(taskId)` is written with the hand-off to polling in one
+   * owner-fenced transaction, `poll` runs on any worker when due (no slot held between polls),
+   * an ambiguous submission is frozen (resolved by `reconcile` or an operator). Durations in
+   * seconds. See {@link RemoteJobOptions} and docs/remote-jobs.md.
+   * @throws SoniqError `INVALID_JOB_NAME`, `DUPLICATE_JOB`, `INVALID_OPTION`.
+   */
+  remoteJob<TArgs, TResult = unknown, TInput = TArgs>(
+    options: RemoteJobOptions<TArgs, TResult, TInput>,
   ): JobDefinition<TArgs, TResult, TInput> {
     return this.register(new JobDefinition<TArgs, TResult, TInput>(options, this.settings, this));
   }

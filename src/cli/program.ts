@@ -12,6 +12,7 @@ import * as enqueue from "./commands/enqueue.js";
 import * as jobs from "./commands/jobs.js";
 import * as queues from "./commands/queues.js";
 import * as recover from "./commands/recover.js";
+import * as remote from "./commands/remote.js";
 import * as schedules from "./commands/schedules.js";
 import * as setup from "./commands/setup.js";
 import * as status from "./commands/status.js";
@@ -31,6 +32,7 @@ const COMMANDS: readonly { register(program: Command): void }[] = [
   dlq,
   queues,
   workers,
+  remote,
   schedules,
   checkDeploy,
 ];

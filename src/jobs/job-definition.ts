@@ -3,6 +3,12 @@ import { isAbsolute } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import type { StandardSchemaV1 } from "@standard-schema/spec";
 import { SoniqError } from "../errors.js";
+import {
+  REMOTE_OPTION_KEYS,
+  type RemoteHandlers,
+  type RemoteSpec,
+  remoteSpecOf,
+} from "../remote/remote-job.js";
 import type { JobContext } from "./context.js";
 import type { EnqueueOptions } from "./enqueue-options.js";
 import { assertMaxAttempts, assertPriority, assertQueue } from "./enqueue-options.js";
@@ -61,8 +67,21 @@ export interface SyncJobOptions<TArgs, TInput = TArgs> extends JobSettings<TArgs
   exportName?: string;
 }
 
-/** Async handlers run on the event loop; sync handlers on the worker-thread pool. */
-export type JobKind = "async" | "sync";
+/**
+ * What `soniq.remoteJob(...)` takes: the shared job settings (no `timeout`: each remote call is
+ * bounded by `submitTimeout`) and the remote handlers and settings ({@link RemoteHandlers}).
+ */
+export type RemoteJobOptions<TArgs, TResult = unknown, TInput = TArgs> = Omit<
+  JobSettings<TArgs, TInput>,
+  "timeout"
+> &
+  RemoteHandlers<TArgs, TResult>;
+
+/**
+ * Async handlers run on the event loop; sync handlers on the worker-thread pool; remote jobs
+ * submit to and poll a remote API (src/remote/remote-job.ts).
+ */
+export type JobKind = "async" | "sync" | "remote";
 
 /** Enqueues through the owning instance (implemented by `Soniq`). */
 export interface JobEnqueuer {
@@ -97,6 +116,8 @@ export class JobDefinition<TArgs, TResult, TInput = TArgs> {
   readonly handlerModule: string | undefined;
   /** The sync handler's export name (kind `sync`). */
   readonly exportName: string;
+  /** The remote job's handlers and settings (kind `remote`). */
+  readonly remote: RemoteSpec | undefined;
   private readonly enqueuer: JobEnqueuer;
 
   /**
@@ -104,22 +125,37 @@ export class JobDefinition<TArgs, TResult, TInput = TArgs> {
    * @throws SoniqError `INVALID_JOB_NAME`, `INVALID_OPTION`, `INVALID_ENQUEUE_OPTION`.
    */
   constructor(
-    options: JobOptions<TArgs, TResult, TInput> | SyncJobOptions<TArgs, TInput>,
+    options:
+      | JobOptions<TArgs, TResult, TInput>
+      | SyncJobOptions<TArgs, TInput>
+      | RemoteJobOptions<TArgs, TResult, TInput>,
     defaults: { maxAttempts: number; jobTimeout: number },
     enqueuer: JobEnqueuer,
   ) {
-    const known = [
-      "name",
-      "queue",
-      "priority",
-      "maxAttempts",
-      "retry",
-      "timeout",
-      "uniqueByArgs",
-      "args",
-      "handler" in options ? "handler" : "handlerModule",
-      ...("handler" in options ? [] : ["exportName"]),
-    ];
+    const isRemote = "submit" in options;
+    const known = isRemote
+      ? [
+          "name",
+          "queue",
+          "priority",
+          "maxAttempts",
+          "retry",
+          "uniqueByArgs",
+          "args",
+          ...REMOTE_OPTION_KEYS,
+        ]
+      : [
+          "name",
+          "queue",
+          "priority",
+          "maxAttempts",
+          "retry",
+          "timeout",
+          "uniqueByArgs",
+          "args",
+          "handler" in options ? "handler" : "handlerModule",
+          ...("handler" in options ? [] : ["exportName"]),
+        ];
     for (const key of Object.keys(options)) {
       if (!known.includes(key)) {
         throw new SoniqError(
@@ -129,7 +165,14 @@ export class JobDefinition<TArgs, TResult, TInput = TArgs> {
       }
     }
     assertJobName(options.name);
-    if ("handler" in options) {
+    this.remote = undefined;
+    if (isRemote) {
+      this.kind = "remote";
+      this.handler = undefined;
+      this.handlerModule = undefined;
+      this.exportName = "default";
+      this.remote = remoteSpecOf(options as unknown as Record<string, unknown>, options.name);
+    } else if ("handler" in options) {
       if (typeof options.handler !== "function") {
         throw new SoniqError("INVALID_OPTION", `job ${options.name}: handler must be a function`);
       }
@@ -158,7 +201,10 @@ export class JobDefinition<TArgs, TResult, TInput = TArgs> {
     assertMaxAttempts(this.maxAttempts);
     this.retry = options.retry ?? DEFAULT_RETRY_POLICY;
     assertRetryPolicy(this.retry, `job ${this.name}`);
-    this.timeout = options.timeout ?? defaults.jobTimeout;
+    // A remote job's calls are bounded by its submitTimeout; it has no job_timeout of its own.
+    this.timeout = isRemote
+      ? 0
+      : ((options as JobSettings<TArgs, TInput>).timeout ?? defaults.jobTimeout);
     if (!Number.isFinite(this.timeout) || this.timeout < 0) {
       throw new SoniqError(
         "INVALID_OPTION",

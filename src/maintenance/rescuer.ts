@@ -27,6 +27,7 @@ import type {
   AdminStore,
   Backend,
   NewJobEvent,
+  RecoveredSubmission,
   RecoveryResult,
 } from "../backends/contract/index.js";
 import { PeriodicService } from "../lifecycle/periodic-service.js";
@@ -42,10 +43,12 @@ export const RESCUER_INTERVAL_MS = 5_000;
 /** Options of {@link Rescuer}. */
 export interface RescuerOptions extends Omit<BaseServiceOptions, "name"> {
   /**
-   * The recovery method of the backend, and its operations store when the pass should write each
-   * recovery to the jobs' timelines (contract: admin-store.ts `jobEventsAppend`).
+   * The recovery method of the backend; its submission store (remote jobs are recovered by their
+   * phase first: `submitting` frozen, `accepted` handed off; seed 002); and its operations store,
+   * to write each recovery to the jobs' timelines (contract: admin-store.ts `jobEventsAppend`).
    */
-  backend: Pick<Backend, "jobRecoverStale"> & { admin?: Pick<AdminStore, "jobEventsAppend"> };
+  backend: Pick<Backend, "jobRecoverStale"> &
+    Partial<Pick<Backend, "submissions">> & { admin?: Pick<AdminStore, "jobEventsAppend"> };
   /** Seconds a row finalised `cancelled` is kept (`resultRetention`). Default 7 days. */
   cancelledRetentionSeconds?: number;
   /** Seconds without a heartbeat after which a worker is not live (`heartbeatTimeout`). */
@@ -99,8 +102,15 @@ export class Rescuer extends PeriodicService {
   async runOnce(pass: RescuePass = {}): Promise<RecoveryResult> {
     const { backend, heartbeatTimeoutSeconds, maxInterruptions, events } = this.options;
     const { cancelledRetentionSeconds } = this.options;
+    const staleMeansDead = pass.staleMeansDead ?? true;
+    if (backend.submissions) {
+      const remote = await backend.submissions.submissionRecover({
+        heartbeatTimeoutSeconds: staleMeansDead ? heartbeatTimeoutSeconds : null,
+      });
+      reportRemote(remote, this.logger, events);
+    }
     const result = await backend.jobRecoverStale({
-      ...((pass.staleMeansDead ?? true) ? { staleAfterSeconds: heartbeatTimeoutSeconds } : {}),
+      ...(staleMeansDead ? { staleAfterSeconds: heartbeatTimeoutSeconds } : {}),
       crashLoop: crashLoopRule(maxInterruptions),
       ...(cancelledRetentionSeconds === undefined ? {} : { cancelledRetentionSeconds }),
     });
@@ -136,6 +146,40 @@ function timeline(result: RecoveryResult, maxInterruptions: number): NewJobEvent
       detail: "cancel requested and its worker is not live: finalised by recovery",
     })),
   ];
+}
+
+/** Logs and emits the remote jobs one pass recovered by phase (the seed's safe fields only). */
+function reportRemote(
+  recovered: RecoveredSubmission[],
+  logger: Logger,
+  events: EventBus<SoniqEventMap> | undefined,
+) {
+  for (const job of recovered) {
+    logger.warn(
+      { job_id: job.jobId, phase: job.phase, task_id: job.taskId, handoff_action: job.action },
+      job.action === "freeze"
+        ? "recovered a remote job whose worker died while submitting: frozen (never resubmitted on its own)"
+        : "recovered a remote job whose worker died while polling: handed to polling, due now",
+    );
+    events?.emit("remote_handoff", {
+      worker_id: null,
+      job_id: job.jobId,
+      job_name: job.name,
+      phase: job.phase === "submitting" ? "submitting" : "accepted",
+      task_id: job.taskId,
+      handoff_action: job.action,
+      reason: "crash",
+    });
+    if (job.action === "freeze") {
+      events?.emit("remote_phase", {
+        worker_id: null,
+        job_id: job.jobId,
+        job_name: job.name,
+        phase: "frozen",
+        task_id: null,
+      });
+    }
+  }
 }
 
 /** Logs and emits one pass's requeued and dead-lettered rows. */

@@ -158,11 +158,18 @@ export type JobDeadLetteredEvent = {
   /** As in {@link WorkerJobEvent}: milliseconds the last attempt ran; absent for `crash_loop`. */
   duration_ms?: number;
   /**
-   * Why: `"max_attempts_exceeded"` (its last attempt failed), `"unknown_job"` or `"invalid_args"`
-   * (it could not run here; no `duration_ms`), `"crash_loop"` (crash recovery moved it: it kept
-   * losing its worker).
+   * Why: `"max_attempts_exceeded"` (its last attempt failed, or a remote job's retryable failure
+   * with no attempt left), `"unknown_job"` or `"invalid_args"` (it could not run here; no
+   * `duration_ms`), `"crash_loop"` (crash recovery moved it: it kept losing its worker),
+   * `"remote_failed"` (a remote job's definite failure), `"remote_timeout"` (past `pollTimeout`).
    */
-  reason: "max_attempts_exceeded" | "unknown_job" | "invalid_args" | "crash_loop";
+  reason:
+    | "max_attempts_exceeded"
+    | "unknown_job"
+    | "invalid_args"
+    | "crash_loop"
+    | "remote_failed"
+    | "remote_timeout";
 };
 
 /** Payload of `job_recovered`. */
@@ -174,6 +181,33 @@ export type JobRecoveredEvent = {
   previous_owner: string | null;
   /** The job's interruption count after this recovery. */
   interruptions: number;
+};
+
+/** Payload of `remote_phase`: a remote job's submission phase changed durably (seed 002). */
+export type RemotePhaseEvent = {
+  /** The worker that wrote it, or null (crash recovery, an operator, a callback). */
+  worker_id: string | null;
+  job_id: string;
+  job_name: string;
+  /** The new phase: `submitting`, `accepted`, `frozen`, `released` or `finished`. */
+  phase: "submitting" | "accepted" | "frozen" | "released" | "finished";
+  /** The remote task id, once known. */
+  task_id: string | null;
+};
+
+/** Payload of `remote_handoff`: a remote job left a worker at the deadline or after a crash. */
+export type RemoteHandoffEvent = {
+  /** The worker handing it off, or null when crash recovery did. */
+  worker_id: string | null;
+  job_id: string;
+  job_name: string;
+  /** Where it was: `claimed` (not submitting), `submitting` (no usable answer), `accepted`. */
+  phase: "claimed" | "submitting" | "accepted";
+  task_id: string | null;
+  /** `release` (queued, attempts kept), `freeze` (frozen) or `handoff` (to polling, due now). */
+  handoff_action: "release" | "freeze" | "handoff";
+  /** `deadline` (FORCE_TIMEOUT_PATH), `draining` (no new submission starts), `crash` (recovery). */
+  reason: "deadline" | "draining" | "crash";
 };
 
 /** Payload of `worker_stopped`. */
@@ -254,6 +288,10 @@ export type SoniqEventMap = {
   wait_for_thread: WaitForThreadEvent;
   /** At the deadline, an async job's row was NACK'd back to `queued`, attempts unchanged. */
   shutdown_nack: ShutdownNackEvent;
+  /** A remote job's submission phase changed durably (every transition, src/remote/phases.ts). */
+  remote_phase: RemotePhaseEvent;
+  /** A remote job was released, frozen or handed to polling at the drain deadline or after a crash. */
+  remote_handoff: RemoteHandoffEvent;
   /** A worker stopped; the last event of its incarnation. Then the metrics sink's `end()` runs. */
   worker_stopped: WorkerStoppedEvent;
   /**

@@ -112,7 +112,7 @@ export class Drain {
       .map((entry) => entry.job.id);
     logger.warn(
       { deadline_at: iso(machine.deadlineAt), releasing, waiting_for_threads: waiting },
-      "FORCE_TIMEOUT_PATH: shutdown_timeout reached; async handlers are aborted and will be NACK'd, sync threads are asked to stop and waited for",
+      "FORCE_TIMEOUT_PATH: shutdown_timeout reached; async handlers are aborted and will be NACK'd (remote jobs: frozen or handed to polling by their phase), sync threads are asked to stop and waited for",
     );
     events.emit("force_timeout_path", { worker_id: workerId, releasing, threads: waiting });
     if (waiting.length === 0) return;

@@ -13,6 +13,7 @@ import type { Logger } from "../observability/logger.js";
 import { errorText } from "./error-text.js";
 import type { InFlight, InFlightTable, Outcome } from "./in-flight.js";
 import type { OutcomeRecorder } from "./outcome-recorder.js";
+import type { RemoteSubmitter } from "./remote-submit.js";
 import { runAsyncHandler } from "./run-async-handler.js";
 import { runSyncHandler, type ThreadRunner } from "./run-sync-handler.js";
 import type { ShutdownMachine } from "./shutdown-machine.js";
@@ -49,6 +50,10 @@ export interface JobRunnerOptions {
   recorder: OutcomeRecorder;
   /** Host of sync handlers' threads. */
   threads: ThreadRunner;
+  /** Runs the submit side of remote jobs (remote-submit.ts). */
+  remote: RemoteSubmitter;
+  /** Frees a remote job's row by its phase after an unexpected error of ours. */
+  rescueRemote(entry: InFlight): Promise<void>;
 }
 
 /** See the module comment. */
@@ -129,6 +134,12 @@ export class JobRunner {
       return;
     }
     const { definition, args } = dispatched;
+    if (definition.kind === "remote") {
+      // Seed 002: the submitter writes every phase itself; a remote job's arguments are never logged.
+      await this.options.remote.run(entry, definition, args);
+      this.options.table.freeSlot(entry);
+      return;
+    }
     log.debug(this.options.logArgs ? { args } : {}, "job started");
     const started = machine.now();
     this.options.events.emit("job_started", {
@@ -152,6 +163,12 @@ export class JobRunner {
    * attempt (fenced, so a no-op when the outcome was already written). Never rejects.
    */
   async recordUnexpected(job: ClaimedJob, err: unknown): Promise<void> {
+    if (this.options.jobs.get(job.name)?.kind === "remote") {
+      // Never requeued blindly: a remote job goes back by its phase (frozen, handed off, NACK'd).
+      const entry = [...this.options.table.values()].find((e) => e.job.id === job.id);
+      if (entry) await this.options.rescueRemote(entry);
+      return;
+    }
     this.options.logger.error(
       { job_id: job.id, err: errorText(err, 1000) },
       "unexpected error while running a job; recording it as a failed attempt",

@@ -8,6 +8,7 @@ import type { JobDefinition } from "../jobs/job-definition.js";
 import type { EventBus } from "../observability/event-bus.js";
 import type { SoniqEventMap } from "../observability/events.js";
 import type { Logger } from "../observability/logger.js";
+import { CircuitBreaker } from "../remote/circuit-breaker.js";
 import type { SoniqSettings } from "../settings.js";
 import { ClaimLoop } from "./claim-loop.js";
 import { CompletionBatcher } from "./completion-batcher.js";
@@ -17,6 +18,10 @@ import type { InFlightTable } from "./in-flight.js";
 import { JobRunner } from "./job-runner.js";
 import { OutcomeRecorder } from "./outcome-recorder.js";
 import { collectProgress } from "./progress-reports.js";
+import type { RemoteDeps } from "./remote-outcomes.js";
+import { RemotePollRunner } from "./remote-poll.js";
+import { RemotePoller } from "./remote-poller.js";
+import { RemoteSubmitter } from "./remote-submit.js";
 import type { ShutdownMachine } from "./shutdown-machine.js";
 import type { WakeLatch } from "./wake-latch.js";
 import { WorkerMaintenance } from "./worker-maintenance.js";
@@ -49,6 +54,8 @@ export interface WorkerRuntime {
   readonly runner: JobRunner;
   readonly threads: WorkerThreads;
   readonly claimLoop: ClaimLoop;
+  /** Polls and reconciles remote jobs in custody (absent without remote jobs). */
+  readonly remotePoller: RemotePoller | undefined;
   readonly heartbeat: Heartbeat;
   readonly maintenance: WorkerMaintenance;
   readonly schedules: WorkerSchedules;
@@ -91,6 +98,7 @@ export function buildRuntime(parts: RuntimeParts): WorkerRuntime {
     retentionSeconds: settings.resultRetention,
   });
   const threads = new WorkerThreads(workerId, settings.syncHandlerPoolSize, () => latch.wake());
+  const remote = buildRemote(parts, recorder);
   const runner = new JobRunner({
     jobs: parts.jobs,
     workerId,
@@ -102,7 +110,27 @@ export function buildRuntime(parts: RuntimeParts): WorkerRuntime {
     table,
     recorder,
     threads,
+    remote: remote.submitter,
+    rescueRemote: (entry) => remote.pollRunner.rescue(entry),
   });
+  const remotePoller =
+    remote.definitions.size === 0
+      ? undefined
+      : new RemotePoller({
+          backend,
+          workerId,
+          logger,
+          machine,
+          table,
+          concurrency: settings.concurrency,
+          intervalMs: settings.pollInterval * 1000,
+          definitions: remote.definitions,
+          runner: remote.pollRunner,
+          parseArgs: async (job) => {
+            const dispatched = await runner.dispatch(job);
+            return dispatched.kind === "run" ? dispatched.args : undefined;
+          },
+        });
   const onUnexpected = (job: Parameters<JobRunner["recordUnexpected"]>[0], err: unknown) =>
     runner.recordUnexpected(job, err);
   const claimLoop = new ClaimLoop({
@@ -166,7 +194,9 @@ export function buildRuntime(parts: RuntimeParts): WorkerRuntime {
     events,
     table,
     threads,
-    stopClaiming: () => claimLoop.stop(),
+    stopClaiming: async () => {
+      await Promise.all([claimLoop.stop(), remotePoller?.stop()]);
+    },
     onDrainStart: () => {
       latch.wake();
       // Report `draining` now; maintenance stops (the scheduler with it: nothing is enqueued
@@ -215,11 +245,41 @@ export function buildRuntime(parts: RuntimeParts): WorkerRuntime {
     runner,
     threads,
     claimLoop,
+    remotePoller,
     heartbeat,
     maintenance,
     schedules,
     drain,
     unsubscribe,
+  };
+}
+
+/** The remote-job parts (seed 002): the submitter, the poll runner, the breakers. */
+function buildRemote(parts: RuntimeParts, recorder: OutcomeRecorder) {
+  const definitions = new Map(
+    [...parts.jobs].filter(([, definition]) => definition.kind === "remote"),
+  );
+  const breakers = new Map<string, CircuitBreaker>();
+  for (const [name, definition] of definitions) {
+    const options = definition.remote?.circuitBreaker;
+    if (options) breakers.set(name, new CircuitBreaker(options, () => parts.machine.now()));
+  }
+  const deps: RemoteDeps = {
+    backend: parts.backend,
+    workerId: parts.workerId,
+    logger: parts.logger,
+    events: parts.events,
+    machine: parts.machine,
+    recorder,
+    settleSeconds: parts.settings.shutdownSettle,
+    retentionSeconds: parts.settings.resultRetention,
+    maxPayloadBytes: parts.settings.maxPayloadBytes,
+    breaker: (name) => breakers.get(name),
+  };
+  return {
+    definitions,
+    submitter: new RemoteSubmitter(deps),
+    pollRunner: new RemotePollRunner(deps),
   };
 }
 

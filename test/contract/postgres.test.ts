@@ -2,12 +2,13 @@ import type { Backend } from "../../src/backends/contract/index.js";
 import { PostgresBackend } from "../../src/backends/postgres/postgres-backend.js";
 import { TEST_DATABASE_URL } from "../helpers/postgres.js";
 import { describePostgres, usePostgresSchemas } from "../helpers/postgres-suite.js";
-import { runBackendContract } from "./runner.js";
+import { type ContractTarget, runBackendContract } from "./runner.js";
+import { runSubmissionContract } from "./submission-contract.js";
 
 describePostgres("postgres", () => {
   const schemas = usePostgresSchemas();
   const schemaOf = new WeakMap<Backend, string>();
-  runBackendContract({
+  const target: ContractTarget = {
     label: "postgres",
     async make() {
       const schema = schemas.next();
@@ -25,5 +26,7 @@ describePostgres("postgres", () => {
       if (!schema) throw new Error("not a backend made by this target");
       return { databaseUrl: TEST_DATABASE_URL, schema };
     },
-  });
+  };
+  runBackendContract(target);
+  runSubmissionContract(target);
 });

@@ -2,9 +2,10 @@ import { join } from "node:path";
 import type { Backend } from "../../src/backends/contract/index.js";
 import { SqliteBackend } from "../../src/backends/sqlite/sqlite-backend.js";
 import { removeTempDirs, tempDir } from "../helpers/temp.js";
-import { runBackendContract } from "./runner.js";
+import { type ContractTarget, runBackendContract } from "./runner.js";
+import { runSubmissionContract } from "./submission-contract.js";
 
-runBackendContract({
+const target: ContractTarget = {
   label: "sqlite",
   async make() {
     const backend = new SqliteBackend({ path: join(tempDir("soniq-sqlite-"), "soniq.db") });
@@ -19,4 +20,6 @@ runBackendContract({
   async cleanup() {
     removeTempDirs();
   },
-});
+};
+runBackendContract(target);
+runSubmissionContract(target);

@@ -1,6 +1,6 @@
 -- The PostgreSQL schema after every migration, as a fresh `setup()` leaves it.
 -- Written by `npm run schema:dump`; checked by test/schema/schema.test.ts. Do not edit.
--- Migrations: 001_initial.sql, 002_leases.sql, 003_queue_claim_index.sql, 004_schedules.sql, 006_operations.sql, 008_trace_context.sql
+-- Migrations: 001_initial.sql, 002_leases.sql, 003_queue_claim_index.sql, 004_schedules.sql, 006_operations.sql, 007_remote_submissions.sql, 008_trace_context.sql
 
 CREATE TABLE soniq_dead_letter_jobs (
   id uuid NOT NULL,
@@ -100,6 +100,35 @@ CREATE TABLE soniq_queues (
   CONSTRAINT soniq_queues_pkey PRIMARY KEY (name)
 );
 
+CREATE TABLE soniq_remote_early_answers (
+  task_id text NOT NULL,
+  job_name text,
+  answer text NOT NULL,
+  received_at timestamp with time zone NOT NULL DEFAULT now(),
+  CONSTRAINT soniq_remote_early_answers_pkey PRIMARY KEY (task_id)
+);
+
+CREATE TABLE soniq_remote_submissions (
+  job_id uuid NOT NULL,
+  job_name text NOT NULL,
+  queue text NOT NULL,
+  phase text NOT NULL,
+  generation integer NOT NULL DEFAULT 1,
+  task_id text,
+  submitted_at timestamp with time zone,
+  accepted_at timestamp with time zone,
+  frozen_at timestamp with time zone,
+  frozen_reason text,
+  due_at timestamp with time zone,
+  polls integer NOT NULL DEFAULT 0,
+  answer text,
+  updated_at timestamp with time zone NOT NULL DEFAULT now(),
+  CONSTRAINT soniq_remote_submissions_generation_check CHECK ((generation >= 1)),
+  CONSTRAINT soniq_remote_submissions_phase_check CHECK ((phase = ANY (ARRAY['submitting'::text, 'accepted'::text, 'frozen'::text, 'released'::text, 'finished'::text]))),
+  CONSTRAINT soniq_remote_submissions_pkey PRIMARY KEY (job_id),
+  CONSTRAINT soniq_remote_submissions_task_id_check CHECK (((task_id IS NULL) OR ((length(task_id) >= 1) AND (length(task_id) <= 256))))
+);
+
 CREATE TABLE soniq_schedule_runs (
   id bigint NOT NULL,
   schedule_id text NOT NULL,
@@ -174,6 +203,9 @@ CREATE UNIQUE INDEX soniq_jobs_dedup_key_idx ON soniq_jobs USING btree (dedup_ke
 CREATE INDEX soniq_jobs_processing_idx ON soniq_jobs USING btree (worker_id) WHERE (status = 'processing'::text);
 CREATE INDEX soniq_jobs_prune_idx ON soniq_jobs USING btree (result_expires_at) WHERE (status = ANY (ARRAY['done'::text, 'cancelled'::text]));
 CREATE INDEX soniq_jobs_queue_claim_idx ON soniq_jobs USING btree (queue, priority, scheduled_at, created_at, id) WHERE (status = 'queued'::text);
+CREATE INDEX soniq_remote_submissions_admission_idx ON soniq_remote_submissions USING btree (job_name, submitted_at);
+CREATE INDEX soniq_remote_submissions_due_idx ON soniq_remote_submissions USING btree (due_at) WHERE (phase = ANY (ARRAY['accepted'::text, 'frozen'::text]));
+CREATE INDEX soniq_remote_submissions_task_idx ON soniq_remote_submissions USING btree (task_id) WHERE (task_id IS NOT NULL);
 CREATE INDEX soniq_schedule_runs_schedule_idx ON soniq_schedule_runs USING btree (schedule_id, id);
 CREATE INDEX soniq_schedules_next_run_at_idx ON soniq_schedules USING btree (next_run_at) WHERE (next_run_at IS NOT NULL);
 CREATE INDEX soniq_workers_started_at_idx ON soniq_workers USING btree (started_at DESC);

@@ -1,6 +1,6 @@
 -- The SQLite schema after every migration, as a fresh `setup()` leaves it.
 -- Written by `npm run schema:dump`; checked by test/schema/schema.test.ts. Do not edit.
--- Migrations: 001_initial, 002_leases, 003_schedules, 005_operations, 007_trace_context
+-- Migrations: 001_initial, 002_leases, 003_schedules, 005_operations, 006_remote_submissions, 007_trace_context
 
 CREATE TABLE soniq_dead_letter_jobs (
   id            TEXT    NOT NULL PRIMARY KEY,
@@ -88,6 +88,34 @@ CREATE TABLE soniq_queues (
   updated_at  INTEGER NOT NULL
 ) STRICT;
 
+CREATE TABLE soniq_remote_early_answers (
+  task_id     TEXT    NOT NULL PRIMARY KEY,
+  job_name    TEXT,
+  answer      TEXT    NOT NULL,
+  received_at INTEGER NOT NULL
+) STRICT;
+
+CREATE TABLE soniq_remote_submissions (
+  job_id        TEXT    NOT NULL PRIMARY KEY,
+  job_name      TEXT    NOT NULL,
+  queue         TEXT    NOT NULL,
+  phase         TEXT    NOT NULL
+                CHECK (phase IN ('submitting', 'accepted', 'frozen', 'released', 'finished')),
+  -- The idempotency key is job_id || ':' || generation.
+  generation    INTEGER NOT NULL DEFAULT 1 CHECK (generation >= 1),
+  task_id       TEXT    CHECK (task_id IS NULL OR length(task_id) BETWEEN 1 AND 256),
+  submitted_at  INTEGER,
+  accepted_at   INTEGER,
+  frozen_at     INTEGER,
+  frozen_reason TEXT,
+  -- Next poll (accepted) or reconcile (frozen).
+  due_at        INTEGER,
+  polls         INTEGER NOT NULL DEFAULT 0,
+  -- A callback's or operator's answer, JSON text: {"kind":"done","result":…} | {"kind":"failed",…}.
+  answer        TEXT,
+  updated_at    INTEGER NOT NULL
+) STRICT;
+
 CREATE TABLE soniq_schedule_runs (
   id           INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
   schedule_id  TEXT    NOT NULL,
@@ -161,6 +189,14 @@ CREATE INDEX soniq_jobs_expiry ON soniq_jobs (result_expires_at)
   WHERE status IN ('done', 'cancelled');
 
 CREATE INDEX soniq_jobs_processing ON soniq_jobs (worker_id) WHERE status = 'processing';
+
+CREATE INDEX soniq_remote_submissions_admission ON soniq_remote_submissions (job_name, submitted_at);
+
+CREATE INDEX soniq_remote_submissions_due ON soniq_remote_submissions (due_at)
+  WHERE phase IN ('accepted', 'frozen');
+
+CREATE INDEX soniq_remote_submissions_task ON soniq_remote_submissions (task_id)
+  WHERE task_id IS NOT NULL;
 
 CREATE INDEX soniq_schedule_runs_schedule ON soniq_schedule_runs (schedule_id, id);
 

@@ -44,7 +44,16 @@ describe("a locked SQLite file", () => {
     await soniq.setup();
     const job = soniq.job({
       name: "slow.one",
-      handler: async () => new Promise((r) => setTimeout(r, 3000)),
+      // Outlives the deadline however slowly the lock holder starts (a short handler could
+      // finish before the lock is taken on a loaded machine, and the drain would then exit 0).
+      handler: async (_args, ctx) =>
+        new Promise((resolve, reject) => {
+          const timer = setTimeout(resolve, 60_000);
+          ctx.signal.addEventListener("abort", () => {
+            clearTimeout(timer);
+            reject(ctx.signal.reason);
+          });
+        }),
     });
     await job.enqueue({});
     const worker = soniq.worker();

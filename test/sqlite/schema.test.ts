@@ -41,6 +41,8 @@ describe("sqlite: schema", () => {
       "soniq_leases",
       "soniq_migrations",
       "soniq_queues",
+      "soniq_remote_early_answers",
+      "soniq_remote_submissions",
       "soniq_schedule_runs",
       "soniq_schedules",
       "soniq_workers",

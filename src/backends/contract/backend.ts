@@ -12,6 +12,7 @@ import type { JobStore } from "./job-store.js";
 import type { LeaseStore } from "./lease-store.js";
 import type { Notifier } from "./notifier.js";
 import type { ScheduleStore } from "./schedule-store.js";
+import type { SubmissionStore } from "./submission-store.js";
 import type { WorkerStore } from "./worker-store.js";
 
 /** The backend kinds. */
@@ -36,6 +37,8 @@ export interface Backend extends JobStore, WorkerStore, LeaseStore, ScheduleStor
    * admin API and the worker's heartbeat use it.
    */
   readonly admin: AdminStore;
+  /** Remote jobs' durable submission records (seed 002): `submission-store.ts`. */
+  readonly submissions: SubmissionStore;
   /** Creates or migrates the schema. Idempotent; safe when two processes run it at once. */
   setup(): Promise<void>;
   /**

@@ -364,6 +364,8 @@ export class MemoryJobStore implements JobStore {
     const result: RecoveryResult = { requeued: [], deadLettered: [], cancelled: [] };
     for (const row of [...state.jobs.values()]) {
       if (row.status !== "processing" || state.isLive(row.workerId, staleAfterSeconds)) continue;
+      // Remote jobs in submission custody are recovered by phase (submissionRecover).
+      if (state.inRemoteCustody(row.id)) continue;
       if (state.cancelRequested(row.id, row.claimToken)) {
         // An operator asked to cancel this claim: finalise it, never requeue it.
         result.cancelled.push(state.finaliseCancelled(row, cancelledRetentionSeconds));

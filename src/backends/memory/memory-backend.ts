@@ -10,6 +10,7 @@ import { MemoryJobStore } from "./job-store.js";
 import { MemoryLeaseStore } from "./lease-store.js";
 import { MemoryScheduleStore } from "./schedule-store.js";
 import { MemoryState } from "./state.js";
+import { MemorySubmissionStore } from "./submission-store.js";
 import { MemoryWorkerStore } from "./worker-store.js";
 
 /** Options of {@link MemoryBackend}. */
@@ -36,6 +37,8 @@ export class MemoryBackend extends DelegatingStores implements Backend {
   private readonly state: MemoryState;
   /** The operations store (contract/admin-store.ts) over the same state. */
   readonly admin: MemoryAdminStore;
+  /** Remote jobs' submission records (contract/submission-store.ts). */
+  readonly submissions: MemorySubmissionStore;
 
   /** Creates an empty store. */
   constructor(options: MemoryBackendOptions = {}) {
@@ -49,6 +52,7 @@ export class MemoryBackend extends DelegatingStores implements Backend {
     });
     this.state = state;
     this.admin = new MemoryAdminStore(state);
+    this.submissions = new MemorySubmissionStore(state);
   }
 
   /** In-process wake-ups of this object's own writes. */

@@ -7,10 +7,30 @@ import type {
   DeadLetterRow,
   JobRow,
   RecoveredJob,
+  RemoteAnswer,
+  SubmissionPhase,
   WorkerRow,
   WorkerShutdownState,
 } from "../contract/index.js";
 import { WakeBus } from "../shared/wake-bus.js";
+
+/** A row of `soniq_remote_submissions`; instants in milliseconds since the epoch. */
+export interface MemorySubmissionRow {
+  jobId: string;
+  name: string;
+  queue: string;
+  phase: SubmissionPhase;
+  generation: number;
+  taskId: string | null;
+  submittedAt: number | null;
+  acceptedAt: number | null;
+  frozenAt: number | null;
+  frozenReason: string | null;
+  dueAt: number | null;
+  polls: number;
+  answer: RemoteAnswer | null;
+  updatedAt: number;
+}
 
 /** The tables and clock every memory store reads and writes. */
 export class MemoryState {
@@ -30,6 +50,10 @@ export class MemoryState {
   readonly controls = new Map<string, MemoryControls>();
   /** What each worker declared (the extra `soniq_workers` columns), by worker id. */
   readonly declared = new Map<string, MemoryWorkerDeclared>();
+  /** `soniq_remote_submissions` by job id (remote jobs, seed 002). */
+  readonly submissions = new Map<string, MemorySubmissionRow>();
+  /** `soniq_remote_early_answers` by task id. */
+  readonly earlyAnswers = new Map<string, { name: string | null; answer: RemoteAnswer }>();
   private closed = false;
 
   /** @param clock The "database clock": milliseconds since the epoch. */
@@ -49,6 +73,12 @@ export class MemoryState {
   /** The clock's now plus `offsetSeconds` (**seconds**), as a `Date`. */
   date(offsetSeconds = 0): Date {
     return new Date(this.clock() + Math.round(offsetSeconds * 1000));
+  }
+
+  /** Whether a job row is in remote custody (`submitting`, `accepted`, `frozen`): recovered by phase. */
+  inRemoteCustody(jobId: string): boolean {
+    const phase = this.submissions.get(jobId)?.phase;
+    return phase === "submitting" || phase === "accepted" || phase === "frozen";
   }
 
   /**

@@ -19,6 +19,8 @@ import { migrate } from "./migrate.js";
 import { PgNotifier } from "./notifier.js";
 import { PgScheduleStore } from "./schedule-store.js";
 import { buildAdminStatements, buildStatements, type Statements } from "./sql.js";
+import { buildSubmissionStatements } from "./submission-sql.js";
+import { PostgresSubmissionStore } from "./submission-store.js";
 import { PgWorkerStore } from "./worker-store.js";
 
 /** Where a connection error came from, for {@link PostgresBackendOptions.onError}. */
@@ -90,6 +92,8 @@ export class PostgresBackend extends DelegatingStores implements Backend {
   private readonly sql: Statements;
   /** The operations store (contract/admin-store.ts), on the same pool. */
   readonly admin: PgAdminStore;
+  /** Remote jobs' submission records (contract/submission-store.ts). */
+  readonly submissions: PostgresSubmissionStore;
 
   /**
    * Creates the backend; opens no connection until the first call.
@@ -155,6 +159,11 @@ export class PostgresBackend extends DelegatingStores implements Backend {
     this.conn = conn;
     this.wakeUps = wakeUps;
     this.sql = sql;
+    this.submissions = new PostgresSubmissionStore({
+      conn,
+      sql: buildSubmissionStatements(schema),
+      wake: (queue) => wakeUps.wake(queue),
+    });
   }
 
   /** LISTEN/NOTIFY wake-ups; the first subscription opens the LISTEN connection. */

@@ -6,6 +6,7 @@
  */
 import { quoteIdent } from "./identifiers.js";
 import { CLAIMED_COLUMNS, DEAD_LETTER_COLUMNS, JOB_COLUMNS, WORKER_COLUMNS } from "./rows.js";
+import { notInRemoteCustody } from "./submission-sql.js";
 
 /** The statements of {@link buildStatements}. */
 export type Statements = ReturnType<typeof buildStatements>;
@@ -401,7 +402,7 @@ export function buildStatements(schema: string) {
             SELECT 1 FROM ${controls} AS c
             WHERE c.job_id = j.id AND c.cancel_claim_token = j.claim_token) AS cancel
         FROM ${jobs} AS j
-        WHERE j.status = 'processing'
+        WHERE j.status = 'processing' AND ${notInRemoteCustody(schema)}
           AND NOT EXISTS (
             SELECT 1 FROM ${workers} AS w
             WHERE w.id = j.worker_id AND w.status <> 'stopped'

@@ -8,6 +8,7 @@
  */
 import { NOW_MS } from "./clock.js";
 import { DEAD_LETTER_COLUMNS, JOB_COLUMNS, WORKER_COLUMNS } from "./rows.js";
+import { NOT_IN_REMOTE_CUSTODY, SUBMISSION_SQL } from "./submission-sql.js";
 
 /**
  * The owner fence of every finishing write (DESIGN.md §3.1): `@id`, `@workerId`, `@claimToken`.
@@ -314,7 +315,7 @@ export const SQL = {
       EXISTS (SELECT 1 FROM soniq_job_controls AS c
               WHERE c.job_id = j.id AND c.cancel_claim_token = j.claim_token) AS cancel
     FROM soniq_jobs AS j
-    WHERE j.status = 'processing'
+    WHERE j.status = 'processing' AND ${NOT_IN_REMOTE_CUSTODY}
       AND NOT EXISTS (
         SELECT 1 FROM soniq_workers AS w
         WHERE w.id = j.worker_id AND w.status <> 'stopped'
@@ -543,6 +544,8 @@ export const SQL = {
         WHERE j.status = 'processing' AND j.worker_id = soniq_workers.id) AS in_flight
     FROM soniq_workers ORDER BY started_at DESC, rowid DESC`,
 
+  /** The submission store's statements (remote jobs): submission-sql.ts. */
+  ...SUBMISSION_SQL,
   // ---- schedules (schedule-store.ts; migration 003) ----------------------------------------
 
   /** `@id` → the schedule row (`SCHEDULE_SELECT`: the row plus `last_job_status`). */

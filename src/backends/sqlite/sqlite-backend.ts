@@ -65,6 +65,7 @@ import {
   type WorkerRecord,
 } from "./rows.js";
 import { SqliteScheduleStore } from "./schedule-store.js";
+import { SqliteSubmissionStore } from "./submission-store.js";
 import {
   claimDue,
   completeAll,
@@ -118,6 +119,8 @@ export class SqliteBackend implements Backend {
   };
 
   private readonly conn: SqliteConnection;
+  /** Remote jobs' submission records (contract/submission-store.ts). */
+  readonly submissions: SqliteSubmissionStore;
   private readonly bus = new WakeBus();
   /** The operations store (contract/admin-store.ts) on this connection. */
   readonly admin: SqliteAdminStore;
@@ -135,6 +138,7 @@ export class SqliteBackend implements Backend {
     this.busyTimeoutMs = busyTimeoutMs;
     this.conn = new SqliteConnection(path, busyTimeoutMs);
     this.admin = new SqliteAdminStore(this.conn, (queue) => this.wake(queue));
+    this.submissions = new SqliteSubmissionStore(this.conn, (queue) => this.wake(queue));
     this.schedules = new SqliteScheduleStore({
       use: (fn) => this.conn.use(fn),
       insertJobs: (session, jobs) => insertJobs(session, jobs),

@@ -23,16 +23,17 @@ export function register(program: Command): void {
   const command = program
     .command("status")
     .description(
-      "Counts by state (total, queued, processing, done, dead_letter, cancelled), per queue, and the workers.",
+      "Counts by state (total, queued, processing, done, dead_letter, cancelled), remote jobs awaiting the remote side and frozen (both counted in processing), per queue, and the workers.",
     )
     .argument("[module]", "your module exporting the Soniq instance (for its settings)");
   withDatabaseUrl(withJson(command)).action(
     (module: string | undefined, flags: ConnectionFlags & { json?: boolean }) =>
       runCommand(() =>
         withInstance(connection(module, flags), async (soniq) => {
-          const [stats, workers, cells, queueInfo] = await Promise.all([
+          const [stats, workers, remote, cells, queueInfo] = await Promise.all([
             soniq.stats(),
             soniq.workers(),
+            soniq.remote.counts(),
             soniq.jobs.countByQueueStatus(),
             soniq.queues.list(),
           ]);
@@ -44,6 +45,9 @@ export function register(program: Command): void {
             done: stats.done,
             dead_letter: stats.dead_letter,
             cancelled: stats.cancelled,
+            // Remote jobs (a subset of processing): handed to polling, and frozen (ambiguous).
+            remote_awaiting: remote.awaiting,
+            remote_frozen: remote.frozen,
           };
           const names = new Set([...cells.map((c) => c.queue), ...queueInfo.map((q) => q.name)]);
           const queues = [...names].sort().map((name) => {
@@ -82,11 +86,11 @@ export function register(program: Command): void {
                   : k === "processing" && v > 0
                     ? "   → soniq jobs list --status processing"
                     : "";
-              return `${k.padEnd(12)} ${v}${hint}`;
+              return `${k.padEnd(15)} ${v}${hint}`;
             });
             const dead = json.dead_workers;
             lines.push(
-              `${"workers".padEnd(12)} ${live.length} live${dead > 0 ? `, ${dead} dead (not stopped) → soniq workers, soniq recover` : ""}`,
+              `${"workers".padEnd(15)} ${live.length} live${dead > 0 ? `, ${dead} dead (not stopped) → soniq workers, soniq recover` : ""}`,
             );
             for (const w of live) {
               lines.push(

@@ -1,0 +1,415 @@
+/**
+ * The SQLite backend's {@link SubmissionStore}: each method one `BEGIN IMMEDIATE` transaction over
+ * the statements of submission-sql.ts, so it is atomic and exactly-once across the processes
+ * sharing the file. Contract: contract/submission-store.ts.
+ */
+import { randomUUID } from "node:crypto";
+import { SoniqError } from "../../errors.js";
+import { admissionDecision } from "../../remote/admission.js";
+import { parsePhase } from "../../remote/phases.js";
+import type { ClaimedJob, Owner } from "../contract/index.js";
+import {
+  type AnswerResult,
+  type AnswerTarget,
+  type ClaimedRemote,
+  decodeAnswer,
+  encodeAnswer,
+  type MarkSubmittingParams,
+  type MarkSubmittingResult,
+  type RecoveredSubmission,
+  type RemoteAnswer,
+  type Resolution,
+  type SubmissionCounts,
+  type SubmissionFilter,
+  type SubmissionRecord,
+  type SubmissionStore,
+} from "../contract/submission-store.js";
+import { secondsToMs } from "./clock.js";
+import type { SqliteConnection, SqliteSession } from "./connection.js";
+import {
+  countSubmissions,
+  date,
+  listSubmissions,
+  type RecordRow,
+  readSubmission,
+} from "./submission-reads.js";
+
+/** See the module comment. */
+export class SqliteSubmissionStore implements SubmissionStore {
+  /** @param wake - wakes this process's claimers of `queue` (a requeued job). */
+  constructor(
+    private readonly conn: SqliteConnection,
+    private readonly wake: (queue: string) => void,
+  ) {}
+
+  private tx<T>(fn: (s: SqliteSession, now: number) => T): Promise<T> {
+    return this.conn.use((s) => s.immediate(() => fn(s, s.nowMs())));
+  }
+
+  private owns(s: SqliteSession, jobId: string, owner: Owner): { queue: string } | undefined {
+    return s
+      .statement("subOwnedJob")
+      .get({ id: jobId, workerId: owner.workerId, claimToken: owner.claimToken }) as
+      | { queue: string }
+      | undefined;
+  }
+
+  private clearOwner(s: SqliteSession, jobId: string, owner: Owner, now: number): void {
+    s.statement("subClearOwner").run({
+      id: jobId,
+      workerId: owner.workerId,
+      claimToken: owner.claimToken,
+      now,
+    });
+  }
+
+  submissionMarkSubmitting(params: MarkSubmittingParams): Promise<MarkSubmittingResult> {
+    return this.tx((s, now): MarkSubmittingResult => {
+      if (!this.owns(s, params.jobId, params.owner)) return { kind: "fenced" };
+      const existing = s.statement("subPhase").get({ id: params.jobId }) as
+        | { phase: string }
+        | undefined;
+      if (existing && existing.phase !== "released") {
+        return { kind: "illegal", phase: parsePhase(existing.phase) };
+      }
+      const counts = s
+        .statement("subAdmissionCounts")
+        .get({ name: params.name, id: params.jobId, since: now - 60_000 }) as {
+        in_flight: number;
+        last_minute: number;
+      };
+      const decision = admissionDecision(
+        { inFlight: counts.in_flight, lastMinute: counts.last_minute },
+        params.budget,
+      );
+      if (!decision.admit) {
+        return {
+          kind: "over_budget",
+          reason: decision.reason,
+          retryInSeconds: decision.retryInSeconds,
+        };
+      }
+      s.statement("subMarkSubmitting").run({
+        id: params.jobId,
+        name: params.name,
+        queue: params.queue,
+        now,
+      });
+      const row = s.statement("subPhase").get({ id: params.jobId }) as { generation: number };
+      return { kind: "marked", generation: row.generation };
+    });
+  }
+
+  submissionAccept(params: {
+    jobId: string;
+    owner: Owner;
+    taskId: string;
+    pollDelaySeconds: number;
+  }): Promise<boolean> {
+    return this.tx((s, now) => {
+      if (!this.owns(s, params.jobId, params.owner)) return false;
+      const sub = s.statement("subPhase").get({ id: params.jobId }) as
+        | { phase: string; answer: string | null; job_name: string }
+        | undefined;
+      if (!sub || (sub.phase !== "submitting" && sub.phase !== "frozen")) return false;
+      let answer = sub.answer;
+      const early = s.statement("subEarlyAnswer").get({ taskId: params.taskId }) as
+        | { job_name: string | null; answer: string }
+        | undefined;
+      if (
+        early &&
+        answer === null &&
+        (early.job_name === null || early.job_name === sub.job_name)
+      ) {
+        answer = early.answer;
+        s.statement("subDeleteEarly").run({ taskId: params.taskId });
+      }
+      s.statement("subAccept").run({
+        id: params.jobId,
+        taskId: params.taskId,
+        answer,
+        dueAt: answer === null ? now + secondsToMs(params.pollDelaySeconds) : now,
+        now,
+      });
+      this.clearOwner(s, params.jobId, params.owner, now);
+      return true;
+    });
+  }
+
+  submissionFreeze(params: { jobId: string; owner: Owner; reason: string }): Promise<boolean> {
+    return this.tx((s, now) => {
+      if (!this.owns(s, params.jobId, params.owner)) return false;
+      if (
+        s.statement("subFreeze").run({ id: params.jobId, reason: params.reason, now }).changes === 0
+      ) {
+        return false;
+      }
+      this.clearOwner(s, params.jobId, params.owner, now);
+      return true;
+    });
+  }
+
+  async submissionRelease(params: {
+    jobId: string;
+    owner: Owner;
+    newKey: boolean;
+    requeue: boolean;
+  }): Promise<boolean> {
+    const queue = await this.tx((s, now) => {
+      const job = this.owns(s, params.jobId, params.owner);
+      if (!job) return undefined;
+      const bump = params.newKey ? 1 : 0;
+      if (s.statement("subRelease").run({ id: params.jobId, bump, now }).changes === 0) {
+        return undefined;
+      }
+      if (params.requeue) {
+        s.statement("subRequeueJob").run({
+          id: params.jobId,
+          workerId: params.owner.workerId,
+          claimToken: params.owner.claimToken,
+          now,
+        });
+      }
+      return job.queue;
+    });
+    if (queue !== undefined && params.requeue) this.wake(queue);
+    return queue !== undefined;
+  }
+
+  submissionComplete(params: {
+    jobId: string;
+    owner: Owner;
+    result: string | null;
+    retentionSeconds: number;
+  }): Promise<boolean> {
+    return this.tx((s, now) => {
+      if (!this.owns(s, params.jobId, params.owner)) return false;
+      if (s.statement("subFinish").run({ id: params.jobId, now }).changes === 0) return false;
+      s.statement("subCompleteJob").run({
+        id: params.jobId,
+        workerId: params.owner.workerId,
+        claimToken: params.owner.claimToken,
+        result: params.result,
+        retentionMs: secondsToMs(params.retentionSeconds),
+        now,
+      });
+      return true;
+    });
+  }
+
+  async submissionFinish(params: { jobId: string }): Promise<void> {
+    await this.tx((s, now) => s.statement("subFinish").run({ id: params.jobId, now }));
+  }
+
+  pollClaimDue(params: {
+    workerId: string;
+    names: readonly string[];
+    reconcilable: readonly string[];
+    limit: number;
+  }): Promise<ClaimedRemote[]> {
+    const limit = Math.floor(params.limit);
+    if (!(limit >= 1)) return Promise.resolve([]);
+    return this.tx((s, now) => {
+      const due = s.statement("subDue").all({
+        now,
+        names: JSON.stringify(params.names),
+        reconcilable: JSON.stringify(params.reconcilable),
+        limit,
+      }) as Array<{ job_id: string }>;
+      const out: ClaimedRemote[] = [];
+      for (const { job_id } of due) {
+        const claimToken = randomUUID();
+        const job = s
+          .statement("subTakeJob")
+          .get({ id: job_id, workerId: params.workerId, claimToken, now }) as
+          | {
+              id: string;
+              name: string;
+              queue: string;
+              args: string;
+              priority: number;
+              attempts: number;
+              max_attempts: number;
+              interruptions: number;
+              scheduled_at: number;
+              created_at: number;
+              meta: string | null;
+            }
+          | undefined;
+        if (!job) continue;
+        const sub = s.statement("subRow").get({ id: job_id }) as {
+          phase: string;
+          task_id: string | null;
+          generation: number;
+          accepted_at: number | null;
+          polls: number;
+          answer: string | null;
+        };
+        const claimed: ClaimedJob = {
+          id: job.id,
+          name: job.name,
+          queue: job.queue,
+          args: job.args,
+          priority: job.priority,
+          attempts: job.attempts,
+          maxAttempts: job.max_attempts,
+          interruptions: job.interruptions,
+          scheduledAt: new Date(job.scheduled_at),
+          createdAt: new Date(job.created_at),
+          workerId: params.workerId,
+          claimToken,
+          meta: job.meta,
+        };
+        out.push({
+          job: claimed,
+          phase: sub.phase === "frozen" ? "frozen" : "accepted",
+          taskId: sub.task_id,
+          generation: sub.generation,
+          acceptedAt: date(sub.accepted_at),
+          polls: sub.polls,
+          answer: decodeAnswer(sub.answer),
+        });
+      }
+      return out;
+    });
+  }
+
+  pollRelease(params: {
+    jobId: string;
+    owner: Owner;
+    delaySeconds: number;
+    countPoll: boolean;
+  }): Promise<boolean> {
+    return this.tx((s, now) => {
+      if (!this.owns(s, params.jobId, params.owner)) return false;
+      const changed = s.statement("subReschedule").run({
+        id: params.jobId,
+        dueAt: now + secondsToMs(params.delaySeconds),
+        count: params.countPoll ? 1 : 0,
+        now,
+      }).changes;
+      if (changed === 0) return false;
+      this.clearOwner(s, params.jobId, params.owner, now);
+      return true;
+    });
+  }
+
+  submissionAnswer(params: { target: AnswerTarget; answer: RemoteAnswer }): Promise<AnswerResult> {
+    const answer = encodeAnswer(params.answer);
+    return this.tx((s, now): AnswerResult => {
+      let jobId: string;
+      if ("jobId" in params.target) {
+        jobId = params.target.jobId;
+        if (!s.statement("subPhase").get({ id: jobId })) {
+          const exists = s.statement("subJobStatus").get({ id: jobId });
+          throw new SoniqError(
+            "NOT_FOUND",
+            exists ? `job ${jobId} has no remote submission` : `no job with id ${jobId}`,
+          );
+        }
+      } else {
+        const { taskId, name } = params.target;
+        const matches = (
+          s.statement("subByTask").all({ taskId }) as Array<{ job_id: string; job_name: string }>
+        ).filter((m) => name === undefined || m.job_name === name);
+        if (matches.length > 1) {
+          throw new SoniqError(
+            "INVALID_STATE",
+            `task id ${taskId} belongs to ${matches.length} jobs; name the job`,
+          );
+        }
+        const match = matches[0];
+        if (!match) {
+          s.statement("subInsertEarly").run({ taskId, name: name ?? null, answer, now });
+          return "early";
+        }
+        jobId = match.job_id;
+      }
+      const job = s.statement("subJobStatus").get({ id: jobId }) as { status: string } | undefined;
+      if (job?.status !== "processing") return "already_finished";
+      const changed = s.statement("subStoreAnswer").run({ id: jobId, answer, now }).changes;
+      return changed > 0 ? "stored" : "already_finished";
+    });
+  }
+
+  async submissionResolve(params: { jobId: string; resolution: Resolution }): Promise<boolean> {
+    const queue = await this.tx((s, now) => {
+      const job = s.statement("subJobStatus").get({ id: params.jobId }) as
+        | { status: string; worker_id: string | null }
+        | undefined;
+      const sub = s.statement("subPhase").get({ id: params.jobId }) as
+        | { phase: string }
+        | undefined;
+      if (job?.status !== "processing" || job.worker_id !== null || sub?.phase !== "frozen") {
+        return undefined;
+      }
+      const { resolution } = params;
+      if (resolution.kind === "accepted") {
+        s.statement("subResolveAccepted").run({ id: params.jobId, taskId: resolution.taskId, now });
+        return null;
+      }
+      if (resolution.kind === "failed") {
+        const answer = encodeAnswer({ kind: "failed", error: resolution.error, retry: false });
+        s.statement("subResolveFailed").run({ id: params.jobId, answer, now });
+        return null;
+      }
+      s.statement("subResolveReleased").run({ id: params.jobId, now });
+      s.statement("subRequeueUnowned").run({ id: params.jobId, now });
+      const row = s.statement("subGet").get({ id: params.jobId }) as RecordRow;
+      return row.queue;
+    });
+    if (typeof queue === "string") this.wake(queue);
+    return queue !== undefined;
+  }
+
+  pollNow(params: { jobId: string }): Promise<boolean> {
+    return this.tx(
+      (s, now) => s.statement("subPollNow").run({ id: params.jobId, now }).changes > 0,
+    );
+  }
+
+  submissionRecover(params: {
+    heartbeatTimeoutSeconds: number | null;
+  }): Promise<RecoveredSubmission[]> {
+    const timeoutMs =
+      params.heartbeatTimeoutSeconds === null ? null : secondsToMs(params.heartbeatTimeoutSeconds);
+    return this.tx((s, now) => {
+      const stale = s.statement("subStale").all({ now, timeoutMs }) as Array<{
+        job_id: string;
+        job_name: string;
+        phase: "submitting" | "accepted" | "frozen";
+        task_id: string | null;
+        worker_id: string;
+      }>;
+      const out: RecoveredSubmission[] = [];
+      for (const row of stale) {
+        const cleared = s
+          .statement("subClearDeadOwner")
+          .run({ id: row.job_id, owner: row.worker_id, now }).changes;
+        if (cleared === 0) continue;
+        s.statement("subRecoverPhase").run({ id: row.job_id, now });
+        out.push({
+          jobId: row.job_id,
+          name: row.job_name,
+          phase: row.phase,
+          taskId: row.task_id,
+          previousOwner: row.worker_id,
+          action: row.phase === "submitting" ? "freeze" : "handoff",
+        });
+      }
+      return out;
+    });
+  }
+
+  submissionGet(params: { jobId: string }): Promise<SubmissionRecord | null> {
+    return this.conn.use((s) => readSubmission(s, params.jobId));
+  }
+
+  submissionList(params: { filter: SubmissionFilter; limit: number }): Promise<SubmissionRecord[]> {
+    return this.conn.use((s) => listSubmissions(s, params.filter, params.limit));
+  }
+
+  submissionCounts(): Promise<SubmissionCounts> {
+    return this.conn.use((s) => countSubmissions(s));
+  }
+}

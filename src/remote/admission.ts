@@ -1,0 +1,73 @@
+/**
+ * The admission budget of one remote job (seed 002 "admission decides whether account capacity
+ * permits a new submission"): at most `maxConcurrent` submissions in phase `submitting` at once
+ * and at most `perMinute` submissions started in any 60 s, counted over every worker process
+ * (the store counts durable `submitting` rows and their `submitted_at` in the same transaction
+ * that marks a new one). A refusal delays the job without spending an attempt; it never stops
+ * polls and never decides whether a worker may claim.
+ */
+import { SoniqError } from "../errors.js";
+
+/** The budget; a field left out is unlimited. */
+export interface AdmissionBudget {
+  /** Submissions in phase `submitting` at once, over all workers (integer >= 1). */
+  maxConcurrent?: number;
+  /** Submissions started per 60 seconds, over all workers (integer >= 1). */
+  perMinute?: number;
+}
+
+/** What the store counted for one job name when a submission asked to start. */
+export interface AdmissionCounts {
+  /** Rows of this job name in phase `submitting` (not counting the asking job). */
+  inFlight: number;
+  /** Submissions of this job name started in the last 60 s. */
+  lastMinute: number;
+}
+
+/** The decision. */
+export type AdmissionDecision =
+  | { admit: true }
+  | { admit: false; reason: "concurrency" | "rate"; retryInSeconds: number };
+
+/** Seconds a refused submission waits before its job is claimed again. */
+export const ADMISSION_RETRY_SECONDS = { concurrency: 1, rate: 5 } as const;
+
+/**
+ * Checks a budget given to `soniq.remoteJob`.
+ * @throws SoniqError `INVALID_OPTION` for a field that is not an integer >= 1 or an unknown field.
+ */
+export function assertAdmissionBudget(budget: unknown, job: string): AdmissionBudget {
+  if (typeof budget !== "object" || budget === null) {
+    throw new SoniqError("INVALID_OPTION", `job ${job}: admission must be an object`);
+  }
+  for (const [key, value] of Object.entries(budget)) {
+    if (key !== "maxConcurrent" && key !== "perMinute") {
+      throw new SoniqError("INVALID_OPTION", `job ${job}: unknown admission option ${key}`);
+    }
+    if (value !== undefined && !(Number.isInteger(value) && (value as number) >= 1)) {
+      throw new SoniqError(
+        "INVALID_OPTION",
+        `job ${job}: admission.${key} must be an integer >= 1`,
+      );
+    }
+  }
+  return budget as AdmissionBudget;
+}
+
+/** Whether a new submission may start now under `budget`, given the store's `counts`. */
+export function admissionDecision(
+  counts: AdmissionCounts,
+  budget: AdmissionBudget | undefined,
+): AdmissionDecision {
+  if (budget?.maxConcurrent !== undefined && counts.inFlight >= budget.maxConcurrent) {
+    return {
+      admit: false,
+      reason: "concurrency",
+      retryInSeconds: ADMISSION_RETRY_SECONDS.concurrency,
+    };
+  }
+  if (budget?.perMinute !== undefined && counts.lastMinute >= budget.perMinute) {
+    return { admit: false, reason: "rate", retryInSeconds: ADMISSION_RETRY_SECONDS.rate };
+  }
+  return { admit: true };
+}

@@ -1,0 +1,66 @@
+/**
+ * `soniq remote list|show|resolve|poll-now` and `soniq status` as real processes on a SQLite file
+ * and PostgreSQL: a frozen job is listed, shown, resolved once; bad input exits 2 with a code and
+ * writes nothing.
+ */
+import { describe, expect, it } from "vitest";
+import { runCli } from "../helpers/cli.js";
+import { prepared, targets } from "../helpers/e2e-targets.js";
+
+for (const target of targets) {
+  describe.skipIf(target.skip)(`soniq remote: ${target.label}`, () => {
+    it("remote › a frozen job › listed, shown, resolved once; bad input › exit 2, nothing written", async () => {
+      const { env, db } = await prepared(target);
+      const id = await db.enqueue("music.generate", {});
+      const backend = await db.backend();
+      await backend.workerRegister({
+        id: "w",
+        hostname: "h",
+        pid: 1,
+        queues: null,
+        concurrency: 1,
+      });
+      const [job] = await backend.jobClaim({ workerId: "w", queues: null, limit: 1 });
+      const owner = { workerId: "w", claimToken: job?.claimToken as string };
+      await backend.submissions.submissionMarkSubmitting({
+        jobId: id,
+        owner,
+        name: "music.generate",
+        queue: "default",
+      });
+      await backend.submissions.submissionFreeze({ jobId: id, owner, reason: "deadline" });
+
+      const list = await runCli(["remote", "list", "--frozen", "--json"], env);
+      expect(list.code, list.stderr).toBe(0);
+      expect(JSON.parse(list.stdout)).toMatchObject([
+        { job_id: id, state: "frozen", frozen_reason: "deadline", idempotency_key: `${id}:1` },
+      ]);
+      const text = await runCli(["remote", "list"], env);
+      expect(text.stdout).toContain(`${id}  frozen`);
+      const status = JSON.parse((await runCli(["status", "--json"], env)).stdout);
+      expect(status).toMatchObject({ processing: 1, remote_frozen: 1, remote_awaiting: 0 });
+
+      const both = await runCli(["remote", "resolve", id, "--not-submitted", "--failed", "x"], env);
+      expect(both.code).toBe(2);
+      expect(both.stderr).toContain("INVALID_OPTION");
+      const badTask = await runCli(["remote", "resolve", id, "--accepted", "x".repeat(300)], env);
+      expect(badTask.code).toBe(2);
+      expect(badTask.stderr).toContain("INVALID_RESULT");
+      expect((await db.remote.show(id)).phase).toBe("frozen");
+
+      const ok = await runCli(["remote", "resolve", id, "--accepted", "tsk_9"], env);
+      expect(ok.code, ok.stderr).toBe(0);
+      const shown = JSON.parse((await runCli(["remote", "show", id, "--json"], env)).stdout);
+      expect(shown).toMatchObject({ phase: "accepted", state: "awaiting", task_id: "tsk_9" });
+      const again = await runCli(["remote", "resolve", id, "--not-submitted"], env);
+      expect(again.code).toBe(2);
+      expect(again.stderr).toContain("INVALID_STATE");
+      const poll = await runCli(["remote", "poll-now", id], env);
+      expect(poll.code, poll.stderr).toBe(0);
+      const missing = await runCli(["remote", "show", "00000000-0000-4000-8000-000000000000"], env);
+      expect(missing.code).toBe(2);
+      expect(missing.stderr).toContain("NOT_FOUND");
+      await db.close();
+    }, 60_000);
+  });
+}
