@@ -62,7 +62,7 @@ export interface JobRow {
   /** Outcomes recorded so far (success, failure, job_timeout). */
   attempts: number;
   maxAttempts: number;
-  /** Times a crash recovery requeued this job (not an attempt). */
+  /** Crash recoveries charged to this job: its start was durably known (not an attempt). */
   interruptions: number;
   scheduledAt: Date;
   createdAt: Date;
@@ -82,10 +82,22 @@ export interface JobRow {
   /** When a `done` row (and its result) may be pruned. */
   resultExpiresAt: Date | null;
   dedupKey: string | null;
+  /**
+   * While `processing`: whether the current claim is durably known to have started (a claim with
+   * {@link ClaimRequest.deferStart} leaves it false until {@link Backend.markStarted}). Crash
+   * recovery charges an interruption only when it is true.
+   */
+  startKnown: boolean;
+  /** Crash recoveries that charged nothing because no start was known (crash history). */
+  unchargedRecoveries: number;
 }
 
 /** A row of `soniq_dead_letter_jobs`: the job as it was, plus why and when it was moved. */
-export interface DeadLetterRow extends Omit<JobRow, "status" | "result" | "resultExpiresAt"> {
+export interface DeadLetterRow
+  extends Omit<
+    JobRow,
+    "status" | "result" | "resultExpiresAt" | "startKnown" | "unchargedRecoveries"
+  > {
   /** Why it was moved, e.g. `max_attempts_exceeded`, `unknown_job`, `invalid_args`. */
   reason: string;
   deadAt: Date;
@@ -113,6 +125,12 @@ export interface ClaimedJob {
   attempts: number;
   maxAttempts: number;
   interruptions: number;
+  /**
+   * Crash recoveries that charged no interruption (no start was known). A job with
+   * `interruptions + unchargedRecoveries > 0` has a crash history: a worker marks its start
+   * ({@link Backend.markStarted}) before running any of its code.
+   */
+  unchargedRecoveries: number;
   scheduledAt: Date;
   createdAt: Date;
   /** Owner: the claiming worker incarnation. */
@@ -129,6 +147,13 @@ export interface ClaimRequest {
   queues: readonly string[] | null;
   /** At most this many jobs (>= 1): the worker's free slots. */
   limit: number;
+  /**
+   * When true, the claimed rows are not known to have started: a crash recovery requeues such a
+   * row without charging an interruption (it counts an uncharged recovery instead) until
+   * {@link Backend.markStarted} records its start. Default false: the claim itself counts as the
+   * start, as for any caller that runs what it claims at once. The worker passes true.
+   */
+  deferStart?: boolean;
 }
 
 /** One completion of {@link Backend.completeMany}. */
@@ -190,6 +215,11 @@ export interface RecoveredJob {
   previousOwner: string | null;
   /** Its interruption count after this recovery. */
   interruptions: number;
+  /**
+   * Whether this recovery charged an interruption (the start was durably known). An uncharged
+   * recovery counts in `unchargedRecoveries` instead and never dead-letters.
+   */
+  charged: boolean;
 }
 
 /**
@@ -296,6 +326,13 @@ export interface Backend {
     countAttempt: boolean,
   ): Promise<boolean>;
 
+  /**
+   * Records that a claimed job is starting (its first user code is about to run): from now on a
+   * crash recovery of this claim charges it an interruption. One fenced row write (`start_known`
+   * = true); `false` when `owner` no longer holds the claim. Attempts and times unchanged.
+   */
+  markStarted(id: string, owner: Owner): Promise<boolean>;
+
   /** Snooze: `status='queued'`, `scheduled_at = now + delaySeconds`, attempts unchanged, owner cleared. Fenced. */
   snooze(id: string, owner: Owner, delaySeconds: number): Promise<boolean>;
 
@@ -345,9 +382,10 @@ export interface Backend {
    * Crash recovery (DESIGN.md §3.2–3.3): every `processing` row whose owner is not a live worker
    * incarnation — no worker row, `status = 'stopped'`, or a heartbeat older than
    * `heartbeatTimeoutSeconds` by the database clock — is requeued: `status='queued'`, due now,
-   * `worker_id` and `claim_token` cleared, `interruptions + 1`, `attempts` and `last_error`
-   * untouched. A row whose interruptions would exceed `crashLoop.maxInterruptions` is moved to the
-   * dead-letter queue instead, with `crashLoop.reason` and `crashLoop.message` (attempts
+   * `worker_id` and `claim_token` cleared, `attempts` and `last_error` untouched, and charged:
+   * `interruptions + 1` when its start is known (`start_known`), else `uncharged_recoveries + 1`
+   * (an uncharged row is never dead-lettered). A charged row whose interruptions would exceed
+   * `crashLoop.maxInterruptions` is moved to the dead-letter queue instead, with `crashLoop.reason` and `crashLoop.message` (attempts
    * unchanged; build the rule with `crashLoopRule` from `src/maintenance/policy.ts`). Atomic per
    * row and fenced on state and owner: a live owner's row, or one that finished meanwhile, is
    * never touched.

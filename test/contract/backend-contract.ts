@@ -103,6 +103,7 @@ export function runBackendContract(target: ContractTarget): void {
           "attempts",
           "maxAttempts",
           "interruptions",
+          "unchargedRecoveries",
           "scheduledAt",
           "createdAt",
           "workerId",
@@ -618,6 +619,38 @@ export function runBackendContract(target: ContractTarget): void {
       expect(dead?.lastError).toBe(crashLoopMessage(3)); // the words of maintenance/policy.ts
       expect(await b.complete(poison.id, ownerOf(p3!), "1", 60)).toBe(false);
       expect(await b.getJob(done.id)).toMatchObject({ status: "done", attempts: 1 });
+    });
+
+    it("recoverStale › deferred claims › charges an interruption only where a start was marked", async () => {
+      const b = await make();
+      const unstarted = newJob();
+      const started = newJob();
+      const plain = newJob();
+      await b.enqueue([unstarted]);
+      const [u] = await b.claim({ workerId: "w-dead", queues: null, limit: 1, deferStart: true });
+      expect(u).toMatchObject({ id: unstarted.id, unchargedRecoveries: 0 });
+      expect(await b.getJob(unstarted.id)).toMatchObject({ startKnown: false });
+      await b.enqueue([started]);
+      const [s] = await b.claim({ workerId: "w-dead", queues: null, limit: 1, deferStart: true });
+      expect(await b.markStarted(s!.id, ownerOf(s!))).toBe(true);
+      expect(await b.markStarted(s!.id, { ...ownerOf(s!), claimToken: randomUUID() })).toBe(false);
+      await b.enqueue([plain]);
+      const [p] = await b.claim({ workerId: "w-dead", queues: null, limit: 1 });
+      expect(await b.getJob(p!.id)).toMatchObject({ startKnown: true });
+      const r = await b.recoverStale(30, crashLoopRule(0));
+      // maxInterruptions 0: a charged recovery dead-letters; an uncharged one never does.
+      expect(r.requeued).toMatchObject([{ id: unstarted.id, interruptions: 0, charged: false }]);
+      expect(r.deadLettered.map((j) => j.id).sort()).toEqual([started.id, plain.id].sort());
+      expect(r.deadLettered.every((j) => j.charged && j.interruptions === 1)).toBe(true);
+      expect(await b.getJob(unstarted.id)).toMatchObject({
+        status: "queued",
+        interruptions: 0,
+        unchargedRecoveries: 1,
+        attempts: 0,
+      });
+      // Its next claim reports the crash history.
+      const [again] = await b.claim({ workerId: "w2", queues: null, limit: 1, deferStart: true });
+      expect(again).toMatchObject({ id: unstarted.id, unchargedRecoveries: 1, interruptions: 0 });
     });
 
     it("concurrent recoveries requeue each row once", async () => {

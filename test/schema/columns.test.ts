@@ -9,9 +9,12 @@ import * as sqliteRows from "../../src/backends/sqlite/rows.js";
 /** Column names per table, in order, from a dump's `CREATE TABLE` blocks. */
 function tableColumns(dump: string): Map<string, string[]> {
   const tables = new Map<string, string[]>();
-  for (const block of dump.matchAll(/CREATE TABLE (\w+) \(\n([\s\S]*?)\n\)/g)) {
+  for (const block of dump.matchAll(/CREATE TABLE (\w+) \(\n([\s\S]*?)\n?\)(?: STRICT)?;/g)) {
+    // SQLite keeps an `ALTER TABLE … ADD COLUMN` as `, name TYPE …` appended to the last line.
     const columns = block[2]!
+      .replace(/,\s+(?=[a-z_]+ [A-Z]+)/g, ",\n")
       .split("\n")
+      .map((line) => line.replace(/^,\s*/, ""))
       .map((line) => /^\s*(\w+)\s/.exec(line)?.[1])
       .filter((name): name is string => name !== undefined && name !== "CONSTRAINT")
       .filter((name) => !/^[A-Z]+$/.test(name)); // continuation lines such as `CHECK (…)`

@@ -18,14 +18,17 @@ describe("migrations", () => {
     ).toBe(true);
   });
 
-  it("loadMigrations › every engine › versions 1..n in order, with their text", () => {
+  it("loadMigrations › every engine › ascending versions from 1 (gaps allowed), with their text", () => {
     for (const engine of MIGRATION_ENGINES) {
       const migrations = loadMigrations(engine);
       expect(migrations.length).toBeGreaterThan(0);
-      expect(migrations.map((m) => m.version)).toEqual(migrations.map((_, i) => i + 1));
+      const versions = migrations.map((m) => m.version);
+      expect(versions[0]).toBe(1);
+      // Branches number their migrations ahead of merging (e.g. PostgreSQL 005 before 004 lands).
+      expect(versions).toEqual([...new Set(versions)].sort((a, b) => a - b));
       for (const m of migrations) {
         expect(m.file).toBe(`${m.name}.sql`);
-        expect(m.sql).toMatch(/CREATE /);
+        expect(m.sql).toMatch(/CREATE |ALTER TABLE /);
       }
     }
   });

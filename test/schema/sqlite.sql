@@ -1,6 +1,6 @@
 -- The SQLite schema after every migration, as a fresh `setup()` leaves it.
 -- Written by `npm run schema:dump`; checked by test/schema/schema.test.ts. Do not edit.
--- Migrations: 001_initial, 002_leases
+-- Migrations: 001_initial, 002_leases, 004_start_marks
 
 CREATE TABLE soniq_dead_letter_jobs (
   id            TEXT    NOT NULL PRIMARY KEY,
@@ -46,7 +46,9 @@ CREATE TABLE soniq_jobs (
   result            TEXT,
   result_expires_at INTEGER,
   dedup_key         TEXT
-) STRICT;
+, start_known INTEGER NOT NULL DEFAULT 1
+  CHECK (start_known IN (0, 1)), uncharged_recoveries INTEGER NOT NULL DEFAULT 0
+  CHECK (uncharged_recoveries >= 0)) STRICT;
 
 CREATE TABLE soniq_leases (
   name       TEXT    NOT NULL PRIMARY KEY,

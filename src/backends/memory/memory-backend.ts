@@ -92,6 +92,8 @@ export class MemoryBackend implements Backend {
         attempts: 0,
         maxAttempts: job.maxAttempts,
         interruptions: 0,
+        unchargedRecoveries: 0,
+        startKnown: true,
         scheduledAt: job.runAt ? new Date(job.runAt.getTime()) : this.date(job.delaySeconds),
         createdAt: now,
         updatedAt: now,
@@ -141,6 +143,7 @@ export class MemoryBackend implements Backend {
         claimToken: randomUUID(),
         startedAt: stamp,
         updatedAt: stamp,
+        startKnown: request.deferStart !== true,
       });
       return claimedJobOf(row);
     });
@@ -222,7 +225,14 @@ export class MemoryBackend implements Backend {
     const row = this.owned(id, owner);
     if (!row) return false;
     this.jobs.delete(id);
-    const { status: _status, result: _result, resultExpiresAt: _expires, ...rest } = row;
+    const {
+      status: _status,
+      result: _result,
+      resultExpiresAt: _expires,
+      startKnown: _known,
+      unchargedRecoveries: _uncharged,
+      ...rest
+    } = row;
     const now = this.date();
     this.dead.set(id, {
       ...rest,
@@ -247,6 +257,14 @@ export class MemoryBackend implements Backend {
       claimToken: null,
     });
     this.wakeLater(row.queue, delaySeconds);
+    return true;
+  }
+
+  async markStarted(id: string, owner: Owner): Promise<boolean> {
+    this.check();
+    const row = this.owned(id, owner);
+    if (!row) return false;
+    row.startKnown = true;
     return true;
   }
 
@@ -288,6 +306,8 @@ export class MemoryBackend implements Backend {
       status: "queued",
       attempts: 0,
       interruptions: 0,
+      unchargedRecoveries: 0,
+      startKnown: true,
       scheduledAt: now,
       updatedAt: now,
       startedAt: null,
@@ -418,17 +438,27 @@ export class MemoryBackend implements Backend {
     const result: RecoveryResult = { requeued: [], deadLettered: [] };
     for (const row of [...this.jobs.values()]) {
       if (row.status !== "processing" || live(row.workerId)) continue;
-      const interruptions = row.interruptions + 1;
+      // Charged only where the start is durably known (docs/reliability.md).
+      const charged = row.startKnown;
+      const interruptions = row.interruptions + (charged ? 1 : 0);
       const job = {
         id: row.id,
         name: row.name,
         queue: row.queue,
         previousOwner: row.workerId,
         interruptions,
+        charged,
       };
-      if (interruptions > crashLoop.maxInterruptions) {
+      if (charged && interruptions > crashLoop.maxInterruptions) {
         this.jobs.delete(row.id);
-        const { status: _s, result: _r, resultExpiresAt: _e, ...rest } = row;
+        const {
+          status: _s,
+          result: _r,
+          resultExpiresAt: _e,
+          startKnown: _k,
+          unchargedRecoveries: _u,
+          ...rest
+        } = row;
         const stamp = this.date();
         this.dead.set(row.id, {
           ...rest,
@@ -446,6 +476,7 @@ export class MemoryBackend implements Backend {
           workerId: null,
           claimToken: null,
           interruptions,
+          unchargedRecoveries: row.unchargedRecoveries + (charged ? 0 : 1),
           scheduledAt: stamp,
           updatedAt: stamp,
         });

@@ -407,12 +407,23 @@ export class PostgresBackend implements Backend {
     const limit = Math.floor(request.limit);
     const queues = request.queues === null ? null : [...new Set(request.queues)];
     if (!(limit >= 1) || (queues !== null && queues.length === 0)) return [];
+    const startKnown = request.deferStart !== true;
     const { rows } =
       queues === null
-        ? await this.run<RawClaimedRow>(this.sql.claimAll, [request.workerId, limit])
+        ? await this.run<RawClaimedRow>(this.sql.claimAll, [request.workerId, limit, startKnown])
         : queues.length === 1
-          ? await this.run<RawClaimedRow>(this.sql.claimQueue, [request.workerId, limit, queues[0]])
-          : await this.run<RawClaimedRow>(this.sql.claimQueues, [request.workerId, limit, queues]);
+          ? await this.run<RawClaimedRow>(this.sql.claimQueue, [
+              request.workerId,
+              limit,
+              queues[0],
+              startKnown,
+            ])
+          : await this.run<RawClaimedRow>(this.sql.claimQueues, [
+              request.workerId,
+              limit,
+              queues,
+              startKnown,
+            ]);
     return rows.map(toClaimedJob);
   }
 
@@ -505,6 +516,11 @@ export class PostgresBackend implements Backend {
     return delaySeconds <= 0
       ? this.fencedNotify(this.sql.snoozeNotify, id, owner, [delaySeconds, this.channel])
       : this.fenced(this.sql.snooze, id, owner, [delaySeconds]);
+  }
+
+  /** See {@link Backend.markStarted}: one fenced UPDATE. */
+  markStarted(id: string, owner: Owner): Promise<boolean> {
+    return this.fenced(this.sql.markStarted, id, owner, []);
   }
 
   /** See {@link Backend.nack}: the seed's nack_job field contract plus the owner; NOTIFYs. */
@@ -624,6 +640,7 @@ export class PostgresBackend implements Backend {
       queue: string;
       previous_owner: string | null;
       interruptions: number;
+      charged: boolean;
     }>(this.sql.recoverStale, [
       heartbeatTimeoutSeconds,
       crashLoop.maxInterruptions,
@@ -640,6 +657,7 @@ export class PostgresBackend implements Backend {
         queue: row.queue,
         previousOwner: row.previous_owner,
         interruptions: row.interruptions,
+        charged: row.charged,
       };
       (row.kind === "dead" ? result.deadLettered : result.requeued).push(job);
     }

@@ -16,11 +16,11 @@ import type {
 export const JOB_COLUMNS = `id::text AS id, name, queue, args::text AS args, status, priority, attempts,
   max_attempts, interruptions, scheduled_at, created_at, updated_at, started_at, finished_at,
   worker_id, claim_token::text AS claim_token, last_error, result::text AS result,
-  result_expires_at, dedup_key`;
+  result_expires_at, dedup_key, start_known, uncharged_recoveries`;
 
 /** The columns a claim returns, in `RawClaimedRow` shape (see `ClaimedJob`). */
 export const CLAIMED_COLUMNS = `id::text AS id, name, queue, args::text AS args, priority, attempts,
-  max_attempts, interruptions, scheduled_at, created_at, worker_id,
+  max_attempts, interruptions, uncharged_recoveries, scheduled_at, created_at, worker_id,
   claim_token::text AS claim_token`;
 
 /** The dead-letter columns every dead-letter query selects, in `RawDeadLetterRow` shape. */
@@ -54,6 +54,8 @@ export interface RawJobRow {
   result: string | null;
   result_expires_at: Date | null;
   dedup_key: string | null;
+  start_known: boolean;
+  uncharged_recoveries: number;
 }
 
 /** A claimed row as returned with {@link CLAIMED_COLUMNS}. */
@@ -67,6 +69,7 @@ export type RawClaimedRow = Pick<
   | "attempts"
   | "max_attempts"
   | "interruptions"
+  | "uncharged_recoveries"
   | "scheduled_at"
   | "created_at"
 > & { worker_id: string; claim_token: string };
@@ -82,6 +85,7 @@ export function toClaimedJob(row: RawClaimedRow): ClaimedJob {
     attempts: row.attempts,
     maxAttempts: row.max_attempts,
     interruptions: row.interruptions,
+    unchargedRecoveries: row.uncharged_recoveries,
     scheduledAt: row.scheduled_at,
     createdAt: row.created_at,
     workerId: row.worker_id,
@@ -91,7 +95,10 @@ export function toClaimedJob(row: RawClaimedRow): ClaimedJob {
 
 /** A `soniq_dead_letter_jobs` row as selected with {@link DEAD_LETTER_COLUMNS}. */
 export interface RawDeadLetterRow
-  extends Omit<RawJobRow, "status" | "result" | "result_expires_at"> {
+  extends Omit<
+    RawJobRow,
+    "status" | "result" | "result_expires_at" | "start_known" | "uncharged_recoveries"
+  > {
   reason: string;
   dead_at: Date;
 }
@@ -132,6 +139,8 @@ export function toJobRow(row: RawJobRow): JobRow {
     result: row.result,
     resultExpiresAt: row.result_expires_at,
     dedupKey: row.dedup_key,
+    startKnown: row.start_known,
+    unchargedRecoveries: row.uncharged_recoveries,
   };
 }
 
@@ -141,12 +150,16 @@ export function toDeadLetterRow(row: RawDeadLetterRow): DeadLetterRow {
     status: _s,
     result: _r,
     resultExpiresAt: _e,
+    startKnown: _k,
+    unchargedRecoveries: _u,
     ...job
   } = toJobRow({
     ...row,
     status: "queued",
     result: null,
     result_expires_at: null,
+    start_known: true,
+    uncharged_recoveries: 0,
   });
   return { ...job, reason: row.reason, deadAt: row.dead_at };
 }

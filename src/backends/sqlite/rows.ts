@@ -11,7 +11,8 @@ import type { DeadLetterRow, JobRow, JobStatus, WorkerRow, WorkerStatus } from "
 /** The columns of `soniq_jobs`, in table order: a {@link JobRecord}. */
 export const JOB_COLUMNS = `id, name, queue, args, status, priority, attempts, max_attempts,
   interruptions, scheduled_at, created_at, updated_at, started_at, finished_at, worker_id,
-  claim_token, last_error, result, result_expires_at, dedup_key`;
+  claim_token, last_error, result, result_expires_at, dedup_key, start_known,
+  uncharged_recoveries`;
 
 /** The columns of `soniq_dead_letter_jobs`, in table order: a {@link DeadLetterRecord}. */
 export const DEAD_LETTER_COLUMNS = `id, name, queue, args, priority, attempts, max_attempts,
@@ -44,11 +45,17 @@ export interface JobRecord {
   result: string | null;
   result_expires_at: number | null;
   dedup_key: string | null;
+  /** 0 or 1 (CHECK constraint). */
+  start_known: number;
+  uncharged_recoveries: number;
 }
 
 /** A row of `soniq_dead_letter_jobs` as better-sqlite3 returns it. */
 export interface DeadLetterRecord
-  extends Omit<JobRecord, "status" | "result" | "result_expires_at"> {
+  extends Omit<
+    JobRecord,
+    "status" | "result" | "result_expires_at" | "start_known" | "uncharged_recoveries"
+  > {
   reason: string;
   dead_at: number;
 }
@@ -94,6 +101,8 @@ export function toJobRow(r: JobRecord): JobRow {
     result: r.result,
     resultExpiresAt: dateOrNull(r.result_expires_at),
     dedupKey: r.dedup_key,
+    startKnown: r.start_known === 1,
+    unchargedRecoveries: r.uncharged_recoveries,
   };
 }
 
@@ -103,12 +112,16 @@ export function toDeadLetterRow(r: DeadLetterRecord): DeadLetterRow {
     status: _s,
     result: _r,
     resultExpiresAt: _e,
+    startKnown: _k,
+    unchargedRecoveries: _u,
     ...job
   } = toJobRow({
     ...r,
     status: "queued",
     result: null,
     result_expires_at: null,
+    start_known: 1,
+    uncharged_recoveries: 0,
   });
   return { ...job, reason: r.reason, deadAt: new Date(r.dead_at) };
 }

@@ -175,6 +175,13 @@ export class SqliteBackend implements Backend {
     return this.requeued("retry", params, delaySeconds <= 0);
   }
 
+  /** Start mark, one fenced statement. Contract: `Backend.markStarted`. */
+  async markStarted(id: string, owner: Owner): Promise<boolean> {
+    return this.conn.use(
+      (s) => s.statement("markStarted").run({ id, ...fence(owner) }).changes > 0,
+    );
+  }
+
   /** Snooze, fenced; wakes when due now. Contract: `Backend.snooze`. */
   async snooze(id: string, owner: Owner, delaySeconds: number): Promise<boolean> {
     const params = { id, ...fence(owner), delayMs: secondsToMs(delaySeconds) };
