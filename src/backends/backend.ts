@@ -154,6 +154,12 @@ export interface ClaimRequest {
    * start, as for any caller that runs what it claims at once. The worker passes true.
    */
   deferStart?: boolean;
+  /**
+   * Aborting it abandons the claim: SQLite stops waiting for a busy database file (nothing is
+   * claimed); PostgreSQL cancels the statement (rolled back, unless it had already finished). The
+   * call then rejects with the signal's reason — or resolves as usual when it finished first.
+   */
+  signal?: AbortSignal;
 }
 
 /** One completion of {@link Backend.completeMany}. */

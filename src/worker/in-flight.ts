@@ -23,6 +23,8 @@ export interface InFlight {
   controller: LazyAbortController;
   /** True while the job holds one of the worker's concurrency slots (until its outcome is known). */
   holdsSlot: boolean;
+  /** True once this claim's start mark was written (jobs with a crash history only). */
+  startMarked?: boolean;
   /** Sync jobs: settles when the worker thread has returned (the permit is released then). */
   thread?: Promise<void>;
   /** Settles when everything about the job is done (outcome written or given up). */

@@ -80,6 +80,7 @@ export function buildRuntime(parts: RuntimeParts): WorkerRuntime {
     table,
     recorder,
     threads,
+    events,
   });
   const onUnexpected = (job: Parameters<JobRunner["recordUnexpected"]>[0], err: unknown) =>
     runner.recordUnexpected(job, err);
@@ -122,6 +123,7 @@ export function buildRuntime(parts: RuntimeParts): WorkerRuntime {
     table,
     threads,
     stopClaiming: () => claimLoop.stop(),
+    abandonClaim: () => claimLoop.abandonClaim(),
     onDrainStart: () => {
       latch.wake();
       // Report `draining` now; maintenance stops and hands the lease on.

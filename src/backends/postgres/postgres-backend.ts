@@ -60,6 +60,11 @@ export interface PostgresBackendOptions {
    * that died, or the LISTEN connection failing (it re-connects). Defaults to ignoring them.
    */
   onError?: (error: unknown, source: PostgresErrorSource) => void;
+  /**
+   * Called with the channel when the LISTEN connection drops (`"lost"`, with the error that ended
+   * it, if any) and when it is back and re-LISTENed (`"restored"`). Defaults to ignoring them.
+   */
+  onListenChange?: (change: "lost" | "restored", channel: string, error?: unknown) => void;
 }
 
 /** SQLSTATEs meaning the schema or a table is missing: undefined_table, invalid_schema_name. */
@@ -108,6 +113,11 @@ export class PostgresBackend implements Backend {
   private readonly pool: pg.Pool;
   private readonly sql: Statements;
   private readonly onError: (error: unknown, source: PostgresErrorSource) => void;
+  private readonly onListenChange: (
+    change: "lost" | "restored",
+    channel: string,
+    error?: unknown,
+  ) => void;
   private readonly listeners = new Set<(queue: string) => void>();
   private listener: PgListener | null = null;
   /**
@@ -147,6 +157,7 @@ export class PostgresBackend implements Backend {
     this.connectionString = options.connectionString;
     this.sql = buildStatements(this.schema);
     this.onError = options.onError ?? (() => undefined);
+    this.onListenChange = options.onListenChange ?? (() => undefined);
     this.pool = new pg.Pool({
       connectionString: options.connectionString,
       max: options.poolSize,
@@ -408,23 +419,51 @@ export class PostgresBackend implements Backend {
     const queues = request.queues === null ? null : [...new Set(request.queues)];
     if (!(limit >= 1) || (queues !== null && queues.length === 0)) return [];
     const startKnown = request.deferStart !== true;
-    const { rows } =
+    const [text, values] =
       queues === null
-        ? await this.run<RawClaimedRow>(this.sql.claimAll, [request.workerId, limit, startKnown])
+        ? [this.sql.claimAll, [request.workerId, limit, startKnown]]
         : queues.length === 1
-          ? await this.run<RawClaimedRow>(this.sql.claimQueue, [
-              request.workerId,
-              limit,
-              queues[0],
-              startKnown,
-            ])
-          : await this.run<RawClaimedRow>(this.sql.claimQueues, [
-              request.workerId,
-              limit,
-              queues,
-              startKnown,
-            ]);
+          ? [this.sql.claimQueue, [request.workerId, limit, queues[0], startKnown]]
+          : [this.sql.claimQueues, [request.workerId, limit, queues, startKnown]];
+    const { rows } = request.signal
+      ? await this.runCancellable<RawClaimedRow>(text, values, request.signal)
+      : await this.run<RawClaimedRow>(text, values);
     return rows.map(toClaimedJob);
+  }
+
+  /**
+   * Runs one statement on a connection of its own that `signal` can cancel: on abort, a
+   * `pg_cancel_backend` for that connection's server process (sent on another connection; the
+   * statement is rolled back unless it had finished). The connection goes back to the pool only
+   * after the cancel was answered, so the cancel can never reach a later caller's statement.
+   * @throws the signal's reason when aborted before the statement ran; the driver's error (query
+   * canceled, 57014) when the cancel stopped it.
+   */
+  private async runCancellable<R>(
+    text: string,
+    values: unknown[],
+    signal: AbortSignal,
+  ): Promise<{ rows: R[]; rowCount: number }> {
+    return this.track(async () => {
+      if (signal.aborted) throw signal.reason;
+      const client = await this.pool.connect();
+      let cancelled: Promise<unknown> = Promise.resolve();
+      const cancel = () => {
+        const pid = this.clientPids.get(client);
+        if (pid === undefined) return;
+        cancelled = this.pool.query("SELECT pg_cancel_backend($1)", [pid]).catch(() => undefined);
+      };
+      try {
+        if (signal.aborted) throw signal.reason;
+        signal.addEventListener("abort", cancel, { once: true });
+        const result = await client.query({ name: this.statementName(text), text, values });
+        return { rows: result.rows as R[], rowCount: result.rowCount ?? 0 };
+      } finally {
+        signal.removeEventListener("abort", cancel);
+        await cancelled;
+        client.release();
+      }
+    });
   }
 
   /** Runs a fenced write; `false` at once when the ids cannot match (not UUIDs). */
@@ -712,7 +751,11 @@ export class PostgresBackend implements Backend {
         onNotify: (queue, senderPid) => {
           if (!this.poolPids.has(senderPid)) this.wake(queue);
         },
-        onReconnect: () => this.wake("*"),
+        onReconnect: () => {
+          this.onListenChange("restored", this.channel);
+          this.wake("*");
+        },
+        onLost: (err) => this.onListenChange("lost", this.channel, err),
         onError: (err) => this.onError(err, "listener"),
       });
       void this.listener.start();

@@ -140,7 +140,7 @@ export class SqliteBackend implements Backend {
 
   /** One immediate transaction (transactions.ts `claimDue`). Contract: `Backend.claim`. */
   async claim(request: ClaimRequest): Promise<ClaimedJob[]> {
-    return this.conn.use((s) => claimDue(s, request));
+    return this.conn.use((s) => claimDue(s, request), false, request.signal);
   }
 
   /** Success, fenced by `owner`. Contract: `Backend.complete`. */
