@@ -7,8 +7,9 @@
  * The start gate ({@link JobRunner.begin}) stands before the job's first user code (its argument
  * schema, then its handler; a sync handler's after its thread permit): at and after
  * FORCE_TIMEOUT_PATH nothing new starts — the job is NACK'd unstarted — and a job with a crash
- * history starts only once its start mark is durable (crash accounting, docs/reliability.md). An
- * argument check still running at FORCE_TIMEOUT_PATH is abandoned and the row NACK'd.
+ * history runs alone in this worker (start-isolation.ts) and starts only once its start mark is
+ * durable (crash accounting, docs/reliability.md). An argument check still running at
+ * FORCE_TIMEOUT_PATH is abandoned and the row NACK'd.
  */
 import type { ClaimedJob } from "../backends/backend.js";
 import { SoniqError } from "../errors.js";
@@ -24,6 +25,7 @@ import type { OutcomeRecorder } from "./outcome-recorder.js";
 import { type LateResult, runAsyncHandler } from "./run-async-handler.js";
 import { runSyncHandler, type ThreadRunner } from "./run-sync-handler.js";
 import type { ShutdownMachine } from "./shutdown-machine.js";
+import { StartIsolation } from "./start-isolation.js";
 
 type Definition = JobDefinition<unknown, unknown, unknown>;
 
@@ -66,6 +68,9 @@ export function hasCrashHistory(job: ClaimedJob): boolean {
 
 /** See the module comment. */
 export class JobRunner {
+  /** Jobs with a crash history run alone (start-isolation.ts). */
+  private readonly isolation = new StartIsolation();
+
   constructor(private readonly options: JobRunnerOptions) {}
 
   /** Decides what to do with a claimed job: run it, or dead-letter it (unknown job, bad args). */
@@ -144,7 +149,28 @@ export class JobRunner {
       return false;
     };
     if (machine.forcedAt !== undefined) return forcedFirst();
-    if (entry.startMarked || !hasCrashHistory(entry.job)) return true;
+    const suspect = hasCrashHistory(entry.job);
+    if (!entry.startRelease) {
+      if (suspect && this.isolation.running > 0) {
+        log.info(
+          { running: this.isolation.running },
+          "a job with a crash history runs alone: waiting for this worker's running jobs to finish",
+        );
+      }
+      const gaveUp = new AbortController();
+      const unwatch = watchJobDeadlines(machine, 0, {
+        onJobTimeout: () => undefined,
+        onForce: () => gaveUp.abort(),
+      });
+      try {
+        entry.startRelease = await this.isolation.acquire(suspect, gaveUp.signal);
+      } catch {
+        return forcedFirst();
+      } finally {
+        unwatch();
+      }
+    }
+    if (entry.startMarked || !suspect) return true;
     const marked = await this.untilForced(recorder.markStarted(entry.job));
     if (marked === undefined || machine.forcedAt !== undefined) return forcedFirst();
     if (!marked) return false;
@@ -191,6 +217,14 @@ export class JobRunner {
 
   /** Runs one tracked job to its written outcome (see the module comment). */
   async run(entry: InFlight): Promise<void> {
+    try {
+      await this.runGated(entry);
+    } finally {
+      entry.startRelease?.();
+    }
+  }
+
+  private async runGated(entry: InFlight): Promise<void> {
     const { job } = entry;
     const { recorder, machine, workerId } = this.options;
     const log = this.options.logger.child({

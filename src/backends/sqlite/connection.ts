@@ -114,6 +114,11 @@ export class SqliteConnection implements SqliteSession {
       } catch (err) {
         if (isBusy(err) && Date.now() < giveUpAt) {
           const wait = Math.min(MAX_RETRY_PAUSE_MS, 2 ** attempt) + Math.random() * 5;
+          // Yield to the poll phase first. Each try may block up to BUSY_SLICE_MS inside SQLite; a
+          // few callers retrying on short timers would keep Node's timers phase busy for as long
+          // as the lock is held (each new timer is already due when the phase checks), starving
+          // signals and I/O: a drain's SIGTERM went unseen until another process let go.
+          await new Promise((resolve) => setImmediate(resolve));
           await new Promise((resolve) => setTimeout(resolve, wait));
           continue;
         }
