@@ -535,6 +535,7 @@ function parseWorkerLogs(pool: WorkerPool): ParsedLogs {
         job_id?: string;
         worker_id?: string;
         previous_owner?: string | null;
+        charged?: boolean;
       };
       try {
         entry = JSON.parse(line);
@@ -550,6 +551,7 @@ function parseWorkerLogs(pool: WorkerPool): ParsedLogs {
           jobId: entry.job_id ?? "",
           previousOwner: entry.previous_owner ?? null,
           kind: "requeued",
+          charged: entry.charged !== false,
           source: w.label,
         });
       } else if (msg.startsWith("a job keeps losing its worker")) {
@@ -558,6 +560,7 @@ function parseWorkerLogs(pool: WorkerPool): ParsedLogs {
           jobId: entry.job_id ?? "",
           previousOwner: entry.previous_owner ?? null,
           kind: "crash_loop",
+          charged: true,
           source: w.label,
         });
       } else if (msg.includes("was fenced out")) counts["fenced-out writes"] += 1;
@@ -767,7 +770,7 @@ async function runBackend(kind: "postgres" | "sqlite"): Promise<BackendResult> {
   const recoverEvents: RecoveryEvent[] = [];
   try {
     const parsed = JSON.parse(recover.stdout) as {
-      requeued: Array<{ id: string; previousOwner: string | null }>;
+      requeued: Array<{ id: string; previousOwner: string | null; charged?: boolean }>;
       deadLettered: Array<{ id: string; previousOwner: string | null }>;
     };
     finalRecover = { requeued: parsed.requeued.length, deadLettered: parsed.deadLettered.length };
@@ -778,6 +781,7 @@ async function runBackend(kind: "postgres" | "sqlite"): Promise<BackendResult> {
         jobId: j.id,
         previousOwner: j.previousOwner,
         kind: "requeued",
+        charged: j.charged !== false,
         source: "soniq recover",
       });
     for (const j of parsed.deadLettered)
@@ -786,6 +790,7 @@ async function runBackend(kind: "postgres" | "sqlite"): Promise<BackendResult> {
         jobId: j.id,
         previousOwner: j.previousOwner,
         kind: "crash_loop",
+        charged: true,
         source: "soniq recover",
       });
   } catch {
@@ -798,7 +803,12 @@ async function runBackend(kind: "postgres" | "sqlite"): Promise<BackendResult> {
     if (n !== undefined && id) enqueued.set(id, Number(n));
   }
   const flaky = new Set<number>();
-  for (let n = 0; n < config.jobs; n++) if (jobSpec(config.seed, n).flaky) flaky.add(n);
+  const poison = new Set<number>();
+  for (let n = 0; n < config.jobs; n++) {
+    const spec = jobSpec(config.seed, n);
+    if (spec.flaky) flaky.add(n);
+    if (spec.poison) poison.add(n);
+  }
   for (const e of pool.exits) {
     const w = pool.all.find((x) => x.pid === e.pid);
     e.started = w !== undefined && readFileSync(w.logFile, "utf8").includes("worker started");
@@ -811,6 +821,7 @@ async function runBackend(kind: "postgres" | "sqlite"): Promise<BackendResult> {
     settings: SETTINGS,
     enqueued,
     flaky,
+    poison,
     jobs: state.jobs.map((j) => ({
       ...j,
       attempts: Number(j.attempts),
