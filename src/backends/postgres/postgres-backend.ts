@@ -67,6 +67,9 @@ export interface PostgresBackendOptions {
   onListenChange?: (change: "lost" | "restored", channel: string, error?: unknown) => void;
 }
 
+/** How long close() waits for calls in flight before it cancels them, in milliseconds. */
+const CLOSE_CANCEL_AFTER_MS = 1000;
+
 /** SQLSTATEs meaning the schema or a table is missing: undefined_table, invalid_schema_name. */
 const MISSING_SCHEMA_CODES = new Set(["42P01", "3F000"]);
 
@@ -269,7 +272,10 @@ export class PostgresBackend implements Backend {
 
   /**
    * Stops the LISTEN connection, waits for the calls already in flight to settle, then ends the
-   * pool. Idempotent. Every later call rejects at once with `SoniqError("CLOSED")`.
+   * pool. Calls still running {@link CLOSE_CANCEL_AFTER_MS} ms after close began (a statement
+   * waiting for a lock another session holds) are cancelled (`pg_cancel_backend`, on a connection
+   * of its own), so a lock cannot hold a closing process. Idempotent. Every later call rejects at
+   * once with `SoniqError("CLOSED")`.
    */
   async close(): Promise<void> {
     if (!this.closing) {
@@ -285,11 +291,40 @@ export class PostgresBackend implements Backend {
             });
       this.closing = (async () => {
         await listener?.stop();
-        await settled;
+        let timer: NodeJS.Timeout | undefined;
+        const late = new Promise<"late">((resolve) => {
+          timer = setTimeout(() => resolve("late"), CLOSE_CANCEL_AFTER_MS);
+        });
+        if ((await Promise.race([settled, late])) === "late") {
+          await this.cancelRunning();
+          await settled;
+        }
+        clearTimeout(timer);
         await this.pool.end();
       })();
     }
     return this.closing;
+  }
+
+  /** Cancels the statements this pool's connections are running (best effort). */
+  private async cancelRunning(): Promise<void> {
+    const pids = [...this.poolPids];
+    if (pids.length === 0) return;
+    const client = new pg.Client({
+      connectionString: this.connectionString,
+      connectionTimeoutMillis: 2000,
+    });
+    try {
+      await client.connect();
+      await client.query(
+        "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE pid = ANY($1::int[]) AND state = 'active'",
+        [pids],
+      );
+    } catch (err) {
+      this.onError(err, "pool");
+    } finally {
+      await client.end().catch(() => undefined);
+    }
   }
 
   /** The database's `now()`. */
