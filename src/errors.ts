@@ -36,7 +36,14 @@ export type SoniqErrorCode =
   /** A worker refused to start (no registered jobs, already started, ...). */
   | "WORKER_START"
   /** The user module given to `soniq worker` could not be loaded or exports no Soniq instance. */
-  | "MODULE_LOAD";
+  | "MODULE_LOAD"
+  /**
+   * A schedule definition is invalid: a bad cron expression, an unknown time zone, `every` below
+   * 1 second, bad bounds or policies, or a schedule id that is not dotted lower-case.
+   */
+  | "INVALID_SCHEDULE"
+  /** Two schedule definitions in one instance use the same id. */
+  | "DUPLICATE_SCHEDULE";
 
 /** An error raised by Soniq on purpose, carrying a stable {@link SoniqErrorCode}. */
 export class SoniqError extends Error {

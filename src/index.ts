@@ -2,6 +2,10 @@
  * Soniq: background jobs for Node.js in PostgreSQL (production), SQLite (embedded default) or
  * memory (tests), with a graceful-shutdown contract. This is the only module users import.
  */
+/**
+ * The backend contract's types. `Backend` is `@internal`: not a stable public API, it may change
+ * in any release (docs/backends.md); it is exported for tests that inject a backend.
+ */
 export type {
   Backend,
   BackendKind,
@@ -14,13 +18,22 @@ export type {
   Owner,
   PgQueryable,
   QueueStats,
+  ScheduleOutcome,
+  ScheduleRow,
+  ScheduleRunRow,
+  ScheduleSpec,
   WorkerRow,
   WorkerStatus,
-} from "./backends/backend.js";
+} from "./backends/contract/index.js";
 export { MemoryBackend, type MemoryBackendOptions } from "./backends/memory/memory-backend.js";
 export { parseDatabaseUrl } from "./backends/select.js";
 export { isSoniqError, SoniqError, type SoniqErrorCode } from "./errors.js";
-export { type JobContext, JobTimeoutError, ShutdownTimeoutError } from "./jobs/context.js";
+export {
+  type JobContext,
+  JobTimeoutError,
+  type ScheduleContext,
+  ShutdownTimeoutError,
+} from "./jobs/context.js";
 export type { EnqueueOptions } from "./jobs/enqueue-options.js";
 export {
   JobDefinition,
@@ -43,8 +56,15 @@ export type {
 export type {
   DrainStartedEvent,
   ForceTimeoutPathEvent,
+  JobCancelledEvent,
   JobDeadLetteredEvent,
+  JobEnqueuedEvent,
+  JobFencedOutEvent,
   JobRecoveredEvent,
+  JobStartedEvent,
+  QueueMetricsEvent,
+  QueueSample,
+  ScheduleOccurrenceEvent,
   ShutdownNackEvent,
   SoniqEventMap,
   SoniqEventName,
@@ -53,8 +73,24 @@ export type {
   WorkerStartedEvent,
   WorkerStoppedEvent,
 } from "./observability/events.js";
+export {
+  type HealthHandler,
+  type HealthHandlerOptions,
+  healthHandler,
+  type ProbedWorker,
+} from "./observability/health/health-handler.js";
+export { HealthServer, type HealthServerOptions } from "./observability/health/health-server.js";
 export { createLogger, type Logger } from "./observability/logger.js";
 export type { MetricsSink } from "./observability/metrics.js";
+export type { Tracing } from "./observability/tracing.js";
+export type { PreviewOptions, ScheduleAdmin, ScheduleDetails } from "./scheduler/admin.js";
+export type { SyncReport } from "./scheduler/reconcile.js";
+export type {
+  MissedOptions,
+  ScheduleDefinition,
+  ScheduleEnqueueOptions,
+  ScheduleOptions,
+} from "./scheduler/schedule-definition.js";
 export {
   envName,
   resolveSettings,

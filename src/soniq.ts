@@ -7,7 +7,7 @@ import type {
   PgQueryable,
   QueueStats,
   WorkerRow,
-} from "./backends/backend.js";
+} from "./backends/contract/index.js";
 import { createBackend, parseDatabaseUrl } from "./backends/select.js";
 import { SoniqError } from "./errors.js";
 import {
@@ -32,6 +32,9 @@ import { EventBus, type EventSubscriber } from "./observability/event-bus.js";
 import type { SoniqEventMap } from "./observability/events.js";
 import { createLogger, type Logger } from "./observability/logger.js";
 import { type MetricsSink, subscribeMetricsSink } from "./observability/metrics.js";
+import type { Tracing } from "./observability/tracing.js";
+import { ScheduleAdmin } from "./scheduler/admin.js";
+import { ScheduleDefinition, type ScheduleOptions } from "./scheduler/schedule-definition.js";
 import { resolveSettings, type SoniqSettings, type SoniqSettingsInput } from "./settings.js";
 import { Worker, type WorkerOptions } from "./worker/worker.js";
 
@@ -50,9 +53,19 @@ export interface SoniqOptions extends SoniqSettingsInput {
    * subscriber of {@link Soniq.events}; its errors never strand a job.
    */
   metrics?: MetricsSink;
+  /**
+   * Traces enqueues and attempts (e.g. `otelTracing()` from `soniq/otel`): a producer span at
+   * enqueue whose context is stored with the job, a consumer span per attempt.
+   */
+  tracing?: Tracing;
   /** Where `SONIQ_*` variables are read from. Default `process.env`. */
   env?: Record<string, string | undefined>;
-  /** A backend instance to use instead of the one `databaseUrl` names (tests, custom stores). */
+  /**
+   * A backend instance to use instead of the one `databaseUrl` names — for tests (e.g. a
+   * `MemoryBackend`).
+   * @internal The backend interface is not a stable public API and may change in any release
+   * (docs/backends.md); do not implement a custom store against it.
+   */
   backend?: Backend;
 }
 
@@ -97,7 +110,11 @@ export class Soniq implements JobEnqueuer {
    * maintenance.
    */
   readonly eventBus: EventBus<SoniqEventMap>;
+  private readonly tracing: Tracing | undefined;
   private readonly registry = new Map<string, JobDefinition<unknown, unknown, unknown>>();
+  private readonly scheduleRegistry = new Map<string, ScheduleDefinition>();
+  private readonly scheduleListeners = new Set<() => void>();
+  private scheduleAdmin: ScheduleAdmin | undefined;
   private backendPromise: Promise<Backend> | undefined;
   private readonly injectedBackend: Backend | undefined;
   private closed = false;
@@ -107,7 +124,7 @@ export class Soniq implements JobEnqueuer {
    * `INVALID_DATABASE_URL` when the URL names no backend.
    */
   constructor(options: SoniqOptions = {}) {
-    const { logger, env, backend, metrics, ...settings } = options;
+    const { logger, env, backend, metrics, tracing, ...settings } = options;
     this.metrics = metrics;
     this.settings = resolveSettings(settings as Record<string, unknown>, env ?? process.env);
     if (!backend) parseDatabaseUrl(this.settings.databaseUrl);
@@ -117,6 +134,8 @@ export class Soniq implements JobEnqueuer {
       createLogger({ level: this.settings.logLevel, pretty: process.stderr.isTTY === true });
     this.eventBus = new EventBus<SoniqEventMap>(this.logger);
     if (metrics) subscribeMetricsSink(this.eventBus, metrics, this.logger);
+    this.tracing = tracing;
+    tracing?.attach(this.eventBus, this.logger);
   }
 
   /**
@@ -165,6 +184,59 @@ export class Soniq implements JobEnqueuer {
     }
     this.registry.set(definition.name, definition as JobDefinition<unknown, unknown, unknown>);
     return definition;
+  }
+
+  /**
+   * Declares a recurring schedule: each occurrence of `cron` (in `timezone`) or of `every`
+   * seconds enqueues `job` with `args`, exactly once per occurrence (docs/schedules.md). The
+   * definition lives in code; it is reconciled into `soniq_schedules` when a worker starts (or by
+   * `soniq schedules sync`). Nothing is written here.
+   * @throws SoniqError `INVALID_SCHEDULE` (bad id, expression, time zone, `every` < 1 s, policy,
+   * bounds, or a job not defined on this instance), `DUPLICATE_SCHEDULE` (the id is already
+   * declared here), `INVALID_ARGS` (the arguments fail the job's schema), `INVALID_PAYLOAD`,
+   * `INVALID_ENQUEUE_OPTION`.
+   */
+  schedule<TArgs, TResult, TInput>(
+    options: ScheduleOptions<TArgs, TResult, TInput>,
+  ): ScheduleDefinition {
+    const definition = new ScheduleDefinition(
+      options as ScheduleOptions<unknown, unknown, unknown>,
+      this.settings.maxPayloadBytes,
+      (job) => this.registry.get(job.name) === job,
+    );
+    if (this.scheduleRegistry.has(definition.spec.id)) {
+      throw new SoniqError(
+        "DUPLICATE_SCHEDULE",
+        `a schedule with id ${definition.spec.id} is already defined in this instance`,
+        { details: { schedule: definition.spec.id } },
+      );
+    }
+    this.scheduleRegistry.set(definition.spec.id, definition);
+    return definition;
+  }
+
+  /** The schedules declared on this instance, by id. */
+  get scheduleDefinitions(): ReadonlyMap<string, ScheduleDefinition> {
+    return this.scheduleRegistry;
+  }
+
+  /** Runtime management of schedules (list, show, preview, pause, resume, run now, remove, sync). */
+  get schedules(): ScheduleAdmin {
+    this.scheduleAdmin ??= new ScheduleAdmin({
+      backend: () => this.backend(),
+      logger: this.logger,
+      definitions: () => this.scheduleRegistry.values(),
+      changed: () => {
+        for (const listener of this.scheduleListeners) listener();
+      },
+    });
+    return this.scheduleAdmin;
+  }
+
+  /** @internal A worker's scheduler subscribes to changes made through this instance. */
+  onSchedulesChanged(listener: () => void): () => void {
+    this.scheduleListeners.add(listener);
+    return () => this.scheduleListeners.delete(listener);
   }
 
   /** The registered job definitions, by name. */
@@ -279,8 +351,28 @@ export class Soniq implements JobEnqueuer {
 
   private async write(jobs: NewJob[], connection: PgQueryable | undefined): Promise<string[]> {
     const backend = await this.backend();
-    const results = await backend.enqueue(jobs, connection ? { connection } : undefined);
-    return results.map((r) => r.id);
+    if (connection && !backend.capabilities.transactionalEnqueue) {
+      throw new SoniqError("UNSUPPORTED", "`connection` (transactional enqueue) needs PostgreSQL");
+    }
+    const insert = async (traced: readonly NewJob[]): Promise<string[]> => {
+      const results = await backend.jobEnqueue(
+        connection ? { jobs: traced, connection } : { jobs: traced },
+      );
+      if (this.eventBus.hasListeners("job_enqueued")) {
+        results.forEach((result, i) => {
+          const job = traced[i];
+          if (result.inserted && job) {
+            this.eventBus.emit("job_enqueued", {
+              job_id: job.id,
+              job_name: job.name,
+              queue: job.queue,
+            });
+          }
+        });
+      }
+      return results.map((r) => r.id);
+    };
+    return this.tracing ? this.tracing.traceEnqueue(jobs, insert) : insert(jobs);
   }
 
   /** @internal Used by {@link JobDefinition.enqueue}. */
@@ -345,7 +437,7 @@ export class Soniq implements JobEnqueuer {
 
   /** A job by id, with arguments and result parsed, or null. */
   async getJob(id: string): Promise<Job | null> {
-    const row = await (await this.backend()).getJob(id);
+    const row = await (await this.backend()).jobGet({ id });
     if (!row) return null;
     return {
       ...row,
@@ -356,7 +448,7 @@ export class Soniq implements JobEnqueuer {
 
   /** A dead-letter entry by id, or null. */
   async getDeadLetter(id: string): Promise<DeadLetterJob | null> {
-    const row = await (await this.backend()).getDeadLetter(id);
+    const row = await (await this.backend()).deadLetterGet({ id });
     return row ? { ...row, args: JSON.parse(row.args) } : null;
   }
 
@@ -365,7 +457,7 @@ export class Soniq implements JobEnqueuer {
    * @throws SoniqError `NOT_FOUND` when there is no such entry; `DEDUP_CONFLICT`.
    */
   async replay(id: string): Promise<void> {
-    if (!(await (await this.backend()).replay(id))) {
+    if (!(await (await this.backend()).deadLetterReplay({ id }))) {
       throw new SoniqError("NOT_FOUND", `no dead-letter job with id ${id}`);
     }
   }
@@ -376,8 +468,20 @@ export class Soniq implements JobEnqueuer {
    */
   async cancel(id: string): Promise<void> {
     const backend = await this.backend();
-    if (await backend.cancel(id, this.settings.resultRetention)) return;
-    const row = await backend.getJob(id);
+    if (await backend.jobCancel({ id, retentionSeconds: this.settings.resultRetention })) {
+      if (this.eventBus.hasListeners("job_cancelled")) {
+        const cancelled = await backend.jobGet({ id });
+        if (cancelled) {
+          this.eventBus.emit("job_cancelled", {
+            job_id: id,
+            job_name: cancelled.name,
+            queue: cancelled.queue,
+          });
+        }
+      }
+      return;
+    }
+    const row = await backend.jobGet({ id });
     if (!row) throw new SoniqError("NOT_FOUND", `no job with id ${id}`);
     throw new SoniqError(
       "INVALID_STATE",
@@ -387,12 +491,14 @@ export class Soniq implements JobEnqueuer {
 
   /** Counts by state. */
   async stats(): Promise<QueueStats> {
-    return (await this.backend()).stats();
+    return (await this.backend()).jobStats();
   }
 
   /** Worker rows with `live` judged by `heartbeatTimeout` on the database clock. */
   async workers(): Promise<Array<WorkerRow & { live: boolean }>> {
-    return (await this.backend()).listWorkers(this.settings.heartbeatTimeout);
+    return (await this.backend()).workerList({
+      heartbeatTimeoutSeconds: this.settings.heartbeatTimeout,
+    });
   }
 
   /** A worker for this instance's jobs (not started). See {@link Worker}. */

@@ -7,8 +7,10 @@
 import { readFileSync } from "node:fs";
 import { Command } from "commander";
 import { isSoniqError } from "../errors.js";
+import * as checkDeploy from "./commands/check-deploy.js";
 import * as enqueue from "./commands/enqueue.js";
 import * as recover from "./commands/recover.js";
+import * as schedules from "./commands/schedules.js";
 import * as setup from "./commands/setup.js";
 import * as status from "./commands/status.js";
 import * as worker from "./commands/worker.js";
@@ -22,6 +24,8 @@ const COMMANDS: readonly { register(program: Command): void }[] = [
   enqueue,
   recover,
   status,
+  schedules,
+  checkDeploy,
 ];
 
 const { version } = JSON.parse(

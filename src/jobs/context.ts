@@ -27,6 +27,41 @@ export interface JobContext {
   scheduledAt: Date;
   /** A logger bound to `job_id`, `job_name` and `attempt`. */
   logger: Logger;
+  /** Set when a schedule enqueued the job (docs/schedules.md); undefined otherwise. */
+  schedule: ScheduleContext | undefined;
+}
+
+/** What `ctx.schedule` tells a handler about the occurrence it runs for. */
+export interface ScheduleContext {
+  /** The schedule's id. */
+  id: string;
+  /** The occurrence instant (for a manual run: when it was asked). */
+  occurrence: Date;
+  /** Enqueued by catch-up after the schedule's grace had passed. */
+  late: boolean;
+  /** Asked for by `run now`, not by the schedule. */
+  manual: boolean;
+}
+
+/**
+ * The {@link ScheduleContext} stored in a job's `meta` JSON text, or undefined when there is none
+ * (or it cannot be read: `meta` is Soniq's own, so that only happens with a hand-edited row).
+ */
+export function scheduleContextOf(meta: string | null): ScheduleContext | undefined {
+  if (meta === null) return undefined;
+  try {
+    const parsed = JSON.parse(meta) as { schedule?: Record<string, unknown> } | null;
+    const s = parsed?.schedule;
+    if (!s || typeof s.id !== "string" || typeof s.occurrence !== "string") return undefined;
+    return {
+      id: s.id,
+      occurrence: new Date(s.occurrence),
+      late: s.late === true,
+      manual: s.manual === true,
+    };
+  } catch {
+    return undefined;
+  }
 }
 
 /** The reason `ctx.signal` carries when the job's own timeout fired. */

@@ -15,7 +15,7 @@
  *
  * Events: none; a tick that deleted rows logs "pruned finished jobs" (debug) with `pruned`.
  */
-import type { Backend } from "../backends/backend.js";
+import type { Backend } from "../backends/contract/index.js";
 import { PeriodicService } from "../lifecycle/periodic-service.js";
 import type { BaseServiceOptions } from "../lifecycle/service.js";
 import { inBatches } from "./batches.js";
@@ -29,7 +29,7 @@ export const PRUNER_BATCH_LIMIT = 10_000;
 /** Options of {@link Pruner}. */
 export interface PrunerOptions extends Omit<BaseServiceOptions, "name"> {
   /** The pruning method of the backend. */
-  backend: Pick<Backend, "pruneFinished">;
+  backend: Pick<Backend, "jobPruneFinished">;
   /** Milliseconds between ticks. Default {@link PRUNER_INTERVAL_MS}. */
   intervalMs?: number;
   /** Rows per delete statement (≥ 1). Default {@link PRUNER_BATCH_LIMIT}. */
@@ -46,7 +46,9 @@ export class Pruner extends PeriodicService {
       intervalMs: options.intervalMs ?? PRUNER_INTERVAL_MS,
       immediately: true,
       tick: async (signal) => {
-        const pruned = await inBatches(limit, signal, () => options.backend.pruneFinished(limit));
+        const pruned = await inBatches(limit, signal, () =>
+          options.backend.jobPruneFinished({ limit }),
+        );
         if (pruned > 0) this.logger.debug({ pruned }, "pruned finished jobs");
       },
     });

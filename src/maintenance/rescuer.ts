@@ -1,7 +1,7 @@
 /**
  * The rescuer: crash recovery as a service (DESIGN.md §3.2–3.3). Each pass requeues every
  * `processing` row whose owner is not a live worker incarnation and dead-letters the ones caught
- * in a crash loop (`maintenance/policy.ts`), through `Backend.recoverStale` — one fenced,
+ * in a crash loop (`maintenance/policy.ts`), through `JobStore.jobRecoverStale` — one fenced,
  * idempotent statement, so passes from several processes at once are safe.
  *
  * Recovery runs from three clocks: {@link Rescuer.runOnce} at every worker's start-up and from
@@ -23,7 +23,7 @@
  * each also logged ("recovered a job whose worker is not live…", "a job keeps losing its
  * worker…").
  */
-import type { Backend, RecoveryResult } from "../backends/backend.js";
+import type { Backend, RecoveryResult } from "../backends/contract/index.js";
 import { PeriodicService } from "../lifecycle/periodic-service.js";
 import type { BaseServiceOptions } from "../lifecycle/service.js";
 import type { EventBus } from "../observability/event-bus.js";
@@ -37,7 +37,7 @@ export const RESCUER_INTERVAL_MS = 5_000;
 /** Options of {@link Rescuer}. */
 export interface RescuerOptions extends Omit<BaseServiceOptions, "name"> {
   /** The recovery method of the backend. */
-  backend: Pick<Backend, "recoverStale">;
+  backend: Pick<Backend, "jobRecoverStale">;
   /** Seconds without a heartbeat after which a worker is not live (`heartbeatTimeout`). */
   heartbeatTimeoutSeconds: number;
   /** Crash recoveries a job may have before the next sends it to the DLQ (`maxInterruptions`). */
@@ -84,14 +84,14 @@ export class Rescuer extends PeriodicService {
 
   /**
    * Runs one recovery pass now, whether or not the service runs, and logs and emits what it did.
-   * @throws Whatever `Backend.recoverStale` throws (`SoniqError` `CLOSED`, connection errors).
+   * @throws Whatever `JobStore.jobRecoverStale` throws (`SoniqError` `CLOSED`, connection errors).
    */
   async runOnce(pass: RescuePass = {}): Promise<RecoveryResult> {
     const { backend, heartbeatTimeoutSeconds, maxInterruptions, events } = this.options;
-    const result = await backend.recoverStale(
-      (pass.staleMeansDead ?? true) ? heartbeatTimeoutSeconds : null,
-      crashLoopRule(maxInterruptions),
-    );
+    const result = await backend.jobRecoverStale({
+      ...((pass.staleMeansDead ?? true) ? { staleAfterSeconds: heartbeatTimeoutSeconds } : {}),
+      crashLoop: crashLoopRule(maxInterruptions),
+    });
     report(result, this.logger, events);
     return result;
   }
@@ -107,6 +107,7 @@ function report(
     const fields = {
       job_id: job.id,
       job_name: job.name,
+      queue: job.queue,
       previous_owner: job.previousOwner,
       interruptions: job.interruptions,
       charged: job.charged,
@@ -134,6 +135,7 @@ function report(
     events?.emit("job_dead_lettered", {
       job_id: job.id,
       job_name: job.name,
+      queue: job.queue,
       reason: CRASH_LOOP_REASON,
     });
   }

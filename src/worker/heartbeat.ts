@@ -4,9 +4,10 @@
  * row is finished or released), keeps `healthySince` (the start of the current unbroken run of
  * successful beats, which maintenance uses to judge whether stale owners may be recovered), and
  * releases orphans: rows this worker owns but does not track, left by a claim whose answer was
- * lost (the worker is live, so crash recovery would never free them).
+ * lost (the worker is live, so crash recovery would never free them). After each beat it runs the
+ * optional `afterBeat` hook: the schedules' catch-up (worker-schedules.ts).
  */
-import type { Backend } from "../backends/backend.js";
+import type { Backend } from "../backends/contract/index.js";
 import { PeriodicService } from "../lifecycle/periodic-service.js";
 import type { Service, ServiceState } from "../lifecycle/service.js";
 import type { Logger } from "../observability/logger.js";
@@ -37,6 +38,8 @@ export interface HeartbeatOptions {
   orphans: OrphanSource;
   /** Clock in milliseconds since the epoch. */
   now(): number;
+  /** Runs after each successful beat (the schedules' catch-up); must not throw. */
+  afterBeat?: (signal: AbortSignal) => Promise<void>;
 }
 
 /** See the module comment. */
@@ -91,7 +94,7 @@ export class Heartbeat implements Service {
     const { backend, workerId } = this.options;
     try {
       await withTimeout(
-        backend.heartbeat(workerId, this.options.status()),
+        backend.workerHeartbeat({ workerId, status: this.options.status() }),
         DB_CALL_TIMEOUT_MS,
         "heartbeat",
       );
@@ -107,16 +110,26 @@ export class Heartbeat implements Service {
     }
     this.lastBeat = now;
     if (!signal.aborted) await this.releaseOrphans();
+    if (!signal.aborted) await this.options.afterBeat?.(signal);
   }
 
   /** Releases (NACKs) every owned row this worker does not track, after a lost claim answer. */
   private async releaseOrphans(): Promise<void> {
     const { backend, orphans, workerId } = this.options;
     if (!orphans.takeOrphanSuspicion()) return;
-    const owned = await withTimeout(backend.ownedBy(workerId), DB_CALL_TIMEOUT_MS, "owned rows");
+    const owned = await withTimeout(
+      backend.jobOwnedBy({ workerId }),
+      DB_CALL_TIMEOUT_MS,
+      "owned rows",
+    );
     for (const row of owned) {
       if (this.options.isTracked(row.id) || orphans.claimInFlight) continue;
-      if (await backend.nack(row.id, { workerId: row.workerId, claimToken: row.claimToken })) {
+      if (
+        await backend.jobNack({
+          id: row.id,
+          owner: { workerId: row.workerId, claimToken: row.claimToken },
+        })
+      ) {
         this.options.logger.warn(
           { job_id: row.id },
           "released a job claimed by an answer that was lost",

@@ -11,7 +11,7 @@
  * durable (crash accounting, docs/reliability.md). An argument check still running at
  * FORCE_TIMEOUT_PATH is abandoned and the row NACK'd.
  */
-import type { ClaimedJob } from "../backends/backend.js";
+import type { ClaimedJob } from "../backends/contract/index.js";
 import { SoniqError } from "../errors.js";
 import { type JobDefinition, validateArgs } from "../jobs/job-definition.js";
 import type { EventBus } from "../observability/event-bus.js";
@@ -47,6 +47,8 @@ export interface JobRunnerOptions {
   jobs: ReadonlyMap<string, Definition>;
   workerId: string;
   logger: Logger;
+  /** Receives `job_started` and `late_result_discarded`. */
+  events: EventBus<SoniqEventMap>;
   /** Log a job's arguments when it starts. */
   logArgs: boolean;
   /** `shutdownSettle`, in seconds: how long an aborted async handler has to unwind. */
@@ -57,8 +59,6 @@ export interface JobRunnerOptions {
   recorder: OutcomeRecorder;
   /** Host of sync handlers' threads. */
   threads: ThreadRunner;
-  /** Receives `late_result_discarded`. */
-  events: EventBus<SoniqEventMap>;
 }
 
 /** True when a job has lost a worker before (charged or not): its start must be marked. */
@@ -264,7 +264,11 @@ export class JobRunner {
           "invalid arguments; moving the job to the dead-letter queue",
         );
       }
-      await recorder.deadLetter(job, dispatched.error, dispatched.reason, false);
+      await recorder.deadLetter(job, {
+        error: dispatched.error,
+        reason: dispatched.reason,
+        countAttempt: false,
+      });
       return;
     }
     const { definition, args } = dispatched;
@@ -273,6 +277,15 @@ export class JobRunner {
     }
     log.debug(this.options.logArgs ? { args } : {}, "job started");
     const started = machine.now();
+    this.options.events.emit("job_started", {
+      worker_id: this.options.workerId,
+      job_id: job.id,
+      job_name: job.name,
+      queue: job.queue,
+      attempt: job.attempts + 1,
+      wait_ms: Math.max(0, started - job.scheduledAt.getTime()),
+      trace_context: job.traceContext ?? null,
+    });
     const outcome = await this.execute(entry, definition, args, log);
     this.options.table.freeSlot(entry);
     await recorder.recordOutcome(job, outcome, definition, log, machine.now() - started);

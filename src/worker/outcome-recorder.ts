@@ -6,14 +6,18 @@
  * write. It remembers the jobs NACK'd at the deadline and whether an outcome could not be written
  * (exit code 3).
  */
-import type { Backend, ClaimedJob } from "../backends/backend.js";
+import type { Backend, ClaimedJob } from "../backends/contract/index.js";
 import { isSoniqError } from "../errors.js";
 import type { JobDefinition } from "../jobs/job-definition.js";
 import { toJsonText } from "../jobs/payload.js";
 import { retryDelaySeconds } from "../jobs/retry-policy.js";
 import { sleep } from "../lifecycle/service.js";
 import type { EventBus } from "../observability/event-bus.js";
-import type { SoniqEventMap } from "../observability/events.js";
+import type {
+  JobDeadLetteredEvent,
+  JobFencedOutEvent,
+  SoniqEventMap,
+} from "../observability/events.js";
 import type { Logger } from "../observability/logger.js";
 import type { CompletionBatcher } from "./completion-batcher.js";
 import { errorText } from "./error-text.js";
@@ -35,6 +39,8 @@ export interface WritePlan {
   /** The outcome written (a result that is not JSON turns success into an error). */
   outcome: Outcome;
   what: string;
+  /** The write's name in the `job_fenced_out` event. */
+  op: JobFencedOutEvent["op"];
   write: () => Promise<boolean>;
 }
 
@@ -87,6 +93,7 @@ export class OutcomeRecorder {
         return {
           outcome,
           what: "completion",
+          op: "complete",
           write: () => completions.complete({ id: job.id, owner, result: text }),
         };
       }
@@ -94,10 +101,16 @@ export class OutcomeRecorder {
         return {
           outcome,
           what: "snooze",
-          write: () => backend.snooze(job.id, owner, outcome.seconds),
+          op: "snooze",
+          write: () => backend.jobSnooze({ id: job.id, owner, delaySeconds: outcome.seconds }),
         };
       case "released":
-        return { outcome, what: "NACK", write: () => backend.nack(job.id, owner) };
+        return {
+          outcome,
+          what: "NACK",
+          op: "nack",
+          write: () => backend.jobNack({ id: job.id, owner }),
+        };
       case "error":
       case "timeout": {
         const attempt = job.attempts + 1;
@@ -106,7 +119,15 @@ export class OutcomeRecorder {
           return {
             outcome,
             what: "dead-letter move",
-            write: () => backend.deadLetter(job.id, owner, text, "max_attempts_exceeded", true),
+            op: "dead_letter",
+            write: () =>
+              backend.jobDeadLetter({
+                id: job.id,
+                owner,
+                error: text,
+                reason: "max_attempts_exceeded",
+                countAttempt: true,
+              }),
           };
         }
         const delay = retryDelaySeconds(definition.retry, attempt, outcome.error);
@@ -114,7 +135,9 @@ export class OutcomeRecorder {
         return {
           outcome,
           what: `retry in ${delay.seconds.toFixed(2)} s`,
-          write: () => backend.retry(job.id, owner, text, delay.seconds),
+          op: "retry",
+          write: () =>
+            backend.jobRetry({ id: job.id, owner, error: text, delaySeconds: delay.seconds }),
         };
       }
     }
@@ -143,23 +166,20 @@ export class OutcomeRecorder {
     const resolved = plan.outcome;
     const fields = { duration_ms: durationMs, outcome: resolved.kind };
     if (changed && resolved.kind !== "released") {
-      const event =
-        resolved.kind === "success"
-          ? "job_done"
-          : resolved.kind === "snooze"
-            ? "job_snoozed"
-            : plan.what === "dead-letter move"
-              ? "job_dead_lettered"
-              : "job_failed";
-      if (events.hasListeners(event)) {
-        events.emit(event, {
-          worker_id: workerId,
-          job_id: job.id,
-          job_name: job.name,
+      const base = { worker_id: workerId, job_id: job.id, job_name: job.name, queue: job.queue };
+      if (resolved.kind === "success")
+        events.emit("job_done", { ...base, duration_ms: durationMs });
+      else if (resolved.kind === "snooze")
+        events.emit("job_snoozed", { ...base, duration_ms: durationMs });
+      else if (plan.op === "dead_letter") {
+        events.emit("job_dead_lettered", {
+          ...base,
           duration_ms: durationMs,
+          reason: "max_attempts_exceeded",
         });
-      }
+      } else events.emit("job_failed", { ...base, duration_ms: durationMs });
     }
+    if (!changed) this.fencedOut(job, plan.op);
     if (!changed) {
       log.warn(
         fields,
@@ -173,6 +193,7 @@ export class OutcomeRecorder {
         worker_id: workerId,
         job_id: job.id,
         job_name: job.name,
+        queue: job.queue,
         reason: "shutdown_timeout",
       });
       log.warn(
@@ -187,19 +208,41 @@ export class OutcomeRecorder {
     return changed;
   }
 
-  /** Moves a job that cannot run here to the dead-letter queue (fenced). Never rejects. */
+  /**
+   * Moves a job that cannot run here to the dead-letter queue (fenced). Never rejects.
+   * @param move The error text, the reason and whether the run counts as an attempt.
+   */
   async deadLetter(
     job: ClaimedJob,
-    error: string,
-    reason: string,
-    countAttempt: boolean,
+    move: { error: string; reason: JobDeadLetteredEvent["reason"]; countAttempt: boolean },
   ): Promise<void> {
     const owner = { workerId: job.workerId, claimToken: job.claimToken };
-    await this.writeWithRetry(
-      () => this.options.backend.deadLetter(job.id, owner, error, reason, countAttempt),
+    const changed = await this.writeWithRetry(
+      () => this.options.backend.jobDeadLetter({ id: job.id, owner, ...move }),
       "dead-letter move",
       job.id,
     ).catch(() => undefined);
+    if (changed === false) this.fencedOut(job, "dead_letter");
+    else if (changed === true) {
+      this.options.events.emit("job_dead_lettered", {
+        worker_id: this.options.workerId,
+        job_id: job.id,
+        job_name: job.name,
+        queue: job.queue,
+        reason: move.reason,
+      });
+    }
+  }
+
+  /** Reports a write the owner fence refused (the row is no longer this claim's). */
+  private fencedOut(job: ClaimedJob, op: JobFencedOutEvent["op"]): void {
+    this.options.events.emit("job_fenced_out", {
+      worker_id: this.options.workerId,
+      job_id: job.id,
+      job_name: job.name,
+      queue: job.queue,
+      op,
+    });
   }
 
   /**
@@ -211,7 +254,7 @@ export class OutcomeRecorder {
   async markStarted(job: ClaimedJob): Promise<boolean> {
     const owner = { workerId: job.workerId, claimToken: job.claimToken };
     const ok = await this.writeWithRetry(
-      () => this.options.backend.markStarted(job.id, owner),
+      () => this.options.backend.jobMarkStarted({ id: job.id, owner }),
       "start mark",
       job.id,
     ).catch(() => false);
@@ -228,7 +271,7 @@ export class OutcomeRecorder {
   async releaseUnstarted(job: ClaimedJob): Promise<void> {
     const owner = { workerId: job.workerId, claimToken: job.claimToken };
     const ok = await this.writeWithRetry(
-      () => this.options.backend.nack(job.id, owner),
+      () => this.options.backend.jobNack({ id: job.id, owner }),
       "release",
       job.id,
     ).catch(() => false);

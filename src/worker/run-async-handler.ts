@@ -7,8 +7,12 @@
  * that is ignored here and fenced out. Which deadline comes first is the machine's decision
  * ({@link watchJobDeadlines}); this executor has no shutdown timer of its own.
  */
-import type { JobContext } from "../jobs/context.js";
-import { JobTimeoutError, ShutdownTimeoutError } from "../jobs/context.js";
+import {
+  type JobContext,
+  JobTimeoutError,
+  ShutdownTimeoutError,
+  scheduleContextOf,
+} from "../jobs/context.js";
 import type { JobDefinition, JobHandler } from "../jobs/job-definition.js";
 import { Snooze } from "../jobs/snooze.js";
 import type { Logger } from "../observability/logger.js";
@@ -66,6 +70,7 @@ export function runAsyncHandler(
     createdAt: job.createdAt,
     scheduledAt: job.scheduledAt,
     logger: log,
+    schedule: scheduleContextOf(job.meta),
   };
   return new Promise<Outcome>((resolve) => {
     let settled = false;

@@ -7,7 +7,7 @@
  * from the machine ({@link watchJobDeadlines}); this executor has no shutdown timer of its own.
  * `entry.thread` settles when the thread has returned, whatever was recorded.
  */
-import { JobTimeoutError, ShutdownTimeoutError } from "../jobs/context.js";
+import { JobTimeoutError, ShutdownTimeoutError, scheduleContextOf } from "../jobs/context.js";
 import type { JobDefinition } from "../jobs/job-definition.js";
 import { STOP_FLAG } from "../jobs/thread-context.js";
 import type { Logger } from "../observability/logger.js";
@@ -92,6 +92,7 @@ export async function runSyncHandler(
       workerId: runner.workerId,
       createdAt: job.createdAt.getTime(),
       scheduledAt: job.scheduledAt.getTime(),
+      schedule: scheduleContextOf(job.meta),
     },
     stopFlag: flag.buffer as SharedArrayBuffer,
   };

@@ -3,7 +3,7 @@
  * of a running worker, wired together, none optional. Starting and closing down its services are
  * here too, so the public Worker only sequences them.
  */
-import type { Backend } from "../backends/backend.js";
+import type { Backend } from "../backends/contract/index.js";
 import type { JobDefinition } from "../jobs/job-definition.js";
 import type { EventBus } from "../observability/event-bus.js";
 import type { SoniqEventMap } from "../observability/events.js";
@@ -19,6 +19,7 @@ import { OutcomeRecorder } from "./outcome-recorder.js";
 import type { ShutdownMachine } from "./shutdown-machine.js";
 import type { WakeLatch } from "./wake-latch.js";
 import { WorkerMaintenance } from "./worker-maintenance.js";
+import { WorkerSchedules } from "./worker-schedules.js";
 import { WorkerThreads } from "./worker-threads.js";
 
 /** The settings of one worker (instance settings with the worker's overrides applied). */
@@ -35,6 +36,8 @@ export interface RuntimeParts {
   machine: ShutdownMachine;
   table: InFlightTable;
   latch: WakeLatch;
+  /** Subscribes to schedule changes made through the instance (wakes the scheduler). */
+  onSchedulesChanged?: (listener: () => void) => () => void;
 }
 
 /** A started worker's parts. */
@@ -47,6 +50,7 @@ export interface WorkerRuntime {
   readonly claimLoop: ClaimLoop;
   readonly heartbeat: Heartbeat;
   readonly maintenance: WorkerMaintenance;
+  readonly schedules: WorkerSchedules;
   readonly drain: Drain;
   /** Ends the backend wake-up subscription. */
   readonly unsubscribe: () => void;
@@ -74,13 +78,13 @@ export function buildRuntime(parts: RuntimeParts): WorkerRuntime {
     jobs: parts.jobs,
     workerId,
     logger,
+    events,
     logArgs: settings.logArgs,
     shutdownSettleSeconds: settings.shutdownSettle,
     machine,
     table,
     recorder,
     threads,
-    events,
   });
   const onUnexpected = (job: Parameters<JobRunner["recordUnexpected"]>[0], err: unknown) =>
     runner.recordUnexpected(job, err);
@@ -96,6 +100,16 @@ export function buildRuntime(parts: RuntimeParts): WorkerRuntime {
     dispatch: (job) => table.track(job, (entry) => runner.run(entry), onUnexpected),
     releaseLate: (job) => table.track(job, () => recorder.releaseUnstarted(job), onUnexpected),
   });
+  const schedules = new WorkerSchedules({
+    backend,
+    workerId,
+    logger,
+    events,
+    // The maintenance lease's life: three heartbeat intervals (maintenance.ts).
+    leaseSeconds: settings.heartbeatInterval * 3,
+    running: () => machine.state === "RUNNING",
+    ...(parts.onSchedulesChanged ? { onChanged: parts.onSchedulesChanged } : {}),
+  });
   const heartbeat = new Heartbeat({
     backend,
     workerId,
@@ -105,6 +119,7 @@ export function buildRuntime(parts: RuntimeParts): WorkerRuntime {
     isTracked: (jobId) => table.has(jobId),
     orphans: claimLoop,
     now: () => machine.now(),
+    afterBeat: (signal) => schedules.catchUp(signal),
   });
   const maintenance = new WorkerMaintenance({
     backend,
@@ -114,6 +129,7 @@ export function buildRuntime(parts: RuntimeParts): WorkerRuntime {
     events,
     healthySeconds: () => heartbeat.healthySeconds(),
     now: () => machine.now(),
+    leaderServices: [schedules.service],
   });
   const drain = new Drain({
     machine,
@@ -126,8 +142,10 @@ export function buildRuntime(parts: RuntimeParts): WorkerRuntime {
     abandonClaim: () => claimLoop.abandonClaim(),
     onDrainStart: () => {
       latch.wake();
-      // Report `draining` now; maintenance stops and hands the lease on.
+      // Report `draining` now; maintenance stops (the scheduler with it: nothing is enqueued
+      // once draining) and hands the lease on.
       void heartbeat.runNow();
+      schedules.close();
       void maintenance.stop();
     },
     closeDown: async () => {
@@ -138,7 +156,7 @@ export function buildRuntime(parts: RuntimeParts): WorkerRuntime {
       unsubscribe();
       try {
         await recorder.writeWithRetry(
-          () => backend.markWorkerStopped(workerId),
+          () => backend.workerMarkStopped({ workerId }),
           "worker's stopped status",
           undefined,
           true,
@@ -150,7 +168,7 @@ export function buildRuntime(parts: RuntimeParts): WorkerRuntime {
     outcomes: recorder,
   });
   const queues = settings.queues;
-  const unsubscribe = backend.subscribe((queue) => {
+  const unsubscribe = backend.notifier.subscribe((queue) => {
     if (queue === "*" || queues === null || queues.includes(queue)) latch.wake();
   });
   return {
@@ -162,6 +180,7 @@ export function buildRuntime(parts: RuntimeParts): WorkerRuntime {
     claimLoop,
     heartbeat,
     maintenance,
+    schedules,
     drain,
     unsubscribe,
   };

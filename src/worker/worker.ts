@@ -10,12 +10,14 @@
  */
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
-import type { Backend } from "../backends/backend.js";
+import type { Backend } from "../backends/contract/index.js";
+import { startupBudgetWarning } from "../deploy/budget.js";
 import { SoniqError } from "../errors.js";
 import type { JobDefinition } from "../jobs/job-definition.js";
 import type { EventBus } from "../observability/event-bus.js";
 import type { SoniqEventMap } from "../observability/events.js";
 import type { Logger } from "../observability/logger.js";
+import type { ScheduleDefinition } from "../scheduler/schedule-definition.js";
 import { crossFieldProblems, type SoniqSettings, settingsSchema } from "../settings.js";
 import { checkThreadHandlers } from "./check-thread-handlers.js";
 import { iso, type WorkerExit } from "./drain.js";
@@ -61,6 +63,10 @@ export interface WorkerDeps {
    * @throws SoniqError `CLOSED` once the instance is closed; connection errors.
    */
   backend(): Promise<Backend>;
+  /** The declared schedules, reconciled into the database at start (docs/schedules.md). */
+  readonly scheduleDefinitions?: ReadonlyMap<string, ScheduleDefinition>;
+  /** Subscribes to schedule changes made through the instance; returns the unsubscribe. */
+  onSchedulesChanged?(listener: () => void): () => void;
 }
 
 /** The settings a worker may override, validated like the instance's. */
@@ -190,7 +196,7 @@ export class Worker {
     try {
       await checkThreadHandlers(this.deps.jobs.values()); // before any claim: fail at start-up
       backend = await this.deps.backend();
-      await backend.registerWorker({
+      await backend.workerRegister({
         id: this.id,
         hostname: hostname(),
         pid: process.pid,
@@ -211,7 +217,19 @@ export class Worker {
       machine: this.machine,
       table: this.table,
       latch: this.latch,
+      ...(this.deps.onSchedulesChanged
+        ? { onSchedulesChanged: (l: () => void) => this.deps.onSchedulesChanged?.(l) ?? (() => {}) }
+        : {}),
     });
+    try {
+      await runtime.schedules.reconcile(this.deps.scheduleDefinitions?.values() ?? []);
+    } catch (err) {
+      runtime.schedules.close();
+      runtime.unsubscribe();
+      await backend.workerMarkStopped({ workerId: this.id }).catch(() => undefined);
+      this.end({ reason: "start_failed", exitCode: 2, released: [] });
+      throw err;
+    }
     this.logger.info(
       {
         concurrency: this.settings.concurrency,
@@ -221,6 +239,17 @@ export class Worker {
       },
       "worker started",
     );
+    const syncJobs = [...this.deps.jobs.values()].some((job) => job.kind === "sync");
+    const short = startupBudgetWarning(this.settings, syncJobs);
+    if (short) {
+      this.logger.warn(
+        {
+          termination_grace_seconds: short.verdict.graceSeconds,
+          required_seconds: short.verdict.requiredSeconds,
+        },
+        short.message,
+      );
+    }
     this.events.emit("worker_started", {
       worker_id: this.id,
       concurrency: this.settings.concurrency,

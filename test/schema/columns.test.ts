@@ -6,12 +6,17 @@ import { describe, expect, it } from "vitest";
 import * as pgRows from "../../src/backends/postgres/rows.js";
 import * as sqliteRows from "../../src/backends/sqlite/rows.js";
 
-/** Column names per table, in order, from a dump's `CREATE TABLE` blocks. */
+/**
+ * Column names per table, in order, from a dump's `CREATE TABLE` blocks. SQLite keeps a column
+ * added by `ALTER TABLE … ADD COLUMN` as `\n, name TYPE` before the closing parenthesis.
+ */
 function tableColumns(dump: string): Map<string, string[]> {
   const tables = new Map<string, string[]>();
   for (const block of dump.matchAll(/CREATE TABLE (\w+) \(\n([\s\S]*?)\n?\)(?: STRICT)?;/g)) {
-    // SQLite keeps an `ALTER TABLE … ADD COLUMN` as `, name TYPE …` appended to the last line.
+    // SQLite keeps an `ALTER TABLE … ADD COLUMN` as `, name TYPE …` appended to the table's text,
+    // possibly several on one line.
     const columns = block[2]!
+      .replace(/\n, /g, ",\n  ")
       .replace(/,\s+(?=[a-z_]+ [A-Z]+)/g, ",\n")
       .split("\n")
       .map((line) => line.replace(/^,\s*/, ""))

@@ -5,7 +5,7 @@
  */
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
-import type { Backend } from "../../src/backends/backend.js";
+import type { Backend } from "../../src/backends/contract/index.js";
 import { MemoryBackend, Soniq } from "../../src/index.js";
 import { crashLoopRule } from "../../src/maintenance/policy.js";
 import { StartIsolation } from "../../src/worker/start-isolation.js";
@@ -49,12 +49,12 @@ describe("crash accounting on the memory backend", () => {
     await worker.start();
     await waitFor(async () => (await soniq.stats()).done === 20, 10_000, "all done");
     await worker.stop();
-    expect(calls.get("markStarted") ?? 0).toBe(0);
+    expect(calls.get("jobMarkStarted") ?? 0).toBe(0);
     // Per job, the only row write after the claim is its completion (batched).
-    expect(calls.get("complete") ?? 0).toBe(0);
-    expect(calls.get("completeMany")).toBeLessThanOrEqual(20);
+    expect(calls.get("jobComplete") ?? 0).toBe(0);
+    expect(calls.get("jobCompleteMany")).toBeLessThanOrEqual(20);
     for (const id of ids) {
-      expect(await backend.getJob(id)).toMatchObject({ status: "done", startKnown: false });
+      expect(await backend.jobGet({ id })).toMatchObject({ status: "done", startKnown: false });
     }
   });
 
@@ -78,8 +78,8 @@ describe("crash accounting on the memory backend", () => {
     });
     const suspect = await soniq.enqueue("work.it", { suspect: true }, { priority: 1 });
     // A crash while it was claimed (not known started): an uncharged recovery gives it history.
-    await backend.claim({ workerId: "gone", queues: null, limit: 1, deferStart: true });
-    const r = await backend.recoverStale(null, crashLoopRule(3));
+    await backend.jobClaim({ workerId: "gone", queues: null, limit: 1, deferStart: true });
+    const r = await backend.jobRecoverStale({ crashLoop: crashLoopRule(3) });
     expect(r.requeued).toMatchObject([{ id: suspect, charged: false, interruptions: 0 }]);
     const others = await Promise.all(
       [0, 1, 2, 3].map(() => soniq.enqueue("work.it", { suspect: false }, { priority: 0 })),
@@ -88,15 +88,15 @@ describe("crash accounting on the memory backend", () => {
     await worker.start();
     await waitFor(async () => (await soniq.stats()).done === 5, 10_000, "all done");
     await worker.stop();
-    expect(calls.get("markStarted")).toBe(1);
+    expect(calls.get("jobMarkStarted")).toBe(1);
     expect(overlapWithSuspect).toBe(false);
-    expect(await backend.getJob(suspect)).toMatchObject({
+    expect(await backend.jobGet({ id: suspect })).toMatchObject({
       status: "done",
       interruptions: 0,
       unchargedRecoveries: 1,
       startKnown: true,
     });
-    for (const id of others) expect(await backend.getJob(id)).toMatchObject({ status: "done" });
+    for (const id of others) expect(await backend.jobGet({ id })).toMatchObject({ status: "done" });
   });
 
   it("worker › FORCE_TIMEOUT_PATH while the argument schema still runs › abandoned, NACK'd, the handler never starts", async () => {

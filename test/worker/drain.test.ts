@@ -37,10 +37,14 @@ describe("Drain", () => {
     finish?.();
     expect(await exit).toEqual({ reason: "drained", exitCode: 0, released: [] });
     expect(machine.state).toBe("STOPPED");
-    expect(await backend.getJob(id)).toMatchObject({ status: "done" });
-    const [row] = await backend.listWorkers(60);
+    expect(await backend.jobGet({ id })).toMatchObject({ status: "done" });
+    const [row] = await backend.workerList({ heartbeatTimeoutSeconds: 60 });
     expect(row).toMatchObject({ id: "w1", status: "stopped" });
-    expect(events.map((e) => e.name)).toEqual(["drain_started", "job_done", "worker_stopped"]);
+    expect(events.filter((e) => e.name !== "job_started").map((e) => e.name)).toEqual([
+      "drain_started",
+      "job_done",
+      "worker_stopped",
+    ]);
   });
 
   it("begin › job outlives shutdown_timeout › FORCE_TIMEOUT_PATH at the machine's deadline, NACK, exit 1", async () => {
@@ -51,8 +55,8 @@ describe("Drain", () => {
     const exit = await runtime.drain.begin();
     expect(exit).toEqual({ reason: "shutdown_timeout", exitCode: 1, released: [id] });
     expect(machine.forcedAt).toBeGreaterThanOrEqual(deadlineAt);
-    expect(await backend.getJob(id)).toMatchObject({ status: "queued", attempts: 0 });
-    expect(events.map((e) => e.name)).toEqual([
+    expect(await backend.jobGet({ id })).toMatchObject({ status: "queued", attempts: 0 });
+    expect(events.filter((e) => e.name !== "job_started").map((e) => e.name)).toEqual([
       "drain_started",
       "force_timeout_path",
       "shutdown_nack",

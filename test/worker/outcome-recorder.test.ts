@@ -30,14 +30,14 @@ describe("OutcomeRecorder", () => {
       silent,
     );
     expect(changed).toBe(true);
-    expect(await backend.getJob(job.id)).toMatchObject({ status: "done", attempts: 1 });
+    expect(await backend.jobGet({ id: job.id })).toMatchObject({ status: "done", attempts: 1 });
     expect(events.map((e) => e.name)).toEqual(["job_done"]);
   });
 
   it("recordOutcome › released › row queued, attempts kept, shutdown_nack emitted and remembered", async () => {
     const { runtime, backend, job, definition, events } = await setup();
     expect(await runtime.recorder.recordOutcome(job, { kind: "released" }, definition)).toBe(true);
-    expect(await backend.getJob(job.id)).toMatchObject({ status: "queued", attempts: 0 });
+    expect(await backend.jobGet({ id: job.id })).toMatchObject({ status: "queued", attempts: 0 });
     expect(runtime.recorder.released).toEqual([job.id]);
     expect(events[0]).toMatchObject({
       name: "shutdown_nack",
@@ -57,16 +57,30 @@ describe("OutcomeRecorder", () => {
     expect(plan.what).toBe("dead-letter move");
   });
 
-  it("recordOutcome › row no longer ours › fenced out, nothing written, no event", async () => {
+  it("recordOutcome › row no longer ours › fenced out, nothing written, only job_fenced_out", async () => {
     const { runtime, backend, job, definition, events } = await setup();
-    await backend.nack(job.id, { workerId: job.workerId, claimToken: job.claimToken });
+    await backend.jobNack({
+      id: job.id,
+      owner: { workerId: job.workerId, claimToken: job.claimToken },
+    });
     const changed = await runtime.recorder.recordOutcome(
       job,
       { kind: "error", error: new Error("late") },
       definition,
     );
     expect(changed).toBe(false);
-    expect(await backend.getJob(job.id)).toMatchObject({ status: "queued", attempts: 0 });
-    expect(events).toEqual([]);
+    expect(await backend.jobGet({ id: job.id })).toMatchObject({ status: "queued", attempts: 0 });
+    expect(events).toEqual([
+      {
+        name: "job_fenced_out",
+        payload: {
+          worker_id: job.workerId,
+          job_id: job.id,
+          job_name: job.name,
+          queue: job.queue,
+          op: "retry",
+        },
+      },
+    ]);
   });
 });

@@ -10,18 +10,19 @@ import type {
   JobStatus,
   WorkerRow,
   WorkerStatus,
-} from "../backend.js";
+} from "../contract/index.js";
 
 /** The job columns every job query selects, in `RawJobRow` shape. */
 export const JOB_COLUMNS = `id::text AS id, name, queue, args::text AS args, status, priority, attempts,
   max_attempts, interruptions, scheduled_at, created_at, updated_at, started_at, finished_at,
   worker_id, claim_token::text AS claim_token, last_error, result::text AS result,
-  result_expires_at, dedup_key, start_known, uncharged_recoveries`;
+  result_expires_at, dedup_key, meta::text AS meta, start_known, uncharged_recoveries,
+  trace_context`;
 
 /** The columns a claim returns, in `RawClaimedRow` shape (see `ClaimedJob`). */
 export const CLAIMED_COLUMNS = `id::text AS id, name, queue, args::text AS args, priority, attempts,
   max_attempts, interruptions, uncharged_recoveries, scheduled_at, created_at, worker_id,
-  claim_token::text AS claim_token`;
+  claim_token::text AS claim_token, meta::text AS meta, trace_context`;
 
 /** The dead-letter columns every dead-letter query selects, in `RawDeadLetterRow` shape. */
 export const DEAD_LETTER_COLUMNS = `id::text AS id, name, queue, args::text AS args, priority,
@@ -54,8 +55,13 @@ export interface RawJobRow {
   result: string | null;
   result_expires_at: Date | null;
   dedup_key: string | null;
-  start_known: boolean;
-  uncharged_recoveries: number;
+  meta?: string | null;
+  /** Absent in dead-letter rows (the column is not copied there). */
+  start_known?: boolean;
+  /** Absent in dead-letter rows (the column is not copied there). */
+  uncharged_recoveries?: number;
+  /** Absent in dead-letter rows (the column is not copied there). */
+  trace_context?: string | null;
 }
 
 /** A claimed row as returned with {@link CLAIMED_COLUMNS}. */
@@ -72,6 +78,8 @@ export type RawClaimedRow = Pick<
   | "uncharged_recoveries"
   | "scheduled_at"
   | "created_at"
+  | "meta"
+  | "trace_context"
 > & { worker_id: string; claim_token: string };
 
 /** Maps a row selected with {@link CLAIMED_COLUMNS}. */
@@ -85,20 +93,19 @@ export function toClaimedJob(row: RawClaimedRow): ClaimedJob {
     attempts: row.attempts,
     maxAttempts: row.max_attempts,
     interruptions: row.interruptions,
-    unchargedRecoveries: row.uncharged_recoveries,
+    unchargedRecoveries: row.uncharged_recoveries ?? 0,
     scheduledAt: row.scheduled_at,
     createdAt: row.created_at,
     workerId: row.worker_id,
     claimToken: row.claim_token,
+    meta: row.meta ?? null,
+    traceContext: row.trace_context ?? null,
   };
 }
 
 /** A `soniq_dead_letter_jobs` row as selected with {@link DEAD_LETTER_COLUMNS}. */
 export interface RawDeadLetterRow
-  extends Omit<
-    RawJobRow,
-    "status" | "result" | "result_expires_at" | "start_known" | "uncharged_recoveries"
-  > {
+  extends Omit<RawJobRow, "status" | "result" | "result_expires_at"> {
   reason: string;
   dead_at: Date;
 }
@@ -139,8 +146,10 @@ export function toJobRow(row: RawJobRow): JobRow {
     result: row.result,
     resultExpiresAt: row.result_expires_at,
     dedupKey: row.dedup_key,
-    startKnown: row.start_known,
-    unchargedRecoveries: row.uncharged_recoveries,
+    meta: row.meta ?? null,
+    traceContext: row.trace_context ?? null,
+    startKnown: row.start_known ?? true,
+    unchargedRecoveries: row.uncharged_recoveries ?? 0,
   };
 }
 
@@ -150,6 +159,7 @@ export function toDeadLetterRow(row: RawDeadLetterRow): DeadLetterRow {
     status: _s,
     result: _r,
     resultExpiresAt: _e,
+    meta: _m,
     startKnown: _k,
     unchargedRecoveries: _u,
     ...job
@@ -158,8 +168,6 @@ export function toDeadLetterRow(row: RawDeadLetterRow): DeadLetterRow {
     status: "queued",
     result: null,
     result_expires_at: null,
-    start_known: true,
-    uncharged_recoveries: 0,
   });
   return { ...job, reason: row.reason, deadAt: row.dead_at };
 }

@@ -6,13 +6,19 @@
  * test/schema/columns.test.ts holds both lists to their tables); the types (ms integers vs
  * `Date`, JSON text vs `text[]`), the casts PostgreSQL selects with and the mappers all differ.
  */
-import type { DeadLetterRow, JobRow, JobStatus, WorkerRow, WorkerStatus } from "../backend.js";
+import type {
+  DeadLetterRow,
+  JobRow,
+  JobStatus,
+  WorkerRow,
+  WorkerStatus,
+} from "../contract/index.js";
 
 /** The columns of `soniq_jobs`, in table order: a {@link JobRecord}. */
 export const JOB_COLUMNS = `id, name, queue, args, status, priority, attempts, max_attempts,
   interruptions, scheduled_at, created_at, updated_at, started_at, finished_at, worker_id,
-  claim_token, last_error, result, result_expires_at, dedup_key, start_known,
-  uncharged_recoveries`;
+  claim_token, last_error, result, result_expires_at, dedup_key, meta, start_known,
+  uncharged_recoveries, trace_context`;
 
 /** The columns of `soniq_dead_letter_jobs`, in table order: a {@link DeadLetterRecord}. */
 export const DEAD_LETTER_COLUMNS = `id, name, queue, args, priority, attempts, max_attempts,
@@ -45,16 +51,20 @@ export interface JobRecord {
   result: string | null;
   result_expires_at: number | null;
   dedup_key: string | null;
-  /** 0 or 1 (CHECK constraint). */
-  start_known: number;
-  uncharged_recoveries: number;
+  meta: string | null;
+  /** 0 or 1 (CHECK constraint); absent in dead-letter records. */
+  start_known?: number;
+  /** Absent in dead-letter records. */
+  uncharged_recoveries?: number;
+  /** Absent in dead-letter records (the column is not copied there). */
+  trace_context?: string | null;
 }
 
 /** A row of `soniq_dead_letter_jobs` as better-sqlite3 returns it. */
 export interface DeadLetterRecord
   extends Omit<
     JobRecord,
-    "status" | "result" | "result_expires_at" | "start_known" | "uncharged_recoveries"
+    "status" | "result" | "result_expires_at" | "meta" | "start_known" | "uncharged_recoveries"
   > {
   reason: string;
   dead_at: number;
@@ -101,8 +111,10 @@ export function toJobRow(r: JobRecord): JobRow {
     result: r.result,
     resultExpiresAt: dateOrNull(r.result_expires_at),
     dedupKey: r.dedup_key,
-    startKnown: r.start_known === 1,
-    unchargedRecoveries: r.uncharged_recoveries,
+    meta: r.meta ?? null,
+    traceContext: r.trace_context ?? null,
+    startKnown: (r.start_known ?? 1) === 1,
+    unchargedRecoveries: r.uncharged_recoveries ?? 0,
   };
 }
 
@@ -112,6 +124,7 @@ export function toDeadLetterRow(r: DeadLetterRecord): DeadLetterRow {
     status: _s,
     result: _r,
     resultExpiresAt: _e,
+    meta: _m,
     startKnown: _k,
     unchargedRecoveries: _u,
     ...job
@@ -120,8 +133,7 @@ export function toDeadLetterRow(r: DeadLetterRecord): DeadLetterRow {
     status: "queued",
     result: null,
     result_expires_at: null,
-    start_known: 1,
-    uncharged_recoveries: 0,
+    meta: null,
   });
   return { ...job, reason: r.reason, deadAt: new Date(r.dead_at) };
 }

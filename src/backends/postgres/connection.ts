@@ -1,0 +1,293 @@
+/**
+ * The PostgreSQL backend's connection pool and call tracking: named prepared statements, the
+ * open/closed guard, driver-error translation (CLOSED, SCHEMA_NOT_READY), the pool's server
+ * process ids (so the listener can skip this process's own NOTIFYs) and a close that waits for
+ * calls in flight.
+ */
+import { createHash } from "node:crypto";
+import pg from "pg";
+import { SoniqError } from "../../errors.js";
+import type { PgQueryable } from "../contract/index.js";
+import { SESSION_SETUP, type Statements } from "./sql.js";
+
+/** SQLSTATEs meaning the schema or a table is missing: undefined_table, invalid_schema_name. */
+const MISSING_SCHEMA_CODES = new Set(["42P01", "3F000"]);
+
+/** What one statement returned. */
+export interface PgResult<R> {
+  /** The rows, typed by the caller. */
+  rows: R[];
+  /** Rows changed or returned. */
+  rowCount: number;
+}
+
+/** Options of {@link PgConnection}. */
+export interface PgConnectionOptions {
+  /** `postgres://…` connection string. */
+  connectionString: string;
+  /** The validated schema (for error messages). */
+  schema: string;
+  /** Most connections the pool opens at once. */
+  poolSize: number;
+  /** Called with errors of idle pool connections (the pool recovers by itself). */
+  onPoolError: (error: unknown) => void;
+}
+
+/** The pool every PostgreSQL store runs its statements on. */
+export class PgConnection {
+  /**
+   * Server process ids of this pool's connections. A NOTIFY sent from one of them was caused by
+   * this backend's own write, which already woke this process's subscribers directly (right
+   * after the write returned); the listener skips it, so one write wakes a local worker once.
+   * Every pool statement that NOTIFYs therefore wakes locally as well.
+   */
+  readonly poolPids = new Set<number>();
+  /** The underlying pool (migrations take it whole). */
+  readonly pool: pg.Pool;
+  private readonly schema: string;
+  private readonly clientPids = new WeakMap<object, number>();
+  private readonly statementNames = new Map<string, string>();
+  private closedFlag = false;
+  private closing: Promise<void> | null = null;
+  /** Calls using the pool right now; close() waits for them before ending the pool. */
+  private inflight = 0;
+  private idle: (() => void) | null = null;
+
+  /** Creates the pool; opens no connection until the first call. */
+  private readonly connectionString: string;
+  private readonly onPoolError: (error: unknown) => void;
+
+  constructor(options: PgConnectionOptions) {
+    this.schema = options.schema;
+    this.connectionString = options.connectionString;
+    this.onPoolError = options.onPoolError;
+    this.pool = new pg.Pool({
+      connectionString: options.connectionString,
+      max: options.poolSize,
+      keepAlive: true,
+      // Probe an idle connection after 10 s, so a peer that vanished is noticed.
+      keepAliveInitialDelayMillis: 10_000,
+      // Keep idle connections for a minute (pg's default is 10 s): a worker's next burst after a
+      // quiet spell should not pay for new connections.
+      idleTimeoutMillis: 60_000,
+      // A server that does not answer must not hang a call forever: fail, and let callers retry.
+      connectionTimeoutMillis: 10_000,
+      // Awaited by pg-pool before the connection is used: runs SESSION_SETUP (session settings,
+      // and the server process id — pg_backend_pid(), the id a NOTIFY carries; through a pooler
+      // the startup handshake's id is not the server's). A failure fails the caller's connect.
+      onConnect: async (client) => {
+        const { rows } = await client.query<{ pid: number }>(SESSION_SETUP);
+        const pid = rows[0]?.pid;
+        if (typeof pid === "number") {
+          this.clientPids.set(client, pid);
+          this.poolPids.add(pid);
+        }
+      },
+    });
+    // An idle connection that dies (server restart, admin kill) must not crash the process.
+    this.pool.on("error", (err) => options.onPoolError(err));
+    this.pool.on("remove", (client) => {
+      const pid = this.clientPids.get(client);
+      if (pid !== undefined) this.poolPids.delete(pid);
+    });
+  }
+
+  /** Whether {@link close} was called. */
+  get closed(): boolean {
+    return this.closedFlag;
+  }
+
+  /** @throws SoniqError `CLOSED` after {@link close}. */
+  assertOpen(): void {
+    if (this.closedFlag) throw new SoniqError("CLOSED", "the PostgreSQL backend is closed");
+  }
+
+  /** Maps driver errors to Soniq's codes (CLOSED, SCHEMA_NOT_READY); others pass through. */
+  private translate(err: unknown): unknown {
+    if (this.closedFlag) {
+      return new SoniqError("CLOSED", "the PostgreSQL backend was closed during the call", {
+        cause: err,
+      });
+    }
+    const code = (err as { code?: unknown } | null)?.code;
+    if (typeof code === "string" && MISSING_SCHEMA_CODES.has(code)) {
+      return new SoniqError(
+        "SCHEMA_NOT_READY",
+        `Soniq's tables are missing in schema "${this.schema}": run \`soniq setup\``,
+        { cause: err },
+      );
+    }
+    return err;
+  }
+
+  /** Runs one statement on `via` (a caller's client) or the pool. */
+  async run<R>(text: string, values: unknown[], via?: PgQueryable): Promise<PgResult<R>> {
+    return this.track(async () => {
+      // Soniq's own connections use named (server-side prepared) statements: parsed and planned
+      // once per connection. A caller's client (transactional enqueue) gets plain queries.
+      const result = via
+        ? await via.query(text, values)
+        : await this.pool.query({ name: this.statementName(text), text, values });
+      return { rows: result.rows as R[], rowCount: result.rowCount ?? 0 };
+    });
+  }
+
+  /**
+   * Runs one statement on a connection of its own that `signal` can cancel: on abort, a
+   * `pg_cancel_backend` for that connection's server process (sent on another connection; the
+   * statement is rolled back unless it had finished). The connection goes back to the pool only
+   * after the cancel was answered, so the cancel can never reach a later caller's statement.
+   * @throws the signal's reason when aborted before the statement ran; the driver's error (query
+   * canceled, 57014) when the cancel stopped it.
+   */
+  async runCancellable<R>(
+    text: string,
+    values: unknown[],
+    signal: AbortSignal,
+  ): Promise<PgResult<R>> {
+    return this.track(async () => {
+      if (signal.aborted) throw signal.reason;
+      const client = await this.pool.connect();
+      let cancelled: Promise<unknown> = Promise.resolve();
+      const cancel = () => {
+        const pid = this.clientPids.get(client);
+        if (pid === undefined) return;
+        cancelled = this.pool.query("SELECT pg_cancel_backend($1)", [pid]).catch(() => undefined);
+      };
+      try {
+        if (signal.aborted) throw signal.reason;
+        signal.addEventListener("abort", cancel, { once: true });
+        const result = await client.query({ name: this.statementName(text), text, values });
+        return { rows: result.rows as R[], rowCount: result.rowCount ?? 0 };
+      } finally {
+        signal.removeEventListener("abort", cancel);
+        await cancelled;
+        client.release();
+      }
+    });
+  }
+
+  /** A stable prepared-statement name per SQL text (per backend; the schema is in the text). */
+  private statementName(text: string): string {
+    let name = this.statementNames.get(text);
+    if (name === undefined) {
+      name = `soniq_${this.statementNames.size}_${createHash("sha1").update(text).digest("hex").slice(0, 12)}`;
+      this.statementNames.set(text, name);
+    }
+    return name;
+  }
+
+  /**
+   * Runs `fn` inside `BEGIN … COMMIT` on one pool client, as an in-flight call (close() waits for
+   * it); on an error the transaction is rolled back (a client whose ROLLBACK fails is discarded)
+   * and the error rethrown, translated. The schedule store's compare-and-set runs here.
+   */
+  transaction<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    return this.track(async () => {
+      const client = await this.pool.connect();
+      let broken = false;
+      try {
+        await client.query("BEGIN");
+        try {
+          const result = await fn(client);
+          await client.query("COMMIT");
+          return result;
+        } catch (err) {
+          await client.query("ROLLBACK").catch(() => {
+            broken = true;
+          });
+          throw err;
+        }
+      } finally {
+        client.release(broken);
+      }
+    });
+  }
+
+  /**
+   * Runs `work` as an in-flight call: rejects with CLOSED at once after close, translates
+   * driver errors, and lets close() wait for it. (pg-pool's `end()` silently drops requests
+   * still waiting for a connection, which would leave them pending forever.)
+   */
+  async track<T>(work: () => Promise<T>): Promise<T> {
+    this.assertOpen();
+    this.inflight += 1;
+    try {
+      return await work();
+    } catch (err) {
+      throw this.translate(err);
+    } finally {
+      this.inflight -= 1;
+      if (this.inflight === 0 && this.idle) this.idle();
+    }
+  }
+
+  /** Cancels the statements this pool's connections are running (best effort). */
+  private async cancelRunning(): Promise<void> {
+    const pids = [...this.poolPids];
+    if (pids.length === 0) return;
+    const client = new pg.Client({
+      connectionString: this.connectionString,
+      connectionTimeoutMillis: 2000,
+    });
+    try {
+      await client.connect();
+      await client.query(
+        "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE pid = ANY($1::int[]) AND state = 'active'",
+        [pids],
+      );
+    } catch (err) {
+      this.onPoolError(err);
+    } finally {
+      await client.end().catch(() => undefined);
+    }
+  }
+
+  /**
+   * Marks the connection closed, runs `beforeEnd` (stopping the listener), waits for the calls
+   * in flight to settle, then ends the pool. Calls still running {@link CLOSE_CANCEL_AFTER_MS} ms
+   * after close began (a statement waiting for a lock another session holds) are cancelled
+   * (`pg_cancel_backend`, on a connection of its own), so a lock cannot hold a closing process.
+   * Idempotent.
+   */
+  close(beforeEnd: () => Promise<void>): Promise<void> {
+    if (!this.closing) {
+      this.closedFlag = true;
+      const settled =
+        this.inflight === 0
+          ? Promise.resolve()
+          : new Promise<void>((resolve) => {
+              this.idle = resolve;
+            });
+      this.closing = (async () => {
+        await beforeEnd();
+        let timer: NodeJS.Timeout | undefined;
+        const late = new Promise<"late">((resolve) => {
+          timer = setTimeout(() => resolve("late"), CLOSE_CANCEL_AFTER_MS);
+        });
+        if ((await Promise.race([settled, late])) === "late") {
+          await this.cancelRunning();
+          await settled;
+        }
+        clearTimeout(timer);
+        await this.pool.end();
+      })();
+    }
+    return this.closing;
+  }
+}
+
+/** How long close() waits for calls in flight before it cancels them, in milliseconds. */
+const CLOSE_CANCEL_AFTER_MS = 1000;
+
+/** What the job store needs from the facade. */
+export interface PgJobStoreDeps {
+  /** The pool. */
+  conn: PgConnection;
+  /** The schema's statements. */
+  sql: Statements;
+  /** The NOTIFY channel (a parameter of the notifying statements). */
+  channel: string;
+  /** Wakes this process's subscribers for a queue. */
+  wake: (queue: string) => void;
+}
