@@ -13,9 +13,13 @@ import * as sqliteRows from "../../src/backends/sqlite/rows.js";
 function tableColumns(dump: string): Map<string, string[]> {
   const tables = new Map<string, string[]>();
   for (const block of dump.matchAll(/CREATE TABLE (\w+) \(\n([\s\S]*?)\n?\)(?: STRICT)?;/g)) {
+    // SQLite keeps an `ALTER TABLE … ADD COLUMN` as `, name TYPE …` appended to the table's text,
+    // possibly several on one line.
     const columns = block[2]!
       .replace(/\n, /g, ",\n  ")
+      .replace(/,\s+(?=[a-z_]+ [A-Z]+)/g, ",\n")
       .split("\n")
+      .map((line) => line.replace(/^,\s*/, ""))
       .map((line) => /^\s*(\w+)\s/.exec(line)?.[1])
       .filter((name): name is string => name !== undefined && name !== "CONSTRAINT")
       .filter((name) => !/^[A-Z]+$/.test(name)); // continuation lines such as `CHECK (…)`

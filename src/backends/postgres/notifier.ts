@@ -16,6 +16,8 @@ export interface PgNotifierOptions {
   ownPids: ReadonlySet<number>;
   /** LISTEN connection errors (it re-connects by itself). */
   onError: (error: unknown) => void;
+  /** The LISTEN connection dropped (`"lost"`) or is back and re-LISTENed (`"restored"`). */
+  onListenChange?: (change: "lost" | "restored", error?: unknown) => void;
 }
 
 /**
@@ -43,7 +45,11 @@ export class PgNotifier implements Notifier {
         onNotify: (queue, senderPid) => {
           if (!ownPids.has(senderPid)) this.wake(queue);
         },
-        onReconnect: () => this.wake("*"),
+        onReconnect: () => {
+          this.options.onListenChange?.("restored");
+          this.wake("*");
+        },
+        onLost: (err) => this.options.onListenChange?.("lost", err),
         onError: (err) => this.options.onError(err),
       });
       void this.listener.start();

@@ -40,6 +40,11 @@ export interface PostgresBackendOptions {
    * that died, or the LISTEN connection failing (it re-connects). Defaults to ignoring them.
    */
   onError?: (error: unknown, source: PostgresErrorSource) => void;
+  /**
+   * Called with the channel when the LISTEN connection drops (`"lost"`, with the error that ended
+   * it, if any) and when it is back and re-LISTENed (`"restored"`). Defaults to ignoring them.
+   */
+  onListenChange?: (change: "lost" | "restored", channel: string, error?: unknown) => void;
 }
 
 /** Validates the options that the pool and schema need. */
@@ -111,6 +116,7 @@ export class PostgresBackend extends DelegatingStores implements Backend {
       channel,
       ownPids: conn.poolPids,
       onError: (err) => onError(err, "listener"),
+      onListenChange: (change, error) => options.onListenChange?.(change, channel, error),
     });
     const sql = buildStatements(schema);
     const jobs = new PgJobStore({ conn, sql, channel, wake: (queue) => wakeUps.wake(queue) });

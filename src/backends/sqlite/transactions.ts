@@ -88,7 +88,8 @@ export function claimDue(s: SqliteSession, request: JobClaimParams): ClaimedJob[
     const claimed: ClaimedJob[] = [];
     for (const { id } of due.all(params) as Array<{ id: string }>) {
       const claimToken = randomUUID();
-      const row = take.get({ id, now, workerId: request.workerId, claimToken }) as
+      const startKnown = request.deferStart === true ? 0 : 1;
+      const row = take.get({ id, now, workerId: request.workerId, claimToken, startKnown }) as
         | JobRecord
         | undefined;
       if (row) claimed.push(claimedJobOf(toJobRow(row)));
@@ -185,6 +186,8 @@ interface StaleClaim {
   queue: string;
   worker_id: string | null;
   interruptions: number;
+  /** 1 when the claim's start is durably known. */
+  start_known: number;
 }
 
 /**
@@ -208,22 +211,25 @@ export function recoverStaleClaims(
     const result: RecoveryResult = { requeued: [], deadLettered: [] };
     const now = s.nowMs();
     for (const row of find.all({ now, timeoutMs }) as StaleClaim[]) {
-      const interruptions = row.interruptions + 1;
+      // Charged only where the start is durably known (docs/reliability.md).
+      const charged = row.start_known === 1;
+      const interruptions = row.interruptions + (charged ? 1 : 0);
       const job = {
         id: row.id,
         name: row.name,
         queue: row.queue,
         previousOwner: row.worker_id,
         interruptions,
+        charged,
       };
       const params = { id: row.id, owner: row.worker_id, now };
-      if (interruptions > crashLoop.maxInterruptions) {
+      if (charged && interruptions > crashLoop.maxInterruptions) {
         const error = crashLoopText(crashLoop.message, interruptions);
         if (bury.run({ ...params, error, reason: crashLoop.reason }).changes > 0) {
           remove.run({ id: row.id });
           result.deadLettered.push(job);
         }
-      } else if (requeue.run(params).changes > 0) {
+      } else if (requeue.run({ ...params, charge: charged ? 1 : 0 }).changes > 0) {
         result.requeued.push(job);
       }
     }
