@@ -2,7 +2,9 @@
  * The chaos worker module: `node dist/cli/main.js worker chaos/jobs.ts`, settings from the
  * SONIQ_* variables chaos/run.ts sets. One job, `chaos.work`: it records the start of every run
  * in the run log (chaos/runlog.ts), sleeps `ms` (stopping early when its signal is aborted),
- * records the end, and returns. A `flaky` job throws on its first attempt, on purpose.
+ * records the end, and returns. A `flaky` job throws on its first attempt, on purpose; a `poison`
+ * job SIGKILLs its own worker each time it runs; a `floating` one leaves a rejected promise
+ * unhandled and must not take its worker down.
  *
  * Run-log writes are retried until they land, so a PostgreSQL restart never turns into a job
  * failure of the harness's own making. The end of a run that did its work is recorded even when
@@ -75,6 +77,10 @@ export const work = soniq.job<WorkArgs, { n: number }>({
         }),
       ctx.signal,
     );
+    // The poison job kills its own worker at every run (crash accounting must end it in the DLQ
+    // without charging its neighbours); the floating one leaves a rejection nobody handles.
+    if (args.poison) process.kill(process.pid, "SIGKILL");
+    if (args.floating) Promise.reject(new Error(`chaos: a floating rejection (job n=${args.n})`));
     try {
       await sleep(args.ms, ctx.signal);
     } catch (err) {

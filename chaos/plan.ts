@@ -25,6 +25,18 @@ export interface WorkArgs {
   ms: number;
   /** When true the handler throws on its first attempt (exercises retry accounting). */
   flaky: boolean;
+  /**
+   * A poison job: its handler SIGKILLs its own worker every time it runs. It must reach the
+   * dead-letter queue as `crash_loop` within `maxInterruptions + 2` crashes, charging no other job.
+   */
+  poison?: boolean;
+  /** Its handler leaves a rejected promise unhandled (a careless line); the worker must go on. */
+  floating?: boolean;
+}
+
+/** Whether job n is a poison job (one in every 1000, from n = 37). */
+export function isPoison(n: number): boolean {
+  return n % 1000 === 37;
 }
 
 /** Job n of a run seeded with `seed`: mostly short, some long enough for a kill to land mid-job. */
@@ -39,7 +51,10 @@ export function jobSpec(seed: number, n: number): WorkArgs {
   else if (r < 0.99)
     ms = 500 + Math.floor(rnd() * 1000); // 9 %: 0.5–1.5 s
   else ms = 4000; // 1 %: longer than the chaos shutdownTimeout (3 s): NACK'd by a SIGTERM
-  return { n, ms, flaky: rnd() < 0.05 };
+  const flaky = rnd() < 0.05;
+  if (isPoison(n)) return { n, ms: 0, flaky: false, poison: true };
+  // One in a hundred leaves a floating rejection behind, then works as usual.
+  return n % 100 === 13 ? { n, ms, flaky, floating: true } : { n, ms, flaky };
 }
 
 export type FaultKind = "sigkill" | "sigterm" | "sigstop_long" | "sigstop_short" | "pg_restart";

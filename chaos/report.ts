@@ -50,6 +50,8 @@ export interface RecoveryEvent {
   jobId: string;
   previousOwner: string | null;
   kind: "requeued" | "crash_loop";
+  /** Whether it charged an interruption (false: the job was not known to have started). */
+  charged: boolean;
   source: string;
 }
 
@@ -86,6 +88,8 @@ export interface AnalysisInput {
   /** Acknowledged enqueues: id → logical number. */
   enqueued: Map<string, number>;
   flaky: Set<number>;
+  /** Logical numbers of the poison jobs (they SIGKILL their own worker). */
+  poison: Set<number>;
   jobs: JobState[];
   dead: DeadState[];
   /** soniq_workers: worker id → pid. */
@@ -173,6 +177,8 @@ export function analyze(input: AnalysisInput): Analysis {
   }));
   const inRestart = (t: number) => restartWindows.some((w) => t >= w.from && t <= w.to);
   const exitByPid = new Map(input.exits.map((e) => [e.pid, e]));
+  /** Worker processes that ran a poison job (which SIGKILLs its own process). */
+  const poisonPids = new Set(input.runs.filter((r) => input.poison.has(r.n)).map((r) => r.pid));
 
   type Cause = "sigkill" | "sigstop" | "pg_restart" | "sqlite_lock" | "unexplained";
   const lockStops = stops.filter((f) => f.heldLock === true);
@@ -182,6 +188,8 @@ export function analyze(input: AnalysisInput): Analysis {
     const kill = kills.find((f) => f.pid === pid && f.at <= at + 50);
     if (pid !== undefined && kill)
       return { reason: "sigkill", why: `pid ${pid} was SIGKILLed ${sec(at - kill.at)} before` };
+    if (pid !== undefined && poisonPids.has(pid))
+      return { reason: "sigkill", why: `pid ${pid} SIGKILLed itself running a poison job` };
     const stop = longStops.find(
       (f) => f.pid === pid && f.at <= at && (f.contAt ?? Number.POSITIVE_INFINITY) + 2000 >= at,
     );
@@ -353,6 +361,27 @@ export function analyze(input: AnalysisInput): Analysis {
     value: String(badDead.length),
     ok: badDead.length === 0,
   });
+  const isPoisonId = (id: string) => input.poison.has(input.enqueued.get(id) ?? -1);
+  const innocentDead = input.dead.filter((d) => !isPoisonId(d.id));
+  checks.push({
+    name: "innocent jobs dead-lettered (must be 0)",
+    value: String(innocentDead.length),
+    ok: innocentDead.length === 0,
+  });
+  for (const d of innocentDead)
+    details.push(`innocent dead letter: job ${d.id} (n=${input.enqueued.get(d.id)}) ${d.reason}`);
+  const poisonIds = [...input.enqueued].filter(([, n]) => input.poison.has(n)).map(([id]) => id);
+  const poisonEnded = poisonIds.filter((id) =>
+    input.dead.some((d) => d.id === id && d.reason === "crash_loop"),
+  );
+  const poisonRuns = (id: string) => input.runs.filter((r) => r.jobId === id).length;
+  const crashBound = settings.maxInterruptions + 2;
+  const poisonOverBound = poisonIds.filter((id) => poisonRuns(id) > crashBound);
+  checks.push({
+    name: `poison jobs in the DLQ as crash_loop within maxInterruptions + 2 = ${crashBound} crashes (must hold)`,
+    value: `${poisonEnded.length} of ${poisonIds.length} (crashes: ${poisonIds.map(poisonRuns).join(", ") || "—"})`,
+    ok: poisonEnded.length === poisonIds.length && poisonOverBound.length === 0,
+  });
   const deadLetterDetails = () => {
     for (const d of input.dead) {
       const causes = input.recoveries
@@ -451,9 +480,11 @@ export function analyze(input: AnalysisInput): Analysis {
   });
 
   // ---- interruptions and recoveries -------------------------------------------------------------
+  // Only charged recoveries count an interruption (a job not known to have started is not
+  // charged: docs/reliability.md, "Interruptions are earned").
   const recoveredByJob = new Map<string, number>();
   for (const e of input.recoveries)
-    recoveredByJob.set(e.jobId, (recoveredByJob.get(e.jobId) ?? 0) + 1);
+    if (e.charged) recoveredByJob.set(e.jobId, (recoveredByJob.get(e.jobId) ?? 0) + 1);
   let sumInterruptions = 0;
   let mismatch = 0;
   for (const r of [...input.jobs, ...input.dead]) {
@@ -467,12 +498,13 @@ export function analyze(input: AnalysisInput): Analysis {
         );
     }
   }
+  const chargedCount = input.recoveries.filter((e) => e.charged).length;
   checks.push({
-    name: "interruptions in rows / recoveries logged",
-    value: `${sumInterruptions} / ${input.recoveries.length}`,
+    name: "interruptions in rows / charged recoveries logged (of all recoveries)",
+    value: `${sumInterruptions} / ${chargedCount} (of ${input.recoveries.length})`,
   });
   checks.push({
-    name: "rows whose interruptions ≠ their recoveries (must be 0)",
+    name: "rows whose interruptions ≠ their charged recoveries (must be 0)",
     value: String(mismatch),
     ok: mismatch === 0,
   });
@@ -535,7 +567,9 @@ export function analyze(input: AnalysisInput): Analysis {
   for (const e of input.exits) {
     const key = e.signal ? e.signal : `exit ${e.code}`;
     exitKinds[key] = (exitKinds[key] ?? 0) + 1;
-    const ours = e.signal === "SIGKILL" && (e.cause === "sigkill" || e.cause === "final_sigkill");
+    const ours =
+      e.signal === "SIGKILL" &&
+      (e.cause === "sigkill" || e.cause === "final_sigkill" || poisonPids.has(e.pid));
     const graceful =
       (e.code === 0 || e.code === 1) && (e.cause === "sigterm" || e.cause === "final_sigterm");
     // 3: an outcome could not be recorded; 2: start-up failed (the database refused).

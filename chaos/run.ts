@@ -618,6 +618,7 @@ function parseWorkerLogs(pool: WorkerPool): ParsedLogs {
         job_id?: string;
         worker_id?: string;
         previous_owner?: string | null;
+        charged?: boolean;
       };
       try {
         entry = JSON.parse(line);
@@ -633,6 +634,7 @@ function parseWorkerLogs(pool: WorkerPool): ParsedLogs {
           jobId: entry.job_id ?? "",
           previousOwner: entry.previous_owner ?? null,
           kind: "requeued",
+          charged: entry.charged !== false,
           source: w.label,
         });
       } else if (msg.startsWith("a job keeps losing its worker")) {
@@ -641,6 +643,7 @@ function parseWorkerLogs(pool: WorkerPool): ParsedLogs {
           jobId: entry.job_id ?? "",
           previousOwner: entry.previous_owner ?? null,
           kind: "crash_loop",
+          charged: true,
           source: w.label,
         });
       } else if (msg.includes("was fenced out")) counts["fenced-out writes"] += 1;
@@ -853,7 +856,7 @@ async function runBackend(kind: "postgres" | "sqlite"): Promise<BackendResult> {
   const recoverEvents: RecoveryEvent[] = [];
   try {
     const parsed = JSON.parse(recover.stdout) as {
-      requeued: Array<{ id: string; previousOwner: string | null }>;
+      requeued: Array<{ id: string; previousOwner: string | null; charged?: boolean }>;
       deadLettered: Array<{ id: string; previousOwner: string | null }>;
     };
     finalRecover = { requeued: parsed.requeued.length, deadLettered: parsed.deadLettered.length };
@@ -864,6 +867,7 @@ async function runBackend(kind: "postgres" | "sqlite"): Promise<BackendResult> {
         jobId: j.id,
         previousOwner: j.previousOwner,
         kind: "requeued",
+        charged: j.charged !== false,
         source: "soniq recover",
       });
     for (const j of parsed.deadLettered)
@@ -872,6 +876,7 @@ async function runBackend(kind: "postgres" | "sqlite"): Promise<BackendResult> {
         jobId: j.id,
         previousOwner: j.previousOwner,
         kind: "crash_loop",
+        charged: true,
         source: "soniq recover",
       });
   } catch {
@@ -884,7 +889,12 @@ async function runBackend(kind: "postgres" | "sqlite"): Promise<BackendResult> {
     if (n !== undefined && id) enqueued.set(id, Number(n));
   }
   const flaky = new Set<number>();
-  for (let n = 0; n < config.jobs; n++) if (jobSpec(config.seed, n).flaky) flaky.add(n);
+  const poison = new Set<number>();
+  for (let n = 0; n < config.jobs; n++) {
+    const spec = jobSpec(config.seed, n);
+    if (spec.flaky) flaky.add(n);
+    if (spec.poison) poison.add(n);
+  }
   for (const e of pool.exits) {
     const w = pool.all.find((x) => x.pid === e.pid);
     e.started = w !== undefined && readFileSync(w.logFile, "utf8").includes("worker started");
@@ -897,6 +907,7 @@ async function runBackend(kind: "postgres" | "sqlite"): Promise<BackendResult> {
     settings: SETTINGS,
     enqueued,
     flaky,
+    poison,
     jobs: state.jobs.map((j) => ({
       ...j,
       attempts: Number(j.attempts),

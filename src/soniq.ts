@@ -310,8 +310,30 @@ export class Soniq implements JobEnqueuer {
           databaseUrl: this.settings.databaseUrl,
           schema: this.settings.schema,
           poolSize: this.settings.poolSize,
+          onListenChange: (change, channel, error) => this.listenChanged(change, channel, error),
         });
     return this.backendPromise;
+  }
+
+  /** Logs and emits a change of PostgreSQL's LISTEN connection (lost, restored). */
+  private listenChanged(change: "lost" | "restored", channel: string, error?: unknown): void {
+    if (change === "lost") {
+      const text = error === undefined ? undefined : String(error).slice(0, 300);
+      this.logger.warn(
+        { channel, err: text },
+        "LISTEN connection lost: re-connecting by itself; polling covers the gap meanwhile",
+      );
+      this.eventBus.emit("listen_connection_lost", {
+        channel,
+        ...(text === undefined ? {} : { error: text }),
+      });
+    } else {
+      this.logger.info(
+        { channel },
+        "LISTEN connection re-established (re-LISTENed): waking every queue once",
+      );
+      this.eventBus.emit("listen_connection_restored", { channel });
+    }
   }
 
   /** Creates or migrates the schema (idempotent; safe to run from several processes at once). */

@@ -21,6 +21,7 @@ export function claimedJobOf(row: JobRow): ClaimedJob {
     attempts: row.attempts,
     maxAttempts: row.maxAttempts,
     interruptions: row.interruptions,
+    unchargedRecoveries: row.unchargedRecoveries,
     scheduledAt: row.scheduledAt,
     createdAt: row.createdAt,
     workerId: row.workerId,

@@ -51,6 +51,8 @@ export interface CreateBackendOptions {
   poolSize: number;
   /** SQLite busy timeout in milliseconds (ignored by the other backends). */
   busyTimeoutMs?: number;
+  /** PostgreSQL only: see `PostgresBackendOptions.onListenChange`. */
+  onListenChange?: (change: "lost" | "restored", channel: string, error?: unknown) => void;
 }
 
 /**
@@ -78,6 +80,7 @@ export async function createBackend(options: CreateBackendOptions): Promise<Back
         connectionString: target.connectionString,
         schema: options.schema,
         poolSize: options.poolSize,
+        ...(options.onListenChange ? { onListenChange: options.onListenChange } : {}),
       });
     }
   }

@@ -8,4 +8,10 @@ export const EXIT = {
   STARTUP: 2,
   /** An outcome could not be recorded (database unreachable); rows left for recovery. */
   NOT_RECORDED: 3,
+  /**
+   * An uncaught exception (a handler threw outside any awaited promise, e.g. in a timer callback):
+   * the process is in an undefined state and exits at once; its claimed rows stay `processing`
+   * for crash recovery. Never 1 (the deadline path) — which is Node's own code for it.
+   */
+  UNCAUGHT_EXCEPTION: 4,
 } as const;

@@ -195,8 +195,14 @@ function report(
       queue: job.queue,
       previous_owner: job.previousOwner,
       interruptions: job.interruptions,
+      charged: job.charged,
     };
-    logger.warn(fields, "recovered a job whose worker is not live: requeued (attempt not spent)");
+    logger.warn(
+      fields,
+      job.charged
+        ? "recovered a job whose worker is not live: requeued (attempt not spent; interruption charged: it had started)"
+        : "recovered a job whose worker is not live: requeued (attempt not spent; no interruption charged: it was not known to have started)",
+    );
     events?.emit("job_recovered", fields);
   }
   for (const job of result.cancelled) {

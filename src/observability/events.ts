@@ -181,6 +181,42 @@ export type JobRecoveredEvent = {
   previous_owner: string | null;
   /** The job's interruption count after this recovery. */
   interruptions: number;
+  /**
+   * Whether this recovery charged an interruption: false when the job was not known to have
+   * started (claimed, not yet running), so `interruptions` did not change.
+   */
+  charged: boolean;
+};
+
+/** Payload of `late_result_discarded`. */
+export type LateResultDiscardedEvent = {
+  worker_id: string;
+  job_id: string;
+  job_name: string;
+  /** What the run had already been recorded as when the handler settled. */
+  after: "shutdown_timeout" | "job_timeout";
+  /** How the abandoned handler settled: it returned a value, or threw. */
+  settled: "returned" | "threw";
+  /** The error's text (at most 300 characters) when it threw. */
+  error?: string;
+};
+
+/** Payload of `unhandled_rejection`. */
+export type UnhandledRejectionEvent = {
+  /** The reason's text (at most 500 characters). */
+  error: string;
+  /** The job whose handler created the rejected promise, when that is known. */
+  job_id?: string;
+  job_name?: string;
+  worker_id?: string;
+};
+
+/** Payload of `listen_connection_lost` and `listen_connection_restored`. */
+export type ListenConnectionEvent = {
+  /** The LISTEN channel. */
+  channel: string;
+  /** The error that ended the connection (lost only; absent for a plain end). */
+  error?: string;
 };
 
 /** Payload of `remote_phase`: a remote job's submission phase changed durably (seed 002). */
@@ -292,6 +328,20 @@ export type SoniqEventMap = {
   remote_phase: RemotePhaseEvent;
   /** A remote job was released, frozen or handed to polling at the drain deadline or after a crash. */
   remote_handoff: RemoteHandoffEvent;
+  /**
+   * An abandoned handler settled after its run was recorded (NACK'd at the deadline, or failed by
+   * its `job_timeout`): its value or error was discarded (never written).
+   */
+  late_result_discarded: LateResultDiscardedEvent;
+  /**
+   * A promise was rejected and nobody handled it (`soniq worker` installs the handler; it logs
+   * and goes on instead of exiting).
+   */
+  unhandled_rejection: UnhandledRejectionEvent;
+  /** PostgreSQL's LISTEN connection dropped; it re-connects by itself, polling covers the gap. */
+  listen_connection_lost: ListenConnectionEvent;
+  /** PostgreSQL's LISTEN connection is back (re-LISTENed); every queue is woken once. */
+  listen_connection_restored: ListenConnectionEvent;
   /** A worker stopped; the last event of its incarnation. Then the metrics sink's `end()` runs. */
   worker_stopped: WorkerStoppedEvent;
   /**

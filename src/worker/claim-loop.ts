@@ -49,6 +49,9 @@ export interface ClaimLoopOptions {
 export class ClaimLoop extends BaseService {
   private claiming = false;
   private suspect = false;
+  /** Aborts the claim in flight (FORCE_TIMEOUT_PATH: the drain waits for no claim past it). */
+  private abandon: AbortController | undefined;
+  private abandoned = false;
 
   constructor(private readonly options: ClaimLoopOptions) {
     super({ name: "claim-loop", logger: options.logger, stopBoundMs: CLAIM_LOOP_STOP_BOUND_MS });
@@ -69,6 +72,17 @@ export class ClaimLoop extends BaseService {
     return true;
   }
 
+  /**
+   * Abandons the claim in flight, if any, and every later one (called at FORCE_TIMEOUT_PATH): the
+   * backend is asked to cancel it (SQLite stops waiting for a busy file, nothing claimed;
+   * PostgreSQL cancels the statement), the loop stops waiting for it at once, and rows it took
+   * after all are released unstarted (`releaseLate`).
+   */
+  abandonClaim(): void {
+    this.abandoned = true;
+    this.abandon?.abort(new Error("claim abandoned at FORCE_TIMEOUT_PATH"));
+  }
+
   protected async run(signal: AbortSignal): Promise<void> {
     const { backend, latch, table } = this.options;
     const pollMs = this.options.pollIntervalSeconds * 1000;
@@ -83,13 +97,19 @@ export class ClaimLoop extends BaseService {
           continue;
         }
         let jobs: ClaimedJob[];
+        const abandon = new AbortController();
+        if (this.abandoned) break;
         try {
           this.claiming = true;
+          this.abandon = abandon;
           jobs = await withTimeout(
             backend.jobClaim({
               workerId: this.options.workerId,
               queues: this.options.queues,
               limit: free,
+              // Not started until the job runner's gate says so (crash accounting).
+              deferStart: true,
+              signal: abandon.signal,
             }),
             DB_CALL_TIMEOUT_MS,
             "claim",
@@ -97,11 +117,19 @@ export class ClaimLoop extends BaseService {
             (late) => {
               for (const job of late) this.options.releaseLate(job);
             },
+            abandon.signal,
           ).finally(() => {
             this.claiming = false;
+            this.abandon = undefined;
           });
           failures = 0;
         } catch (err) {
+          if (abandon.signal.aborted) {
+            this.logger.warn(
+              "FORCE_TIMEOUT_PATH with a claim still waiting for the database: abandoned (rows it takes after all are released unstarted)",
+            );
+            break;
+          }
           failures += 1;
           const backoff = Math.min(CLAIM_BACKOFF_CAP_MS, pollMs * 2 ** Math.min(failures, 6));
           this.logger.error({ err: errorText(err, 500), retry_in_ms: backoff }, "claim failed");

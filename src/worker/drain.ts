@@ -38,6 +38,8 @@ export interface DrainOptions {
   threads: WorkerThreads;
   /** At the drain's start: stop claiming (resolves once the claim loop has ended, bounded). */
   stopClaiming(): Promise<void>;
+  /** At FORCE_TIMEOUT_PATH: abandon a claim still waiting for the database (see ClaimLoop). */
+  abandonClaim(): void;
   /** At the drain's start, after the claim loop was told: report `draining`, stop maintenance. */
   onDrainStart(): void;
   /** Once every job is settled: stop the services and mark the worker row stopped. Never throws. */
@@ -105,6 +107,8 @@ export class Drain {
   /** The machine reached FORCE_TIMEOUT_PATH: log, and hand sync threads to WAIT_FOR_THREAD. */
   private onForced(): void {
     const { machine, logger, events, workerId, table, threads } = this.options;
+    // Nothing new starts from now on (the job runner's gate) and no claim is waited for.
+    this.options.abandonClaim();
     const waiting = threads.runningJobIds();
     // Still running (their outcome unknown), not on a thread: these are aborted and NACK'd.
     const releasing = [...table.values()]

@@ -71,6 +71,12 @@ export function errorText(error: unknown, maxLength = 4000): string {
     } catch {
       isError = false; // a revoked proxy throws even on instanceof
     }
+    // Error-like objects from another realm (a DOMException such as DataCloneError from a
+    // thread, an Error from a vm context) fail `instanceof Error` but carry name and message.
+    if (!isError && typeof error === "object" && error !== null) {
+      isError =
+        typeof safeGet(error, "name") === "string" && typeof safeGet(error, "message") === "string";
+    }
     text = isError ? describeError(error as Error) : describeOther(error);
   } catch {
     text = "[an unprintable value was thrown]";

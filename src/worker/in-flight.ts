@@ -26,6 +26,10 @@ export interface InFlight {
   controller: LazyAbortController;
   /** True while the job holds one of the worker's concurrency slots (until its outcome is known). */
   holdsSlot: boolean;
+  /** True once this claim's start mark was written (jobs with a crash history only). */
+  startMarked?: boolean;
+  /** Gives back the start the job holds (start-isolation.ts), once its run has ended. */
+  startRelease?: () => void;
   /** Sync jobs: settles when the worker thread has returned (the permit is released then). */
   thread?: Promise<void>;
   /**

@@ -3,6 +3,13 @@
  * to the dead-letter queue; otherwise the async or sync executor runs it to an {@link Outcome},
  * the slot is freed, and the outcome recorder writes it. A sync job's run lasts until its thread
  * has returned, so the drain waits for it (WAIT_FOR_THREAD).
+ *
+ * The start gate ({@link JobRunner.begin}) stands before the job's first user code (its argument
+ * schema, then its handler; a sync handler's after its thread permit): at and after
+ * FORCE_TIMEOUT_PATH nothing new starts — the job is NACK'd unstarted — and a job with a crash
+ * history runs alone in this worker (start-isolation.ts) and starts only once its start mark is
+ * durable (crash accounting, docs/reliability.md). An argument check still running at
+ * FORCE_TIMEOUT_PATH is abandoned and the row NACK'd.
  */
 import type { ClaimedJob } from "../backends/contract/index.js";
 import { SoniqError } from "../errors.js";
@@ -12,11 +19,14 @@ import type { SoniqEventMap } from "../observability/events.js";
 import type { Logger } from "../observability/logger.js";
 import { errorText } from "./error-text.js";
 import type { InFlight, InFlightTable, Outcome } from "./in-flight.js";
+import { watchJobDeadlines } from "./job-deadline.js";
+import { runInJobScope } from "./job-scope.js";
 import type { OutcomeRecorder } from "./outcome-recorder.js";
 import type { RemoteSubmitter } from "./remote-submit.js";
-import { runAsyncHandler } from "./run-async-handler.js";
+import { type LateResult, runAsyncHandler } from "./run-async-handler.js";
 import { runSyncHandler, type ThreadRunner } from "./run-sync-handler.js";
 import type { ShutdownMachine } from "./shutdown-machine.js";
+import { StartIsolation } from "./start-isolation.js";
 
 type Definition = JobDefinition<unknown, unknown, unknown>;
 
@@ -38,7 +48,7 @@ export interface JobRunnerOptions {
   jobs: ReadonlyMap<string, Definition>;
   workerId: string;
   logger: Logger;
-  /** Receives `job_started`. */
+  /** Receives `job_started` and `late_result_discarded`. */
   events: EventBus<SoniqEventMap>;
   /** Log a job's arguments when it starts. */
   logArgs: boolean;
@@ -56,8 +66,16 @@ export interface JobRunnerOptions {
   rescueRemote(entry: InFlight): Promise<void>;
 }
 
+/** True when a job has lost a worker before (charged or not): its start must be marked. */
+export function hasCrashHistory(job: ClaimedJob): boolean {
+  return job.interruptions + job.unchargedRecoveries > 0;
+}
+
 /** See the module comment. */
 export class JobRunner {
+  /** Jobs with a crash history run alone (start-isolation.ts). */
+  private readonly isolation = new StartIsolation();
+
   constructor(private readonly options: JobRunnerOptions) {}
 
   /** Decides what to do with a claimed job: run it, or dead-letter it (unknown job, bad args). */
@@ -88,32 +106,157 @@ export class JobRunner {
     }
   }
 
-  /** Runs the handler on its executor. Never rejects. */
+  /**
+   * Runs the handler on its executor (the async executor's gate was passed by the caller; the
+   * sync executor passes it after its permit). Never rejects.
+   */
   execute(entry: InFlight, definition: Definition, args: unknown, log: Logger): Promise<Outcome> {
-    const { machine } = this.options;
+    const { machine, events, workerId } = this.options;
+    const onLate = (late: LateResult) => {
+      events.emit("late_result_discarded", {
+        worker_id: workerId,
+        job_id: entry.job.id,
+        job_name: entry.job.name,
+        ...late,
+      });
+    };
     return definition.kind === "sync"
-      ? runSyncHandler(entry, definition, args, log, this.options.threads, machine)
+      ? runSyncHandler(entry, definition, args, log, this.options.threads, machine, {
+          begin: () => this.begin(entry, log, "handler"),
+          onLate,
+        })
       : runAsyncHandler(
           entry,
           definition,
           args,
           log,
-          this.options.workerId,
+          workerId,
           this.options.shutdownSettleSeconds,
           machine,
+          onLate,
         );
+  }
+
+  /**
+   * The start gate, before a job's first user code: false (do not start; NACK it) at and after
+   * FORCE_TIMEOUT_PATH, or when the start mark of a job with a crash history could not be written
+   * before it. Writes that mark once per claim; nothing for a job without a crash history.
+   * Never rejects.
+   * @param what - what is about to start, for the log ("argument check", "handler").
+   */
+  async begin(entry: InFlight, log: Logger, what: string): Promise<boolean> {
+    const { machine, recorder } = this.options;
+    const forcedFirst = () => {
+      log.warn(
+        { reason: "shutdown_timeout" },
+        `FORCE_TIMEOUT_PATH was reached before the job's ${what} started: released unstarted`,
+      );
+      return false;
+    };
+    if (machine.forcedAt !== undefined) return forcedFirst();
+    const suspect = hasCrashHistory(entry.job);
+    if (!entry.startRelease) {
+      if (suspect && this.isolation.running > 0) {
+        log.info(
+          { running: this.isolation.running },
+          "a job with a crash history runs alone: waiting for this worker's running jobs to finish",
+        );
+      }
+      const gaveUp = new AbortController();
+      const unwatch = watchJobDeadlines(machine, 0, {
+        onJobTimeout: () => undefined,
+        onForce: () => gaveUp.abort(),
+      });
+      try {
+        entry.startRelease = await this.isolation.acquire(suspect, gaveUp.signal);
+      } catch {
+        return forcedFirst();
+      } finally {
+        unwatch();
+      }
+    }
+    if (entry.startMarked || !suspect) return true;
+    const marked = await this.untilForced(recorder.markStarted(entry.job));
+    if (marked === undefined || machine.forcedAt !== undefined) return forcedFirst();
+    if (!marked) return false;
+    entry.startMarked = true;
+    log.info(
+      {
+        interruptions: entry.job.interruptions,
+        uncharged_recoveries: entry.job.unchargedRecoveries,
+      },
+      "a job with a crash history: its start is marked before it runs",
+    );
+    return true;
+  }
+
+  /** `work`'s value, or undefined once the machine reaches FORCE_TIMEOUT_PATH first. */
+  private untilForced<T>(work: Promise<T>): Promise<T | undefined> {
+    return new Promise<T | undefined>((resolve, reject) => {
+      const unwatch = watchJobDeadlines(this.options.machine, 0, {
+        onJobTimeout: () => undefined,
+        onForce: () => resolve(undefined),
+      });
+      work.then(
+        (value) => {
+          unwatch();
+          resolve(value);
+        },
+        (err: unknown) => {
+          unwatch();
+          reject(err);
+        },
+      );
+    });
+  }
+
+  /** NACKs a job that was not started (see {@link begin}), giving its slot back first. */
+  private async releaseUnstarted(
+    entry: InFlight,
+    definition: Definition | undefined,
+    log: Logger,
+  ): Promise<void> {
+    this.options.table.freeSlot(entry);
+    await this.options.recorder.recordOutcome(entry.job, { kind: "released" }, definition, log);
   }
 
   /** Runs one tracked job to its written outcome (see the module comment). */
   async run(entry: InFlight): Promise<void> {
+    try {
+      await this.runGated(entry);
+    } finally {
+      entry.startRelease?.();
+    }
+  }
+
+  private async runGated(entry: InFlight): Promise<void> {
     const { job } = entry;
-    const { recorder, machine } = this.options;
+    const { recorder, machine, workerId } = this.options;
     const log = this.options.logger.child({
       job_id: job.id,
       job_name: job.name,
       attempt: job.attempts + 1,
     });
-    const dispatched = await this.dispatch(job);
+    const registered = this.options.jobs.get(job.name);
+    let dispatched: Dispatch;
+    if (registered?.argsSchema) {
+      // The schema is the job's first user code: gate it, and abandon it at FORCE_TIMEOUT_PATH.
+      if (!(await this.begin(entry, log, "argument check"))) {
+        return this.releaseUnstarted(entry, registered, log);
+      }
+      const scope = { workerId, jobId: job.id, jobName: job.name };
+      const checked = await this.untilForced(runInJobScope(scope, () => this.dispatch(job)));
+      if (checked === undefined) {
+        log.warn(
+          { reason: "shutdown_timeout" },
+          "the argument check was still running at FORCE_TIMEOUT_PATH: abandoned; the job is released unstarted",
+        );
+        return this.releaseUnstarted(entry, registered, log);
+      }
+      dispatched = checked;
+    } else {
+      dispatched = await this.dispatch(job);
+    }
     if (dispatched.kind === "dead_letter") {
       if (dispatched.reason === "unknown_job") {
         log.error(
@@ -135,10 +278,14 @@ export class JobRunner {
     }
     const { definition, args } = dispatched;
     if (definition.kind === "remote") {
-      // Seed 002: the submitter writes every phase itself; a remote job's arguments are never logged.
+      // Seed 002: the submitter writes every phase itself (no new submission once draining, so
+      // nothing starts at or after FORCE_TIMEOUT_PATH); a remote job's arguments are never logged.
       await this.options.remote.run(entry, definition, args);
       this.options.table.freeSlot(entry);
       return;
+    }
+    if (definition.kind !== "sync" && !(await this.begin(entry, log, "handler"))) {
+      return this.releaseUnstarted(entry, definition, log);
     }
     log.debug(this.options.logArgs ? { args } : {}, "job started");
     const started = machine.now();

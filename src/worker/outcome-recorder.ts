@@ -297,6 +297,28 @@ export class OutcomeRecorder {
     });
   }
 
+  /**
+   * Writes a job's start mark (crash accounting: from now on a crash recovery of this claim
+   * charges it an interruption), retried like an outcome. Only for jobs with a crash history.
+   * @returns Whether the row is still ours (false: fenced out, or the write was given up).
+   * Never rejects.
+   */
+  async markStarted(job: ClaimedJob): Promise<boolean> {
+    const owner = { workerId: job.workerId, claimToken: job.claimToken };
+    const ok = await this.writeWithRetry(
+      () => this.options.backend.jobMarkStarted({ id: job.id, owner }),
+      "start mark",
+      job.id,
+    ).catch(() => false);
+    if (!ok) {
+      this.options.logger.warn(
+        { job_id: job.id },
+        "start mark not written (the row is no longer ours, or the database did not answer): the job is not started",
+      );
+    }
+    return ok;
+  }
+
   /** Releases (NACKs) a job that will not run here: a claim whose answer arrived too late. */
   async releaseUnstarted(job: ClaimedJob): Promise<void> {
     const owner = { workerId: job.workerId, claimToken: job.claimToken };

@@ -20,14 +20,29 @@ import type { JobDefinition, JobHandler } from "../jobs/job-definition.js";
 import { checkProgress } from "../jobs/progress.js";
 import { Snooze } from "../jobs/snooze.js";
 import type { Logger } from "../observability/logger.js";
+import { errorText } from "./error-text.js";
 import type { InFlight, Outcome } from "./in-flight.js";
 import { watchJobDeadlines } from "./job-deadline.js";
+import { runInJobScope } from "./job-scope.js";
 import type { ShutdownMachine } from "./shutdown-machine.js";
 
+/** An abandoned handler settled after its run was recorded; its value or error is discarded. */
+export interface LateResult {
+  /** What the run had been recorded as. */
+  after: "shutdown_timeout" | "job_timeout";
+  settled: "returned" | "threw";
+  /** The error's text (at most 300 characters) when it threw. */
+  error?: string;
+}
+
 /**
+ * The handler runs inside the job's scope (job-scope.ts), so a rejection it leaves unhandled can be
+ * traced to the job. An error it throws after its abort is logged (the run is NACK'd); a value or
+ * error that arrives after the run was recorded is logged and reported to `onLate`, never written.
  * @param settleSeconds - `shutdownSettle`, in seconds, counted from the machine's
  *   FORCE_TIMEOUT_PATH instant.
  * @param machine - the worker's shutdown machine: the only source of the job's deadlines.
+ * @param onLate - told of a late value or error (for the `late_result_discarded` event).
  * @returns How the run ended; never rejects.
  */
 export function runAsyncHandler(
@@ -38,6 +53,7 @@ export function runAsyncHandler(
   workerId: string,
   settleSeconds: number,
   machine: ShutdownMachine,
+  onLate: (late: LateResult) => void = () => undefined,
 ): Promise<Outcome> {
   const { job, controller } = entry;
   // ctx.signal is read lazily (LazyAbortController) but stays assignable like a plain property.
@@ -67,6 +83,7 @@ export function runAsyncHandler(
   };
   return new Promise<Outcome>((resolve) => {
     let settled = false;
+    let recordedAs: LateResult["after"] | undefined;
     let forced = false;
     let cancelled = false;
     let settleTimer: NodeJS.Timeout | undefined;
@@ -97,6 +114,7 @@ export function runAsyncHandler(
       onJobTimeout: () => {
         const error = new JobTimeoutError(definition.timeout);
         controller.abort(error);
+        recordedAs = "job_timeout";
         finish({ kind: "timeout", error });
       },
       // FORCE_TIMEOUT_PATH, async branch: shutdown fired first → abort, settle, NACK.
@@ -107,19 +125,49 @@ export function runAsyncHandler(
         const settleEndsAt = (machine.forcedAt ?? machine.now()) + settleSeconds * 1000;
         clearTimeout(settleTimer);
         settleTimer = setTimeout(
-          () => finish({ kind: "released" }),
+          () => {
+            if (!settled) {
+              recordedAs = "shutdown_timeout";
+              log.warn(
+                { settle_s: settleSeconds },
+                "the aborted handler is still running after the settle window: NACK'd; whatever it does later is discarded",
+              );
+            }
+            finish({ kind: "released" });
+          },
           Math.max(0, settleEndsAt - machine.now()),
         );
       },
     });
+    const late = (result: Omit<LateResult, "after">) => {
+      const after = recordedAs ?? "shutdown_timeout";
+      log.warn(
+        { after, settled: result.settled, err: result.error },
+        `an abandoned handler ${result.settled} after its run was recorded (${after}): discarded, nothing written`,
+      );
+      onLate({ after, ...result });
+    };
+    const scope = { workerId, jobId: job.id, jobName: job.name };
     Promise.resolve()
-      .then(() => (definition.handler as JobHandler<unknown, unknown>)(args, ctx))
+      .then(() =>
+        runInJobScope(scope, () => (definition.handler as JobHandler<unknown, unknown>)(args, ctx)),
+      )
       .then(
         (value) => {
+          if (settled) return late({ settled: "returned" });
           if (value instanceof Snooze) finish({ kind: "snooze", seconds: value.seconds });
           else finish({ kind: "success", value });
         },
-        (error: unknown) => finish(forced ? { kind: "released" } : { kind: "error", error }),
+        (error: unknown) => {
+          if (settled) return late({ settled: "threw", error: errorText(error, 300) });
+          if (forced) {
+            log.warn(
+              { err: errorText(error, 300), reason: "shutdown_timeout" },
+              "the handler threw after its abort: NACK'd (no attempt counted)",
+            );
+            finish({ kind: "released" });
+          } else finish({ kind: "error", error });
+        },
       );
   });
 }

@@ -23,6 +23,7 @@ import { errorText } from "./error-text.js";
 import type { InFlight, Outcome } from "./in-flight.js";
 import { watchJobDeadlines } from "./job-deadline.js";
 import type { Permits } from "./permits.js";
+import type { LateResult } from "./run-async-handler.js";
 import type { ShutdownMachine } from "./shutdown-machine.js";
 import { ThreadError } from "./thread-error.js";
 import type { ThreadPool } from "./thread-pool.js";
@@ -41,8 +42,20 @@ export interface ThreadRunner {
   threadEnded(jobId: string): void;
 }
 
+/** The job runner's hooks into a sync run. */
+export interface SyncRunHooks {
+  /**
+   * The start gate, after the permit and before the thread starts: false means do not start
+   * (FORCE_TIMEOUT_PATH came, or the start mark could not be written); the job is released.
+   */
+  begin(): Promise<boolean>;
+  /** Told when a timed-out thread's later value or error is discarded. */
+  onLate(late: LateResult): void;
+}
+
 /**
  * @param machine - the worker's shutdown machine: the only source of the job's deadlines.
+ * @param hooks - the start gate and the late-result report; default: always start, report nothing.
  * @returns How the run ended (the thread may still be running after a timeout); never rejects.
  */
 export async function runSyncHandler(
@@ -52,6 +65,7 @@ export async function runSyncHandler(
   log: Logger,
   runner: ThreadRunner,
   machine: ShutdownMachine,
+  hooks: SyncRunHooks = { begin: async () => true, onLate: () => undefined },
 ): Promise<Outcome> {
   const { job } = entry;
   // Claimed-not-yet-running: async-cancellable at FORCE_TIMEOUT_PATH (the machine says when).
@@ -75,6 +89,10 @@ export async function runSyncHandler(
   } finally {
     unwatchWait();
     entry.cancel.signal.removeEventListener("abort", cancelWait);
+  }
+  if (!(await hooks.begin())) {
+    runner.permits.release();
+    return { kind: "released" };
   }
   const flag = new Int32Array(new SharedArrayBuffer(4));
   entry.progressBuffer = newProgressBuffer();
@@ -155,11 +173,13 @@ export async function runSyncHandler(
       (result) => {
         if (result.kind === "error") {
           const error = new ThreadError(result.error);
-          if (settled)
+          if (settled) {
             log.warn(
               { err: errorText(error, 300) },
               "a timed-out sync handler failed later; ignored",
             );
+            hooks.onLate({ after: "job_timeout", settled: "threw", error: errorText(error, 300) });
+          }
           finish({ kind: "error", error });
           return;
         }
@@ -167,6 +187,7 @@ export async function runSyncHandler(
           log.warn(
             "a sync handler returned after its job_timeout was recorded; its result is discarded",
           );
+          hooks.onLate({ after: "job_timeout", settled: "returned" });
         }
         finish(
           result.kind === "snooze"
@@ -175,11 +196,13 @@ export async function runSyncHandler(
         );
       },
       (error: unknown) => {
-        if (settled)
+        if (settled) {
           log.warn(
             { err: errorText(error, 300) },
             "a timed-out sync handler failed later; ignored",
           );
+          hooks.onLate({ after: "job_timeout", settled: "threw", error: errorText(error, 300) });
+        }
         finish({ kind: "error", error });
       },
     );

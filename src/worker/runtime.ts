@@ -197,6 +197,7 @@ export function buildRuntime(parts: RuntimeParts): WorkerRuntime {
     stopClaiming: async () => {
       await Promise.all([claimLoop.stop(), remotePoller?.stop()]);
     },
+    abandonClaim: () => claimLoop.abandonClaim(),
     onDrainStart: () => {
       latch.wake();
       // Report `draining` now; maintenance stops (the scheduler with it: nothing is enqueued

@@ -61,6 +61,16 @@ async function run(task: ThreadTask): Promise<ThreadOutcome> {
   };
   const value = await fn(task.args, ctx);
   if (value instanceof Snooze) return { kind: "snooze", seconds: value.seconds };
+  // The value crosses back by structured clone: one that cannot be cloned (a function, a class
+  // with private state, a socket) is a failure of this run, said in words, not a thread error.
+  try {
+    structuredClone(value);
+  } catch (err) {
+    throw new SoniqError(
+      "INVALID_PAYLOAD",
+      `the sync handler returned a value that cannot be sent back from its thread (${err instanceof Error || (typeof err === "object" && err !== null && "message" in err) ? String((err as { message: unknown }).message) : String(err)}); return plain JSON`,
+    );
+  }
   return { kind: "value", value };
 }
 

@@ -8,22 +8,33 @@ export class OperationTimeoutError extends Error {
 
 /**
  * Resolves or rejects like `promise`, or rejects with {@link OperationTimeoutError} after `ms`
- * milliseconds. The promise itself goes on: pass `onLate` to deal with its value if it arrives
- * after the timeout (e.g. release rows a timed-out claim took after all).
+ * milliseconds — or with `signal`'s reason once it aborts. The promise itself goes on: pass
+ * `onLate` to deal with its value if it arrives after that (e.g. release rows a timed-out claim
+ * took after all).
  */
 export function withTimeout<T>(
   promise: Promise<T>,
   ms: number,
   what: string,
   onLate?: (value: T) => void,
+  signal?: AbortSignal,
 ): Promise<T> {
   let timedOut = false;
   let timer: NodeJS.Timeout | undefined;
+  let onAbort: (() => void) | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
       timedOut = true;
       reject(new OperationTimeoutError(what, ms));
     }, ms);
+    if (signal) {
+      onAbort = () => {
+        timedOut = true;
+        reject(signal.reason);
+      };
+      if (signal.aborted) onAbort();
+      else signal.addEventListener("abort", onAbort, { once: true });
+    }
   });
   promise.then(
     (value) => {
@@ -31,7 +42,10 @@ export function withTimeout<T>(
     },
     () => undefined,
   );
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+  return Promise.race([promise, timeout]).finally(() => {
+    clearTimeout(timer);
+    if (onAbort) signal?.removeEventListener("abort", onAbort);
+  });
 }
 
 /**

@@ -2,9 +2,12 @@
 // channel is per schema, NACK / immediate retry / replay NOTIFY too, and a backend's own writes
 // wake its own process once (directly, not by its own NOTIFY).
 import pg from "pg";
+import { pino } from "pino";
 import { afterEach, expect, it, vi } from "vitest";
 import { PostgresBackend } from "../../src/backends/postgres/postgres-backend.js";
+import { Soniq } from "../../src/index.js";
 import { newJob } from "../contract/helpers.js";
+import { waitForEvent } from "../helpers/events.js";
 import { TEST_DATABASE_URL } from "../helpers/postgres.js";
 import { describePostgres, usePostgresSchemas } from "../helpers/postgres-suite.js";
 
@@ -83,6 +86,38 @@ describePostgres("postgres: LISTEN/NOTIFY", () => {
     const pids = await listenerPids(b.channel);
     expect(pids).toHaveLength(1);
     expect(pids[0]).not.toBe(pid);
+  }, 30_000);
+
+  it("LISTEN connection › terminated › logged and emitted as lost, then as restored", async () => {
+    const schema = schemas.next();
+    schemas.adopt(schema);
+    const lines: string[] = [];
+    const soniq = new Soniq({
+      databaseUrl: TEST_DATABASE_URL,
+      schema,
+      env: {},
+      logger: pino({ level: "info" }, {
+        write: (line: string) => void lines.push(line),
+      } as unknown as pino.DestinationStream),
+    });
+    try {
+      await soniq.setup();
+      const b = (await soniq.backend()) as PostgresBackend;
+      b.notifier.subscribe(() => undefined);
+      await vi.waitFor(async () => expect(await listenerPids(b.channel)).toHaveLength(1), {
+        timeout: 10_000,
+      });
+      const lost = waitForEvent(soniq, "listen_connection_lost", undefined, 10_000);
+      const restored = waitForEvent(soniq, "listen_connection_restored", undefined, 15_000);
+      const [pid] = await listenerPids(b.channel);
+      await admin((c) => c.query("SELECT pg_terminate_backend($1)", [pid]));
+      expect(await lost).toMatchObject({ channel: b.channel });
+      expect(await restored).toEqual({ channel: b.channel });
+      expect(lines.some((l) => l.includes("LISTEN connection lost"))).toBe(true);
+      expect(lines.some((l) => l.includes("LISTEN connection re-established"))).toBe(true);
+    } finally {
+      await soniq.close();
+    }
   }, 30_000);
 
   it("keeps schemas apart and handles 63-character schema names", async () => {

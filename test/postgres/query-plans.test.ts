@@ -51,16 +51,16 @@ describePostgres("postgres: plans of the hot statements", () => {
   });
 
   it("a claim walks the claim index in order and stops at the limit", async () => {
-    const text = await plan("claim_all", "text, int", sql.claimAll, "'w2', 100");
+    const text = await plan("claim_all", "text, int, boolean", sql.claimAll, "'w2', 100, false");
     expect(text).toContain("Index Scan using soniq_jobs_claim_idx");
     expect(text).not.toContain("Bitmap");
     expect(text).not.toMatch(/Sort Key: soniq_jobs\.priority/);
     // One queue: walked in order from the queue-leading index, other queues' rows never read.
     const one = await plan(
       "claim_queue",
-      "text, int, text",
+      "text, int, text, boolean",
       sql.claimQueue,
-      "'w2', 100, 'default'",
+      "'w2', 100, 'default', false",
     );
     expect(one).toContain("Index Scan using soniq_jobs_queue_claim_idx");
     expect(one).toMatch(/Index Cond: \(\(queue = \$3\)/);
@@ -69,9 +69,9 @@ describePostgres("postgres: plans of the hot statements", () => {
     // Several queues: either index, but never a bitmap scan.
     const several = await plan(
       "claim_queues",
-      "text, int, text[]",
+      "text, int, text[], boolean",
       sql.claimQueues,
-      "'w2', 100, '{default,other}'",
+      "'w2', 100, '{default,other}', false",
     );
     expect(several).not.toContain("Bitmap");
   });

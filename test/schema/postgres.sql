@@ -1,6 +1,6 @@
 -- The PostgreSQL schema after every migration, as a fresh `setup()` leaves it.
 -- Written by `npm run schema:dump`; checked by test/schema/schema.test.ts. Do not edit.
--- Migrations: 001_initial.sql, 002_leases.sql, 003_queue_claim_index.sql, 004_schedules.sql, 006_operations.sql, 007_remote_submissions.sql, 008_trace_context.sql
+-- Migrations: 001_initial.sql, 002_leases.sql, 003_queue_claim_index.sql, 004_schedules.sql, 005_start_marks.sql, 006_operations.sql, 007_remote_submissions.sql, 008_trace_context.sql
 
 CREATE TABLE soniq_dead_letter_jobs (
   id uuid NOT NULL,
@@ -69,12 +69,15 @@ CREATE TABLE soniq_jobs (
   result_expires_at timestamp with time zone,
   dedup_key text,
   meta json,
+  start_known boolean NOT NULL DEFAULT true,
+  uncharged_recoveries integer NOT NULL DEFAULT 0,
   trace_context text,
   CONSTRAINT soniq_jobs_attempts_check CHECK ((attempts >= 0)),
   CONSTRAINT soniq_jobs_interruptions_check CHECK ((interruptions >= 0)),
   CONSTRAINT soniq_jobs_max_attempts_check CHECK ((max_attempts >= 1)),
   CONSTRAINT soniq_jobs_pkey PRIMARY KEY (id),
-  CONSTRAINT soniq_jobs_status_check CHECK ((status = ANY (ARRAY['queued'::text, 'processing'::text, 'done'::text, 'cancelled'::text])))
+  CONSTRAINT soniq_jobs_status_check CHECK ((status = ANY (ARRAY['queued'::text, 'processing'::text, 'done'::text, 'cancelled'::text]))),
+  CONSTRAINT soniq_jobs_uncharged_recoveries_check CHECK ((uncharged_recoveries >= 0))
 );
 
 CREATE TABLE soniq_leases (

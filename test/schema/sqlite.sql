@@ -1,6 +1,6 @@
 -- The SQLite schema after every migration, as a fresh `setup()` leaves it.
 -- Written by `npm run schema:dump`; checked by test/schema/schema.test.ts. Do not edit.
--- Migrations: 001_initial, 002_leases, 003_schedules, 005_operations, 006_remote_submissions, 007_trace_context
+-- Migrations: 001_initial, 002_leases, 003_schedules, 004_start_marks, 005_operations, 006_remote_submissions, 007_trace_context
 
 CREATE TABLE soniq_dead_letter_jobs (
   id            TEXT    NOT NULL PRIMARY KEY,
@@ -64,10 +64,10 @@ CREATE TABLE soniq_jobs (
   last_error        TEXT,
   result            TEXT,
   result_expires_at INTEGER,
-  dedup_key         TEXT,
-  meta TEXT,
-  trace_context TEXT
-) STRICT;
+  dedup_key         TEXT
+, meta TEXT, start_known INTEGER NOT NULL DEFAULT 1
+  CHECK (start_known IN (0, 1)), uncharged_recoveries INTEGER NOT NULL DEFAULT 0
+  CHECK (uncharged_recoveries >= 0), trace_context TEXT) STRICT;
 
 CREATE TABLE soniq_leases (
   name       TEXT    NOT NULL PRIMARY KEY,

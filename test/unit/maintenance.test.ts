@@ -248,6 +248,7 @@ describe("Rescuer", () => {
           queue: "default",
           previous_owner: "dead",
           interruptions: 1,
+          charged: true,
         },
       ],
     ]);

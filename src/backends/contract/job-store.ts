@@ -53,6 +53,19 @@ export interface JobClaimParams {
   queues: readonly string[] | null;
   /** At most this many jobs (>= 1): the worker's free slots. */
   limit: number;
+  /**
+   * When true, the claimed rows are not known to have started: a crash recovery requeues such a
+   * row without charging an interruption (it counts an uncharged recovery instead) until
+   * {@link JobStore.jobMarkStarted} records its start. Default false: the claim itself counts as
+   * the start, as for any caller that runs what it claims at once. The worker passes true.
+   */
+  deferStart?: boolean;
+  /**
+   * Aborting it abandons the claim: SQLite stops waiting for a busy database file (nothing is
+   * claimed); PostgreSQL cancels the statement (rolled back, unless it had already finished). The
+   * call then rejects with the signal's reason — or resolves as usual when it finished first.
+   */
+  signal?: AbortSignal;
 }
 
 /** Params of {@link JobStore.jobComplete}. */
@@ -113,6 +126,14 @@ export interface JobSnoozeParams {
 
 /** Params of {@link JobStore.jobNack}. */
 export interface JobNackParams {
+  /** Job id. */
+  id: string;
+  /** The claim's owner (fence). */
+  owner: Owner;
+}
+
+/** Params of {@link JobStore.jobMarkStarted}. */
+export interface JobMarkStartedParams {
   /** Job id. */
   id: string;
   /** The claim's owner (fence). */
@@ -220,6 +241,13 @@ export interface JobStore {
   jobNack(params: JobNackParams): Promise<boolean>;
 
   /**
+   * Records that a claimed job is starting (its first user code is about to run): from now on a
+   * crash recovery of this claim charges it an interruption. One fenced row write (`start_known`
+   * = true); `false` when `owner` no longer holds the claim. Attempts and times unchanged.
+   */
+  jobMarkStarted(params: JobMarkStartedParams): Promise<boolean>;
+
+  /**
    * Cancels a `queued` job: `status='cancelled'`, `finished_at=now`,
    * `result_expires_at = now + retentionSeconds`. `false` if it is not queued.
    */
@@ -249,8 +277,10 @@ export interface JobStore {
    * Crash recovery (DESIGN.md §3.2–3.3): every `processing` row whose owner is not a live worker
    * incarnation — no worker row, `status = 'stopped'`, or a heartbeat older than
    * `staleAfterSeconds` — is requeued: `status='queued'`, due now, `worker_id` and `claim_token`
-   * cleared, `interruptions + 1`, `attempts` and `last_error` untouched; its queue wakes. A row
-   * whose interruptions would exceed `crashLoop.maxInterruptions` is moved to the dead-letter
+   * cleared, `attempts` and `last_error` untouched, and charged: `interruptions + 1` when its
+   * start is known (`start_known`), else `uncharged_recoveries + 1` (an uncharged row is never
+   * dead-lettered); its queue wakes. A charged row whose interruptions would exceed
+   * `crashLoop.maxInterruptions` is moved to the dead-letter
    * queue instead, with `crashLoop.reason` and `crashLoop.message` (attempts unchanged). Atomic
    * per row and fenced on state and owner: a live owner's row, or one that finished meanwhile,
    * is never touched. Idempotent: safe to run from several processes at once.

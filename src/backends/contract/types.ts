@@ -70,7 +70,7 @@ export interface JobRow {
   attempts: number;
   /** Runs allowed before the dead-letter queue. */
   maxAttempts: number;
-  /** Times a crash recovery requeued this job (not an attempt). */
+  /** Crash recoveries charged to this job: its start was durably known (not an attempt). */
   interruptions: number;
   /** When it is (or was) due. */
   scheduledAt: Date;
@@ -98,11 +98,22 @@ export interface JobRow {
   meta: string | null;
   /** The trace context stored at enqueue ({@link NewJob.traceContext}); absent or null when none. */
   traceContext?: string | null;
+  /**
+   * While `processing`: whether the current claim is durably known to have started (a claim with
+   * `deferStart` leaves it false until `JobStore.jobMarkStarted`). Crash recovery charges an
+   * interruption only when it is true.
+   */
+  startKnown: boolean;
+  /** Crash recoveries that charged nothing because no start was known (crash history). */
+  unchargedRecoveries: number;
 }
 
 /** A row of `soniq_dead_letter_jobs`: the job as it was, plus why and when it was moved. */
 export interface DeadLetterRow
-  extends Omit<JobRow, "status" | "result" | "resultExpiresAt" | "meta"> {
+  extends Omit<
+    JobRow,
+    "status" | "result" | "resultExpiresAt" | "meta" | "startKnown" | "unchargedRecoveries"
+  > {
   /** Why it was moved, e.g. `max_attempts_exceeded`, `unknown_job`, `invalid_args`. */
   reason: string;
   /** When it was moved. */
@@ -137,8 +148,14 @@ export interface ClaimedJob {
   attempts: number;
   /** Runs allowed before the dead-letter queue. */
   maxAttempts: number;
-  /** Crash recoveries so far. */
+  /** Crash recoveries charged so far. */
   interruptions: number;
+  /**
+   * Crash recoveries that charged no interruption (no start was known). A job with
+   * `interruptions + unchargedRecoveries > 0` has a crash history: a worker marks its start
+   * (`JobStore.jobMarkStarted`) before running any of its code, and runs it alone.
+   */
+  unchargedRecoveries: number;
   /** When it was due. */
   scheduledAt: Date;
   /** When it was enqueued. */
@@ -244,6 +261,11 @@ export interface RecoveredJob {
   previousOwner: string | null;
   /** Its interruption count after this recovery. */
   interruptions: number;
+  /**
+   * Whether this recovery charged an interruption (the start was durably known). An uncharged
+   * recovery counts in `unchargedRecoveries` instead and never dead-letters.
+   */
+  charged: boolean;
 }
 
 /**

@@ -18,6 +18,7 @@ import {
   type JobDeadLetterParams,
   type JobEnqueueParams,
   type JobIdParams,
+  type JobMarkStartedParams,
   type JobNackParams,
   type JobOwnedByParams,
   type JobPruneFinishedParams,
@@ -75,6 +76,8 @@ export class MemoryJobStore implements JobStore {
         attempts: 0,
         maxAttempts: job.maxAttempts,
         interruptions: 0,
+        unchargedRecoveries: 0,
+        startKnown: true,
         scheduledAt: job.runAt ? new Date(job.runAt.getTime()) : state.date(job.delaySeconds),
         createdAt: now,
         updatedAt: now,
@@ -130,6 +133,7 @@ export class MemoryJobStore implements JobStore {
         claimToken: randomUUID(),
         startedAt: stamp,
         updatedAt: stamp,
+        startKnown: request.deferStart !== true,
       });
       return claimedJobOf(row);
     });
@@ -220,6 +224,8 @@ export class MemoryJobStore implements JobStore {
       result: _result,
       resultExpiresAt: _expires,
       meta: _meta,
+      startKnown: _known,
+      unchargedRecoveries: _uncharged,
       ...rest
     } = row;
     const now = this.state.date();
@@ -238,6 +244,15 @@ export class MemoryJobStore implements JobStore {
       claimToken: null,
     });
     if (delaySeconds <= 0) this.state.bus.wake(row.queue);
+    return true;
+  }
+
+  /** See {@link JobStore.jobMarkStarted}. */
+  async jobMarkStarted({ id, owner }: JobMarkStartedParams): Promise<boolean> {
+    this.state.check();
+    const row = this.owned(id, owner);
+    if (!row) return false;
+    row.startKnown = true;
     return true;
   }
 
@@ -371,15 +386,18 @@ export class MemoryJobStore implements JobStore {
         result.cancelled.push(state.finaliseCancelled(row, cancelledRetentionSeconds));
         continue;
       }
-      const interruptions = row.interruptions + 1;
+      // Charged only where the start is durably known (docs/reliability.md).
+      const charged = row.startKnown;
+      const interruptions = row.interruptions + (charged ? 1 : 0);
       const job = {
         id: row.id,
         name: row.name,
         queue: row.queue,
         previousOwner: row.workerId,
         interruptions,
+        charged,
       };
-      if (interruptions > crashLoop.maxInterruptions) {
+      if (charged && interruptions > crashLoop.maxInterruptions) {
         this.moveToDead(row, {
           interruptions,
           lastError: crashLoopText(crashLoop.message, interruptions),
@@ -393,6 +411,7 @@ export class MemoryJobStore implements JobStore {
           workerId: null,
           claimToken: null,
           interruptions,
+          unchargedRecoveries: row.unchargedRecoveries + (charged ? 0 : 1),
           scheduledAt: stamp,
           updatedAt: stamp,
         });
@@ -443,6 +462,8 @@ export class MemoryJobStore implements JobStore {
       status: "queued",
       attempts: 0,
       interruptions: 0,
+      unchargedRecoveries: 0,
+      startKnown: true,
       scheduledAt: now,
       updatedAt: now,
       startedAt: null,

@@ -120,6 +120,7 @@ export class MemoryState {
       queue: row.queue,
       previousOwner: row.workerId,
       interruptions: row.interruptions,
+      charged: false,
     };
     Object.assign(row, {
       status: "cancelled",

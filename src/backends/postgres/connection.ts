@@ -55,8 +55,13 @@ export class PgConnection {
   private idle: (() => void) | null = null;
 
   /** Creates the pool; opens no connection until the first call. */
+  private readonly connectionString: string;
+  private readonly onPoolError: (error: unknown) => void;
+
   constructor(options: PgConnectionOptions) {
     this.schema = options.schema;
+    this.connectionString = options.connectionString;
+    this.onPoolError = options.onPoolError;
     this.pool = new pg.Pool({
       connectionString: options.connectionString,
       max: options.poolSize,
@@ -128,6 +133,41 @@ export class PgConnection {
     });
   }
 
+  /**
+   * Runs one statement on a connection of its own that `signal` can cancel: on abort, a
+   * `pg_cancel_backend` for that connection's server process (sent on another connection; the
+   * statement is rolled back unless it had finished). The connection goes back to the pool only
+   * after the cancel was answered, so the cancel can never reach a later caller's statement.
+   * @throws the signal's reason when aborted before the statement ran; the driver's error (query
+   * canceled, 57014) when the cancel stopped it.
+   */
+  async runCancellable<R>(
+    text: string,
+    values: unknown[],
+    signal: AbortSignal,
+  ): Promise<PgResult<R>> {
+    return this.track(async () => {
+      if (signal.aborted) throw signal.reason;
+      const client = await this.pool.connect();
+      let cancelled: Promise<unknown> = Promise.resolve();
+      const cancel = () => {
+        const pid = this.clientPids.get(client);
+        if (pid === undefined) return;
+        cancelled = this.pool.query("SELECT pg_cancel_backend($1)", [pid]).catch(() => undefined);
+      };
+      try {
+        if (signal.aborted) throw signal.reason;
+        signal.addEventListener("abort", cancel, { once: true });
+        const result = await client.query({ name: this.statementName(text), text, values });
+        return { rows: result.rows as R[], rowCount: result.rowCount ?? 0 };
+      } finally {
+        signal.removeEventListener("abort", cancel);
+        await cancelled;
+        client.release();
+      }
+    });
+  }
+
   /** A stable prepared-statement name per SQL text (per backend; the schema is in the text). */
   private statementName(text: string): string {
     let name = this.statementNames.get(text);
@@ -183,9 +223,33 @@ export class PgConnection {
     }
   }
 
+  /** Cancels the statements this pool's connections are running (best effort). */
+  private async cancelRunning(): Promise<void> {
+    const pids = [...this.poolPids];
+    if (pids.length === 0) return;
+    const client = new pg.Client({
+      connectionString: this.connectionString,
+      connectionTimeoutMillis: 2000,
+    });
+    try {
+      await client.connect();
+      await client.query(
+        "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE pid = ANY($1::int[]) AND state = 'active'",
+        [pids],
+      );
+    } catch (err) {
+      this.onPoolError(err);
+    } finally {
+      await client.end().catch(() => undefined);
+    }
+  }
+
   /**
    * Marks the connection closed, runs `beforeEnd` (stopping the listener), waits for the calls
-   * in flight to settle, then ends the pool. Idempotent.
+   * in flight to settle, then ends the pool. Calls still running {@link CLOSE_CANCEL_AFTER_MS} ms
+   * after close began (a statement waiting for a lock another session holds) are cancelled
+   * (`pg_cancel_backend`, on a connection of its own), so a lock cannot hold a closing process.
+   * Idempotent.
    */
   close(beforeEnd: () => Promise<void>): Promise<void> {
     if (!this.closing) {
@@ -198,13 +262,24 @@ export class PgConnection {
             });
       this.closing = (async () => {
         await beforeEnd();
-        await settled;
+        let timer: NodeJS.Timeout | undefined;
+        const late = new Promise<"late">((resolve) => {
+          timer = setTimeout(() => resolve("late"), CLOSE_CANCEL_AFTER_MS);
+        });
+        if ((await Promise.race([settled, late])) === "late") {
+          await this.cancelRunning();
+          await settled;
+        }
+        clearTimeout(timer);
         await this.pool.end();
       })();
     }
     return this.closing;
   }
 }
+
+/** How long close() waits for calls in flight before it cancels them, in milliseconds. */
+const CLOSE_CANCEL_AFTER_MS = 1000;
 
 /** What the job store needs from the facade. */
 export interface PgJobStoreDeps {
@@ -224,5 +299,7 @@ export interface PgJobStoreDeps {
     workerId: string;
     limit: number;
     queues: readonly string[] | null;
+    /** Stored in `start_known` (see `JobClaimParams.deferStart`). */
+    startKnown: boolean;
   }) => Promise<RawClaimedRow[]>;
 }

@@ -17,6 +17,7 @@ import {
   type JobDeadLetterParams,
   type JobEnqueueParams,
   type JobIdParams,
+  type JobMarkStartedParams,
   type JobNackParams,
   type JobOwnedByParams,
   type JobPruneFinishedParams,
@@ -95,18 +96,23 @@ export class PgJobStore implements JobStore {
     const limit = Math.floor(params.limit);
     const queues = params.queues === null ? null : [...new Set(params.queues)];
     if (!(limit >= 1) || (queues !== null && queues.length === 0)) return [];
-    const { rows } =
+    const startKnown = params.deferStart !== true;
+    const [text, values] =
       queues === null
-        ? await this.run<RawClaimedRow>(this.sql.claimAll, [params.workerId, limit])
+        ? [this.sql.claimAll, [params.workerId, limit, startKnown]]
         : queues.length === 1
-          ? await this.run<RawClaimedRow>(this.sql.claimQueue, [params.workerId, limit, queues[0]])
-          : await this.run<RawClaimedRow>(this.sql.claimQueues, [params.workerId, limit, queues]);
+          ? [this.sql.claimQueue, [params.workerId, limit, queues[0], startKnown]]
+          : [this.sql.claimQueues, [params.workerId, limit, queues, startKnown]];
+    const { rows } = params.signal
+      ? await this.conn.runCancellable<RawClaimedRow>(text, values, params.signal)
+      : await this.run<RawClaimedRow>(text, values);
     if (rows.length >= limit) return rows.map(toClaimedJob);
     // Queues with a max_running: each claimed under its queue row's lock (limited-claim.ts).
     const limited = await this.deps.claimLimited({
       workerId: params.workerId,
       limit: limit - rows.length,
       queues,
+      startKnown,
     });
     return [...rows, ...limited].map(toClaimedJob);
   }
@@ -191,6 +197,11 @@ export class PgJobStore implements JobStore {
       : this.fenced(this.sql.snooze, id, owner, [delaySeconds]);
   }
 
+  /** One fenced UPDATE. See {@link JobStore.jobMarkStarted}. */
+  jobMarkStarted({ id, owner }: JobMarkStartedParams): Promise<boolean> {
+    return this.fenced(this.sql.markStarted, id, owner, []);
+  }
+
   /** The seed's nack_job field contract plus the owner; NOTIFYs. See {@link JobStore.jobNack}. */
   jobNack({ id, owner }: JobNackParams): Promise<boolean> {
     return this.fencedNotify(this.sql.nack, id, owner, [this.channel]);
@@ -271,6 +282,7 @@ export class PgJobStore implements JobStore {
       queue: string;
       previous_owner: string | null;
       interruptions: number;
+      charged: boolean;
     }>(this.sql.recoverStale, [
       staleAfterSeconds ?? null,
       crashLoop.maxInterruptions,
@@ -288,6 +300,7 @@ export class PgJobStore implements JobStore {
         queue: row.queue,
         previousOwner: row.previous_owner,
         interruptions: row.interruptions,
+        charged: row.charged,
       };
       (row.kind === "dead"
         ? result.deadLettered

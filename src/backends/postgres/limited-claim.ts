@@ -44,7 +44,7 @@ export async function claimLimitedQueues(
   pool: pg.Pool,
   claimSql: string,
   sql: AdminStatements,
-  request: { workerId: string; limit: number; queues: readonly string[] },
+  request: { workerId: string; limit: number; queues: readonly string[]; startKnown: boolean },
 ): Promise<RawClaimedRow[]> {
   const out: RawClaimedRow[] = [];
   for (const queue of request.queues) {
@@ -63,6 +63,7 @@ export async function claimLimitedQueues(
             request.workerId,
             room,
             queue,
+            request.startKnown,
           ]);
           out.push(...claimed.rows);
         }

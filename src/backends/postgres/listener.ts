@@ -27,6 +27,8 @@ export interface PgListenerOptions {
    * notifications may have been missed meanwhile.
    */
   onReconnect(): void;
+  /** Called when an established LISTEN connection drops (with its error, if any). */
+  onLost?(error: unknown): void;
   /** Connection and LISTEN errors (the listener recovers from them by itself). */
   onError(error: unknown): void;
   /** First re-connect delay in milliseconds (default 100); doubles after each failure. */
@@ -71,11 +73,14 @@ export class PgListener extends BaseService {
     let backoffMs = this.initialBackoffMs;
     let missed = false;
     while (!signal.aborted) {
+      let established = false;
       const error = await this.listenOnce(signal, () => {
+        established = true;
         backoffMs = this.initialBackoffMs;
         if (missed) this.options.onReconnect();
       });
       if (signal.aborted) break;
+      if (established) this.options.onLost?.(error);
       if (error !== undefined) this.options.onError(error);
       missed = true;
       const delay = backoffMs;

@@ -21,6 +21,8 @@ export interface PgNotifierOptions {
    * request, admin-store.ts), which is then not a queue wake-up.
    */
   route?: (payload: string) => boolean;
+  /** The LISTEN connection dropped (`"lost"`) or is back and re-LISTENed (`"restored"`). */
+  onListenChange?: (change: "lost" | "restored", error?: unknown) => void;
 }
 
 /**
@@ -50,7 +52,11 @@ export class PgNotifier implements Notifier {
           if (ownPids.has(senderPid)) return;
           if (!this.options.route?.(payload)) this.wake(payload);
         },
-        onReconnect: () => this.wake("*"),
+        onReconnect: () => {
+          this.options.onListenChange?.("restored");
+          this.wake("*");
+        },
+        onLost: (err) => this.options.onListenChange?.("lost", err),
         onError: (err) => this.options.onError(err),
       });
       void this.listener.start();

@@ -42,6 +42,11 @@ export interface PostgresBackendOptions {
    * that died, or the LISTEN connection failing (it re-connects). Defaults to ignoring them.
    */
   onError?: (error: unknown, source: PostgresErrorSource) => void;
+  /**
+   * Called with the channel when the LISTEN connection drops (`"lost"`, with the error that ended
+   * it, if any) and when it is back and re-LISTENed (`"restored"`). Defaults to ignoring them.
+   */
+  onListenChange?: (change: "lost" | "restored", channel: string, error?: unknown) => void;
 }
 
 /** Validates the options that the pool and schema need. */
@@ -117,6 +122,7 @@ export class PostgresBackend extends DelegatingStores implements Backend {
       ownPids: conn.poolPids,
       onError: (err) => onError(err, "listener"),
       route: (payload) => admin?.handleNotify(payload) ?? false,
+      onListenChange: (change, error) => options.onListenChange?.(change, channel, error),
     });
     const sql = buildStatements(schema);
     admin = new PgAdminStore({

@@ -16,11 +16,12 @@ import type {
 export const JOB_COLUMNS = `id::text AS id, name, queue, args::text AS args, status, priority, attempts,
   max_attempts, interruptions, scheduled_at, created_at, updated_at, started_at, finished_at,
   worker_id, claim_token::text AS claim_token, last_error, result::text AS result,
-  result_expires_at, dedup_key, meta::text AS meta, trace_context`;
+  result_expires_at, dedup_key, meta::text AS meta, start_known, uncharged_recoveries,
+  trace_context`;
 
 /** The columns a claim returns, in `RawClaimedRow` shape (see `ClaimedJob`). */
 export const CLAIMED_COLUMNS = `id::text AS id, name, queue, args::text AS args, priority, attempts,
-  max_attempts, interruptions, scheduled_at, created_at, worker_id,
+  max_attempts, interruptions, uncharged_recoveries, scheduled_at, created_at, worker_id,
   claim_token::text AS claim_token, meta::text AS meta, trace_context`;
 
 /** The dead-letter columns every dead-letter query selects, in `RawDeadLetterRow` shape. */
@@ -56,6 +57,10 @@ export interface RawJobRow {
   dedup_key: string | null;
   meta?: string | null;
   /** Absent in dead-letter rows (the column is not copied there). */
+  start_known?: boolean;
+  /** Absent in dead-letter rows (the column is not copied there). */
+  uncharged_recoveries?: number;
+  /** Absent in dead-letter rows (the column is not copied there). */
   trace_context?: string | null;
 }
 
@@ -70,6 +75,7 @@ export type RawClaimedRow = Pick<
   | "attempts"
   | "max_attempts"
   | "interruptions"
+  | "uncharged_recoveries"
   | "scheduled_at"
   | "created_at"
   | "meta"
@@ -87,6 +93,7 @@ export function toClaimedJob(row: RawClaimedRow): ClaimedJob {
     attempts: row.attempts,
     maxAttempts: row.max_attempts,
     interruptions: row.interruptions,
+    unchargedRecoveries: row.uncharged_recoveries ?? 0,
     scheduledAt: row.scheduled_at,
     createdAt: row.created_at,
     workerId: row.worker_id,
@@ -141,6 +148,8 @@ export function toJobRow(row: RawJobRow): JobRow {
     dedupKey: row.dedup_key,
     meta: row.meta ?? null,
     traceContext: row.trace_context ?? null,
+    startKnown: row.start_known ?? true,
+    unchargedRecoveries: row.uncharged_recoveries ?? 0,
   };
 }
 
@@ -151,6 +160,8 @@ export function toDeadLetterRow(row: RawDeadLetterRow): DeadLetterRow {
     result: _r,
     resultExpiresAt: _e,
     meta: _m,
+    startKnown: _k,
+    unchargedRecoveries: _u,
     ...job
   } = toJobRow({
     ...row,

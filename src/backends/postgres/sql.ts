@@ -166,11 +166,12 @@ export function buildStatements(schema: string) {
   const controls = `${s}.${quoteIdent("soniq_job_controls")}`;
 
   /**
-   * The claim, over the queued rows that also match `filter` (`$1` worker id, `$2` limit). Rows of
-   * a queue that is paused or has a `max_running` are skipped (`soniq_queues`): a limited queue is
-   * claimed by `claimLimited`, under its queue row's lock.
+   * The claim, over the queued rows that also match `filter` (`$1` worker id, `$2` limit;
+   * `startKnown` names the boolean parameter stored in `start_known`). Rows of a queue that is
+   * paused or has a `max_running` are skipped (`soniq_queues`) unless `unrestricted`: a limited
+   * queue is claimed by `claimLimited`, under its queue row's lock.
    */
-  const claimWhere = (filter: string, unrestricted = false) => `WITH picked AS (
+  const claimWhere = (filter: string, startKnown: string, unrestricted = false) => `WITH picked AS (
       SELECT id FROM ${jobs} AS cj
       WHERE status = 'queued' AND scheduled_at <= now() AND ${filter}${
         unrestricted
@@ -185,10 +186,10 @@ export function buildStatements(schema: string) {
     ), claimed AS (
       UPDATE ${jobs} AS j
       SET status = 'processing', worker_id = $1, claim_token = gen_random_uuid(),
-          started_at = now(), updated_at = now()
+          started_at = now(), updated_at = now(), start_known = ${startKnown}::boolean
       FROM picked WHERE j.id = picked.id
       RETURNING j.id, j.name, j.queue, j.args, j.priority, j.attempts, j.max_attempts,
-                j.interruptions, j.scheduled_at, j.created_at, j.worker_id, j.claim_token,
+                j.interruptions, j.uncharged_recoveries, j.scheduled_at, j.created_at, j.worker_id, j.claim_token,
                 j.meta, j.trace_context
     )
     SELECT ${CLAIMED_COLUMNS} FROM claimed ORDER BY priority, scheduled_at, created_at, claimed.id`;
@@ -233,30 +234,34 @@ export function buildStatements(schema: string) {
     /** `$1` dedup keys text[] → `id`, `dedup_key` of the rows holding them. */
     holders: `SELECT id::text AS id, dedup_key FROM ${jobs} WHERE dedup_key = ANY($1::text[])`,
 
-    /** `$1` worker id, `$2` limit → claimed jobs (`CLAIMED_COLUMNS`), in claim order. Every queue. */
-    claimAll: claimWhere("TRUE"),
+    /**
+     * `$1` worker id, `$2` limit, `$3` start known (false: a worker's claim, started only by
+     * `markStarted`) → claimed jobs (`CLAIMED_COLUMNS`), in claim order. Every queue.
+     */
+    claimAll: claimWhere("TRUE", "$3"),
 
     /**
-     * `$1` worker id, `$2` limit, `$3` queue → as `claimAll`, one queue: walks
+     * `$1` worker id, `$2` limit, `$3` queue, `$4` start known → as `claimAll`, one queue: walks
      * `soniq_jobs_queue_claim_idx` in claim order from that queue's first row, locking as it reads,
      * so other queues' backlogs are never read and nothing is locked beyond what is claimed.
      */
-    claimQueue: claimWhere("queue = $3::text"),
+    claimQueue: claimWhere("queue = $3::text", "$4"),
 
     /**
-     * `$1` worker id, `$2` limit, `$3` queues text[] (two or more) → as `claimAll`. The planner
+     * `$1` worker id, `$2` limit, `$3` queues text[] (two or more), `$4` start known → as
+     * `claimAll`. The planner
      * picks the claim index (walked in order, other queues' rows skipped) or the queue index (the
      * requested queues' due rows, sorted); either way rows are locked as they are returned, so a
      * claim locks only what it claims.
      */
-    claimQueues: claimWhere("queue = ANY($3::text[])"),
+    claimQueues: claimWhere("queue = ANY($3::text[])", "$4"),
 
     /**
      * `$1` worker id, `$2` limit, `$3` queue → as `claimQueue`, for a queue with a `max_running`:
      * run inside a transaction that holds the queue's row lock (`lockLimitedQueue`) and counted
      * its processing rows, with `$2` = the room left, so the limit holds across every process.
      */
-    claimLimited: claimWhere("queue = $3::text", true),
+    claimLimited: claimWhere("queue = $3::text", "$4", true),
 
     /** Fence `$1..$3`, `$4` result JSON text or NULL, `$5` retention seconds. */
     complete: `UPDATE ${jobs}
@@ -286,6 +291,12 @@ export function buildStatements(schema: string) {
     snooze: snoozeUpdate,
     /** As {@link snooze}, plus `$5` channel: NOTIFYs the queue (the job is due now). */
     snoozeNotify: notifying(snoozeUpdate, "$5"),
+
+    /**
+     * Fence `$1..$3`: the start mark (`start_known = true`): a crash recovery of this claim charges
+     * an interruption from now on. → row count.
+     */
+    markStarted: `UPDATE ${jobs} SET start_known = true WHERE ${FENCE}`,
 
     /** Fence `$1..$3`, `$4` channel. The seed's nack_job field contract; NOTIFYs the queue. */
     nack: notifying(nackUpdate, "$4"),
@@ -394,11 +405,13 @@ export function buildStatements(schema: string) {
      * (kind 'cancelled'). Locks the stale
      * rows (SKIP LOCKED: a row being finished right now is left to its writer), moves those over
      * the interruption limit to the DLQ (reason `$4`) and requeues
-     * the rest, NOTIFYing their queues. → `kind` ('requeued' | 'dead'), `id`, `name`, `queue`,
-     * `previous_owner`, `interruptions`.
+     * the rest, NOTIFYing their queues. Only a row whose start is known (`start_known`) is charged
+     * an interruption (and may be dead-lettered); any other is requeued with
+     * `uncharged_recoveries + 1`. → `kind` ('requeued' | 'dead'), `id`, `name`, `queue`,
+     * `previous_owner`, `interruptions`, `charged`.
      */
     recoverStale: `WITH stale AS (
-        SELECT j.id, j.worker_id, EXISTS (
+        SELECT j.id, j.worker_id, j.start_known, EXISTS (
             SELECT 1 FROM ${controls} AS c
             WHERE c.job_id = j.id AND c.cancel_claim_token = j.claim_token) AS cancel
         FROM ${jobs} AS j
@@ -419,7 +432,7 @@ export function buildStatements(schema: string) {
         RETURNING j.id, j.name, j.queue, stale.worker_id, j.interruptions
       ), doomed AS (
         DELETE FROM ${jobs} AS j USING stale
-        WHERE j.id = stale.id AND NOT stale.cancel AND j.status = 'processing'
+        WHERE j.id = stale.id AND NOT stale.cancel AND j.status = 'processing' AND stale.start_known
           AND j.interruptions + 1 > $2::int
         RETURNING j.*
       ), buried AS (
@@ -435,21 +448,24 @@ export function buildStatements(schema: string) {
       ), requeued AS (
         UPDATE ${jobs} AS j
         SET status = 'queued', worker_id = NULL, claim_token = NULL,
-            interruptions = j.interruptions + 1, scheduled_at = now(), updated_at = now()
+            interruptions = j.interruptions + CASE WHEN stale.start_known THEN 1 ELSE 0 END,
+            uncharged_recoveries = j.uncharged_recoveries
+              + CASE WHEN stale.start_known THEN 0 ELSE 1 END,
+            scheduled_at = now(), updated_at = now()
         FROM stale
         WHERE j.id = stale.id AND NOT stale.cancel AND j.status = 'processing'
-          AND j.interruptions + 1 <= $2::int
-        RETURNING j.id, j.name, j.queue, stale.worker_id, j.interruptions
+          AND (NOT stale.start_known OR j.interruptions + 1 <= $2::int)
+        RETURNING j.id, j.name, j.queue, stale.worker_id, j.interruptions, stale.start_known
       ), woken AS (
         SELECT pg_notify($3, q.queue) FROM (SELECT DISTINCT ${PAYLOAD} AS queue FROM requeued) AS q
       )
       SELECT 'requeued' AS kind, id::text AS id, name, queue, worker_id AS previous_owner,
-             interruptions, (SELECT count(*) FROM woken) AS notified
+             interruptions, start_known AS charged, (SELECT count(*) FROM woken) AS notified
       FROM requeued
       UNION ALL
-      SELECT 'dead', id::text, name, queue, worker_id, interruptions, 0 FROM buried
+      SELECT 'dead', id::text, name, queue, worker_id, interruptions, true, 0 FROM buried
       UNION ALL
-      SELECT 'cancelled', id::text, name, queue, worker_id, interruptions, 0 FROM finalised`,
+      SELECT 'cancelled', id::text, name, queue, worker_id, interruptions, false, 0 FROM finalised`,
 
     /** `$1` worker id → `id`, `claim_token` of the processing rows it owns. */
     ownedBy: `SELECT id::text AS id, claim_token::text AS claim_token FROM ${jobs}

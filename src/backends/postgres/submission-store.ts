@@ -259,6 +259,8 @@ export class PostgresSubmissionStore implements SubmissionStore {
         attempts: r.attempts,
         maxAttempts: r.max_attempts,
         interruptions: r.interruptions,
+        // Polls never take the start-mark path: remote jobs are recovered by their phase.
+        unchargedRecoveries: 0,
         scheduledAt: r.scheduled_at,
         createdAt: r.created_at,
         workerId: params.workerId,

@@ -14,6 +14,7 @@ import type {
   JobDeadLetterParams,
   JobEnqueueParams,
   JobIdParams,
+  JobMarkStartedParams,
   JobNackParams,
   JobOwnedByParams,
   JobPruneFinishedParams,
@@ -92,6 +93,11 @@ export abstract class DelegatingStores implements JobStore, WorkerStore, LeaseSt
   jobSnooze(params: JobSnoozeParams): Promise<boolean> {
     return this.stores.jobs.jobSnooze(params);
   }
+  /** See {@link JobStore.jobMarkStarted}. */
+  jobMarkStarted(params: JobMarkStartedParams): Promise<boolean> {
+    return this.stores.jobs.jobMarkStarted(params);
+  }
+
   /** See {@link JobStore.jobNack}. */
   jobNack(params: JobNackParams): Promise<boolean> {
     return this.stores.jobs.jobNack(params);

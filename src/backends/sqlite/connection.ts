@@ -101,18 +101,31 @@ export class SqliteConnection implements SqliteSession {
    * asynchronously, until `busyTimeoutMs` has passed. `fn` must be all-or-nothing (one statement
    * or one transaction), which makes the retry safe.
    * @param create Whether a missing database file may be created (setup only).
+   * @param signal Aborting it stops the retries of a busy database: the call rejects with its
+   * reason, and nothing of `fn` was done.
    * @throws SoniqError `CLOSED` after close; `SCHEMA_NOT_READY` for a missing table or file;
    * `SQLITE_BUSY` from the driver once `busyTimeoutMs` is spent.
    */
-  async use<T>(fn: (session: SqliteSession) => T, create = false): Promise<T> {
+  async use<T>(
+    fn: (session: SqliteSession) => T,
+    create = false,
+    signal?: AbortSignal,
+  ): Promise<T> {
     const giveUpAt = Date.now() + this.busyTimeoutMs;
     for (let attempt = 0; ; attempt++) {
+      // An abandoned call stops between tries: nothing of it was done.
+      if (signal?.aborted) throw signal.reason;
       try {
         this.connect(create);
         return fn(this);
       } catch (err) {
         if (isBusy(err) && Date.now() < giveUpAt) {
           const wait = Math.min(MAX_RETRY_PAUSE_MS, 2 ** attempt) + Math.random() * 5;
+          // Yield to the poll phase first. Each try may block up to BUSY_SLICE_MS inside SQLite; a
+          // few callers retrying on short timers would keep Node's timers phase busy for as long
+          // as the lock is held (each new timer is already due when the phase checks), starving
+          // signals and I/O: a drain's SIGTERM went unseen until another process let go.
+          await new Promise((resolve) => setImmediate(resolve));
           await new Promise((resolve) => setTimeout(resolve, wait));
           continue;
         }

@@ -17,7 +17,8 @@ import type {
 /** The columns of `soniq_jobs`, in table order: a {@link JobRecord}. */
 export const JOB_COLUMNS = `id, name, queue, args, status, priority, attempts, max_attempts,
   interruptions, scheduled_at, created_at, updated_at, started_at, finished_at, worker_id,
-  claim_token, last_error, result, result_expires_at, dedup_key, meta, trace_context`;
+  claim_token, last_error, result, result_expires_at, dedup_key, meta, start_known,
+  uncharged_recoveries, trace_context`;
 
 /** The columns of `soniq_dead_letter_jobs`, in table order: a {@link DeadLetterRecord}. */
 export const DEAD_LETTER_COLUMNS = `id, name, queue, args, priority, attempts, max_attempts,
@@ -52,13 +53,20 @@ export interface JobRecord {
   result_expires_at: number | null;
   dedup_key: string | null;
   meta: string | null;
+  /** 0 or 1 (CHECK constraint); absent in dead-letter records. */
+  start_known?: number;
+  /** Absent in dead-letter records. */
+  uncharged_recoveries?: number;
   /** Absent in dead-letter records (the column is not copied there). */
   trace_context?: string | null;
 }
 
 /** A row of `soniq_dead_letter_jobs` as better-sqlite3 returns it. */
 export interface DeadLetterRecord
-  extends Omit<JobRecord, "status" | "result" | "result_expires_at" | "meta"> {
+  extends Omit<
+    JobRecord,
+    "status" | "result" | "result_expires_at" | "meta" | "start_known" | "uncharged_recoveries"
+  > {
   reason: string;
   dead_at: number;
 }
@@ -106,6 +114,8 @@ export function toJobRow(r: JobRecord): JobRow {
     dedupKey: r.dedup_key,
     meta: r.meta ?? null,
     traceContext: r.trace_context ?? null,
+    startKnown: (r.start_known ?? 1) === 1,
+    unchargedRecoveries: r.uncharged_recoveries ?? 0,
   };
 }
 
@@ -116,6 +126,8 @@ export function toDeadLetterRow(r: DeadLetterRecord): DeadLetterRow {
     result: _r,
     resultExpiresAt: _e,
     meta: _m,
+    startKnown: _k,
+    unchargedRecoveries: _u,
     ...job
   } = toJobRow({
     ...r,

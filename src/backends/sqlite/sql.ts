@@ -136,7 +136,7 @@ export const SQL = {
    */
   claimOne: `UPDATE soniq_jobs
     SET status = 'processing', worker_id = @workerId, claim_token = @claimToken,
-        started_at = @now, updated_at = @now
+        started_at = @now, updated_at = @now, start_known = @startKnown
     WHERE id = @id AND status = 'queued'
     RETURNING ${JOB_COLUMNS}`,
 
@@ -190,6 +190,12 @@ export const SQL = {
    * NACK, fenced: the seed's `nack_job` field contract (`queued`, owner cleared,
    * `updated_at = scheduled_at = now`; attempts and `last_error` untouched). → `queue`.
    */
+  /**
+   * Start mark, fenced ({@link OWNED}): the claim is durably known to have started
+   * (`start_known = 1`), so a crash recovery of it charges an interruption. → changes.
+   */
+  markStarted: `UPDATE soniq_jobs SET start_known = 1 WHERE ${OWNED}`,
+
   nack: `UPDATE soniq_jobs
     SET status = 'queued', worker_id = NULL, claim_token = NULL,
         updated_at = ${NOW_MS}, scheduled_at = ${NOW_MS}
@@ -207,7 +213,7 @@ export const SQL = {
    */
   replay: `INSERT INTO soniq_jobs (${JOB_COLUMNS})
     SELECT id, name, queue, args, 'queued', priority, 0, max_attempts, 0, @now,
-      created_at, @now, NULL, NULL, NULL, NULL, last_error, NULL, NULL, dedup_key, NULL, NULL
+      created_at, @now, NULL, NULL, NULL, NULL, last_error, NULL, NULL, dedup_key, NULL, 1, 0, NULL
     FROM soniq_dead_letter_jobs WHERE id = @id`,
 
   /** `@id`: deletes the dead-letter entry. */
@@ -308,10 +314,10 @@ export const SQL = {
   /**
    * `@now`, `@timeoutMs` (NULL: a stale heartbeat does not count as dead, only stopped or unknown
    * owners; a worker's declared `heartbeat_timeout_ms` wins over it) → `id`, `name`, `queue`,
-   * `worker_id`, `interruptions`, `cancel` (0/1: its claim has a cancel request) of every
-   * `processing` row whose owner is not a live worker.
+   * `worker_id`, `interruptions`, `start_known`, `cancel` (0/1: its claim has a cancel request)
+   * of every `processing` row whose owner is not a live worker.
    */
-  staleClaims: `SELECT j.id, j.name, j.queue, j.worker_id, j.interruptions,
+  staleClaims: `SELECT j.id, j.name, j.queue, j.worker_id, j.interruptions, j.start_known,
       EXISTS (SELECT 1 FROM soniq_job_controls AS c
               WHERE c.job_id = j.id AND c.cancel_claim_token = j.claim_token) AS cancel
     FROM soniq_jobs AS j
@@ -333,12 +339,15 @@ export const SQL = {
     WHERE id = @id AND status = 'processing' AND worker_id IS @owner`,
 
   /**
-   * `@id`, `@owner` (the stale owner, or NULL), `@now`: crash recovery's requeue (`queued`,
-   * `interruptions + 1`, due at `@now`, owner cleared, attempts untouched). → changes.
+   * `@id`, `@owner` (the stale owner, or NULL), `@now`, `@charge` (1: the start was known, charge
+   * an interruption; 0: count an uncharged recovery): crash recovery's requeue (`queued`, due at
+   * `@now`, owner cleared, attempts untouched). → changes.
    */
   requeueStale: `UPDATE soniq_jobs
     SET status = 'queued', worker_id = NULL, claim_token = NULL,
-        interruptions = interruptions + 1, scheduled_at = @now, updated_at = @now
+        interruptions = interruptions + @charge,
+        uncharged_recoveries = uncharged_recoveries + 1 - @charge,
+        scheduled_at = @now, updated_at = @now
     WHERE id = @id AND status = 'processing' AND worker_id IS @owner`,
 
   /**

@@ -17,6 +17,7 @@ import type {
   JobDeadLetterParams,
   JobEnqueueParams,
   JobIdParams,
+  JobMarkStartedParams,
   JobNackParams,
   JobOwnedByParams,
   JobPruneFinishedParams,
@@ -213,7 +214,7 @@ export class SqliteBackend implements Backend {
 
   /** One immediate transaction (transactions.ts `claimDue`). See {@link JobStore.jobClaim}. */
   async jobClaim(params: JobClaimParams): Promise<ClaimedJob[]> {
-    return this.conn.use((s) => claimDue(s, params));
+    return this.conn.use((s) => claimDue(s, params), false, params.signal);
   }
 
   /** See {@link JobStore.jobComplete}. */
@@ -252,6 +253,13 @@ export class SqliteBackend implements Backend {
   async jobSnooze({ id, owner, delaySeconds }: JobSnoozeParams): Promise<boolean> {
     const params = { id, ...fence(owner), delayMs: secondsToMs(delaySeconds) };
     return this.requeued("snooze", params, delaySeconds <= 0);
+  }
+
+  /** Start mark, one fenced statement. See {@link JobStore.jobMarkStarted}. */
+  async jobMarkStarted({ id, owner }: JobMarkStartedParams): Promise<boolean> {
+    return this.conn.use(
+      (s) => s.statement("markStarted").run({ id, ...fence(owner) }).changes > 0,
+    );
   }
 
   /** See {@link JobStore.jobNack}. */

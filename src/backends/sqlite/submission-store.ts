@@ -254,6 +254,8 @@ export class SqliteSubmissionStore implements SubmissionStore {
           attempts: job.attempts,
           maxAttempts: job.max_attempts,
           interruptions: job.interruptions,
+          // Polls never take the start-mark path: remote jobs are recovered by their phase.
+          unchargedRecoveries: 0,
           scheduledAt: new Date(job.scheduled_at),
           createdAt: new Date(job.created_at),
           workerId: params.workerId,

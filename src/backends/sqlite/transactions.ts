@@ -89,10 +89,11 @@ export function claimDue(s: SqliteSession, request: JobClaimParams): ClaimedJob[
     const params: Record<string, unknown> = { now, limit };
     if (queues !== null) params.queues = queues;
     const claimed: ClaimedJob[] = [];
+    const startKnown = request.deferStart === true ? 0 : 1;
     const claim = (ids: Array<{ id: string }>) => {
       for (const { id } of ids) {
         const claimToken = randomUUID();
-        const row = take.get({ id, now, workerId: request.workerId, claimToken }) as
+        const row = take.get({ id, now, workerId: request.workerId, claimToken, startKnown }) as
           | JobRecord
           | undefined;
         if (row) claimed.push(claimedJobOf(toJobRow(row)));
@@ -199,6 +200,8 @@ interface StaleClaim {
   interruptions: number;
   /** 1 when its claim has a cancel request. */
   cancel: number;
+  /** 1 when the claim's start is durably known. */
+  start_known: number;
 }
 
 /**
@@ -235,26 +238,30 @@ export function recoverStaleClaims(
             queue: row.queue,
             previousOwner: row.worker_id,
             interruptions: row.interruptions,
+            charged: false,
           });
         }
         continue;
       }
-      const interruptions = row.interruptions + 1;
+      // Charged only where the start is durably known (docs/reliability.md).
+      const charged = row.start_known === 1;
+      const interruptions = row.interruptions + (charged ? 1 : 0);
       const job = {
         id: row.id,
         name: row.name,
         queue: row.queue,
         previousOwner: row.worker_id,
         interruptions,
+        charged,
       };
       const params = { id: row.id, owner: row.worker_id, now };
-      if (interruptions > crashLoop.maxInterruptions) {
+      if (charged && interruptions > crashLoop.maxInterruptions) {
         const error = crashLoopText(crashLoop.message, interruptions);
         if (bury.run({ ...params, error, reason: crashLoop.reason }).changes > 0) {
           remove.run({ id: row.id });
           result.deadLettered.push(job);
         }
-      } else if (requeue.run(params).changes > 0) {
+      } else if (requeue.run({ ...params, charge: charged ? 1 : 0 }).changes > 0) {
         result.requeued.push(job);
       }
     }

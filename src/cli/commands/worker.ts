@@ -1,6 +1,7 @@
 /**
  * `soniq worker`: runs a worker for the module's jobs until SIGTERM/SIGINT drains it, and exits
- * with the worker's exit code (0 drained, 1 deadline path, 2 start-up error, 3 not recorded).
+ * with the worker's exit code (0 drained, 1 deadline path, 2 start-up error, 3 not recorded,
+ * 4 uncaught exception — see process-guards.ts).
  */
 import type { Command } from "commander";
 import { collectDefaultMetrics } from "prom-client";
@@ -16,6 +17,7 @@ import type { Worker } from "../../worker/worker.js";
 import { forwardSignals } from "../early-signals.js";
 import { EXIT } from "../exit-codes.js";
 import { loadSoniqModule } from "../load-module.js";
+import { installProcessGuards } from "../process-guards.js";
 import { fail, number } from "../runner.js";
 
 interface WorkerFlags {
@@ -78,6 +80,8 @@ async function runWorker(module: string, flags: WorkerFlags): Promise<never> {
   } catch (err) {
     fail(err);
   }
+  // Handler mistakes must not end the worker as the deadline path would (exit 1).
+  installProcessGuards(soniq.logger, soniq.eventBus);
   let health: HealthServer | undefined;
   if (flags.healthPort !== undefined) {
     // Subscribed before the worker starts: no event is missed.
@@ -150,7 +154,7 @@ export function register(program: Command): void {
   program
     .command("worker")
     .description(
-      "Run a worker for the jobs your module defines. SIGTERM/SIGINT drain it: no new claims, in-flight jobs finish, at shutdown_timeout the rest are NACK'd. Exit 0 drained, 1 deadline path, 2 start-up error, 3 outcome not recorded.",
+      "Run a worker for the jobs your module defines. SIGTERM/SIGINT drain it: no new claims, in-flight jobs finish, at shutdown_timeout the rest are NACK'd. Exit 0 drained, 1 deadline path, 2 start-up error, 3 outcome not recorded, 4 uncaught exception (rows left for crash recovery).",
     )
     .argument("<module>", "your module (.js or .ts) exporting the Soniq instance")
     .option(

@@ -49,6 +49,7 @@ export function enqueueCases(ctx: ContractContext): void {
           "attempts",
           "maxAttempts",
           "interruptions",
+          "unchargedRecoveries",
           "scheduledAt",
           "createdAt",
           "workerId",

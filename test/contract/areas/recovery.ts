@@ -126,6 +126,58 @@ export function recoveryCases(ctx: ContractContext): void {
       expect(await b.jobGet({ id: done.id })).toMatchObject({ status: "done", attempts: 1 });
     });
 
+    it("jobRecoverStale › deferred claims › charges an interruption only where a start was marked", async () => {
+      const b = await make();
+      const unstarted = newJob();
+      const started = newJob();
+      const plain = newJob();
+      await b.jobEnqueue({ jobs: [unstarted] });
+      const [u] = await b.jobClaim({
+        workerId: "w-dead",
+        queues: null,
+        limit: 1,
+        deferStart: true,
+      });
+      expect(u).toMatchObject({ id: unstarted.id, unchargedRecoveries: 0 });
+      expect(await b.jobGet({ id: unstarted.id })).toMatchObject({ startKnown: false });
+      await b.jobEnqueue({ jobs: [started] });
+      const [s] = await b.jobClaim({
+        workerId: "w-dead",
+        queues: null,
+        limit: 1,
+        deferStart: true,
+      });
+      expect(await b.jobMarkStarted({ id: s!.id, owner: ownerOf(s!) })).toBe(true);
+      expect(
+        await b.jobMarkStarted({
+          id: s!.id,
+          owner: { ...ownerOf(s!), claimToken: "00000000-0000-4000-8000-000000000000" },
+        }),
+      ).toBe(false);
+      await b.jobEnqueue({ jobs: [plain] });
+      const [p] = await b.jobClaim({ workerId: "w-dead", queues: null, limit: 1 });
+      expect(await b.jobGet({ id: p!.id })).toMatchObject({ startKnown: true });
+      const r = await b.jobRecoverStale({ staleAfterSeconds: 30, crashLoop: crashLoopRule(0) });
+      // maxInterruptions 0: a charged recovery dead-letters; an uncharged one never does.
+      expect(r.requeued).toMatchObject([{ id: unstarted.id, interruptions: 0, charged: false }]);
+      expect(r.deadLettered.map((j) => j.id).sort()).toEqual([started.id, plain.id].sort());
+      expect(r.deadLettered.every((j) => j.charged && j.interruptions === 1)).toBe(true);
+      expect(await b.jobGet({ id: unstarted.id })).toMatchObject({
+        status: "queued",
+        interruptions: 0,
+        unchargedRecoveries: 1,
+        attempts: 0,
+      });
+      // Its next claim reports the crash history.
+      const [again] = await b.jobClaim({
+        workerId: "w2",
+        queues: null,
+        limit: 1,
+        deferStart: true,
+      });
+      expect(again).toMatchObject({ id: unstarted.id, unchargedRecoveries: 1, interruptions: 0 });
+    });
+
     it("jobRecoverStale › concurrent passes › each row requeued once", async () => {
       const b = await make();
       await b.jobEnqueue({ jobs: Array.from({ length: 30 }, () => newJob()) });
