@@ -131,7 +131,9 @@ function timeline(result: RecoveryResult, maxInterruptions: number): NewJobEvent
       jobId: job.id,
       kind: "recovered" as const,
       workerId: job.previousOwner,
-      detail: `its worker is not live: requeued, interruption ${job.interruptions}/${maxInterruptions}, attempts kept`,
+      detail: job.charged
+        ? `its worker is not live: requeued, interruption ${job.interruptions}/${maxInterruptions}, attempts kept`
+        : "its worker is not live: requeued, no interruption charged (no durable start), attempts kept",
     })),
     ...result.deadLettered.map((job) => ({
       jobId: job.id,

@@ -60,10 +60,12 @@ for (const target of targets) {
       expect(recover.code, recover.stderr).toBe(0);
       const result = JSON.parse(recover.stdout) as { requeued: Array<{ id: string }> };
       expect(result.requeued.map((j) => j.id)).toEqual([id]);
+      // Requeued, attempt not spent (an interruption is charged only where a durable start mark
+      // exists: docs/reliability.md).
       expect(await db.getJob(id)).toMatchObject({
         status: "queued",
         attempts: 0,
-        interruptions: 1,
+        workerId: null,
       });
       const shown = JSON.parse((await runCli(["jobs", "show", id, "--json"], cli)).stdout);
       expect(shown.timeline.map((e: { kind: string }) => e.kind)).toContain("recovered");
