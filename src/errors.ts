@@ -37,6 +37,22 @@ export type SoniqErrorCode =
   | "WORKER_START"
   /** The user module given to `soniq worker` could not be loaded or exports no Soniq instance. */
   | "MODULE_LOAD"
+  /** A bulk action's `expectedCount` differs from what its filter matches now (nothing changed). */
+  | "COUNT_MISMATCH"
+  /** Input the CLI could not read: a file that cannot be opened, text that is not valid JSON, a bad flag value. */
+  | "INVALID_INPUT"
+  /** The database server cannot be reached (connection refused, unknown host, timeout). */
+  | "DATABASE_UNREACHABLE"
+  /** The server answered but the database named in the URL does not exist. */
+  | "DATABASE_NOT_FOUND"
+  /** The server refused the role or its password. */
+  | "DATABASE_AUTH"
+  /** The SQLite path names a file that is not a SQLite database. */
+  | "NOT_A_DATABASE"
+  /** The database reported an error Soniq has no more specific code for (its SQLSTATE in `details`). */
+  | "DATABASE_ERROR"
+  /** Anything else: a bug or an error from outside Soniq (the CLI reports it with this code). */
+  | "UNEXPECTED"
   /** A remote job's handler returned something unusable (e.g. `accepted` without a task id). */
   | "INVALID_RESULT"
   /** A remote submission cannot move between these phases (src/remote/phases.ts). */

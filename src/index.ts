@@ -6,6 +6,29 @@
  * The backend contract's types. `Backend` is `@internal`: not a stable public API, it may change
  * in any release (docs/backends.md); it is exported for tests that inject a backend.
  */
+
+export type { BulkOptions, BulkResult } from "./admin/bulk.js";
+export type {
+  DeadLetterBulkRequest,
+  DeadLetterPage,
+  DeadLettersAdmin,
+} from "./admin/dead-letters-admin.js";
+export type {
+  DeadLetterQuery,
+  Instant,
+  JobQuery,
+  OneOrMany,
+  PageOptions,
+} from "./admin/filters.js";
+export type { CancelResult, JobBulkRequest, JobPage, JobsAdmin } from "./admin/jobs-admin.js";
+export type { QueueSettings, QueuesAdmin } from "./admin/queues-admin.js";
+export type {
+  DeadLetterView,
+  JobDetail,
+  JobView,
+  TimelineEntry,
+  TimelineKind,
+} from "./admin/views.js";
 export type {
   Backend,
   BackendKind,
@@ -17,12 +40,15 @@ export type {
   NewJob,
   Owner,
   PgQueryable,
+  QueueInfo,
   QueueStats,
   ScheduleOutcome,
   ScheduleRow,
   ScheduleRunRow,
   ScheduleSpec,
+  WorkerDetail,
   WorkerRow,
+  WorkerShutdownState,
   WorkerStatus,
 } from "./backends/contract/index.js";
 export type {
@@ -36,6 +62,7 @@ export { MemoryBackend, type MemoryBackendOptions } from "./backends/memory/memo
 export { parseDatabaseUrl } from "./backends/select.js";
 export { isSoniqError, SoniqError, type SoniqErrorCode } from "./errors.js";
 export {
+  JobCancelledError,
   type JobContext,
   JobTimeoutError,
   type ScheduleContext,

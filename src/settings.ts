@@ -187,6 +187,26 @@ export const SETTINGS = {
     doc: "How long a done or cancelled job (and its result and dedup key) is kept.",
   }),
   /**
+   * `SONIQ_DEAD_LETTER_RETENTION`. How long a dead-letter entry is kept before the pruner deletes
+   * it; 0 keeps them for ever. Accepts 0–315360000 seconds. Default 2592000 (30 days).
+   */
+  deadLetterRetention: setting({
+    type: seconds(0, 3650 * DAY),
+    default: 30 * DAY,
+    unit: "seconds",
+    doc: "How long a dead-letter entry is kept before the pruner deletes it; 0 keeps them for ever.",
+  }),
+  /**
+   * `SONIQ_JOB_EVENT_RETENTION`. How long a job's timeline events (NACK, recovery, retry, cancel,
+   * …) are kept; 0 keeps them for ever. Accepts 0–315360000 seconds. Default 2592000 (30 days).
+   */
+  jobEventRetention: setting({
+    type: seconds(0, 3650 * DAY),
+    default: 30 * DAY,
+    unit: "seconds",
+    doc: "How long a job's timeline events (NACK, recovery, retry, cancel, …) are kept; 0 keeps them for ever.",
+  }),
+  /**
    * `SONIQ_MAX_ATTEMPTS`. Default runs per job before the dead-letter queue. Accepts integer 1–1000
    * runs. Default 5.
    */

@@ -6,15 +6,18 @@
  */
 import { readFileSync } from "node:fs";
 import { Command } from "commander";
-import { isSoniqError } from "../errors.js";
 import * as checkDeploy from "./commands/check-deploy.js";
+import * as dlq from "./commands/dlq.js";
 import * as enqueue from "./commands/enqueue.js";
+import * as jobs from "./commands/jobs.js";
+import * as queues from "./commands/queues.js";
 import * as recover from "./commands/recover.js";
 import * as remote from "./commands/remote.js";
 import * as schedules from "./commands/schedules.js";
 import * as setup from "./commands/setup.js";
 import * as status from "./commands/status.js";
 import * as worker from "./commands/worker.js";
+import * as workers from "./commands/workers.js";
 import { EXIT } from "./exit-codes.js";
 import { fail } from "./runner.js";
 
@@ -25,6 +28,10 @@ const COMMANDS: readonly { register(program: Command): void }[] = [
   enqueue,
   recover,
   status,
+  jobs,
+  dlq,
+  queues,
+  workers,
   remote,
   schedules,
   checkDeploy,
@@ -43,13 +50,15 @@ const program = new Command()
   .exitOverride((err) => {
     process.exit(err.exitCode === 0 ? 0 : EXIT.STARTUP);
   })
-  .configureOutput({ outputError: (text, write) => write(text) });
+  // A usage error carries a code like every other failure.
+  .configureOutput({
+    outputError: (text, write) => write(`soniq: INVALID_INPUT: ${text.replace(/^error: /, "")}`),
+  });
 
 for (const command of COMMANDS) command.register(program);
 
 try {
   await program.parseAsync(process.argv);
 } catch (err) {
-  if (isSoniqError(err)) fail(err);
-  throw err;
+  fail(err);
 }

@@ -4,8 +4,8 @@ import type { Logger } from "../observability/logger.js";
 export interface JobContext {
   /**
    * Aborted when the job must stop: its `job_timeout` fired (reason a `SoniqTimeoutError`-like
-   * `Error` named `JobTimeoutError`) or the worker's shutdown deadline passed (reason an `Error`
-   * named `ShutdownTimeoutError`). Pass it to `fetch`, streams and timers; cancellation in
+   * `Error` named `JobTimeoutError`), the worker's shutdown deadline passed (reason an `Error`
+   * named `ShutdownTimeoutError`) or an operator cancelled it (reason a `JobCancelledError`). Pass it to `fetch`, streams and timers; cancellation in
    * JavaScript is cooperative.
    */
   signal: AbortSignal;
@@ -29,6 +29,13 @@ export interface JobContext {
   logger: Logger;
   /** Set when a schedule enqueued the job (docs/schedules.md); undefined otherwise. */
   schedule: ScheduleContext | undefined;
+  /**
+   * Reports progress: `fraction` from 0 to 1 and an optional message (cut to 1000 bytes). Kept in
+   * memory and written with the worker's next heartbeat (never one write per call); readable
+   * through `soniq.jobs.get(id)` and `soniq jobs show`.
+   * @throws SoniqError `INVALID_ARGS` for a fraction outside 0..1 or a message that is not text.
+   */
+  progress(fraction: number, message?: string): void;
 }
 
 /** What `ctx.schedule` tells a handler about the occurrence it runs for. */
@@ -77,5 +84,17 @@ export class ShutdownTimeoutError extends Error {
   constructor() {
     super("shutdown_timeout reached: the worker is releasing this job");
     this.name = "ShutdownTimeoutError";
+  }
+}
+
+/**
+ * The reason `ctx.signal` carries when an operator cancelled the running job
+ * (`soniq.jobs.cancel(id)`, `soniq jobs cancel`). Whatever the handler then returns or throws,
+ * the job is recorded `cancelled` (attempt not counted).
+ */
+export class JobCancelledError extends Error {
+  constructor() {
+    super("the job was cancelled by an operator");
+    this.name = "JobCancelledError";
   }
 }

@@ -1,7 +1,7 @@
 import type { ScheduleContext } from "./context.js";
 
 /** Why a sync handler is asked to stop. */
-export type StopReason = "job_timeout" | "shutdown_timeout";
+export type StopReason = "job_timeout" | "shutdown_timeout" | "cancelled";
 
 /**
  * What a sync handler (running on a worker thread) receives besides its arguments. There is no
@@ -20,11 +20,20 @@ export interface ThreadJobContext {
   scheduledAt: Date;
   /** Set when a schedule enqueued the job (docs/schedules.md); undefined otherwise. */
   schedule: ScheduleContext | undefined;
-  /** True once the worker asks the handler to stop (its `job_timeout` fired, or the shutdown deadline passed). */
+  /**
+   * True once the worker asks the handler to stop (its `job_timeout` fired, the shutdown deadline
+   * passed, or an operator cancelled the job).
+   */
   stopRequested(): boolean;
   /** Why the stop was requested, or null. */
   stopReason(): StopReason | null;
+  /**
+   * Reports progress (0..1, optional message cut to 1000 bytes); the worker writes the latest
+   * report with its next heartbeat.
+   * @throws SoniqError `INVALID_ARGS` for a fraction outside 0..1.
+   */
+  progress(fraction: number, message?: string): void;
 }
 
 /** Values of the shared stop flag (an `Int32Array` over a `SharedArrayBuffer`, index 0). */
-export const STOP_FLAG = { none: 0, job_timeout: 1, shutdown_timeout: 2 } as const;
+export const STOP_FLAG = { none: 0, job_timeout: 1, shutdown_timeout: 2, cancelled: 3 } as const;

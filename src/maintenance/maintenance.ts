@@ -22,6 +22,12 @@ export interface MaintenanceSettings {
   heartbeatInterval: number;
   /** Seconds without a heartbeat after which a worker is not live. */
   heartbeatTimeout: number;
+  /** Seconds a done or cancelled row is kept (a row recovery finalises `cancelled` too). */
+  resultRetention?: number;
+  /** Seconds a dead letter is kept; 0 for ever. Default 30 days. */
+  deadLetterRetention?: number;
+  /** Seconds a timeline event is kept; 0 for ever. Default 30 days. */
+  jobEventRetention?: number;
   /** Crash recoveries a job may have before the next sends it to the DLQ. */
   maxInterruptions: number;
   /** Seconds between queue samples (`queue_metrics`); only with `events`. */
@@ -82,6 +88,9 @@ export function createMaintenance(deps: MaintenanceDeps): Maintenance {
     intervalMs,
     heartbeatTimeoutSeconds: settings.heartbeatTimeout,
     maxInterruptions: settings.maxInterruptions,
+    ...(settings.resultRetention === undefined
+      ? {}
+      : { cancelledRetentionSeconds: settings.resultRetention }),
     healthyForSeconds: deps.healthyForSeconds,
     ...(deps.events ? { events: deps.events } : {}),
   });
@@ -90,7 +99,16 @@ export function createMaintenance(deps: MaintenanceDeps): Maintenance {
     elector,
     services: [
       rescuer,
-      new Pruner({ backend, logger }),
+      new Pruner({
+        backend,
+        logger,
+        ...(settings.deadLetterRetention === undefined
+          ? {}
+          : { deadLetterRetentionSeconds: settings.deadLetterRetention }),
+        ...(settings.jobEventRetention === undefined
+          ? {}
+          : { jobEventRetentionSeconds: settings.jobEventRetention }),
+      }),
       new WorkerReaper({ backend, logger }),
       ...(deps.leaderServices ?? []),
       ...(deps.events && settings.metricsInterval !== undefined

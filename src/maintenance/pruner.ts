@@ -1,6 +1,8 @@
 /**
  * The pruner: deletes finished jobs whose results have expired, so `soniq_jobs` does not grow for
- * ever and their dedup keys are freed. A `done` or `cancelled` row keeps its result until its
+ * ever and their dedup keys are freed; then dead letters older than `deadLetterRetention`
+ * (default 30 days), timeline events older than `jobEventRetention` (default 30 days) and the
+ * controls (cancel request, progress) of jobs that are gone. A `done` or `cancelled` row keeps its result until its
  * `result_expires_at` (set at completion from the `resultRetention` setting, in seconds); after
  * that the pruner deletes it. Leader-only: the maintainer runs it while this process holds the
  * maintenance lease.
@@ -15,7 +17,7 @@
  *
  * Events: none; a tick that deleted rows logs "pruned finished jobs" (debug) with `pruned`.
  */
-import type { Backend } from "../backends/contract/index.js";
+import type { AdminStore, Backend } from "../backends/contract/index.js";
 import { PeriodicService } from "../lifecycle/periodic-service.js";
 import type { BaseServiceOptions } from "../lifecycle/service.js";
 import { inBatches } from "./batches.js";
@@ -23,13 +25,25 @@ import { inBatches } from "./batches.js";
 /** Default milliseconds between two ticks of the {@link Pruner} (one minute). */
 export const PRUNER_INTERVAL_MS = 60_000;
 
+/** Default retention of dead letters and timeline events, in seconds (30 days). */
+export const DEFAULT_RETENTION_SECONDS = 30 * 86_400;
+
 /** Default rows the {@link Pruner} deletes per statement. */
 export const PRUNER_BATCH_LIMIT = 10_000;
 
 /** Options of {@link Pruner}. */
 export interface PrunerOptions extends Omit<BaseServiceOptions, "name"> {
-  /** The pruning method of the backend. */
-  backend: Pick<Backend, "jobPruneFinished">;
+  /**
+   * The pruning methods of the backend; with `admin`, dead letters, timeline events and orphan job
+   * controls are pruned too (contract: admin-store.ts).
+   */
+  backend: Pick<Backend, "jobPruneFinished"> & {
+    admin?: Pick<AdminStore, "deadLetterPrune" | "jobEventsPrune" | "jobControlsPrune">;
+  };
+  /** Seconds a dead letter is kept (`deadLetterRetention`); 0 keeps them for ever. Default 30 days. */
+  deadLetterRetentionSeconds?: number;
+  /** Seconds a timeline event is kept (`jobEventRetention`); 0 keeps them for ever. Default 30 days. */
+  jobEventRetentionSeconds?: number;
   /** Milliseconds between ticks. Default {@link PRUNER_INTERVAL_MS}. */
   intervalMs?: number;
   /** Rows per delete statement (≥ 1). Default {@link PRUNER_BATCH_LIMIT}. */
@@ -46,10 +60,26 @@ export class Pruner extends PeriodicService {
       intervalMs: options.intervalMs ?? PRUNER_INTERVAL_MS,
       immediately: true,
       tick: async (signal) => {
+        const { admin } = options.backend;
         const pruned = await inBatches(limit, signal, () =>
           options.backend.jobPruneFinished({ limit }),
         );
         if (pruned > 0) this.logger.debug({ pruned }, "pruned finished jobs");
+        if (!admin) return;
+        const deadAge = options.deadLetterRetentionSeconds ?? DEFAULT_RETENTION_SECONDS;
+        if (deadAge > 0) {
+          const dead = await inBatches(limit, signal, () =>
+            admin.deadLetterPrune({ olderThanSeconds: deadAge, limit }),
+          );
+          if (dead > 0) this.logger.info({ pruned: dead }, "pruned expired dead letters");
+        }
+        const eventAge = options.jobEventRetentionSeconds ?? DEFAULT_RETENTION_SECONDS;
+        if (eventAge > 0) {
+          await inBatches(limit, signal, () =>
+            admin.jobEventsPrune({ olderThanSeconds: eventAge, limit }),
+          );
+        }
+        await inBatches(limit, signal, () => admin.jobControlsPrune({ limit }));
       },
     });
   }

@@ -23,7 +23,13 @@
  * each also logged ("recovered a job whose worker is not live…", "a job keeps losing its
  * worker…").
  */
-import type { Backend, RecoveredSubmission, RecoveryResult } from "../backends/contract/index.js";
+import type {
+  AdminStore,
+  Backend,
+  NewJobEvent,
+  RecoveredSubmission,
+  RecoveryResult,
+} from "../backends/contract/index.js";
 import { PeriodicService } from "../lifecycle/periodic-service.js";
 import type { BaseServiceOptions } from "../lifecycle/service.js";
 import type { EventBus } from "../observability/event-bus.js";
@@ -37,10 +43,14 @@ export const RESCUER_INTERVAL_MS = 5_000;
 /** Options of {@link Rescuer}. */
 export interface RescuerOptions extends Omit<BaseServiceOptions, "name"> {
   /**
-   * The recovery method of the backend, and its submission store: remote jobs are recovered by
-   * their phase first (`submitting` frozen, `accepted` handed off; seed 002).
+   * The recovery method of the backend; its submission store (remote jobs are recovered by their
+   * phase first: `submitting` frozen, `accepted` handed off; seed 002); and its operations store,
+   * to write each recovery to the jobs' timelines (contract: admin-store.ts `jobEventsAppend`).
    */
-  backend: Pick<Backend, "jobRecoverStale"> & Partial<Pick<Backend, "submissions">>;
+  backend: Pick<Backend, "jobRecoverStale"> &
+    Partial<Pick<Backend, "submissions">> & { admin?: Pick<AdminStore, "jobEventsAppend"> };
+  /** Seconds a row finalised `cancelled` is kept (`resultRetention`). Default 7 days. */
+  cancelledRetentionSeconds?: number;
   /** Seconds without a heartbeat after which a worker is not live (`heartbeatTimeout`). */
   heartbeatTimeoutSeconds: number;
   /** Crash recoveries a job may have before the next sends it to the DLQ (`maxInterruptions`). */
@@ -91,6 +101,7 @@ export class Rescuer extends PeriodicService {
    */
   async runOnce(pass: RescuePass = {}): Promise<RecoveryResult> {
     const { backend, heartbeatTimeoutSeconds, maxInterruptions, events } = this.options;
+    const { cancelledRetentionSeconds } = this.options;
     const staleMeansDead = pass.staleMeansDead ?? true;
     if (backend.submissions) {
       const remote = await backend.submissions.submissionRecover({
@@ -101,10 +112,42 @@ export class Rescuer extends PeriodicService {
     const result = await backend.jobRecoverStale({
       ...(staleMeansDead ? { staleAfterSeconds: heartbeatTimeoutSeconds } : {}),
       crashLoop: crashLoopRule(maxInterruptions),
+      ...(cancelledRetentionSeconds === undefined ? {} : { cancelledRetentionSeconds }),
     });
     report(result, this.logger, events);
+    await backend.admin
+      ?.jobEventsAppend({ events: timeline(result, maxInterruptions) })
+      .catch((err: unknown) =>
+        this.logger.warn({ err: String(err) }, "recovery timeline events not written"),
+      );
     return result;
   }
+}
+
+/** One timeline event per row a pass touched. */
+function timeline(result: RecoveryResult, maxInterruptions: number): NewJobEvent[] {
+  return [
+    ...result.requeued.map((job) => ({
+      jobId: job.id,
+      kind: "recovered" as const,
+      workerId: job.previousOwner,
+      detail: job.charged
+        ? `its worker is not live: requeued, interruption ${job.interruptions}/${maxInterruptions}, attempts kept`
+        : "its worker is not live: requeued, no interruption charged (no durable start), attempts kept",
+    })),
+    ...result.deadLettered.map((job) => ({
+      jobId: job.id,
+      kind: "crash_loop" as const,
+      workerId: job.previousOwner,
+      detail: crashLoopMessage(job.interruptions),
+    })),
+    ...result.cancelled.map((job) => ({
+      jobId: job.id,
+      kind: "cancelled" as const,
+      workerId: job.previousOwner,
+      detail: "cancel requested and its worker is not live: finalised by recovery",
+    })),
+  ];
 }
 
 /** Logs and emits the remote jobs one pass recovered by phase (the seed's safe fields only). */
@@ -163,6 +206,12 @@ function report(
         : "recovered a job whose worker is not live: requeued (attempt not spent; no interruption charged: it was not known to have started)",
     );
     events?.emit("job_recovered", fields);
+  }
+  for (const job of result.cancelled) {
+    logger.warn(
+      { job_id: job.id, job_name: job.name, previous_owner: job.previousOwner },
+      "a job with a cancel request lost its worker: recorded cancelled (not requeued)",
+    );
   }
   for (const job of result.deadLettered) {
     logger.error(

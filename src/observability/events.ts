@@ -76,7 +76,7 @@ export type JobFencedOutEvent = {
   job_name: string;
   queue: string;
   /** The refused write. */
-  op: "complete" | "retry" | "snooze" | "nack" | "dead_letter";
+  op: "complete" | "retry" | "snooze" | "nack" | "dead_letter" | "cancel";
 };
 
 /** One queue in a `queue_metrics` sample. */
@@ -301,7 +301,10 @@ export type SoniqEventMap = {
   job_dead_lettered: JobDeadLetteredEvent;
   /** Crash recovery requeued a job whose worker is not live (attempt not spent). */
   job_recovered: JobRecoveredEvent;
-  /** A queued job was cancelled (`soniq.cancel`). */
+  /**
+   * A job was cancelled: a queued one by `soniq.jobs.cancel` / `soniq.cancel`, a running one when
+   * its worker recorded the operator's cancel.
+   */
   job_cancelled: JobCancelledEvent;
   /**
    * A worker's write was refused by the owner fence: the row was no longer its claim (recovered

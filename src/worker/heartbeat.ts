@@ -1,16 +1,20 @@
 /**
- * The worker's heartbeat, as a service: every `heartbeatInterval` it writes its row's heartbeat and
+ * The worker's heartbeat, as a service: every `heartbeatInterval` it writes its row's heartbeat,
  * status (`running`, or `draining` from the drain's start — heartbeats go on until every claimed
- * row is finished or released), keeps `healthySince` (the start of the current unbroken run of
- * successful beats, which maintenance uses to judge whether stale owners may be recovered), and
- * releases orphans: rows this worker owns but does not track, left by a claim whose answer was
- * lost (the worker is live, so crash recovery would never free them). After each beat it runs the
- * optional `afterBeat` hook: the schedules' catch-up (worker-schedules.ts).
+ * row is finished or released) and shutdown state with the drain's start and deadline, together
+ * with the progress its jobs reported since the last beat; the same round trip returns the owned
+ * jobs an operator asked to cancel (contract: admin-store.ts `workerBeat`). It keeps
+ * `healthySince` (the start of the current unbroken run of successful beats, which maintenance
+ * uses to judge whether stale owners may be recovered), and releases orphans: rows this worker
+ * owns but does not track, left by a claim whose answer was lost (the worker is live, so crash
+ * recovery would never free them). After each beat it runs the optional `afterBeat` hook: the
+ * schedules' catch-up (worker-schedules.ts).
  */
-import type { Backend } from "../backends/contract/index.js";
+import type { Backend, WorkerBeatParams } from "../backends/contract/index.js";
 import { PeriodicService } from "../lifecycle/periodic-service.js";
 import type { Service, ServiceState } from "../lifecycle/service.js";
 import type { Logger } from "../observability/logger.js";
+import type { PendingProgress } from "./progress-reports.js";
 import { DB_CALL_TIMEOUT_MS, withTimeout } from "./with-timeout.js";
 
 /** Bound of the heartbeat's `stop()` at the end of a drain, in milliseconds. */
@@ -24,6 +28,12 @@ export interface OrphanSource {
   takeOrphanSuspicion(): boolean;
 }
 
+/** What a beat reports about the worker besides "alive" (contract: admin-store.ts `workerBeat`). */
+export type BeatReport = Pick<
+  WorkerBeatParams,
+  "status" | "shutdownState" | "drainElapsedSeconds" | "deadlineInSeconds"
+>;
+
 /** Options of {@link Heartbeat}. */
 export interface HeartbeatOptions {
   backend: Backend;
@@ -31,8 +41,12 @@ export interface HeartbeatOptions {
   /** Seconds between beats. */
   intervalSeconds: number;
   logger: Logger;
-  /** The status to report: `running` until the drain starts. */
-  status(): "running" | "draining";
+  /** The status and shutdown state to report: `running` / RUNNING until the drain starts. */
+  report(): BeatReport;
+  /** The progress reported since the last beat, written with it. */
+  progress(): PendingProgress;
+  /** Called with the ids of owned jobs an operator asked to cancel. */
+  onCancelRequested(jobIds: string[]): void;
   /** True when the worker tracks `jobId` (claimed and not settled). */
   isTracked(jobId: string): boolean;
   orphans: OrphanSource;
@@ -92,9 +106,15 @@ export class Heartbeat implements Service {
 
   private async beat(signal: AbortSignal): Promise<void> {
     const { backend, workerId } = this.options;
+    const progress = this.options.progress();
+    let answer: { cancelRequested: string[] };
     try {
-      await withTimeout(
-        backend.workerHeartbeat({ workerId, status: this.options.status() }),
+      answer = await withTimeout(
+        backend.admin.workerBeat({
+          workerId,
+          ...this.options.report(),
+          progress: progress.reports,
+        }),
         DB_CALL_TIMEOUT_MS,
         "heartbeat",
       );
@@ -103,6 +123,8 @@ export class Heartbeat implements Service {
       this.lastBeat = undefined;
       throw err;
     }
+    progress.written();
+    if (answer.cancelRequested.length > 0) this.options.onCancelRequested(answer.cancelRequested);
     const now = this.options.now();
     // A break in the beats (the event loop or the database stalled) restarts the count.
     if (this.lastBeat === undefined || now - this.lastBeat > 2 * this.intervalMs + 1000) {

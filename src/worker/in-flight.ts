@@ -5,6 +5,7 @@
  */
 import type { ClaimedJob, Owner } from "../backends/contract/index.js";
 import type { JobTimeoutError } from "../jobs/context.js";
+import type { ProgressValue } from "../jobs/progress.js";
 import { LazyAbortController } from "./lazy-abort-controller.js";
 
 /** How one run of a handler ended, before it is written. */
@@ -13,7 +14,9 @@ export type Outcome =
   | { kind: "snooze"; seconds: number }
   | { kind: "error"; error: unknown }
   | { kind: "timeout"; error: JobTimeoutError }
-  | { kind: "released" };
+  | { kind: "released" }
+  /** An operator cancelled it: recorded `cancelled` through the owner fence. */
+  | { kind: "cancelled" };
 
 /** One claimed job. */
 export interface InFlight {
@@ -29,6 +32,19 @@ export interface InFlight {
   startRelease?: () => void;
   /** Sync jobs: settles when the worker thread has returned (the permit is released then). */
   thread?: Promise<void>;
+  /**
+   * Aborted when an operator cancels the job (a notification or the heartbeat said so); the
+   * executors stop the handler and the run ends as `cancelled`.
+   */
+  cancel: AbortController;
+  /** The latest progress an async handler reported, kept until a heartbeat writes it. */
+  progress: ProgressValue | null;
+  /** True while {@link InFlight.progress} (or the sync buffer) has news for the heartbeat. */
+  progressDirty: boolean;
+  /** Sync jobs: the buffer the thread writes its progress into (jobs/progress.ts). */
+  progressBuffer?: SharedArrayBuffer;
+  /** Sync jobs: the buffer's sequence number the last heartbeat wrote. */
+  progressSeq: number;
   /** Settles when everything about the job is done (outcome written or given up). */
   done: Promise<void>;
 }
@@ -56,6 +72,11 @@ export class InFlightTable {
     return this.entries.has(jobId);
   }
 
+  /** The entry of `jobId`, when claimed by this worker and not settled. */
+  get(jobId: string): InFlight | undefined {
+    return this.entries.get(jobId);
+  }
+
   /** The entries, in claim order. */
   values(): IterableIterator<InFlight> {
     return this.entries.values();
@@ -79,6 +100,10 @@ export class InFlightTable {
       job,
       owner: { workerId: job.workerId, claimToken: job.claimToken },
       controller: new LazyAbortController(),
+      cancel: new AbortController(),
+      progress: null,
+      progressDirty: false,
+      progressSeq: 0,
       holdsSlot: true,
       done: Promise.resolve(),
     };

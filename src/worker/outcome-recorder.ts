@@ -55,6 +55,8 @@ export interface OutcomeRecorderOptions {
   machine: ShutdownMachine;
   /** `maxPayloadBytes`: largest result, in bytes. */
   maxPayloadBytes: number;
+  /** `resultRetention`, in seconds: how long a job this worker cancelled is kept. */
+  retentionSeconds: number;
 }
 
 /** See the module comment. */
@@ -111,6 +113,18 @@ export class OutcomeRecorder {
           op: "nack",
           write: () => backend.jobNack({ id: job.id, owner }),
         };
+      case "cancelled":
+        return {
+          outcome,
+          what: "cancel",
+          op: "cancel",
+          write: () =>
+            backend.admin.jobCancelFinish({
+              id: job.id,
+              owner,
+              retentionSeconds: this.options.retentionSeconds,
+            }),
+        };
       case "error":
       case "timeout": {
         const attempt = job.attempts + 1;
@@ -165,7 +179,10 @@ export class OutcomeRecorder {
     }
     const resolved = plan.outcome;
     const fields = { duration_ms: durationMs, outcome: resolved.kind };
-    if (changed && resolved.kind !== "released") {
+    if (changed) this.appendTimeline(job, plan);
+    if (changed && resolved.kind === "cancelled") {
+      events.emit("job_cancelled", { job_id: job.id, job_name: job.name, queue: job.queue });
+    } else if (changed && resolved.kind !== "released") {
       const base = { worker_id: workerId, job_id: job.id, job_name: job.name, queue: job.queue };
       if (resolved.kind === "success")
         events.emit("job_done", { ...base, duration_ms: durationMs });
@@ -202,6 +219,8 @@ export class OutcomeRecorder {
       );
     } else if (resolved.kind === "snooze") {
       log.info(fields, `job snoozed for ${resolved.seconds} s`);
+    } else if (resolved.kind === "cancelled") {
+      log.info(fields, "job cancelled by an operator: recorded cancelled");
     } else {
       log.warn({ ...fields, err: errorText(resolved.error, 500) }, `job failed: ${plan.what}`);
     }
@@ -224,6 +243,7 @@ export class OutcomeRecorder {
     ).catch(() => undefined);
     if (changed === false) this.fencedOut(job, "dead_letter");
     else if (changed === true) {
+      this.append(job, "dead_lettered", `${move.reason}: ${move.error}`);
       this.options.events.emit("job_dead_lettered", {
         worker_id: this.options.workerId,
         job_id: job.id,
@@ -232,6 +252,38 @@ export class OutcomeRecorder {
         reason: move.reason,
       });
     }
+  }
+
+  /**
+   * The timeline event of an unusual outcome (the happy path writes none; the cancel statement
+   * writes its own). Best effort: appended after the outcome, never delaying or failing it.
+   */
+  private appendTimeline(job: ClaimedJob, plan: WritePlan): void {
+    const o = plan.outcome;
+    if (o.kind === "released") {
+      this.append(job, "nack", "shutdown_timeout: back to queued, attempts kept");
+    } else if (o.kind === "snooze") {
+      this.append(job, "snoozed", `for ${o.seconds} s`);
+    } else if (o.kind === "error" || o.kind === "timeout") {
+      const kind = plan.op === "dead_letter" ? "dead_lettered" : "retried";
+      const text = errorText(o.error, 2000);
+      this.append(job, kind, kind === "retried" ? `${plan.what}: ${text}` : text);
+    }
+  }
+
+  private append(
+    job: ClaimedJob,
+    kind: "nack" | "snoozed" | "retried" | "dead_lettered",
+    detail: string,
+  ): void {
+    const { backend, logger, workerId } = this.options;
+    backend.admin
+      .jobEventsAppend({
+        events: [{ jobId: job.id, kind, attempt: job.attempts + 1, workerId, detail }],
+      })
+      .catch((err: unknown) =>
+        logger.debug({ job_id: job.id, err: errorText(err, 300) }, "timeline event not written"),
+      );
   }
 
   /** Reports a write the owner fence refused (the row is no longer this claim's). */

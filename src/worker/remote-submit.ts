@@ -16,6 +16,7 @@ import type { ClaimedJob, Owner } from "../backends/contract/index.js";
 import { isSoniqError } from "../errors.js";
 import { type JobContext, scheduleContextOf } from "../jobs/context.js";
 import type { JobDefinition } from "../jobs/job-definition.js";
+import { checkProgress } from "../jobs/progress.js";
 import { dispositionOf } from "../remote/dispositions.js";
 import { idempotencyKey } from "../remote/phases.js";
 import type { RemoteSpec, RemoteSubmitContext } from "../remote/remote-job.js";
@@ -49,6 +50,11 @@ export function submitContext(
     logger: remoteLogger(deps, job.id),
     schedule: scheduleContextOf(job.meta),
     idempotencyKey: idempotencyKey(job.id, generation),
+    progress: (fraction, message) => {
+      // As an async handler's: kept for the next heartbeat (ctx.progress, docs/operations.md).
+      entry.progress = checkProgress(fraction, message);
+      entry.progressDirty = true;
+    },
   };
 }
 

@@ -4,16 +4,20 @@
  * shutdown machine reaches FORCE_TIMEOUT_PATH the signal is aborted with a ShutdownTimeoutError and
  * the handler has until the FORCE_TIMEOUT_PATH instant + `settleSeconds` to unwind: returning in
  * that window is a success, anything else is "released" (NACK'd by the caller). A late result after
- * that is ignored here and fenced out. Which deadline comes first is the machine's decision
+ * that is ignored here and fenced out. An operator's cancel (`entry.cancel`) aborts the signal with
+ * a JobCancelledError and ends the run as "cancelled" when the handler settles, or after
+ * `settleSeconds` if it does not. Which deadline comes first is the machine's decision
  * ({@link watchJobDeadlines}); this executor has no shutdown timer of its own.
  */
 import {
+  JobCancelledError,
   type JobContext,
   JobTimeoutError,
   ShutdownTimeoutError,
   scheduleContextOf,
 } from "../jobs/context.js";
 import type { JobDefinition, JobHandler } from "../jobs/job-definition.js";
+import { checkProgress } from "../jobs/progress.js";
 import { Snooze } from "../jobs/snooze.js";
 import type { Logger } from "../observability/logger.js";
 import { errorText } from "./error-text.js";
@@ -70,21 +74,42 @@ export function runAsyncHandler(
     createdAt: job.createdAt,
     scheduledAt: job.scheduledAt,
     logger: log,
+    progress: (fraction, message) => {
+      // Kept for the next heartbeat: no write per call.
+      entry.progress = checkProgress(fraction, message);
+      entry.progressDirty = true;
+    },
     schedule: scheduleContextOf(job.meta),
   };
   return new Promise<Outcome>((resolve) => {
     let settled = false;
     let recordedAs: LateResult["after"] | undefined;
     let forced = false;
+    let cancelled = false;
     let settleTimer: NodeJS.Timeout | undefined;
     let unwatch: () => void = () => undefined;
     const finish = (outcome: Outcome) => {
       if (settled) return;
       settled = true;
       unwatch();
+      entry.cancel.signal.removeEventListener("abort", onCancel);
       clearTimeout(settleTimer);
-      resolve(outcome);
+      // Once cancelled, whatever the handler does ends as cancelled (a NACK included: the operator
+      // asked for the job to stop, not to run again).
+      resolve(cancelled ? { kind: "cancelled" } : outcome);
     };
+    // An operator's cancel: abort the signal with its own reason; the handler has the settle
+    // window to unwind, then the run is recorded cancelled (a late result is fenced out).
+    const onCancel = () => {
+      if (settled || cancelled) return;
+      cancelled = true;
+      controller.abort(new JobCancelledError());
+      if (settleTimer === undefined) {
+        settleTimer = setTimeout(() => finish({ kind: "cancelled" }), settleSeconds * 1000);
+      }
+    };
+    if (entry.cancel.signal.aborted) queueMicrotask(onCancel);
+    else entry.cancel.signal.addEventListener("abort", onCancel, { once: true });
     unwatch = watchJobDeadlines(machine, definition.timeout, {
       onJobTimeout: () => {
         const error = new JobTimeoutError(definition.timeout);
@@ -98,6 +123,7 @@ export function runAsyncHandler(
         forced = true;
         controller.abort(new ShutdownTimeoutError());
         const settleEndsAt = (machine.forcedAt ?? machine.now()) + settleSeconds * 1000;
+        clearTimeout(settleTimer);
         settleTimer = setTimeout(
           () => {
             if (!settled) {

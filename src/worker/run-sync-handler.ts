@@ -5,10 +5,18 @@
  * ends the run as a timeout while the thread keeps its permit until it returns; FORCE_TIMEOUT_PATH
  * only raises the thread's stop flag — a running sync job is never released. Both instants come
  * from the machine ({@link watchJobDeadlines}); this executor has no shutdown timer of its own.
- * `entry.thread` settles when the thread has returned, whatever was recorded.
+ * `entry.thread` settles when the thread has returned, whatever was recorded. An operator's cancel
+ * (`entry.cancel`) raises the stop flag (reason `cancelled`) and the run ends as "cancelled" when
+ * the thread returns; a job still waiting for a permit ends as "cancelled" at once.
  */
-import { JobTimeoutError, ShutdownTimeoutError, scheduleContextOf } from "../jobs/context.js";
+import {
+  JobCancelledError,
+  JobTimeoutError,
+  ShutdownTimeoutError,
+  scheduleContextOf,
+} from "../jobs/context.js";
 import type { JobDefinition } from "../jobs/job-definition.js";
+import { newProgressBuffer } from "../jobs/progress.js";
 import { STOP_FLAG } from "../jobs/thread-context.js";
 import type { Logger } from "../observability/logger.js";
 import { errorText } from "./error-text.js";
@@ -66,19 +74,28 @@ export async function runSyncHandler(
     onJobTimeout: () => undefined,
     onForce: () => waiting.abort(new ShutdownTimeoutError()),
   });
+  const cancelWait = () => waiting.abort(new JobCancelledError());
+  entry.cancel.signal.addEventListener("abort", cancelWait, { once: true });
   try {
+    if (entry.cancel.signal.aborted) throw new JobCancelledError();
     await runner.permits.acquire(waiting.signal);
   } catch {
+    if (entry.cancel.signal.aborted) {
+      log.info("cancelled while waiting for a thread permit");
+      return { kind: "cancelled" };
+    }
     log.info("claimed but still waiting for a thread permit at the deadline: releasing it");
     return { kind: "released" };
   } finally {
     unwatchWait();
+    entry.cancel.signal.removeEventListener("abort", cancelWait);
   }
   if (!(await hooks.begin())) {
     runner.permits.release();
     return { kind: "released" };
   }
   const flag = new Int32Array(new SharedArrayBuffer(4));
+  entry.progressBuffer = newProgressBuffer();
   const task: ThreadTask = {
     module: definition.handlerModule as string,
     exportName: definition.exportName,
@@ -95,6 +112,7 @@ export async function runSyncHandler(
       schedule: scheduleContextOf(job.meta),
     },
     stopFlag: flag.buffer as SharedArrayBuffer,
+    progress: entry.progressBuffer,
   };
   let running: ReturnType<ThreadPool["run"]>;
   try {
@@ -120,6 +138,16 @@ export async function runSyncHandler(
     onForce: () => Atomics.store(flag, 0, STOP_FLAG.shutdown_timeout),
   });
   void thread.then(unwatchFlag);
+  // An operator's cancel raises the stop flag; the run is recorded cancelled when the thread
+  // returns, whatever it returns (never NACK'd, as the sync branch of the contract says).
+  let cancelled = false;
+  const onCancel = () => {
+    cancelled = true;
+    Atomics.store(flag, 0, STOP_FLAG.cancelled);
+  };
+  if (entry.cancel.signal.aborted) onCancel();
+  else entry.cancel.signal.addEventListener("abort", onCancel, { once: true });
+  void thread.then(() => entry.cancel.signal.removeEventListener("abort", onCancel));
   return new Promise<Outcome>((resolve) => {
     let settled = false;
     let unwatch: () => void = () => undefined;
@@ -127,7 +155,7 @@ export async function runSyncHandler(
       if (settled) return;
       settled = true;
       unwatch();
-      resolve(outcome);
+      resolve(cancelled && outcome.kind !== "timeout" ? { kind: "cancelled" } : outcome);
     };
     unwatch = watchJobDeadlines(machine, definition.timeout, {
       onJobTimeout: () => {

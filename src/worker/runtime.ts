@@ -13,10 +13,11 @@ import type { SoniqSettings } from "../settings.js";
 import { ClaimLoop } from "./claim-loop.js";
 import { CompletionBatcher } from "./completion-batcher.js";
 import { Drain } from "./drain.js";
-import { HEARTBEAT_STOP_BOUND_MS, Heartbeat } from "./heartbeat.js";
+import { type BeatReport, HEARTBEAT_STOP_BOUND_MS, Heartbeat } from "./heartbeat.js";
 import type { InFlightTable } from "./in-flight.js";
 import { JobRunner } from "./job-runner.js";
 import { OutcomeRecorder } from "./outcome-recorder.js";
+import { collectProgress } from "./progress-reports.js";
 import type { RemoteDeps } from "./remote-outcomes.js";
 import { RemotePollRunner } from "./remote-poll.js";
 import { RemotePoller } from "./remote-poller.js";
@@ -61,6 +62,21 @@ export interface WorkerRuntime {
   readonly drain: Drain;
   /** Ends the backend wake-up subscription. */
   readonly unsubscribe: () => void;
+  /** Ends the cancel-request subscription. */
+  readonly unsubscribeCancel: () => void;
+}
+
+/** What the heartbeat reports from the shutdown machine (times relative to now, in seconds). */
+export function beatReport(machine: ShutdownMachine): BeatReport {
+  const now = machine.now();
+  const started = machine.drainStartedAt;
+  const deadline = machine.deadlineAt;
+  return {
+    status: machine.state === "RUNNING" ? "running" : "draining",
+    shutdownState: machine.state,
+    drainElapsedSeconds: started === undefined ? null : Math.max(0, now - started) / 1000,
+    deadlineInSeconds: deadline === undefined ? null : (deadline - now) / 1000,
+  };
 }
 
 /** Builds the runtime and subscribes to the backend's wake-ups; starts nothing else. */
@@ -79,6 +95,7 @@ export function buildRuntime(parts: RuntimeParts): WorkerRuntime {
     events,
     machine,
     maxPayloadBytes: settings.maxPayloadBytes,
+    retentionSeconds: settings.resultRetention,
   });
   const threads = new WorkerThreads(workerId, settings.syncHandlerPoolSize, () => latch.wake());
   const remote = buildRemote(parts, recorder);
@@ -128,6 +145,13 @@ export function buildRuntime(parts: RuntimeParts): WorkerRuntime {
     dispatch: (job) => table.track(job, (entry) => runner.run(entry), onUnexpected),
     releaseLate: (job) => table.track(job, () => recorder.releaseUnstarted(job), onUnexpected),
   });
+  // An operator's cancel reaches a running job through its entry (executors do the rest).
+  const cancelJob = (jobId: string) => {
+    const entry = table.get(jobId);
+    if (!entry || entry.cancel.signal.aborted) return;
+    logger.info({ job_id: jobId }, "cancel requested by an operator: stopping the job");
+    entry.cancel.abort();
+  };
   const schedules = new WorkerSchedules({
     backend,
     workerId,
@@ -143,7 +167,11 @@ export function buildRuntime(parts: RuntimeParts): WorkerRuntime {
     workerId,
     intervalSeconds: settings.heartbeatInterval,
     logger,
-    status: () => (machine.state === "RUNNING" ? "running" : "draining"),
+    report: () => beatReport(machine),
+    progress: () => collectProgress(table),
+    onCancelRequested: (ids) => {
+      for (const id of ids) cancelJob(id);
+    },
     isTracked: (jobId) => table.has(jobId),
     orphans: claimLoop,
     now: () => machine.now(),
@@ -184,6 +212,8 @@ export function buildRuntime(parts: RuntimeParts): WorkerRuntime {
       // was given up by its caller and is waited for no longer than the heartbeat.
       await Promise.all([heartbeat.stop(), completions.stop(HEARTBEAT_STOP_BOUND_MS)]);
       unsubscribe();
+      unsubscribeCancel();
+      unwatchState();
       try {
         await recorder.writeWithRetry(
           () => backend.workerMarkStopped({ workerId }),
@@ -201,7 +231,15 @@ export function buildRuntime(parts: RuntimeParts): WorkerRuntime {
   const unsubscribe = backend.notifier.subscribe((queue) => {
     if (queue === "*" || queues === null || queues.includes(queue)) latch.wake();
   });
+  const unsubscribeCancel = backend.admin.subscribeCancel(cancelJob);
+  // Each later shutdown state (FORCE_TIMEOUT_PATH, WAIT_FOR_THREAD) reaches the worker row at once.
+  const unwatchState = machine.subscribe((state) => {
+    if (state !== "RUNNING" && state !== "DRAINING" && state !== "STOPPED") {
+      void heartbeat.runNow();
+    }
+  });
   return {
+    unsubscribeCancel,
     backend,
     completions,
     recorder,

@@ -7,6 +7,7 @@
 import { fileURLToPath } from "node:url";
 import { SoniqError } from "../errors.js";
 import { importUserModule } from "../jobs/import-user-module.js";
+import { checkProgress, writeProgress } from "../jobs/progress.js";
 import { Snooze } from "../jobs/snooze.js";
 import { STOP_FLAG, type StopReason, type ThreadJobContext } from "../jobs/thread-context.js";
 import { toThreadErrorRecord } from "./thread-error.js";
@@ -47,6 +48,7 @@ async function run(task: ThreadTask): Promise<ThreadOutcome> {
     const value = Atomics.load(flag, 0);
     if (value === STOP_FLAG.job_timeout) return "job_timeout";
     if (value === STOP_FLAG.shutdown_timeout) return "shutdown_timeout";
+    if (value === STOP_FLAG.cancelled) return "cancelled";
     return null;
   };
   const ctx: ThreadJobContext = {
@@ -55,6 +57,7 @@ async function run(task: ThreadTask): Promise<ThreadOutcome> {
     scheduledAt: new Date(task.ctx.scheduledAt),
     stopRequested: () => reason() !== null,
     stopReason: reason,
+    progress: (fraction, message) => writeProgress(task.progress, checkProgress(fraction, message)),
   };
   const value = await fn(task.args, ctx);
   if (value instanceof Snooze) return { kind: "snooze", seconds: value.seconds };

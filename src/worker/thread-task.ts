@@ -25,6 +25,8 @@ export interface ThreadTask {
   };
   /** `Int32Array(1)` stop flag shared with the main thread (see STOP_FLAG). */
   stopFlag: SharedArrayBuffer;
+  /** The job's progress buffer (jobs/progress.ts), read by the worker's heartbeat. */
+  progress: SharedArrayBuffer;
 }
 
 /** Load a handler module and check its export, without running it (worker start-up). */

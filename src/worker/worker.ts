@@ -203,6 +203,11 @@ export class Worker {
         queues: this.settings.queues,
         concurrency: this.settings.concurrency,
       });
+      // Liveness is judged by the timeout this worker keeps, whatever the caller's settings.
+      await backend.admin.workerDeclare({
+        workerId: this.id,
+        heartbeatTimeoutSeconds: this.settings.heartbeatTimeout,
+      });
     } catch (err) {
       this.end({ reason: "start_failed", exitCode: 2, released: [] });
       throw err;

@@ -2,8 +2,15 @@
  * The shared backend contract suite: composes the areas under areas/ into one describe block per
  * backend. memory.test.ts, sqlite.test.ts and postgres.test.ts each call it with their target.
  */
-import { afterAll, describe } from "vitest";
+import { afterAll, afterEach, describe } from "vitest";
 import type { Backend } from "../../src/backends/contract/index.js";
+import { adminBulkCases } from "./areas/admin-bulk.js";
+import { adminCancelCases } from "./areas/admin-cancel.js";
+import { adminDeadLetterCases } from "./areas/admin-dlq.js";
+import { adminListCases } from "./areas/admin-list.js";
+import { adminProgressCases } from "./areas/admin-progress.js";
+import { adminQueueCases } from "./areas/admin-queues.js";
+import { adminWorkerCases } from "./areas/admin-workers.js";
 import { claimCases } from "./areas/claim.js";
 import { deadLetterCases } from "./areas/dead-letter.js";
 import { enqueueCases } from "./areas/enqueue.js";
@@ -30,6 +37,11 @@ export function runBackendContract(target: ContractTarget): void {
       opened.push(backend);
       return backend;
     };
+    // Each case makes its own backends inside its body: close them when it ends, so a suite of many
+    // cases never holds more PostgreSQL connections than one case needs (the server is shared).
+    afterEach(async () => {
+      for (const backend of opened.splice(0)) await backend.close().catch(() => undefined);
+    });
     afterAll(async () => {
       for (const backend of opened) await backend.close().catch(() => undefined);
       await target.cleanup?.();
@@ -45,6 +57,13 @@ export function runBackendContract(target: ContractTarget): void {
     leasesCases(ctx);
     notifyCases(ctx);
     pruneForgetCases(ctx);
+    adminListCases(ctx);
+    adminCancelCases(ctx);
+    adminBulkCases(ctx);
+    adminDeadLetterCases(ctx);
+    adminQueueCases(ctx);
+    adminProgressCases(ctx);
+    adminWorkerCases(ctx);
     schedulesCases(ctx);
     queueMetricsCases(ctx);
     traceContextCases(ctx);

@@ -7,22 +7,17 @@ import * as pgRows from "../../src/backends/postgres/rows.js";
 import * as sqliteRows from "../../src/backends/sqlite/rows.js";
 
 /**
- * Column names per table, in order, from a dump's `CREATE TABLE` blocks. SQLite keeps a column
- * added by `ALTER TABLE … ADD COLUMN` as `\n, name TYPE` before the closing parenthesis.
+ * Column names per table, in order, from a dump's `CREATE TABLE` blocks. SQLite keeps columns
+ * added by `ALTER TABLE … ADD COLUMN` as `\n, name TYPE, name TYPE …` before the closing
+ * parenthesis, so the body is split on its top-level commas.
  */
 function tableColumns(dump: string): Map<string, string[]> {
   const tables = new Map<string, string[]>();
   for (const block of dump.matchAll(/CREATE TABLE (\w+) \(\n([\s\S]*?)\n?\)(?: STRICT)?;/g)) {
-    // SQLite keeps an `ALTER TABLE … ADD COLUMN` as `, name TYPE …` appended to the table's text,
-    // possibly several on one line.
-    const columns = block[2]!
-      .replace(/\n, /g, ",\n  ")
-      .replace(/,\s+(?=[a-z_]+ [A-Z]+)/g, ",\n")
-      .split("\n")
-      .map((line) => line.replace(/^,\s*/, ""))
-      .map((line) => /^\s*(\w+)\s/.exec(line)?.[1])
+    const columns = topLevelParts(block[2]!)
+      .map((part) => /^\s*(\w+)\s/.exec(part)?.[1])
       .filter((name): name is string => name !== undefined && name !== "CONSTRAINT")
-      .filter((name) => !/^[A-Z]+$/.test(name)); // continuation lines such as `CHECK (…)`
+      .filter((name) => !/^[A-Z]+$/.test(name)); // table constraints such as `CHECK (…)`
     tables.set(block[1]!, columns);
   }
   return tables;
@@ -47,3 +42,21 @@ describe("column lists", () => {
     expect(names(rows.WORKER_COLUMNS)).toEqual(tables.get("soniq_workers"));
   });
 });
+
+/** The comma-separated parts of a table body, commas inside parentheses left alone. */
+function topLevelParts(body: string): string[] {
+  const parts: string[] = [];
+  let depth = 0;
+  let start = 0;
+  for (let i = 0; i < body.length; i++) {
+    const c = body[i];
+    if (c === "(") depth++;
+    else if (c === ")") depth--;
+    else if (c === "," && depth === 0) {
+      parts.push(body.slice(start, i));
+      start = i + 1;
+    }
+  }
+  parts.push(body.slice(start));
+  return parts.map((part) => part.replace(/--[^\n]*/g, ""));
+}

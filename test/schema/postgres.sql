@@ -1,6 +1,6 @@
 -- The PostgreSQL schema after every migration, as a fresh `setup()` leaves it.
 -- Written by `npm run schema:dump`; checked by test/schema/schema.test.ts. Do not edit.
--- Migrations: 001_initial.sql, 002_leases.sql, 003_queue_claim_index.sql, 004_schedules.sql, 005_start_marks.sql, 007_remote_submissions.sql, 008_trace_context.sql
+-- Migrations: 001_initial.sql, 002_leases.sql, 003_queue_claim_index.sql, 004_schedules.sql, 005_start_marks.sql, 006_operations.sql, 007_remote_submissions.sql, 008_trace_context.sql
 
 CREATE TABLE soniq_dead_letter_jobs (
   id uuid NOT NULL,
@@ -23,6 +23,28 @@ CREATE TABLE soniq_dead_letter_jobs (
   reason text NOT NULL,
   dead_at timestamp with time zone NOT NULL DEFAULT now(),
   CONSTRAINT soniq_dead_letter_jobs_pkey PRIMARY KEY (id)
+);
+
+CREATE TABLE soniq_job_controls (
+  job_id uuid NOT NULL,
+  cancel_requested_at timestamp with time zone,
+  cancel_claim_token uuid,
+  progress double precision,
+  progress_message text,
+  progress_at timestamp with time zone,
+  CONSTRAINT soniq_job_controls_pkey PRIMARY KEY (job_id),
+  CONSTRAINT soniq_job_controls_progress_check CHECK (((progress >= (0)::double precision) AND (progress <= (1)::double precision)))
+);
+
+CREATE TABLE soniq_job_events (
+  id bigint NOT NULL,
+  job_id uuid NOT NULL,
+  at timestamp with time zone NOT NULL DEFAULT now(),
+  kind text NOT NULL,
+  attempt integer,
+  worker_id text,
+  detail text,
+  CONSTRAINT soniq_job_events_pkey PRIMARY KEY (id)
 );
 
 CREATE TABLE soniq_jobs (
@@ -70,6 +92,15 @@ CREATE TABLE soniq_migrations (
   name text NOT NULL,
   applied_at timestamp with time zone NOT NULL DEFAULT now(),
   CONSTRAINT soniq_migrations_pkey PRIMARY KEY (version)
+);
+
+CREATE TABLE soniq_queues (
+  name text NOT NULL,
+  paused boolean NOT NULL DEFAULT false,
+  max_running integer,
+  updated_at timestamp with time zone NOT NULL DEFAULT now(),
+  CONSTRAINT soniq_queues_max_running_check CHECK ((max_running >= 1)),
+  CONSTRAINT soniq_queues_pkey PRIMARY KEY (name)
 );
 
 CREATE TABLE soniq_remote_early_answers (
@@ -157,12 +188,20 @@ CREATE TABLE soniq_workers (
   started_at timestamp with time zone NOT NULL DEFAULT now(),
   last_heartbeat_at timestamp with time zone NOT NULL DEFAULT now(),
   stopped_at timestamp with time zone,
+  heartbeat_timeout double precision,
+  shutdown_state text NOT NULL DEFAULT 'RUNNING'::text,
+  drain_started_at timestamp with time zone,
+  deadline_at timestamp with time zone,
   CONSTRAINT soniq_workers_pkey PRIMARY KEY (id),
+  CONSTRAINT soniq_workers_shutdown_state_check CHECK ((shutdown_state = ANY (ARRAY['RUNNING'::text, 'DRAINING'::text, 'FORCE_TIMEOUT_PATH'::text, 'WAIT_FOR_THREAD'::text, 'STOPPED'::text]))),
   CONSTRAINT soniq_workers_status_check CHECK ((status = ANY (ARRAY['running'::text, 'draining'::text, 'stopped'::text])))
 );
 
 CREATE INDEX soniq_dead_letter_jobs_dead_at_idx ON soniq_dead_letter_jobs USING btree (dead_at);
+CREATE INDEX soniq_job_events_at_idx ON soniq_job_events USING btree (at);
+CREATE INDEX soniq_job_events_job_idx ON soniq_job_events USING btree (job_id, id);
 CREATE INDEX soniq_jobs_claim_idx ON soniq_jobs USING btree (priority, scheduled_at, created_at, id) WHERE (status = 'queued'::text);
+CREATE INDEX soniq_jobs_created_idx ON soniq_jobs USING btree (created_at DESC, id DESC);
 CREATE UNIQUE INDEX soniq_jobs_dedup_key_idx ON soniq_jobs USING btree (dedup_key) WHERE (dedup_key IS NOT NULL);
 CREATE INDEX soniq_jobs_processing_idx ON soniq_jobs USING btree (worker_id) WHERE (status = 'processing'::text);
 CREATE INDEX soniq_jobs_prune_idx ON soniq_jobs USING btree (result_expires_at) WHERE (status = ANY (ARRAY['done'::text, 'cancelled'::text]));

@@ -1,6 +1,6 @@
 -- The SQLite schema after every migration, as a fresh `setup()` leaves it.
 -- Written by `npm run schema:dump`; checked by test/schema/schema.test.ts. Do not edit.
--- Migrations: 001_initial, 002_leases, 003_schedules, 004_start_marks, 006_remote_submissions, 007_trace_context
+-- Migrations: 001_initial, 002_leases, 003_schedules, 004_start_marks, 005_operations, 006_remote_submissions, 007_trace_context
 
 CREATE TABLE soniq_dead_letter_jobs (
   id            TEXT    NOT NULL PRIMARY KEY,
@@ -22,6 +22,25 @@ CREATE TABLE soniq_dead_letter_jobs (
   dedup_key     TEXT,
   reason        TEXT    NOT NULL,
   dead_at       INTEGER NOT NULL
+) STRICT;
+
+CREATE TABLE soniq_job_controls (
+  job_id              TEXT    NOT NULL PRIMARY KEY,
+  cancel_requested_at INTEGER,
+  cancel_claim_token  TEXT,
+  progress            REAL    CHECK (progress >= 0 AND progress <= 1),
+  progress_message    TEXT,
+  progress_at         INTEGER
+) STRICT;
+
+CREATE TABLE soniq_job_events (
+  id        INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
+  job_id    TEXT    NOT NULL,
+  at        INTEGER NOT NULL,
+  kind      TEXT    NOT NULL,
+  attempt   INTEGER,
+  worker_id TEXT,
+  detail    TEXT
 ) STRICT;
 
 CREATE TABLE soniq_jobs (
@@ -60,6 +79,13 @@ CREATE TABLE soniq_migrations (
   version    INTEGER NOT NULL PRIMARY KEY,
   name       TEXT    NOT NULL,
   applied_at INTEGER NOT NULL
+) STRICT;
+
+CREATE TABLE soniq_queues (
+  name        TEXT    NOT NULL PRIMARY KEY,
+  paused      INTEGER NOT NULL DEFAULT 0 CHECK (paused IN (0, 1)),
+  max_running INTEGER CHECK (max_running >= 1),
+  updated_at  INTEGER NOT NULL
 ) STRICT;
 
 CREATE TABLE soniq_remote_early_answers (
@@ -140,14 +166,22 @@ CREATE TABLE soniq_workers (
   started_at        INTEGER NOT NULL,
   last_heartbeat_at INTEGER NOT NULL,
   stopped_at        INTEGER
-) STRICT;
+, heartbeat_timeout_ms INTEGER, shutdown_state TEXT NOT NULL DEFAULT 'RUNNING'
+  CHECK (shutdown_state IN ('RUNNING', 'DRAINING', 'FORCE_TIMEOUT_PATH', 'WAIT_FOR_THREAD',
+                            'STOPPED')), drain_started_at INTEGER, deadline_at INTEGER) STRICT;
 
 CREATE TABLE sqlite_sequence(name,seq);
 
 CREATE INDEX soniq_dead_letter_jobs_dead_at ON soniq_dead_letter_jobs (dead_at);
 
+CREATE INDEX soniq_job_events_at ON soniq_job_events (at);
+
+CREATE INDEX soniq_job_events_job ON soniq_job_events (job_id, id);
+
 CREATE INDEX soniq_jobs_claim ON soniq_jobs (priority, scheduled_at, created_at, id)
   WHERE status = 'queued';
+
+CREATE INDEX soniq_jobs_created ON soniq_jobs (created_at DESC, id DESC);
 
 CREATE UNIQUE INDEX soniq_jobs_dedup_key ON soniq_jobs (dedup_key) WHERE dedup_key IS NOT NULL;
 

@@ -14,12 +14,17 @@ import { waitFor } from "../helpers/wait.js";
  * A backend whose calls reject with ECONNREFUSED while `down` is true, or never answer while
  * `blackHole` is true (a network path that drops everything).
  */
-function switchable(inner: Backend) {
-  const state = { down: false, blackHole: false, failures: 0 };
+function switchable<T extends object>(
+  inner: T,
+  state = { down: false, blackHole: false, failures: 0 },
+) {
   const backend = new Proxy(inner, {
     get(target, prop, receiver) {
       const value = Reflect.get(target, prop, receiver);
-      if (typeof value !== "function" || prop === "notifier") return value;
+      // The operations store shares the database: it is down (or a black hole) with it.
+      if (prop === "admin") return switchable(value as object, state).backend;
+      if (typeof value !== "function" || prop === "notifier" || prop === "subscribeCancel")
+        return value;
       return (...args: unknown[]) => {
         if (state.blackHole) return new Promise(() => undefined);
         if (state.down) {
@@ -52,7 +57,12 @@ function instance(backend: Backend, extra: Record<string, unknown> = {}) {
 async function shortJobRunning() {
   const memory = new MemoryBackend();
   const { backend, state } = switchable(memory);
-  const soniq = instance(backend, { shutdownTimeout: 0.2, shutdownSettle: 0.1 });
+  // The worker declares a heartbeat timeout of 0.3 s: recovery judges it by that.
+  const soniq = instance(backend, {
+    shutdownTimeout: 0.2,
+    shutdownSettle: 0.1,
+    heartbeatTimeout: 0.3,
+  });
   const job = soniq.job({
     name: "short.job",
     handler: async () => new Promise((r) => setTimeout(() => r("ok"), 100)),

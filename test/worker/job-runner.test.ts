@@ -58,7 +58,7 @@ describe("JobRunner", () => {
         },
       ],
     });
-    expect(soniq.jobs.has("run.add")).toBe(true);
+    expect(soniq.definitions.has("run.add")).toBe(true);
     const [job] = await claim();
     const dispatched = await runtime.runner.dispatch(job as NonNullable<typeof job>);
     expect(dispatched).toMatchObject({ kind: "dead_letter", reason: "invalid_args" });

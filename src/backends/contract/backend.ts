@@ -6,6 +6,7 @@
  * @internal Not a stable public API: it may change in any release. Do not implement it outside
  * this package (a custom `backend` option is for tests).
  */
+import type { AdminStore } from "./admin-store.js";
 import type { Capabilities } from "./capabilities.js";
 import type { JobStore } from "./job-store.js";
 import type { LeaseStore } from "./lease-store.js";
@@ -30,6 +31,12 @@ export interface Backend extends JobStore, WorkerStore, LeaseStore, ScheduleStor
   readonly capabilities: Capabilities;
   /** Wake-ups. */
   readonly notifier: Notifier;
+  /**
+   * The operations store: listing and filtering, the timeline, cancel requests, progress, queues
+   * (pause, `maxRunning`), worker details (admin-store.ts). A member, like the notifier: the
+   * admin API and the worker's heartbeat use it.
+   */
+  readonly admin: AdminStore;
   /** Remote jobs' durable submission records (seed 002): `submission-store.ts`. */
   readonly submissions: SubmissionStore;
   /** Creates or migrates the schema. Idempotent; safe when two processes run it at once. */

@@ -3,6 +3,7 @@
  *
  * @internal Not a stable public API.
  */
+export * from "./admin-store.js";
 export type { Backend, BackendKind } from "./backend.js";
 export type { Capabilities } from "./capabilities.js";
 export type * from "./job-store.js";

@@ -20,6 +20,7 @@ import type {
   ClaimedJob,
   CompletionItem,
   CrashLoopRule,
+  DEFAULT_CANCELLED_RETENTION_SECONDS,
   DeadLetterRow,
   EnqueueResult,
   JobRow,
@@ -170,6 +171,11 @@ export interface JobRecoverStaleParams {
   staleAfterSeconds?: number;
   /** The crash-loop rule (build it with `crashLoopRule` from `src/maintenance/policy.ts`). */
   crashLoop: CrashLoopRule;
+  /**
+   * How long a row finalised `cancelled` (its claim had a cancel request) is kept, in
+   * **seconds**. Default {@link DEFAULT_CANCELLED_RETENTION_SECONDS}.
+   */
+  cancelledRetentionSeconds?: number;
 }
 
 /** Params of {@link JobStore.jobOwnedBy}. */
@@ -278,6 +284,12 @@ export interface JobStore {
    * queue instead, with `crashLoop.reason` and `crashLoop.message` (attempts unchanged). Atomic
    * per row and fenced on state and owner: a live owner's row, or one that finished meanwhile,
    * is never touched. Idempotent: safe to run from several processes at once.
+   *
+   * Liveness uses the heartbeat timeout each worker **declared** (admin-store.ts
+   * `workerDeclare`), so recovery agrees with the workers whatever the caller's settings;
+   * `staleAfterSeconds` applies to workers that declared none (and, when omitted, no stale
+   * heartbeat counts at all). A stale row whose claim has a cancel request is finalised
+   * `cancelled` (kept `cancelledRetentionSeconds`), never requeued.
    */
   jobRecoverStale(params: JobRecoverStaleParams): Promise<RecoveryResult>;
 

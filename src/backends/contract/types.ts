@@ -301,7 +301,15 @@ export interface RecoveryResult {
   requeued: RecoveredJob[];
   /** Moved to the dead-letter queue under the {@link CrashLoopRule} (too many interruptions). */
   deadLettered: RecoveredJob[];
+  /**
+   * Finalised as `cancelled`: an operator had asked to cancel the claim its dead owner held
+   * (admin-store.ts `jobCancelRequest`); never requeued.
+   */
+  cancelled: RecoveredJob[];
 }
+
+/** How long recovery keeps a row it finalised `cancelled` by default: 7 days, in seconds. */
+export const DEFAULT_CANCELLED_RETENTION_SECONDS = 7 * 86_400;
 
 /** A `processing` row and its claim's owner, as `JobStore.jobOwnedBy` returns it. */
 export interface OwnedJob extends Owner {

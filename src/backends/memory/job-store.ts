@@ -8,6 +8,7 @@ import { claimedJobOf } from "../claimed-job.js";
 import {
   type ClaimedJob,
   crashLoopText,
+  DEFAULT_CANCELLED_RETENTION_SECONDS,
   type DeadLetterRow,
   type EnqueueResult,
   type JobCancelParams,
@@ -102,6 +103,7 @@ export class MemoryJobStore implements JobStore {
   async jobClaim(request: JobClaimParams): Promise<ClaimedJob[]> {
     this.state.check();
     const now = this.state.clock();
+    const room = this.state.queueRoom();
     const due = [...this.state.jobs.values()]
       .filter(
         (row) =>
@@ -116,6 +118,12 @@ export class MemoryJobStore implements JobStore {
           a.createdAt.getTime() - b.createdAt.getTime() ||
           (a.id < b.id ? -1 : 1),
       )
+      .filter((row) => {
+        const left = room.get(row.queue);
+        if (left === undefined) return true;
+        room.set(row.queue, left - 1);
+        return left > 0;
+      })
       .slice(0, request.limit);
     return due.map((row) => {
       const stamp = new Date(now);
@@ -364,14 +372,20 @@ export class MemoryJobStore implements JobStore {
   async jobRecoverStale({
     staleAfterSeconds,
     crashLoop,
+    cancelledRetentionSeconds = DEFAULT_CANCELLED_RETENTION_SECONDS,
   }: JobRecoverStaleParams): Promise<RecoveryResult> {
     const { state } = this;
     state.check();
-    const result: RecoveryResult = { requeued: [], deadLettered: [] };
+    const result: RecoveryResult = { requeued: [], deadLettered: [], cancelled: [] };
     for (const row of [...state.jobs.values()]) {
       if (row.status !== "processing" || state.isLive(row.workerId, staleAfterSeconds)) continue;
       // Remote jobs in submission custody are recovered by phase (submissionRecover).
       if (state.inRemoteCustody(row.id)) continue;
+      if (state.cancelRequested(row.id, row.claimToken)) {
+        // An operator asked to cancel this claim: finalise it, never requeue it.
+        result.cancelled.push(state.finaliseCancelled(row, cancelledRetentionSeconds));
+        continue;
+      }
       // Charged only where the start is durably known (docs/reliability.md).
       const charged = row.startKnown;
       const interruptions = row.interruptions + (charged ? 1 : 0);

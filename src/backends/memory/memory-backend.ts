@@ -1,9 +1,11 @@
 /**
  * The memory backend facade: the {@link Backend} contract over in-process maps, delegating to
- * the memory job, worker, lease and schedule stores (one file each) over one `MemoryState`.
+ * the memory job, worker, lease and schedule stores (one file each) over one `MemoryState`, plus
+ * the operations store (`admin`, admin-store.ts).
  */
 import type { Backend, Capabilities, Notifier } from "../contract/index.js";
 import { DelegatingStores } from "../shared/delegating-stores.js";
+import { MemoryAdminStore } from "./admin-store.js";
 import { MemoryJobStore } from "./job-store.js";
 import { MemoryLeaseStore } from "./lease-store.js";
 import { MemoryScheduleStore } from "./schedule-store.js";
@@ -33,6 +35,8 @@ export class MemoryBackend extends DelegatingStores implements Backend {
     durable: false,
   };
   private readonly state: MemoryState;
+  /** The operations store (contract/admin-store.ts) over the same state. */
+  readonly admin: MemoryAdminStore;
   /** Remote jobs' submission records (contract/submission-store.ts). */
   readonly submissions: MemorySubmissionStore;
 
@@ -47,6 +51,7 @@ export class MemoryBackend extends DelegatingStores implements Backend {
       schedules: new MemoryScheduleStore(state, { insertJobs: (list) => jobs.insertJobs(list) }),
     });
     this.state = state;
+    this.admin = new MemoryAdminStore(state);
     this.submissions = new MemorySubmissionStore(state);
   }
 

@@ -56,9 +56,12 @@ export class MemoryWorkerStore implements WorkerStore {
       .sort((a, b) => b.startedAt.getTime() - a.startedAt.getTime())
       .map((row) => ({
         ...row,
+        // Judged by the worker's own declared heartbeat timeout when it declared one.
         live:
           row.status !== "stopped" &&
-          now - row.lastHeartbeatAt.getTime() <= heartbeatTimeoutSeconds * 1000,
+          now - row.lastHeartbeatAt.getTime() <=
+            (this.state.declared.get(row.id)?.heartbeatTimeoutSeconds ?? heartbeatTimeoutSeconds) *
+              1000,
       }));
   }
 

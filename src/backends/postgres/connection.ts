@@ -8,6 +8,7 @@ import { createHash } from "node:crypto";
 import pg from "pg";
 import { SoniqError } from "../../errors.js";
 import type { PgQueryable } from "../contract/index.js";
+import type { RawClaimedRow } from "./rows.js";
 import { SESSION_SETUP, type Statements } from "./sql.js";
 
 /** SQLSTATEs meaning the schema or a table is missing: undefined_table, invalid_schema_name. */
@@ -290,4 +291,15 @@ export interface PgJobStoreDeps {
   channel: string;
   /** Wakes this process's subscribers for a queue. */
   wake: (queue: string) => void;
+  /**
+   * Claims from the queues that have a `max_running` (limited-claim.ts), after the ordinary
+   * claim statements, which skip those queues. → claimed rows.
+   */
+  claimLimited: (request: {
+    workerId: string;
+    limit: number;
+    queues: readonly string[] | null;
+    /** Stored in `start_known` (see `JobClaimParams.deferStart`). */
+    startKnown: boolean;
+  }) => Promise<RawClaimedRow[]>;
 }

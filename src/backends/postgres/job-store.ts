@@ -6,6 +6,7 @@
 import { SoniqError } from "../../errors.js";
 import {
   type ClaimedJob,
+  DEFAULT_CANCELLED_RETENTION_SECONDS,
   type DeadLetterRow,
   type EnqueueResult,
   INTERRUPTIONS_PLACEHOLDER,
@@ -105,7 +106,15 @@ export class PgJobStore implements JobStore {
     const { rows } = params.signal
       ? await this.conn.runCancellable<RawClaimedRow>(text, values, params.signal)
       : await this.run<RawClaimedRow>(text, values);
-    return rows.map(toClaimedJob);
+    if (rows.length >= limit) return rows.map(toClaimedJob);
+    // Queues with a max_running: each claimed under its queue row's lock (limited-claim.ts).
+    const limited = await this.deps.claimLimited({
+      workerId: params.workerId,
+      limit: limit - rows.length,
+      queues,
+      startKnown,
+    });
+    return [...rows, ...limited].map(toClaimedJob);
   }
 
   /** Runs a fenced write; `false` at once when the ids cannot match (not UUIDs). */
@@ -264,6 +273,7 @@ export class PgJobStore implements JobStore {
   async jobRecoverStale({
     staleAfterSeconds,
     crashLoop,
+    cancelledRetentionSeconds = DEFAULT_CANCELLED_RETENTION_SECONDS,
   }: JobRecoverStaleParams): Promise<RecoveryResult> {
     const { rows } = await this.run<{
       kind: string;
@@ -280,8 +290,9 @@ export class PgJobStore implements JobStore {
       crashLoop.reason,
       crashLoop.message,
       INTERRUPTIONS_PLACEHOLDER,
+      cancelledRetentionSeconds,
     ]);
-    const result: RecoveryResult = { requeued: [], deadLettered: [] };
+    const result: RecoveryResult = { requeued: [], deadLettered: [], cancelled: [] };
     for (const row of rows) {
       const job = {
         id: row.id,
@@ -291,7 +302,12 @@ export class PgJobStore implements JobStore {
         interruptions: row.interruptions,
         charged: row.charged,
       };
-      (row.kind === "dead" ? result.deadLettered : result.requeued).push(job);
+      (row.kind === "dead"
+        ? result.deadLettered
+        : row.kind === "cancelled"
+          ? result.cancelled
+          : result.requeued
+      ).push(job);
     }
     for (const queue of new Set(result.requeued.map((job) => job.queue))) this.wake(queue);
     return result;

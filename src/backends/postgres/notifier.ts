@@ -16,6 +16,11 @@ export interface PgNotifierOptions {
   ownPids: ReadonlySet<number>;
   /** LISTEN connection errors (it re-connects by itself). */
   onError: (error: unknown) => void;
+  /**
+   * Offered each notification from another process first; true when it consumed it (a cancel
+   * request, admin-store.ts), which is then not a queue wake-up.
+   */
+  route?: (payload: string) => boolean;
   /** The LISTEN connection dropped (`"lost"`) or is back and re-LISTENed (`"restored"`). */
   onListenChange?: (change: "lost" | "restored", error?: unknown) => void;
 }
@@ -42,8 +47,10 @@ export class PgNotifier implements Notifier {
       this.listener = new PgListener({
         connectionString: this.options.connectionString,
         channel: this.options.channel,
-        onNotify: (queue, senderPid) => {
-          if (!ownPids.has(senderPid)) this.wake(queue);
+        onNotify: (payload, senderPid) => {
+          // The pool's own writes already woke (or told) this process's subscribers.
+          if (ownPids.has(senderPid)) return;
+          if (!this.options.route?.(payload)) this.wake(payload);
         },
         onReconnect: () => {
           this.options.onListenChange?.("restored");

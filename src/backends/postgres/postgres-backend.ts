@@ -9,14 +9,16 @@
 import { SoniqError } from "../../errors.js";
 import type { Backend, Capabilities, Notifier } from "../contract/index.js";
 import { DelegatingStores } from "../shared/delegating-stores.js";
+import { PgAdminStore } from "./admin-store.js";
 import { PgConnection } from "./connection.js";
 import { notifyChannel, validateSchemaName } from "./identifiers.js";
 import { PgJobStore } from "./job-store.js";
 import { PgLeaseStore } from "./lease-store.js";
+import { claimLimitedQueues, LimitedQueues } from "./limited-claim.js";
 import { migrate } from "./migrate.js";
 import { PgNotifier } from "./notifier.js";
 import { PgScheduleStore } from "./schedule-store.js";
-import { buildStatements, type Statements } from "./sql.js";
+import { buildAdminStatements, buildStatements, type Statements } from "./sql.js";
 import { buildSubmissionStatements } from "./submission-sql.js";
 import { PostgresSubmissionStore } from "./submission-store.js";
 import { PgWorkerStore } from "./worker-store.js";
@@ -93,6 +95,8 @@ export class PostgresBackend extends DelegatingStores implements Backend {
   private readonly conn: PgConnection;
   private readonly wakeUps: PgNotifier;
   private readonly sql: Statements;
+  /** The operations store (contract/admin-store.ts), on the same pool. */
+  readonly admin: PgAdminStore;
   /** Remote jobs' submission records (contract/submission-store.ts). */
   readonly submissions: PostgresSubmissionStore;
 
@@ -111,15 +115,39 @@ export class PostgresBackend extends DelegatingStores implements Backend {
       poolSize: options.poolSize,
       onPoolError: (err) => onError(err, "pool"),
     });
+    let admin: PgAdminStore | undefined;
     const wakeUps = new PgNotifier({
       connectionString: options.connectionString,
       channel,
       ownPids: conn.poolPids,
       onError: (err) => onError(err, "listener"),
+      route: (payload) => admin?.handleNotify(payload) ?? false,
       onListenChange: (change, error) => options.onListenChange?.(change, channel, error),
     });
     const sql = buildStatements(schema);
-    const jobs = new PgJobStore({ conn, sql, channel, wake: (queue) => wakeUps.wake(queue) });
+    admin = new PgAdminStore({
+      channel,
+      sql: buildAdminStatements(schema),
+      run: (text, values) => conn.run(text, values),
+      wake: (queue) => wakeUps.wake(queue),
+    });
+    const adminSql = admin.sql;
+    const limited = new LimitedQueues(() =>
+      conn.run<{ name: string; max_running: number }>(adminSql.limitedQueues, []),
+    );
+    const jobs = new PgJobStore({
+      conn,
+      sql,
+      channel,
+      wake: (queue) => wakeUps.wake(queue),
+      claimLimited: async (request) => {
+        const queues = await limited.get(request.queues);
+        if (queues.length === 0) return [];
+        return conn.track(() =>
+          claimLimitedQueues(conn.pool, sql.claimLimited, adminSql, { ...request, queues }),
+        );
+      },
+    });
     super({
       jobs,
       workers: new PgWorkerStore(conn, sql),
@@ -131,6 +159,7 @@ export class PostgresBackend extends DelegatingStores implements Backend {
         wake: (queue) => wakeUps.wake(queue),
       }),
     });
+    this.admin = admin;
     this.schema = schema;
     this.channel = channel;
     this.conn = conn;

@@ -31,7 +31,7 @@ export const DEAD_LETTER_COLUMNS = `id::text AS id, name, queue, args::text AS a
 
 /** The worker columns every worker query selects, in `RawWorkerRow` shape. */
 export const WORKER_COLUMNS = `id, hostname, pid, queues, concurrency, status, started_at,
-  last_heartbeat_at, stopped_at`;
+  last_heartbeat_at, stopped_at, heartbeat_timeout, shutdown_state, drain_started_at, deadline_at`;
 
 /** A `soniq_jobs` row as selected with {@link JOB_COLUMNS}. */
 export interface RawJobRow {

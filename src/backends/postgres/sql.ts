@@ -162,13 +162,24 @@ export function buildStatements(schema: string) {
         updated_at = now(), scheduled_at = now()
     WHERE ${FENCE}`;
 
+  const queues = `${s}.${quoteIdent("soniq_queues")}`;
+  const controls = `${s}.${quoteIdent("soniq_job_controls")}`;
+
   /**
    * The claim, over the queued rows that also match `filter` (`$1` worker id, `$2` limit;
-   * `startKnown` names the boolean parameter stored in `start_known`).
+   * `startKnown` names the boolean parameter stored in `start_known`). Rows of a queue that is
+   * paused or has a `max_running` are skipped (`soniq_queues`) unless `unrestricted`: a limited
+   * queue is claimed by `claimLimited`, under its queue row's lock.
    */
-  const claimWhere = (filter: string, startKnown: string) => `WITH picked AS (
-      SELECT id FROM ${jobs}
-      WHERE status = 'queued' AND scheduled_at <= now() AND ${filter}
+  const claimWhere = (filter: string, startKnown: string, unrestricted = false) => `WITH picked AS (
+      SELECT id FROM ${jobs} AS cj
+      WHERE status = 'queued' AND scheduled_at <= now() AND ${filter}${
+        unrestricted
+          ? ""
+          : `
+        AND NOT EXISTS (SELECT 1 FROM ${queues} AS q
+                        WHERE q.name = cj.queue AND (q.paused OR q.max_running IS NOT NULL))`
+      }
       ORDER BY priority, scheduled_at, created_at, id
       LIMIT $2
       FOR UPDATE SKIP LOCKED
@@ -244,6 +255,13 @@ export function buildStatements(schema: string) {
      * claim locks only what it claims.
      */
     claimQueues: claimWhere("queue = ANY($3::text[])", "$4"),
+
+    /**
+     * `$1` worker id, `$2` limit, `$3` queue → as `claimQueue`, for a queue with a `max_running`:
+     * run inside a transaction that holds the queue's row lock (`lockLimitedQueue`) and counted
+     * its processing rows, with `$2` = the room left, so the limit holds across every process.
+     */
+    claimLimited: claimWhere("queue = $3::text", "$4", true),
 
     /** Fence `$1..$3`, `$4` result JSON text or NULL, `$5` retention seconds. */
     complete: `UPDATE ${jobs}
@@ -367,17 +385,24 @@ export function buildStatements(schema: string) {
     /** `$1` worker id. */
     markWorkerStopped: `UPDATE ${workers} SET status = 'stopped', stopped_at = now() WHERE id = $1`,
 
-    /** `$1` heartbeat timeout in seconds → worker rows plus `live`, newest first. */
+    /**
+     * `$1` heartbeat timeout in seconds, for workers that declared none → worker rows plus `live`
+     * (judged by each worker's declared `heartbeat_timeout`), newest first.
+     */
     listWorkers: `SELECT ${WORKER_COLUMNS},
         status <> 'stopped'
-          AND last_heartbeat_at >= now() - make_interval(secs => $1::float8) AS live
+          AND last_heartbeat_at
+            >= now() - make_interval(secs => COALESCE(heartbeat_timeout, $1::float8)) AS live
       FROM ${workers} ORDER BY started_at DESC, id`,
 
     /**
      * Crash recovery, one statement. `$1` heartbeat timeout seconds (NULL: a stale heartbeat does
      * not count as dead, only stopped or unknown owners), `$2` max interruptions,
      * `$3` channel, `$4` crash-loop reason, `$5` crash-loop message, `$6` the placeholder in `$5`
-     * replaced by the interruption count (the words: `src/maintenance/policy.ts`). Locks the stale
+     * replaced by the interruption count (the words: `src/maintenance/policy.ts`), `$7` retention
+     * seconds of a cancelled row. A worker's own declared `heartbeat_timeout` wins over `$1`. A
+     * stale row with a cancel request for its claim is finalised `cancelled`, not requeued
+     * (kind 'cancelled'). Locks the stale
      * rows (SKIP LOCKED: a row being finished right now is left to its writer), moves those over
      * the interruption limit to the DLQ (reason `$4`) and requeues
      * the rest, NOTIFYing their queues. Only a row whose start is known (`start_known`) is charged
@@ -386,17 +411,28 @@ export function buildStatements(schema: string) {
      * `previous_owner`, `interruptions`, `charged`.
      */
     recoverStale: `WITH stale AS (
-        SELECT j.id, j.worker_id, j.start_known FROM ${jobs} AS j
+        SELECT j.id, j.worker_id, j.start_known, EXISTS (
+            SELECT 1 FROM ${controls} AS c
+            WHERE c.job_id = j.id AND c.cancel_claim_token = j.claim_token) AS cancel
+        FROM ${jobs} AS j
         WHERE j.status = 'processing' AND ${notInRemoteCustody(schema)}
           AND NOT EXISTS (
             SELECT 1 FROM ${workers} AS w
             WHERE w.id = j.worker_id AND w.status <> 'stopped'
               AND ($1::float8 IS NULL
-                   OR w.last_heartbeat_at >= now() - make_interval(secs => $1::float8)))
+                   OR w.last_heartbeat_at
+                      >= now() - make_interval(secs => COALESCE(w.heartbeat_timeout, $1::float8))))
         FOR UPDATE OF j SKIP LOCKED
+      ), finalised AS (
+        UPDATE ${jobs} AS j
+        SET status = 'cancelled', finished_at = now(), updated_at = now(),
+            result_expires_at = now() + make_interval(secs => $7::float8)
+        FROM stale
+        WHERE j.id = stale.id AND stale.cancel AND j.status = 'processing'
+        RETURNING j.id, j.name, j.queue, stale.worker_id, j.interruptions
       ), doomed AS (
         DELETE FROM ${jobs} AS j USING stale
-        WHERE j.id = stale.id AND j.status = 'processing' AND stale.start_known
+        WHERE j.id = stale.id AND NOT stale.cancel AND j.status = 'processing' AND stale.start_known
           AND j.interruptions + 1 > $2::int
         RETURNING j.*
       ), buried AS (
@@ -417,7 +453,7 @@ export function buildStatements(schema: string) {
               + CASE WHEN stale.start_known THEN 0 ELSE 1 END,
             scheduled_at = now(), updated_at = now()
         FROM stale
-        WHERE j.id = stale.id AND j.status = 'processing'
+        WHERE j.id = stale.id AND NOT stale.cancel AND j.status = 'processing'
           AND (NOT stale.start_known OR j.interruptions + 1 <= $2::int)
         RETURNING j.id, j.name, j.queue, stale.worker_id, j.interruptions, stale.start_known
       ), woken AS (
@@ -427,7 +463,9 @@ export function buildStatements(schema: string) {
              interruptions, start_known AS charged, (SELECT count(*) FROM woken) AS notified
       FROM requeued
       UNION ALL
-      SELECT 'dead', id::text, name, queue, worker_id, interruptions, true, 0 FROM buried`,
+      SELECT 'dead', id::text, name, queue, worker_id, interruptions, true, 0 FROM buried
+      UNION ALL
+      SELECT 'cancelled', id::text, name, queue, worker_id, interruptions, false, 0 FROM finalised`,
 
     /** `$1` worker id → `id`, `claim_token` of the processing rows it owns. */
     ownedBy: `SELECT id::text AS id, claim_token::text AS claim_token FROM ${jobs}
@@ -454,5 +492,306 @@ export function buildStatements(schema: string) {
         WHERE status IN ('done', 'cancelled') AND result_expires_at <= now() LIMIT $1::int)`,
 
     ...scheduleStatements(schema),
+  };
+}
+
+/** The statements of {@link buildAdminStatements}. */
+export type AdminStatements = ReturnType<typeof buildAdminStatements>;
+
+/**
+ * The job filter of the admin lists (contract: `JobFilter`, admin-store.ts), over `soniq_jobs`
+ * aliased `j`. Each parameter is NULL when its filter is not given: `$1` statuses text[], `$2`
+ * queues text[], `$3` names text[], `$4` ids uuid[], `$5` dedup key, `$6` text `last_error`
+ * contains, `$7` args path text[] and `$8` the value it must equal as text, `$9`/`$10` created
+ * at-or-after / before, `$11`/`$12` finished at-or-after / before.
+ */
+const JOB_FILTER = `($1::text[] IS NULL OR j.status = ANY($1::text[]))
+  AND ($2::text[] IS NULL OR j.queue = ANY($2::text[]))
+  AND ($3::text[] IS NULL OR j.name = ANY($3::text[]))
+  AND ($4::uuid[] IS NULL OR j.id = ANY($4::uuid[]))
+  AND ($5::text IS NULL OR j.dedup_key = $5::text)
+  AND ($6::text IS NULL OR strpos(j.last_error, $6::text) > 0)
+  AND ($7::text[] IS NULL OR json_extract_path_text(j.args, VARIADIC $7::text[]) = $8::text)
+  AND ($9::timestamptz IS NULL OR j.created_at >= $9::timestamptz)
+  AND ($10::timestamptz IS NULL OR j.created_at < $10::timestamptz)
+  AND ($11::timestamptz IS NULL OR j.finished_at >= $11::timestamptz)
+  AND ($12::timestamptz IS NULL OR j.finished_at < $12::timestamptz)`;
+
+/** The dead-letter filter: `$1` reasons, `$2` queues, `$3` names, `$4` ids uuid[], `$5`/`$6` dead at-or-after / before. */
+const DEAD_FILTER = `($1::text[] IS NULL OR d.reason = ANY($1::text[]))
+  AND ($2::text[] IS NULL OR d.queue = ANY($2::text[]))
+  AND ($3::text[] IS NULL OR d.name = ANY($3::text[]))
+  AND ($4::uuid[] IS NULL OR d.id = ANY($4::uuid[]))
+  AND ($5::timestamptz IS NULL OR d.dead_at >= $5::timestamptz)
+  AND ($6::timestamptz IS NULL OR d.dead_at < $6::timestamptz)`;
+
+/** A timestamptz as integer microseconds since the epoch, as text (list cursors). */
+const MICROS = (column: string) => `((extract(epoch FROM ${column}) * 1000000)::bigint)::text`;
+
+/** Integer microseconds since the epoch (`param`, bigint) as a timestamptz, exactly. */
+const FROM_MICROS = (param: string) =>
+  `(timestamptz 'epoch' + ${param}::bigint * interval '1 microsecond')`;
+
+/** The controls of a listed job (`c`: soniq_job_controls). */
+const CONTROL_COLUMNS = "c.cancel_requested_at, c.progress, c.progress_message, c.progress_at";
+
+/**
+ * The operations statements (contract: admin-store.ts), for `schema` (already validated). Tables
+ * of migration 006: `soniq_queues`, `soniq_job_controls`, `soniq_job_events`; worker columns
+ * `heartbeat_timeout` (seconds), `shutdown_state`, `drain_started_at`, `deadline_at`.
+ */
+export function buildAdminStatements(schema: string) {
+  const s = quoteIdent(schema);
+  const jobs = `${s}.${quoteIdent("soniq_jobs")}`;
+  const dead = `${s}.${quoteIdent("soniq_dead_letter_jobs")}`;
+  const workers = `${s}.${quoteIdent("soniq_workers")}`;
+  const queues = `${s}.${quoteIdent("soniq_queues")}`;
+  const controls = `${s}.${quoteIdent("soniq_job_controls")}`;
+  const events = `${s}.${quoteIdent("soniq_job_events")}`;
+  const jobSelect = `SELECT ${JOB_COLUMNS}, ${CONTROL_COLUMNS}, ${MICROS("j.created_at")} AS cursor_us
+    FROM ${jobs} AS j LEFT JOIN ${controls} AS c ON c.job_id = j.id`;
+
+  return {
+    /**
+     * {@link JOB_FILTER} `$1..$12`, then `$13` cursor micros (bigint, NULL: first page), `$14`
+     * cursor id, `$15` limit → job rows plus controls and `cursor_us`, newest first.
+     */
+    jobList: `${jobSelect}
+      WHERE ${JOB_FILTER}
+        AND ($13::bigint IS NULL OR (j.created_at, j.id) < (${FROM_MICROS("$13")}, $14::uuid))
+      ORDER BY j.created_at DESC, j.id DESC LIMIT $15::int`,
+
+    /** {@link JOB_FILTER} `$1..$12` → `n` (bigint as text). */
+    jobCount: `SELECT count(*) AS n FROM ${jobs} AS j WHERE ${JOB_FILTER}`,
+
+    /** → `queue`, `status`, `n`: counts per queue × status, dead letters as `dead_letter`. */
+    jobCountByQueueStatus: `SELECT queue, status, count(*) AS n FROM ${jobs} GROUP BY queue, status
+      UNION ALL SELECT queue, 'dead_letter', count(*) FROM ${dead} GROUP BY queue
+      ORDER BY 1, 2`,
+
+    /** `$1` id → the job row plus controls. */
+    jobGet: `${jobSelect} WHERE j.id = $1::uuid`,
+
+    /** `$1` job ids uuid[], `$2` kinds, `$3` attempts int[], `$4` worker ids, `$5` details. */
+    eventsAppend: `INSERT INTO ${events} (job_id, kind, attempt, worker_id, detail)
+      SELECT * FROM unnest($1::uuid[], $2::text[], $3::int[], $4::text[], $5::text[])`,
+
+    /** `$1` job id → its events in append order. */
+    eventsList: `SELECT id::text AS seq, job_id::text AS job_id, at, kind, attempt, worker_id, detail
+      FROM ${events} WHERE job_id = $1::uuid ORDER BY id`,
+
+    /** `$1` age in seconds, `$2` limit: deletes at most that many older events. */
+    eventsPrune: `DELETE FROM ${events} WHERE id IN (SELECT id FROM ${events}
+      WHERE at < now() - make_interval(secs => $1::float8) LIMIT $2::int)`,
+
+    /**
+     * `$1` id, `$2` retention seconds, `$3` channel, `$4` cancel payload prefix. A queued job
+     * becomes `cancelled`; a processing one gets `cancel_requested_at` and `cancel_claim_token`
+     * (its current claim's token: a request binds that claim only, so a later claim of the same
+     * job never inherits it), unless already requested for this claim, and its owner is NOTIFYed (`$4 || id`); the event goes in the same statement.
+     * → `status` (before), `cancelled`, `requested` (0/1), or no row when there is no such job.
+     */
+    cancelRequest: `WITH target AS (
+        SELECT id, status, worker_id, attempts FROM ${jobs} WHERE id = $1::uuid FOR UPDATE
+      ), cancelled AS (
+        UPDATE ${jobs} AS j
+        SET status = 'cancelled', finished_at = now(), updated_at = now(),
+            result_expires_at = now() + make_interval(secs => $2::float8)
+        FROM target WHERE j.id = target.id AND target.status = 'queued'
+        RETURNING j.id
+      ), requested AS (
+        INSERT INTO ${controls} AS c (job_id, cancel_requested_at, cancel_claim_token)
+        SELECT j.id, now(), j.claim_token FROM ${jobs} AS j JOIN target ON target.id = j.id
+        WHERE target.status = 'processing'
+        ON CONFLICT (job_id) DO UPDATE SET cancel_requested_at = now(),
+          cancel_claim_token = EXCLUDED.cancel_claim_token
+          WHERE c.cancel_claim_token IS DISTINCT FROM EXCLUDED.cancel_claim_token
+        RETURNING job_id
+      ), logged AS (
+        INSERT INTO ${events} (job_id, kind, attempt, worker_id)
+        SELECT id, 'cancelled', NULL, NULL FROM cancelled
+        UNION ALL
+        SELECT t.id, 'cancel_requested', t.attempts + 1, t.worker_id
+        FROM target AS t JOIN requested AS r ON r.job_id = t.id
+        RETURNING 1
+      ), notified AS (
+        SELECT pg_notify($3, $4::text || r.job_id::text) FROM requested AS r
+      )
+      SELECT t.status, (SELECT count(*) FROM cancelled) AS cancelled,
+             (SELECT count(*) FROM requested) AS requested,
+             (SELECT count(*) FROM notified) + (SELECT count(*) FROM logged) AS written
+      FROM target AS t`,
+
+    /**
+     * Fence `$1` id, `$2` worker, `$3` token; `$4` retention seconds. The owner records a cancel:
+     * `cancelled`, finished now, attempts unchanged; appends the `cancelled` event. → a row when
+     * it changed.
+     */
+    cancelFinish: `WITH fin AS (
+        UPDATE ${jobs}
+        SET status = 'cancelled', finished_at = now(), updated_at = now(),
+            result_expires_at = now() + make_interval(secs => $4::float8)
+        WHERE id = $1::uuid AND (status = 'processing') IS TRUE AND worker_id = $2
+          AND claim_token = $3::uuid
+        RETURNING id, attempts, worker_id
+      )
+      INSERT INTO ${events} (job_id, kind, attempt, worker_id, detail)
+      SELECT id, 'cancelled', attempts + 1, worker_id, 'stopped by its worker' FROM fin
+      RETURNING job_id`,
+
+    /**
+     * `$1` id, `$2` channel. Run now: a job that is not processing goes to `queued`, due now
+     * (result, owner and finish cleared, attempts kept, controls dropped); NOTIFYs its queue.
+     * → `status` (before), `moved` (0/1), `queue`; no row when there is no such job.
+     */
+    retryNow: `WITH target AS (SELECT id, status FROM ${jobs} WHERE id = $1::uuid FOR UPDATE),
+      moved AS (
+        UPDATE ${jobs} AS j
+        SET status = 'queued', scheduled_at = now(), updated_at = now(), finished_at = NULL,
+            result = NULL, result_expires_at = NULL, worker_id = NULL, claim_token = NULL
+        FROM target WHERE j.id = target.id AND target.status <> 'processing'
+        RETURNING j.id, j.queue
+      ), cleared AS (
+        DELETE FROM ${controls} WHERE job_id IN (SELECT id FROM moved) RETURNING 1
+      ), logged AS (
+        INSERT INTO ${events} (job_id, kind) SELECT id, 'run_now' FROM moved RETURNING 1
+      ), woken AS (SELECT pg_notify($2, queue) FROM moved)
+      SELECT t.status, (SELECT count(*) FROM moved) AS moved,
+             (SELECT queue FROM moved LIMIT 1) AS queue,
+             (SELECT count(*) FROM woken) + (SELECT count(*) FROM cleared)
+               + (SELECT count(*) FROM logged) AS written
+      FROM target AS t`,
+
+    /**
+     * `$1` id: deletes a job that is not processing, with its controls; appends `deleted`.
+     * → `status` (before), `gone` (0/1); no row when there is no such job.
+     */
+    jobDelete: `WITH target AS (SELECT id, status FROM ${jobs} WHERE id = $1::uuid FOR UPDATE),
+      gone AS (
+        DELETE FROM ${jobs} AS j USING target
+        WHERE j.id = target.id AND target.status <> 'processing' RETURNING j.id
+      ), cleared AS (
+        DELETE FROM ${controls} WHERE job_id IN (SELECT id FROM gone) RETURNING 1
+      ), logged AS (
+        INSERT INTO ${events} (job_id, kind) SELECT id, 'deleted' FROM gone RETURNING 1
+      )
+      SELECT t.status, (SELECT count(*) FROM gone) AS gone,
+             (SELECT count(*) FROM cleared) + (SELECT count(*) FROM logged) AS written
+      FROM target AS t`,
+
+    /**
+     * {@link DEAD_FILTER} `$1..$6`, `$7` cursor micros (NULL: first page), `$8` cursor id, `$9`
+     * limit → dead-letter rows plus `cursor_us`, newest `dead_at` first.
+     */
+    deadLetterList: `SELECT ${DEAD_LETTER_COLUMNS}, ${MICROS("d.dead_at")} AS cursor_us
+      FROM ${dead} AS d
+      WHERE ${DEAD_FILTER}
+        AND ($7::bigint IS NULL OR (d.dead_at, d.id) < (${FROM_MICROS("$7")}, $8::uuid))
+      ORDER BY d.dead_at DESC, d.id DESC LIMIT $9::int`,
+
+    /** {@link DEAD_FILTER} `$1..$6` → `n`. */
+    deadLetterCount: `SELECT count(*) AS n FROM ${dead} AS d WHERE ${DEAD_FILTER}`,
+
+    /** `$1` ids uuid[]: deletes those dead letters, appending `deleted` events. → `id` each. */
+    deadLetterDelete: `WITH gone AS (DELETE FROM ${dead} WHERE id = ANY($1::uuid[]) RETURNING id)
+      INSERT INTO ${events} (job_id, kind, detail)
+      SELECT id, 'deleted', 'from the dead-letter queue' FROM gone RETURNING job_id`,
+
+    /** `$1` age seconds, `$2` limit: deletes at most that many older dead letters. */
+    deadLetterPrune: `DELETE FROM ${dead} WHERE id IN (SELECT id FROM ${dead}
+      WHERE dead_at < now() - make_interval(secs => $1::float8) LIMIT $2::int)`,
+
+    /** `$1` limit: deletes controls whose job is gone (pruned or moved to the DLQ). */
+    controlsPrune: `DELETE FROM ${controls} WHERE job_id IN (
+        SELECT c.job_id FROM ${controls} AS c
+        WHERE NOT EXISTS (SELECT 1 FROM ${jobs} AS j WHERE j.id = c.job_id)
+        LIMIT $1::int)`,
+
+    /**
+     * → per queue with jobs or a configuration row: `name`, `paused`, `max_running`,
+     * `updated_at`, `queued`, `processing`, `oldest_due_s` (seconds the oldest due queued job has
+     * waited), by name.
+     */
+    queueList: `WITH names AS (SELECT name FROM ${queues} UNION SELECT DISTINCT queue FROM ${jobs}),
+      counts AS (
+        SELECT queue, count(*) FILTER (WHERE status = 'queued') AS queued,
+               count(*) FILTER (WHERE status = 'processing') AS processing,
+               min(scheduled_at) FILTER (WHERE status = 'queued' AND scheduled_at <= now()) AS due
+        FROM ${jobs} WHERE status IN ('queued', 'processing') GROUP BY queue
+      )
+      SELECT n.name, COALESCE(q.paused, false) AS paused, q.max_running, q.updated_at,
+             COALESCE(c.queued, 0) AS queued, COALESCE(c.processing, 0) AS processing,
+             COALESCE(extract(epoch FROM now() - c.due)::float8, 0) AS oldest_due_s
+      FROM names AS n LEFT JOIN ${queues} AS q ON q.name = n.name
+      LEFT JOIN counts AS c ON c.queue = n.name
+      ORDER BY n.name`,
+
+    /**
+     * `$1` name, `$2` paused (NULL: keep), `$3` whether to set max_running, `$4` max_running
+     * (NULL: no limit), `$5` channel: upserts the configuration and NOTIFYs the queue (a resume
+     * or a raised limit lets workers claim at once). → `name`.
+     */
+    queueSet: `WITH up AS (
+        INSERT INTO ${queues} AS q (name, paused, max_running, updated_at)
+        VALUES ($1, COALESCE($2::boolean, false), CASE WHEN $3::boolean THEN $4::int END, now())
+        ON CONFLICT (name) DO UPDATE SET
+          paused = COALESCE($2::boolean, q.paused),
+          max_running = CASE WHEN $3::boolean THEN $4::int ELSE q.max_running END,
+          updated_at = now()
+        RETURNING name
+      )
+      SELECT name, pg_notify($5, name) FROM up`,
+
+    /** → `name`, `max_running` of the queues that are not paused and have a limit. */
+    limitedQueues: `SELECT name, max_running FROM ${queues}
+      WHERE NOT paused AND max_running IS NOT NULL`,
+
+    /** `$1` queue: locks its configuration row (serialises limited claims). → `max_running`. */
+    lockLimitedQueue: `SELECT max_running FROM ${queues}
+      WHERE name = $1 AND NOT paused AND max_running IS NOT NULL FOR UPDATE`,
+
+    /** `$1` queue → `n`: its processing rows. */
+    countProcessing: `SELECT count(*) AS n FROM ${jobs} WHERE status = 'processing' AND queue = $1`,
+
+    /** `$1` worker id, `$2` heartbeat timeout seconds. */
+    workerDeclare: `UPDATE ${workers} SET heartbeat_timeout = $2::float8 WHERE id = $1`,
+
+    /**
+     * The heartbeat: `$1` worker id, `$2` status, `$3` shutdown state, `$4` seconds since the
+     * drain started (NULL: none), `$5` seconds to the deadline (NULL: none), then progress:
+     * `$6` ids uuid[], `$7` claim tokens uuid[], `$8` fractions float8[], `$9` messages text[]
+     * (each fenced on its claim). → `id` of its processing jobs with a cancel request.
+     */
+    workerBeat: `WITH beat AS (
+        UPDATE ${workers}
+        SET last_heartbeat_at = now(), status = $2, shutdown_state = $3,
+            drain_started_at = now() - make_interval(secs => $4::float8),
+            deadline_at = now() + make_interval(secs => $5::float8)
+        WHERE id = $1 RETURNING id
+      ), progressed AS (
+        INSERT INTO ${controls} AS c (job_id, progress, progress_message, progress_at)
+        SELECT p.id, p.fraction, p.message, now()
+        FROM unnest($6::uuid[], $7::uuid[], $8::float8[], $9::text[])
+          AS p(id, token, fraction, message)
+        JOIN ${jobs} AS j ON j.id = p.id AND (j.status = 'processing') IS TRUE
+          AND j.worker_id = $1 AND j.claim_token = p.token
+        ON CONFLICT (job_id) DO UPDATE SET progress = EXCLUDED.progress,
+          progress_message = EXCLUDED.progress_message, progress_at = now()
+        RETURNING 1
+      )
+      SELECT j.id::text AS id FROM ${jobs} AS j JOIN ${controls} AS c ON c.job_id = j.id
+      WHERE j.status = 'processing' AND j.worker_id = $1 AND c.cancel_claim_token = j.claim_token`,
+
+    /**
+     * `$1` default heartbeat timeout seconds (for workers that declared none) → worker rows plus
+     * `age_s`, `live` and `in_flight` (ids of the processing rows each owns), newest first.
+     */
+    workerList: `SELECT ${WORKER_COLUMNS},
+        extract(epoch FROM now() - w.last_heartbeat_at)::float8 AS age_s,
+        w.status <> 'stopped' AND w.last_heartbeat_at >= now()
+          - make_interval(secs => COALESCE(w.heartbeat_timeout, $1::float8)) AS live,
+        ARRAY(SELECT j.id::text FROM ${jobs} AS j
+              WHERE j.status = 'processing' AND j.worker_id = w.id ORDER BY j.started_at) AS in_flight
+      FROM ${workers} AS w ORDER BY w.started_at DESC, w.id`,
   };
 }

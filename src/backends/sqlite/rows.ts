@@ -27,7 +27,8 @@ export const DEAD_LETTER_COLUMNS = `id, name, queue, args, priority, attempts, m
 
 /** The columns of `soniq_workers`, in table order: a {@link WorkerRecord}. */
 export const WORKER_COLUMNS = `id, hostname, pid, queues, concurrency, status, started_at,
-  last_heartbeat_at, stopped_at`;
+  last_heartbeat_at, stopped_at, heartbeat_timeout_ms, shutdown_state, drain_started_at,
+  deadline_at`;
 
 /** A row of `soniq_jobs` as better-sqlite3 returns it. */
 export interface JobRecord {

@@ -24,6 +24,50 @@ const DEAD_LETTER_INSERT = `INSERT INTO soniq_dead_letter_jobs (id, name, queue,
     attempts, max_attempts, interruptions, scheduled_at, created_at, updated_at, started_at,
     finished_at, worker_id, claim_token, last_error, dedup_key, reason, dead_at)`;
 
+/** Skips rows of queues that are paused or have a `max_running` (the claim's filter). */
+const UNRESTRICTED = `AND queue NOT IN (SELECT name FROM soniq_queues
+      WHERE paused = 1 OR max_running IS NOT NULL)`;
+
+/**
+ * The job filter of the admin lists over `soniq_jobs` aliased `j`; each parameter is NULL when
+ * its filter is not given: `@statuses`, `@queues`, `@names`, `@ids` (JSON arrays), `@dedupKey`,
+ * `@errorText` (`last_error` contains it), `@argsPath` (a JSON path such as `$."user"."id"`) and
+ * `@argsValue` (the value there as text; JSON `true`/`false` read as those words),
+ * `@createdAfter`/`@createdBefore`, `@finishedAfter`/`@finishedBefore` (ms).
+ */
+const JOB_FILTER = `(@statuses IS NULL OR j.status IN (SELECT value FROM json_each(@statuses)))
+    AND (@queues IS NULL OR j.queue IN (SELECT value FROM json_each(@queues)))
+    AND (@names IS NULL OR j.name IN (SELECT value FROM json_each(@names)))
+    AND (@ids IS NULL OR j.id IN (SELECT value FROM json_each(@ids)))
+    AND (@dedupKey IS NULL OR j.dedup_key = @dedupKey)
+    AND (@errorText IS NULL OR instr(j.last_error, @errorText) > 0)
+    AND (@argsPath IS NULL OR (CASE json_type(j.args, @argsPath)
+          WHEN 'true' THEN 'true' WHEN 'false' THEN 'false'
+          ELSE CAST(json_extract(j.args, @argsPath) AS TEXT) END) = @argsValue)
+    AND (@createdAfter IS NULL OR j.created_at >= @createdAfter)
+    AND (@createdBefore IS NULL OR j.created_at < @createdBefore)
+    AND (@finishedAfter IS NULL OR j.finished_at >= @finishedAfter)
+    AND (@finishedBefore IS NULL OR j.finished_at < @finishedBefore)`;
+
+/**
+ * The dead-letter filter over `soniq_dead_letter_jobs` aliased `d`: `@reasons`, `@queues`,
+ * `@names`, `@ids` (JSON arrays or NULL), `@deadAfter`/`@deadBefore` (ms or NULL).
+ */
+const DEAD_FILTER = `(@reasons IS NULL OR d.reason IN (SELECT value FROM json_each(@reasons)))
+    AND (@queues IS NULL OR d.queue IN (SELECT value FROM json_each(@queues)))
+    AND (@names IS NULL OR d.name IN (SELECT value FROM json_each(@names)))
+    AND (@ids IS NULL OR d.id IN (SELECT value FROM json_each(@ids)))
+    AND (@deadAfter IS NULL OR d.dead_at >= @deadAfter)
+    AND (@deadBefore IS NULL OR d.dead_at < @deadBefore)`;
+
+/** {@link JOB_COLUMNS} qualified by the alias `j`. */
+const JOB_COLUMNS_J = JOB_COLUMNS.split(",")
+  .map((column) => `j.${column.trim()}`)
+  .join(", ");
+
+/** The controls of a listed job (`c`: soniq_job_controls). */
+const CONTROL_COLUMNS = "c.cancel_requested_at, c.progress, c.progress_message, c.progress_at";
+
 /** A schedule row with its last job's status (`last_job_status`, NULL when the job is gone). */
 const SCHEDULE_SELECT = `SELECT s.id, s.job_name, s.queue, s.priority, s.max_attempts, s.args,
     s.cron, s.every_seconds, s.timezone, s.start_at, s.end_at, s.missed_policy, s.missed_grace,
@@ -52,15 +96,37 @@ export const SQL = {
     VALUES (@id, @name, @queue, @args, 'queued', @priority, @maxAttempts,
       @scheduledAt, @now, @now, @dedupKey, @meta, @traceContext)`,
 
-  /** `@now`, `@limit` → `id` of the first due queued jobs of every queue, in claim order. */
+  /**
+   * `@now`, `@limit` → `id` of the first due queued jobs of every queue, in claim order. Queues
+   * that are paused or have a `max_running` (`soniq_queues`) are skipped: a limited queue is
+   * claimed by {@link SQL.dueInLimitedQueue} within the room {@link SQL.limitedRoom} reports.
+   */
   dueAll: `SELECT id FROM soniq_jobs
-    WHERE status = 'queued' AND scheduled_at <= @now
+    WHERE status = 'queued' AND scheduled_at <= @now ${UNRESTRICTED}
     ORDER BY ${CLAIM_ORDER} LIMIT @limit`,
 
   /** As {@link SQL.dueAll}, restricted to `@queues` (a JSON array of queue names). */
   dueInQueues: `SELECT id FROM soniq_jobs
     WHERE status = 'queued' AND scheduled_at <= @now
-      AND queue IN (SELECT value FROM json_each(@queues))
+      AND queue IN (SELECT value FROM json_each(@queues)) ${UNRESTRICTED}
+    ORDER BY ${CLAIM_ORDER} LIMIT @limit`,
+
+  /**
+   * `@queues` (JSON array, or NULL for every queue) → `name`, `room` of each queue that is not
+   * paused and has a `max_running`: how many more jobs it may run (`max_running` minus its
+   * processing rows; may be ≤ 0). Read inside the claim's `BEGIN IMMEDIATE`, so it holds across
+   * every process sharing the file.
+   */
+  limitedRoom: `SELECT q.name, q.max_running - (SELECT count(*) FROM soniq_jobs AS j
+        WHERE j.status = 'processing' AND j.queue = q.name) AS room
+    FROM soniq_queues AS q
+    WHERE q.paused = 0 AND q.max_running IS NOT NULL
+      AND (@queues IS NULL OR q.name IN (SELECT value FROM json_each(@queues)))
+    ORDER BY q.name`,
+
+  /** `@now`, `@limit`, `@queue` → `id` of the first due queued jobs of that queue. */
+  dueInLimitedQueue: `SELECT id FROM soniq_jobs
+    WHERE status = 'queued' AND scheduled_at <= @now AND queue = @queue
     ORDER BY ${CLAIM_ORDER} LIMIT @limit`,
 
   /**
@@ -230,10 +296,12 @@ export const SQL = {
 
   /**
    * `@timeoutMs` → worker rows (`WORKER_COLUMNS`) plus `live` (0/1: not stopped and heartbeat
-   * within `@timeoutMs` of now), newest `started_at` first.
+   * within the worker's declared `heartbeat_timeout_ms`, or `@timeoutMs` when it declared none),
+   * newest `started_at` first.
    */
   listWorkers: `SELECT ${WORKER_COLUMNS},
-      (status <> 'stopped' AND ${NOW_MS} - last_heartbeat_at <= @timeoutMs) AS live
+      (status <> 'stopped'
+        AND ${NOW_MS} - last_heartbeat_at <= COALESCE(heartbeat_timeout_ms, @timeoutMs)) AS live
     FROM soniq_workers ORDER BY started_at DESC, rowid DESC`,
 
   /**
@@ -245,16 +313,30 @@ export const SQL = {
 
   /**
    * `@now`, `@timeoutMs` (NULL: a stale heartbeat does not count as dead, only stopped or unknown
-   * owners) → `id`, `name`, `queue`, `worker_id`, `interruptions`, `start_known` of every
-   * `processing` row whose owner is not a live worker.
+   * owners; a worker's declared `heartbeat_timeout_ms` wins over it) → `id`, `name`, `queue`,
+   * `worker_id`, `interruptions`, `start_known`, `cancel` (0/1: its claim has a cancel request)
+   * of every `processing` row whose owner is not a live worker.
    */
-  staleClaims: `SELECT j.id, j.name, j.queue, j.worker_id, j.interruptions, j.start_known
+  staleClaims: `SELECT j.id, j.name, j.queue, j.worker_id, j.interruptions, j.start_known,
+      EXISTS (SELECT 1 FROM soniq_job_controls AS c
+              WHERE c.job_id = j.id AND c.cancel_claim_token = j.claim_token) AS cancel
     FROM soniq_jobs AS j
     WHERE j.status = 'processing' AND ${NOT_IN_REMOTE_CUSTODY}
       AND NOT EXISTS (
         SELECT 1 FROM soniq_workers AS w
         WHERE w.id = j.worker_id AND w.status <> 'stopped'
-          AND (@timeoutMs IS NULL OR @now - w.last_heartbeat_at <= @timeoutMs))`,
+          AND (@timeoutMs IS NULL
+               OR @now - w.last_heartbeat_at <= COALESCE(w.heartbeat_timeout_ms, @timeoutMs)))`,
+
+  /**
+   * `@id`, `@owner`, `@now`, `@retentionMs`: crash recovery of a row whose claim has a cancel
+   * request: finalised `cancelled` (finished now, kept `@retentionMs`), never requeued.
+   * → changes.
+   */
+  cancelStale: `UPDATE soniq_jobs
+    SET status = 'cancelled', finished_at = @now, updated_at = @now,
+        result_expires_at = @now + @retentionMs
+    WHERE id = @id AND status = 'processing' AND worker_id IS @owner`,
 
   /**
    * `@id`, `@owner` (the stale owner, or NULL), `@now`, `@charge` (1: the start was known, charge
@@ -302,6 +384,174 @@ export const SQL = {
 
   /** `@name`, `@holder`: gives the lease up if `@holder` holds it. */
   resign: "DELETE FROM soniq_leases WHERE name = @name AND holder = @holder",
+
+  // ---- Operations (contract: admin-store.ts; tables of migration 005) ----
+
+  /**
+   * {@link JOB_FILTER} parameters, then `@cursorMs`/`@cursorId` (NULL: first page) and `@limit`
+   * → job rows plus controls, newest `created_at` first.
+   */
+  jobList: `SELECT ${JOB_COLUMNS_J}, ${CONTROL_COLUMNS}
+    FROM soniq_jobs AS j LEFT JOIN soniq_job_controls AS c ON c.job_id = j.id
+    WHERE ${JOB_FILTER}
+      AND (@cursorMs IS NULL OR j.created_at < @cursorMs
+           OR (j.created_at = @cursorMs AND j.id < @cursorId))
+    ORDER BY j.created_at DESC, j.id DESC LIMIT @limit`,
+
+  /** {@link JOB_FILTER} parameters → `n`. */
+  jobCount: `SELECT count(*) AS n FROM soniq_jobs AS j WHERE ${JOB_FILTER}`,
+
+  /** → `queue`, `status`, `n` per queue × status; dead letters as `dead_letter`. */
+  jobCountByQueueStatus: `SELECT queue, status, count(*) AS n FROM soniq_jobs GROUP BY queue, status
+    UNION ALL SELECT queue, 'dead_letter', count(*) FROM soniq_dead_letter_jobs GROUP BY queue
+    ORDER BY 1, 2`,
+
+  /** `@id` → the job row plus controls. */
+  jobGet: `SELECT ${JOB_COLUMNS_J}, ${CONTROL_COLUMNS}
+    FROM soniq_jobs AS j LEFT JOIN soniq_job_controls AS c ON c.job_id = j.id WHERE j.id = @id`,
+
+  /** `@jobId`, `@kind`, `@attempt`, `@workerId`, `@detail`: appends one timeline event, now. */
+  eventAppend: `INSERT INTO soniq_job_events (job_id, at, kind, attempt, worker_id, detail)
+    VALUES (@jobId, ${NOW_MS}, @kind, @attempt, @workerId, @detail)`,
+
+  /** `@jobId` → its events in append order (`seq` is the row id). */
+  eventsList: `SELECT id AS seq, job_id, at, kind, attempt, worker_id, detail
+    FROM soniq_job_events WHERE job_id = @jobId ORDER BY id`,
+
+  /** `@ageMs`, `@limit`: deletes at most that many events older than `@ageMs`. → changes. */
+  eventsPrune: `DELETE FROM soniq_job_events WHERE id IN (SELECT id FROM soniq_job_events
+    WHERE at < ${NOW_MS} - @ageMs LIMIT @limit)`,
+
+  /** `@id` → `status`, `attempts`, `worker_id`, `claim_token` of the job. */
+  jobState: "SELECT status, attempts, worker_id, claim_token FROM soniq_jobs WHERE id = @id",
+
+  /** `@id`, `@retentionMs`, `@now`: cancels a queued job. → changes. */
+  cancelQueued: `UPDATE soniq_jobs
+    SET status = 'cancelled', finished_at = @now, updated_at = @now,
+        result_expires_at = @now + @retentionMs
+    WHERE id = @id AND status = 'queued'`,
+
+  /** `@id` → `cancel_claim_token` of its controls. */
+  cancelToken: "SELECT cancel_claim_token FROM soniq_job_controls WHERE job_id = @id",
+
+  /** `@id`, `@now`, `@claimToken`: stores a cancel request bound to that claim. */
+  cancelRequest: `INSERT INTO soniq_job_controls (job_id, cancel_requested_at, cancel_claim_token)
+    VALUES (@id, @now, @claimToken)
+    ON CONFLICT (job_id) DO UPDATE SET cancel_requested_at = excluded.cancel_requested_at,
+      cancel_claim_token = excluded.cancel_claim_token`,
+
+  /**
+   * Fenced ({@link OWNED}), `@now`, `@retentionMs`: the owner records a cancel (`cancelled`,
+   * finished now, attempts unchanged). → `attempts` of the changed row.
+   */
+  cancelFinish: `UPDATE soniq_jobs
+    SET status = 'cancelled', finished_at = @now, updated_at = @now,
+        result_expires_at = @now + @retentionMs
+    WHERE ${OWNED}
+    RETURNING attempts`,
+
+  /**
+   * `@id`, `@now`: run now — a job that is not processing goes to `queued`, due now (result,
+   * owner and finish cleared, attempts kept). → `queue` of the changed row.
+   */
+  retryNow: `UPDATE soniq_jobs
+    SET status = 'queued', scheduled_at = @now, updated_at = @now, finished_at = NULL,
+        result = NULL, result_expires_at = NULL, worker_id = NULL, claim_token = NULL
+    WHERE id = @id AND status <> 'processing'
+    RETURNING queue`,
+
+  /** `@id`: deletes the job's controls. */
+  deleteControls: "DELETE FROM soniq_job_controls WHERE job_id = @id",
+
+  /** `@id`: deletes a job that is not processing. → changes. */
+  deleteIdleJob: "DELETE FROM soniq_jobs WHERE id = @id AND status <> 'processing'",
+
+  /**
+   * {@link DEAD_FILTER} parameters, `@cursorMs`/`@cursorId`, `@limit` → dead-letter rows,
+   * newest `dead_at` first.
+   */
+  deadLetterList: `SELECT ${DEAD_LETTER_COLUMNS} FROM soniq_dead_letter_jobs AS d
+    WHERE ${DEAD_FILTER}
+      AND (@cursorMs IS NULL OR d.dead_at < @cursorMs
+           OR (d.dead_at = @cursorMs AND d.id < @cursorId))
+    ORDER BY d.dead_at DESC, d.id DESC LIMIT @limit`,
+
+  /** {@link DEAD_FILTER} parameters → `n`. */
+  deadLetterCount: `SELECT count(*) AS n FROM soniq_dead_letter_jobs AS d WHERE ${DEAD_FILTER}`,
+
+  /** `@ageMs`, `@limit`: deletes at most that many dead letters older than `@ageMs`. */
+  deadLetterPrune: `DELETE FROM soniq_dead_letter_jobs WHERE id IN (
+    SELECT id FROM soniq_dead_letter_jobs WHERE dead_at < ${NOW_MS} - @ageMs LIMIT @limit)`,
+
+  /** `@limit`: deletes at most that many controls whose job is gone. → changes. */
+  controlsPrune: `DELETE FROM soniq_job_controls WHERE job_id IN (
+    SELECT c.job_id FROM soniq_job_controls AS c
+    WHERE NOT EXISTS (SELECT 1 FROM soniq_jobs AS j WHERE j.id = c.job_id) LIMIT @limit)`,
+
+  /**
+   * → per queue with jobs or a configuration row: `name`, `paused` (0/1), `max_running`,
+   * `updated_at`, `queued`, `processing`, `oldest_due_ms`, by name.
+   */
+  queueList: `WITH names AS (SELECT name FROM soniq_queues UNION SELECT DISTINCT queue FROM soniq_jobs),
+    counts AS (
+      SELECT queue, sum(status = 'queued') AS queued, sum(status = 'processing') AS processing,
+             min(CASE WHEN status = 'queued' AND scheduled_at <= ${NOW_MS} THEN scheduled_at END) AS due
+      FROM soniq_jobs WHERE status IN ('queued', 'processing') GROUP BY queue
+    )
+    SELECT n.name, COALESCE(q.paused, 0) AS paused, q.max_running, q.updated_at,
+           COALESCE(c.queued, 0) AS queued, COALESCE(c.processing, 0) AS processing,
+           COALESCE(${NOW_MS} - c.due, 0) AS oldest_due_ms
+    FROM names AS n LEFT JOIN soniq_queues AS q ON q.name = n.name
+    LEFT JOIN counts AS c ON c.queue = n.name
+    ORDER BY n.name`,
+
+  /**
+   * `@name`, `@paused` (0/1, NULL: keep), `@setMax` (0/1), `@maxRunning` (NULL: no limit):
+   * upserts a queue's configuration.
+   */
+  queueSet: `INSERT INTO soniq_queues (name, paused, max_running, updated_at)
+    VALUES (@name, COALESCE(@paused, 0), CASE WHEN @setMax = 1 THEN @maxRunning END, ${NOW_MS})
+    ON CONFLICT (name) DO UPDATE SET
+      paused = COALESCE(@paused, soniq_queues.paused),
+      max_running = CASE WHEN @setMax = 1 THEN @maxRunning ELSE soniq_queues.max_running END,
+      updated_at = excluded.updated_at`,
+
+  /** `@id`, `@timeoutMs`: the heartbeat timeout the worker declares. */
+  workerDeclare: "UPDATE soniq_workers SET heartbeat_timeout_ms = @timeoutMs WHERE id = @id",
+
+  /**
+   * The heartbeat: `@id`, `@status`, `@state` (shutdown state), `@drainElapsedMs` and
+   * `@deadlineInMs` (NULL: none), relative to the database's now.
+   */
+  workerBeat: `UPDATE soniq_workers
+    SET last_heartbeat_at = ${NOW_MS}, status = @status, shutdown_state = @state,
+        drain_started_at = ${NOW_MS} - @drainElapsedMs, deadline_at = ${NOW_MS} + @deadlineInMs
+    WHERE id = @id`,
+
+  /**
+   * Progress, fenced on the claim: `@id`, `@workerId`, `@claimToken`, `@progress`, `@message`.
+   */
+  progressWrite: `INSERT INTO soniq_job_controls (job_id, progress, progress_message, progress_at)
+    SELECT id, @progress, @message, ${NOW_MS} FROM soniq_jobs WHERE ${OWNED}
+    ON CONFLICT (job_id) DO UPDATE SET progress = excluded.progress,
+      progress_message = excluded.progress_message, progress_at = excluded.progress_at`,
+
+  /** `@workerId` → `id` of its processing jobs whose claim has a cancel request. */
+  cancelPending: `SELECT j.id FROM soniq_jobs AS j JOIN soniq_job_controls AS c ON c.job_id = j.id
+    WHERE j.status = 'processing' AND j.worker_id = @workerId
+      AND c.cancel_claim_token = j.claim_token`,
+
+  /**
+   * `@timeoutMs` (for workers that declared none) → worker rows plus `age_ms`, `live` (0/1) and
+   * `in_flight` (a JSON array of the ids of its processing rows), newest first.
+   */
+  workerList: `SELECT ${WORKER_COLUMNS},
+      ${NOW_MS} - last_heartbeat_at AS age_ms,
+      (status <> 'stopped'
+        AND ${NOW_MS} - last_heartbeat_at <= COALESCE(heartbeat_timeout_ms, @timeoutMs)) AS live,
+      (SELECT json_group_array(j.id) FROM soniq_jobs AS j
+        WHERE j.status = 'processing' AND j.worker_id = soniq_workers.id) AS in_flight
+    FROM soniq_workers ORDER BY started_at DESC, rowid DESC`,
 
   /** The submission store's statements (remote jobs): submission-sql.ts. */
   ...SUBMISSION_SQL,

@@ -48,9 +48,11 @@ import type {
   WorkerMarkStoppedParams,
   WorkerRegisterParams,
 } from "../contract/index.js";
+import { DEFAULT_CANCELLED_RETENTION_SECONDS } from "../contract/index.js";
 import { assertNoConnection } from "../shared/capability-guard.js";
 import { loadMigrations } from "../shared/migrations.js";
 import { WakeBus } from "../shared/wake-bus.js";
+import { SqliteAdminStore } from "./admin-store.js";
 import { secondsToMs } from "./clock.js";
 import { SqliteConnection } from "./connection.js";
 import { migrate } from "./migrate.js";
@@ -121,6 +123,8 @@ export class SqliteBackend implements Backend {
   /** Remote jobs' submission records (contract/submission-store.ts). */
   readonly submissions: SqliteSubmissionStore;
   private readonly bus = new WakeBus();
+  /** The operations store (contract/admin-store.ts) on this connection. */
+  readonly admin: SqliteAdminStore;
   private readonly schedules: SqliteScheduleStore;
 
   /**
@@ -134,6 +138,7 @@ export class SqliteBackend implements Backend {
     this.path = path;
     this.busyTimeoutMs = busyTimeoutMs;
     this.conn = new SqliteConnection(path, busyTimeoutMs);
+    this.admin = new SqliteAdminStore(this.conn, (queue) => this.wake(queue));
     this.submissions = new SqliteSubmissionStore(this.conn, (queue) => this.wake(queue));
     this.schedules = new SqliteScheduleStore({
       use: (fn) => this.conn.use(fn),
@@ -346,9 +351,10 @@ export class SqliteBackend implements Backend {
   async jobRecoverStale({
     staleAfterSeconds,
     crashLoop,
+    cancelledRetentionSeconds = DEFAULT_CANCELLED_RETENTION_SECONDS,
   }: JobRecoverStaleParams): Promise<RecoveryResult> {
     const result = await this.conn.use((s) =>
-      recoverStaleClaims(s, staleAfterSeconds ?? null, crashLoop),
+      recoverStaleClaims(s, staleAfterSeconds ?? null, crashLoop, cancelledRetentionSeconds),
     );
     for (const queue of new Set(result.requeued.map((j) => j.queue))) this.wake(queue);
     return result;

@@ -80,19 +80,31 @@ export function claimDue(s: SqliteSession, request: JobClaimParams): ClaimedJob[
   const limit = Math.floor(request.limit);
   if (!(limit >= 1)) return [];
   const due = s.statement(request.queues === null ? "dueAll" : "dueInQueues");
+  const rooms = s.statement("limitedRoom");
+  const dueLimited = s.statement("dueInLimitedQueue");
   const take = s.statement("claimOne");
   return s.immediate(() => {
     const now = s.nowMs();
+    const queues = request.queues === null ? null : JSON.stringify(request.queues);
     const params: Record<string, unknown> = { now, limit };
-    if (request.queues !== null) params.queues = JSON.stringify(request.queues);
+    if (queues !== null) params.queues = queues;
     const claimed: ClaimedJob[] = [];
-    for (const { id } of due.all(params) as Array<{ id: string }>) {
-      const claimToken = randomUUID();
-      const startKnown = request.deferStart === true ? 0 : 1;
-      const row = take.get({ id, now, workerId: request.workerId, claimToken, startKnown }) as
-        | JobRecord
-        | undefined;
-      if (row) claimed.push(claimedJobOf(toJobRow(row)));
+    const startKnown = request.deferStart === true ? 0 : 1;
+    const claim = (ids: Array<{ id: string }>) => {
+      for (const { id } of ids) {
+        const claimToken = randomUUID();
+        const row = take.get({ id, now, workerId: request.workerId, claimToken, startKnown }) as
+          | JobRecord
+          | undefined;
+        if (row) claimed.push(claimedJobOf(toJobRow(row)));
+      }
+    };
+    claim(due.all(params) as Array<{ id: string }>);
+    // Queues with a max_running: at most their room, counted inside this same transaction.
+    for (const { name, room } of rooms.all({ queues }) as Array<{ name: string; room: number }>) {
+      const want = Math.min(room, limit - claimed.length);
+      if (want <= 0) continue;
+      claim(dueLimited.all({ now, limit: want, queue: name }) as Array<{ id: string }>);
     }
     return claimed;
   });
@@ -186,6 +198,8 @@ interface StaleClaim {
   queue: string;
   worker_id: string | null;
   interruptions: number;
+  /** 1 when its claim has a cancel request. */
+  cancel: number;
   /** 1 when the claim's start is durably known. */
   start_known: number;
 }
@@ -193,7 +207,8 @@ interface StaleClaim {
 /**
  * Crash recovery: every `processing` row whose owner is not live by the database clock is
  * requeued (`interruptions + 1`, due now, owner cleared, attempts untouched) or, past
- * `crashLoop.maxInterruptions`, moved to the DLQ under the crash-loop rule.
+ * `crashLoop.maxInterruptions`, moved to the DLQ under the crash-loop rule. A row whose claim has
+ * a cancel request is finalised `cancelled` (kept `cancelledRetentionSeconds`) instead.
  * @param heartbeatTimeoutSeconds Seconds after which a silent owner counts as dead; `null`: only
  * stopped or unknown owners do.
  */
@@ -201,16 +216,33 @@ export function recoverStaleClaims(
   s: SqliteSession,
   heartbeatTimeoutSeconds: number | null,
   crashLoop: CrashLoopRule,
+  cancelledRetentionSeconds: number,
 ): RecoveryResult {
   const timeoutMs = heartbeatTimeoutSeconds === null ? null : secondsToMs(heartbeatTimeoutSeconds);
   const find = s.statement("staleClaims");
   const requeue = s.statement("requeueStale");
   const bury = s.statement("buryStale");
+  const cancel = s.statement("cancelStale");
   const remove = s.statement("deleteJob");
+  const retentionMs = secondsToMs(cancelledRetentionSeconds);
   return s.immediate(() => {
-    const result: RecoveryResult = { requeued: [], deadLettered: [] };
+    const result: RecoveryResult = { requeued: [], deadLettered: [], cancelled: [] };
     const now = s.nowMs();
     for (const row of find.all({ now, timeoutMs }) as StaleClaim[]) {
+      if (row.cancel === 1) {
+        // An operator asked to cancel this claim: finalise it, never requeue it.
+        if (cancel.run({ id: row.id, owner: row.worker_id, now, retentionMs }).changes > 0) {
+          result.cancelled.push({
+            id: row.id,
+            name: row.name,
+            queue: row.queue,
+            previousOwner: row.worker_id,
+            interruptions: row.interruptions,
+            charged: false,
+          });
+        }
+        continue;
+      }
       // Charged only where the start is durably known (docs/reliability.md).
       const charged = row.start_known === 1;
       const interruptions = row.interruptions + (charged ? 1 : 0);

@@ -23,6 +23,7 @@ async function recover(soniq: Soniq): Promise<Recovered> {
     logger: soniq.logger,
     heartbeatTimeoutSeconds: soniq.settings.heartbeatTimeout,
     maxInterruptions: soniq.settings.maxInterruptions,
+    cancelledRetentionSeconds: soniq.settings.resultRetention,
   }).runOnce();
 }
 

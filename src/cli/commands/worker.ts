@@ -5,6 +5,8 @@
  */
 import type { Command } from "commander";
 import { collectDefaultMetrics } from "prom-client";
+import { redactUrl } from "../../backends/select.js";
+import { SoniqError } from "../../errors.js";
 import { healthHandler } from "../../observability/health/health-handler.js";
 import { HealthServer } from "../../observability/health/health-server.js";
 import { prometheusMetrics } from "../../observability/prometheus/exporter.js";
@@ -30,6 +32,10 @@ interface WorkerFlags {
   queues?: string;
   /** Seconds. */
   shutdownTimeout?: number;
+  /** Read by the module's `new Soniq()` (as SONIQ_DATABASE_URL); must agree with its settings. */
+  databaseUrl?: string;
+  /** Print one JSON line on standard output at exit: the worker id and its exit. */
+  json?: boolean;
 }
 
 /** Longest wait for the instance to close once the worker finished, in milliseconds. */
@@ -50,7 +56,15 @@ async function runWorker(module: string, flags: WorkerFlags): Promise<never> {
   });
   let soniq: Soniq;
   try {
+    // The module's instance reads SONIQ_* when it is created: the flag reaches it that way.
+    if (flags.databaseUrl !== undefined) process.env.SONIQ_DATABASE_URL = flags.databaseUrl;
     soniq = await loadSoniqModule(module);
+    if (flags.databaseUrl !== undefined && soniq.settings.databaseUrl !== flags.databaseUrl) {
+      throw new SoniqError(
+        "INVALID_OPTION",
+        `--database-url differs from the databaseUrl your module gives its instance (${redactUrl(soniq.settings.databaseUrl)}); drop one of them`,
+      );
+    }
     worker = soniq.worker({
       ...(flags.concurrency !== undefined ? { concurrency: flags.concurrency } : {}),
       ...(flags.queues !== undefined
@@ -126,6 +140,11 @@ async function runWorker(module: string, flags: WorkerFlags): Promise<never> {
     soniq.logger.error({ err: String(err) }, "closing the backend failed");
     code = Math.max(code, EXIT.NOT_RECORDED);
   }
+  if (flags.json) {
+    process.stdout.write(
+      `${JSON.stringify({ worker_id: worker.id, reason: exit.reason, exit_code: code, released: exit.released })}\n`,
+    );
+  }
   // Every release is durable at this point; exit even if an abandoned handler keeps timers alive.
   process.exit(code);
 }
@@ -149,6 +168,11 @@ export function register(program: Command): void {
       `seconds to wait for in-flight jobs on SIGTERM (default: ${cliDefault("shutdownTimeout")})`,
       number("shutdown-timeout"),
     )
+    .option(
+      "--database-url <url>",
+      "the database (set as SONIQ_DATABASE_URL before your module loads; must agree with it)",
+    )
+    .option("--json", "print one JSON line at exit: worker id, exit reason and code, released jobs")
     .option(
       "--health-port <n>",
       "serve /livez, /readyz (503 from the first signal) and /metrics (Prometheus) on this port",

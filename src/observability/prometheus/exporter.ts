@@ -15,7 +15,7 @@ export interface PrometheusSource {
   /** The instance's events. */
   readonly events: EventSubscriber<SoniqEventMap>;
   /** Registered job names: the only values the `job` label takes (others read `_unknown`). */
-  readonly jobs: ReadonlyMap<string, unknown>;
+  readonly definitions: ReadonlyMap<string, unknown>;
   /** `metricsInterval` in seconds: queue gauges older than three intervals are dropped. */
   readonly settings: { readonly metricsInterval: number };
 }
@@ -78,7 +78,7 @@ export function prometheusMetrics(
   const registry = options.registry ?? new Registry();
   const clock = options.clock ?? Date.now;
   const registers = [registry];
-  const job = (name: string) => (source.jobs.has(name) ? name : UNKNOWN_JOB);
+  const job = (name: string) => (source.definitions.has(name) ? name : UNKNOWN_JOB);
 
   const enqueued = new Counter({
     name: "soniq_jobs_enqueued_total",

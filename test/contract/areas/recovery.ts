@@ -81,6 +81,7 @@ export function recoveryCases(ctx: ContractContext): void {
       ).toEqual({
         requeued: [],
         deadLettered: [],
+        cancelled: [],
       });
     });
 

@@ -1,0 +1,290 @@
+/**
+ * The operations contract (issue 14): what the admin API, the CLI, the dashboard and metrics
+ * read and change, and what a worker declares about itself — listing and filtering jobs and dead
+ * letters, the timeline of a job's unusual transitions, cancel requests and progress, bulk
+ * actions, queues (pause, `maxRunning`) and workers (declared heartbeat timeout, shutdown state).
+ * Each backend implements it in its own `admin-store.ts`, reached as `backend.admin`.
+ *
+ * @internal Part of the backend contract, which is not a stable public API.
+ *
+ * Conventions (as the rest of the backend contract): one params object per method; durations in
+ * **seconds**; times decided by the **database clock**; arguments and results as JSON text.
+ * Methods return plain outcomes (`false`, a `state` word) and leave errors with codes to the
+ * caller (the instance's admin facade), except where a method says `@throws`.
+ */
+import type { DeadLetterRow, JobRow, JobStatus, Owner, WorkerRow } from "./types.js";
+
+/** The worker shutdown states, as the shutdown machine names them (seed 000). */
+export type WorkerShutdownState =
+  | "RUNNING"
+  | "DRAINING"
+  | "FORCE_TIMEOUT_PATH"
+  | "WAIT_FOR_THREAD"
+  | "STOPPED";
+
+/** Kinds of timeline events (the unusual transitions; the happy path comes from the row). */
+export type JobEventKind =
+  | "nack"
+  | "recovered"
+  | "crash_loop"
+  | "snoozed"
+  | "retried"
+  | "failed"
+  | "dead_lettered"
+  | "cancel_requested"
+  | "cancelled"
+  | "replayed"
+  | "run_now"
+  | "deleted";
+
+/** One event to append to a job's timeline. */
+export interface NewJobEvent {
+  jobId: string;
+  kind: JobEventKind;
+  /** The attempt it belongs to (1-based), when known. */
+  attempt?: number | null;
+  workerId?: string | null;
+  /** Free text: an error, a reason, "interruption 2/3". */
+  detail?: string | null;
+}
+
+/** A stored timeline event. */
+export interface JobEvent extends Required<NewJobEvent> {
+  /** Increasing per store: the append order. */
+  seq: number;
+  /** When it was appended (database clock). */
+  at: Date;
+}
+
+/** Filters of {@link AdminStore.jobList}; every given field must match (AND). */
+export interface JobFilter {
+  /** Any of these statuses. */
+  status?: readonly JobStatus[];
+  /** Any of these queues. */
+  queue?: readonly string[];
+  /** Any of these names. */
+  name?: readonly string[];
+  /** Any of these ids. */
+  ids?: readonly string[];
+  dedupKey?: string;
+  /** `last_error` contains this text (case-sensitive substring). */
+  errorContains?: string;
+  /**
+   * `args` at this path equals this value compared as text: `{ path: ["user", "id"], value: "42" }`
+   * matches `{"user":{"id":42}}` and `{"user":{"id":"42"}}`. Path items are object keys.
+   */
+  args?: { path: readonly string[]; value: string };
+  /** `created_at` at or after / before these instants. */
+  createdAfter?: Date;
+  createdBefore?: Date;
+  /** `finished_at` at or after / before these instants. */
+  finishedAfter?: Date;
+  finishedBefore?: Date;
+}
+
+/** A job as listed: the row plus its controls (cancel request, progress). */
+export interface JobListItem extends JobRow {
+  /** When a cancel was requested while it was processing; null otherwise. */
+  cancelRequestedAt: Date | null;
+  /** The last progress its handler reported (0..1), written with the heartbeat. */
+  progress: number | null;
+  progressMessage: string | null;
+  progressAt: Date | null;
+}
+
+/** A page of a list: newest first (`created_at`, then `id`, descending). */
+export interface Page<T> {
+  items: T[];
+  /** Pass back as `cursor` for the next page; null when this page is the last. */
+  nextCursor: string | null;
+}
+
+/** Params of {@link AdminStore.jobList}. */
+export interface JobListParams {
+  filter: JobFilter;
+  /** From {@link Page.nextCursor}; absent for the first page. */
+  cursor?: string | null;
+  /** Rows per page, 1–1000. */
+  limit: number;
+}
+
+/** One cell of {@link AdminStore.jobCountByQueueStatus}. */
+export interface QueueStatusCount {
+  queue: string;
+  status: JobStatus | "dead_letter";
+  count: number;
+}
+
+/** What {@link AdminStore.jobCancelRequest} did. */
+export type CancelRequestState =
+  /** The job was queued: it is `cancelled` now. */
+  | "cancelled"
+  /** The job is processing: the request is stored; its owner stops it and records `cancelled`. */
+  | "requested"
+  /** It was already requested (nothing changed). */
+  | "already_requested"
+  /** The job is `done` or `cancelled` already. */
+  | "finished"
+  | "not_found";
+
+/** What {@link AdminStore.jobRetryNow} and {@link AdminStore.jobDelete} did. */
+export type JobActionState = "done" | "processing" | "not_found";
+
+/** Filters of {@link AdminStore.deadLetterList}. */
+export interface DeadLetterFilter {
+  reason?: readonly string[];
+  queue?: readonly string[];
+  name?: readonly string[];
+  ids?: readonly string[];
+  /** `dead_at` at or after / before these instants. */
+  deadAfter?: Date;
+  deadBefore?: Date;
+}
+
+/** Params of {@link AdminStore.deadLetterList}: newest `dead_at` first. */
+export interface DeadLetterListParams {
+  filter: DeadLetterFilter;
+  cursor?: string | null;
+  /** Rows per page, 1–1000. */
+  limit: number;
+}
+
+/** A queue: its configuration and counts. */
+export interface QueueInfo {
+  name: string;
+  paused: boolean;
+  /** Most processing rows at once across every worker; null = no limit. */
+  maxRunning: number | null;
+  queued: number;
+  processing: number;
+  /** Seconds since the oldest due queued job became due (0 when none), database clock. */
+  oldestDueAgeSeconds: number;
+  /** When the configuration last changed; null for a queue with no configuration row. */
+  updatedAt: Date | null;
+}
+
+/** Params of {@link AdminStore.queueSet}: fields left out keep their value. */
+export interface QueueSetParams {
+  name: string;
+  paused?: boolean;
+  /** null removes the limit. */
+  maxRunning?: number | null;
+}
+
+/** A worker as listed: its row, what it declared, and what it holds. */
+export interface WorkerDetail extends WorkerRow {
+  /** The heartbeat timeout it declared (seconds); null for a worker of an older version. */
+  heartbeatTimeoutSeconds: number | null;
+  /** Its shutdown state (`STOPPED` once its row says stopped). */
+  shutdownState: WorkerShutdownState;
+  drainStartedAt: Date | null;
+  deadlineAt: Date | null;
+  /** Seconds since its last heartbeat, database clock. */
+  heartbeatAgeSeconds: number;
+  /** Not stopped and heartbeat within its declared timeout (or the caller's default). */
+  live: boolean;
+  /** Ids of the `processing` rows it owns. */
+  inFlight: string[];
+}
+
+/** One job's progress as a heartbeat carries it (fenced by the claim's owner). */
+export interface ProgressReport {
+  id: string;
+  owner: Owner;
+  /** 0..1. */
+  fraction: number;
+  message: string | null;
+}
+
+/** Params of {@link AdminStore.workerBeat}. */
+export interface WorkerBeatParams {
+  workerId: string;
+  /** The row's status (`running` until the drain starts). */
+  status: "running" | "draining";
+  shutdownState: WorkerShutdownState;
+  /** Seconds since the drain started (database now minus this), or null. */
+  drainElapsedSeconds: number | null;
+  /** Seconds until the shutdown deadline (database now plus this), or null. */
+  deadlineInSeconds: number | null;
+  /** Progress buffered since the last beat. */
+  progress: readonly ProgressReport[];
+}
+
+/** The operations contract. See the module comment. */
+export interface AdminStore {
+  /** Jobs matching `filter`, newest first, one page. @throws SoniqError `INVALID_OPTION` (bad cursor). */
+  jobList(params: JobListParams): Promise<Page<JobListItem>>;
+  /** How many jobs match `filter`. */
+  jobCount(params: { filter: JobFilter }): Promise<number>;
+  /** Counts per queue × status, dead letters as status `dead_letter`; zero cells left out. */
+  jobCountByQueueStatus(params: Record<string, never>): Promise<QueueStatusCount[]>;
+  /** One job with its controls (cancel request, progress), or null. */
+  jobDetail(params: { id: string }): Promise<JobListItem | null>;
+
+  /** Appends timeline events (one write). */
+  jobEventsAppend(params: { events: readonly NewJobEvent[] }): Promise<void>;
+  /** A job's timeline events in append order. */
+  jobEventsList(params: { jobId: string }): Promise<JobEvent[]>;
+  /** Deletes events older than `olderThanSeconds`, at most `limit`; returns how many. */
+  jobEventsPrune(params: { olderThanSeconds: number; limit: number }): Promise<number>;
+  /** Deletes at most `limit` job controls whose job is gone (pruned, deleted, dead-lettered). */
+  jobControlsPrune(params: { limit: number }): Promise<number>;
+
+  /**
+   * Cancels a queued job at once (`cancelled`, kept `retentionSeconds`), or stores a cancel
+   * request on a processing one (owner and status unchanged) and notifies its owner. Appends the
+   * `cancelled` / `cancel_requested` event in the same write.
+   */
+  jobCancelRequest(params: { id: string; retentionSeconds: number }): Promise<CancelRequestState>;
+  /**
+   * The owner records the cancel: `cancelled`, `finished_at` now, kept `retentionSeconds`, owner
+   * cleared. Fenced (DESIGN.md §3.1): `false` when `owner` no longer holds the claim.
+   */
+  jobCancelFinish(params: { id: string; owner: Owner; retentionSeconds: number }): Promise<boolean>;
+  /**
+   * Run now: a queued job becomes due now; a `done` or `cancelled` job goes back to `queued`, due
+   * now (attempts kept, result and cancel request cleared). `processing` is refused.
+   */
+  jobRetryNow(params: { id: string }): Promise<JobActionState>;
+  /** Deletes a job that is not processing (and its controls); `processing` is refused. */
+  jobDelete(params: { id: string }): Promise<JobActionState>;
+  /**
+   * Subscribes to cancel requests for jobs this process may own (a notification on PostgreSQL,
+   * in-process elsewhere). Best effort: the heartbeat also reports them. Returns unsubscribe.
+   */
+  subscribeCancel(listener: (jobId: string) => void): () => void;
+
+  /** Dead letters matching `filter`, newest `dead_at` first, one page. */
+  deadLetterList(params: DeadLetterListParams): Promise<Page<DeadLetterRow>>;
+  /** How many dead letters match `filter`. */
+  deadLetterCount(params: { filter: DeadLetterFilter }): Promise<number>;
+  /** Deletes these dead letters; returns how many went. */
+  deadLetterDelete(params: { ids: readonly string[] }): Promise<number>;
+  /** Deletes dead letters older than `olderThanSeconds`, at most `limit`; returns how many. */
+  deadLetterPrune(params: { olderThanSeconds: number; limit: number }): Promise<number>;
+
+  /** Every queue that has jobs or a configuration row, by name. */
+  queueList(params: Record<string, never>): Promise<QueueInfo[]>;
+  /**
+   * Creates or updates a queue's configuration. Resuming wakes the queue's workers (a
+   * notification on PostgreSQL, in-process elsewhere; other SQLite processes poll).
+   */
+  queueSet(params: QueueSetParams): Promise<QueueInfo>;
+
+  /** Records what a starting worker declares: its heartbeat timeout, in seconds. */
+  workerDeclare(params: { workerId: string; heartbeatTimeoutSeconds: number }): Promise<void>;
+  /**
+   * The worker's heartbeat: `last_heartbeat_at` now, its status and shutdown state, and the
+   * buffered progress of its jobs (each fenced), in one write.
+   * @returns The ids of its processing jobs that have a cancel request.
+   */
+  workerBeat(params: WorkerBeatParams): Promise<{ cancelRequested: string[] }>;
+  /**
+   * Workers, newest first. Liveness uses each worker's declared heartbeat timeout, or
+   * `defaultHeartbeatTimeoutSeconds` for a worker that declared none.
+   */
+  workerDetails(params: { defaultHeartbeatTimeoutSeconds: number }): Promise<WorkerDetail[]>;
+}
+
+/** The prefix of a cancel notification payload (never a queue name: queues cannot hold `!`). */
+export const CANCEL_NOTIFY_PREFIX = "!cancel ";

@@ -1,0 +1,376 @@
+/**
+ * The SQLite implementation of the operations contract (contract: admin-store.ts), as
+ * marshalling and `BEGIN IMMEDIATE` transactions around the named statements of sql.ts
+ * ("Operations" section). Reached as `SqliteBackend.admin`. Notifications are in-process only
+ * (cancel requests and queue wake-ups reach this object's subscribers; other processes learn a
+ * cancel request from their next heartbeat and a resumed queue from their next poll).
+ */
+
+import type {
+  AdminStore,
+  CancelRequestState,
+  DeadLetterFilter,
+  DeadLetterListParams,
+  JobActionState,
+  JobEvent,
+  JobEventKind,
+  JobFilter,
+  JobListItem,
+  JobListParams,
+  NewJobEvent,
+  Page,
+  QueueInfo,
+  QueueSetParams,
+  QueueStatusCount,
+  WorkerBeatParams,
+  WorkerDetail,
+} from "../contract/admin-store.js";
+import type { DeadLetterRow, Owner } from "../contract/index.js";
+import { decodeCursor, encodeCursor } from "../shared/cursor.js";
+import {
+  deadFilterParams,
+  jobFilterParams,
+  type ListedRecord,
+  type QueueRecord,
+  toListed,
+  toQueueInfo,
+  toWorkerDetail,
+  type WorkerDetailRecord,
+} from "./admin-params.js";
+import { secondsToMs } from "./clock.js";
+import type { SqliteConnection, SqliteSession } from "./connection.js";
+import { type DeadLetterRecord, toDeadLetterRow } from "./rows.js";
+import { fence } from "./transactions.js";
+
+/** Appends one event inside the caller's unit of work. */
+function appendEvent(s: SqliteSession, e: NewJobEvent): void {
+  s.statement("eventAppend").run({
+    jobId: e.jobId,
+    kind: e.kind,
+    attempt: e.attempt ?? null,
+    workerId: e.workerId ?? null,
+    detail: e.detail ?? null,
+  });
+}
+
+/** See the module comment. */
+export class SqliteAdminStore implements AdminStore {
+  private readonly cancelListeners = new Set<(jobId: string) => void>();
+
+  constructor(
+    private readonly conn: SqliteConnection,
+    private readonly wake: (queue: string) => void,
+  ) {}
+
+  async jobList(params: JobListParams): Promise<Page<JobListItem>> {
+    const cursor = decodeCursor(params.cursor);
+    const rows = await this.conn.use(
+      (s) =>
+        s.statement("jobList").all({
+          ...jobFilterParams(params.filter),
+          cursorMs: cursor ? Number(cursor.time) : null,
+          cursorId: cursor ? cursor.id : null,
+          limit: params.limit + 1,
+        }) as ListedRecord[],
+    );
+    const items = rows.slice(0, params.limit);
+    const last = rows.length > params.limit ? items.at(-1) : undefined;
+    return {
+      items: items.map(toListed),
+      nextCursor: last ? encodeCursor({ time: String(last.created_at), id: last.id }) : null,
+    };
+  }
+
+  async jobCount(params: { filter: JobFilter }): Promise<number> {
+    return this.conn.use(
+      (s) => (s.statement("jobCount").get(jobFilterParams(params.filter)) as { n: number }).n,
+    );
+  }
+
+  async jobCountByQueueStatus(): Promise<QueueStatusCount[]> {
+    const rows = await this.conn.use(
+      (s) =>
+        s.statement("jobCountByQueueStatus").all() as Array<{
+          queue: string;
+          status: QueueStatusCount["status"];
+          n: number;
+        }>,
+    );
+    return rows.map((r) => ({ queue: r.queue, status: r.status, count: r.n }));
+  }
+
+  async jobDetail(params: { id: string }): Promise<JobListItem | null> {
+    const row = await this.conn.use(
+      (s) => s.statement("jobGet").get({ id: params.id }) as ListedRecord | undefined,
+    );
+    return row ? toListed(row) : null;
+  }
+
+  async jobEventsAppend(params: { events: readonly NewJobEvent[] }): Promise<void> {
+    if (params.events.length === 0) return;
+    await this.conn.use((s) =>
+      s.immediate(() => {
+        for (const e of params.events) appendEvent(s, e);
+      }),
+    );
+  }
+
+  async jobEventsList(params: { jobId: string }): Promise<JobEvent[]> {
+    const rows = await this.conn.use(
+      (s) =>
+        s.statement("eventsList").all({ jobId: params.jobId }) as Array<{
+          seq: number;
+          job_id: string;
+          at: number;
+          kind: string;
+          attempt: number | null;
+          worker_id: string | null;
+          detail: string | null;
+        }>,
+    );
+    return rows.map((r) => ({
+      seq: r.seq,
+      jobId: r.job_id,
+      at: new Date(r.at),
+      kind: r.kind as JobEventKind,
+      attempt: r.attempt,
+      workerId: r.worker_id,
+      detail: r.detail,
+    }));
+  }
+
+  async jobEventsPrune(params: { olderThanSeconds: number; limit: number }): Promise<number> {
+    const ageMs = secondsToMs(params.olderThanSeconds);
+    return this.conn.use(
+      (s) => s.statement("eventsPrune").run({ ageMs, limit: params.limit }).changes,
+    );
+  }
+
+  async jobCancelRequest(params: {
+    id: string;
+    retentionSeconds: number;
+  }): Promise<CancelRequestState> {
+    const retentionMs = secondsToMs(params.retentionSeconds);
+    const state = await this.conn.use((s) =>
+      s.immediate((): CancelRequestState => {
+        const job = s.statement("jobState").get({ id: params.id }) as
+          | { status: string; attempts: number; worker_id: string | null; claim_token: string }
+          | undefined;
+        if (!job) return "not_found";
+        const now = s.nowMs();
+        if (job.status === "queued") {
+          s.statement("cancelQueued").run({ id: params.id, retentionMs, now });
+          appendEvent(s, { jobId: params.id, kind: "cancelled" });
+          return "cancelled";
+        }
+        if (job.status !== "processing") return "finished";
+        const bound = s.statement("cancelToken").get({ id: params.id }) as
+          | { cancel_claim_token: string | null }
+          | undefined;
+        if (bound?.cancel_claim_token === job.claim_token) return "already_requested";
+        s.statement("cancelRequest").run({ id: params.id, now, claimToken: job.claim_token });
+        appendEvent(s, {
+          jobId: params.id,
+          kind: "cancel_requested",
+          attempt: job.attempts + 1,
+          workerId: job.worker_id,
+        });
+        return "requested";
+      }),
+    );
+    if (state === "requested") {
+      for (const listener of this.cancelListeners) queueMicrotask(() => listener(params.id));
+    }
+    return state;
+  }
+
+  async jobCancelFinish(params: {
+    id: string;
+    owner: Owner;
+    retentionSeconds: number;
+  }): Promise<boolean> {
+    const retentionMs = secondsToMs(params.retentionSeconds);
+    return this.conn.use((s) =>
+      s.immediate(() => {
+        const row = s.statement("cancelFinish").get({
+          id: params.id,
+          ...fence(params.owner),
+          now: s.nowMs(),
+          retentionMs,
+        }) as { attempts: number } | undefined;
+        if (!row) return false;
+        appendEvent(s, {
+          jobId: params.id,
+          kind: "cancelled",
+          attempt: row.attempts + 1,
+          workerId: params.owner.workerId,
+          detail: "stopped by its worker",
+        });
+        return true;
+      }),
+    );
+  }
+
+  async jobRetryNow(params: { id: string }): Promise<JobActionState> {
+    const result = await this.conn.use((s) =>
+      s.immediate((): { state: JobActionState; queue?: string } => {
+        const moved = s.statement("retryNow").get({ id: params.id, now: s.nowMs() }) as
+          | { queue: string }
+          | undefined;
+        if (!moved) {
+          return {
+            state: s.statement("jobState").get({ id: params.id }) ? "processing" : "not_found",
+          };
+        }
+        s.statement("deleteControls").run({ id: params.id });
+        appendEvent(s, { jobId: params.id, kind: "run_now" });
+        return { state: "done", queue: moved.queue };
+      }),
+    );
+    if (result.queue !== undefined) this.wake(result.queue);
+    return result.state;
+  }
+
+  async jobDelete(params: { id: string }): Promise<JobActionState> {
+    return this.conn.use((s) =>
+      s.immediate((): JobActionState => {
+        if (s.statement("deleteIdleJob").run({ id: params.id }).changes === 0) {
+          return s.statement("jobState").get({ id: params.id }) ? "processing" : "not_found";
+        }
+        s.statement("deleteControls").run({ id: params.id });
+        appendEvent(s, { jobId: params.id, kind: "deleted" });
+        return "done";
+      }),
+    );
+  }
+
+  subscribeCancel(listener: (jobId: string) => void): () => void {
+    this.cancelListeners.add(listener);
+    return () => {
+      this.cancelListeners.delete(listener);
+    };
+  }
+
+  async deadLetterList(params: DeadLetterListParams): Promise<Page<DeadLetterRow>> {
+    const cursor = decodeCursor(params.cursor);
+    const rows = await this.conn.use(
+      (s) =>
+        s.statement("deadLetterList").all({
+          ...deadFilterParams(params.filter),
+          cursorMs: cursor ? Number(cursor.time) : null,
+          cursorId: cursor ? cursor.id : null,
+          limit: params.limit + 1,
+        }) as DeadLetterRecord[],
+    );
+    const items = rows.slice(0, params.limit);
+    const last = rows.length > params.limit ? items.at(-1) : undefined;
+    return {
+      items: items.map(toDeadLetterRow),
+      nextCursor: last ? encodeCursor({ time: String(last.dead_at), id: last.id }) : null,
+    };
+  }
+
+  async deadLetterCount(params: { filter: DeadLetterFilter }): Promise<number> {
+    return this.conn.use(
+      (s) =>
+        (s.statement("deadLetterCount").get(deadFilterParams(params.filter)) as { n: number }).n,
+    );
+  }
+
+  async deadLetterDelete(params: { ids: readonly string[] }): Promise<number> {
+    return this.conn.use((s) =>
+      s.immediate(() => {
+        let gone = 0;
+        for (const id of new Set(params.ids)) {
+          if (s.statement("deleteDeadLetter").run({ id }).changes > 0) {
+            gone += 1;
+            appendEvent(s, { jobId: id, kind: "deleted", detail: "from the dead-letter queue" });
+          }
+        }
+        return gone;
+      }),
+    );
+  }
+
+  async deadLetterPrune(params: { olderThanSeconds: number; limit: number }): Promise<number> {
+    const ageMs = secondsToMs(params.olderThanSeconds);
+    return this.conn.use(
+      (s) => s.statement("deadLetterPrune").run({ ageMs, limit: params.limit }).changes,
+    );
+  }
+
+  async jobControlsPrune(params: { limit: number }): Promise<number> {
+    const limit = params.limit;
+    return this.conn.use((s) => s.statement("controlsPrune").run({ limit }).changes);
+  }
+
+  async queueList(): Promise<QueueInfo[]> {
+    const rows = await this.conn.use((s) => s.statement("queueList").all() as QueueRecord[]);
+    return rows.map(toQueueInfo);
+  }
+
+  async queueSet(params: QueueSetParams): Promise<QueueInfo> {
+    await this.conn.use((s) => {
+      s.statement("queueSet").run({
+        name: params.name,
+        paused: params.paused === undefined ? null : params.paused ? 1 : 0,
+        setMax: params.maxRunning === undefined ? 0 : 1,
+        maxRunning: params.maxRunning ?? null,
+      });
+    });
+    this.wake(params.name);
+    const info = (await this.queueList()).find((q) => q.name === params.name);
+    if (!info) throw new Error(`queue ${params.name} vanished after it was set`);
+    return info;
+  }
+
+  async workerDeclare(params: {
+    workerId: string;
+    heartbeatTimeoutSeconds: number;
+  }): Promise<void> {
+    await this.conn.use((s) => {
+      s.statement("workerDeclare").run({
+        id: params.workerId,
+        timeoutMs: secondsToMs(params.heartbeatTimeoutSeconds),
+      });
+    });
+  }
+
+  async workerBeat(params: WorkerBeatParams): Promise<{ cancelRequested: string[] }> {
+    const beat = () => (s: SqliteSession) => {
+      s.statement("workerBeat").run({
+        id: params.workerId,
+        status: params.status,
+        state: params.shutdownState,
+        drainElapsedMs:
+          params.drainElapsedSeconds === null ? null : secondsToMs(params.drainElapsedSeconds),
+        deadlineInMs:
+          params.deadlineInSeconds === null ? null : secondsToMs(params.deadlineInSeconds),
+      });
+      const write = s.statement("progressWrite");
+      for (const p of params.progress) {
+        write.run({
+          id: p.id,
+          ...fence(p.owner),
+          progress: p.fraction,
+          message: p.message,
+        });
+      }
+      return (
+        s.statement("cancelPending").all({ workerId: params.workerId }) as Array<{ id: string }>
+      ).map((r) => r.id);
+    };
+    const ids = await this.conn.use((s) =>
+      params.progress.length === 0 ? beat()(s) : s.immediate(() => beat()(s)),
+    );
+    return { cancelRequested: ids };
+  }
+
+  async workerDetails(params: { defaultHeartbeatTimeoutSeconds: number }): Promise<WorkerDetail[]> {
+    const timeoutMs = secondsToMs(params.defaultHeartbeatTimeoutSeconds);
+    const rows = await this.conn.use(
+      (s) => s.statement("workerList").all({ timeoutMs }) as WorkerDetailRecord[],
+    );
+    return rows.map(toWorkerDetail);
+  }
+}
