@@ -111,6 +111,22 @@ export type WorkerStoppedEvent = {
   exit_code: 0 | 1 | 2 | 3;
 };
 
+/** Payload of `dashboard_action`: one write made through the dashboard (its audit record). */
+export type DashboardActionEvent = {
+  /** Who did it, as the dashboard's `auth` named them. */
+  user: string;
+  /** The action, e.g. `jobs.cancel`, `deadLetters.replay`, `queues.pause`. */
+  action: string;
+  /** The ids or queue names it was applied to (empty for a filter action). */
+  ids: string[];
+  /** The filter of an action on everything matching, or null. */
+  filter: Record<string, unknown> | null;
+  /** `ok`, or the error code it was refused with. */
+  outcome: string;
+  /** What it did, e.g. `{ matched, done, skipped }` of a bulk action, or null. */
+  result: Record<string, unknown> | null;
+};
+
 /**
  * Every Soniq event: name → payload. Subscribe with `soniq.events.on(name, listener)`; a metrics
  * sink given to `new Soniq({ metrics })` receives the same events as `emit(name, payload)`.
@@ -145,6 +161,8 @@ export type SoniqEventMap = {
   shutdown_nack: ShutdownNackEvent;
   /** A worker stopped; the last event of its incarnation. Then the metrics sink's `end()` runs. */
   worker_stopped: WorkerStoppedEvent;
+  /** A write through the dashboard (issue 16): its audit record, also logged. */
+  dashboard_action: DashboardActionEvent;
 };
 
 /** The name of a Soniq event. */
