@@ -36,7 +36,19 @@ export type SoniqErrorCode =
   /** A worker refused to start (no registered jobs, already started, ...). */
   | "WORKER_START"
   /** The user module given to `soniq worker` could not be loaded or exports no Soniq instance. */
-  | "MODULE_LOAD";
+  | "MODULE_LOAD"
+  /** A bulk action's `expectedCount` differs from what its filter matches now (nothing changed). */
+  | "COUNT_MISMATCH"
+  /** Input the CLI could not read: a file that cannot be opened, text that is not valid JSON, a bad flag value. */
+  | "INVALID_INPUT"
+  /** The database server cannot be reached (connection refused, unknown host, timeout). */
+  | "DATABASE_UNREACHABLE"
+  /** The server answered but the database named in the URL does not exist. */
+  | "DATABASE_NOT_FOUND"
+  /** The server refused the role or its password. */
+  | "DATABASE_AUTH"
+  /** The SQLite path names a file that is not a SQLite database. */
+  | "NOT_A_DATABASE";
 
 /** An error raised by Soniq on purpose, carrying a stable {@link SoniqErrorCode}. */
 export class SoniqError extends Error {

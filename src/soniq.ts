@@ -1,4 +1,8 @@
 import { randomUUID } from "node:crypto";
+import { DeadLettersAdmin } from "./admin/dead-letters-admin.js";
+import { type CancelResult, JobsAdmin } from "./admin/jobs-admin.js";
+import { QueuesAdmin } from "./admin/queues-admin.js";
+import { WorkersAdmin } from "./admin/workers-admin.js";
 import type {
   Backend,
   DeadLetterRow,
@@ -6,8 +10,8 @@ import type {
   NewJob,
   PgQueryable,
   QueueStats,
-  WorkerRow,
 } from "./backends/backend.js";
+import type { WorkerDetail } from "./backends/contract/admin-store.js";
 import { createBackend, parseDatabaseUrl } from "./backends/select.js";
 import { SoniqError } from "./errors.js";
 import {
@@ -101,6 +105,17 @@ export class Soniq implements JobEnqueuer {
   private backendPromise: Promise<Backend> | undefined;
   private readonly injectedBackend: Backend | undefined;
   private closed = false;
+  /**
+   * Find, inspect and act on jobs: `list` (filters, cursor pages), `count`,
+   * `countByQueueStatus`, `get` (with its timeline), `cancel` (queued or running), `retry` (run
+   * now), `delete`, `bulk`. See docs/operations.md.
+   */
+  readonly jobs: JobsAdmin;
+  /** The dead-letter queue: `list`, `get`, `replay`, `replayMany`, `delete`, `deleteMany`, `export`. */
+  readonly deadLetters: DeadLettersAdmin;
+  /** Queues: `list`, `pause`, `resume`, `set` (`maxRunning`). */
+  readonly queues: QueuesAdmin;
+  private readonly workersAdmin: WorkersAdmin;
 
   /**
    * @throws SoniqError `INVALID_OPTION` for unknown options or `SONIQ_*` variables and bad values;
@@ -117,6 +132,15 @@ export class Soniq implements JobEnqueuer {
       createLogger({ level: this.settings.logLevel, pretty: process.stderr.isTTY === true });
     this.eventBus = new EventBus<SoniqEventMap>(this.logger);
     if (metrics) subscribeMetricsSink(this.eventBus, metrics, this.logger);
+    const admin = {
+      backend: () => this.backend(),
+      retentionSeconds: this.settings.resultRetention,
+      heartbeatTimeoutSeconds: this.settings.heartbeatTimeout,
+    };
+    this.jobs = new JobsAdmin(admin);
+    this.deadLetters = new DeadLettersAdmin(admin);
+    this.queues = new QueuesAdmin(admin);
+    this.workersAdmin = new WorkersAdmin(admin);
   }
 
   /**
@@ -168,7 +192,7 @@ export class Soniq implements JobEnqueuer {
   }
 
   /** The registered job definitions, by name. */
-  get jobs(): ReadonlyMap<string, JobDefinition<unknown, unknown, unknown>> {
+  get definitions(): ReadonlyMap<string, JobDefinition<unknown, unknown, unknown>> {
     return this.registry;
   }
 
@@ -339,28 +363,22 @@ export class Soniq implements JobEnqueuer {
   }
 
   /**
-   * Moves a dead-letter entry back to the queue (attempts reset to 0).
+   * Moves a dead-letter entry back to the queue (attempts reset to 0). Same as
+   * `soniq.deadLetters.replay(id)`.
    * @throws SoniqError `NOT_FOUND` when there is no such entry; `DEDUP_CONFLICT`.
    */
-  async replay(id: string): Promise<void> {
-    if (!(await (await this.backend()).replay(id))) {
-      throw new SoniqError("NOT_FOUND", `no dead-letter job with id ${id}`);
-    }
+  replay(id: string): Promise<void> {
+    return this.deadLetters.replay(id);
   }
 
   /**
-   * Cancels a queued job.
-   * @throws SoniqError `NOT_FOUND` / `INVALID_STATE` when it does not exist or is not queued.
+   * Cancels a job, queued or running (same as `soniq.jobs.cancel(id)`, see there).
+   * @returns `cancelled` (it was queued), `requested` (it runs; its owner stops it and records
+   * `cancelled`) or `already_requested`.
+   * @throws SoniqError `NOT_FOUND`; `INVALID_STATE` when it is done or cancelled already.
    */
-  async cancel(id: string): Promise<void> {
-    const backend = await this.backend();
-    if (await backend.cancel(id, this.settings.resultRetention)) return;
-    const row = await backend.getJob(id);
-    if (!row) throw new SoniqError("NOT_FOUND", `no job with id ${id}`);
-    throw new SoniqError(
-      "INVALID_STATE",
-      `job ${id} is ${row.status}; only queued jobs can be cancelled`,
-    );
+  cancel(id: string): Promise<CancelResult> {
+    return this.jobs.cancel(id);
   }
 
   /** Counts by state. */
@@ -368,14 +386,28 @@ export class Soniq implements JobEnqueuer {
     return (await this.backend()).stats();
   }
 
-  /** Worker rows with `live` judged by `heartbeatTimeout` on the database clock. */
-  async workers(): Promise<Array<WorkerRow & { live: boolean }>> {
-    return (await this.backend()).listWorkers(this.settings.heartbeatTimeout);
+  /**
+   * Worker incarnations, newest first, with host, pid, queues, concurrency, heartbeat age, shutdown
+   * state, drain start, deadline and in-flight job ids. `live` is judged on the database clock by
+   * the heartbeat timeout each worker declared (this instance's `heartbeatTimeout` only for
+   * workers that declared none).
+   */
+  workers(): Promise<WorkerDetail[]> {
+    return this.workersAdmin.list();
   }
 
   /** A worker for this instance's jobs (not started). See {@link Worker}. */
   worker(options: WorkerOptions = {}): Worker {
-    return new Worker(this, options);
+    return new Worker(
+      {
+        jobs: this.registry,
+        settings: this.settings,
+        logger: this.logger,
+        eventBus: this.eventBus,
+        backend: () => this.backend(),
+      },
+      options,
+    );
   }
 }
 

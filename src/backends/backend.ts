@@ -13,8 +13,6 @@
  * - `attempts` counts outcomes, not claims (DESIGN.md §3.2): claim and NACK leave it alone;
  *   complete, retry and a dead-letter move after a run add one.
  */
-import type { AdminStore } from "./contract/admin-store.js";
-
 /** Job row states (DESIGN.md §6). Dead-lettered jobs live in `soniq_dead_letter_jobs`. */
 export type JobStatus = "queued" | "processing" | "done" | "cancelled";
 
@@ -249,8 +247,8 @@ export type BackendKind = "memory" | "sqlite" | "postgres";
 export interface Backend {
   readonly kind: BackendKind;
 
-  /** The operations store: listing, timeline, cancel, queues, workers (contract/admin-store.ts). */
-  readonly admin: AdminStore;
+  // `readonly admin: AdminStore` (the operations store) is added to this interface by
+  // contract/admin-store.ts, which builds on the row types here (so this file does not import it).
 
   /** Creates or migrates the schema. Idempotent; safe when two processes run it at once. */
   setup(): Promise<void>;

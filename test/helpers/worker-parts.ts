@@ -40,7 +40,7 @@ export async function workerParts(
     backend,
     workerId: "w1",
     settings,
-    jobs: soniq.jobs,
+    jobs: soniq.definitions,
     logger: silent,
     events: bus,
     machine,

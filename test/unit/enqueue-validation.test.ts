@@ -143,8 +143,8 @@ describe("enqueue validation", () => {
     const one = new Soniq({ databaseUrl: "memory:", env: {}, logger: pino({ level: "silent" }) });
     const two = new Soniq({ databaseUrl: "memory:", env: {}, logger: pino({ level: "silent" }) });
     one.job({ name: "only.here", handler: async () => null });
-    expect(one.jobs.has("only.here")).toBe(true);
-    expect(two.jobs.has("only.here")).toBe(false);
+    expect(one.definitions.has("only.here")).toBe(true);
+    expect(two.definitions.has("only.here")).toBe(false);
   });
 
   it("picks the backend from the database URL", () => {

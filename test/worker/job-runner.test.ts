@@ -53,7 +53,7 @@ describe("JobRunner", () => {
         dedupKey: null,
       },
     ]);
-    expect(soniq.jobs.has("run.add")).toBe(true);
+    expect(soniq.definitions.has("run.add")).toBe(true);
     const [job] = await claim();
     const dispatched = await runtime.runner.dispatch(job as NonNullable<typeof job>);
     expect(dispatched).toMatchObject({ kind: "dead_letter", reason: "invalid_args" });

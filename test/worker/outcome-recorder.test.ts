@@ -17,7 +17,7 @@ async function setup() {
   await parts.soniq.enqueue("rec.job", {});
   const [job] = await parts.claim();
   if (!job) throw new Error("nothing claimed");
-  return { ...parts, job, definition: parts.soniq.jobs.get("rec.job") };
+  return { ...parts, job, definition: parts.soniq.definitions.get("rec.job") };
 }
 
 describe("OutcomeRecorder", () => {

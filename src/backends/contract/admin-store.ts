@@ -284,5 +284,15 @@ export interface AdminStore {
   workerList(params: { defaultHeartbeatTimeoutSeconds: number }): Promise<WorkerDetail[]>;
 }
 
+declare module "../backend.js" {
+  interface Backend {
+    /**
+     * The operations store: listing, timeline, cancel requests, progress, queues, workers
+     * (contract/admin-store.ts). Every backend implements it as its own `admin-store.ts`.
+     */
+    readonly admin: AdminStore;
+  }
+}
+
 /** The prefix of a cancel notification payload (never a queue name: queues cannot hold `!`). */
 export const CANCEL_NOTIFY_PREFIX = "!cancel ";

@@ -1,0 +1,81 @@
+/**
+ * Bulk actions over ids or over everything a filter matches (DESIGN.md §6 "Operations"): the
+ * matching set is counted first and checked against the caller's `expectedCount` (a mismatch
+ * changes nothing), then walked page by page (newest first, by a stable cursor — rows the action
+ * changes do not shift later pages) and acted on one row at a time, so no statement holds many row
+ * locks. Rows enqueued after the action began are not touched (the filter is bounded by the
+ * instant it started).
+ */
+import { SoniqError } from "../errors.js";
+
+/** Options shared by every bulk action. */
+export interface BulkOptions {
+  /** Refuse (`COUNT_MISMATCH`, nothing changed) unless exactly this many rows match now. */
+  expectedCount?: number;
+  /** Count only: change nothing. */
+  dryRun?: boolean;
+  /** Rows per page, 1–1000. Default 500. */
+  batchSize?: number;
+}
+
+/** What a bulk action did. */
+export interface BulkResult {
+  /** Rows the ids or the filter matched when the action began. */
+  matched: number;
+  /** Rows the action changed. */
+  done: number;
+  /** Rows left alone (already in a state the action does not apply to, or gone meanwhile). */
+  skipped: number;
+  /** True when nothing was changed on purpose (`dryRun`). */
+  dryRun: boolean;
+}
+
+/** The source of a bulk action: how to count the matching rows and page through their ids. */
+export interface BulkSource {
+  count(): Promise<number>;
+  page(cursor: string | null, limit: number): Promise<{ ids: string[]; nextCursor: string | null }>;
+}
+
+/**
+ * Runs `act` on every row `source` yields.
+ * @param act - true when it changed the row.
+ * @throws SoniqError `COUNT_MISMATCH` when `expectedCount` differs; `INVALID_OPTION` for a bad
+ * `expectedCount` or `batchSize`.
+ */
+export async function runBulk(
+  source: BulkSource,
+  options: BulkOptions,
+  act: (id: string) => Promise<boolean>,
+): Promise<BulkResult> {
+  const batch = options.batchSize ?? 500;
+  if (!Number.isInteger(batch) || batch < 1 || batch > 1000) {
+    throw new SoniqError("INVALID_OPTION", `batchSize must be an integer from 1 to 1000`);
+  }
+  const expected = options.expectedCount;
+  if (expected !== undefined && (!Number.isInteger(expected) || expected < 0)) {
+    throw new SoniqError("INVALID_OPTION", "expectedCount must be an integer >= 0");
+  }
+  const matched = await source.count();
+  if (expected !== undefined && expected !== matched) {
+    throw new SoniqError(
+      "COUNT_MISMATCH",
+      `expected ${expected} matching rows but ${matched} match now; nothing was changed`,
+      { details: { expected, matched } },
+    );
+  }
+  const result: BulkResult = { matched, done: 0, skipped: 0, dryRun: options.dryRun === true };
+  if (result.dryRun) return result;
+  let cursor: string | null = null;
+  let seen = 0;
+  do {
+    const page = await source.page(cursor, batch);
+    for (const id of page.ids) {
+      if (seen >= matched) break;
+      seen += 1;
+      if (await act(id)) result.done += 1;
+      else result.skipped += 1;
+    }
+    cursor = page.nextCursor;
+  } while (cursor !== null && seen < matched);
+  return result;
+}

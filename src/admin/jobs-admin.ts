@@ -1,0 +1,204 @@
+/**
+ * `soniq.jobs`: find, inspect and act on jobs (issue 14). Lists with filters and cursor pages,
+ * counts per queue × status, one job with its timeline, cancel (queued at once; running through
+ * its owner), run now / retry, delete, and bulk actions. Every method reads or writes through the
+ * backend's operations store (contract: admin-store.ts); the CLI and the dashboard stand on it.
+ */
+import type { Backend } from "../backends/backend.js";
+import type { CancelRequestState, JobFilter } from "../backends/contract/admin-store.js";
+import { SoniqError } from "../errors.js";
+import { type BulkOptions, type BulkResult, runBulk } from "./bulk.js";
+import { type JobQuery, type PageOptions, pageLimit, toJobFilter } from "./filters.js";
+import { deadLetterView, type JobDetail, type JobView, jobView, timeline } from "./views.js";
+
+/** What the admin facades need from the instance. */
+export interface AdminDeps {
+  backend(): Promise<Backend>;
+  /** `resultRetention`, in seconds: how long a cancelled job is kept. */
+  readonly retentionSeconds: number;
+}
+
+/** A page of jobs, newest first. */
+export interface JobPage {
+  jobs: JobView[];
+  /** Pass as `cursor` for the next page; null on the last page. */
+  nextCursor: string | null;
+}
+
+/** What {@link JobsAdmin.cancel} did. */
+export type CancelResult = Extract<
+  CancelRequestState,
+  "cancelled" | "requested" | "already_requested"
+>;
+
+/** A bulk action on jobs. */
+export interface JobBulkRequest extends BulkOptions {
+  action: "cancel" | "retry" | "delete";
+  /** These jobs; or … */
+  ids?: readonly string[];
+  /** … everything this filter matches (created before the action began). */
+  filter?: JobQuery;
+}
+
+/** See the module comment. */
+export class JobsAdmin {
+  constructor(private readonly deps: AdminDeps) {}
+
+  /**
+   * Jobs matching `query`, newest first, one page (`limit` default 50, at most 1000).
+   * @throws SoniqError `INVALID_OPTION` for a bad filter, limit or cursor.
+   */
+  async list(query: JobQuery = {}, page: PageOptions = {}): Promise<JobPage> {
+    const filter = toJobFilter(query);
+    const limit = pageLimit(page.limit);
+    const backend = await this.deps.backend();
+    const result = await backend.admin.jobList({ filter, cursor: page.cursor ?? null, limit });
+    return { jobs: result.items.map(jobView), nextCursor: result.nextCursor };
+  }
+
+  /** How many jobs match `query`. @throws SoniqError `INVALID_OPTION`. */
+  async count(query: JobQuery = {}): Promise<number> {
+    const filter = toJobFilter(query);
+    return (await this.deps.backend()).admin.jobCount({ filter });
+  }
+
+  /** Counts per queue × status (dead letters as `dead_letter`), zero cells left out. */
+  async countByQueueStatus(): Promise<Array<{ queue: string; status: string; count: number }>> {
+    return (await this.deps.backend()).admin.jobCountByQueueStatus({});
+  }
+
+  /**
+   * One job with its timeline; a dead-lettered job is found too (`status: "dead_letter"`).
+   * Null when neither table has it.
+   */
+  async get(id: string): Promise<JobDetail | null> {
+    const backend = await this.deps.backend();
+    const [row, events] = await Promise.all([
+      backend.admin.jobGet({ id }),
+      backend.admin.jobEventsList({ jobId: id }),
+    ]);
+    if (row) {
+      const view = jobView(row);
+      return { ...view, timeline: timeline(row, events) };
+    }
+    const dead = await backend.getDeadLetter(id);
+    if (!dead) return null;
+    return {
+      ...deadLetterView(dead),
+      status: "dead_letter",
+      timeline: timeline({ ...dead, status: "dead_letter" }, events),
+    };
+  }
+
+  /**
+   * Cancels a job: a queued one at once (`cancelled`); a running one through its owner, which
+   * aborts `ctx.signal` (reason `JobCancelledError`) and records `cancelled` when the handler
+   * returns or after `shutdownSettle` (a sync handler sees `stopRequested()` and is recorded
+   * when its thread returns). If its owner is dead, recovery records it `cancelled`.
+   * @returns `cancelled`, `requested` (running; its owner will stop it) or `already_requested`.
+   * @throws SoniqError `NOT_FOUND`; `INVALID_STATE` when it is done or cancelled already.
+   */
+  async cancel(id: string): Promise<CancelResult> {
+    const backend = await this.deps.backend();
+    const state = await backend.admin.jobCancelRequest({
+      id,
+      retentionSeconds: this.deps.retentionSeconds,
+    });
+    if (state === "not_found") {
+      if (await backend.getDeadLetter(id)) {
+        throw new SoniqError("INVALID_STATE", `job ${id} is in the dead-letter queue`);
+      }
+      throw new SoniqError("NOT_FOUND", `no job with id ${id}`);
+    }
+    if (state === "finished") {
+      const row = await backend.getJob(id);
+      throw new SoniqError("INVALID_STATE", `job ${id} is ${row?.status ?? "finished"} already`);
+    }
+    return state;
+  }
+
+  /**
+   * Run now / retry: a queued job becomes due now; a done or cancelled job goes back to queued,
+   * due now (attempts kept); a dead-lettered job is replayed (attempts reset).
+   * @throws SoniqError `NOT_FOUND`; `INVALID_STATE` while it runs; `DEDUP_CONFLICT` (replay).
+   */
+  async retry(id: string): Promise<void> {
+    const backend = await this.deps.backend();
+    const state = await backend.admin.jobRetryNow({ id });
+    if (state === "done") return;
+    if (state === "processing") {
+      throw new SoniqError("INVALID_STATE", `job ${id} is running; cancel it first`);
+    }
+    if (await backend.replay(id)) {
+      await backend.admin.jobEventsAppend({ events: [{ jobId: id, kind: "replayed" }] });
+      return;
+    }
+    throw new SoniqError("NOT_FOUND", `no job with id ${id}`);
+  }
+
+  /**
+   * Deletes a job that is not running (or a dead-letter entry with this id).
+   * @throws SoniqError `NOT_FOUND`; `INVALID_STATE` while it runs.
+   */
+  async delete(id: string): Promise<void> {
+    const backend = await this.deps.backend();
+    const state = await backend.admin.jobDelete({ id });
+    if (state === "done") return;
+    if (state === "processing") {
+      throw new SoniqError("INVALID_STATE", `job ${id} is running; cancel it first`);
+    }
+    if ((await backend.admin.deadLetterDelete({ ids: [id] })) === 0) {
+      throw new SoniqError("NOT_FOUND", `no job with id ${id}`);
+    }
+  }
+
+  /**
+   * A bulk action on `ids` or on everything `filter` matches, in batches, guarded by
+   * `expectedCount` (see bulk.ts). Cancel skips finished jobs; retry and delete skip running ones.
+   * @throws SoniqError `INVALID_OPTION` (neither or both of ids and filter, bad filter),
+   * `COUNT_MISMATCH`.
+   */
+  async bulk(request: JobBulkRequest): Promise<BulkResult> {
+    const { action, ids, filter: query, ...options } = request;
+    if (!["cancel", "retry", "delete"].includes(action)) {
+      throw new SoniqError("INVALID_OPTION", `action must be cancel, retry or delete`);
+    }
+    if ((ids === undefined) === (query === undefined)) {
+      throw new SoniqError("INVALID_OPTION", "give either ids or filter (use filter: {} for all)");
+    }
+    const backend = await this.deps.backend();
+    const filter: JobFilter =
+      ids !== undefined
+        ? { ids: [...new Set(ids)] }
+        : { createdBefore: await backend.now(), ...toJobFilter(query) };
+    if (filter.createdBefore && query?.createdBefore === undefined) {
+      // Bounded by the instant the action began: later enqueues are not touched.
+      filter.createdBefore = new Date(filter.createdBefore.getTime() + 1);
+    }
+    const act = async (id: string): Promise<boolean> => {
+      if (action === "cancel") {
+        const state = await backend.admin.jobCancelRequest({
+          id,
+          retentionSeconds: this.deps.retentionSeconds,
+        });
+        return state === "cancelled" || state === "requested";
+      }
+      const state =
+        action === "retry"
+          ? await backend.admin.jobRetryNow({ id })
+          : await backend.admin.jobDelete({ id });
+      return state === "done";
+    };
+    return runBulk(
+      {
+        count: () => backend.admin.jobCount({ filter }),
+        page: async (cursor, limit) => {
+          const p = await backend.admin.jobList({ filter, cursor, limit });
+          return { ids: p.items.map((j) => j.id), nextCursor: p.nextCursor };
+        },
+      },
+      options,
+      act,
+    );
+  }
+}

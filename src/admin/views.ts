@@ -1,0 +1,112 @@
+/**
+ * The shapes the admin API returns (and `--json` prints): jobs, dead letters and timeline entries
+ * with arguments and results parsed from JSON, and how they are built from the store's rows. A
+ * job's **timeline** is its row's happy path (enqueued → started → done) merged with the unusual
+ * transitions the events table holds (DESIGN.md §6 "Operations"), in time order.
+ */
+import type { DeadLetterRow, JobRow } from "../backends/backend.js";
+import type { JobEvent, JobEventKind, JobListItem } from "../backends/contract/admin-store.js";
+
+/** Parses stored JSON text; text that is not JSON (never written by Soniq) comes back as is. */
+function parsed(text: string | null): unknown {
+  if (text === null) return null;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+/** A job as the admin API shows it. */
+export interface JobView extends Omit<JobRow, "args" | "result"> {
+  args: unknown;
+  result: unknown;
+  /** When an operator asked to cancel it while it ran; null otherwise. */
+  cancelRequestedAt: Date | null;
+  /** The last progress its handler reported (written with the heartbeat), or null. */
+  progress: { fraction: number; message: string | null; at: Date | null } | null;
+}
+
+/** A dead-letter entry as the admin API shows it. */
+export interface DeadLetterView extends Omit<DeadLetterRow, "args"> {
+  args: unknown;
+}
+
+/** Kinds of timeline entries: the row's own milestones plus the stored events. */
+export type TimelineKind = "enqueued" | "started" | "done" | JobEventKind;
+
+/** One entry of a job's timeline. */
+export interface TimelineEntry {
+  at: Date;
+  kind: TimelineKind;
+  /** The attempt it belongs to (1-based), when known. */
+  attempt: number | null;
+  workerId: string | null;
+  detail: string | null;
+}
+
+/** A job (or dead letter) with its timeline. */
+export type JobDetail =
+  | (JobView & { timeline: TimelineEntry[] })
+  | (DeadLetterView & { status: "dead_letter"; timeline: TimelineEntry[] });
+
+/** Builds a {@link JobView}. */
+export function jobView(row: JobListItem): JobView {
+  const { cancelRequestedAt, progress, progressMessage, progressAt, ...job } = row;
+  return {
+    ...job,
+    args: parsed(job.args),
+    result: parsed(job.result),
+    cancelRequestedAt,
+    progress:
+      progress === null ? null : { fraction: progress, message: progressMessage, at: progressAt },
+  };
+}
+
+/** Builds a {@link DeadLetterView}. */
+export function deadLetterView(row: DeadLetterRow): DeadLetterView {
+  return { ...row, args: parsed(row.args) };
+}
+
+function fromEvent(e: JobEvent): TimelineEntry {
+  return { at: e.at, kind: e.kind, attempt: e.attempt, workerId: e.workerId, detail: e.detail };
+}
+
+/**
+ * The timeline of a job or dead letter: enqueued (created_at), the stored events, the current or
+ * last start (started_at) and, for a done row, its finish — in time order (stable).
+ */
+export function timeline(
+  row: Pick<JobRow, "createdAt" | "startedAt" | "finishedAt" | "attempts" | "workerId"> & {
+    status: JobRow["status"] | "dead_letter";
+  },
+  events: readonly JobEvent[],
+): TimelineEntry[] {
+  const entries: TimelineEntry[] = [
+    { at: row.createdAt, kind: "enqueued", attempt: null, workerId: null, detail: null },
+    ...events.map(fromEvent),
+  ];
+  if (row.startedAt !== null) {
+    const attempt = row.status === "processing" ? row.attempts + 1 : Math.max(row.attempts, 1);
+    entries.push({
+      at: row.startedAt,
+      kind: "started",
+      attempt,
+      workerId: row.workerId,
+      detail: row.status === "processing" ? "running now" : "last start",
+    });
+  }
+  if (row.status === "done" && row.finishedAt !== null) {
+    entries.push({
+      at: row.finishedAt,
+      kind: "done",
+      attempt: row.attempts,
+      workerId: row.workerId,
+      detail: null,
+    });
+  }
+  return entries
+    .map((entry, index) => ({ entry, index }))
+    .sort((a, b) => a.entry.at.getTime() - b.entry.at.getTime() || a.index - b.index)
+    .map(({ entry }) => entry);
+}
