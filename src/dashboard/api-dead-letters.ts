@@ -77,7 +77,7 @@ export const deadLetterRoutes: Route[] = [
           controller.enqueue(encoder.encode(`${line}\n`));
         },
         async cancel() {
-          await iterator.return?.();
+          await iterator.return?.(undefined);
         },
       });
       return new Response(stream, {

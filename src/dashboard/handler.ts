@@ -217,7 +217,11 @@ export function createDashboard<U extends DashboardUser>(
         o.soniq.logger.error({ err, path: rest }, "dashboard request failed");
         response = errorResponse(500, "INTERNAL", "the request failed; see the server's log");
       }
-      if (write) record(actionName, ((await response.clone().json()) as { error: { code: string } }).error.code);
+      if (write)
+        record(
+          actionName,
+          ((await response.clone().json()) as { error: { code: string } }).error.code,
+        );
     }
     if (setCookie) response.headers.append("set-cookie", setCookie);
     return response;

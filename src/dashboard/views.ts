@@ -60,17 +60,19 @@ export function shownArgs(o: Options, job: SourceJob): unknown {
 
 /** The result to show (after `redact.result`). */
 export function shownResult(o: Options, job: SourceJob): unknown {
-  const result = job.result ?? null;
+  const result = "result" in job ? job.result : null;
   return o.redact.result ? o.redact.result(job.name, result) : result;
 }
 
 /** A list row. */
 export function jobSummary(o: Options, job: SourceJob): JobSummary {
+  const dead = "reason" in job ? job : null;
+  const live = "status" in job ? job : null;
   return {
     id: job.id,
     name: job.name,
     queue: job.queue,
-    status: job.reason !== undefined ? "dead_letter" : job.status,
+    status: live ? live.status : "dead_letter",
     priority: job.priority,
     attempts: job.attempts,
     maxAttempts: job.maxAttempts,
@@ -78,15 +80,15 @@ export function jobSummary(o: Options, job: SourceJob): JobSummary {
     scheduledAt: job.scheduledAt,
     createdAt: job.createdAt,
     startedAt: job.startedAt,
-    finishedAt: job.finishedAt ?? null,
+    finishedAt: job.finishedAt,
     workerId: job.workerId,
     lastError: redactedError(o, job),
-    cancelRequestedAt: job.cancelRequestedAt ?? null,
-    progress: job.progress
-      ? { fraction: job.progress.fraction, message: job.progress.message }
+    cancelRequestedAt: live?.cancelRequestedAt ?? null,
+    progress: live?.progress
+      ? { fraction: live.progress.fraction, message: live.progress.message }
       : null,
-    reason: job.reason ?? null,
-    deadAt: job.deadAt ?? null,
+    reason: dead?.reason ?? null,
+    deadAt: dead?.deadAt ?? null,
     args: preview(shownArgs(o, job), LIST_PREVIEW_BYTES, o.hideArgs),
   };
 }
