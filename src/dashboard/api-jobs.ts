@@ -3,9 +3,10 @@
  * value downloads, cancel / retry / delete, and bulk actions on a selection or on everything that
  * matches (`expectedCount` guards the latter).
  */
-import { type Route, BadRequest, jsonBody } from "./route.js";
-import type { DashboardJobQuery } from "./source.js";
+
 import { jsonText } from "./preview.js";
+import { BadRequest, jsonBody, type Route } from "./route.js";
+import type { DashboardJobQuery } from "./source.js";
 import { jobDetail, jobSummary, shownArgs, shownResult } from "./views.js";
 
 /** Values of a repeatable parameter: `?status=a&status=b` or `?status=a,b`. */
