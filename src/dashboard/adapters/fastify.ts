@@ -30,14 +30,22 @@ export function toFastify(
 ): (app: FastifyLike, options: unknown) => Promise<void> {
   return async (app) => {
     // Hand every body through untouched: the dashboard reads it itself.
-    app.addContentTypeParser(/.*/, { parseAs: "buffer" }, (_req, body, done) => done(null, body));
+    app.addContentTypeParser(/^.*$/, { parseAs: "buffer" }, (_req, body, done) => done(null, body));
     const handler = async (
       request: { raw: IncomingMessage; url: string; body?: unknown },
       reply: { hijack(): void; raw: ServerResponse },
     ): Promise<void> => {
       reply.hijack();
-      const body = request.body instanceof Uint8Array ? request.body : undefined;
-      const response = await dashboard(toRequest(request.raw, request.url, body ?? null));
+      // fastify has read the body already: bytes (the parser above), or what its own JSON and
+      // text parsers made of it.
+      const raw = request.body;
+      const body =
+        raw instanceof Uint8Array || typeof raw === "string"
+          ? raw
+          : raw === undefined || raw === null
+            ? ""
+            : JSON.stringify(raw);
+      const response = await dashboard(toRequest(request.raw, request.url, body));
       await sendResponse(response, reply.raw);
     };
     const method = ["GET", "POST", "PATCH", "DELETE"];
