@@ -7,6 +7,7 @@
 import { readFileSync } from "node:fs";
 import { Command } from "commander";
 import { isSoniqError } from "../errors.js";
+import * as dashboard from "./commands/dashboard.js";
 import * as enqueue from "./commands/enqueue.js";
 import * as recover from "./commands/recover.js";
 import * as setup from "./commands/setup.js";
@@ -22,6 +23,7 @@ const COMMANDS: readonly { register(program: Command): void }[] = [
   enqueue,
   recover,
   status,
+  dashboard,
 ];
 
 const { version } = JSON.parse(
