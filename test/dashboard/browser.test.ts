@@ -142,13 +142,13 @@ for (const backend of BACKENDS) {
       }
       // The data is on the page as text.
       await open(page, served.root, `/jobs/${ids.retried}`, "[data-testid=last-error]");
-      expect(await page.locator("[data-testid=last-error]").innerText()).toContain(HOSTILE);
-      expect(await page.locator("[data-testid=value-arguments]").innerText()).toContain(
+      expect(await page.locator("[data-testid=last-error]").textContent()).toContain(HOSTILE);
+      expect(await page.locator("[data-testid=value-arguments]").textContent()).toContain(
         "javascript:alert(4)",
       );
       // The 20 MB result is cut server-side: the page holds at most the preview.
       await open(page, served.root, `/jobs/${ids.done}`, "[data-testid=truncated-result]");
-      const shown = await page.locator("[data-testid=value-result]").innerText();
+      const shown = (await page.locator("[data-testid=value-result]").textContent()) ?? "";
       expect(shown.length).toBeLessThanOrEqual(64 * 1024);
       expect(shown).toContain("<img src=x");
       expect(

@@ -26,7 +26,6 @@ export function usePolled<T>(
       })
       .catch((err: unknown) => setError(err instanceof Error ? err.message : String(err)));
   }, []);
-  // biome-ignore lint/correctness/useExhaustiveDependencies: deps are the caller's
   useEffect(() => {
     reload();
     const timer = setInterval(() => {
