@@ -48,7 +48,11 @@ export type SoniqErrorCode =
   /** The server refused the role or its password. */
   | "DATABASE_AUTH"
   /** The SQLite path names a file that is not a SQLite database. */
-  | "NOT_A_DATABASE";
+  | "NOT_A_DATABASE"
+  /** The database reported an error Soniq has no more specific code for (its SQLSTATE in `details`). */
+  | "DATABASE_ERROR"
+  /** Anything else: a bug or an error from outside Soniq (the CLI reports it with this code). */
+  | "UNEXPECTED";
 
 /** An error raised by Soniq on purpose, carrying a stable {@link SoniqErrorCode}. */
 export class SoniqError extends Error {

@@ -2,6 +2,33 @@
  * Soniq: background jobs for Node.js in PostgreSQL (production), SQLite (embedded default) or
  * memory (tests), with a graceful-shutdown contract. This is the only module users import.
  */
+/**
+ * The backend contract's types. `Backend` is `@internal`: not a stable public API, it may change
+ * in any release (docs/backends.md); it is exported for tests that inject a backend.
+ */
+
+export type { BulkOptions, BulkResult } from "./admin/bulk.js";
+export type {
+  DeadLetterBulkRequest,
+  DeadLetterPage,
+  DeadLettersAdmin,
+} from "./admin/dead-letters-admin.js";
+export type {
+  DeadLetterQuery,
+  Instant,
+  JobQuery,
+  OneOrMany,
+  PageOptions,
+} from "./admin/filters.js";
+export type { CancelResult, JobBulkRequest, JobPage, JobsAdmin } from "./admin/jobs-admin.js";
+export type { QueueSettings, QueuesAdmin } from "./admin/queues-admin.js";
+export type {
+  DeadLetterView,
+  JobDetail,
+  JobView,
+  TimelineEntry,
+  TimelineKind,
+} from "./admin/views.js";
 export type {
   Backend,
   BackendKind,
@@ -13,14 +40,22 @@ export type {
   NewJob,
   Owner,
   PgQueryable,
+  QueueInfo,
   QueueStats,
+  WorkerDetail,
   WorkerRow,
+  WorkerShutdownState,
   WorkerStatus,
-} from "./backends/backend.js";
+} from "./backends/contract/index.js";
 export { MemoryBackend, type MemoryBackendOptions } from "./backends/memory/memory-backend.js";
 export { parseDatabaseUrl } from "./backends/select.js";
 export { isSoniqError, SoniqError, type SoniqErrorCode } from "./errors.js";
-export { type JobContext, JobTimeoutError, ShutdownTimeoutError } from "./jobs/context.js";
+export {
+  JobCancelledError,
+  type JobContext,
+  JobTimeoutError,
+  ShutdownTimeoutError,
+} from "./jobs/context.js";
 export type { EnqueueOptions } from "./jobs/enqueue-options.js";
 export {
   JobDefinition,

@@ -1,8 +1,9 @@
 import { randomUUID } from "node:crypto";
-import { DeadLettersAdmin } from "./admin/dead-letters-admin.js";
-import { type CancelResult, JobsAdmin } from "./admin/jobs-admin.js";
-import { QueuesAdmin } from "./admin/queues-admin.js";
-import { WorkersAdmin } from "./admin/workers-admin.js";
+import type { DeadLettersAdmin } from "./admin/dead-letters-admin.js";
+import { createAdmin } from "./admin/index.js";
+import type { CancelResult, JobsAdmin } from "./admin/jobs-admin.js";
+import type { QueuesAdmin } from "./admin/queues-admin.js";
+import type { WorkersAdmin } from "./admin/workers-admin.js";
 import type {
   Backend,
   DeadLetterRow,
@@ -10,8 +11,8 @@ import type {
   NewJob,
   PgQueryable,
   QueueStats,
-} from "./backends/backend.js";
-import type { WorkerDetail } from "./backends/contract/admin-store.js";
+  WorkerDetail,
+} from "./backends/contract/index.js";
 import { createBackend, parseDatabaseUrl } from "./backends/select.js";
 import { SoniqError } from "./errors.js";
 import {
@@ -56,7 +57,12 @@ export interface SoniqOptions extends SoniqSettingsInput {
   metrics?: MetricsSink;
   /** Where `SONIQ_*` variables are read from. Default `process.env`. */
   env?: Record<string, string | undefined>;
-  /** A backend instance to use instead of the one `databaseUrl` names (tests, custom stores). */
+  /**
+   * A backend instance to use instead of the one `databaseUrl` names — for tests (e.g. a
+   * `MemoryBackend`).
+   * @internal The backend interface is not a stable public API and may change in any release
+   * (docs/backends.md); do not implement a custom store against it.
+   */
   backend?: Backend;
 }
 
@@ -132,15 +138,16 @@ export class Soniq implements JobEnqueuer {
       createLogger({ level: this.settings.logLevel, pretty: process.stderr.isTTY === true });
     this.eventBus = new EventBus<SoniqEventMap>(this.logger);
     if (metrics) subscribeMetricsSink(this.eventBus, metrics, this.logger);
-    const admin = {
+    ({
+      jobs: this.jobs,
+      deadLetters: this.deadLetters,
+      queues: this.queues,
+      workers: this.workersAdmin,
+    } = createAdmin({
       backend: () => this.backend(),
       retentionSeconds: this.settings.resultRetention,
       heartbeatTimeoutSeconds: this.settings.heartbeatTimeout,
-    };
-    this.jobs = new JobsAdmin(admin);
-    this.deadLetters = new DeadLettersAdmin(admin);
-    this.queues = new QueuesAdmin(admin);
-    this.workersAdmin = new WorkersAdmin(admin);
+    }));
   }
 
   /**
@@ -281,7 +288,10 @@ export class Soniq implements JobEnqueuer {
 
   private async write(jobs: NewJob[], connection: PgQueryable | undefined): Promise<string[]> {
     const backend = await this.backend();
-    const results = await backend.enqueue(jobs, connection ? { connection } : undefined);
+    if (connection && !backend.capabilities.transactionalEnqueue) {
+      throw new SoniqError("UNSUPPORTED", "`connection` (transactional enqueue) needs PostgreSQL");
+    }
+    const results = await backend.jobEnqueue(connection ? { jobs, connection } : { jobs });
     return results.map((r) => r.id);
   }
 
@@ -347,7 +357,7 @@ export class Soniq implements JobEnqueuer {
 
   /** A job by id, with arguments and result parsed, or null. */
   async getJob(id: string): Promise<Job | null> {
-    const row = await (await this.backend()).getJob(id);
+    const row = await (await this.backend()).jobGet({ id });
     if (!row) return null;
     return {
       ...row,
@@ -358,7 +368,7 @@ export class Soniq implements JobEnqueuer {
 
   /** A dead-letter entry by id, or null. */
   async getDeadLetter(id: string): Promise<DeadLetterJob | null> {
-    const row = await (await this.backend()).getDeadLetter(id);
+    const row = await (await this.backend()).deadLetterGet({ id });
     return row ? { ...row, args: JSON.parse(row.args) } : null;
   }
 
@@ -383,7 +393,7 @@ export class Soniq implements JobEnqueuer {
 
   /** Counts by state. */
   async stats(): Promise<QueueStats> {
-    return (await this.backend()).stats();
+    return (await this.backend()).jobStats();
   }
 
   /**

@@ -3,7 +3,7 @@
  * time), show, replay (one, many, all matching), delete, and export as NDJSON. Entries older than
  * `deadLetterRetention` (default 30 days) are deleted by the pruner.
  */
-import type { DeadLetterFilter } from "../backends/contract/admin-store.js";
+import type { DeadLetterFilter } from "../backends/contract/index.js";
 import { SoniqError } from "../errors.js";
 import { type BulkOptions, type BulkResult, runBulk } from "./bulk.js";
 import {
@@ -52,7 +52,7 @@ export class DeadLettersAdmin {
 
   /** One entry, or null. */
   async get(id: string): Promise<DeadLetterView | null> {
-    const row = await (await this.deps.backend()).getDeadLetter(id);
+    const row = await (await this.deps.backend()).deadLetterGet({ id });
     return row ? deadLetterView(row) : null;
   }
 
@@ -63,7 +63,7 @@ export class DeadLettersAdmin {
    */
   async replay(id: string): Promise<void> {
     const backend = await this.deps.backend();
-    if (!(await backend.replay(id))) {
+    if (!(await backend.deadLetterReplay({ id }))) {
       throw new SoniqError("NOT_FOUND", `no dead-letter job with id ${id}`);
     }
     await backend.admin.jobEventsAppend({ events: [{ jobId: id, kind: "replayed" }] });
@@ -78,7 +78,7 @@ export class DeadLettersAdmin {
     const backend = await this.deps.backend();
     return this.bulk(request, async (id) => {
       try {
-        if (!(await backend.replay(id))) return false;
+        if (!(await backend.deadLetterReplay({ id }))) return false;
       } catch (err) {
         if (err instanceof SoniqError && err.code === "DEDUP_CONFLICT") return false;
         throw err;

@@ -4,8 +4,7 @@
  * (admin-store.ts `JobFilter`, `DeadLetterFilter`). Bad input is a `SoniqError("INVALID_OPTION")`
  * naming the field; nothing reaches the database.
  */
-import type { JobStatus } from "../backends/backend.js";
-import type { DeadLetterFilter, JobFilter } from "../backends/contract/admin-store.js";
+import type { DeadLetterFilter, JobFilter, JobStatus } from "../backends/contract/index.js";
 import { SoniqError } from "../errors.js";
 
 /** One value or several (any of them matches). */

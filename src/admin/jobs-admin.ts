@@ -4,8 +4,7 @@
  * its owner), run now / retry, delete, and bulk actions. Every method reads or writes through the
  * backend's operations store (contract: admin-store.ts); the CLI and the dashboard stand on it.
  */
-import type { Backend } from "../backends/backend.js";
-import type { CancelRequestState, JobFilter } from "../backends/contract/admin-store.js";
+import type { Backend, CancelRequestState, JobFilter } from "../backends/contract/index.js";
 import { SoniqError } from "../errors.js";
 import { type BulkOptions, type BulkResult, runBulk } from "./bulk.js";
 import { type JobQuery, type PageOptions, pageLimit, toJobFilter } from "./filters.js";
@@ -74,14 +73,14 @@ export class JobsAdmin {
   async get(id: string): Promise<JobDetail | null> {
     const backend = await this.deps.backend();
     const [row, events] = await Promise.all([
-      backend.admin.jobGet({ id }),
+      backend.admin.jobDetail({ id }),
       backend.admin.jobEventsList({ jobId: id }),
     ]);
     if (row) {
       const view = jobView(row);
       return { ...view, timeline: timeline(row, events) };
     }
-    const dead = await backend.getDeadLetter(id);
+    const dead = await backend.deadLetterGet({ id });
     if (!dead) return null;
     return {
       ...deadLetterView(dead),
@@ -105,13 +104,13 @@ export class JobsAdmin {
       retentionSeconds: this.deps.retentionSeconds,
     });
     if (state === "not_found") {
-      if (await backend.getDeadLetter(id)) {
+      if (await backend.deadLetterGet({ id })) {
         throw new SoniqError("INVALID_STATE", `job ${id} is in the dead-letter queue`);
       }
       throw new SoniqError("NOT_FOUND", `no job with id ${id}`);
     }
     if (state === "finished") {
-      const row = await backend.getJob(id);
+      const row = await backend.jobGet({ id });
       throw new SoniqError("INVALID_STATE", `job ${id} is ${row?.status ?? "finished"} already`);
     }
     return state;
@@ -129,7 +128,7 @@ export class JobsAdmin {
     if (state === "processing") {
       throw new SoniqError("INVALID_STATE", `job ${id} is running; cancel it first`);
     }
-    if (await backend.replay(id)) {
+    if (await backend.deadLetterReplay({ id })) {
       await backend.admin.jobEventsAppend({ events: [{ jobId: id, kind: "replayed" }] });
       return;
     }

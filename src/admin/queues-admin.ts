@@ -5,7 +5,7 @@
  * pausing never touches jobs already running. `maxRunning` is enforced in the claim, so it holds
  * across every worker process.
  */
-import type { QueueInfo } from "../backends/contract/admin-store.js";
+import type { QueueInfo } from "../backends/contract/index.js";
 import { SoniqError } from "../errors.js";
 import { assertQueue } from "../jobs/enqueue-options.js";
 import type { AdminDeps } from "./jobs-admin.js";

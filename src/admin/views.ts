@@ -4,8 +4,13 @@
  * job's **timeline** is its row's happy path (enqueued → started → done) merged with the unusual
  * transitions the events table holds (DESIGN.md §6 "Operations"), in time order.
  */
-import type { DeadLetterRow, JobRow } from "../backends/backend.js";
-import type { JobEvent, JobEventKind, JobListItem } from "../backends/contract/admin-store.js";
+import type {
+  DeadLetterRow,
+  JobEvent,
+  JobEventKind,
+  JobListItem,
+  JobRow,
+} from "../backends/contract/index.js";
 
 /** Parses stored JSON text; text that is not JSON (never written by Soniq) comes back as is. */
 function parsed(text: string | null): unknown {
@@ -84,8 +89,8 @@ export function timeline(
 ): TimelineEntry[] {
   const entries: TimelineEntry[] = [
     { at: row.createdAt, kind: "enqueued", attempt: null, workerId: null, detail: null },
-    ...events.map(fromEvent),
   ];
+  // The start goes before the events, so an event in the same millisecond sorts after it.
   if (row.startedAt !== null) {
     const attempt = row.status === "processing" ? row.attempts + 1 : Math.max(row.attempts, 1);
     entries.push({
@@ -96,6 +101,7 @@ export function timeline(
       detail: row.status === "processing" ? "running now" : "last start",
     });
   }
+  entries.push(...events.map(fromEvent));
   if (row.status === "done" && row.finishedAt !== null) {
     entries.push({
       at: row.finishedAt,

@@ -6,7 +6,7 @@
  * and with `recover` whatever the caller's own settings; the caller's `heartbeatTimeout` only
  * applies to workers of older versions that declared none.
  */
-import type { WorkerDetail } from "../backends/contract/admin-store.js";
+import type { WorkerDetail } from "../backends/contract/index.js";
 import type { AdminDeps } from "./jobs-admin.js";
 
 /** See the module comment. */
@@ -15,7 +15,7 @@ export class WorkersAdmin {
 
   /** Worker incarnations, newest first (rows not seen for an hour are forgotten). */
   async list(): Promise<WorkerDetail[]> {
-    return (await this.deps.backend()).admin.workerList({
+    return (await this.deps.backend()).admin.workerDetails({
       defaultHeartbeatTimeoutSeconds: this.deps.heartbeatTimeoutSeconds,
     });
   }

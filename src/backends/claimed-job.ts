@@ -2,7 +2,7 @@
  * The {@link ClaimedJob} view of a job row, for backends that read whole rows when claiming
  * (SQLite, memory); PostgreSQL selects these columns directly (postgres/rows.ts).
  */
-import type { ClaimedJob, JobRow } from "./backend.js";
+import type { ClaimedJob, JobRow } from "./contract/index.js";
 
 /**
  * The claimed-job fields of `row`, a row just claimed (so `workerId` and `claimToken` are set).

@@ -1,5 +1,5 @@
 import { SoniqError } from "../errors.js";
-import type { Backend, BackendKind } from "./backend.js";
+import type { Backend, BackendKind } from "./contract/index.js";
 
 /** Where a database URL points, as decided by {@link parseDatabaseUrl}. */
 export type DatabaseTarget =

@@ -6,13 +6,16 @@
  */
 import { readFileSync } from "node:fs";
 import { Command } from "commander";
-import { isSoniqError } from "../errors.js";
 import * as dashboard from "./commands/dashboard.js";
+import * as dlq from "./commands/dlq.js";
 import * as enqueue from "./commands/enqueue.js";
+import * as jobs from "./commands/jobs.js";
+import * as queues from "./commands/queues.js";
 import * as recover from "./commands/recover.js";
 import * as setup from "./commands/setup.js";
 import * as status from "./commands/status.js";
 import * as worker from "./commands/worker.js";
+import * as workers from "./commands/workers.js";
 import { EXIT } from "./exit-codes.js";
 import { fail } from "./runner.js";
 
@@ -23,6 +26,10 @@ const COMMANDS: readonly { register(program: Command): void }[] = [
   enqueue,
   recover,
   status,
+  jobs,
+  dlq,
+  queues,
+  workers,
   dashboard,
 ];
 
@@ -39,13 +46,15 @@ const program = new Command()
   .exitOverride((err) => {
     process.exit(err.exitCode === 0 ? 0 : EXIT.STARTUP);
   })
-  .configureOutput({ outputError: (text, write) => write(text) });
+  // A usage error carries a code like every other failure.
+  .configureOutput({
+    outputError: (text, write) => write(`soniq: INVALID_INPUT: ${text.replace(/^error: /, "")}`),
+  });
 
 for (const command of COMMANDS) command.register(program);
 
 try {
   await program.parseAsync(process.argv);
 } catch (err) {
-  if (isSoniqError(err)) fail(err);
-  throw err;
+  fail(err);
 }

@@ -4,7 +4,10 @@
  * error to `soniq: <message>` on standard error and exit code 2 (start-up or configuration error).
  */
 import { type Command, InvalidArgumentError } from "commander";
+import { redactUrl } from "../backends/select.js";
+import { SoniqError } from "../errors.js";
 import { Soniq } from "../soniq.js";
+import { toSoniqError } from "./errors.js";
 import { EXIT } from "./exit-codes.js";
 import { loadSoniqModule } from "./load-module.js";
 
@@ -45,10 +48,21 @@ export function number(name: string): (value: string) => number {
   };
 }
 
-/** Prints `soniq: <message>` on standard error and exits with code 2 (start-up error). */
+/** What the running command connects to (a URL or a path), named in connection errors. */
+let connectingTo: string | undefined;
+
+/**
+ * Prints `soniq: <CODE>: <message>` on standard error (and, with `--json`, `{"error":{code,
+ * message}}` on standard output) and exits with code 2. Every failure carries a Soniq error code
+ * (errors.ts turns driver errors into one).
+ */
 export function fail(err: unknown): never {
-  const message = err instanceof Error ? err.message : String(err);
-  process.stderr.write(`soniq: ${message}\n`);
+  const error = toSoniqError(err, connectingTo);
+  process.stderr.write(`soniq: ${error.message}\n`);
+  if (process.argv.includes("--json")) {
+    const message = error.message.replace(`${error.code}: `, "");
+    process.stdout.write(`${JSON.stringify({ error: { code: error.code, message } })}\n`);
+  }
   process.exit(EXIT.STARTUP);
 }
 
@@ -57,8 +71,19 @@ export async function openInstance(
   flags: ConnectionFlags,
   bare: BareSettings = {},
 ): Promise<Soniq> {
-  if (flags.module) return loadSoniqModule(flags.module);
+  if (flags.module) {
+    const soniq = await loadSoniqModule(flags.module);
+    if (flags.databaseUrl !== undefined && flags.databaseUrl !== soniq.settings.databaseUrl) {
+      throw new SoniqError(
+        "INVALID_OPTION",
+        `--database-url differs from the database your module's instance uses (${redactUrl(soniq.settings.databaseUrl)}); give one of them`,
+      );
+    }
+    connectingTo = soniq.settings.databaseUrl;
+    return soniq;
+  }
   const url = flags.databaseUrl ?? process.env.SONIQ_DATABASE_URL ?? "";
+  connectingTo = url || undefined;
   if (/^memory:/i.test(url)) {
     process.stderr.write(
       "soniq: memory: lives only inside this one process; nothing the CLI writes there outlives it\n",

@@ -1,4 +1,4 @@
-import type { PgQueryable } from "../backends/backend.js";
+import type { PgQueryable } from "../backends/contract/index.js";
 import { SoniqError } from "../errors.js";
 import { QUEUE_NAME_PATTERN } from "./job-name.js";
 

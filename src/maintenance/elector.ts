@@ -3,12 +3,12 @@
  * leader-only services (DESIGN.md §3.3), and tells its listeners when this process gains or loses
  * the lead.
  *
- * Every `intervalMs` it calls `Backend.tryLead(lease, holder, ttlSeconds)` (the database clock
+ * Every `intervalMs` it calls `LeaseStore.leaseTryTake({ name: lease, holder, ttlSeconds })` (the database clock
  * decides expiry). A live leader renews well before its lease expires; a dead leader's lease
  * expires after `ttlSeconds` and another process's elector takes it. When renewing fails (the
  * database does not answer), this process still counts as leader until the lease it last held
  * would have expired by its own clock, then steps down. On stop it steps down and gives the lease
- * up (`Backend.resign`) so another process takes over at its next attempt instead of waiting for
+ * up (`LeaseStore.leaseResign`) so another process takes over at its next attempt instead of waiting for
  * the expiry.
  *
  * Options (see {@link ElectorOptions}): `intervalMs` (milliseconds between attempts, required),
@@ -18,7 +18,7 @@
  * lease and `false` on losing it (also at stop). Logged as "took the maintenance lease" and
  * "lost the maintenance lease".
  */
-import type { Backend } from "../backends/backend.js";
+import type { Backend } from "../backends/contract/index.js";
 import { BaseService, type BaseServiceOptions, sleep } from "../lifecycle/service.js";
 
 /** The lease name maintenance is elected under. */
@@ -27,7 +27,7 @@ export const MAINTENANCE_LEASE = "maintenance";
 /** Options of {@link Elector}. */
 export interface ElectorOptions extends Omit<BaseServiceOptions, "name"> {
   /** The lease methods of the backend. */
-  backend: Pick<Backend, "tryLead" | "resign">;
+  backend: Pick<Backend, "leaseTryTake" | "leaseResign">;
   /** Who asks: this worker incarnation's id. */
   holder: string;
   /** Milliseconds between two attempts to take or renew the lease. */
@@ -45,7 +45,7 @@ export type LeadershipListener = (leading: boolean) => void;
 
 /** See the module comment. */
 export class Elector extends BaseService {
-  private readonly backend: Pick<Backend, "tryLead" | "resign">;
+  private readonly backend: Pick<Backend, "leaseTryTake" | "leaseResign">;
   private readonly holder: string;
   private readonly intervalMs: number;
   private readonly ttlSeconds: number;
@@ -55,7 +55,7 @@ export class Elector extends BaseService {
   private leading = false;
   /** Local-clock time (ms) until which the last successful renewal holds the lease. */
   private heldUntil = 0;
-  /** True from a `tryLead` call until it is known not to have taken the lease. */
+  /** True from a `leaseTryTake` call until it is known not to have taken the lease. */
   private mayHold = false;
 
   constructor(options: ElectorOptions) {
@@ -98,7 +98,11 @@ export class Elector extends BaseService {
     this.mayHold = true;
     let held: boolean;
     try {
-      held = await this.backend.tryLead(this.lease, this.holder, this.ttlSeconds);
+      held = await this.backend.leaseTryTake({
+        name: this.lease,
+        holder: this.holder,
+        ttlSeconds: this.ttlSeconds,
+      });
     } catch (err) {
       this.logger.warn({ err: String(err) }, "elector tick failed; will retry");
       if (this.leading && this.clock() >= this.heldUntil) this.setLeading(false);
@@ -115,7 +119,7 @@ export class Elector extends BaseService {
     if (!this.mayHold) return;
     this.mayHold = false;
     try {
-      await this.backend.resign(this.lease, this.holder);
+      await this.backend.leaseResign({ name: this.lease, holder: this.holder });
     } catch (err) {
       this.logger.debug({ err: String(err) }, "could not give the maintenance lease up");
     }

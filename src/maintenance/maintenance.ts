@@ -4,7 +4,7 @@
  * The rescuer is also handed back for the worker's start-up pass, one of recovery's other clocks
  * (the third is `soniq recover`).
  */
-import type { Backend } from "../backends/backend.js";
+import type { Backend } from "../backends/contract/index.js";
 import type { EventBus } from "../observability/event-bus.js";
 import type { SoniqEventMap } from "../observability/events.js";
 import type { Logger } from "../observability/logger.js";

@@ -14,7 +14,7 @@ import {
   type CrashLoopRule,
   crashLoopText,
   INTERRUPTIONS_PLACEHOLDER,
-} from "../backends/backend.js";
+} from "../backends/contract/index.js";
 import { SoniqError } from "../errors.js";
 
 /** The dead-letter `reason` of a job moved there by the crash-loop rule. */
@@ -27,7 +27,7 @@ export const CRASH_LOOP_REASON = "crash_loop";
 export const CRASH_LOOP_MESSAGE = `${CRASH_LOOP_REASON}: interrupted ${INTERRUPTIONS_PLACEHOLDER} times (its worker stopped heartbeating each time)`;
 
 /**
- * The rule a recovery pass hands to `Backend.recoverStale`.
+ * The rule a recovery pass hands to `JobStore.jobRecoverStale`.
  * @param maxInterruptions - the `maxInterruptions` setting: how many crash recoveries a job may
  *   have (a count, ≥ 0). A row whose count after this recovery would exceed it is dead-lettered.
  * @throws SoniqError `INVALID_OPTION` when `maxInterruptions` is not a non-negative integer.

@@ -17,8 +17,7 @@
  *
  * Events: none; a tick that deleted rows logs "pruned finished jobs" (debug) with `pruned`.
  */
-import type { Backend } from "../backends/backend.js";
-import type { AdminStore } from "../backends/contract/admin-store.js";
+import type { AdminStore, Backend } from "../backends/contract/index.js";
 import { PeriodicService } from "../lifecycle/periodic-service.js";
 import type { BaseServiceOptions } from "../lifecycle/service.js";
 import { inBatches } from "./batches.js";
@@ -38,7 +37,7 @@ export interface PrunerOptions extends Omit<BaseServiceOptions, "name"> {
    * The pruning methods of the backend; with `admin`, dead letters, timeline events and orphan job
    * controls are pruned too (contract: admin-store.ts).
    */
-  backend: Pick<Backend, "pruneFinished"> & {
+  backend: Pick<Backend, "jobPruneFinished"> & {
     admin?: Pick<AdminStore, "deadLetterPrune" | "jobEventsPrune" | "jobControlsPrune">;
   };
   /** Seconds a dead letter is kept (`deadLetterRetention`); 0 keeps them for ever. Default 30 days. */
@@ -62,7 +61,9 @@ export class Pruner extends PeriodicService {
       immediately: true,
       tick: async (signal) => {
         const { admin } = options.backend;
-        const pruned = await inBatches(limit, signal, () => options.backend.pruneFinished(limit));
+        const pruned = await inBatches(limit, signal, () =>
+          options.backend.jobPruneFinished({ limit }),
+        );
         if (pruned > 0) this.logger.debug({ pruned }, "pruned finished jobs");
         if (!admin) return;
         const deadAge = options.deadLetterRetentionSeconds ?? DEFAULT_RETENTION_SECONDS;

@@ -1,7 +1,7 @@
 /**
  * The rescuer: crash recovery as a service (DESIGN.md §3.2–3.3). Each pass requeues every
  * `processing` row whose owner is not a live worker incarnation and dead-letters the ones caught
- * in a crash loop (`maintenance/policy.ts`), through `Backend.recoverStale` — one fenced,
+ * in a crash loop (`maintenance/policy.ts`), through `JobStore.jobRecoverStale` — one fenced,
  * idempotent statement, so passes from several processes at once are safe.
  *
  * Recovery runs from three clocks: {@link Rescuer.runOnce} at every worker's start-up and from
@@ -23,8 +23,12 @@
  * each also logged ("recovered a job whose worker is not live…", "a job keeps losing its
  * worker…").
  */
-import type { Backend, RecoveryResult } from "../backends/backend.js";
-import type { AdminStore, NewJobEvent } from "../backends/contract/admin-store.js";
+import type {
+  AdminStore,
+  Backend,
+  NewJobEvent,
+  RecoveryResult,
+} from "../backends/contract/index.js";
 import { PeriodicService } from "../lifecycle/periodic-service.js";
 import type { BaseServiceOptions } from "../lifecycle/service.js";
 import type { EventBus } from "../observability/event-bus.js";
@@ -41,7 +45,7 @@ export interface RescuerOptions extends Omit<BaseServiceOptions, "name"> {
    * The recovery method of the backend, and its operations store when the pass should write each
    * recovery to the jobs' timelines (contract: admin-store.ts `jobEventsAppend`).
    */
-  backend: Pick<Backend, "recoverStale"> & { admin?: Pick<AdminStore, "jobEventsAppend"> };
+  backend: Pick<Backend, "jobRecoverStale"> & { admin?: Pick<AdminStore, "jobEventsAppend"> };
   /** Seconds a row finalised `cancelled` is kept (`resultRetention`). Default 7 days. */
   cancelledRetentionSeconds?: number;
   /** Seconds without a heartbeat after which a worker is not live (`heartbeatTimeout`). */
@@ -90,17 +94,16 @@ export class Rescuer extends PeriodicService {
 
   /**
    * Runs one recovery pass now, whether or not the service runs, and logs and emits what it did.
-   * @throws Whatever `Backend.recoverStale` throws (`SoniqError` `CLOSED`, connection errors).
+   * @throws Whatever `JobStore.jobRecoverStale` throws (`SoniqError` `CLOSED`, connection errors).
    */
   async runOnce(pass: RescuePass = {}): Promise<RecoveryResult> {
     const { backend, heartbeatTimeoutSeconds, maxInterruptions, events } = this.options;
-    const result = await backend.recoverStale(
-      (pass.staleMeansDead ?? true) ? heartbeatTimeoutSeconds : null,
-      crashLoopRule(maxInterruptions),
-      this.options.cancelledRetentionSeconds === undefined
-        ? {}
-        : { cancelledRetentionSeconds: this.options.cancelledRetentionSeconds },
-    );
+    const { cancelledRetentionSeconds } = this.options;
+    const result = await backend.jobRecoverStale({
+      ...((pass.staleMeansDead ?? true) ? { staleAfterSeconds: heartbeatTimeoutSeconds } : {}),
+      crashLoop: crashLoopRule(maxInterruptions),
+      ...(cancelledRetentionSeconds === undefined ? {} : { cancelledRetentionSeconds }),
+    });
     report(result, this.logger, events);
     await backend.admin
       ?.jobEventsAppend({ events: timeline(result, maxInterruptions) })

@@ -16,7 +16,7 @@
  * Events: none; a tick that deleted rows logs "forgot workers not seen for a while" (debug) with
  * `forgotten`.
  */
-import type { Backend } from "../backends/backend.js";
+import type { Backend } from "../backends/contract/index.js";
 import { PeriodicService } from "../lifecycle/periodic-service.js";
 import type { BaseServiceOptions } from "../lifecycle/service.js";
 import { inBatches } from "./batches.js";
@@ -33,7 +33,7 @@ export const WORKER_REAPER_BATCH_LIMIT = 1_000;
 /** Options of {@link WorkerReaper}. */
 export interface WorkerReaperOptions extends Omit<BaseServiceOptions, "name"> {
   /** The forgetting method of the backend. */
-  backend: Pick<Backend, "forgetWorkers">;
+  backend: Pick<Backend, "workerForget">;
   /** Seconds since its last heartbeat after which a worker row is deleted. Default one hour. */
   forgetAfterSeconds?: number;
   /** Milliseconds between ticks. Default {@link WORKER_REAPER_INTERVAL_MS}. */
@@ -54,7 +54,7 @@ export class WorkerReaper extends PeriodicService {
       immediately: true,
       tick: async (signal) => {
         const forgotten = await inBatches(limit, signal, () =>
-          options.backend.forgetWorkers(after, limit),
+          options.backend.workerForget({ notSeenForSeconds: after, limit }),
         );
         if (forgotten > 0) this.logger.debug({ forgotten }, "forgot workers not seen for a while");
       },

@@ -7,7 +7,7 @@
  * the field name (`_ms` = milliseconds). Job ids and worker ids are the ones stored in
  * `soniq_jobs` and `soniq_workers`.
  */
-import type { BackendKind } from "../backends/backend.js";
+import type { BackendKind } from "../backends/contract/index.js";
 
 /** Fields every event about one job run by a worker carries. */
 export type WorkerJobEvent = {

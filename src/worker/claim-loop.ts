@@ -7,7 +7,7 @@
  * claims; jobs a claim in flight returns after the stop are still run (they were ours before the
  * drain began).
  */
-import type { Backend, ClaimedJob } from "../backends/backend.js";
+import type { Backend, ClaimedJob } from "../backends/contract/index.js";
 import { isSoniqError } from "../errors.js";
 import { BaseService } from "../lifecycle/service.js";
 import type { Logger } from "../observability/logger.js";
@@ -86,7 +86,7 @@ export class ClaimLoop extends BaseService {
         try {
           this.claiming = true;
           jobs = await withTimeout(
-            backend.claim({
+            backend.jobClaim({
               workerId: this.options.workerId,
               queues: this.options.queues,
               limit: free,

@@ -7,7 +7,7 @@
  * flight (bounded); from the moment a stop is asked, and before any start, new completions are
  * refused at once with `SoniqError("CLOSED")`.
  */
-import type { Backend, CompletionItem } from "../backends/backend.js";
+import type { Backend, CompletionItem } from "../backends/contract/index.js";
 import { SoniqError } from "../errors.js";
 import { BaseService } from "../lifecycle/service.js";
 import type { Logger } from "../observability/logger.js";
@@ -92,10 +92,10 @@ export class CompletionBatcher extends BaseService {
     while (this.pending.length > 0 && this.writes.size < this.maxInFlight) {
       const batch = this.pending.splice(0, this.maxBatch);
       const write: Promise<void> = this.backend
-        .completeMany(
-          batch.map((p) => p.item),
-          this.retentionSeconds,
-        )
+        .jobCompleteMany({
+          items: batch.map((p) => p.item),
+          resultRetentionSeconds: this.retentionSeconds,
+        })
         .then(
           (changed) => {
             batch.forEach((p, i) => {

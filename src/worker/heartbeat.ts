@@ -8,8 +8,7 @@
  * releases orphans: rows this worker owns but does not track, left by a claim whose answer was
  * lost (the worker is live, so crash recovery would never free them).
  */
-import type { Backend } from "../backends/backend.js";
-import type { WorkerBeatParams } from "../backends/contract/admin-store.js";
+import type { Backend, WorkerBeatParams } from "../backends/contract/index.js";
 import { PeriodicService } from "../lifecycle/periodic-service.js";
 import type { Service, ServiceState } from "../lifecycle/service.js";
 import type { Logger } from "../observability/logger.js";
@@ -135,10 +134,19 @@ export class Heartbeat implements Service {
   private async releaseOrphans(): Promise<void> {
     const { backend, orphans, workerId } = this.options;
     if (!orphans.takeOrphanSuspicion()) return;
-    const owned = await withTimeout(backend.ownedBy(workerId), DB_CALL_TIMEOUT_MS, "owned rows");
+    const owned = await withTimeout(
+      backend.jobOwnedBy({ workerId }),
+      DB_CALL_TIMEOUT_MS,
+      "owned rows",
+    );
     for (const row of owned) {
       if (this.options.isTracked(row.id) || orphans.claimInFlight) continue;
-      if (await backend.nack(row.id, { workerId: row.workerId, claimToken: row.claimToken })) {
+      if (
+        await backend.jobNack({
+          id: row.id,
+          owner: { workerId: row.workerId, claimToken: row.claimToken },
+        })
+      ) {
         this.options.logger.warn(
           { job_id: row.id },
           "released a job claimed by an answer that was lost",

@@ -3,7 +3,7 @@
  * the table of concurrency slots they hold (a slot is freed once the outcome is known, so the next
  * claim overlaps the outcome write, which the drain still waits for).
  */
-import type { ClaimedJob, Owner } from "../backends/backend.js";
+import type { ClaimedJob, Owner } from "../backends/contract/index.js";
 import type { JobTimeoutError } from "../jobs/context.js";
 import type { ProgressValue } from "../jobs/progress.js";
 import { LazyAbortController } from "./lazy-abort-controller.js";

@@ -4,7 +4,7 @@
  * the slot is freed, and the outcome recorder writes it. A sync job's run lasts until its thread
  * has returned, so the drain waits for it (WAIT_FOR_THREAD).
  */
-import type { ClaimedJob } from "../backends/backend.js";
+import type { ClaimedJob } from "../backends/contract/index.js";
 import { SoniqError } from "../errors.js";
 import { type JobDefinition, validateArgs } from "../jobs/job-definition.js";
 import type { Logger } from "../observability/logger.js";
@@ -117,7 +117,11 @@ export class JobRunner {
           "invalid arguments; moving the job to the dead-letter queue",
         );
       }
-      await recorder.deadLetter(job, dispatched.error, dispatched.reason, false);
+      await recorder.deadLetter(job, {
+        error: dispatched.error,
+        reason: dispatched.reason,
+        countAttempt: false,
+      });
       return;
     }
     const { definition, args } = dispatched;

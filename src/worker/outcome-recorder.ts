@@ -6,7 +6,7 @@
  * write. It remembers the jobs NACK'd at the deadline and whether an outcome could not be written
  * (exit code 3).
  */
-import type { Backend, ClaimedJob } from "../backends/backend.js";
+import type { Backend, ClaimedJob } from "../backends/contract/index.js";
 import { isSoniqError } from "../errors.js";
 import type { JobDefinition } from "../jobs/job-definition.js";
 import { toJsonText } from "../jobs/payload.js";
@@ -96,10 +96,10 @@ export class OutcomeRecorder {
         return {
           outcome,
           what: "snooze",
-          write: () => backend.snooze(job.id, owner, outcome.seconds),
+          write: () => backend.jobSnooze({ id: job.id, owner, delaySeconds: outcome.seconds }),
         };
       case "released":
-        return { outcome, what: "NACK", write: () => backend.nack(job.id, owner) };
+        return { outcome, what: "NACK", write: () => backend.jobNack({ id: job.id, owner }) };
       case "cancelled":
         return {
           outcome,
@@ -119,7 +119,14 @@ export class OutcomeRecorder {
           return {
             outcome,
             what: "dead-letter move",
-            write: () => backend.deadLetter(job.id, owner, text, "max_attempts_exceeded", true),
+            write: () =>
+              backend.jobDeadLetter({
+                id: job.id,
+                owner,
+                error: text,
+                reason: "max_attempts_exceeded",
+                countAttempt: true,
+              }),
           };
         }
         const delay = retryDelaySeconds(definition.retry, attempt, outcome.error);
@@ -127,7 +134,8 @@ export class OutcomeRecorder {
         return {
           outcome,
           what: `retry in ${delay.seconds.toFixed(2)} s`,
-          write: () => backend.retry(job.id, owner, text, delay.seconds),
+          write: () =>
+            backend.jobRetry({ id: job.id, owner, error: text, delaySeconds: delay.seconds }),
         };
       }
     }
@@ -203,20 +211,21 @@ export class OutcomeRecorder {
     return changed;
   }
 
-  /** Moves a job that cannot run here to the dead-letter queue (fenced). Never rejects. */
+  /**
+   * Moves a job that cannot run here to the dead-letter queue (fenced). Never rejects.
+   * @param move The error text, the reason and whether the run counts as an attempt.
+   */
   async deadLetter(
     job: ClaimedJob,
-    error: string,
-    reason: string,
-    countAttempt: boolean,
+    move: { error: string; reason: string; countAttempt: boolean },
   ): Promise<void> {
     const owner = { workerId: job.workerId, claimToken: job.claimToken };
     const moved = await this.writeWithRetry(
-      () => this.options.backend.deadLetter(job.id, owner, error, reason, countAttempt),
+      () => this.options.backend.jobDeadLetter({ id: job.id, owner, ...move }),
       "dead-letter move",
       job.id,
     ).catch(() => false);
-    if (moved) this.append(job, "dead_lettered", `${reason}: ${error}`);
+    if (moved) this.append(job, "dead_lettered", `${move.reason}: ${move.error}`);
   }
 
   /**
@@ -255,7 +264,7 @@ export class OutcomeRecorder {
   async releaseUnstarted(job: ClaimedJob): Promise<void> {
     const owner = { workerId: job.workerId, claimToken: job.claimToken };
     const ok = await this.writeWithRetry(
-      () => this.options.backend.nack(job.id, owner),
+      () => this.options.backend.jobNack({ id: job.id, owner }),
       "release",
       job.id,
     ).catch(() => false);

@@ -4,7 +4,7 @@
  * the heartbeat writes it in the same round trip (contract: admin-store.ts `workerBeat`). A report
  * that could not be written is offered again by the next beat.
  */
-import type { ProgressReport } from "../backends/contract/admin-store.js";
+import type { ProgressReport } from "../backends/contract/index.js";
 import { readProgress } from "../jobs/progress.js";
 import type { InFlight, InFlightTable } from "./in-flight.js";
 

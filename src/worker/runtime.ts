@@ -3,7 +3,7 @@
  * of a running worker, wired together, none optional. Starting and closing down its services are
  * here too, so the public Worker only sequences them.
  */
-import type { Backend } from "../backends/backend.js";
+import type { Backend } from "../backends/contract/index.js";
 import type { JobDefinition } from "../jobs/job-definition.js";
 import type { EventBus } from "../observability/event-bus.js";
 import type { SoniqEventMap } from "../observability/events.js";
@@ -165,7 +165,7 @@ export function buildRuntime(parts: RuntimeParts): WorkerRuntime {
       unsubscribeCancel();
       try {
         await recorder.writeWithRetry(
-          () => backend.markWorkerStopped(workerId),
+          () => backend.workerMarkStopped({ workerId }),
           "worker's stopped status",
           undefined,
           true,
@@ -177,7 +177,7 @@ export function buildRuntime(parts: RuntimeParts): WorkerRuntime {
     outcomes: recorder,
   });
   const queues = settings.queues;
-  const unsubscribe = backend.subscribe((queue) => {
+  const unsubscribe = backend.notifier.subscribe((queue) => {
     if (queue === "*" || queues === null || queues.includes(queue)) latch.wake();
   });
   const unsubscribeCancel = backend.admin.subscribeCancel(cancelJob);

@@ -4,7 +4,7 @@
  * worker leads) until the drain starts, when it stops and hands the lease on. The only place the
  * worker touches `src/maintenance/`.
  */
-import type { Backend } from "../backends/backend.js";
+import type { Backend } from "../backends/contract/index.js";
 import { createMaintenance, type Maintenance } from "../maintenance/maintenance.js";
 import type { EventBus } from "../observability/event-bus.js";
 import type { SoniqEventMap } from "../observability/events.js";

@@ -10,7 +10,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
-import type { Backend } from "../backends/backend.js";
+import type { Backend } from "../backends/contract/index.js";
 import { SoniqError } from "../errors.js";
 import type { JobDefinition } from "../jobs/job-definition.js";
 import type { EventBus } from "../observability/event-bus.js";
@@ -190,7 +190,7 @@ export class Worker {
     try {
       await checkThreadHandlers(this.deps.jobs.values()); // before any claim: fail at start-up
       backend = await this.deps.backend();
-      await backend.registerWorker({
+      await backend.workerRegister({
         id: this.id,
         hostname: hostname(),
         pid: process.pid,

@@ -6,7 +6,7 @@ const [databaseUrl, schema, workerId] = process.argv.slice(2);
 if (!databaseUrl || !schema || !workerId)
   throw new Error("usage: claimer-process URL SCHEMA WORKER_ID");
 const backend = await createBackend({ databaseUrl, schema, poolSize: 2 });
-await backend.stats(); // connected
+await backend.jobStats(); // connected
 // Start together: say "ready" and wait for the parent's "go" on stdin.
 process.stderr.write("ready\n");
 await new Promise<void>((resolve) => process.stdin.once("data", () => resolve()));
@@ -14,7 +14,7 @@ process.stdin.pause();
 const ids: string[] = [];
 let empty = 0;
 while (empty < 3) {
-  const jobs = await backend.claim({ workerId, queues: null, limit: 5 });
+  const jobs = await backend.jobClaim({ workerId, queues: null, limit: 5 });
   if (jobs.length === 0) {
     empty += 1;
     await new Promise((r) => setTimeout(r, 20));
@@ -23,7 +23,12 @@ while (empty < 3) {
   empty = 0;
   for (const job of jobs) {
     ids.push(job.id);
-    const ok = await backend.complete(job.id, { workerId, claimToken: job.claimToken }, null, 3600);
+    const ok = await backend.jobComplete({
+      id: job.id,
+      owner: { workerId, claimToken: job.claimToken },
+      result: null,
+      resultRetentionSeconds: 3600,
+    });
     if (!ok) throw new Error(`complete of ${job.id} was fenced out`);
   }
 }

@@ -1,5 +1,5 @@
 import { MemoryBackend } from "../../src/backends/memory/memory-backend.js";
-import { runBackendContract } from "./backend-contract.js";
+import { runBackendContract } from "./runner.js";
 
 runBackendContract({
   label: "memory",

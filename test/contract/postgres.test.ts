@@ -1,24 +1,16 @@
-import { describe } from "vitest";
-import type { Backend } from "../../src/backends/backend.js";
+import type { Backend } from "../../src/backends/contract/index.js";
 import { PostgresBackend } from "../../src/backends/postgres/postgres-backend.js";
-import {
-  dropSchemas,
-  freshSchema,
-  postgresAvailable,
-  TEST_DATABASE_URL,
-} from "../helpers/postgres.js";
-import { runBackendContract } from "./backend-contract.js";
+import { TEST_DATABASE_URL } from "../helpers/postgres.js";
+import { describePostgres, usePostgresSchemas } from "../helpers/postgres-suite.js";
+import { runBackendContract } from "./runner.js";
 
-const available = await postgresAvailable();
-const schemas: string[] = [];
-const schemaOf = new WeakMap<Backend, string>();
-
-describe.skipIf(!available)("postgres", () => {
+describePostgres("postgres", () => {
+  const schemas = usePostgresSchemas();
+  const schemaOf = new WeakMap<Backend, string>();
   runBackendContract({
     label: "postgres",
     async make() {
-      const schema = freshSchema();
-      schemas.push(schema);
+      const schema = schemas.next();
       const backend = new PostgresBackend({
         connectionString: TEST_DATABASE_URL,
         schema,
@@ -32,9 +24,6 @@ describe.skipIf(!available)("postgres", () => {
       const schema = schemaOf.get(backend);
       if (!schema) throw new Error("not a backend made by this target");
       return { databaseUrl: TEST_DATABASE_URL, schema };
-    },
-    async cleanup() {
-      await dropSchemas(schemas.splice(0));
     },
   });
 });

@@ -1,8 +1,8 @@
 import { join } from "node:path";
-import type { Backend } from "../../src/backends/backend.js";
+import type { Backend } from "../../src/backends/contract/index.js";
 import { SqliteBackend } from "../../src/backends/sqlite/sqlite-backend.js";
 import { removeTempDirs, tempDir } from "../helpers/temp.js";
-import { runBackendContract } from "./backend-contract.js";
+import { runBackendContract } from "./runner.js";
 
 runBackendContract({
   label: "sqlite",

@@ -7,19 +7,18 @@ import { pino } from "pino";
 import { afterAll, expect } from "vitest";
 import { Soniq } from "../../src/index.js";
 import { runCli, startCli } from "./cli.js";
-import { dropSchemas, freshSchema, postgresAvailable, TEST_DATABASE_URL } from "./postgres.js";
+import { TEST_DATABASE_URL } from "./postgres.js";
+import { POSTGRES_UP, usePostgresSchemas } from "./postgres-suite.js";
 import { removeTempDirs, tempDir } from "./temp.js";
 import { waitFor } from "./wait.js";
 
 /** The jobs module the real-process tests run (`test/fixtures/e2e-jobs.ts`). */
 export const FIXTURE = "test/fixtures/e2e-jobs.ts";
 
-const pgUp = await postgresAvailable();
-const schemas: string[] = [];
+const schemas = usePostgresSchemas("soniq_e2e");
 
-afterAll(async () => {
+afterAll(() => {
   removeTempDirs();
-  if (pgUp) await dropSchemas(schemas);
 });
 
 export interface Target {
@@ -38,10 +37,9 @@ export const targets: Target[] = [
   },
   {
     label: "PostgreSQL",
-    skip: !pgUp,
+    skip: !POSTGRES_UP,
     fresh: () => {
-      const schema = freshSchema("soniq_e2e");
-      schemas.push(schema);
+      const schema = schemas.next();
       return { SONIQ_DATABASE_URL: TEST_DATABASE_URL, SONIQ_SCHEMA: schema };
     },
   },

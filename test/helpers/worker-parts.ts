@@ -28,7 +28,7 @@ export async function workerParts(
     ...extra,
   });
   define(soniq);
-  await backend.registerWorker({ id: "w1", hostname: "h", pid: 1, queues: null, concurrency: 2 });
+  await backend.workerRegister({ id: "w1", hostname: "h", pid: 1, queues: null, concurrency: 2 });
   const settings: WorkerSettings = { ...soniq.settings, concurrency: 2, queues: null };
   const machine = new ShutdownMachine(settings.shutdownTimeout, Date.now, 0.2);
   const latch = new WakeLatch();
@@ -48,6 +48,6 @@ export async function workerParts(
     latch,
   });
   /** Claims what is due for `w1`. */
-  const claim = (limit = 10) => backend.claim({ workerId: "w1", queues: null, limit });
+  const claim = (limit = 10) => backend.jobClaim({ workerId: "w1", queues: null, limit });
   return { backend, soniq, settings, machine, latch, table, events, bus, runtime, claim };
 }

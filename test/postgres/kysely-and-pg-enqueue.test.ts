@@ -3,19 +3,13 @@
 import { CompiledQuery, Kysely, PostgresDialect } from "kysely";
 import pg from "pg";
 import { pino } from "pino";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, expect, it } from "vitest";
 import { Soniq } from "../../src/index.js";
-import {
-  dropSchemas,
-  freshSchema,
-  postgresAvailable,
-  TEST_DATABASE_URL,
-} from "../helpers/postgres.js";
+import { TEST_DATABASE_URL } from "../helpers/postgres.js";
+import { describePostgres, usePostgresSchemas } from "../helpers/postgres-suite.js";
 
-const available = await postgresAvailable();
-const schema = freshSchema("soniq_tx");
-
-describe.skipIf(!available)("transactional enqueue through Soniq (pg and Kysely)", () => {
+describePostgres("transactional enqueue through Soniq (pg and Kysely)", () => {
+  const schema = usePostgresSchemas("soniq_tx").next();
   const soniq = new Soniq({
     databaseUrl: TEST_DATABASE_URL,
     schema,
@@ -34,7 +28,6 @@ describe.skipIf(!available)("transactional enqueue through Soniq (pg and Kysely)
   afterAll(async () => {
     await soniq.close();
     await db.destroy();
-    await dropSchemas([schema]);
   });
 
   it("pg client: commit keeps the job, rollback drops it", async () => {

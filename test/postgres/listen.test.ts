@@ -2,17 +2,11 @@
 // channel is per schema, NACK / immediate retry / replay NOTIFY too, and a backend's own writes
 // wake its own process once (directly, not by its own NOTIFY).
 import pg from "pg";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { afterEach, expect, it, vi } from "vitest";
 import { PostgresBackend } from "../../src/backends/postgres/postgres-backend.js";
-import { newJob } from "../contract/backend-contract.js";
-import {
-  dropSchemas,
-  freshSchema,
-  postgresAvailable,
-  TEST_DATABASE_URL,
-} from "../helpers/postgres.js";
-
-const available = await postgresAvailable();
+import { newJob } from "../contract/helpers.js";
+import { TEST_DATABASE_URL } from "../helpers/postgres.js";
+import { describePostgres, usePostgresSchemas } from "../helpers/postgres-suite.js";
 
 async function admin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
@@ -40,22 +34,21 @@ async function enqueueUntilWoken(b: PostgresBackend, queue: string, woke: string
   const deadline = Date.now() + ms;
   while (!woke.includes(queue)) {
     if (Date.now() > deadline) throw new Error(`no wake-up for ${queue} within ${ms} ms`);
-    await b.enqueue([newJob({ queue })]);
+    await b.jobEnqueue({ jobs: [newJob({ queue })] });
     await new Promise((r) => setTimeout(r, 200));
   }
 }
 
-describe.skipIf(!available)("postgres: LISTEN/NOTIFY", () => {
-  const schemas: string[] = [];
+describePostgres("postgres: LISTEN/NOTIFY", () => {
+  const schemas = usePostgresSchemas();
   const backends: PostgresBackend[] = [];
 
   afterEach(async () => {
     for (const b of backends.splice(0)) await b.close().catch(() => undefined);
-    await dropSchemas(schemas.splice(0));
   });
 
-  async function open(schema = freshSchema()): Promise<PostgresBackend> {
-    schemas.push(schema);
+  async function open(schema = schemas.next()): Promise<PostgresBackend> {
+    schemas.adopt(schema);
     const errors: unknown[] = [];
     const b = new PostgresBackend({
       connectionString: TEST_DATABASE_URL,
@@ -73,11 +66,11 @@ describe.skipIf(!available)("postgres: LISTEN/NOTIFY", () => {
   // another process.
 
   it("survives a terminated LISTEN connection", async () => {
-    const schema = freshSchema();
+    const schema = schemas.next();
     const b = await open(schema);
     const writer = await open(schema);
     const woke: string[] = [];
-    b.subscribe((queue) => woke.push(queue));
+    b.notifier.subscribe((queue) => woke.push(queue));
     await enqueueUntilWoken(writer, "before", woke, 10_000);
 
     const [pid] = await listenerPids(b.channel);
@@ -102,8 +95,8 @@ describe.skipIf(!available)("postgres: LISTEN/NOTIFY", () => {
     expect(a.channel.length).toBeLessThanOrEqual(63);
     const wokeA: string[] = [];
     const wokeOther: string[] = [];
-    a.subscribe((q) => wokeA.push(q));
-    other.subscribe((q) => wokeOther.push(q));
+    a.notifier.subscribe((q) => wokeA.push(q));
+    other.notifier.subscribe((q) => wokeOther.push(q));
     await enqueueUntilWoken(writerA, "long", wokeA, 10_000);
     await enqueueUntilWoken(writerOther, "short", wokeOther, 10_000);
     await new Promise((r) => setTimeout(r, 200));
@@ -112,28 +105,35 @@ describe.skipIf(!available)("postgres: LISTEN/NOTIFY", () => {
   });
 
   it("NACK, immediate retry and replay wake another process's queue; delayed inserts do not", async () => {
-    const schema = freshSchema();
+    const schema = schemas.next();
     const b = await open(schema);
     // A second backend with its own pool and LISTEN connection stands for another process: it
     // learns of b's writes only through NOTIFY.
     const other = await open(schema);
     const woke: string[] = [];
-    other.subscribe((q) => woke.push(q));
+    other.notifier.subscribe((q) => woke.push(q));
     await enqueueUntilWoken(b, "probe", woke, 10_000);
 
-    await b.enqueue([newJob({ queue: "later", delaySeconds: 3600 })]);
+    await b.jobEnqueue({ jobs: [newJob({ queue: "later", delaySeconds: 3600 })] });
     const job = newJob({ queue: "again" });
-    await b.enqueue([job]);
+    await b.jobEnqueue({ jobs: [job] });
     await expect.poll(() => woke.includes("again")).toBe(true);
 
     const steps: Array<(owner: { workerId: string; claimToken: string }) => Promise<boolean>> = [
-      (o) => b.nack(job.id, o),
-      (o) => b.retry(job.id, o, "boom", 0),
-      (o) => b.snooze(job.id, o, 0),
-      async (o) => (await b.deadLetter(job.id, o, "x", "r", true)) && b.replay(job.id),
+      (o) => b.jobNack({ id: job.id, owner: o }),
+      (o) => b.jobRetry({ id: job.id, owner: o, error: "boom", delaySeconds: 0 }),
+      (o) => b.jobSnooze({ id: job.id, owner: o, delaySeconds: 0 }),
+      async (o) =>
+        (await b.jobDeadLetter({
+          id: job.id,
+          owner: o,
+          error: "x",
+          reason: "r",
+          countAttempt: true,
+        })) && b.deadLetterReplay({ id: job.id }),
     ];
     for (const step of steps) {
-      const [c] = await b.claim({ workerId: "w", queues: ["again"], limit: 1 });
+      const [c] = await b.jobClaim({ workerId: "w", queues: ["again"], limit: 1 });
       if (!c) throw new Error("nothing to claim");
       woke.length = 0;
       expect(await step({ workerId: "w", claimToken: c.claimToken })).toBe(true);
@@ -143,18 +143,18 @@ describe.skipIf(!available)("postgres: LISTEN/NOTIFY", () => {
   });
 
   it("wakes its own process once per write, without waiting for its own NOTIFY", async () => {
-    const schema = freshSchema();
+    const schema = schemas.next();
     const b = await open(schema);
     const other = await open(schema);
     const mine: string[] = [];
     const theirs: string[] = [];
-    b.subscribe((q) => mine.push(q));
-    other.subscribe((q) => theirs.push(q));
+    b.notifier.subscribe((q) => mine.push(q));
+    other.notifier.subscribe((q) => theirs.push(q));
     await enqueueUntilWoken(b, "probe", theirs, 10_000); // both LISTEN connections are up
     mine.length = 0;
     theirs.length = 0;
 
-    await b.enqueue([newJob({ queue: "one" }), newJob({ queue: "one" })]);
+    await b.jobEnqueue({ jobs: [newJob({ queue: "one" }), newJob({ queue: "one" })] });
     // Woken before enqueue() resolved (a microtask), not by the NOTIFY that follows.
     await new Promise((r) => setImmediate(r));
     expect(mine).toEqual(["one"]);
@@ -163,10 +163,12 @@ describe.skipIf(!available)("postgres: LISTEN/NOTIFY", () => {
     await new Promise((r) => setTimeout(r, 200));
     expect(mine).toEqual(["one"]);
 
-    const [c] = await b.claim({ workerId: "w", queues: ["one"], limit: 1 });
+    const [c] = await b.jobClaim({ workerId: "w", queues: ["one"], limit: 1 });
     if (!c) throw new Error("nothing to claim");
     mine.length = 0;
-    expect(await b.nack(c.id, { workerId: "w", claimToken: c.claimToken })).toBe(true);
+    expect(await b.jobNack({ id: c.id, owner: { workerId: "w", claimToken: c.claimToken } })).toBe(
+      true,
+    );
     expect(mine).toEqual(["one"]);
     await new Promise((r) => setTimeout(r, 200));
     expect(mine).toEqual(["one"]);
@@ -177,7 +179,7 @@ describe.skipIf(!available)("postgres: LISTEN/NOTIFY", () => {
     const dbNow = (await b.now()).getTime();
     const clock = vi.spyOn(Date, "now").mockReturnValue(dbNow - 3000);
     try {
-      await b.enqueue([newJob({ queue: "skewed", runAt: new Date(dbNow - 1000) })]);
+      await b.jobEnqueue({ jobs: [newJob({ queue: "skewed", runAt: new Date(dbNow - 1000) })] });
     } finally {
       clock.mockRestore();
     }
@@ -187,7 +189,7 @@ describe.skipIf(!available)("postgres: LISTEN/NOTIFY", () => {
     // Not due for an hour: no wake-up anywhere.
     mine.length = 0;
     theirs.length = 0;
-    await b.enqueue([newJob({ queue: "later", delaySeconds: 3600 })]);
+    await b.jobEnqueue({ jobs: [newJob({ queue: "later", delaySeconds: 3600 })] });
     await new Promise((r) => setTimeout(r, 200));
     expect([...mine, ...theirs]).not.toContain("later");
   });

@@ -5,21 +5,15 @@
 // (not walk soniq_jobs_processing_idx, which keeps an entry for every row the worker claimed
 // since the last vacuum). Custom plans (a prepared statement's first runs) and generic ones.
 import pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, expect, it } from "vitest";
 import { PostgresBackend } from "../../src/backends/postgres/postgres-backend.js";
 import { buildStatements, SESSION_SETUP } from "../../src/backends/postgres/sql.js";
-import { newJob } from "../contract/backend-contract.js";
-import {
-  dropSchemas,
-  freshSchema,
-  postgresAvailable,
-  TEST_DATABASE_URL,
-} from "../helpers/postgres.js";
+import { newJob } from "../contract/helpers.js";
+import { TEST_DATABASE_URL } from "../helpers/postgres.js";
+import { describePostgres, usePostgresSchemas } from "../helpers/postgres-suite.js";
 
-const available = await postgresAvailable();
-
-describe.skipIf(!available)("postgres: plans of the hot statements", () => {
-  const schema = freshSchema();
+describePostgres("postgres: plans of the hot statements", () => {
+  const schema = usePostgresSchemas().next();
   const sql = buildStatements(schema);
   let backend: PostgresBackend;
   let client: pg.Client;
@@ -45,16 +39,15 @@ describe.skipIf(!available)("postgres: plans of the hot statements", () => {
     await client.connect();
     await client.query(`ANALYZE ${schema}.soniq_jobs`); // statistics of an empty queue
     for (let i = 0; i < 5; i++) {
-      await backend.enqueue(Array.from({ length: 1000 }, () => newJob()));
+      await backend.jobEnqueue({ jobs: Array.from({ length: 1000 }, () => newJob()) });
     }
-    await backend.claim({ workerId: "w", queues: null, limit: 2000 });
+    await backend.jobClaim({ workerId: "w", queues: null, limit: 2000 });
     await client.query(SESSION_SETUP);
   }, 60_000);
 
   afterAll(async () => {
     await client?.end();
     await backend?.close();
-    await dropSchemas([schema]);
   });
 
   it("a claim walks the claim index in order and stops at the limit", async () => {

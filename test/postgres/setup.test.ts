@@ -4,15 +4,9 @@ import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
 import { PostgresBackend } from "../../src/backends/postgres/postgres-backend.js";
 import { isSoniqError } from "../../src/errors.js";
-import { newJob } from "../contract/backend-contract.js";
-import {
-  dropSchemas,
-  freshSchema,
-  postgresAvailable,
-  TEST_DATABASE_URL,
-} from "../helpers/postgres.js";
-
-const available = await postgresAvailable();
+import { newJob } from "../contract/helpers.js";
+import { TEST_DATABASE_URL } from "../helpers/postgres.js";
+import { describePostgres, usePostgresSchemas } from "../helpers/postgres-suite.js";
 
 const migrationFiles = readdirSync(
   new URL("../../src/backends/postgres/migrations/", import.meta.url),
@@ -42,13 +36,12 @@ describe("postgres: options", () => {
   });
 });
 
-describe.skipIf(!available)("postgres: setup", () => {
-  const schemas: string[] = [];
+describePostgres("postgres: setup", () => {
+  const schemas = usePostgresSchemas();
   const backends: PostgresBackend[] = [];
 
   afterEach(async () => {
     for (const b of backends.splice(0)) await b.close().catch(() => undefined);
-    await dropSchemas(schemas.splice(0));
   });
 
   function open(schema: string): PostgresBackend {
@@ -71,8 +64,7 @@ describe.skipIf(!available)("postgres: setup", () => {
   }
 
   it("two setup() calls at once on a fresh schema both succeed, each migration applied once", async () => {
-    const schema = freshSchema();
-    schemas.push(schema);
+    const schema = schemas.next();
     const [a, b, c] = [open(schema), open(schema), open(schema)];
     await Promise.all([a.setup(), b.setup(), c.setup()]);
     const counts = await migrationCounts(schema);
@@ -80,26 +72,24 @@ describe.skipIf(!available)("postgres: setup", () => {
     for (const row of counts) expect(row.n).toBe(1);
     // And the schema works from every instance.
     const job = newJob();
-    await a.enqueue([job]);
-    expect(await b.getJob(job.id)).toMatchObject({ id: job.id, status: "queued" });
+    await a.jobEnqueue({ jobs: [job] });
+    expect(await b.jobGet({ id: job.id })).toMatchObject({ id: job.id, status: "queued" });
   });
 
   it("setup is idempotent on an existing schema", async () => {
-    const schema = freshSchema();
-    schemas.push(schema);
+    const schema = schemas.next();
     await open(schema).setup();
     await open(schema).setup();
     expect((await migrationCounts(schema)).every((row) => row.n === 1)).toBe(true);
   });
 
   it("calls before setup reject with SCHEMA_NOT_READY", async () => {
-    const schema = freshSchema();
-    schemas.push(schema);
+    const schema = schemas.next();
     const b = open(schema);
     for (const call of [
-      () => b.stats(),
-      () => b.enqueue([newJob()]),
-      () => b.claim({ workerId: "w", queues: null, limit: 1 }),
+      () => b.jobStats(),
+      () => b.jobEnqueue({ jobs: [newJob()] }),
+      () => b.jobClaim({ workerId: "w", queues: null, limit: 1 }),
     ]) {
       const err = await call().catch((e: unknown) => e);
       expect(isSoniqError(err, "SCHEMA_NOT_READY")).toBe(true);

@@ -1,30 +1,22 @@
 // Transactional enqueue: `enqueue(jobs, { connection })` runs on the caller's client, inside the
 // caller's transaction — the job exists iff the caller commits, and wakes workers at commit.
 import pg from "pg";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { afterEach, expect, it, vi } from "vitest";
 import { PostgresBackend } from "../../src/backends/postgres/postgres-backend.js";
-import { newJob } from "../contract/backend-contract.js";
-import {
-  dropSchemas,
-  freshSchema,
-  postgresAvailable,
-  TEST_DATABASE_URL,
-} from "../helpers/postgres.js";
+import { newJob } from "../contract/helpers.js";
+import { TEST_DATABASE_URL } from "../helpers/postgres.js";
+import { describePostgres, usePostgresSchemas } from "../helpers/postgres-suite.js";
 
-const available = await postgresAvailable();
-
-describe.skipIf(!available)("postgres: transactional enqueue", () => {
-  const schemas: string[] = [];
+describePostgres("postgres: transactional enqueue", () => {
+  const schemas = usePostgresSchemas();
   const closers: Array<() => Promise<void>> = [];
 
   afterEach(async () => {
     for (const close of closers.splice(0)) await close().catch(() => undefined);
-    await dropSchemas(schemas.splice(0));
   });
 
   async function open(): Promise<{ backend: PostgresBackend; client: pg.Client }> {
-    const schema = freshSchema();
-    schemas.push(schema);
+    const schema = schemas.next();
     const backend = new PostgresBackend({
       connectionString: TEST_DATABASE_URL,
       schema,
@@ -44,24 +36,24 @@ describe.skipIf(!available)("postgres: transactional enqueue", () => {
     const { backend, client } = await open();
     const job = newJob();
     await client.query("BEGIN");
-    expect(await backend.enqueue([job], { connection: client })).toEqual([
+    expect(await backend.jobEnqueue({ jobs: [job], connection: client })).toEqual([
       { id: job.id, inserted: true },
     ]);
-    expect(await backend.getJob(job.id)).toBeNull();
+    expect(await backend.jobGet({ id: job.id })).toBeNull();
     await client.query("ROLLBACK");
-    expect(await backend.getJob(job.id)).toBeNull();
-    expect((await backend.stats()).total).toBe(0);
+    expect(await backend.jobGet({ id: job.id })).toBeNull();
+    expect((await backend.jobStats()).total).toBe(0);
   });
 
   it("commits with the caller's transaction, invisible until then", async () => {
     const { backend, client } = await open();
     const job = newJob({ queue: "tx" });
     await client.query("BEGIN");
-    await backend.enqueue([job], { connection: client });
-    expect(await backend.getJob(job.id)).toBeNull();
-    expect(await backend.claim({ workerId: "w", queues: null, limit: 10 })).toHaveLength(0);
+    await backend.jobEnqueue({ jobs: [job], connection: client });
+    expect(await backend.jobGet({ id: job.id })).toBeNull();
+    expect(await backend.jobClaim({ workerId: "w", queues: null, limit: 10 })).toHaveLength(0);
     await client.query("COMMIT");
-    expect(await backend.getJob(job.id)).toMatchObject({
+    expect(await backend.jobGet({ id: job.id })).toMatchObject({
       id: job.id,
       status: "queued",
       queue: "tx",
@@ -71,16 +63,16 @@ describe.skipIf(!available)("postgres: transactional enqueue", () => {
   it("wakes subscribers at commit, not before", async () => {
     const { backend, client } = await open();
     const woke: string[] = [];
-    backend.subscribe((queue) => woke.push(queue));
+    backend.notifier.subscribe((queue) => woke.push(queue));
     // Wait until the LISTEN is in place: a plain enqueue then wakes us.
     const deadline = Date.now() + 10_000;
     while (!woke.includes("probe")) {
       if (Date.now() > deadline) throw new Error("LISTEN never came up");
-      await backend.enqueue([newJob({ queue: "probe" })]);
+      await backend.jobEnqueue({ jobs: [newJob({ queue: "probe" })] });
       await new Promise((r) => setTimeout(r, 100));
     }
     await client.query("BEGIN");
-    await backend.enqueue([newJob({ queue: "tx" })], { connection: client });
+    await backend.jobEnqueue({ jobs: [newJob({ queue: "tx" })], connection: client });
     await new Promise((r) => setTimeout(r, 300));
     expect(woke).not.toContain("tx");
     await client.query("COMMIT");
@@ -91,12 +83,12 @@ describe.skipIf(!available)("postgres: transactional enqueue", () => {
     const { backend, client } = await open();
     const holder = newJob({ dedupKey: "race" });
     await client.query("BEGIN");
-    await backend.enqueue([holder], { connection: client });
+    await backend.jobEnqueue({ jobs: [holder], connection: client });
     // This insert waits on the uncommitted holder; after its commit the holder is not in the
     // waiting statement's snapshot, so the backend must look it up again.
     const late = newJob({ dedupKey: "race" });
     const spy = vi.spyOn(pg.Pool.prototype, "query");
-    const pending = backend.enqueue([late, newJob()]);
+    const pending = backend.jobEnqueue({ jobs: [late, newJob()] });
     await new Promise((r) => setTimeout(r, 300));
     await client.query("COMMIT");
     const [first, second] = await pending;
@@ -109,9 +101,9 @@ describe.skipIf(!available)("postgres: transactional enqueue", () => {
   it("a concurrent holder that rolls back leaves the key to the waiting insert", async () => {
     const { backend, client } = await open();
     await client.query("BEGIN");
-    await backend.enqueue([newJob({ dedupKey: "race" })], { connection: client });
+    await backend.jobEnqueue({ jobs: [newJob({ dedupKey: "race" })], connection: client });
     const late = newJob({ dedupKey: "race" });
-    const pending = backend.enqueue([late]);
+    const pending = backend.jobEnqueue({ jobs: [late] });
     await new Promise((r) => setTimeout(r, 300));
     await client.query("ROLLBACK");
     expect(await pending).toEqual([{ id: late.id, inserted: true }]);
@@ -122,11 +114,11 @@ describe.skipIf(!available)("postgres: transactional enqueue", () => {
     const first = newJob({ dedupKey: "k" });
     const second = newJob({ dedupKey: "k" });
     await client.query("BEGIN");
-    await backend.enqueue([first], { connection: client });
-    expect(await backend.enqueue([second], { connection: client })).toEqual([
+    await backend.jobEnqueue({ jobs: [first], connection: client });
+    expect(await backend.jobEnqueue({ jobs: [second], connection: client })).toEqual([
       { id: first.id, inserted: false },
     ]);
     await client.query("COMMIT");
-    expect((await backend.stats()).total).toBe(1);
+    expect((await backend.jobStats()).total).toBe(1);
   });
 });

@@ -17,7 +17,7 @@ const logger = pino({ level: "silent" });
 
 async function registered(): Promise<MemoryBackend> {
   const backend = new MemoryBackend();
-  await backend.registerWorker({
+  await backend.workerRegister({
     id: "w1",
     hostname: "h",
     pid: 1,

@@ -5,7 +5,7 @@ import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
 import { loadMigrations } from "../../src/backends/shared/migrations.js";
 import { SqliteBackend } from "../../src/backends/sqlite/sqlite-backend.js";
-import { newJob } from "../contract/backend-contract.js";
+import { newJob } from "../contract/helpers.js";
 import { removeTempDirs, tempDir } from "../helpers/temp.js";
 
 const script = fileURLToPath(new URL("./setup-process.ts", import.meta.url));
@@ -60,8 +60,8 @@ describe("sqlite: setup from several processes at once", () => {
     try {
       await backend.setup();
       const job = newJob();
-      await backend.enqueue([job]);
-      const [claimed] = await backend.claim({ workerId: "w", queues: null, limit: 1 });
+      await backend.jobEnqueue({ jobs: [job] });
+      const [claimed] = await backend.jobClaim({ workerId: "w", queues: null, limit: 1 });
       expect(claimed?.id).toBe(job.id);
     } finally {
       await backend.close();

@@ -1,10 +1,12 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
+import { pino } from "pino";
 import { afterAll, describe, expect, it } from "vitest";
 import { SqliteBackend } from "../../src/backends/sqlite/sqlite-backend.js";
 import { isSoniqError } from "../../src/errors.js";
-import { newJob } from "../contract/backend-contract.js";
+import { Soniq } from "../../src/soniq.js";
+import { newJob } from "../contract/helpers.js";
 import { removeTempDirs, tempDir } from "../helpers/temp.js";
 
 describe("sqlite: paths and errors", () => {
@@ -30,18 +32,18 @@ describe("sqlite: paths and errors", () => {
     expect(existsSync(path)).toBe(true);
     expect(backend.path).toBe(path);
     const job = newJob();
-    expect(await backend.enqueue([job])).toEqual([{ id: job.id, inserted: true }]);
+    expect(await backend.jobEnqueue({ jobs: [job] })).toEqual([{ id: job.id, inserted: true }]);
   });
 
   it("opens a private in-memory database for :memory:", async () => {
     const backend = open(":memory:");
     await backend.setup();
     const job = newJob();
-    await backend.enqueue([job]);
-    expect(await backend.getJob(job.id)).toMatchObject({ id: job.id, status: "queued" });
+    await backend.jobEnqueue({ jobs: [job] });
+    expect(await backend.jobGet({ id: job.id })).toMatchObject({ id: job.id, status: "queued" });
     const other = open(":memory:");
     await other.setup();
-    expect(await other.getJob(job.id)).toBeNull();
+    expect(await other.jobGet({ id: job.id })).toBeNull();
   });
 
   it("rejects an empty path and a bad busy timeout with INVALID_OPTION", () => {
@@ -64,24 +66,31 @@ describe("sqlite: paths and errors", () => {
   it("reports a missing schema as SCHEMA_NOT_READY until setup runs", async () => {
     const backend = open(join(tempDir("soniq-sqlite-noschema-"), "empty.db"));
     const err = await backend
-      .claim({ workerId: "w", queues: null, limit: 1 })
+      .jobClaim({ workerId: "w", queues: null, limit: 1 })
       .catch((e: unknown) => e);
     expect(isSoniqError(err, "SCHEMA_NOT_READY")).toBe(true);
     expect((err as Error).message).toMatch(/soniq setup/);
-    expect(isSoniqError(await backend.stats().catch((e: unknown) => e), "SCHEMA_NOT_READY")).toBe(
-      true,
-    );
+    expect(
+      isSoniqError(await backend.jobStats().catch((e: unknown) => e), "SCHEMA_NOT_READY"),
+    ).toBe(true);
     await backend.setup();
-    expect((await backend.stats()).total).toBe(0);
+    expect((await backend.jobStats()).total).toBe(0);
   });
 
-  it("refuses a transactional enqueue with UNSUPPORTED", async () => {
+  it("enqueue › a transactional enqueue on SQLite › refused with UNSUPPORTED, nothing written", async () => {
     const backend = open(":memory:");
     await backend.setup();
+    expect(backend.capabilities.transactionalEnqueue).toBe(false);
+    const soniq = new Soniq({
+      backend,
+      rejectUnknownJobs: false,
+      logger: pino({ level: "silent" }),
+      env: {},
+    });
     const connection = { query: async () => ({ rows: [], rowCount: 0 }) };
-    const err = await backend.enqueue([newJob()], { connection }).catch((e: unknown) => e);
+    const err = await soniq.enqueue("any.job", {}, { connection }).catch((e: unknown) => e);
     expect(isSoniqError(err, "UNSUPPORTED")).toBe(true);
-    expect((await backend.stats()).total).toBe(0);
+    expect((await backend.jobStats()).total).toBe(0);
   });
 
   it("rejects every call after close with CLOSED, and close is idempotent", async () => {
@@ -92,12 +101,12 @@ describe("sqlite: paths and errors", () => {
     const calls: Array<() => Promise<unknown>> = [
       () => backend.setup(),
       () => backend.now(),
-      () => backend.enqueue([newJob()]),
-      () => backend.claim({ workerId: "w", queues: null, limit: 1 }),
-      () => backend.nack("x", { workerId: "w", claimToken: "t" }),
-      () => backend.getJob("x"),
-      () => backend.listWorkers(60),
-      () => backend.pruneFinished(),
+      () => backend.jobEnqueue({ jobs: [newJob()] }),
+      () => backend.jobClaim({ workerId: "w", queues: null, limit: 1 }),
+      () => backend.jobNack({ id: "x", owner: { workerId: "w", claimToken: "t" } }),
+      () => backend.jobGet({ id: "x" }),
+      () => backend.workerList({ heartbeatTimeoutSeconds: 60 }),
+      () => backend.jobPruneFinished({}),
     ];
     for (const call of calls) {
       expect(isSoniqError(await call().catch((e: unknown) => e), "CLOSED")).toBe(true);
@@ -112,10 +121,10 @@ describe("sqlite: paths and errors", () => {
     const locker = new Database(path);
     try {
       locker.exec("BEGIN IMMEDIATE");
-      const err = await impatient.enqueue([newJob()]).catch((e: unknown) => e);
+      const err = await impatient.jobEnqueue({ jobs: [newJob()] }).catch((e: unknown) => e);
       expect((err as { code?: string }).code).toMatch(/^SQLITE_BUSY/);
       locker.exec("ROLLBACK");
-      expect(await impatient.enqueue([newJob()])).toHaveLength(1);
+      expect(await impatient.jobEnqueue({ jobs: [newJob()] })).toHaveLength(1);
     } finally {
       locker.close();
     }

@@ -2,7 +2,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
 import { SqliteBackend } from "../../src/backends/sqlite/sqlite-backend.js";
-import { newJob } from "../contract/backend-contract.js";
+import { newJob } from "../contract/helpers.js";
 import { removeTempDirs, tempDir } from "../helpers/temp.js";
 
 describe("sqlite: one file, several connections", () => {
@@ -44,28 +44,35 @@ describe("sqlite: one file, several connections", () => {
     const second = open(path);
 
     const job = newJob({ args: JSON.stringify({ s: "✓" }) });
-    await first.enqueue([job]);
-    expect(await second.getJob(job.id)).toMatchObject({
+    await first.jobEnqueue({ jobs: [job] });
+    expect(await second.jobGet({ id: job.id })).toMatchObject({
       id: job.id,
       status: "queued",
       args: job.args,
     });
-    expect((await second.stats()).queued).toBe(1);
+    expect((await second.jobStats()).queued).toBe(1);
 
-    const [claimed] = await second.claim({ workerId: "w2", queues: null, limit: 1 });
+    const [claimed] = await second.jobClaim({ workerId: "w2", queues: null, limit: 1 });
     if (!claimed) throw new Error("nothing claimed");
     expect(claimed.id).toBe(job.id);
-    expect(await first.claim({ workerId: "w1", queues: null, limit: 1 })).toHaveLength(0);
-    expect(await first.getJob(job.id)).toMatchObject({ status: "processing", workerId: "w2" });
+    expect(await first.jobClaim({ workerId: "w1", queues: null, limit: 1 })).toHaveLength(0);
+    expect(await first.jobGet({ id: job.id })).toMatchObject({
+      status: "processing",
+      workerId: "w2",
+    });
     expect(
-      await first.complete(
-        job.id,
-        { workerId: claimed.workerId, claimToken: claimed.claimToken },
-        "1",
-        60,
-      ),
+      await first.jobComplete({
+        id: job.id,
+        owner: { workerId: claimed.workerId, claimToken: claimed.claimToken },
+        result: "1",
+        resultRetentionSeconds: 60,
+      }),
     ).toBe(true);
-    expect(await second.getJob(job.id)).toMatchObject({ status: "done", result: "1", attempts: 1 });
+    expect(await second.jobGet({ id: job.id })).toMatchObject({
+      status: "done",
+      result: "1",
+      attempts: 1,
+    });
   });
 
   it("stores times as INTEGER milliseconds of the database clock and JSON text unchanged", async () => {
@@ -76,7 +83,7 @@ describe("sqlite: one file, several connections", () => {
     const args = '{ "spaced" :  [1,  2] , "k":"é" }';
     const at = newJob({ runAt, args });
     const later = newJob({ delaySeconds: 90.5 });
-    await backend.enqueue([at, later]);
+    await backend.jobEnqueue({ jobs: [at, later] });
     const db = new Database(path, { readonly: true });
     try {
       const raw = db
@@ -103,6 +110,6 @@ describe("sqlite: one file, several connections", () => {
     } finally {
       db.close();
     }
-    expect((await backend.getJob(at.id))?.scheduledAt).toEqual(runAt);
+    expect((await backend.jobGet({ id: at.id }))?.scheduledAt).toEqual(runAt);
   });
 });

@@ -3,7 +3,7 @@
 // and the crash-loop policy's words.
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
-import type { Backend, ClaimedJob, NewJob } from "../../src/backends/backend.js";
+import type { Backend, ClaimedJob, NewJob } from "../../src/backends/contract/index.js";
 import { MemoryBackend } from "../../src/backends/memory/memory-backend.js";
 import { isSoniqError } from "../../src/errors.js";
 import { BaseService, sleep } from "../../src/lifecycle/service.js";
@@ -97,7 +97,9 @@ describe("Elector", () => {
     expect(await lost).toBe(false);
     expect(a.isLeader()).toBe(false);
     // Given up, not left to expire: another holder takes it at once.
-    expect(await backend.tryLead(MAINTENANCE_LEASE, "b", 10)).toBe(true);
+    expect(
+      await backend.leaseTryTake({ name: MAINTENANCE_LEASE, holder: "b", ttlSeconds: 10 }),
+    ).toBe(true);
   });
 
   it("elector › lease taken over after expiry › reports the loss at its next attempt", async () => {
@@ -108,7 +110,9 @@ describe("Elector", () => {
     await gained;
     const lost = nextChange(a);
     time.now += 2_000; // a's lease expired (a paused process, say) and b took it
-    expect(await backend.tryLead(MAINTENANCE_LEASE, "b", 60)).toBe(true);
+    expect(
+      await backend.leaseTryTake({ name: MAINTENANCE_LEASE, holder: "b", ttlSeconds: 60 }),
+    ).toBe(true);
     expect(await lost).toBe(false);
     await a.stop();
   });
@@ -116,12 +120,12 @@ describe("Elector", () => {
   it("elector › renewals fail past its lease › steps down; before that › still leads", async () => {
     let failing = false;
     const local = { now: 0 };
-    const backend: Pick<Backend, "tryLead" | "resign"> = {
-      tryLead: async () => {
+    const backend: Pick<Backend, "leaseTryTake" | "leaseResign"> = {
+      leaseTryTake: async () => {
         if (failing) throw new Error("database unreachable");
         return true;
       },
-      resign: async () => {},
+      leaseResign: async () => {},
     };
     const a = new Elector({
       backend,
@@ -157,7 +161,7 @@ describe("Maintainer", () => {
     expect(m.isLeader()).toBe(true);
     const lost = nextChange(elector);
     time.now += 2_000;
-    await backend.tryLead(MAINTENANCE_LEASE, "b", 60);
+    await backend.leaseTryTake({ name: MAINTENANCE_LEASE, holder: "b", ttlSeconds: 60 });
     await lost;
     await expectEventually(() => children.every((c) => c.state === "idle"));
     expect(children.map((c) => [c.starts, c.stops])).toEqual([
@@ -176,7 +180,11 @@ describe("Maintainer", () => {
     child.stop = async (boundMs?: number) => {
       await originalStop(boundMs);
       // Still ours while the child stops: nobody else may lead yet.
-      leaseFreeWhenChildStopped = await backend.tryLead(MAINTENANCE_LEASE, "b", 60);
+      leaseFreeWhenChildStopped = await backend.leaseTryTake({
+        name: MAINTENANCE_LEASE,
+        holder: "b",
+        ttlSeconds: 60,
+      });
     };
     const m = new Maintainer({ logger, elector, services: [child] });
     const gained = nextChange(elector);
@@ -187,12 +195,14 @@ describe("Maintainer", () => {
     expect(child.state).toBe("idle");
     expect(elector.state).toBe("idle");
     expect(leaseFreeWhenChildStopped).toBe(false);
-    expect(await backend.tryLead(MAINTENANCE_LEASE, "b", 60)).toBe(true);
+    expect(
+      await backend.leaseTryTake({ name: MAINTENANCE_LEASE, holder: "b", ttlSeconds: 60 }),
+    ).toBe(true);
   });
 
   it("maintainer › never leads › never starts its children", async () => {
     const { backend } = backendAt();
-    await backend.tryLead(MAINTENANCE_LEASE, "someone-else", 60);
+    await backend.leaseTryTake({ name: MAINTENANCE_LEASE, holder: "someone-else", ttlSeconds: 60 });
     const elector = new Elector({ backend, holder: "a", logger, intervalMs: 10 });
     const child = new Child();
     const m = new Maintainer({ logger, elector, services: [child] });
@@ -209,11 +219,11 @@ describe("Rescuer", () => {
     const events: Array<[string, Record<string, unknown>]> = [];
     const bus = new EventBus<SoniqEventMap>(logger);
     bus.onAny((n, p) => void events.push([n, p as Record<string, unknown>]));
-    await backend.registerWorker(worker("dead"));
+    await backend.workerRegister(worker("dead"));
     const job = newJob();
-    await backend.enqueue([job]);
-    await backend.claim({ workerId: "dead", queues: null, limit: 1 });
-    await backend.markWorkerStopped("dead");
+    await backend.jobEnqueue({ jobs: [job] });
+    await backend.jobClaim({ workerId: "dead", queues: null, limit: 1 });
+    await backend.workerMarkStopped({ workerId: "dead" });
     const rescuer = new Rescuer({
       backend,
       logger,
@@ -225,7 +235,10 @@ describe("Rescuer", () => {
     expect(result.requeued).toMatchObject([
       { id: job.id, previousOwner: "dead", interruptions: 1 },
     ]);
-    expect(await backend.getJob(job.id)).toMatchObject({ status: "queued", workerId: null });
+    expect(await backend.jobGet({ id: job.id })).toMatchObject({
+      status: "queued",
+      workerId: null,
+    });
     expect(events).toEqual([
       [
         "job_recovered",
@@ -236,10 +249,10 @@ describe("Rescuer", () => {
 
   it("rescuer › stale but not stopped owner › only a pass that vouches for staleness requeues", async () => {
     const { backend, time } = backendAt();
-    await backend.registerWorker(worker("silent"));
+    await backend.workerRegister(worker("silent"));
     const job = newJob();
-    await backend.enqueue([job]);
-    await backend.claim({ workerId: "silent", queues: null, limit: 1 });
+    await backend.jobEnqueue({ jobs: [job] });
+    await backend.jobClaim({ workerId: "silent", queues: null, limit: 1 });
     time.now += 60_000; // its heartbeat is a minute old
     const rescuer = new Rescuer({
       backend,
@@ -253,10 +266,10 @@ describe("Rescuer", () => {
 
   it("rescuer › periodic pass › treats staleness as death only once this worker has been healthy for heartbeatTimeout", async () => {
     const { backend, time } = backendAt();
-    await backend.registerWorker(worker("silent"));
+    await backend.workerRegister(worker("silent"));
     const job = newJob();
-    await backend.enqueue([job]);
-    await backend.claim({ workerId: "silent", queues: null, limit: 1 });
+    await backend.jobEnqueue({ jobs: [job] });
+    await backend.jobClaim({ workerId: "silent", queues: null, limit: 1 });
     time.now += 60_000;
     let healthy = 0;
     const rescuer = new Rescuer({
@@ -269,9 +282,9 @@ describe("Rescuer", () => {
     });
     await rescuer.start();
     await rescuer.runNow();
-    expect(await backend.getJob(job.id)).toMatchObject({ status: "processing" });
+    expect(await backend.jobGet({ id: job.id })).toMatchObject({ status: "processing" });
     healthy = 30;
-    await expectEventually(async () => (await backend.getJob(job.id))?.status === "queued");
+    await expectEventually(async () => (await backend.jobGet({ id: job.id }))?.status === "queued");
     await rescuer.stop();
   });
 
@@ -281,7 +294,7 @@ describe("Rescuer", () => {
     const bus = new EventBus<SoniqEventMap>(logger);
     bus.onAny((n, _p) => void events.push(n));
     const job = newJob();
-    await backend.enqueue([job]);
+    await backend.jobEnqueue({ jobs: [job] });
     const rescuer = new Rescuer({
       backend,
       logger,
@@ -290,10 +303,10 @@ describe("Rescuer", () => {
       maxInterruptions: 1,
     });
     for (const gone of ["gone-1", "gone-2"]) {
-      await backend.claim({ workerId: gone, queues: null, limit: 1 });
+      await backend.jobClaim({ workerId: gone, queues: null, limit: 1 });
       await rescuer.runOnce({ staleMeansDead: false }); // unknown owners
     }
-    expect(await backend.getDeadLetter(job.id)).toMatchObject({
+    expect(await backend.deadLetterGet({ id: job.id })).toMatchObject({
       reason: CRASH_LOOP_REASON,
       lastError: crashLoopMessage(2),
       interruptions: 2,
@@ -308,37 +321,44 @@ describe("Pruner", () => {
     const { backend, time } = backendAt();
     const jobs = Array.from({ length: 5 }, () => newJob());
     const kept = newJob();
-    await backend.enqueue([...jobs, kept]);
-    for (const c of await backend.claim({ workerId: "w", queues: null, limit: 6 })) {
-      await backend.complete(c.id, owner(c), null, c.id === kept.id ? 3600 : 10);
+    await backend.jobEnqueue({ jobs: [...jobs, kept] });
+    for (const c of await backend.jobClaim({ workerId: "w", queues: null, limit: 6 })) {
+      await backend.jobComplete({
+        id: c.id,
+        owner: owner(c),
+        result: null,
+        resultRetentionSeconds: c.id === kept.id ? 3600 : 10,
+      });
     }
     time.now += 11_000;
     const limits: Array<number | undefined> = [];
-    const pruneFinished = (limit?: number) => {
-      limits.push(limit);
-      return backend.pruneFinished(limit);
+    const jobPruneFinished = (params: { limit?: number }) => {
+      limits.push(params.limit);
+      return backend.jobPruneFinished(params);
     };
-    const pruner = new Pruner({ backend: { pruneFinished }, logger, batchLimit: 2 });
+    const pruner = new Pruner({ backend: { jobPruneFinished }, logger, batchLimit: 2 });
     await pruner.start();
     await pruner.runNow(); // joins the first tick, run at once
     await pruner.stop();
     expect(limits).toEqual([2, 2, 2]); // 2 + 2 + 1: the short batch ends the tick
-    for (const j of jobs) expect(await backend.getJob(j.id)).toBeNull();
-    expect(await backend.getJob(kept.id)).toMatchObject({ status: "done" });
+    for (const j of jobs) expect(await backend.jobGet({ id: j.id })).toBeNull();
+    expect(await backend.jobGet({ id: kept.id })).toMatchObject({ status: "done" });
   });
 });
 
 describe("WorkerReaper", () => {
   it("reaper › worker rows not seen for an hour › forgotten; recent ones kept", async () => {
     const { backend, time } = backendAt();
-    await backend.registerWorker(worker("vanished"));
+    await backend.workerRegister(worker("vanished"));
     time.now += 3_601_000;
-    await backend.registerWorker(worker("alive"));
+    await backend.workerRegister(worker("alive"));
     const reaper = new WorkerReaper({ backend, logger });
     await reaper.start();
     await reaper.runNow();
     await reaper.stop();
-    expect((await backend.listWorkers(30)).map((w) => w.id)).toEqual(["alive"]);
+    expect((await backend.workerList({ heartbeatTimeoutSeconds: 30 })).map((w) => w.id)).toEqual([
+      "alive",
+    ]);
   });
 });
 

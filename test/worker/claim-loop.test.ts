@@ -1,6 +1,6 @@
 // The claim loop on the memory backend: fills the free slots only, wakes on a freed slot, stops.
 import { describe, expect, it } from "vitest";
-import type { ClaimedJob } from "../../src/backends/backend.js";
+import type { ClaimedJob } from "../../src/backends/contract/index.js";
 import { ClaimLoop } from "../../src/worker/claim-loop.js";
 import { waitFor } from "../helpers/wait.js";
 import { silent, workerParts } from "../helpers/worker-parts.js";
@@ -35,7 +35,7 @@ describe("ClaimLoop", () => {
     await loop.start();
     await waitFor(() => dispatched.length === 2);
     expect(table.busySlots).toBe(2);
-    expect((await backend.stats()).queued).toBe(1);
+    expect((await backend.jobStats()).queued).toBe(1);
     release.shift()?.();
     await waitFor(() => dispatched.length === 3, 5_000, "third claim after a slot freed");
     await loop.stop();

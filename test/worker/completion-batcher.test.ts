@@ -14,7 +14,7 @@ describe("CompletionBatcher", () => {
     let writes = 0;
     const counting = new Proxy(backend, {
       get(target, prop, receiver) {
-        if (prop === "completeMany") writes += 1;
+        if (prop === "jobCompleteMany") writes += 1;
         const value = Reflect.get(target, prop, receiver);
         return typeof value === "function" ? value.bind(target) : value;
       },
@@ -35,7 +35,7 @@ describe("CompletionBatcher", () => {
     await batcher.stop();
     expect(await Promise.all(results)).toEqual([true, true, true, true, true]);
     expect(writes).toBe(1);
-    expect((await backend.stats()).done).toBe(5);
+    expect((await backend.jobStats()).done).toBe(5);
     await expect(
       batcher.complete({ id: "x", owner: { workerId: "w1", claimToken: "none" }, result: null }),
     ).rejects.toMatchObject({ code: "CLOSED" });

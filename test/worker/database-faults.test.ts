@@ -5,7 +5,7 @@
  */
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
-import type { Backend } from "../../src/backends/backend.js";
+import type { Backend } from "../../src/backends/contract/index.js";
 import { MemoryBackend, Soniq } from "../../src/index.js";
 import { crashLoopRule } from "../../src/maintenance/policy.js";
 import { waitFor } from "../helpers/wait.js";
@@ -23,7 +23,7 @@ function switchable<T extends object>(
       const value = Reflect.get(target, prop, receiver);
       // The operations store shares the database: it is down (or a black hole) with it.
       if (prop === "admin") return switchable(value as object, state).backend;
-      if (typeof value !== "function" || prop === "subscribe" || prop === "subscribeCancel")
+      if (typeof value !== "function" || prop === "notifier" || prop === "subscribeCancel")
         return value;
       return (...args: unknown[]) => {
         if (state.blackHole) return new Promise(() => undefined);
@@ -70,7 +70,7 @@ async function shortJobRunning() {
   const id = await job.enqueue({});
   const worker = soniq.worker();
   await worker.start();
-  await waitFor(async () => (await memory.getJob(id))?.status === "processing");
+  await waitFor(async () => (await memory.jobGet({ id }))?.status === "processing");
   return { memory, state, worker, id };
 }
 
@@ -91,25 +91,25 @@ describe("database faults", () => {
     const id = await job.enqueue({});
     const worker = soniq.worker();
     await worker.start();
-    await waitFor(async () => (await memory.getJob(id))?.status === "processing");
+    await waitFor(async () => (await memory.jobGet({ id }))?.status === "processing");
     state.down = true;
     release();
     await waitFor(() => state.failures >= 3, 5000, "failed writes");
-    expect(await memory.getJob(id)).toMatchObject({ status: "processing", attempts: 0 });
+    expect(await memory.jobGet({ id })).toMatchObject({ status: "processing", attempts: 0 });
     state.down = false;
     await waitFor(
-      async () => (await memory.getJob(id))?.status === "done",
+      async () => (await memory.jobGet({ id }))?.status === "done",
       10_000,
       "written after recovery",
     );
     // Recorded once, as a success: the outage did not count as a failure or an attempt.
-    expect(await memory.getJob(id)).toMatchObject({
+    expect(await memory.jobGet({ id })).toMatchObject({
       status: "done",
       attempts: 1,
       result: JSON.stringify("ok"),
       lastError: null,
     });
-    expect(await memory.getDeadLetter(id)).toBeNull();
+    expect(await memory.deadLetterGet({ id })).toBeNull();
     await expect(worker.stop()).resolves.toMatchObject({ exitCode: 0 });
   });
 
@@ -124,9 +124,12 @@ describe("database faults", () => {
     expect(elapsed).toBeGreaterThan(5_000);
     expect(elapsed).toBeLessThan(0.2 * 1000 + 10_000 + 2_000 + 2_000);
     state.down = false;
-    expect(await memory.getJob(id)).toMatchObject({ status: "processing", attempts: 0 });
+    expect(await memory.jobGet({ id })).toMatchObject({ status: "processing", attempts: 0 });
     // Its worker is not live, so recovery hands the job back.
-    const recovered = await memory.recoverStale(0.05, crashLoopRule(3));
+    const recovered = await memory.jobRecoverStale({
+      staleAfterSeconds: 0.05,
+      crashLoop: crashLoopRule(3),
+    });
     expect(recovered.requeued.map((j) => j.id)).toEqual([id]);
   }, 30_000);
 
@@ -139,7 +142,7 @@ describe("database faults", () => {
     expect(exit).toMatchObject({ reason: "record_failed", exitCode: 3 });
     // One write try times out at 10 s (past the 10 s record grace), the worker row at 2 s.
     expect(elapsed).toBeLessThan(10_000 + 2_000 + 3_000);
-    expect(await memory.getJob(id)).toMatchObject({ status: "processing" });
+    expect(await memory.jobGet({ id })).toMatchObject({ status: "processing" });
   }, 30_000);
 
   it("rows taken by a claim whose answer was lost are released and run (the worker is live, so recovery would not)", async () => {
@@ -148,7 +151,7 @@ describe("database faults", () => {
     const backend = new Proxy(memory, {
       get(target, prop, receiver) {
         const value = Reflect.get(target, prop, receiver);
-        if (prop !== "claim" || typeof value !== "function")
+        if (prop !== "jobClaim" || typeof value !== "function")
           return typeof value === "function" ? value.bind(target) : value;
         return async (...args: unknown[]) => {
           const claimed = await (value as (...a: unknown[]) => Promise<unknown>).apply(
@@ -169,10 +172,10 @@ describe("database faults", () => {
     await worker.start();
     loseNextClaimAnswer = true;
     const id = await job.enqueue({});
-    await waitFor(async () => (await memory.getJob(id))?.status === "processing");
+    await waitFor(async () => (await memory.jobGet({ id }))?.status === "processing");
     const done = await waitFor(
       async () => {
-        const j = await memory.getJob(id);
+        const j = await memory.jobGet({ id });
         return j?.status === "done" ? j : null;
       },
       20_000,
@@ -198,13 +201,13 @@ describe("database faults", () => {
     const id = await job.enqueue({});
     const worker = soniq.worker();
     await worker.start();
-    await waitFor(async () => (await memory.getJob(id))?.status === "processing");
+    await waitFor(async () => (await memory.jobGet({ id }))?.status === "processing");
     await new Promise((r) => setTimeout(r, 300));
     state.down = true; // every heartbeat goes stale, this worker's too
     await new Promise((r) => setTimeout(r, 1200));
     state.down = false;
-    await waitFor(async () => (await memory.getJob(id))?.status === "done", 10_000, "done");
-    expect(await memory.getJob(id)).toMatchObject({ attempts: 1, interruptions: 0 });
+    await waitFor(async () => (await memory.jobGet({ id }))?.status === "done", 10_000, "done");
+    expect(await memory.jobGet({ id })).toMatchObject({ attempts: 1, interruptions: 0 });
     expect(runs).toBe(1);
     await worker.stop();
   }, 30_000);

@@ -4,7 +4,7 @@
 // a shutdown timer of its own would abort at the wall-clock deadline, not when the machine says.
 import { pino } from "pino";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import type { ClaimedJob } from "../../src/backends/backend.js";
+import type { ClaimedJob } from "../../src/backends/contract/index.js";
 import { MemoryBackend, Soniq } from "../../src/index.js";
 import { JobTimeoutError, ShutdownTimeoutError } from "../../src/jobs/context.js";
 import { STOP_FLAG } from "../../src/jobs/thread-context.js";

@@ -37,8 +37,8 @@ describe("Drain", () => {
     finish?.();
     expect(await exit).toEqual({ reason: "drained", exitCode: 0, released: [] });
     expect(machine.state).toBe("STOPPED");
-    expect(await backend.getJob(id)).toMatchObject({ status: "done" });
-    const [row] = await backend.listWorkers(60);
+    expect(await backend.jobGet({ id })).toMatchObject({ status: "done" });
+    const [row] = await backend.workerList({ heartbeatTimeoutSeconds: 60 });
     expect(row).toMatchObject({ id: "w1", status: "stopped" });
     expect(events.map((e) => e.name)).toEqual(["drain_started", "job_done", "worker_stopped"]);
   });
@@ -51,7 +51,7 @@ describe("Drain", () => {
     const exit = await runtime.drain.begin();
     expect(exit).toEqual({ reason: "shutdown_timeout", exitCode: 1, released: [id] });
     expect(machine.forcedAt).toBeGreaterThanOrEqual(deadlineAt);
-    expect(await backend.getJob(id)).toMatchObject({ status: "queued", attempts: 0 });
+    expect(await backend.jobGet({ id })).toMatchObject({ status: "queued", attempts: 0 });
     expect(events.map((e) => e.name)).toEqual([
       "drain_started",
       "force_timeout_path",

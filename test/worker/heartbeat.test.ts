@@ -33,7 +33,7 @@ describe("Heartbeat", () => {
     status = "draining";
     await heartbeat.runNow();
     expect(heartbeat.healthySince).toBeTypeOf("number");
-    const [row] = await backend.listWorkers(60);
+    const [row] = await backend.workerList({ heartbeatTimeoutSeconds: 60 });
     expect(row).toMatchObject({ status: "draining" });
     await heartbeat.stop();
     expect(heartbeat.state).toBe("idle");
@@ -72,8 +72,8 @@ describe("Heartbeat", () => {
       now: Date.now,
     });
     await heartbeat.start();
-    await waitFor(async () => (await backend.getJob(orphan))?.status === "queued");
-    expect(await backend.getJob(kept)).toMatchObject({ status: "processing" });
+    await waitFor(async () => (await backend.jobGet({ id: orphan }))?.status === "queued");
+    expect(await backend.jobGet({ id: kept })).toMatchObject({ status: "processing" });
     await heartbeat.stop();
   });
 });

@@ -3,43 +3,11 @@
  * (NUL characters, lone surrogates, odd keys) round-trips faithfully through arguments, results
  * and errors; anything JSON would change is rejected at enqueue; no row is left `processing`.
  */
-import { join } from "node:path";
 import { pino } from "pino";
-import { afterAll, describe, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { Soniq } from "../../src/index.js";
-import {
-  dropSchemas,
-  freshSchema,
-  postgresAvailable,
-  TEST_DATABASE_URL,
-} from "../helpers/postgres.js";
-import { removeTempDirs, tempDir } from "../helpers/temp.js";
+import { describeEachBackend } from "../helpers/backend-targets.js";
 import { waitFor } from "../helpers/wait.js";
-
-const pgUp = await postgresAvailable();
-const schemas: string[] = [];
-afterAll(async () => {
-  removeTempDirs();
-  if (pgUp) await dropSchemas(schemas);
-});
-
-const targets: Array<{ label: string; skip: boolean; options: () => Record<string, unknown> }> = [
-  { label: "memory", skip: false, options: () => ({ databaseUrl: "memory:" }) },
-  {
-    label: "SQLite file",
-    skip: false,
-    options: () => ({ databaseUrl: `sqlite:${join(tempDir(), "h.db")}` }),
-  },
-  {
-    label: "PostgreSQL",
-    skip: !pgUp,
-    options: () => {
-      const schema = freshSchema("soniq_hostile");
-      schemas.push(schema);
-      return { databaseUrl: TEST_DATABASE_URL, schema };
-    },
-  },
-];
 
 const NASTY = {
   nul: "a\u0000b",
@@ -51,73 +19,71 @@ const NASTY = {
   nested: [[[null, true, false, -0.5, 1e-7]]],
 };
 
-for (const target of targets) {
-  describe.skipIf(target.skip)(`hostile input on ${target.label}`, () => {
-    it("arguments, results and errors round-trip; nothing is left processing", async () => {
-      const soniq = new Soniq({
-        ...target.options(),
-        env: {},
-        logger: pino({ level: "silent" }),
-        pollInterval: 0.05,
-      });
-      await soniq.setup();
-      const echo = soniq.job({ name: "echo.back", handler: async (args: typeof NASTY) => args });
-      const thrower = soniq.job({
-        name: "throws.nasty",
-        maxAttempts: 1,
-        handler: async (args: typeof NASTY) => {
-          throw new Error(`bad ${args.nul} ${args.lone}`);
-        },
-      });
-      const throwsNull = soniq.job({
-        name: "throws.null",
-        maxAttempts: 1,
-        handler: async () => {
-          throw null;
-        },
-      });
-      const unserialisable = soniq.job({
-        name: "returns.bigint",
-        maxAttempts: 1,
-        handler: async () => 1n,
-      });
-      const a = await echo.enqueue(NASTY);
-      const b = await thrower.enqueue(NASTY);
-      const c = await throwsNull.enqueue({});
-      const d = await unserialisable.enqueue({});
-      // Rejected at enqueue, nothing written.
-      await expect(
-        echo.enqueue({ ...NASTY, when: new Date() } as typeof NASTY),
-      ).rejects.toMatchObject({ code: "INVALID_PAYLOAD" });
-      await expect(echo.enqueue({ ...NASTY, n: Number.NaN } as typeof NASTY)).rejects.toMatchObject(
-        { code: "INVALID_PAYLOAD" },
-      );
-      expect((await soniq.stats()).total).toBe(4);
-
-      const worker = soniq.worker();
-      await worker.start();
-      await waitFor(async () => {
-        const s = await soniq.stats();
-        return s.done + s.dead_letter === 4;
-      }, 20_000);
-      await worker.stop();
-      const done = await soniq.getJob(a);
-      expect(done?.args).toEqual(NASTY);
-      expect(done?.result).toEqual(NASTY);
-      const dead = await soniq.getDeadLetter(b);
-      expect(dead?.args).toEqual(NASTY);
-      expect(dead?.lastError).toContain("Error: bad a");
-      expect(dead?.lastError).not.toContain("\u0000");
-      expect(dead?.lastError?.isWellFormed()).toBe(true);
-      expect((await soniq.getDeadLetter(c))?.lastError).toBe("non-Error thrown (null): null");
-      expect((await soniq.getDeadLetter(d))?.lastError).toContain("INVALID_PAYLOAD");
-      expect(await soniq.stats()).toMatchObject({
-        processing: 0,
-        queued: 0,
-        done: 1,
-        dead_letter: 3,
-      });
-      await soniq.close();
+describeEachBackend("hostile input", (target) => {
+  it("arguments, results and errors round-trip; nothing is left processing", async () => {
+    const soniq = new Soniq({
+      backend: await target.open(),
+      env: {},
+      logger: pino({ level: "silent" }),
+      pollInterval: 0.05,
     });
+    await soniq.setup();
+    const echo = soniq.job({ name: "echo.back", handler: async (args: typeof NASTY) => args });
+    const thrower = soniq.job({
+      name: "throws.nasty",
+      maxAttempts: 1,
+      handler: async (args: typeof NASTY) => {
+        throw new Error(`bad ${args.nul} ${args.lone}`);
+      },
+    });
+    const throwsNull = soniq.job({
+      name: "throws.null",
+      maxAttempts: 1,
+      handler: async () => {
+        throw null;
+      },
+    });
+    const unserialisable = soniq.job({
+      name: "returns.bigint",
+      maxAttempts: 1,
+      handler: async () => 1n,
+    });
+    const a = await echo.enqueue(NASTY);
+    const b = await thrower.enqueue(NASTY);
+    const c = await throwsNull.enqueue({});
+    const d = await unserialisable.enqueue({});
+    // Rejected at enqueue, nothing written.
+    await expect(
+      echo.enqueue({ ...NASTY, when: new Date() } as typeof NASTY),
+    ).rejects.toMatchObject({ code: "INVALID_PAYLOAD" });
+    await expect(echo.enqueue({ ...NASTY, n: Number.NaN } as typeof NASTY)).rejects.toMatchObject({
+      code: "INVALID_PAYLOAD",
+    });
+    expect((await soniq.stats()).total).toBe(4);
+
+    const worker = soniq.worker();
+    await worker.start();
+    await waitFor(async () => {
+      const s = await soniq.stats();
+      return s.done + s.dead_letter === 4;
+    }, 20_000);
+    await worker.stop();
+    const done = await soniq.getJob(a);
+    expect(done?.args).toEqual(NASTY);
+    expect(done?.result).toEqual(NASTY);
+    const dead = await soniq.getDeadLetter(b);
+    expect(dead?.args).toEqual(NASTY);
+    expect(dead?.lastError).toContain("Error: bad a");
+    expect(dead?.lastError).not.toContain("\u0000");
+    expect(dead?.lastError?.isWellFormed()).toBe(true);
+    expect((await soniq.getDeadLetter(c))?.lastError).toBe("non-Error thrown (null): null");
+    expect((await soniq.getDeadLetter(d))?.lastError).toContain("INVALID_PAYLOAD");
+    expect(await soniq.stats()).toMatchObject({
+      processing: 0,
+      queued: 0,
+      done: 1,
+      dead_letter: 3,
+    });
+    await soniq.close();
   });
-}
+});

@@ -34,25 +34,30 @@ describe("JobRunner", () => {
       (e) => runtime.runner.run(e),
       async () => {},
     ).done;
-    expect(await backend.getJob(id)).toBeNull();
-    expect(await backend.getDeadLetter(id)).toMatchObject({ reason: "unknown_job", attempts: 0 });
+    expect(await backend.jobGet({ id })).toBeNull();
+    expect(await backend.deadLetterGet({ id })).toMatchObject({
+      reason: "unknown_job",
+      attempts: 0,
+    });
   });
 
   it("dispatch › arguments the schema rejects › invalid_args", async () => {
     const { soniq, claim, runtime, backend } = await setup();
-    await backend.enqueue([
-      {
-        id: "00000000-0000-4000-8000-000000000001",
-        name: "run.add",
-        queue: "default",
-        args: JSON.stringify({ a: "x" }),
-        priority: 0,
-        maxAttempts: 3,
-        runAt: null,
-        delaySeconds: 0,
-        dedupKey: null,
-      },
-    ]);
+    await backend.jobEnqueue({
+      jobs: [
+        {
+          id: "00000000-0000-4000-8000-000000000001",
+          name: "run.add",
+          queue: "default",
+          args: JSON.stringify({ a: "x" }),
+          priority: 0,
+          maxAttempts: 3,
+          runAt: null,
+          delaySeconds: 0,
+          dedupKey: null,
+        },
+      ],
+    });
     expect(soniq.definitions.has("run.add")).toBe(true);
     const [job] = await claim();
     const dispatched = await runtime.runner.dispatch(job as NonNullable<typeof job>);
@@ -72,6 +77,6 @@ describe("JobRunner", () => {
     await entry.done;
     expect(table.busySlots).toBe(0);
     expect(table.size).toBe(0);
-    expect(await backend.getJob(id)).toMatchObject({ status: "done", result: "5" });
+    expect(await backend.jobGet({ id })).toMatchObject({ status: "done", result: "5" });
   });
 });

@@ -30,14 +30,14 @@ describe("OutcomeRecorder", () => {
       silent,
     );
     expect(changed).toBe(true);
-    expect(await backend.getJob(job.id)).toMatchObject({ status: "done", attempts: 1 });
+    expect(await backend.jobGet({ id: job.id })).toMatchObject({ status: "done", attempts: 1 });
     expect(events.map((e) => e.name)).toEqual(["job_done"]);
   });
 
   it("recordOutcome › released › row queued, attempts kept, shutdown_nack emitted and remembered", async () => {
     const { runtime, backend, job, definition, events } = await setup();
     expect(await runtime.recorder.recordOutcome(job, { kind: "released" }, definition)).toBe(true);
-    expect(await backend.getJob(job.id)).toMatchObject({ status: "queued", attempts: 0 });
+    expect(await backend.jobGet({ id: job.id })).toMatchObject({ status: "queued", attempts: 0 });
     expect(runtime.recorder.released).toEqual([job.id]);
     expect(events[0]).toMatchObject({
       name: "shutdown_nack",
@@ -59,14 +59,17 @@ describe("OutcomeRecorder", () => {
 
   it("recordOutcome › row no longer ours › fenced out, nothing written, no event", async () => {
     const { runtime, backend, job, definition, events } = await setup();
-    await backend.nack(job.id, { workerId: job.workerId, claimToken: job.claimToken });
+    await backend.jobNack({
+      id: job.id,
+      owner: { workerId: job.workerId, claimToken: job.claimToken },
+    });
     const changed = await runtime.recorder.recordOutcome(
       job,
       { kind: "error", error: new Error("late") },
       definition,
     );
     expect(changed).toBe(false);
-    expect(await backend.getJob(job.id)).toMatchObject({ status: "queued", attempts: 0 });
+    expect(await backend.jobGet({ id: job.id })).toMatchObject({ status: "queued", attempts: 0 });
     expect(events).toEqual([]);
   });
 });

@@ -25,7 +25,7 @@ describe("recovery through the worker", () => {
     const job = soniq.job({ name: "work.it", handler: async () => "ran" });
     const id = await job.enqueue({});
     // A worker that claimed it and died without a trace (no worker row).
-    await backend.claim({ workerId: "dead-incarnation", queues: null, limit: 1 });
+    await backend.jobClaim({ workerId: "dead-incarnation", queues: null, limit: 1 });
     const worker = soniq.worker();
     await worker.start();
     const done = await waitFor(async () => {
@@ -40,7 +40,7 @@ describe("recovery through the worker", () => {
     const { soniq, backend } = instance();
     const job = soniq.job({ name: "work.it", handler: async () => "ran" });
     // A zombie: registered (live for now), claims the job, then never heartbeats again.
-    await backend.registerWorker({
+    await backend.workerRegister({
       id: "zombie",
       hostname: "h",
       pid: 9,
@@ -48,7 +48,7 @@ describe("recovery through the worker", () => {
       concurrency: 1,
     });
     const id = await job.enqueue({});
-    const [claimed] = await backend.claim({ workerId: "zombie", queues: null, limit: 1 });
+    const [claimed] = await backend.jobClaim({ workerId: "zombie", queues: null, limit: 1 });
     expect(claimed?.id).toBe(id);
     const t0 = Date.now();
     const worker = soniq.worker();
@@ -69,9 +69,12 @@ describe("recovery through the worker", () => {
     const { soniq, backend } = instance({ maxInterruptions: 1 });
     soniq.job({ name: "poison.pill", handler: async () => "never" });
     const id = await soniq.enqueue("poison.pill", {});
-    await backend.claim({ workerId: "victim-1", queues: null, limit: 1 });
-    expect((await backend.recoverStale(0.5, crashLoopRule(1))).requeued).toHaveLength(1);
-    await backend.claim({ workerId: "victim-2", queues: null, limit: 1 });
+    await backend.jobClaim({ workerId: "victim-1", queues: null, limit: 1 });
+    expect(
+      (await backend.jobRecoverStale({ staleAfterSeconds: 0.5, crashLoop: crashLoopRule(1) }))
+        .requeued,
+    ).toHaveLength(1);
+    await backend.jobClaim({ workerId: "victim-2", queues: null, limit: 1 });
     const worker = soniq.worker();
     await worker.start(); // start-up recovery: second interruption > maxInterruptions
     const dead = await waitFor(() => soniq.getDeadLetter(id));

@@ -5,12 +5,14 @@
  * actions, queues (pause, `maxRunning`) and workers (declared heartbeat timeout, shutdown state).
  * Each backend implements it in its own `admin-store.ts`, reached as `backend.admin`.
  *
+ * @internal Part of the backend contract, which is not a stable public API.
+ *
  * Conventions (as the rest of the backend contract): one params object per method; durations in
  * **seconds**; times decided by the **database clock**; arguments and results as JSON text.
  * Methods return plain outcomes (`false`, a `state` word) and leave errors with codes to the
  * caller (the instance's admin facade), except where a method says `@throws`.
  */
-import type { DeadLetterRow, JobRow, JobStatus, Owner, WorkerRow } from "../backend.js";
+import type { DeadLetterRow, JobRow, JobStatus, Owner, WorkerRow } from "./types.js";
 
 /** The worker shutdown states, as the shutdown machine names them (seed 000). */
 export type WorkerShutdownState =
@@ -216,8 +218,8 @@ export interface AdminStore {
   jobCount(params: { filter: JobFilter }): Promise<number>;
   /** Counts per queue × status, dead letters as status `dead_letter`; zero cells left out. */
   jobCountByQueueStatus(params: Record<string, never>): Promise<QueueStatusCount[]>;
-  /** One job with its controls, or null. */
-  jobGet(params: { id: string }): Promise<JobListItem | null>;
+  /** One job with its controls (cancel request, progress), or null. */
+  jobDetail(params: { id: string }): Promise<JobListItem | null>;
 
   /** Appends timeline events (one write). */
   jobEventsAppend(params: { events: readonly NewJobEvent[] }): Promise<void>;
@@ -281,17 +283,7 @@ export interface AdminStore {
    * Workers, newest first. Liveness uses each worker's declared heartbeat timeout, or
    * `defaultHeartbeatTimeoutSeconds` for a worker that declared none.
    */
-  workerList(params: { defaultHeartbeatTimeoutSeconds: number }): Promise<WorkerDetail[]>;
-}
-
-declare module "../backend.js" {
-  interface Backend {
-    /**
-     * The operations store: listing, timeline, cancel requests, progress, queues, workers
-     * (contract/admin-store.ts). Every backend implements it as its own `admin-store.ts`.
-     */
-    readonly admin: AdminStore;
-  }
+  workerDetails(params: { defaultHeartbeatTimeoutSeconds: number }): Promise<WorkerDetail[]>;
 }
 
 /** The prefix of a cancel notification payload (never a queue name: queues cannot hold `!`). */

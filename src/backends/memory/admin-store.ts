@@ -4,7 +4,7 @@
  * the backend's claim and recovery read: queue configuration, per-job controls (cancel request
  * bound to a claim token, progress) and what each worker declared.
  */
-import type { DeadLetterRow, JobRow, Owner, WorkerRow } from "../backend.js";
+
 import type {
   AdminStore,
   CancelRequestState,
@@ -20,129 +20,46 @@ import type {
   QueueInfo,
   QueueSetParams,
   QueueStatusCount,
-  WorkerBeatParams,
-  WorkerDetail,
-  WorkerShutdownState,
 } from "../contract/admin-store.js";
-import { decodeCursor, encodeCursor } from "../shared/cursor.js";
-
-/** What the store shares with the memory backend. */
-export interface MemoryTables {
-  readonly jobs: Map<string, JobRow>;
-  readonly dead: Map<string, DeadLetterRow>;
-  readonly workers: Map<string, WorkerRow>;
-  /** The "database clock", ms. Throws CLOSED once the backend is closed. */
-  now(): number;
-  wake(queue: string): void;
-}
-
-/** Per-job controls (soniq_job_controls). */
-export interface MemoryControls {
-  cancelRequestedAt: Date | null;
-  /** The claim the cancel request binds. */
-  cancelClaimToken: string | null;
-  progress: number | null;
-  progressMessage: string | null;
-  progressAt: Date | null;
-}
-
-/** What a worker declared (the extra soniq_workers columns). */
-export interface MemoryWorkerDeclared {
-  heartbeatTimeoutSeconds: number | null;
-  shutdownState: WorkerShutdownState;
-  drainStartedAt: Date | null;
-  deadlineAt: Date | null;
-}
-
-/** The value at `path` in `args` JSON, as text the way PostgreSQL's `->>` gives it; undefined if absent. */
-function argsAt(args: string, path: readonly string[]): string | undefined {
-  let value: unknown = JSON.parse(args);
-  for (const key of path) {
-    if (typeof value !== "object" || value === null || Array.isArray(value)) return undefined;
-    value = (value as Record<string, unknown>)[key];
-  }
-  if (value === undefined || value === null) return undefined;
-  return typeof value === "string" ? value : JSON.stringify(value);
-}
-
-function within(date: Date | null, after?: Date, before?: Date): boolean {
-  if (after === undefined && before === undefined) return true;
-  if (date === null) return false;
-  return (
-    (after === undefined || date.getTime() >= after.getTime()) &&
-    (before === undefined || date.getTime() < before.getTime())
-  );
-}
-
-function matchesJob(row: JobRow, f: JobFilter): boolean {
-  return (
-    (f.status === undefined || f.status.includes(row.status)) &&
-    (f.queue === undefined || f.queue.includes(row.queue)) &&
-    (f.name === undefined || f.name.includes(row.name)) &&
-    (f.ids === undefined || f.ids.includes(row.id)) &&
-    (f.dedupKey === undefined || row.dedupKey === f.dedupKey) &&
-    (f.errorContains === undefined || (row.lastError ?? "").includes(f.errorContains)) &&
-    (f.args === undefined || argsAt(row.args, f.args.path) === f.args.value) &&
-    within(row.createdAt, f.createdAfter, f.createdBefore) &&
-    within(row.finishedAt, f.finishedAfter, f.finishedBefore)
-  );
-}
-
-function matchesDead(row: DeadLetterRow, f: DeadLetterFilter): boolean {
-  return (
-    (f.reason === undefined || f.reason.includes(row.reason)) &&
-    (f.queue === undefined || f.queue.includes(row.queue)) &&
-    (f.name === undefined || f.name.includes(row.name)) &&
-    (f.ids === undefined || f.ids.includes(row.id)) &&
-    within(row.deadAt, f.deadAfter, f.deadBefore)
-  );
-}
-
-/** Newest first by `time`, then id descending; one page after `cursor`. */
-function page<T extends { id: string }>(
-  rows: T[],
-  time: (row: T) => number,
-  cursorText: string | null | undefined,
-  limit: number,
-): Page<T> {
-  const cursor = decodeCursor(cursorText);
-  const sorted = rows.sort((a, b) => time(b) - time(a) || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
-  const after = cursor
-    ? sorted.filter((r) => {
-        const t = time(r);
-        const ct = Number(cursor.time);
-        return t < ct || (t === ct && r.id < cursor.id);
-      })
-    : sorted;
-  const items = after.slice(0, limit);
-  const last = after.length > limit ? items.at(-1) : undefined;
-  return {
-    items,
-    nextCursor: last ? encodeCursor({ time: String(time(last)), id: last.id }) : null,
-  };
-}
+import type { DeadLetterRow, JobRow, Owner } from "../contract/index.js";
+import { matchesDead, matchesJob, page } from "./admin-filters.js";
+import { MemoryWorkerAdmin } from "./admin-workers.js";
+import type { MemoryControls, MemoryState } from "./state.js";
 
 /** See the module comment. */
-export class MemoryAdminStore implements AdminStore {
-  /** Per-job controls, by job id. */
-  readonly controls = new Map<string, MemoryControls>();
-  /** Queue configuration rows, by name. */
-  readonly queues = new Map<
-    string,
-    { paused: boolean; maxRunning: number | null; updatedAt: Date }
-  >();
-  /** What each worker declared, by worker id. */
-  readonly declared = new Map<string, MemoryWorkerDeclared>();
+export class MemoryAdminStore extends MemoryWorkerAdmin implements AdminStore {
   private readonly events: JobEvent[] = [];
   private readonly cancelListeners = new Set<(jobId: string) => void>();
   private seq = 0;
+  private readonly controls: Map<string, MemoryControls>;
+  private readonly queues: MemoryState["queues"];
+  /** The tables, the clock (throws CLOSED once closed) and wake-ups. */
+  private readonly t: {
+    jobs: MemoryState["jobs"];
+    dead: MemoryState["dead"];
+    workers: MemoryState["workers"];
+    now(): number;
+    wake(queue: string): void;
+  };
 
-  constructor(private readonly t: MemoryTables) {}
+  constructor(state: MemoryState) {
+    super(state);
+    this.controls = state.controls;
+    this.queues = state.queues;
+    this.t = {
+      jobs: state.jobs,
+      dead: state.dead,
+      workers: state.workers,
+      now: () => {
+        state.check();
+        return state.clock();
+      },
+      wake: (queue) => state.bus.wake(queue),
+    };
+  }
 
-  /** True when the claim `claimToken` of job `id` has a cancel request. */
-  cancelRequested(id: string, claimToken: string | null): boolean {
-    const c = this.controls.get(id);
-    return claimToken !== null && c !== undefined && c.cancelClaimToken === claimToken;
+  private cancelRequested(id: string, claimToken: string | null): boolean {
+    return this.state.cancelRequested(id, claimToken);
   }
 
   private listed(row: JobRow): JobListItem {
@@ -184,7 +101,7 @@ export class MemoryAdminStore implements AdminStore {
     );
   }
 
-  async jobGet(params: { id: string }): Promise<JobListItem | null> {
+  async jobDetail(params: { id: string }): Promise<JobListItem | null> {
     this.t.now();
     const row = this.t.jobs.get(params.id);
     return row ? this.listed({ ...row }) : null;
@@ -226,21 +143,6 @@ export class MemoryAdminStore implements AdminStore {
       } else i += 1;
     }
     return pruned;
-  }
-
-  private control(id: string): MemoryControls {
-    let c = this.controls.get(id);
-    if (!c) {
-      c = {
-        cancelRequestedAt: null,
-        cancelClaimToken: null,
-        progress: null,
-        progressMessage: null,
-        progressAt: null,
-      };
-      this.controls.set(id, c);
-    }
-    return c;
   }
 
   async jobCancelRequest(params: {
@@ -444,103 +346,5 @@ export class MemoryAdminStore implements AdminStore {
     const info = (await this.queueList()).find((q) => q.name === params.name);
     if (!info) throw new Error(`queue ${params.name} vanished after it was set`);
     return info;
-  }
-
-  private declaredOf(workerId: string): MemoryWorkerDeclared {
-    let d = this.declared.get(workerId);
-    if (!d) {
-      d = {
-        heartbeatTimeoutSeconds: null,
-        shutdownState: "RUNNING",
-        drainStartedAt: null,
-        deadlineAt: null,
-      };
-      this.declared.set(workerId, d);
-    }
-    return d;
-  }
-
-  async workerDeclare(params: {
-    workerId: string;
-    heartbeatTimeoutSeconds: number;
-  }): Promise<void> {
-    this.t.now();
-    if (this.t.workers.has(params.workerId)) {
-      this.declaredOf(params.workerId).heartbeatTimeoutSeconds = params.heartbeatTimeoutSeconds;
-    }
-  }
-
-  async workerBeat(params: WorkerBeatParams): Promise<{ cancelRequested: string[] }> {
-    const now = this.t.now();
-    const worker = this.t.workers.get(params.workerId);
-    if (worker) {
-      Object.assign(worker, { lastHeartbeatAt: new Date(now), status: params.status });
-      Object.assign(this.declaredOf(params.workerId), {
-        shutdownState: params.shutdownState,
-        drainStartedAt:
-          params.drainElapsedSeconds === null
-            ? null
-            : new Date(now - params.drainElapsedSeconds * 1000),
-        deadlineAt:
-          params.deadlineInSeconds === null
-            ? null
-            : new Date(now + params.deadlineInSeconds * 1000),
-      });
-    }
-    for (const p of params.progress) {
-      const row = this.t.jobs.get(p.id);
-      if (
-        row?.status !== "processing" ||
-        row.workerId !== params.workerId ||
-        row.claimToken !== p.owner.claimToken
-      ) {
-        continue;
-      }
-      Object.assign(this.control(p.id), {
-        progress: p.fraction,
-        progressMessage: p.message,
-        progressAt: new Date(now),
-      });
-    }
-    const cancelRequested: string[] = [];
-    for (const row of this.t.jobs.values()) {
-      if (
-        row.status === "processing" &&
-        row.workerId === params.workerId &&
-        this.cancelRequested(row.id, row.claimToken)
-      ) {
-        cancelRequested.push(row.id);
-      }
-    }
-    return { cancelRequested };
-  }
-
-  /** The heartbeat timeout `workerId` declared, in seconds, or null. */
-  declaredTimeout(workerId: string): number | null {
-    return this.declared.get(workerId)?.heartbeatTimeoutSeconds ?? null;
-  }
-
-  async workerList(params: { defaultHeartbeatTimeoutSeconds: number }): Promise<WorkerDetail[]> {
-    const now = this.t.now();
-    return [...this.t.workers.values()]
-      .sort((a, b) => b.startedAt.getTime() - a.startedAt.getTime())
-      .map((w) => {
-        const d = this.declared.get(w.id);
-        const timeout = d?.heartbeatTimeoutSeconds ?? params.defaultHeartbeatTimeoutSeconds;
-        const age = (now - w.lastHeartbeatAt.getTime()) / 1000;
-        return {
-          ...w,
-          queues: w.queues ? [...w.queues] : null,
-          heartbeatTimeoutSeconds: d?.heartbeatTimeoutSeconds ?? null,
-          shutdownState: w.status === "stopped" ? "STOPPED" : (d?.shutdownState ?? "RUNNING"),
-          drainStartedAt: d?.drainStartedAt ?? null,
-          deadlineAt: d?.deadlineAt ?? null,
-          heartbeatAgeSeconds: Math.max(0, age),
-          live: w.status !== "stopped" && age <= timeout,
-          inFlight: [...this.t.jobs.values()]
-            .filter((j) => j.status === "processing" && j.workerId === w.id)
-            .map((j) => j.id),
-        };
-      });
   }
 }

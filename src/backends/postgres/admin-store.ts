@@ -5,7 +5,7 @@
  * SCHEMA_NOT_READY translation). Cancel requests NOTIFY `!cancel <id>` on the backend's channel;
  * this process's own subscribers are called directly (the backend skips its own notifications).
  */
-import type { DeadLetterRow } from "../backend.js";
+
 import {
   type AdminStore,
   CANCEL_NOTIFY_PREFIX,
@@ -27,16 +27,11 @@ import {
   type WorkerDetail,
   type WorkerShutdownState,
 } from "../contract/admin-store.js";
+import type { DeadLetterRow } from "../contract/index.js";
 import { decodeCursor, encodeCursor } from "../shared/cursor.js";
+import { deadFilterParams, jobFilterParams, type RawListedJob, toListed } from "./admin-params.js";
 import { isUuid } from "./identifiers.js";
-import {
-  type RawDeadLetterRow,
-  type RawJobRow,
-  type RawWorkerRow,
-  toDeadLetterRow,
-  toJobRow,
-  toWorkerRow,
-} from "./rows.js";
+import { type RawDeadLetterRow, type RawWorkerRow, toDeadLetterRow, toWorkerRow } from "./rows.js";
 import type { AdminStatements } from "./sql.js";
 
 /** What the store needs from its backend. */
@@ -47,57 +42,6 @@ export interface PgAdminHost {
   run<R>(text: string, values: unknown[]): Promise<{ rows: R[]; rowCount: number }>;
   /** Wakes this process's subscribers of `queue` (the NOTIFY of our own pool is skipped). */
   wake(queue: string): void;
-}
-
-type RawListedJob = RawJobRow & {
-  cancel_requested_at: Date | null;
-  progress: number | null;
-  progress_message: string | null;
-  progress_at: Date | null;
-  cursor_us: string;
-};
-
-/** Only UUIDs can match: the others are dropped (a list of none matches nothing). */
-function uuids(ids: readonly string[] | undefined): string[] | null {
-  return ids === undefined ? null : ids.filter(isUuid);
-}
-
-function jobFilterParams(f: JobFilter): unknown[] {
-  return [
-    f.status ? [...f.status] : null,
-    f.queue ? [...f.queue] : null,
-    f.name ? [...f.name] : null,
-    uuids(f.ids),
-    f.dedupKey ?? null,
-    f.errorContains ?? null,
-    f.args ? [...f.args.path] : null,
-    f.args ? f.args.value : null,
-    f.createdAfter ?? null,
-    f.createdBefore ?? null,
-    f.finishedAfter ?? null,
-    f.finishedBefore ?? null,
-  ];
-}
-
-function deadFilterParams(f: DeadLetterFilter): unknown[] {
-  return [
-    f.reason ? [...f.reason] : null,
-    f.queue ? [...f.queue] : null,
-    f.name ? [...f.name] : null,
-    uuids(f.ids),
-    f.deadAfter ?? null,
-    f.deadBefore ?? null,
-  ];
-}
-
-function toListed(row: RawListedJob): JobListItem {
-  return {
-    ...toJobRow(row),
-    cancelRequestedAt: row.cancel_requested_at,
-    progress: row.progress,
-    progressMessage: row.progress_message,
-    progressAt: row.progress_at,
-  };
 }
 
 /** PostgreSQL text cannot hold NUL. */
@@ -163,7 +107,7 @@ export class PgAdminStore implements AdminStore {
     }));
   }
 
-  async jobGet(params: { id: string }): Promise<JobListItem | null> {
+  async jobDetail(params: { id: string }): Promise<JobListItem | null> {
     if (!isUuid(params.id)) return null;
     const { rows } = await this.host.run<RawListedJob>(this.host.sql.jobGet, [params.id]);
     return rows[0] ? toListed(rows[0]) : null;
@@ -387,7 +331,7 @@ export class PgAdminStore implements AdminStore {
     return { cancelRequested: rows.map((r) => r.id) };
   }
 
-  async workerList(params: { defaultHeartbeatTimeoutSeconds: number }): Promise<WorkerDetail[]> {
+  async workerDetails(params: { defaultHeartbeatTimeoutSeconds: number }): Promise<WorkerDetail[]> {
     const { rows } = await this.host.run<
       RawWorkerRow & {
         heartbeat_timeout: number | null;

@@ -1,52 +1,24 @@
-import { createHash } from "node:crypto";
 /**
- * The PostgreSQL backend: the production engine (DESIGN.md §1). Claims with
+ * The PostgreSQL backend facade: the production engine (DESIGN.md §1). Claims with
  * `FOR UPDATE SKIP LOCKED`, wakes workers with LISTEN/NOTIFY, enqueues a batch in one round
  * trip (optionally inside the caller's transaction) and decides every time by the database
  * clock. Tables live in one configurable schema, created by versioned migrations (`setup()`).
+ * The pool is connection.ts, the stores job-store.ts, worker-store.ts and lease-store.ts, the
+ * wake-ups notifier.ts.
  */
-import pg from "pg";
 import { SoniqError } from "../../errors.js";
-import type {
-  Backend,
-  ClaimedJob,
-  ClaimRequest,
-  CompletionItem,
-  DeadLetterRow,
-  EnqueueResult,
-  EnqueueWriteOptions,
-  JobRow,
-  NewJob,
-  Owner,
-  PgQueryable,
-  QueueStats,
-  RecoveryResult,
-  WorkerInfo,
-  WorkerRow,
-  WorkerStatus,
-} from "../backend.js";
-import {
-  type CrashLoopRule,
-  DEFAULT_CANCELLED_RETENTION_SECONDS,
-  INTERRUPTIONS_PLACEHOLDER,
-  type RecoveryOptions,
-} from "../backend.js";
+import type { Backend, Capabilities, Notifier } from "../contract/index.js";
+import { DelegatingStores } from "../shared/delegating-stores.js";
 import { PgAdminStore } from "./admin-store.js";
-import { isUuid, notifyChannel, validateSchemaName } from "./identifiers.js";
+import { PgConnection } from "./connection.js";
+import { notifyChannel, validateSchemaName } from "./identifiers.js";
+import { PgJobStore } from "./job-store.js";
+import { PgLeaseStore } from "./lease-store.js";
 import { claimLimitedQueues, LimitedQueues } from "./limited-claim.js";
-import { PgListener } from "./listener.js";
 import { migrate } from "./migrate.js";
-import {
-  type RawClaimedRow,
-  type RawDeadLetterRow,
-  type RawJobRow,
-  type RawWorkerRow,
-  toClaimedJob,
-  toDeadLetterRow,
-  toJobRow,
-  toWorkerRow,
-} from "./rows.js";
-import { buildAdminStatements, buildStatements, SESSION_SETUP, type Statements } from "./sql.js";
+import { PgNotifier } from "./notifier.js";
+import { buildAdminStatements, buildStatements, type Statements } from "./sql.js";
+import { PgWorkerStore } from "./worker-store.js";
 
 /** Where a connection error came from, for {@link PostgresBackendOptions.onError}. */
 export type PostgresErrorSource = "pool" | "listener";
@@ -69,71 +41,54 @@ export interface PostgresBackendOptions {
   onError?: (error: unknown, source: PostgresErrorSource) => void;
 }
 
-/** SQLSTATEs meaning the schema or a table is missing: undefined_table, invalid_schema_name. */
-const MISSING_SCHEMA_CODES = new Set(["42P01", "3F000"]);
-
-/** SQLSTATE unique_violation. */
-const UNIQUE_VIOLATION = "23505";
-
-/** The unique index that holds dedup keys (migrations/001_initial.sql). */
-const DEDUP_INDEX = "soniq_jobs_dedup_key_idx";
-
-/** How often enqueue re-tries jobs whose dedup holder vanished under it (pruned, rolled back). */
-const ENQUEUE_ATTEMPTS = 3;
-
-/** PostgreSQL text cannot hold NUL: error messages and reasons get U+FFFD in its place. */
-function storableText(text: string): string {
-  return text.includes("\u0000") ? text.replaceAll("\u0000", "\uFFFD") : text;
-}
-
-/** A `bool` column read through a client that may use non-default type parsers. */
-function truthy(value: unknown): boolean {
-  return value === true || value === "t" || value === "true";
+/** Validates the options that the pool and schema need. */
+function validate(options: PostgresBackendOptions): string {
+  if (typeof options.connectionString !== "string" || options.connectionString.length === 0) {
+    throw new SoniqError("INVALID_OPTION", "the PostgreSQL connection string is empty", {
+      details: { option: "connectionString" },
+    });
+  }
+  if (!Number.isInteger(options.poolSize) || options.poolSize < 1) {
+    throw new SoniqError(
+      "INVALID_OPTION",
+      `poolSize must be an integer >= 1, got ${String(options.poolSize)}`,
+      { details: { option: "poolSize" } },
+    );
+  }
+  return validateSchemaName(options.schema);
 }
 
 /**
- * PostgreSQL implementation of the {@link Backend} contract (see backend.ts for each method's
- * semantics). Conventions specific to this backend:
+ * PostgreSQL implementation of the {@link Backend} contract (each method's semantics: see
+ * `backends/contract/`). Specific to this backend:
  * - All tables are in {@link PostgresBackendOptions.schema}; runtime SQL is schema-qualified.
- * - Durations are seconds; `now()` of the database decides every time.
  * - Wake-ups travel on the channel `soniq_<schema>` (or `soniq_<md5(schema)>` for long names),
  *   payload = the queue name: an insert trigger NOTIFYs for due jobs (also at the commit of a
- *   transactional enqueue); nack, retry/snooze with delay <= 0 and replay NOTIFY as well.
- *   The pool's own such writes also wake this process's subscribers directly (no NOTIFY round
- *   trip), and the listener skips notifications sent by the pool's connections, so one write
- *   wakes a local worker once.
+ *   transactional enqueue); nack, retry/snooze with delay <= 0, replay and recovery NOTIFY as
+ *   well. The pool's own such writes also wake this process's subscribers directly (no NOTIFY
+ *   round trip), and the listener skips notifications sent by the pool's connections, so one
+ *   write wakes a local worker once.
  * - After {@link close}, every call rejects at once with `SoniqError("CLOSED")`.
  * - A missing schema or table rejects with `SoniqError("SCHEMA_NOT_READY")`: run `soniq setup`.
  */
-export class PostgresBackend implements Backend {
+export class PostgresBackend extends DelegatingStores implements Backend {
+  /** Always `"postgres"`. */
   readonly kind = "postgres" as const;
+  /** Transactional enqueue, cross-process wake-ups (LISTEN/NOTIFY), durable. */
+  readonly capabilities: Capabilities = {
+    transactionalEnqueue: true,
+    crossProcessWake: true,
+    durable: true,
+  };
   /** The validated schema name. */
   readonly schema: string;
   /** The NOTIFY/LISTEN channel of {@link schema}. */
   readonly channel: string;
-  private readonly connectionString: string;
-  private readonly pool: pg.Pool;
+  private readonly conn: PgConnection;
+  private readonly wakeUps: PgNotifier;
   private readonly sql: Statements;
-  private readonly onError: (error: unknown, source: PostgresErrorSource) => void;
-  private readonly listeners = new Set<(queue: string) => void>();
-  private listener: PgListener | null = null;
-  /**
-   * Server process ids of this pool's connections. A NOTIFY sent from one of them was caused by
-   * this backend's own write, which already woke this process's subscribers directly (see
-   * {@link wake}, right after the write returned); the listener skips it, so one write wakes a
-   * local worker once. Every pool statement that NOTIFYs therefore wakes locally as well.
-   */
-  private readonly poolPids = new Set<number>();
-  private readonly clientPids = new WeakMap<object, number>();
-  private closed = false;
-  private closing: Promise<void> | null = null;
-  /** The operations store (contract/admin-store.ts), on this backend's pool. */
+  /** The operations store (contract/admin-store.ts), on the same pool. */
   readonly admin: PgAdminStore;
-  /** The queues with a `max_running`, re-read at most once a second (claims). */
-  private readonly limited: LimitedQueues;
-  /** Calls using the pool right now; close() waits for them before ending the pool. */
-  private inflight = 0;
-  private idle: (() => void) | null = null;
 
   /**
    * Creates the backend; opens no connection until the first call.
@@ -141,611 +96,86 @@ export class PostgresBackend implements Backend {
    * does not match `/^[a-z_][a-z0-9_]{0,62}$/` or `poolSize` is not an integer >= 1.
    */
   constructor(options: PostgresBackendOptions) {
-    if (typeof options.connectionString !== "string" || options.connectionString.length === 0) {
-      throw new SoniqError("INVALID_OPTION", "the PostgreSQL connection string is empty", {
-        details: { option: "connectionString" },
-      });
-    }
-    if (!Number.isInteger(options.poolSize) || options.poolSize < 1) {
-      throw new SoniqError(
-        "INVALID_OPTION",
-        `poolSize must be an integer >= 1, got ${String(options.poolSize)}`,
-        { details: { option: "poolSize" } },
-      );
-    }
-    this.schema = validateSchemaName(options.schema);
-    this.channel = notifyChannel(this.schema);
-    this.connectionString = options.connectionString;
-    this.sql = buildStatements(this.schema);
-    this.onError = options.onError ?? (() => undefined);
-    this.admin = new PgAdminStore({
-      channel: this.channel,
-      sql: buildAdminStatements(this.schema),
-      run: (text, values) => this.run(text, values),
-      wake: (queue) => this.wake(queue),
-    });
-    this.limited = new LimitedQueues(() =>
-      this.run<{ name: string; max_running: number }>(this.admin.sql.limitedQueues, []),
-    );
-    this.pool = new pg.Pool({
+    const schema = validate(options);
+    const channel = notifyChannel(schema);
+    const onError = options.onError ?? (() => undefined);
+    const conn = new PgConnection({
       connectionString: options.connectionString,
-      max: options.poolSize,
-      keepAlive: true,
-      // Probe an idle connection after 10 s, so a peer that vanished is noticed.
-      keepAliveInitialDelayMillis: 10_000,
-      // Keep idle connections for a minute (pg's default is 10 s): a worker's next burst after a
-      // quiet spell should not pay for new connections.
-      idleTimeoutMillis: 60_000,
-      // A server that does not answer must not hang a call forever: fail, and let callers retry.
-      connectionTimeoutMillis: 10_000,
-      // Awaited by pg-pool before the connection is used: runs SESSION_SETUP (session settings,
-      // and the server process id — pg_backend_pid(), the id a NOTIFY carries; through a pooler
-      // the startup handshake's id is not the server's). A failure fails the caller's connect.
-      onConnect: async (client) => {
-        const { rows } = await client.query<{ pid: number }>(SESSION_SETUP);
-        const pid = rows[0]?.pid;
-        if (typeof pid === "number") {
-          this.clientPids.set(client, pid);
-          this.poolPids.add(pid);
-        }
-      },
+      schema,
+      poolSize: options.poolSize,
+      onPoolError: (err) => onError(err, "pool"),
     });
-    // An idle connection that dies (server restart, admin kill) must not crash the process.
-    this.pool.on("error", (err) => this.onError(err, "pool"));
-    this.pool.on("remove", (client) => {
-      const pid = this.clientPids.get(client);
-      if (pid !== undefined) this.poolPids.delete(pid);
+    let admin: PgAdminStore | undefined;
+    const wakeUps = new PgNotifier({
+      connectionString: options.connectionString,
+      channel,
+      ownPids: conn.poolPids,
+      onError: (err) => onError(err, "listener"),
+      route: (payload) => admin?.handleNotify(payload) ?? false,
     });
-  }
-
-  /** @throws SoniqError `CLOSED` after {@link close}. */
-  private assertOpen(): void {
-    if (this.closed) throw new SoniqError("CLOSED", "the PostgreSQL backend is closed");
-  }
-
-  /** Maps driver errors to Soniq's codes (CLOSED, SCHEMA_NOT_READY); others pass through. */
-  private translate(err: unknown): unknown {
-    if (this.closed) {
-      return new SoniqError("CLOSED", "the PostgreSQL backend was closed during the call", {
-        cause: err,
-      });
-    }
-    const code = (err as { code?: unknown } | null)?.code;
-    if (typeof code === "string" && MISSING_SCHEMA_CODES.has(code)) {
-      return new SoniqError(
-        "SCHEMA_NOT_READY",
-        `Soniq's tables are missing in schema "${this.schema}": run \`soniq setup\``,
-        { cause: err },
-      );
-    }
-    return err;
-  }
-
-  /** Runs one statement on `via` (a caller's client) or the pool. */
-  private async run<R>(
-    text: string,
-    values: unknown[],
-    via?: PgQueryable,
-  ): Promise<{ rows: R[]; rowCount: number }> {
-    return this.track(async () => {
-      // Soniq's own connections use named (server-side prepared) statements: parsed and planned
-      // once per connection. A caller's client (transactional enqueue) gets plain queries.
-      const result = via
-        ? await via.query(text, values)
-        : await this.pool.query({ name: this.statementName(text), text, values });
-      return { rows: result.rows as R[], rowCount: result.rowCount ?? 0 };
+    const sql = buildStatements(schema);
+    admin = new PgAdminStore({
+      channel,
+      sql: buildAdminStatements(schema),
+      run: (text, values) => conn.run(text, values),
+      wake: (queue) => wakeUps.wake(queue),
     });
+    const adminSql = admin.sql;
+    const limited = new LimitedQueues(() =>
+      conn.run<{ name: string; max_running: number }>(adminSql.limitedQueues, []),
+    );
+    super({
+      jobs: new PgJobStore({
+        conn,
+        sql,
+        channel,
+        wake: (queue) => wakeUps.wake(queue),
+        claimLimited: async (request) => {
+          const queues = await limited.get(request.queues);
+          if (queues.length === 0) return [];
+          return conn.track(() =>
+            claimLimitedQueues(conn.pool, sql.claimLimited, adminSql, { ...request, queues }),
+          );
+        },
+      }),
+      workers: new PgWorkerStore(conn, sql),
+      leases: new PgLeaseStore(conn, sql),
+    });
+    this.admin = admin;
+    this.schema = schema;
+    this.channel = channel;
+    this.conn = conn;
+    this.wakeUps = wakeUps;
+    this.sql = sql;
   }
 
-  private readonly statementNames = new Map<string, string>();
-
-  /** A stable prepared-statement name per SQL text (per backend; the schema is in the text). */
-  private statementName(text: string): string {
-    let name = this.statementNames.get(text);
-    if (name === undefined) {
-      name = `soniq_${this.statementNames.size}_${createHash("sha1").update(text).digest("hex").slice(0, 12)}`;
-      this.statementNames.set(text, name);
-    }
-    return name;
-  }
-
-  /**
-   * Runs `work` as an in-flight call: rejects with CLOSED at once after close, translates
-   * driver errors, and lets close() wait for it. (pg-pool's `end()` silently drops requests
-   * still waiting for a connection, which would leave them pending forever.)
-   */
-  private async track<T>(work: () => Promise<T>): Promise<T> {
-    this.assertOpen();
-    this.inflight += 1;
-    try {
-      return await work();
-    } catch (err) {
-      throw this.translate(err);
-    } finally {
-      this.inflight -= 1;
-      if (this.inflight === 0 && this.idle) this.idle();
-    }
+  /** LISTEN/NOTIFY wake-ups; the first subscription opens the LISTEN connection. */
+  get notifier(): Notifier {
+    return this.wakeUps;
   }
 
   /**
    * Creates the schema if needed and applies pending migrations (migrate.ts), serialised across
-   * processes by an advisory lock. Idempotent.
-   * @throws SoniqError `CLOSED` after close; driver errors (e.g. missing privileges) as thrown.
+   * processes by an advisory lock. See {@link Backend.setup}.
+   * @throws Driver errors (e.g. missing privileges) as thrown.
    */
   async setup(): Promise<void> {
-    await this.track(() => migrate(this.pool, this.schema));
+    await this.conn.track(() => migrate(this.conn.pool, this.schema));
   }
 
   /**
    * Stops the LISTEN connection, waits for the calls already in flight to settle, then ends the
-   * pool. Idempotent. Every later call rejects at once with `SoniqError("CLOSED")`.
+   * pool. See {@link Backend.close}.
    */
-  async close(): Promise<void> {
-    if (!this.closing) {
-      this.closed = true;
-      this.listeners.clear();
-      const listener = this.listener;
-      this.listener = null;
-      const settled =
-        this.inflight === 0
-          ? Promise.resolve()
-          : new Promise<void>((resolve) => {
-              this.idle = resolve;
-            });
-      this.closing = (async () => {
-        await listener?.stop();
-        await settled;
-        await this.pool.end();
-      })();
-    }
-    return this.closing;
+  close(): Promise<void> {
+    return this.conn.close(() => this.wakeUps.close());
   }
 
   /** The database's `now()`. */
   async now(): Promise<Date> {
-    const { rows } = await this.run<{ now: Date }>(this.sql.now, []);
+    const { rows } = await this.conn.run<{ now: Date }>(this.sql.now, []);
     const row = rows[0];
     if (!row) throw new Error("SELECT now() returned no row");
     return row.now;
-  }
-
-  /**
-   * Inserts the batch in one statement (one round trip) on `options.connection` when given —
-   * inside the caller's transaction, so the jobs exist iff the caller commits — else on the
-   * pool. Dedup (backend.ts): a held key returns the holder's id with `inserted: false`; a key
-   * repeated within the batch maps to the first job carrying it. A second query runs only when
-   * a holder committed concurrently and is not yet visible to the insert's snapshot.
-   * Due jobs NOTIFY their queue (insert trigger; at commit for a caller's transaction).
-   * @returns One result per input job, in input order.
-   * @throws SoniqError `CLOSED`, `SCHEMA_NOT_READY`; driver errors (e.g. a duplicate job id).
-   */
-  async enqueue(jobs: readonly NewJob[], options?: EnqueueWriteOptions): Promise<EnqueueResult[]> {
-    this.assertOpen();
-    if (jobs.length === 0) return [];
-    const via = options?.connection;
-    const unique: NewJob[] = [];
-    const slotOf: number[] = [];
-    const isFirst: boolean[] = [];
-    const slotByKey = new Map<string, number>();
-    for (const job of jobs) {
-      const seen = job.dedupKey === null ? undefined : slotByKey.get(job.dedupKey);
-      if (seen !== undefined) {
-        slotOf.push(seen);
-        isFirst.push(false);
-        continue;
-      }
-      if (job.dedupKey !== null) slotByKey.set(job.dedupKey, unique.length);
-      slotOf.push(unique.length);
-      isFirst.push(true);
-      unique.push(job);
-    }
-    const results = await this.insertUnique(unique, via);
-    return slotOf.map((slot, i) => {
-      const result = results[slot];
-      if (!result) throw new Error(`enqueue lost the result of job ${i}`);
-      return isFirst[i] ? result : { id: result.id, inserted: false };
-    });
-  }
-
-  /** Inserts jobs whose dedup keys are distinct; results aligned with `jobs`. */
-  private async insertUnique(
-    jobs: readonly NewJob[],
-    via: PgQueryable | undefined,
-  ): Promise<EnqueueResult[]> {
-    const results: Array<EnqueueResult | undefined> = new Array(jobs.length);
-    let pending = jobs.map((_, i) => i);
-    for (let attempt = 0; attempt < ENQUEUE_ATTEMPTS && pending.length > 0; attempt += 1) {
-      const batch = pending.map((i) => jobs[i] as NewJob);
-      const { rows } = await this.run<{
-        id: string;
-        inserted: unknown;
-        due: unknown;
-        holder_id: string | null;
-      }>(
-        this.sql.enqueue,
-        [
-          batch.map((j) => j.id),
-          batch.map((j) => j.name),
-          batch.map((j) => j.queue),
-          batch.map((j) => j.args),
-          batch.map((j) => j.priority),
-          batch.map((j) => j.maxAttempts),
-          batch.map((j) => (j.runAt ? j.runAt.toISOString() : null)),
-          batch.map((j) => j.delaySeconds),
-          batch.map((j) => j.dedupKey),
-        ],
-        via,
-      );
-      const unresolved: number[] = [];
-      const woken = new Set<string>();
-      rows.forEach((row, k) => {
-        const index = pending[k] as number;
-        // On the pool the row is committed now: wake this process's workers without waiting for
-        // the NOTIFY round trip (in a caller's transaction the NOTIFY at its commit does it).
-        const queue = jobs[index]?.queue;
-        if (!via && truthy(row.due) && queue !== undefined && !woken.has(queue)) {
-          woken.add(queue);
-          this.wake(queue);
-        }
-        if (truthy(row.inserted)) results[index] = { id: row.id, inserted: true };
-        else if (row.holder_id !== null) results[index] = { id: row.holder_id, inserted: false };
-        else unresolved.push(index);
-      });
-      if (unresolved.length === 0) break;
-      // The holder committed after this statement's snapshot: look it up with a fresh one.
-      const keys = unresolved.map((i) => jobs[i]?.dedupKey);
-      const found = await this.run<{ id: string; dedup_key: string }>(
-        this.sql.holders,
-        [keys],
-        via,
-      );
-      const holderByKey = new Map(found.rows.map((row) => [row.dedup_key, row.id]));
-      pending = [];
-      for (const index of unresolved) {
-        const holder = holderByKey.get(jobs[index]?.dedupKey ?? "");
-        if (holder !== undefined) results[index] = { id: holder, inserted: false };
-        else pending.push(index); // The holder is gone meanwhile: try the insert again.
-      }
-    }
-    return results.map((result, i) => {
-      if (!result) {
-        throw new Error(`enqueue of job ${jobs[i]?.id} kept racing a changing dedup holder`);
-      }
-      return result;
-    });
-  }
-
-  /**
-   * One statement: picks up to `limit` due queued jobs (`FOR UPDATE SKIP LOCKED`, so concurrent
-   * claimers never wait for or share a row), marks them processing with a fresh
-   * `gen_random_uuid()` claim token each, and returns them ordered priority, scheduled_at,
-   * created_at, id. `queues: []` claims nothing; one queue uses `claimQueue` (its own index),
-   * several `claimQueues`.
-   */
-  async claim(request: ClaimRequest): Promise<ClaimedJob[]> {
-    this.assertOpen();
-    const limit = Math.floor(request.limit);
-    const queues = request.queues === null ? null : [...new Set(request.queues)];
-    if (!(limit >= 1) || (queues !== null && queues.length === 0)) return [];
-    const { rows } =
-      queues === null
-        ? await this.run<RawClaimedRow>(this.sql.claimAll, [request.workerId, limit])
-        : queues.length === 1
-          ? await this.run<RawClaimedRow>(this.sql.claimQueue, [request.workerId, limit, queues[0]])
-          : await this.run<RawClaimedRow>(this.sql.claimQueues, [request.workerId, limit, queues]);
-    const claimed = rows.map(toClaimedJob);
-    if (claimed.length >= limit) return claimed;
-    // Queues with a max_running: each claimed under its queue row's lock (limited-claim.ts).
-    const limited = await this.limited.get(queues);
-    if (limited.length === 0) return claimed;
-    const more = await this.track(() =>
-      claimLimitedQueues(this.pool, this.sql.claimLimited, this.admin.sql, {
-        workerId: request.workerId,
-        limit: limit - claimed.length,
-        queues: limited,
-      }),
-    );
-    return [...claimed, ...more.map(toClaimedJob)];
-  }
-
-  /** Runs a fenced write; `false` at once when the ids cannot match (not UUIDs). */
-  private async fenced(text: string, id: string, owner: Owner, rest: unknown[]): Promise<boolean> {
-    return ((await this.runFenced(text, id, owner, rest))?.rowCount ?? 0) > 0;
-  }
-
-  /** As {@link fenced} for a statement built by `notifying()` (sql.ts): also wakes locally. */
-  private async fencedNotify(
-    text: string,
-    id: string,
-    owner: Owner,
-    rest: unknown[],
-  ): Promise<boolean> {
-    const rows = (await this.runFenced<{ queue: string }>(text, id, owner, rest))?.rows ?? [];
-    for (const row of rows) this.wake(row.queue);
-    return rows.length > 0;
-  }
-
-  /** Runs a fenced write (`$1` id, `$2` worker, `$3` token, then `rest`); null when the ids
-   * cannot match (not UUIDs). */
-  private async runFenced<R>(
-    text: string,
-    id: string,
-    owner: Owner,
-    rest: unknown[],
-  ): Promise<{ rows: R[]; rowCount: number } | null> {
-    this.assertOpen();
-    if (!isUuid(id) || !isUuid(owner.claimToken)) return null;
-    return this.run<R>(text, [id, owner.workerId, owner.claimToken, ...rest]);
-  }
-
-  /** See {@link Backend.complete}; `resultRetentionSeconds` in seconds. Fenced. */
-  complete(
-    id: string,
-    owner: Owner,
-    result: string | null,
-    resultRetentionSeconds: number,
-  ): Promise<boolean> {
-    return this.fenced(this.sql.complete, id, owner, [result, resultRetentionSeconds]);
-  }
-
-  /** See {@link Backend.completeMany}: one UPDATE over unnest()ed arrays. Each row fenced. */
-  async completeMany(
-    items: readonly CompletionItem[],
-    resultRetentionSeconds: number,
-  ): Promise<boolean[]> {
-    const valid = items.filter((i) => isUuid(i.id) && isUuid(i.owner.claimToken));
-    if (valid.length === 0) {
-      this.assertOpen();
-      return items.map(() => false);
-    }
-    const { rows } = await this.run<{ id: string }>(this.sql.completeMany, [
-      valid.map((i) => i.id),
-      valid.map((i) => i.owner.workerId),
-      valid.map((i) => i.owner.claimToken),
-      valid.map((i) => i.result),
-      resultRetentionSeconds,
-    ]);
-    const changed = new Set(rows.map((r) => r.id));
-    return items.map((i) => changed.has(i.id));
-  }
-
-  /** See {@link Backend.retry}; `delaySeconds` in seconds (<= 0 also NOTIFYs). Fenced. */
-  retry(id: string, owner: Owner, error: string, delaySeconds: number): Promise<boolean> {
-    const message = storableText(error);
-    return delaySeconds <= 0
-      ? this.fencedNotify(this.sql.retryNotify, id, owner, [message, delaySeconds, this.channel])
-      : this.fenced(this.sql.retry, id, owner, [message, delaySeconds]);
-  }
-
-  /** See {@link Backend.deadLetter}: one atomic DELETE … INSERT statement. Fenced. */
-  deadLetter(
-    id: string,
-    owner: Owner,
-    error: string,
-    reason: string,
-    countAttempt: boolean,
-  ): Promise<boolean> {
-    return this.fenced(this.sql.deadLetter, id, owner, [
-      storableText(error),
-      storableText(reason),
-      countAttempt,
-    ]);
-  }
-
-  /** See {@link Backend.snooze}; `delaySeconds` in seconds (<= 0 also NOTIFYs). Fenced. */
-  snooze(id: string, owner: Owner, delaySeconds: number): Promise<boolean> {
-    return delaySeconds <= 0
-      ? this.fencedNotify(this.sql.snoozeNotify, id, owner, [delaySeconds, this.channel])
-      : this.fenced(this.sql.snooze, id, owner, [delaySeconds]);
-  }
-
-  /** See {@link Backend.nack}: the seed's nack_job field contract plus the owner; NOTIFYs. */
-  nack(id: string, owner: Owner): Promise<boolean> {
-    return this.fencedNotify(this.sql.nack, id, owner, [this.channel]);
-  }
-
-  /**
-   * See {@link Backend.replay}: one statement moves the entry back (the insert trigger
-   * NOTIFYs).
-   * @throws SoniqError `DEDUP_CONFLICT` when a job holds its dedup key (nothing changes).
-   */
-  async replay(id: string): Promise<boolean> {
-    this.assertOpen();
-    if (!isUuid(id)) return false;
-    try {
-      const { rows } = await this.run<{ queue: string }>(this.sql.replay, [id]);
-      for (const row of rows) this.wake(row.queue);
-      return rows.length > 0;
-    } catch (err) {
-      const e = err as { code?: unknown; constraint?: unknown };
-      if (e.code !== UNIQUE_VIOLATION || e.constraint !== DEDUP_INDEX) throw err;
-      const holder = await this.run<{ id: string }>(this.sql.replayHolder, [id]).catch(() => ({
-        rows: [] as Array<{ id: string }>,
-      }));
-      const by = holder.rows[0] ? `job ${holder.rows[0].id}` : "a live job";
-      throw new SoniqError("DEDUP_CONFLICT", `${by} already holds the dedup key of ${id}`, {
-        cause: err,
-        details: { id, holderId: holder.rows[0]?.id },
-      });
-    }
-  }
-
-  /** See {@link Backend.cancel}; `retentionSeconds` in seconds. */
-  async cancel(id: string, retentionSeconds: number): Promise<boolean> {
-    this.assertOpen();
-    if (!isUuid(id)) return false;
-    const { rowCount } = await this.run(this.sql.cancel, [id, retentionSeconds]);
-    return rowCount > 0;
-  }
-
-  /** The job row, or `null` (also for an id that is not a UUID). */
-  async getJob(id: string): Promise<JobRow | null> {
-    this.assertOpen();
-    if (!isUuid(id)) return null;
-    const { rows } = await this.run<RawJobRow>(this.sql.getJob, [id]);
-    return rows[0] ? toJobRow(rows[0]) : null;
-  }
-
-  /** The dead-letter entry, or `null` (also for an id that is not a UUID). */
-  async getDeadLetter(id: string): Promise<DeadLetterRow | null> {
-    this.assertOpen();
-    if (!isUuid(id)) return null;
-    const { rows } = await this.run<RawDeadLetterRow>(this.sql.getDeadLetter, [id]);
-    return rows[0] ? toDeadLetterRow(rows[0]) : null;
-  }
-
-  /** Counts by status plus the DLQ; `total` = jobs + DLQ entries. One statement. */
-  async stats(): Promise<QueueStats> {
-    const { rows } = await this.run<{ status: string; n: string }>(this.sql.stats, []);
-    const stats: QueueStats = {
-      total: 0,
-      queued: 0,
-      processing: 0,
-      done: 0,
-      dead_letter: 0,
-      cancelled: 0,
-    };
-    for (const row of rows) {
-      const n = Number(row.n);
-      if (row.status in stats) stats[row.status as keyof QueueStats] += n;
-      stats.total += n;
-    }
-    return stats;
-  }
-
-  /** See {@link Backend.registerWorker}; re-registering an id resets its row. */
-  async registerWorker(worker: WorkerInfo): Promise<void> {
-    await this.run(this.sql.registerWorker, [
-      worker.id,
-      worker.hostname,
-      worker.pid,
-      worker.queues === null ? null : [...worker.queues],
-      worker.concurrency,
-    ]);
-  }
-
-  /** See {@link Backend.heartbeat}. */
-  async heartbeat(workerId: string, status: WorkerStatus): Promise<void> {
-    await this.run(this.sql.heartbeat, [workerId, status]);
-  }
-
-  /** See {@link Backend.markWorkerStopped}. */
-  async markWorkerStopped(workerId: string): Promise<void> {
-    await this.run(this.sql.markWorkerStopped, [workerId]);
-  }
-
-  /** See {@link Backend.listWorkers}; `live` is computed by the database clock. */
-  async listWorkers(
-    heartbeatTimeoutSeconds: number,
-  ): Promise<Array<WorkerRow & { live: boolean }>> {
-    const { rows } = await this.run<RawWorkerRow & { live: boolean }>(this.sql.listWorkers, [
-      heartbeatTimeoutSeconds,
-    ]);
-    return rows.map((row) => ({ ...toWorkerRow(row), live: row.live }));
-  }
-
-  /** See {@link Backend.recoverStale}: one statement; requeued rows NOTIFY their queues. */
-  async recoverStale(
-    heartbeatTimeoutSeconds: number | null,
-    crashLoop: CrashLoopRule,
-    options: RecoveryOptions = {},
-  ): Promise<RecoveryResult> {
-    const { rows } = await this.run<{
-      kind: string;
-      id: string;
-      name: string;
-      queue: string;
-      previous_owner: string | null;
-      interruptions: number;
-    }>(this.sql.recoverStale, [
-      heartbeatTimeoutSeconds,
-      crashLoop.maxInterruptions,
-      this.channel,
-      crashLoop.reason,
-      crashLoop.message,
-      INTERRUPTIONS_PLACEHOLDER,
-      options.cancelledRetentionSeconds ?? DEFAULT_CANCELLED_RETENTION_SECONDS,
-    ]);
-    const result: RecoveryResult = { requeued: [], deadLettered: [], cancelled: [] };
-    for (const row of rows) {
-      const job = {
-        id: row.id,
-        name: row.name,
-        queue: row.queue,
-        previousOwner: row.previous_owner,
-        interruptions: row.interruptions,
-      };
-      (row.kind === "dead"
-        ? result.deadLettered
-        : row.kind === "cancelled"
-          ? result.cancelled
-          : result.requeued
-      ).push(job);
-    }
-    for (const queue of new Set(result.requeued.map((job) => job.queue))) this.wake(queue);
-    return result;
-  }
-
-  /** See {@link Backend.ownedBy}. */
-  async ownedBy(workerId: string): Promise<Array<Owner & { id: string }>> {
-    const { rows } = await this.run<{ id: string; claim_token: string }>(this.sql.ownedBy, [
-      workerId,
-    ]);
-    return rows.map((r) => ({ id: r.id, workerId, claimToken: r.claim_token }));
-  }
-
-  /** See {@link Backend.forgetWorkers}. */
-  async forgetWorkers(notSeenForSeconds: number, limit?: number): Promise<number> {
-    const { rowCount } = await this.run(this.sql.forgetWorkers, [notSeenForSeconds, limit ?? null]);
-    return rowCount;
-  }
-
-  /** See {@link Backend.tryLead}: one upsert that only takes a free or expired lease. */
-  async tryLead(name: string, holder: string, ttlSeconds: number): Promise<boolean> {
-    const { rowCount } = await this.run(this.sql.tryLead, [name, holder, ttlSeconds]);
-    return rowCount > 0;
-  }
-
-  /** See {@link Backend.resign}. */
-  async resign(name: string, holder: string): Promise<void> {
-    await this.run(this.sql.resign, [name, holder]);
-  }
-
-  /** See {@link Backend.pruneFinished}: one DELETE; returns how many rows went. */
-  async pruneFinished(limit?: number): Promise<number> {
-    const { rowCount } = await this.run(this.sql.pruneFinished, [limit ?? null]);
-    return rowCount;
-  }
-
-  /**
-   * See {@link Backend.subscribe}. The first subscription opens the dedicated LISTEN
-   * connection (kept until {@link close}); it re-connects by itself, then calls every listener
-   * with `"*"`. Listeners run in a microtask, like the memory backend's. After close, returns a
-   * no-op unsubscribe.
-   */
-  subscribe(listener: (queue: string) => void): () => void {
-    if (this.closed) return () => undefined;
-    this.listeners.add(listener);
-    if (!this.listener) {
-      this.listener = new PgListener({
-        connectionString: this.connectionString,
-        channel: this.channel,
-        onNotify: (payload, senderPid) => {
-          // Our own pool's writes already woke (or told) this process's subscribers.
-          if (this.poolPids.has(senderPid)) return;
-          if (!this.admin.handleNotify(payload)) this.wake(payload);
-        },
-        onReconnect: () => this.wake("*"),
-        onError: (err) => this.onError(err, "listener"),
-      });
-      void this.listener.start();
-    }
-    return () => {
-      this.listeners.delete(listener);
-    };
-  }
-
-  private wake(queue: string): void {
-    for (const listener of this.listeners) queueMicrotask(() => listener(queue));
   }
 }

@@ -10,7 +10,7 @@ import type {
   JobStatus,
   WorkerRow,
   WorkerStatus,
-} from "../backend.js";
+} from "../contract/index.js";
 
 /** The job columns every job query selects, in `RawJobRow` shape. */
 export const JOB_COLUMNS = `id::text AS id, name, queue, args::text AS args, status, priority, attempts,

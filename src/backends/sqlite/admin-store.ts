@@ -5,7 +5,7 @@
  * (cancel requests and queue wake-ups reach this object's subscribers; other processes learn a
  * cancel request from their next heartbeat and a resumed queue from their next poll).
  */
-import type { DeadLetterRow, Owner } from "../backend.js";
+
 import type {
   AdminStore,
   CancelRequestState,
@@ -24,75 +24,23 @@ import type {
   QueueStatusCount,
   WorkerBeatParams,
   WorkerDetail,
-  WorkerShutdownState,
 } from "../contract/admin-store.js";
+import type { DeadLetterRow, Owner } from "../contract/index.js";
 import { decodeCursor, encodeCursor } from "../shared/cursor.js";
+import {
+  deadFilterParams,
+  jobFilterParams,
+  type ListedRecord,
+  type QueueRecord,
+  toListed,
+  toQueueInfo,
+  toWorkerDetail,
+  type WorkerDetailRecord,
+} from "./admin-params.js";
 import { secondsToMs } from "./clock.js";
 import type { SqliteConnection, SqliteSession } from "./connection.js";
-import {
-  type DeadLetterRecord,
-  type JobRecord,
-  toDeadLetterRow,
-  toJobRow,
-  toWorkerRow,
-  type WorkerRecord,
-} from "./rows.js";
+import { type DeadLetterRecord, toDeadLetterRow } from "./rows.js";
 import { fence } from "./transactions.js";
-
-type ListedRecord = JobRecord & {
-  cancel_requested_at: number | null;
-  progress: number | null;
-  progress_message: string | null;
-  progress_at: number | null;
-};
-
-const list = (values: readonly string[] | undefined) =>
-  values === undefined ? null : JSON.stringify(values);
-const ms = (date: Date | undefined) => (date === undefined ? null : date.getTime());
-const dateOrNull = (value: number | null) => (value === null ? null : new Date(value));
-
-/** A JSON path (`$."a"."b"`) for SQLite's json functions, from object keys. */
-function jsonPath(path: readonly string[]): string {
-  return `$${path.map((key) => `.${JSON.stringify(key)}`).join("")}`;
-}
-
-function jobFilterParams(f: JobFilter): Record<string, unknown> {
-  return {
-    statuses: list(f.status),
-    queues: list(f.queue),
-    names: list(f.name),
-    ids: list(f.ids),
-    dedupKey: f.dedupKey ?? null,
-    errorText: f.errorContains ?? null,
-    argsPath: f.args ? jsonPath(f.args.path) : null,
-    argsValue: f.args ? f.args.value : null,
-    createdAfter: ms(f.createdAfter),
-    createdBefore: ms(f.createdBefore),
-    finishedAfter: ms(f.finishedAfter),
-    finishedBefore: ms(f.finishedBefore),
-  };
-}
-
-function deadFilterParams(f: DeadLetterFilter): Record<string, unknown> {
-  return {
-    reasons: list(f.reason),
-    queues: list(f.queue),
-    names: list(f.name),
-    ids: list(f.ids),
-    deadAfter: ms(f.deadAfter),
-    deadBefore: ms(f.deadBefore),
-  };
-}
-
-function toListed(r: ListedRecord): JobListItem {
-  return {
-    ...toJobRow(r),
-    cancelRequestedAt: dateOrNull(r.cancel_requested_at),
-    progress: r.progress,
-    progressMessage: r.progress_message,
-    progressAt: dateOrNull(r.progress_at),
-  };
-}
 
 /** Appends one event inside the caller's unit of work. */
 function appendEvent(s: SqliteSession, e: NewJobEvent): void {
@@ -151,7 +99,7 @@ export class SqliteAdminStore implements AdminStore {
     return rows.map((r) => ({ queue: r.queue, status: r.status, count: r.n }));
   }
 
-  async jobGet(params: { id: string }): Promise<JobListItem | null> {
+  async jobDetail(params: { id: string }): Promise<JobListItem | null> {
     const row = await this.conn.use(
       (s) => s.statement("jobGet").get({ id: params.id }) as ListedRecord | undefined,
     );
@@ -357,27 +305,8 @@ export class SqliteAdminStore implements AdminStore {
   }
 
   async queueList(): Promise<QueueInfo[]> {
-    const rows = await this.conn.use(
-      (s) =>
-        s.statement("queueList").all() as Array<{
-          name: string;
-          paused: number;
-          max_running: number | null;
-          updated_at: number | null;
-          queued: number;
-          processing: number;
-          oldest_due_ms: number;
-        }>,
-    );
-    return rows.map((r) => ({
-      name: r.name,
-      paused: r.paused === 1,
-      maxRunning: r.max_running,
-      queued: r.queued,
-      processing: r.processing,
-      oldestDueAgeSeconds: Math.max(0, r.oldest_due_ms) / 1000,
-      updatedAt: dateOrNull(r.updated_at),
-    }));
+    const rows = await this.conn.use((s) => s.statement("queueList").all() as QueueRecord[]);
+    return rows.map(toQueueInfo);
   }
 
   async queueSet(params: QueueSetParams): Promise<QueueInfo> {
@@ -437,33 +366,11 @@ export class SqliteAdminStore implements AdminStore {
     return { cancelRequested: ids };
   }
 
-  async workerList(params: { defaultHeartbeatTimeoutSeconds: number }): Promise<WorkerDetail[]> {
+  async workerDetails(params: { defaultHeartbeatTimeoutSeconds: number }): Promise<WorkerDetail[]> {
+    const timeoutMs = secondsToMs(params.defaultHeartbeatTimeoutSeconds);
     const rows = await this.conn.use(
-      (s) =>
-        s.statement("workerList").all({
-          timeoutMs: secondsToMs(params.defaultHeartbeatTimeoutSeconds),
-        }) as Array<
-          WorkerRecord & {
-            heartbeat_timeout_ms: number | null;
-            shutdown_state: string;
-            drain_started_at: number | null;
-            deadline_at: number | null;
-            age_ms: number;
-            live: number;
-            in_flight: string;
-          }
-        >,
+      (s) => s.statement("workerList").all({ timeoutMs }) as WorkerDetailRecord[],
     );
-    return rows.map((r) => ({
-      ...toWorkerRow(r),
-      heartbeatTimeoutSeconds:
-        r.heartbeat_timeout_ms === null ? null : r.heartbeat_timeout_ms / 1000,
-      shutdownState: (r.status === "stopped" ? "STOPPED" : r.shutdown_state) as WorkerShutdownState,
-      drainStartedAt: dateOrNull(r.drain_started_at),
-      deadlineAt: dateOrNull(r.deadline_at),
-      heartbeatAgeSeconds: Math.max(0, r.age_ms) / 1000,
-      live: r.live === 1,
-      inFlight: JSON.parse(r.in_flight) as string[],
-    }));
+    return rows.map(toWorkerDetail);
   }
 }

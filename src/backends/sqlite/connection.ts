@@ -81,6 +81,13 @@ export class SqliteConnection implements SqliteSession {
       db.pragma("synchronous = NORMAL");
     } catch (err) {
       db.close();
+      if ((err as { code?: unknown }).code === "SQLITE_NOTADB") {
+        throw new SoniqError(
+          "NOT_A_DATABASE",
+          `${resolve(this.path)} is not a SQLite database: point SONIQ_DATABASE_URL (or --database-url) at a Soniq database file`,
+          { cause: err },
+        );
+      }
       throw err;
     }
     this.open = db;

@@ -6,7 +6,13 @@
  * test/schema/columns.test.ts holds both lists to their tables); the types (ms integers vs
  * `Date`, JSON text vs `text[]`), the casts PostgreSQL selects with and the mappers all differ.
  */
-import type { DeadLetterRow, JobRow, JobStatus, WorkerRow, WorkerStatus } from "../backend.js";
+import type {
+  DeadLetterRow,
+  JobRow,
+  JobStatus,
+  WorkerRow,
+  WorkerStatus,
+} from "../contract/index.js";
 
 /** The columns of `soniq_jobs`, in table order: a {@link JobRecord}. */
 export const JOB_COLUMNS = `id, name, queue, args, status, priority, attempts, max_attempts,

@@ -3,28 +3,43 @@
  * (contract shapes ↔ statement parameters and rows) and transactions around the named statements
  * of sql.ts. The connection, its pragmas and its lock waits live in connection.ts.
  */
-import { SoniqError } from "../../errors.js";
 import type {
   Backend,
+  Capabilities,
   ClaimedJob,
-  ClaimRequest,
-  CompletionItem,
-  CrashLoopRule,
   DeadLetterRow,
   EnqueueResult,
-  EnqueueWriteOptions,
+  JobCancelParams,
+  JobClaimParams,
+  JobCompleteManyParams,
+  JobCompleteParams,
+  JobDeadLetterParams,
+  JobEnqueueParams,
+  JobIdParams,
+  JobNackParams,
+  JobOwnedByParams,
+  JobPruneFinishedParams,
+  JobRecoverStaleParams,
+  JobRetryParams,
   JobRow,
-  NewJob,
-  Owner,
+  JobSnoozeParams,
+  LeaseResignParams,
+  LeaseTryTakeParams,
+  Notifier,
+  OwnedJob,
   QueueStats,
-  RecoveryOptions,
   RecoveryResult,
-  WorkerInfo,
-  WorkerRow,
-  WorkerStatus,
-} from "../backend.js";
-import { DEFAULT_CANCELLED_RETENTION_SECONDS } from "../backend.js";
+  WorkerForgetParams,
+  WorkerHeartbeatParams,
+  WorkerListParams,
+  WorkerListRow,
+  WorkerMarkStoppedParams,
+  WorkerRegisterParams,
+} from "../contract/index.js";
+import { DEFAULT_CANCELLED_RETENTION_SECONDS } from "../contract/index.js";
+import { assertNoConnection } from "../shared/capability-guard.js";
 import { loadMigrations } from "../shared/migrations.js";
+import { WakeBus } from "../shared/wake-bus.js";
 import { SqliteAdminStore } from "./admin-store.js";
 import { secondsToMs } from "./clock.js";
 import { SqliteConnection } from "./connection.js";
@@ -53,7 +68,8 @@ export { DEFAULT_SQLITE_BUSY_TIMEOUT_MS, type SqliteBackendOptions } from "./opt
 /**
  * The SQLite backend: one database file shared by every process that opens it, through
  * better-sqlite3 (synchronous; each method still returns a promise, as the {@link Backend}
- * contract asks; see backend.ts for each method's semantics).
+ * contract asks). Each method's semantics are in `backends/contract/`; the comments here say
+ * only what is specific to SQLite.
  *
  * Storage (migrations under `migrations/`): tables `soniq_jobs`, `soniq_dead_letter_jobs`,
  * `soniq_workers`, `soniq_leases`, `soniq_migrations`. Times are INTEGER **milliseconds** since
@@ -67,9 +83,9 @@ export { DEFAULT_SQLITE_BUSY_TIMEOUT_MS, type SqliteBackendOptions } from "./opt
  * processes on one file claim each job exactly once; a lock not obtained within the busy
  * timeout surfaces as the driver's `SQLITE_BUSY` error (never swallowed).
  *
- * Wake-ups are **in-process only** (SQLite has no cross-process notification; other processes
- * poll): this object's own enqueue, NACK, replay, recovery, and retry or snooze with a delay of
- * 0 call its subscribers in a microtask.
+ * Wake-ups are **in-process only** (`capabilities.crossProcessWake` is false: SQLite has no
+ * cross-process notification; other processes poll): this object's own enqueue, NACK, replay,
+ * recovery, and retry or snooze with a delay of 0 call its subscribers in a microtask.
  *
  * Errors common to every method: `SoniqError("CLOSED")` after {@link SqliteBackend.close};
  * `SoniqError("SCHEMA_NOT_READY")` when the file or tables are missing (run `soniq setup`, i.e.
@@ -82,9 +98,15 @@ export class SqliteBackend implements Backend {
   readonly path: string;
   /** The busy timeout in milliseconds this connection uses. */
   readonly busyTimeoutMs: number;
+  /** No transactional enqueue; wake-ups stay in this process; durable. */
+  readonly capabilities: Capabilities = {
+    transactionalEnqueue: false,
+    crossProcessWake: false,
+    durable: true,
+  };
 
   private readonly conn: SqliteConnection;
-  private readonly listeners = new Set<(queue: string) => void>();
+  private readonly bus = new WakeBus();
   /** The operations store (contract/admin-store.ts) on this connection. */
   readonly admin: SqliteAdminStore;
 
@@ -102,60 +124,54 @@ export class SqliteBackend implements Backend {
     this.admin = new SqliteAdminStore(this.conn, (queue) => this.wake(queue));
   }
 
+  /** This object's in-process wake-ups (see the class comment). */
+  get notifier(): Notifier {
+    return this.bus;
+  }
+
   private wake(queue: string): void {
-    for (const listener of this.listeners) queueMicrotask(() => listener(queue));
+    this.bus.wake(queue);
   }
 
   /**
    * Creates the file when missing and applies every migration not yet recorded, in one
-   * `BEGIN IMMEDIATE` transaction (migrate.ts). Contract: `Backend.setup`.
+   * `BEGIN IMMEDIATE` transaction (migrate.ts). See {@link Backend.setup}.
    */
   async setup(): Promise<void> {
     await this.conn.use(({ db }) => migrate(db, loadMigrations("sqlite")), true);
   }
 
-  /** Closes the connection and drops every subscriber. Idempotent. Contract: `Backend.close`. */
+  /** Closes the connection. See {@link Backend.close}. */
   async close(): Promise<void> {
-    this.listeners.clear();
+    this.bus.close();
     this.conn.close();
   }
 
-  /** The database's current time (millisecond precision). Contract: `Backend.now`. */
+  /** The database's current time (millisecond precision). See {@link Backend.now}. */
   async now(): Promise<Date> {
     return this.conn.use((s) => new Date(s.nowMs()));
   }
 
-  /**
-   * One immediate transaction (transactions.ts `insertJobs`); wakes each queue that received a
-   * job. Contract: `Backend.enqueue`.
-   * @throws SoniqError `UNSUPPORTED` when `options.connection` is given (PostgreSQL only).
-   */
-  async enqueue(jobs: readonly NewJob[], options?: EnqueueWriteOptions): Promise<EnqueueResult[]> {
-    const { results, queues } = await this.conn.use((s) => {
-      if (options?.connection) {
-        throw new SoniqError(
-          "UNSUPPORTED",
-          "`connection` (transactional enqueue) needs PostgreSQL",
-        );
-      }
-      return insertJobs(s, jobs);
-    });
+  /** One immediate transaction (transactions.ts `insertJobs`). See {@link JobStore.jobEnqueue}. */
+  async jobEnqueue({ jobs, connection }: JobEnqueueParams): Promise<EnqueueResult[]> {
+    assertNoConnection("sqlite", connection);
+    const { results, queues } = await this.conn.use((s) => insertJobs(s, jobs));
     for (const queue of queues) this.wake(queue);
     return results;
   }
 
-  /** One immediate transaction (transactions.ts `claimDue`). Contract: `Backend.claim`. */
-  async claim(request: ClaimRequest): Promise<ClaimedJob[]> {
-    return this.conn.use((s) => claimDue(s, request));
+  /** One immediate transaction (transactions.ts `claimDue`). See {@link JobStore.jobClaim}. */
+  async jobClaim(params: JobClaimParams): Promise<ClaimedJob[]> {
+    return this.conn.use((s) => claimDue(s, params));
   }
 
-  /** Success, fenced by `owner`. Contract: `Backend.complete`. */
-  async complete(
-    id: string,
-    owner: Owner,
-    result: string | null,
-    resultRetentionSeconds: number,
-  ): Promise<boolean> {
+  /** See {@link JobStore.jobComplete}. */
+  async jobComplete({
+    id,
+    owner,
+    result,
+    resultRetentionSeconds,
+  }: JobCompleteParams): Promise<boolean> {
     return this.conn.use(
       (s) =>
         s.statement("complete").run({
@@ -167,28 +183,28 @@ export class SqliteBackend implements Backend {
     );
   }
 
-  /** One immediate transaction, each item fenced. Contract: `Backend.completeMany`. */
-  async completeMany(
-    items: readonly CompletionItem[],
-    resultRetentionSeconds: number,
-  ): Promise<boolean[]> {
+  /** One immediate transaction. See {@link JobStore.jobCompleteMany}. */
+  async jobCompleteMany({
+    items,
+    resultRetentionSeconds,
+  }: JobCompleteManyParams): Promise<boolean[]> {
     return this.conn.use((s) => completeAll(s, items, resultRetentionSeconds));
   }
 
-  /** Failure with attempts left, fenced; wakes when due now. Contract: `Backend.retry`. */
-  async retry(id: string, owner: Owner, error: string, delaySeconds: number): Promise<boolean> {
+  /** See {@link JobStore.jobRetry}. */
+  async jobRetry({ id, owner, error, delaySeconds }: JobRetryParams): Promise<boolean> {
     const params = { id, ...fence(owner), error, delayMs: secondsToMs(delaySeconds) };
     return this.requeued("retry", params, delaySeconds <= 0);
   }
 
-  /** Snooze, fenced; wakes when due now. Contract: `Backend.snooze`. */
-  async snooze(id: string, owner: Owner, delaySeconds: number): Promise<boolean> {
+  /** See {@link JobStore.jobSnooze}. */
+  async jobSnooze({ id, owner, delaySeconds }: JobSnoozeParams): Promise<boolean> {
     const params = { id, ...fence(owner), delayMs: secondsToMs(delaySeconds) };
     return this.requeued("snooze", params, delaySeconds <= 0);
   }
 
-  /** NACK, fenced (DESIGN.md §2); wakes. Contract: `Backend.nack`. */
-  async nack(id: string, owner: Owner): Promise<boolean> {
+  /** See {@link JobStore.jobNack}. */
+  async jobNack({ id, owner }: JobNackParams): Promise<boolean> {
     return this.requeued("nack", { id, ...fence(owner) }, true);
   }
 
@@ -206,52 +222,33 @@ export class SqliteBackend implements Backend {
     return true;
   }
 
-  /** The copy and the delete in one immediate transaction, fenced. Contract: `Backend.deadLetter`. */
-  async deadLetter(
-    id: string,
-    owner: Owner,
-    error: string,
-    reason: string,
-    countAttempt: boolean,
-  ): Promise<boolean> {
+  /** The copy and the delete in one immediate transaction. See {@link JobStore.jobDeadLetter}. */
+  async jobDeadLetter({
+    id,
+    owner,
+    error,
+    reason,
+    countAttempt,
+  }: JobDeadLetterParams): Promise<boolean> {
     return this.conn.use((s) => moveToDeadLetter(s, id, owner, { error, reason, countAttempt }));
   }
 
-  /**
-   * One immediate transaction (transactions.ts `replayEntry`); wakes. Contract: `Backend.replay`.
-   * @throws SoniqError `DEDUP_CONFLICT` when a row of `soniq_jobs` holds the entry's dedup key.
-   */
-  async replay(id: string): Promise<boolean> {
-    const queue = await this.conn.use((s) => replayEntry(s, id));
-    if (queue === undefined) return false;
-    this.wake(queue);
-    return true;
-  }
-
-  /** Cancels a queued job. Contract: `Backend.cancel`. */
-  async cancel(id: string, retentionSeconds: number): Promise<boolean> {
+  /** See {@link JobStore.jobCancel}. */
+  async jobCancel({ id, retentionSeconds }: JobCancelParams): Promise<boolean> {
     const retentionMs = secondsToMs(retentionSeconds);
     return this.conn.use((s) => s.statement("cancel").run({ id, retentionMs }).changes > 0);
   }
 
-  /** A row of `soniq_jobs`, or `null`. Contract: `Backend.getJob`. */
-  async getJob(id: string): Promise<JobRow | null> {
+  /** See {@link JobStore.jobGet}. */
+  async jobGet({ id }: JobIdParams): Promise<JobRow | null> {
     return this.conn.use((s) => {
       const row = s.statement("getJob").get({ id }) as JobRecord | undefined;
       return row ? toJobRow(row) : null;
     });
   }
 
-  /** A row of `soniq_dead_letter_jobs`, or `null`. Contract: `Backend.getDeadLetter`. */
-  async getDeadLetter(id: string): Promise<DeadLetterRow | null> {
-    return this.conn.use((s) => {
-      const row = s.statement("getDeadLetter").get({ id }) as DeadLetterRecord | undefined;
-      return row ? toDeadLetterRow(row) : null;
-    });
-  }
-
-  /** Counts by state from one snapshot; `total` includes the DLQ. Contract: `Backend.stats`. */
-  async stats(): Promise<QueueStats> {
+  /** One snapshot. See {@link JobStore.jobStats}. */
+  async jobStats(): Promise<QueueStats> {
     return this.conn.use((s) => {
       const row = s.statement("stats").get() as Omit<QueueStats, "total"> & { live: number };
       const { live, ...counts } = row;
@@ -259,8 +256,57 @@ export class SqliteBackend implements Backend {
     });
   }
 
-  /** Inserts (or replaces) the worker row. Contract: `Backend.registerWorker`. */
-  async registerWorker(worker: WorkerInfo): Promise<void> {
+  /** See {@link JobStore.jobPruneFinished}. */
+  async jobPruneFinished({ limit }: JobPruneFinishedParams): Promise<number> {
+    return this.conn.use((s) => s.statement("pruneFinished").run({ limit: limit ?? -1 }).changes);
+  }
+
+  /**
+   * One immediate transaction (transactions.ts `recoverStaleClaims`), so it is exactly-once
+   * across processes sharing the file. See {@link JobStore.jobRecoverStale}.
+   */
+  async jobRecoverStale({
+    staleAfterSeconds,
+    crashLoop,
+    cancelledRetentionSeconds = DEFAULT_CANCELLED_RETENTION_SECONDS,
+  }: JobRecoverStaleParams): Promise<RecoveryResult> {
+    const result = await this.conn.use((s) =>
+      recoverStaleClaims(s, staleAfterSeconds ?? null, crashLoop, cancelledRetentionSeconds),
+    );
+    for (const queue of new Set(result.requeued.map((j) => j.queue))) this.wake(queue);
+    return result;
+  }
+
+  /** See {@link JobStore.jobOwnedBy}. */
+  async jobOwnedBy({ workerId }: JobOwnedByParams): Promise<OwnedJob[]> {
+    return this.conn.use((s) =>
+      (s.statement("ownedBy").all({ workerId }) as Array<{ id: string; claim_token: string }>).map(
+        (r) => ({ id: r.id, workerId, claimToken: r.claim_token }),
+      ),
+    );
+  }
+
+  /** See {@link JobStore.deadLetterGet}. */
+  async deadLetterGet({ id }: JobIdParams): Promise<DeadLetterRow | null> {
+    return this.conn.use((s) => {
+      const row = s.statement("getDeadLetter").get({ id }) as DeadLetterRecord | undefined;
+      return row ? toDeadLetterRow(row) : null;
+    });
+  }
+
+  /**
+   * One immediate transaction (transactions.ts `replayEntry`). See
+   * {@link JobStore.deadLetterReplay}.
+   */
+  async deadLetterReplay({ id }: JobIdParams): Promise<boolean> {
+    const queue = await this.conn.use((s) => replayEntry(s, id));
+    if (queue === undefined) return false;
+    this.wake(queue);
+    return true;
+  }
+
+  /** See {@link WorkerStore.workerRegister}. */
+  async workerRegister(worker: WorkerRegisterParams): Promise<void> {
     await this.conn.use((s) => {
       s.statement("registerWorker").run({
         id: worker.id,
@@ -272,24 +318,22 @@ export class SqliteBackend implements Backend {
     });
   }
 
-  /** Records a heartbeat; an unknown id changes nothing. Contract: `Backend.heartbeat`. */
-  async heartbeat(workerId: string, status: WorkerStatus): Promise<void> {
+  /** See {@link WorkerStore.workerHeartbeat}. */
+  async workerHeartbeat({ workerId, status }: WorkerHeartbeatParams): Promise<void> {
     await this.conn.use((s) => {
       s.statement("heartbeat").run({ id: workerId, status });
     });
   }
 
-  /** Marks the worker stopped; an unknown id changes nothing. Contract: `Backend.markWorkerStopped`. */
-  async markWorkerStopped(workerId: string): Promise<void> {
+  /** See {@link WorkerStore.workerMarkStopped}. */
+  async workerMarkStopped({ workerId }: WorkerMarkStoppedParams): Promise<void> {
     await this.conn.use((s) => {
       s.statement("markWorkerStopped").run({ id: workerId });
     });
   }
 
-  /** Worker rows, newest first, with liveness. Contract: `Backend.listWorkers`. */
-  async listWorkers(
-    heartbeatTimeoutSeconds: number,
-  ): Promise<Array<WorkerRow & { live: boolean }>> {
+  /** See {@link WorkerStore.workerList}. */
+  async workerList({ heartbeatTimeoutSeconds }: WorkerListParams): Promise<WorkerListRow[]> {
     return this.conn.use((s) => {
       const rows = s
         .statement("listWorkers")
@@ -300,67 +344,24 @@ export class SqliteBackend implements Backend {
     });
   }
 
-  /** Deletes finished rows past their retention, at most `limit`. Contract: `Backend.pruneFinished`. */
-  async pruneFinished(limit?: number): Promise<number> {
-    return this.conn.use((s) => s.statement("pruneFinished").run({ limit: limit ?? -1 }).changes);
-  }
-
-  /**
-   * One immediate transaction (transactions.ts `recoverStaleClaims`), so it is exactly-once
-   * across processes sharing the file; wakes the requeued queues. Contract: `Backend.recoverStale`.
-   */
-  async recoverStale(
-    heartbeatTimeoutSeconds: number | null,
-    crashLoop: CrashLoopRule,
-    options: RecoveryOptions = {},
-  ): Promise<RecoveryResult> {
-    const retention = options.cancelledRetentionSeconds ?? DEFAULT_CANCELLED_RETENTION_SECONDS;
-    const result = await this.conn.use((s) =>
-      recoverStaleClaims(s, heartbeatTimeoutSeconds, crashLoop, retention),
-    );
-    for (const queue of new Set(result.requeued.map((j) => j.queue))) this.wake(queue);
-    return result;
-  }
-
-  /** The `processing` rows `workerId` owns. Contract: `Backend.ownedBy`. */
-  async ownedBy(workerId: string): Promise<Array<Owner & { id: string }>> {
-    return this.conn.use((s) =>
-      (s.statement("ownedBy").all({ workerId }) as Array<{ id: string; claim_token: string }>).map(
-        (r) => ({ id: r.id, workerId, claimToken: r.claim_token }),
-      ),
-    );
-  }
-
-  /** Deletes worker rows not heartbeating for `notSeenForSeconds`. Contract: `Backend.forgetWorkers`. */
-  async forgetWorkers(notSeenForSeconds: number, limit?: number): Promise<number> {
+  /** See {@link WorkerStore.workerForget}. */
+  async workerForget({ notSeenForSeconds, limit }: WorkerForgetParams): Promise<number> {
     const notSeenForMs = secondsToMs(notSeenForSeconds);
     return this.conn.use(
       (s) => s.statement("forgetWorkers").run({ notSeenForMs, limit: limit ?? -1 }).changes,
     );
   }
 
-  /** Takes or renews lease `name` for `holder`. Contract: `Backend.tryLead`. */
-  async tryLead(name: string, holder: string, ttlSeconds: number): Promise<boolean> {
+  /** See {@link LeaseStore.leaseTryTake}. */
+  async leaseTryTake({ name, holder, ttlSeconds }: LeaseTryTakeParams): Promise<boolean> {
     const ttlMs = secondsToMs(ttlSeconds);
     return this.conn.use((s) => s.statement("tryLead").get({ name, holder, ttlMs }) !== undefined);
   }
 
-  /** Gives lease `name` up if `holder` holds it. Contract: `Backend.resign`. */
-  async resign(name: string, holder: string): Promise<void> {
+  /** See {@link LeaseStore.leaseResign}. */
+  async leaseResign({ name, holder }: LeaseResignParams): Promise<void> {
     await this.conn.use((s) => {
       s.statement("resign").run({ name, holder });
     });
-  }
-
-  /**
-   * Subscribes to this object's in-process wake-ups (see the class comment).
-   * Contract: `Backend.subscribe`.
-   * @returns The unsubscribe function.
-   */
-  subscribe(listener: (queue: string) => void): () => void {
-    this.listeners.add(listener);
-    return () => {
-      this.listeners.delete(listener);
-    };
   }
 }

@@ -6,18 +6,18 @@
  */
 import { randomUUID } from "node:crypto";
 import { SoniqError } from "../../errors.js";
+import { claimedJobOf } from "../claimed-job.js";
 import {
   type ClaimedJob,
-  type ClaimRequest,
   type CompletionItem,
   type CrashLoopRule,
   crashLoopText,
   type EnqueueResult,
+  type JobClaimParams,
   type NewJob,
   type Owner,
   type RecoveryResult,
-} from "../backend.js";
-import { claimedJobOf } from "../claimed-job.js";
+} from "../contract/index.js";
 import { secondsToMs } from "./clock.js";
 import type { SqliteSession } from "./connection.js";
 import { type JobRecord, toJobRow } from "./rows.js";
@@ -74,7 +74,7 @@ export function insertJobs(
  * `claim_token`: exactly once across every process sharing the file.
  * @returns The claimed jobs, in claim order (empty when the limit is below 1).
  */
-export function claimDue(s: SqliteSession, request: ClaimRequest): ClaimedJob[] {
+export function claimDue(s: SqliteSession, request: JobClaimParams): ClaimedJob[] {
   const limit = Math.floor(request.limit);
   if (!(limit >= 1)) return [];
   const due = s.statement(request.queues === null ? "dueAll" : "dueInQueues");

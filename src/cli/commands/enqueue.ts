@@ -1,6 +1,8 @@
 /** `soniq enqueue`: enqueues one job by name and prints its id. */
 import { readFileSync } from "node:fs";
-import { type Command, InvalidArgumentError } from "commander";
+import { resolve } from "node:path";
+import type { Command } from "commander";
+import { SoniqError } from "../../errors.js";
 import {
   type ConnectionFlags,
   number,
@@ -17,24 +19,49 @@ interface EnqueueFlags extends ConnectionFlags {
   delay?: number;
   priority?: number;
   dedupKey?: string;
+  /** ISO 8601 with a zone. */
+  runAt?: string;
+  maxAttempts?: number;
+  uniqueByArgs?: boolean;
+  json?: boolean;
 }
 
-/** The job's arguments: `--args` as JSON, read from a file (`@FILE`) or standard input (`-`). */
+/**
+ * The job's arguments: `--args` as JSON, read from a file (`@FILE`) or standard input (`-`).
+ * @throws SoniqError `INVALID_INPUT` for a file that cannot be read or text that is not JSON.
+ */
 function readArgs(flag: string): unknown {
-  const text =
-    flag === "-"
-      ? readFileSync(0, "utf8")
-      : flag.startsWith("@")
-        ? readFileSync(flag.slice(1), "utf8")
-        : flag;
+  const source = flag === "-" ? "standard input" : flag.startsWith("@") ? flag.slice(1) : null;
+  let text: string;
+  try {
+    text =
+      flag === "-"
+        ? readFileSync(0, "utf8")
+        : source !== null
+          ? readFileSync(source, "utf8")
+          : flag;
+  } catch (err) {
+    throw new SoniqError(
+      "INVALID_INPUT",
+      `cannot read --args from ${source === "standard input" ? source : resolve(source ?? "")}: ${(err as Error).message}`,
+      { cause: err },
+    );
+  }
   try {
     return JSON.parse(text);
   } catch (err) {
-    throw new InvalidArgumentError(`--args is not valid JSON: ${String(err)}`);
+    throw new SoniqError(
+      "INVALID_INPUT",
+      `--args${source ? ` (${source})` : ""} is not valid JSON: ${(err as Error).message}`,
+      { cause: err },
+    );
   }
 }
 
-/** Adds `enqueue <name> [--args] [--queue] [--delay] [--priority] [--dedup-key] …` to `program`. */
+/**
+ * Adds `enqueue <name> [--args] [--queue] [--delay | --run-at] [--priority] [--max-attempts]
+ * [--dedup-key | --unique-by-args] [--module] [--database-url] [--json]` to `program`.
+ */
 export function register(program: Command): void {
   const command = program
     .command("enqueue")
@@ -49,6 +76,14 @@ export function register(program: Command): void {
     .option("--delay <seconds>", "run no earlier than this many seconds from now", number("delay"))
     .option("--priority <n>", "integer -1000..1000, lower runs first", number("priority"))
     .option("--dedup-key <key>", "a duplicate returns the existing job's id")
+    .option("--run-at <instant>", "run no earlier than this instant: ISO 8601 with a zone")
+    .option(
+      "--max-attempts <n>",
+      "runs before the dead-letter queue (default: the job's, or maxAttempts)",
+      number("max-attempts"),
+    )
+    .option("--unique-by-args", "dedup key = name + canonical JSON of the arguments")
+    .option("--json", "print the id, queue and attempts used as JSON")
     .option(
       "--module <module>",
       "your module: validates the name and arguments against its job definitions",
@@ -67,10 +102,22 @@ export function register(program: Command): void {
           const id = await soniq.enqueue(name, args, {
             ...(flags.queue !== undefined ? { queue: flags.queue } : {}),
             ...(flags.delay !== undefined ? { delay: flags.delay } : {}),
+            ...(flags.runAt !== undefined ? { runAt: flags.runAt } : {}),
             ...(flags.priority !== undefined ? { priority: flags.priority } : {}),
+            ...(flags.maxAttempts !== undefined ? { maxAttempts: flags.maxAttempts } : {}),
             ...(flags.dedupKey !== undefined ? { dedupKey: flags.dedupKey } : {}),
+            ...(flags.uniqueByArgs ? { uniqueByArgs: true } : {}),
           });
-          process.stdout.write(`${id}\n`);
+          const job = await soniq.getJob(id);
+          const used = { id, queue: job?.queue ?? null, maxAttempts: job?.maxAttempts ?? null };
+          if (!flags.module && (flags.queue === undefined || flags.maxAttempts === undefined)) {
+            // Without the definition this command cannot know the job's own queue and attempts:
+            // say exactly what it used instead of guessing silently.
+            process.stderr.write(
+              `soniq: enqueued ${name} on queue "${used.queue}" with maxAttempts ${used.maxAttempts}${flags.queue === undefined ? " (queue: the default, not read from the job's definition)" : ""}${flags.maxAttempts === undefined ? " (maxAttempts: the maxAttempts setting, not the definition's)" : ""}; pass --module to use the definition, or --queue and --max-attempts\n`,
+            );
+          }
+          process.stdout.write(flags.json ? `${JSON.stringify(used)}\n` : `${id}\n`);
         },
         { rejectUnknownJobs: false },
       );

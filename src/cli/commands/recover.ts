@@ -1,6 +1,6 @@
 /** `soniq recover`: requeues now the processing jobs of workers that are not live. */
 import type { Command } from "commander";
-import type { RecoveryResult } from "../../backends/backend.js";
+import type { RecoveryResult } from "../../backends/contract/index.js";
 import { Rescuer } from "../../maintenance/rescuer.js";
 import type { Soniq } from "../../soniq.js";
 import {

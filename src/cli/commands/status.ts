@@ -1,5 +1,11 @@
-/** `soniq status`: job counts by state and the live workers, as text or `--json`. */
+/**
+ * `soniq status`: job counts by state, the same per queue (with each queue's paused flag and
+ * `maxRunning`), and the workers — live ones listed, dead ones counted, liveness judged by each
+ * worker's declared heartbeat timeout. The text form says which command to run next (a dead
+ * letter → `soniq dlq list`).
+ */
 import type { Command } from "commander";
+import { table } from "../admin-flags.js";
 import {
   type ConnectionFlags,
   connection,
@@ -10,19 +16,26 @@ import {
   withJson,
 } from "../runner.js";
 
+const STATES = ["queued", "processing", "done", "cancelled", "dead_letter"] as const;
+
 /** Adds `status [module] [--json] [--database-url]` to `program`. */
 export function register(program: Command): void {
   const command = program
     .command("status")
     .description(
-      "Counts by state (total, queued, processing, done, dead_letter, cancelled) and live workers.",
+      "Counts by state (total, queued, processing, done, dead_letter, cancelled), per queue, and the workers.",
     )
     .argument("[module]", "your module exporting the Soniq instance (for its settings)");
   withDatabaseUrl(withJson(command)).action(
     (module: string | undefined, flags: ConnectionFlags & { json?: boolean }) =>
       runCommand(() =>
         withInstance(connection(module, flags), async (soniq) => {
-          const [stats, workers] = await Promise.all([soniq.stats(), soniq.workers()]);
+          const [stats, workers, cells, queueInfo] = await Promise.all([
+            soniq.stats(),
+            soniq.workers(),
+            soniq.jobs.countByQueueStatus(),
+            soniq.queues.list(),
+          ]);
           // One order on every backend.
           const counts = {
             total: stats.total,
@@ -32,26 +45,69 @@ export function register(program: Command): void {
             dead_letter: stats.dead_letter,
             cancelled: stats.cancelled,
           };
+          const names = new Set([...cells.map((c) => c.queue), ...queueInfo.map((q) => q.name)]);
+          const queues = [...names].sort().map((name) => {
+            const info = queueInfo.find((q) => q.name === name);
+            const row: Record<string, unknown> = {
+              name,
+              paused: info?.paused ?? false,
+              max_running: info?.maxRunning ?? null,
+            };
+            for (const state of STATES) {
+              row[state] = cells.find((c) => c.queue === name && c.status === state)?.count ?? 0;
+            }
+            return row;
+          });
           const live = workers.filter((w) => w.live);
           const json = {
             ...counts,
+            queues,
             workers: live.map((w) => ({
               id: w.id,
               hostname: w.hostname,
               pid: w.pid,
               status: w.status,
+              shutdown_state: w.shutdownState,
               queues: w.queues,
               concurrency: w.concurrency,
               last_heartbeat_at: w.lastHeartbeatAt.toISOString(),
             })),
+            dead_workers: workers.filter((w) => !w.live && w.status !== "stopped").length,
           };
           print(flags.json, json, () => {
-            const lines = Object.entries(counts).map(([k, v]) => `${k.padEnd(12)} ${v}`);
-            lines.push(`${"workers".padEnd(12)} ${live.length} live`);
+            const lines = Object.entries(counts).map(([k, v]) => {
+              const hint =
+                k === "dead_letter" && v > 0
+                  ? "   → soniq dlq list"
+                  : k === "processing" && v > 0
+                    ? "   → soniq jobs list --status processing"
+                    : "";
+              return `${k.padEnd(12)} ${v}${hint}`;
+            });
+            const dead = json.dead_workers;
+            lines.push(
+              `${"workers".padEnd(12)} ${live.length} live${dead > 0 ? `, ${dead} dead (not stopped) → soniq workers, soniq recover` : ""}`,
+            );
             for (const w of live) {
               lines.push(
-                `  ${w.id}  ${w.status}  concurrency=${w.concurrency}  queues=${w.queues?.join(",") ?? "*"}`,
+                `  ${w.id}  ${w.shutdownState}  concurrency=${w.concurrency}  queues=${w.queues?.join(",") ?? "*"}`,
               );
+            }
+            if (queues.length > 0) {
+              lines.push("queues");
+              const rows = [["  QUEUE", "STATE", ...STATES.map((s) => s.toUpperCase())]];
+              for (const q of queues) {
+                rows.push([
+                  `  ${q.name as string}`,
+                  q.paused
+                    ? "paused"
+                    : q.max_running !== null
+                      ? `max ${String(q.max_running)}`
+                      : "active",
+                  ...STATES.map((s) => String(q[s])),
+                ]);
+              }
+              lines.push(table(rows));
             }
             return lines.join("\n");
           });

@@ -3,6 +3,8 @@
  * with the worker's exit code (0 drained, 1 deadline path, 2 start-up error, 3 not recorded).
  */
 import type { Command } from "commander";
+import { redactUrl } from "../../backends/select.js";
+import { SoniqError } from "../../errors.js";
 import { cliDefault } from "../../settings-docs.js";
 import type { Soniq } from "../../soniq.js";
 import { withTimeout } from "../../worker/with-timeout.js";
@@ -18,6 +20,10 @@ interface WorkerFlags {
   queues?: string;
   /** Seconds. */
   shutdownTimeout?: number;
+  /** Read by the module's `new Soniq()` (as SONIQ_DATABASE_URL); must agree with its settings. */
+  databaseUrl?: string;
+  /** Print one JSON line on standard output at exit: the worker id and its exit. */
+  json?: boolean;
 }
 
 /** Longest wait for the instance to close once the worker finished, in milliseconds. */
@@ -35,7 +41,15 @@ async function runWorker(module: string, flags: WorkerFlags): Promise<never> {
   });
   let soniq: Soniq;
   try {
+    // The module's instance reads SONIQ_* when it is created: the flag reaches it that way.
+    if (flags.databaseUrl !== undefined) process.env.SONIQ_DATABASE_URL = flags.databaseUrl;
     soniq = await loadSoniqModule(module);
+    if (flags.databaseUrl !== undefined && soniq.settings.databaseUrl !== flags.databaseUrl) {
+      throw new SoniqError(
+        "INVALID_OPTION",
+        `--database-url differs from the databaseUrl your module gives its instance (${redactUrl(soniq.settings.databaseUrl)}); drop one of them`,
+      );
+    }
     worker = soniq.worker({
       ...(flags.concurrency !== undefined ? { concurrency: flags.concurrency } : {}),
       ...(flags.queues !== undefined
@@ -67,6 +81,11 @@ async function runWorker(module: string, flags: WorkerFlags): Promise<never> {
     soniq.logger.error({ err: String(err) }, "closing the backend failed");
     code = Math.max(code, EXIT.NOT_RECORDED);
   }
+  if (flags.json) {
+    process.stdout.write(
+      `${JSON.stringify({ worker_id: worker.id, reason: exit.reason, exit_code: code, released: exit.released })}\n`,
+    );
+  }
   // Every release is durable at this point; exit even if an abandoned handler keeps timers alive.
   process.exit(code);
 }
@@ -90,5 +109,10 @@ export function register(program: Command): void {
       `seconds to wait for in-flight jobs on SIGTERM (default: ${cliDefault("shutdownTimeout")})`,
       number("shutdown-timeout"),
     )
+    .option(
+      "--database-url <url>",
+      "the database (set as SONIQ_DATABASE_URL before your module loads; must agree with it)",
+    )
+    .option("--json", "print one JSON line at exit: worker id, exit reason and code, released jobs")
     .action(runWorker);
 }

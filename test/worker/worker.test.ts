@@ -1,13 +1,15 @@
 import { pino } from "pino";
-import { describe, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { z } from "zod";
-import { type JobContext, MemoryBackend, Soniq, snooze } from "../../src/index.js";
+import { type JobContext, Soniq, snooze } from "../../src/index.js";
+import { type BackendTarget, describeEachBackend } from "../helpers/backend-targets.js";
 import { waitFor } from "../helpers/wait.js";
 
 const silent = pino({ level: "silent" });
 
-function instance(extra: Record<string, unknown> = {}) {
-  const backend = new MemoryBackend();
+/** A Soniq instance with fast polling over a fresh store of `target`. */
+async function open(target: BackendTarget, extra: Record<string, unknown> = {}) {
+  const backend = await target.open();
   const soniq = new Soniq({
     backend,
     logger: silent,
@@ -19,9 +21,11 @@ function instance(extra: Record<string, unknown> = {}) {
   return { soniq, backend };
 }
 
-describe("worker on the memory backend", () => {
+describeEachBackend("worker", (target) => {
+  const instance = (extra: Record<string, unknown> = {}) => open(target, extra);
+
   it("runs jobs, stores results and passes a full context", async () => {
-    const { soniq } = instance();
+    const { soniq } = await instance();
     let seen: JobContext | undefined;
     const add = soniq.job({
       name: "math.add",
@@ -59,7 +63,7 @@ describe("worker on the memory backend", () => {
   });
 
   it("retries per policy, then moves the job to the DLQ with the reason and last error", async () => {
-    const { soniq } = instance();
+    const { soniq } = await instance();
     const errors: unknown[] = [];
     const flaky = soniq.job({
       name: "flaky.job",
@@ -88,7 +92,7 @@ describe("worker on the memory backend", () => {
   });
 
   it("sends unknown names and invalid arguments to the DLQ without spending an attempt", async () => {
-    const { soniq, backend } = instance();
+    const { soniq, backend } = await instance();
     soniq.job({ name: "strict.job", args: z.object({ n: z.number() }), handler: async () => "ok" });
     const producer = new Soniq({ backend, logger: silent, env: {}, rejectUnknownJobs: false });
     const unknownId = await producer.enqueue("nobody.handles", {});
@@ -104,7 +108,7 @@ describe("worker on the memory backend", () => {
   });
 
   it("a job_timeout is a failure with an attempt counted and the signal aborted", async () => {
-    const { soniq } = instance();
+    const { soniq } = await instance();
     let reason: unknown;
     const slow = soniq.job({
       name: "slow.job",
@@ -129,7 +133,7 @@ describe("worker on the memory backend", () => {
   });
 
   it("ctx.signal read only after the job_timeout is already aborted; it stays assignable", async () => {
-    const { soniq } = instance();
+    const { soniq } = await instance();
     let late: { aborted: boolean; reason: unknown } | undefined;
     const lateReader = soniq.job({
       name: "late.reader",
@@ -167,7 +171,7 @@ describe("worker on the memory backend", () => {
   });
 
   it("snooze runs the job again later without spending an attempt", async () => {
-    const { soniq } = instance();
+    const { soniq } = await instance();
     let runs = 0;
     const later = soniq.job({
       name: "later.job",
@@ -189,7 +193,7 @@ describe("worker on the memory backend", () => {
   });
 
   it("a drain waits for in-flight jobs and records them done (exit 0)", async () => {
-    const { soniq } = instance({ shutdownTimeout: 10 });
+    const { soniq } = await instance({ shutdownTimeout: 10 });
     let release: () => void = () => undefined;
     const gate = new Promise<void>((r) => {
       release = r;
@@ -215,7 +219,7 @@ describe("worker on the memory backend", () => {
   });
 
   it("at shutdown_timeout aborts and NACKs: attempts and last_error unchanged (exit 1)", async () => {
-    const { soniq } = instance({ shutdownTimeout: 0.3, shutdownSettle: 0.2 });
+    const { soniq } = await instance({ shutdownTimeout: 0.3, shutdownSettle: 0.2 });
     const honours = soniq.job({
       name: "honours.signal",
       handler: (_args: object, ctx) =>
@@ -262,7 +266,7 @@ describe("worker on the memory backend", () => {
   });
 
   it("a second stop does not move the deadline", async () => {
-    const { soniq } = instance({ shutdownTimeout: 0.4, shutdownSettle: 0.05 });
+    const { soniq } = await instance({ shutdownTimeout: 0.4, shutdownSettle: 0.05 });
     const stuck = soniq.job({
       name: "stuck.job",
       handler: (_args: object, ctx) =>
@@ -284,7 +288,7 @@ describe("worker on the memory backend", () => {
   });
 
   it("job_timeout firing before the shutdown deadline is a failure; shutdown first is a NACK", async () => {
-    const { soniq } = instance({ shutdownTimeout: 0.5, shutdownSettle: 0.05 });
+    const { soniq } = await instance({ shutdownTimeout: 0.5, shutdownSettle: 0.05 });
     const waitAbort = (_args: object, ctx: JobContext) =>
       new Promise((_, reject) =>
         ctx.signal.addEventListener("abort", () => reject(ctx.signal.reason)),
@@ -309,12 +313,12 @@ describe("worker on the memory backend", () => {
   });
 
   it("refuses to start without registered jobs", async () => {
-    const { soniq } = instance();
+    const { soniq } = await instance();
     await expect(soniq.worker().start()).rejects.toMatchObject({ code: "WORKER_START" });
   });
 
   it("an AbortSignal stops an embedded worker", async () => {
-    const { soniq } = instance();
+    const { soniq } = await instance();
     soniq.job({ name: "noop.job", handler: async () => undefined });
     const controller = new AbortController();
     const worker = soniq.worker({ signal: controller.signal });
@@ -324,7 +328,7 @@ describe("worker on the memory backend", () => {
   });
 
   it("records a result that is not JSON as a failure", async () => {
-    const { soniq } = instance();
+    const { soniq } = await instance();
     const bad = soniq.job({
       name: "bad.result",
       maxAttempts: 1,
@@ -339,7 +343,7 @@ describe("worker on the memory backend", () => {
   });
 
   it("a stop that arrives while the worker is starting drains cleanly once it runs", async () => {
-    const { soniq } = instance();
+    const { soniq } = await instance();
     soniq.job({ name: "noop.job", handler: async () => undefined });
     const worker = soniq.worker();
     const starting = worker.start();
@@ -350,7 +354,7 @@ describe("worker on the memory backend", () => {
   });
 
   it("a worker whose signal is already aborted starts nothing", async () => {
-    const { soniq } = instance();
+    const { soniq } = await instance();
     soniq.job({ name: "noop.job", handler: async () => undefined });
     const worker = soniq.worker({ signal: AbortSignal.abort() });
     await worker.start();
@@ -359,7 +363,7 @@ describe("worker on the memory backend", () => {
   });
 
   it("a failed start resolves finished with start_failed (exit code 2)", async () => {
-    const { soniq, backend } = instance();
+    const { soniq, backend } = await instance();
     soniq.job({ name: "noop.job", handler: async () => undefined });
     await backend.close();
     const worker = soniq.worker();
@@ -367,8 +371,8 @@ describe("worker on the memory backend", () => {
     await expect(worker.finished).resolves.toMatchObject({ reason: "start_failed", exitCode: 2 });
   });
 
-  it("validates worker options like instance options", () => {
-    const { soniq } = instance();
+  it("validates worker options like instance options", async () => {
+    const { soniq } = await instance();
     expect(() => soniq.worker({ concurrency: 0 })).toThrow(/INVALID_OPTION.*concurrency/);
     expect(() => soniq.worker({ shutdownTimeout: -1 })).toThrow(/INVALID_OPTION/);
     // @ts-expect-error unknown option
@@ -376,7 +380,7 @@ describe("worker on the memory backend", () => {
   });
 
   it("a handler throwing an unprintable value is still recorded (never left processing)", async () => {
-    const { soniq } = instance();
+    const { soniq } = await instance();
     const nasty = soniq.job({
       name: "throws.unprintable",
       maxAttempts: 1,
@@ -396,7 +400,9 @@ describe("worker on the memory backend", () => {
   it("a stop at any moment of start-up drains exactly once", async () => {
     for (const delay of [0, 1, 5, 20]) {
       const events: string[] = [];
-      const { soniq } = instance({ metrics: { emit: (name: string) => void events.push(name) } });
+      const { soniq } = await instance({
+        metrics: { emit: (name: string) => void events.push(name) },
+      });
       soniq.job({ name: "noop.job", handler: async () => undefined });
       const worker = soniq.worker();
       const starting = worker.start();

@@ -1,0 +1,13 @@
+/**
+ * The backend contract's one import point: re-exports of `contract/*`.
+ *
+ * @internal Not a stable public API.
+ */
+export * from "./admin-store.js";
+export type { Backend, BackendKind } from "./backend.js";
+export type { Capabilities } from "./capabilities.js";
+export type * from "./job-store.js";
+export type * from "./lease-store.js";
+export type * from "./notifier.js";
+export * from "./types.js";
+export type * from "./worker-store.js";

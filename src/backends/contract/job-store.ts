@@ -1,0 +1,272 @@
+/**
+ * The job store: every read and write of `soniq_jobs` and `soniq_dead_letter_jobs`, one params
+ * object per method, names grouped by entity (`job…`, `deadLetter…`).
+ *
+ * Rules every implementation keeps:
+ * - Times are decided by the **database clock** (DESIGN.md §3.5): due times, heartbeats,
+ *   staleness. Durations are passed in **seconds**, absolute times as `Date`.
+ * - Arguments and results travel as **JSON text** (already validated by the caller) and come
+ *   back as the same text, byte for byte.
+ * - Every write that finishes or releases a claimed job is **fenced** (DESIGN.md §3.1): it only
+ *   changes a row whose `id`, `status = 'processing'`, `worker_id` and `claim_token` all match
+ *   the {@link Owner}. A write by anyone else changes nothing and returns `false`.
+ * - `attempts` counts outcomes, not claims (DESIGN.md §3.2): claim and NACK leave it alone;
+ *   complete, retry and a dead-letter move after a run add one.
+ * - A write that makes a job due now wakes the backend's `Notifier` for its queue.
+ *
+ * @internal Part of the backend contract, which is not a stable public API.
+ */
+import type {
+  ClaimedJob,
+  CompletionItem,
+  CrashLoopRule,
+  DEFAULT_CANCELLED_RETENTION_SECONDS,
+  DeadLetterRow,
+  EnqueueResult,
+  JobRow,
+  NewJob,
+  OwnedJob,
+  Owner,
+  PgQueryable,
+  QueueStats,
+  RecoveryResult,
+} from "./types.js";
+
+/** Params of {@link JobStore.jobEnqueue}. */
+export interface JobEnqueueParams {
+  /** The jobs to insert, validated by the caller. */
+  jobs: readonly NewJob[];
+  /**
+   * Run the insert on this client, inside the caller's transaction. Pass it only when the
+   * backend's `capabilities.transactionalEnqueue` is true; the caller checks (and raises
+   * `SoniqError("UNSUPPORTED")`), so a backend without the capability treats it as a bug.
+   */
+  connection?: PgQueryable;
+}
+
+/** Params of {@link JobStore.jobClaim}. */
+export interface JobClaimParams {
+  /** The claiming worker incarnation. */
+  workerId: string;
+  /** Only these queues; `null` means every queue (an empty list claims nothing). */
+  queues: readonly string[] | null;
+  /** At most this many jobs (>= 1): the worker's free slots. */
+  limit: number;
+}
+
+/** Params of {@link JobStore.jobComplete}. */
+export interface JobCompleteParams {
+  /** Job id. */
+  id: string;
+  /** The claim's owner (fence). */
+  owner: Owner;
+  /** The result as JSON text, or null. */
+  result: string | null;
+  /** Keep the `done` row this many **seconds** (`result_expires_at = now + this`). */
+  resultRetentionSeconds: number;
+}
+
+/** Params of {@link JobStore.jobCompleteMany}. */
+export interface JobCompleteManyParams {
+  /** The completions, each fenced on its own. */
+  items: readonly CompletionItem[];
+  /** Keep the `done` rows this many **seconds**. */
+  resultRetentionSeconds: number;
+}
+
+/** Params of {@link JobStore.jobRetry}. */
+export interface JobRetryParams {
+  /** Job id. */
+  id: string;
+  /** The claim's owner (fence). */
+  owner: Owner;
+  /** The failure's message, stored as `last_error`. */
+  error: string;
+  /** Due again this many **seconds** from now (<= 0: due now, and wakes its queue). */
+  delaySeconds: number;
+}
+
+/** Params of {@link JobStore.jobDeadLetter}. */
+export interface JobDeadLetterParams {
+  /** Job id. */
+  id: string;
+  /** The claim's owner (fence). */
+  owner: Owner;
+  /** Stored as `last_error`. */
+  error: string;
+  /** Why, e.g. `max_attempts_exceeded`, `unknown_job`, `invalid_args`. */
+  reason: string;
+  /** `true` when the job ran (the run is an outcome: `attempts + 1`); `false` when it never ran. */
+  countAttempt: boolean;
+}
+
+/** Params of {@link JobStore.jobSnooze}. */
+export interface JobSnoozeParams {
+  /** Job id. */
+  id: string;
+  /** The claim's owner (fence). */
+  owner: Owner;
+  /** Due again this many **seconds** from now (<= 0: due now, and wakes its queue). */
+  delaySeconds: number;
+}
+
+/** Params of {@link JobStore.jobNack}. */
+export interface JobNackParams {
+  /** Job id. */
+  id: string;
+  /** The claim's owner (fence). */
+  owner: Owner;
+}
+
+/** Params of {@link JobStore.jobCancel}. */
+export interface JobCancelParams {
+  /** Job id. */
+  id: string;
+  /** Keep the `cancelled` row this many **seconds** before it may be pruned. */
+  retentionSeconds: number;
+}
+
+/** Params of the by-id reads and of {@link JobStore.deadLetterReplay}. */
+export interface JobIdParams {
+  /** Job id (a non-UUID finds nothing). */
+  id: string;
+}
+
+/** Params of {@link JobStore.jobPruneFinished}. */
+export interface JobPruneFinishedParams {
+  /** Delete at most this many rows; all when omitted. */
+  limit?: number;
+}
+
+/** Params of {@link JobStore.jobRecoverStale}. */
+export interface JobRecoverStaleParams {
+  /**
+   * A heartbeat older than this many **seconds** (database clock) makes its worker not live.
+   * Omitted: a stale heartbeat is not enough, only rows of stopped or unknown owners are
+   * recovered — for a caller that cannot vouch that the database itself was answering all along
+   * (after an outage every heartbeat is stale, live workers' too).
+   */
+  staleAfterSeconds?: number;
+  /** The crash-loop rule (build it with `crashLoopRule` from `src/maintenance/policy.ts`). */
+  crashLoop: CrashLoopRule;
+  /**
+   * How long a row finalised `cancelled` (its claim had a cancel request) is kept, in
+   * **seconds**. Default {@link DEFAULT_CANCELLED_RETENTION_SECONDS}.
+   */
+  cancelledRetentionSeconds?: number;
+}
+
+/** Params of {@link JobStore.jobOwnedBy}. */
+export interface JobOwnedByParams {
+  /** The worker incarnation. */
+  workerId: string;
+}
+
+/** The job store. See the module comment for the rules every method keeps. */
+export interface JobStore {
+  /**
+   * Inserts jobs (one round trip on PostgreSQL). Dedup: a job whose `dedupKey` is already held
+   * returns the holder's id with `inserted: false`; a key repeated within the batch maps to the
+   * first job carrying it. Results are in input order. Due jobs wake their queue.
+   */
+  jobEnqueue(params: JobEnqueueParams): Promise<EnqueueResult[]>;
+
+  /**
+   * Claims up to `limit` due `queued` jobs, exactly once across all processes: order is
+   * priority ascending, then `scheduled_at`, then `created_at`, then id. Sets
+   * `status='processing'`, `worker_id`, a fresh `claim_token` per job, `started_at` and
+   * `updated_at` to now. Does not change `attempts`.
+   * @returns The claimed jobs ({@link ClaimedJob}: the fields a worker needs), in claim order.
+   */
+  jobClaim(params: JobClaimParams): Promise<ClaimedJob[]>;
+
+  /**
+   * Success: `status='done'`, `attempts+1`, `result`, `finished_at=now`,
+   * `result_expires_at = now + resultRetentionSeconds`. Fenced; `false` when not the owner.
+   */
+  jobComplete(params: JobCompleteParams): Promise<boolean>;
+
+  /**
+   * {@link JobStore.jobComplete} for many jobs in one write (one statement on PostgreSQL, one
+   * transaction on SQLite). Each item is fenced on its own; returns, in input order, whether each
+   * row changed.
+   */
+  jobCompleteMany(params: JobCompleteManyParams): Promise<boolean[]>;
+
+  /**
+   * Failure with attempts left: `status='queued'`, `attempts+1`, `last_error`,
+   * `scheduled_at = now + delaySeconds`, owner cleared. Fenced.
+   */
+  jobRetry(params: JobRetryParams): Promise<boolean>;
+
+  /**
+   * Moves the row to `soniq_dead_letter_jobs` atomically (same id; the row is in exactly one
+   * table). `attempts+1` when `countAttempt`, `last_error = error`, `reason`. Fenced.
+   */
+  jobDeadLetter(params: JobDeadLetterParams): Promise<boolean>;
+
+  /**
+   * Snooze: `status='queued'`, `scheduled_at = now + delaySeconds`, attempts unchanged, owner
+   * cleared. Fenced.
+   */
+  jobSnooze(params: JobSnoozeParams): Promise<boolean>;
+
+  /**
+   * NACK (seed 000 field contract + owner match, DESIGN.md §2): `status='queued'`,
+   * `worker_id=NULL`, `claim_token=NULL`, `updated_at=now`, `scheduled_at=now`; `attempts` and
+   * `last_error` untouched; wakes its queue. Fenced; a no-op when the row already moved on.
+   */
+  jobNack(params: JobNackParams): Promise<boolean>;
+
+  /**
+   * Cancels a `queued` job: `status='cancelled'`, `finished_at=now`,
+   * `result_expires_at = now + retentionSeconds`. `false` if it is not queued.
+   */
+  jobCancel(params: JobCancelParams): Promise<boolean>;
+
+  /** The row of `soniq_jobs`, or `null`. */
+  jobGet(params: JobIdParams): Promise<JobRow | null>;
+
+  /** Counts by state (one snapshot); `total` = rows of `soniq_jobs` + dead-letter entries. */
+  jobStats(): Promise<QueueStats>;
+
+  /**
+   * Deletes `done` and `cancelled` rows whose `result_expires_at` has passed, at most `limit` of
+   * them, in one statement; returns how many.
+   */
+  jobPruneFinished(params: JobPruneFinishedParams): Promise<number>;
+
+  /**
+   * Crash recovery (DESIGN.md §3.2–3.3): every `processing` row whose owner is not a live worker
+   * incarnation — no worker row, `status = 'stopped'`, or a heartbeat older than
+   * `staleAfterSeconds` — is requeued: `status='queued'`, due now, `worker_id` and `claim_token`
+   * cleared, `interruptions + 1`, `attempts` and `last_error` untouched; its queue wakes. A row
+   * whose interruptions would exceed `crashLoop.maxInterruptions` is moved to the dead-letter
+   * queue instead, with `crashLoop.reason` and `crashLoop.message` (attempts unchanged). Atomic
+   * per row and fenced on state and owner: a live owner's row, or one that finished meanwhile,
+   * is never touched. Idempotent: safe to run from several processes at once.
+   *
+   * Liveness uses the heartbeat timeout each worker **declared** (admin-store.ts
+   * `workerDeclare`), so recovery agrees with the workers whatever the caller's settings;
+   * `staleAfterSeconds` applies to workers that declared none (and, when omitted, no stale
+   * heartbeat counts at all). A stale row whose claim has a cancel request is finalised
+   * `cancelled` (kept `cancelledRetentionSeconds`), never requeued.
+   */
+  jobRecoverStale(params: JobRecoverStaleParams): Promise<RecoveryResult>;
+
+  /**
+   * The `processing` rows `workerId` owns, with their claim tokens (a worker reconciles them
+   * with what it is running after a claim whose answer was lost).
+   */
+  jobOwnedBy(params: JobOwnedByParams): Promise<OwnedJob[]>;
+
+  /** The entry of `soniq_dead_letter_jobs`, or `null`. */
+  deadLetterGet(params: JobIdParams): Promise<DeadLetterRow | null>;
+
+  /**
+   * Moves a dead-letter entry back to `soniq_jobs` as `queued`, due now, `attempts=0`,
+   * `interruptions=0`, `last_error` kept; wakes its queue. `false` when no such entry.
+   * @throws SoniqError `DEDUP_CONFLICT` when a live job holds its dedup key (nothing changes).
+   */
+  deadLetterReplay(params: JobIdParams): Promise<boolean>;
+}

@@ -1,0 +1,321 @@
+/**
+ * The PostgreSQL job store: `soniq_jobs` and `soniq_dead_letter_jobs` through the named
+ * statements of sql.ts — marshalling, fencing by UUID shape, dedup resolution and local
+ * wake-ups after the pool's own NOTIFYing writes.
+ */
+import { SoniqError } from "../../errors.js";
+import {
+  type ClaimedJob,
+  DEFAULT_CANCELLED_RETENTION_SECONDS,
+  type DeadLetterRow,
+  type EnqueueResult,
+  INTERRUPTIONS_PLACEHOLDER,
+  type JobCancelParams,
+  type JobClaimParams,
+  type JobCompleteManyParams,
+  type JobCompleteParams,
+  type JobDeadLetterParams,
+  type JobEnqueueParams,
+  type JobIdParams,
+  type JobNackParams,
+  type JobOwnedByParams,
+  type JobPruneFinishedParams,
+  type JobRecoverStaleParams,
+  type JobRetryParams,
+  type JobRow,
+  type JobSnoozeParams,
+  type JobStore,
+  type OwnedJob,
+  type Owner,
+  type PgQueryable,
+  type QueueStats,
+  type RecoveryResult,
+} from "../contract/index.js";
+import type { PgConnection, PgJobStoreDeps, PgResult } from "./connection.js";
+import { enqueueBatch } from "./enqueue.js";
+import { isUuid } from "./identifiers.js";
+import {
+  type RawClaimedRow,
+  type RawDeadLetterRow,
+  type RawJobRow,
+  toClaimedJob,
+  toDeadLetterRow,
+  toJobRow,
+} from "./rows.js";
+import type { Statements } from "./sql.js";
+
+/** SQLSTATE unique_violation. */
+const UNIQUE_VIOLATION = "23505";
+
+/** The unique index that holds dedup keys (migrations/001_initial.sql). */
+const DEDUP_INDEX = "soniq_jobs_dedup_key_idx";
+
+/** PostgreSQL text cannot hold NUL: error messages and reasons get U+FFFD in its place. */
+function storableText(text: string): string {
+  return text.includes("\u0000") ? text.replaceAll("\u0000", "\uFFFD") : text;
+}
+
+/**
+ * {@link JobStore} on PostgreSQL. Specific to it: ids that are not UUIDs match nothing (checked
+ * before the round trip); error and reason text has NUL replaced by U+FFFD; a write that
+ * NOTIFYs (due enqueue, NACK, retry/snooze with delay <= 0, replay, recovery) also wakes this
+ * process's subscribers directly.
+ */
+export class PgJobStore implements JobStore {
+  private readonly conn: PgConnection;
+  private readonly sql: Statements;
+  private readonly channel: string;
+  private readonly wake: (queue: string) => void;
+
+  /** @param deps The pool, statements, channel and local wake. */
+  constructor(private readonly deps: PgJobStoreDeps) {
+    this.conn = deps.conn;
+    this.sql = deps.sql;
+    this.channel = deps.channel;
+    this.wake = deps.wake;
+  }
+
+  private run<R>(text: string, values: unknown[], via?: PgQueryable): Promise<PgResult<R>> {
+    return this.conn.run<R>(text, values, via);
+  }
+
+  /** One statement for the batch (enqueue.ts). See {@link JobStore.jobEnqueue}. */
+  jobEnqueue({ jobs, connection }: JobEnqueueParams): Promise<EnqueueResult[]> {
+    return enqueueBatch(this.deps, jobs, connection);
+  }
+
+  /**
+   * One statement with `FOR UPDATE SKIP LOCKED` (concurrent claimers never wait for or share a
+   * row) and a fresh `gen_random_uuid()` claim token per row. One queue uses `claimQueue` (its
+   * own index), several `claimQueues`. See {@link JobStore.jobClaim}.
+   */
+  async jobClaim(params: JobClaimParams): Promise<ClaimedJob[]> {
+    this.conn.assertOpen();
+    const limit = Math.floor(params.limit);
+    const queues = params.queues === null ? null : [...new Set(params.queues)];
+    if (!(limit >= 1) || (queues !== null && queues.length === 0)) return [];
+    const { rows } =
+      queues === null
+        ? await this.run<RawClaimedRow>(this.sql.claimAll, [params.workerId, limit])
+        : queues.length === 1
+          ? await this.run<RawClaimedRow>(this.sql.claimQueue, [params.workerId, limit, queues[0]])
+          : await this.run<RawClaimedRow>(this.sql.claimQueues, [params.workerId, limit, queues]);
+    if (rows.length >= limit) return rows.map(toClaimedJob);
+    // Queues with a max_running: each claimed under its queue row's lock (limited-claim.ts).
+    const limited = await this.deps.claimLimited({
+      workerId: params.workerId,
+      limit: limit - rows.length,
+      queues,
+    });
+    return [...rows, ...limited].map(toClaimedJob);
+  }
+
+  /** Runs a fenced write; `false` at once when the ids cannot match (not UUIDs). */
+  private async fenced(text: string, id: string, owner: Owner, rest: unknown[]): Promise<boolean> {
+    return ((await this.runFenced(text, id, owner, rest))?.rowCount ?? 0) > 0;
+  }
+
+  /** As {@link fenced} for a statement built by `notifying()` (sql.ts): also wakes locally. */
+  private async fencedNotify(
+    text: string,
+    id: string,
+    owner: Owner,
+    rest: unknown[],
+  ): Promise<boolean> {
+    const rows = (await this.runFenced<{ queue: string }>(text, id, owner, rest))?.rows ?? [];
+    for (const row of rows) this.wake(row.queue);
+    return rows.length > 0;
+  }
+
+  /** Runs a fenced write (`$1` id, `$2` worker, `$3` token, then `rest`); null when the ids
+   * cannot match (not UUIDs). */
+  private async runFenced<R>(
+    text: string,
+    id: string,
+    owner: Owner,
+    rest: unknown[],
+  ): Promise<PgResult<R> | null> {
+    this.conn.assertOpen();
+    if (!isUuid(id) || !isUuid(owner.claimToken)) return null;
+    return this.run<R>(text, [id, owner.workerId, owner.claimToken, ...rest]);
+  }
+
+  /** See {@link JobStore.jobComplete}. */
+  jobComplete({ id, owner, result, resultRetentionSeconds }: JobCompleteParams): Promise<boolean> {
+    return this.fenced(this.sql.complete, id, owner, [result, resultRetentionSeconds]);
+  }
+
+  /** One UPDATE over unnest()ed arrays. See {@link JobStore.jobCompleteMany}. */
+  async jobCompleteMany({
+    items,
+    resultRetentionSeconds,
+  }: JobCompleteManyParams): Promise<boolean[]> {
+    const valid = items.filter((i) => isUuid(i.id) && isUuid(i.owner.claimToken));
+    if (valid.length === 0) {
+      this.conn.assertOpen();
+      return items.map(() => false);
+    }
+    const { rows } = await this.run<{ id: string }>(this.sql.completeMany, [
+      valid.map((i) => i.id),
+      valid.map((i) => i.owner.workerId),
+      valid.map((i) => i.owner.claimToken),
+      valid.map((i) => i.result),
+      resultRetentionSeconds,
+    ]);
+    const changed = new Set(rows.map((r) => r.id));
+    return items.map((i) => changed.has(i.id));
+  }
+
+  /** Delay <= 0 also NOTIFYs. See {@link JobStore.jobRetry}. */
+  jobRetry({ id, owner, error, delaySeconds }: JobRetryParams): Promise<boolean> {
+    const message = storableText(error);
+    return delaySeconds <= 0
+      ? this.fencedNotify(this.sql.retryNotify, id, owner, [message, delaySeconds, this.channel])
+      : this.fenced(this.sql.retry, id, owner, [message, delaySeconds]);
+  }
+
+  /** One atomic DELETE … INSERT statement. See {@link JobStore.jobDeadLetter}. */
+  jobDeadLetter({ id, owner, error, reason, countAttempt }: JobDeadLetterParams): Promise<boolean> {
+    return this.fenced(this.sql.deadLetter, id, owner, [
+      storableText(error),
+      storableText(reason),
+      countAttempt,
+    ]);
+  }
+
+  /** Delay <= 0 also NOTIFYs. See {@link JobStore.jobSnooze}. */
+  jobSnooze({ id, owner, delaySeconds }: JobSnoozeParams): Promise<boolean> {
+    return delaySeconds <= 0
+      ? this.fencedNotify(this.sql.snoozeNotify, id, owner, [delaySeconds, this.channel])
+      : this.fenced(this.sql.snooze, id, owner, [delaySeconds]);
+  }
+
+  /** The seed's nack_job field contract plus the owner; NOTIFYs. See {@link JobStore.jobNack}. */
+  jobNack({ id, owner }: JobNackParams): Promise<boolean> {
+    return this.fencedNotify(this.sql.nack, id, owner, [this.channel]);
+  }
+
+  /** See {@link JobStore.jobCancel}. */
+  async jobCancel({ id, retentionSeconds }: JobCancelParams): Promise<boolean> {
+    this.conn.assertOpen();
+    if (!isUuid(id)) return false;
+    const { rowCount } = await this.run(this.sql.cancel, [id, retentionSeconds]);
+    return rowCount > 0;
+  }
+
+  /** See {@link JobStore.jobGet}. */
+  async jobGet({ id }: JobIdParams): Promise<JobRow | null> {
+    this.conn.assertOpen();
+    if (!isUuid(id)) return null;
+    const { rows } = await this.run<RawJobRow>(this.sql.getJob, [id]);
+    return rows[0] ? toJobRow(rows[0]) : null;
+  }
+
+  /** One statement. See {@link JobStore.jobStats}. */
+  async jobStats(): Promise<QueueStats> {
+    const { rows } = await this.run<{ status: string; n: string }>(this.sql.stats, []);
+    const stats: QueueStats = {
+      total: 0,
+      queued: 0,
+      processing: 0,
+      done: 0,
+      dead_letter: 0,
+      cancelled: 0,
+    };
+    for (const row of rows) {
+      const n = Number(row.n);
+      if (row.status in stats) stats[row.status as keyof QueueStats] += n;
+      stats.total += n;
+    }
+    return stats;
+  }
+
+  /** One DELETE. See {@link JobStore.jobPruneFinished}. */
+  async jobPruneFinished({ limit }: JobPruneFinishedParams): Promise<number> {
+    const { rowCount } = await this.run(this.sql.pruneFinished, [limit ?? null]);
+    return rowCount;
+  }
+
+  /** One statement; requeued rows NOTIFY their queues. See {@link JobStore.jobRecoverStale}. */
+  async jobRecoverStale({
+    staleAfterSeconds,
+    crashLoop,
+    cancelledRetentionSeconds = DEFAULT_CANCELLED_RETENTION_SECONDS,
+  }: JobRecoverStaleParams): Promise<RecoveryResult> {
+    const { rows } = await this.run<{
+      kind: string;
+      id: string;
+      name: string;
+      queue: string;
+      previous_owner: string | null;
+      interruptions: number;
+    }>(this.sql.recoverStale, [
+      staleAfterSeconds ?? null,
+      crashLoop.maxInterruptions,
+      this.channel,
+      crashLoop.reason,
+      crashLoop.message,
+      INTERRUPTIONS_PLACEHOLDER,
+      cancelledRetentionSeconds,
+    ]);
+    const result: RecoveryResult = { requeued: [], deadLettered: [], cancelled: [] };
+    for (const row of rows) {
+      const job = {
+        id: row.id,
+        name: row.name,
+        queue: row.queue,
+        previousOwner: row.previous_owner,
+        interruptions: row.interruptions,
+      };
+      (row.kind === "dead"
+        ? result.deadLettered
+        : row.kind === "cancelled"
+          ? result.cancelled
+          : result.requeued
+      ).push(job);
+    }
+    for (const queue of new Set(result.requeued.map((job) => job.queue))) this.wake(queue);
+    return result;
+  }
+
+  /** See {@link JobStore.jobOwnedBy}. */
+  async jobOwnedBy({ workerId }: JobOwnedByParams): Promise<OwnedJob[]> {
+    const { rows } = await this.run<{ id: string; claim_token: string }>(this.sql.ownedBy, [
+      workerId,
+    ]);
+    return rows.map((r) => ({ id: r.id, workerId, claimToken: r.claim_token }));
+  }
+
+  /** See {@link JobStore.deadLetterGet}. */
+  async deadLetterGet({ id }: JobIdParams): Promise<DeadLetterRow | null> {
+    this.conn.assertOpen();
+    if (!isUuid(id)) return null;
+    const { rows } = await this.run<RawDeadLetterRow>(this.sql.getDeadLetter, [id]);
+    return rows[0] ? toDeadLetterRow(rows[0]) : null;
+  }
+
+  /**
+   * One statement moves the entry back (the insert trigger NOTIFYs); a dedup clash is read from
+   * the unique index's violation. See {@link JobStore.deadLetterReplay}.
+   */
+  async deadLetterReplay({ id }: JobIdParams): Promise<boolean> {
+    this.conn.assertOpen();
+    if (!isUuid(id)) return false;
+    try {
+      const { rows } = await this.run<{ queue: string }>(this.sql.replay, [id]);
+      for (const row of rows) this.wake(row.queue);
+      return rows.length > 0;
+    } catch (err) {
+      const e = err as { code?: unknown; constraint?: unknown };
+      if (e.code !== UNIQUE_VIOLATION || e.constraint !== DEDUP_INDEX) throw err;
+      const holder = await this.run<{ id: string }>(this.sql.replayHolder, [id]).catch(() => ({
+        rows: [] as Array<{ id: string }>,
+      }));
+      const by = holder.rows[0] ? `job ${holder.rows[0].id}` : "a live job";
+      throw new SoniqError("DEDUP_CONFLICT", `${by} already holds the dedup key of ${id}`, {
+        cause: err,
+        details: { id, holderId: holder.rows[0]?.id },
+      });
+    }
+  }
+}

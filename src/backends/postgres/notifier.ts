@@ -1,0 +1,74 @@
+/**
+ * The PostgreSQL backend's notifier: the in-process wake bus, plus a LISTEN connection
+ * (listener.ts) opened on the first subscription, so writes by other processes wake this one.
+ */
+import type { Notifier, WakeListener } from "../contract/index.js";
+import { WakeBus } from "../shared/wake-bus.js";
+import { PgListener } from "./listener.js";
+
+/** Options of {@link PgNotifier}. */
+export interface PgNotifierOptions {
+  /** Connection string for the dedicated LISTEN connection. */
+  connectionString: string;
+  /** The channel to LISTEN on. */
+  channel: string;
+  /** Server process ids of the pool: their NOTIFYs were already delivered locally. */
+  ownPids: ReadonlySet<number>;
+  /** LISTEN connection errors (it re-connects by itself). */
+  onError: (error: unknown) => void;
+  /**
+   * Offered each notification from another process first; true when it consumed it (a cancel
+   * request, admin-store.ts), which is then not a queue wake-up.
+   */
+  route?: (payload: string) => boolean;
+}
+
+/**
+ * Wake-ups across processes. The first subscription opens the dedicated LISTEN connection (kept
+ * until {@link close}); it re-connects by itself, then calls every listener with `"*"`.
+ * Listeners run in a microtask. After close, subscribing returns a no-op unsubscribe.
+ */
+export class PgNotifier implements Notifier {
+  private readonly bus = new WakeBus();
+  private listener: PgListener | null = null;
+  private closed = false;
+
+  /** Opens nothing until the first subscription. */
+  constructor(private readonly options: PgNotifierOptions) {}
+
+  /** See {@link Notifier.subscribe}. */
+  subscribe(listener: WakeListener): () => void {
+    if (this.closed) return () => undefined;
+    const unsubscribe = this.bus.subscribe(listener);
+    if (!this.listener) {
+      const { ownPids } = this.options;
+      this.listener = new PgListener({
+        connectionString: this.options.connectionString,
+        channel: this.options.channel,
+        onNotify: (payload, senderPid) => {
+          // The pool's own writes already woke (or told) this process's subscribers.
+          if (ownPids.has(senderPid)) return;
+          if (!this.options.route?.(payload)) this.wake(payload);
+        },
+        onReconnect: () => this.wake("*"),
+        onError: (err) => this.options.onError(err),
+      });
+      void this.listener.start();
+    }
+    return unsubscribe;
+  }
+
+  /** Wakes this process's subscribers for `queue` (after one of the pool's own writes). */
+  wake(queue: string): void {
+    this.bus.wake(queue);
+  }
+
+  /** Drops every subscriber and stops the LISTEN connection. Idempotent. */
+  async close(): Promise<void> {
+    this.closed = true;
+    this.bus.close();
+    const listener = this.listener;
+    this.listener = null;
+    await listener?.stop();
+  }
+}

@@ -1,0 +1,62 @@
+/**
+ * The PostgreSQL worker store: `soniq_workers` through the named statements of sql.ts.
+ */
+import type {
+  WorkerForgetParams,
+  WorkerHeartbeatParams,
+  WorkerListParams,
+  WorkerListRow,
+  WorkerMarkStoppedParams,
+  WorkerRegisterParams,
+  WorkerStore,
+} from "../contract/index.js";
+import type { PgConnection } from "./connection.js";
+import { type RawWorkerRow, toWorkerRow } from "./rows.js";
+import type { Statements } from "./sql.js";
+
+/** {@link WorkerStore} on PostgreSQL; liveness is computed by the database clock. */
+export class PgWorkerStore implements WorkerStore {
+  /** @param conn The pool. @param sql The schema's statements. */
+  constructor(
+    private readonly conn: PgConnection,
+    private readonly sql: Statements,
+  ) {}
+
+  /** See {@link WorkerStore.workerRegister}. */
+  async workerRegister(worker: WorkerRegisterParams): Promise<void> {
+    await this.conn.run(this.sql.registerWorker, [
+      worker.id,
+      worker.hostname,
+      worker.pid,
+      worker.queues === null ? null : [...worker.queues],
+      worker.concurrency,
+    ]);
+  }
+
+  /** See {@link WorkerStore.workerHeartbeat}. */
+  async workerHeartbeat({ workerId, status }: WorkerHeartbeatParams): Promise<void> {
+    await this.conn.run(this.sql.heartbeat, [workerId, status]);
+  }
+
+  /** See {@link WorkerStore.workerMarkStopped}. */
+  async workerMarkStopped({ workerId }: WorkerMarkStoppedParams): Promise<void> {
+    await this.conn.run(this.sql.markWorkerStopped, [workerId]);
+  }
+
+  /** See {@link WorkerStore.workerList}. */
+  async workerList({ heartbeatTimeoutSeconds }: WorkerListParams): Promise<WorkerListRow[]> {
+    const { rows } = await this.conn.run<RawWorkerRow & { live: boolean }>(this.sql.listWorkers, [
+      heartbeatTimeoutSeconds,
+    ]);
+    return rows.map((row) => ({ ...toWorkerRow(row), live: row.live }));
+  }
+
+  /** See {@link WorkerStore.workerForget}. */
+  async workerForget({ notSeenForSeconds, limit }: WorkerForgetParams): Promise<number> {
+    const { rowCount } = await this.conn.run(this.sql.forgetWorkers, [
+      notSeenForSeconds,
+      limit ?? null,
+    ]);
+    return rowCount;
+  }
+}

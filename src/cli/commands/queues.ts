@@ -1,0 +1,94 @@
+/**
+ * `soniq queues list|pause|resume|set`: each queue's configuration and counts through the admin
+ * API (`soniq.queues`). A pause stops claims from the queue in every process within one wake-up;
+ * running jobs go on. `set --max-running` caps the queue's processing jobs across every worker.
+ */
+import { type Command, InvalidArgumentError } from "commander";
+import type { QueueInfo } from "../../backends/contract/index.js";
+import { type AdminFlags, table, withInstanceFlags } from "../admin-flags.js";
+import { print, runCommand, withInstance } from "../runner.js";
+
+function text(queues: QueueInfo[]): string {
+  if (queues.length === 0) return "no queues yet";
+  const rows = [["QUEUE", "STATE", "MAX RUNNING", "QUEUED", "PROCESSING", "OLDEST DUE"]];
+  for (const q of queues) {
+    rows.push([
+      q.name,
+      q.paused ? "paused" : "active",
+      q.maxRunning === null ? "-" : String(q.maxRunning),
+      String(q.queued),
+      String(q.processing),
+      q.oldestDueAgeSeconds > 0 ? `${q.oldestDueAgeSeconds.toFixed(1)} s` : "-",
+    ]);
+  }
+  return table(rows);
+}
+
+/** `--max-running`: a positive integer, or `none` for no limit. */
+function maxRunning(value: string): number | null {
+  if (value === "none") return null;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) {
+    throw new InvalidArgumentError("max-running must be an integer >= 1, or none");
+  }
+  return n;
+}
+
+/** Adds `queues list|pause|resume|set` to `program`. */
+export function register(program: Command): void {
+  const queues = program
+    .command("queues")
+    .description("Queues: list, pause, resume, set max-running.");
+
+  withInstanceFlags(queues.command("list"))
+    .description("Every queue with jobs or a configuration: paused, max-running, counts.")
+    .action((flags: AdminFlags) =>
+      runCommand(() =>
+        withInstance(flags, async (soniq) => {
+          const list = await soniq.queues.list();
+          print(flags.json, list, () => text(list));
+        }),
+      ),
+    );
+
+  for (const verb of ["pause", "resume"] as const) {
+    withInstanceFlags(queues.command(verb))
+      .description(
+        verb === "pause"
+          ? "Stop claims from a queue in every process (running jobs go on)."
+          : "Let workers claim from a paused queue again.",
+      )
+      .argument("<queue>", "queue name")
+      .action((name: string, flags: AdminFlags) =>
+        runCommand(() =>
+          withInstance(flags, async (soniq) => {
+            const q = await (verb === "pause"
+              ? soniq.queues.pause(name)
+              : soniq.queues.resume(name));
+            print(flags.json, q, () => `${q.name}  ${q.paused ? "paused" : "active"}`);
+          }),
+        ),
+      );
+  }
+
+  withInstanceFlags(queues.command("set"))
+    .description("Change a queue's configuration.")
+    .argument("<queue>", "queue name")
+    .requiredOption(
+      "--max-running <n>",
+      "most jobs of the queue processing at once across every worker, or none",
+      maxRunning,
+    )
+    .action((name: string, flags: AdminFlags & { maxRunning: number | null }) =>
+      runCommand(() =>
+        withInstance(flags, async (soniq) => {
+          const q = await soniq.queues.set(name, { maxRunning: flags.maxRunning });
+          print(
+            flags.json,
+            q,
+            () => `${q.name}  max-running ${q.maxRunning === null ? "none" : q.maxRunning}`,
+          );
+        }),
+      ),
+    );
+}

@@ -1,0 +1,144 @@
+/**
+ * Contract area: crash recovery (jobRecoverStale) and the crash-loop rule. Run on every backend by ../runner.ts.
+ */
+import { describe, expect, it } from "vitest";
+import { crashLoopMessage, crashLoopRule } from "../../../src/maintenance/policy.js";
+import { type ContractContext, newJob, ownerOf } from "../helpers.js";
+
+/** The crash recovery (jobRecoverStale) and the crash-loop rule cases. */
+export function recoveryCases(ctx: ContractContext): void {
+  const { make } = ctx;
+  describe("recovery", () => {
+    it("jobRecoverStale › owners unknown, stopped, stale and live › requeues all but the live one; without staleAfterSeconds a stale heartbeat is not enough", async () => {
+      const b = await make();
+      const jobs = Array.from({ length: 4 }, () => newJob({ maxAttempts: 5 }));
+      await b.jobEnqueue({ jobs });
+      await b.workerRegister({ id: "live", hostname: "h", pid: 1, queues: null, concurrency: 1 });
+      await b.workerRegister({
+        id: "stopped",
+        hostname: "h",
+        pid: 2,
+        queues: null,
+        concurrency: 1,
+      });
+      await b.workerRegister({ id: "stale", hostname: "h", pid: 3, queues: null, concurrency: 1 });
+      const [live] = await b.jobClaim({ workerId: "live", queues: null, limit: 1 });
+      const [stopped] = await b.jobClaim({ workerId: "stopped", queues: null, limit: 1 });
+      const [stale] = await b.jobClaim({ workerId: "stale", queues: null, limit: 1 });
+      const [ghost] = await b.jobClaim({ workerId: "never-registered", queues: null, limit: 1 });
+      await b.jobRetry({
+        id: stale!.id,
+        owner: ownerOf(stale!),
+        error: "an earlier failure",
+        delaySeconds: 0,
+      });
+      const [staleAgain] = await b.jobClaim({ workerId: "stale", queues: null, limit: 1 });
+      await b.workerMarkStopped({ workerId: "stopped" });
+      await new Promise((r) => setTimeout(r, 60));
+      await b.workerHeartbeat({ workerId: "live", status: "running" });
+      // Without a vouched-for timeout, a stale heartbeat is not enough: only the stopped and the
+      // unknown owners' rows come back.
+      const cautious = await b.jobRecoverStale({ crashLoop: crashLoopRule(3) });
+      expect(cautious.requeued.map((j) => j.id).sort()).toEqual([stopped!.id, ghost!.id].sort());
+      expect(await b.jobGet({ id: staleAgain!.id })).toMatchObject({
+        status: "processing",
+        workerId: "stale",
+      });
+      const result = await b.jobRecoverStale({
+        staleAfterSeconds: 0.04,
+        crashLoop: crashLoopRule(3),
+      });
+      expect(result.deadLettered).toEqual([]);
+      expect(result.requeued.map((j) => j.id)).toEqual([staleAgain!.id]);
+      expect(cautious.requeued.find((j) => j.id === ghost!.id)).toMatchObject({
+        previousOwner: "never-registered",
+        interruptions: 1,
+      });
+      expect(await b.jobGet({ id: live!.id })).toMatchObject({
+        status: "processing",
+        workerId: "live",
+      });
+      expect(await b.jobGet({ id: staleAgain!.id })).toMatchObject({
+        status: "queued",
+        workerId: null,
+        claimToken: null,
+        attempts: 1,
+        lastError: "an earlier failure",
+        interruptions: 1,
+      });
+      // The old owner's late write is fenced out.
+      expect(
+        await b.jobComplete({
+          id: staleAgain!.id,
+          owner: ownerOf(staleAgain!),
+          result: "1",
+          resultRetentionSeconds: 60,
+        }),
+      ).toBe(false);
+      // Idempotent: nothing left to recover.
+      expect(
+        await b.jobRecoverStale({ staleAfterSeconds: 0.04, crashLoop: crashLoopRule(3) }),
+      ).toEqual({
+        requeued: [],
+        deadLettered: [],
+        cancelled: [],
+      });
+    });
+
+    it("jobRecoverStale › a finished row and a crash loop › finished row untouched; past maxInterruptions to the DLQ, attempts unchanged", async () => {
+      const b = await make();
+      const done = newJob();
+      const poison = newJob({ maxAttempts: 5 });
+      await b.jobEnqueue({ jobs: [done] });
+      const [d] = await b.jobClaim({ workerId: "gone", queues: null, limit: 1 });
+      await b.jobComplete({
+        id: d!.id,
+        owner: ownerOf(d!),
+        result: null,
+        resultRetentionSeconds: 3600,
+      });
+      await b.jobEnqueue({ jobs: [poison] });
+      for (let i = 1; i <= 2; i++) {
+        const [p] = await b.jobClaim({ workerId: `crashed-${i}`, queues: null, limit: 1 });
+        expect(p?.id).toBe(poison.id);
+        const r = await b.jobRecoverStale({ staleAfterSeconds: 30, crashLoop: crashLoopRule(2) });
+        expect(r.requeued.map((j) => j.interruptions)).toEqual([i]);
+      }
+      const [p3] = await b.jobClaim({ workerId: "crashed-3", queues: null, limit: 1 });
+      const r3 = await b.jobRecoverStale({ staleAfterSeconds: 30, crashLoop: crashLoopRule(2) });
+      expect(r3.requeued).toEqual([]);
+      expect(r3.deadLettered).toMatchObject([
+        { id: poison.id, interruptions: 3, previousOwner: "crashed-3" },
+      ]);
+      expect(await b.jobGet({ id: poison.id })).toBeNull();
+      const dead = await b.deadLetterGet({ id: poison.id });
+      expect(dead).toMatchObject({ reason: "crash_loop", attempts: 0, interruptions: 3 });
+      expect(dead?.lastError).toContain("crash_loop");
+      expect(dead?.lastError).toBe(crashLoopMessage(3)); // the words of maintenance/policy.ts
+      expect(
+        await b.jobComplete({
+          id: poison.id,
+          owner: ownerOf(p3!),
+          result: "1",
+          resultRetentionSeconds: 60,
+        }),
+      ).toBe(false);
+      expect(await b.jobGet({ id: done.id })).toMatchObject({ status: "done", attempts: 1 });
+    });
+
+    it("jobRecoverStale › concurrent passes › each row requeued once", async () => {
+      const b = await make();
+      await b.jobEnqueue({ jobs: Array.from({ length: 30 }, () => newJob()) });
+      await b.jobClaim({ workerId: "dead", queues: null, limit: 30 });
+      const [r1, r2, r3] = await Promise.all([
+        b.jobRecoverStale({ staleAfterSeconds: 30, crashLoop: crashLoopRule(5) }),
+        b.jobRecoverStale({ staleAfterSeconds: 30, crashLoop: crashLoopRule(5) }),
+        b.jobRecoverStale({ staleAfterSeconds: 30, crashLoop: crashLoopRule(5) }),
+      ]);
+      const ids = [...r1!.requeued, ...r2!.requeued, ...r3!.requeued].map((j) => j.id);
+      expect(ids).toHaveLength(30);
+      expect(new Set(ids).size).toBe(30);
+      expect((await b.jobStats()).queued).toBe(30);
+    });
+  });
+}
