@@ -80,7 +80,13 @@ const metaRoutes: Route[] = [
   },
 ];
 
-const ROUTES: Route[] = [...metaRoutes, ...jobRoutes, ...deadLetterRoutes, ...queueWorkerRoutes];
+/** @internal Every API route, for the OpenAPI test. */
+export const ROUTES: Route[] = [
+  ...metaRoutes,
+  ...jobRoutes,
+  ...deadLetterRoutes,
+  ...queueWorkerRoutes,
+];
 
 function errorResponse(status: number, code: string, message: string): Response {
   return Response.json({ error: { code, message } }, { status });

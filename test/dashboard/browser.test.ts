@@ -4,7 +4,7 @@
  * arguments and errors with script tags, `javascript:` URLs, NUL and lone surrogates, and a 20 MB
  * result. No dialog fires, no script of the data runs, no request leaves the origin, the page
  * follows its CSP, each page renders within {@link RENDER_BOUND_MS}, the big result is cut, and a
- * read-only user sees no write button. With `SONIQ_SCREENSHOTS=1` it also writes the screenshots
+ * read-only user sees no write button. With `DASHBOARD_SCREENSHOTS=1` it also writes the screenshots
  * of docs/dashboard.md.
  */
 import { existsSync, mkdirSync, mkdtempSync } from "node:fs";
@@ -27,7 +27,7 @@ import { HOSTILE, type Seeded, seed, seededInstance } from "./seed.js";
 export const RENDER_BOUND_MS = 3000;
 const RESULT_BYTES = 20 * 1024 * 1024;
 const CHROMIUM = "/usr/bin/chromium";
-const SCREENSHOTS = process.env.SONIQ_SCREENSHOTS === "1";
+const SCREENSHOTS = process.env.DASHBOARD_SCREENSHOTS === "1";
 const pgAvailable = await postgresAvailable();
 
 /** What a page did that it must not. */

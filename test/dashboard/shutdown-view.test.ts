@@ -2,7 +2,7 @@
  * The shutdown as the dashboard shows it, with a real `soniq worker` process on a SQLite file: a
  * long job runs, the worker gets SIGTERM; the workers page shows DRAINING with the deadline
  * counting down; after the deadline the job's timeline shows the NACK and its attempts are
- * unchanged (0). With `SONIQ_SCREENSHOTS=1` it also writes the draining workers screenshot.
+ * unchanged (0). With `DASHBOARD_SCREENSHOTS=1` it also writes the draining workers screenshot.
  */
 import { mkdirSync } from "node:fs";
 import { type Browser, chromium } from "playwright-core";
@@ -45,7 +45,7 @@ describe("dashboard › shutdown view", () => {
       const countdown = page.locator("[data-testid=countdown]").first();
       await countdown.waitFor({ timeout: 5_000 });
       expect(await countdown.textContent()).toMatch(/\ds to deadline/);
-      if (process.env.SONIQ_SCREENSHOTS === "1") {
+      if (process.env.DASHBOARD_SCREENSHOTS === "1") {
         mkdirSync("docs/images", { recursive: true });
         await page.screenshot({ path: "docs/images/dashboard-workers-draining.png" });
       }
@@ -54,7 +54,7 @@ describe("dashboard › shutdown view", () => {
       await page.goto(`${served.root}#/jobs/${encodeURIComponent(id)}`);
       await page.locator("[data-testid=timeline-nack]").waitFor({ timeout: 5_000 });
       expect(await page.locator("[data-testid=attempts]").textContent()).toMatch(/^0 of /);
-      if (process.env.SONIQ_SCREENSHOTS === "1") {
+      if (process.env.DASHBOARD_SCREENSHOTS === "1") {
         await page.screenshot({ path: "docs/images/dashboard-job-nack.png" });
       }
       expect(await db.getJob(id)).toMatchObject({ status: "queued", attempts: 0 });
