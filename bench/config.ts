@@ -5,6 +5,7 @@
  *   npm run bench -- --quick             # 1 round at a tenth of the size, shorter time boxes
  *   npm run bench -- --only soniq-pg,bullmq --workloads drain,latency --rounds 5
  *   BENCH_SCALE=0.5 npm run bench        # every job count halved
+ *   npm run bench -- --quick --baseline HEAD~5   # also Soniq built at HEAD~5, as a ratio
  *   npm run bench -- --json out.json --markdown out.md
  */
 
@@ -17,6 +18,16 @@ export const LIBRARIES = ["soniq-pg", "soniq-sqlite", "graphile-worker", "pg-bos
  */
 export const OPTIONAL_LIBRARIES = ["graphile-worker-defaults"];
 
+/**
+ * With `--baseline REF`: Soniq built at REF, measured beside this checkout's Soniq. Each is
+ * added right after its counterpart (so it takes turns with every library like the others)
+ * when that counterpart is selected; `--only` may also name them, but only with `--baseline`.
+ */
+export const BASELINE_LIBRARIES: Record<string, string> = {
+  "soniq-baseline-pg": "soniq-pg",
+  "soniq-baseline-sqlite": "soniq-sqlite",
+};
+
 /** Every workload, in the order they run within a round. */
 export const WORKLOADS = ["enqueue", "drain", "latency", "handlers", "process"];
 
@@ -27,6 +38,8 @@ export interface BenchConfig {
   scale: number;
   libraries: string[];
   workloads: string[];
+  /** `--baseline REF`: the git ref whose Soniq build is measured too (see ./baseline.ts). */
+  baseline: string | undefined;
   pgUrl: string;
   redisUrl: string;
   /** Sizes of the bulk-enqueue measurements. */
@@ -81,9 +94,47 @@ function positive(value: string | undefined, what: string): number | undefined {
   return n;
 }
 
+/**
+ * The libraries to run: `--only` or the defaults, and with a baseline each Soniq library's
+ * baseline right after it (unless `--only` placed it already).
+ */
+function selectLibraries(only: string | undefined, baseline: string | undefined): string[] {
+  const baselines = Object.keys(BASELINE_LIBRARIES);
+  const chosen =
+    list(only, [...LIBRARIES, ...OPTIONAL_LIBRARIES, ...baselines], "library") ?? LIBRARIES;
+  if (baseline === undefined) {
+    const named = chosen.filter((name) => baselines.includes(name));
+    if (named.length > 0) throw new Error(`${named.join(", ")} needs --baseline REF`);
+    return chosen;
+  }
+  const out: string[] = [];
+  for (const name of chosen) {
+    if (!out.includes(name)) out.push(name);
+    const pair = baselines.find((b) => BASELINE_LIBRARIES[b] === name);
+    if (pair && !chosen.includes(pair)) out.push(pair);
+  }
+  if (!out.some((name) => baselines.includes(name))) {
+    throw new Error("--baseline needs soniq-pg or soniq-sqlite among the libraries");
+  }
+  return out;
+}
+
+/** The `--baseline` value: a ref for git, never something git would read as an option. */
+function baselineRef(argv: string[]): string | undefined {
+  if (!argv.some((a) => a === "--baseline" || a.startsWith("--baseline="))) return undefined;
+  const ref = flagValue(argv, "baseline")?.trim();
+  if (!ref || ref.startsWith("-") || /\s/.test(ref)) {
+    throw new Error("--baseline needs a git ref or commit id (e.g. --baseline HEAD~5)");
+  }
+  return ref;
+}
+
 export const USAGE = `usage: npm run bench -- [--quick] [--rounds N] [--only LIBS] [--workloads LIST]
-                        [--json FILE] [--markdown FILE]
+                        [--baseline REF] [--json FILE] [--markdown FILE]
   libraries: ${LIBRARIES.join(", ")} (by default); also ${OPTIONAL_LIBRARIES.join(", ")} with --only
+  --baseline REF: also build Soniq at git REF (a commit id, HEAD~5, a branch) in a temporary
+    folder and measure it in the same run as ${Object.keys(BASELINE_LIBRARIES).join(", ")}
+    (added after soniq-pg / soniq-sqlite); the table gives this checkout ÷ REF
   workloads: ${WORKLOADS.join(", ")}
   env: BENCH_SCALE (job-count multiplier), BENCH_PG_URL, BENCH_REDIS_URL, BENCH_TIME_BOX_MS`;
 
@@ -95,13 +146,14 @@ export function loadConfig(
   const scale = positive(env.BENCH_SCALE, "BENCH_SCALE") ?? (quick ? 0.1 : 1);
   const rounds = positive(flagValue(argv, "rounds"), "--rounds") ?? (quick ? 1 : 3);
   const n = (base: number, min = 10) => Math.max(min, Math.round(base * scale));
+  const baseline = baselineRef(argv);
   return {
     quick,
     rounds: Math.round(rounds),
     scale,
-    libraries:
-      list(flagValue(argv, "only"), [...LIBRARIES, ...OPTIONAL_LIBRARIES], "library") ?? LIBRARIES,
+    libraries: selectLibraries(flagValue(argv, "only"), baseline),
     workloads: list(flagValue(argv, "workloads"), WORKLOADS, "workload") ?? WORKLOADS,
+    baseline,
     pgUrl: env.BENCH_PG_URL ?? "postgres://postgres@127.0.0.1:5432/test",
     redisUrl: env.BENCH_REDIS_URL ?? "redis://127.0.0.1:6379",
     bulkSizes: [n(10_000), n(100_000)],

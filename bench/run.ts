@@ -6,13 +6,16 @@
  * the machine spreads over all of them. Each measurement gets a fresh adapter (connections,
  * pollers and timers of one never live on into the next). At the end it prints one table
  * (medians, min–max over rounds, ratios of Soniq to the best peer) and removes every schema,
- * key and file it created. See docs/performance.md.
+ * key and file it created. With `--baseline REF` it first builds Soniq at REF in a temporary
+ * folder (./baseline.ts), measures that build as two more libraries and removes the folder at
+ * the end. See docs/performance.md.
  */
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { selectFactories } from "./adapters/index.js";
 import { REPO_ROOT } from "./adapters/support.js";
 import type { AdapterFactory } from "./adapters/types.js";
+import { type Baseline, buildBaseline } from "./baseline.js";
 import { type BenchConfig, loadConfig, USAGE } from "./config.js";
 import { describeEnvironment, type Environment } from "./environment.js";
 import { CPU_ROUNDS, calibrateCpuWork, sleep } from "./payload.js";
@@ -131,8 +134,22 @@ async function main(): Promise<number> {
     process.stderr.write("dist/ is missing: run `npm run build` first (npm run bench does).\n");
     return 2;
   }
+  if (config.baseline === undefined) return await runBench(config, undefined);
+  const baseline = await buildBaseline(config.baseline, log);
+  // Also on process.exit (a second Ctrl-C): removing the folder is synchronous and idempotent.
+  process.once("exit", baseline.remove);
+  try {
+    return await runBench(config, baseline);
+  } finally {
+    baseline.remove();
+    log(`baseline ${baseline.short}: temporary build removed`);
+  }
+}
+
+/** Measures every selected library (`baseline`: the build of `--baseline`), prints the report. */
+async function runBench(config: BenchConfig, baseline: Baseline | undefined): Promise<number> {
   const workloads = ALL_WORKLOADS.filter((w) => config.workloads.includes(w.id));
-  let factories = selectFactories(config);
+  let factories = selectFactories(config, baseline);
   const unavailable: string[] = [];
   for (const f of factories) {
     const problem = await f.check();

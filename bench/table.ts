@@ -1,7 +1,8 @@
 /**
  * The result table: one row per metric, one column per library with the median over rounds
  * and the min–max range, and for each Soniq backend its ratio to the best peer (the best of
- * the non-Soniq libraries on that row). Rendered as Markdown, which also reads in a terminal.
+ * the non-Soniq libraries on that row); with `--baseline`, also this checkout's Soniq ÷ the
+ * baseline's. Rendered as Markdown, which also reads in a terminal.
  */
 import type { AdapterFactory } from "./adapters/types.js";
 import { quantile, summarize } from "./stats.js";
@@ -51,12 +52,18 @@ export function renderTable(
   errors: Errors,
 ): string {
   const soniqs = factories.filter((f) => f.isSoniq);
-  const peers = factories.filter((f) => !f.isSoniq);
+  const peers = factories.filter((f) => !f.isSoniq && f.baselineOf === undefined);
+  // [this checkout's Soniq, its baseline] for every baseline whose counterpart runs too.
+  const pairs = factories.flatMap((b) => {
+    const current = factories.find((f) => f.name === b.baselineOf);
+    return current ? [[current, b] as const] : [];
+  });
   const header = [
     "workload",
     "unit",
     ...factories.map((f) => f.label),
     ...(peers.length > 0 ? soniqs.map((f) => `${f.label} ÷ best peer`) : []),
+    ...pairs.map(([current, b]) => `${current.label} ÷ ${b.label}`),
   ];
   const rows: string[][] = [];
   for (const metric of metrics) {
@@ -85,6 +92,15 @@ export function renderTable(
         );
       }
     }
+    for (const [current, b] of pairs) {
+      const now = central(metric, bySample[current.name]);
+      const then = central(metric, bySample[b.name]);
+      row.push(
+        now !== undefined && then !== undefined && then !== 0 && Number.isFinite(then)
+          ? `${(now / then).toFixed(2)}×`
+          : "–",
+      );
+    }
     rows.push(row);
   }
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
@@ -100,5 +116,6 @@ export function renderTable(
 export const TABLE_LEGEND = [
   "Cells: median over rounds [min–max of the rounds]; latency percentiles are over all rounds' samples pooled. ↑ higher is better, ↓ lower is better.",
   "Ratio columns: Soniq's median ÷ the best peer's median on that row (for ↑ rows above 1 means Soniq is faster; for ↓ rows below 1 means Soniq is better).",
+  "With --baseline, the \"÷ @ref\" columns: this checkout's median ÷ the baseline build's (on ↑ rows below 1 is a slowdown, on ↓ rows above 1).",
   "* a time box cut the drain short in at least one round (throughput from the jobs that ran). ! see notes below the table.",
 ].join("\n");

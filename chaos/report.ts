@@ -101,6 +101,20 @@ export interface AnalysisInput {
   logCounts: Record<string, number>;
   /** Lines on worker stderr that are not JSON log lines (crash traces). */
   strayLines: string[];
+  /**
+   * The NACK counter scraped from each worker's `/metrics` once it stopped (its health endpoints
+   * linger until the harness has read them), against the NACKs its log shows.
+   */
+  scrapedNacks?: {
+    /** Sum of `soniq_shutdown_nacks_total` over the workers scraped after they stopped. */
+    scraped: number;
+    /** "job NACK'd" log lines of those same workers. */
+    logged: number;
+    /** Workers scraped after they stopped. */
+    workers: number;
+    /** Workers killed (SIGKILL) before a last scrape, and the NACKs their logs show. */
+    unscraped: { workers: number; loggedNacks: number };
+  };
   timings: Record<string, number>;
 }
 
@@ -661,6 +675,14 @@ export function analyze(input: AnalysisInput): Analysis {
     .map(([k, v]) => `${v} ${k}`)
     .join(", ");
   checks.push({ name: "worker log events", value: logNotes || "none" });
+  if (input.scrapedNacks) {
+    const s = input.scrapedNacks;
+    checks.push({
+      name: "shutdown NACKs: scraped soniq_shutdown_nacks_total = logged (must be equal)",
+      value: `${s.scraped} / ${s.logged} over ${s.workers} stopped workers${s.unscraped.workers > 0 ? `; ${s.unscraped.workers} killed before a last scrape (${s.unscraped.loggedNacks} NACKs in their logs)` : ""}`,
+      ok: s.scraped === s.logged,
+    });
+  }
   for (const [k, v] of Object.entries(input.timings)) checks.push({ name: k, value: sec(v) });
 
   const failed = checks.filter((c) => c.ok === false).map((c) => c.name);

@@ -30,6 +30,7 @@ import pg from "pg";
 import { type FaultKind, faultPlan, jobSpec, type PlannedFault } from "./plan.js";
 import {
   type Analysis,
+  type AnalysisInput,
   analyze,
   type DeadState,
   type FaultRecord,
@@ -449,11 +450,27 @@ class WorkerPool {
     const label = `w${slot}.${this.generation}`;
     const logFile = join(this.dir, `worker-${label}.log`);
     const fd = openSync(logFile, "a");
-    const child = spawn(process.execPath, [CLI, "worker", JOBS_MODULE], {
-      cwd: REPO,
-      env: this.env,
-      stdio: ["ignore", fd, fd],
-    });
+    // Health endpoints on a free port; after the drain they linger until the harness has scraped
+    // the final counters (scrapeStopped), so the NACK counter can be compared with the logs.
+    const child = spawn(
+      process.execPath,
+      [
+        CLI,
+        "worker",
+        JOBS_MODULE,
+        "--health-port",
+        "0",
+        "--health-host",
+        "127.0.0.1",
+        "--health-linger",
+        "60",
+      ],
+      {
+        cwd: REPO,
+        env: this.env,
+        stdio: ["ignore", fd, fd],
+      },
+    );
     closeSync(fd);
     children.add(child);
     const managed: Managed = {
@@ -484,6 +501,72 @@ class WorkerPool {
     });
     this.all.push(managed);
     return managed;
+  }
+
+  /** Final NACK counters scraped from workers that stopped, by label. */
+  readonly scraped = new Map<string, { scraped: number; logged: number }>();
+
+  /**
+   * Scrapes `/metrics` of every worker whose log says its health endpoints linger (it stopped,
+   * every row durable), records its `soniq_shutdown_nacks_total` sum against the NACK lines of its
+   * log, then ends the linger with SIGTERM. Called on a timer and before the final accounting.
+   */
+  async scrapeStopped(): Promise<void> {
+    for (const w of this.all) {
+      if (w.state === "dead" || this.scraped.has(w.label)) continue;
+      let text: string;
+      try {
+        text = readFileSync(w.logFile, "utf8");
+      } catch {
+        continue;
+      }
+      if (!text.includes("health endpoints linger")) continue;
+      const port = /"port":(\d+)/.exec(text)?.[1];
+      if (port === undefined) continue;
+      try {
+        const body = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+        const scraped = [
+          ...body.matchAll(/^soniq_shutdown_nacks_total(?:\{[^}]*\})? (\S+)$/gm),
+        ].reduce((sum, m) => sum + Number(m[1]), 0);
+        const logged = [...text.matchAll(/job NACK'd/g)].length;
+        this.scraped.set(w.label, { scraped, logged });
+      } catch {
+        continue; // not answering yet; next round
+      }
+      w.child.kill("SIGTERM"); // ends the linger
+    }
+  }
+
+  /** The scraped totals for the report. */
+  scrapedNacks(): NonNullable<AnalysisInput["scrapedNacks"]> {
+    let scraped = 0;
+    let logged = 0;
+    for (const s of this.scraped.values()) {
+      scraped += s.scraped;
+      logged += s.logged;
+    }
+    let unscrapedWorkers = 0;
+    let unscrapedNacks = 0;
+    for (const w of this.all) {
+      if (this.scraped.has(w.label)) continue;
+      let text = "";
+      try {
+        text = readFileSync(w.logFile, "utf8");
+      } catch {
+        // no log: it never started
+      }
+      const nacks = [...text.matchAll(/job NACK'd/g)].length;
+      if (nacks > 0 || text.includes("draining")) {
+        unscrapedWorkers += 1;
+        unscrapedNacks += nacks;
+      }
+    }
+    return {
+      scraped,
+      logged,
+      workers: this.scraped.size,
+      unscraped: { workers: unscrapedWorkers, loggedNacks: unscrapedNacks },
+    };
   }
 
   running(): Managed[] {
@@ -623,6 +706,7 @@ async function runBackend(kind: "postgres" | "sqlite"): Promise<BackendResult> {
   });
   const pool = new WorkerPool(workerEnv, dir);
   for (let slot = 0; slot < config.workers; slot++) pool.spawn(slot);
+  const scraper = setInterval(() => void pool.scrapeStopped(), 250);
   const readyBy = Date.now() + 30_000;
   while (
     pool.all.some((w) => !readFileSync(w.logFile, "utf8").includes("worker started")) &&
@@ -741,6 +825,7 @@ async function runBackend(kind: "postgres" | "sqlite"): Promise<BackendResult> {
     `${kind}: queue ${counts.queued === 0 && counts.processing === 0 ? "empty" : `NOT empty (queued ${counts.queued}, processing ${counts.processing})`} ${((drained - chaosEnd) / 1000).toFixed(1)} s after the chaos phase; SIGTERM to every worker`,
   );
   pool.respawn = false;
+  await pool.scrapeStopped(); // a worker lingering now must be read before the final SIGTERM
   for (const w of pool.notDead()) {
     pool.cont(w);
     w.cause = "final_sigterm";
@@ -753,6 +838,7 @@ async function runBackend(kind: "postgres" | "sqlite"): Promise<BackendResult> {
     w.child.kill("SIGKILL");
   }
   await Promise.all(pool.all.map((w) => w.exited));
+  clearInterval(scraper);
   if (producer.exitCode === null) producer.kill("SIGKILL");
   const stopped = Date.now();
 
@@ -830,6 +916,7 @@ async function runBackend(kind: "postgres" | "sqlite"): Promise<BackendResult> {
     finalRecover,
     logCounts: logs.counts,
     strayLines: logs.stray,
+    scrapedNacks: pool.scrapedNacks(),
     timings: {
       "time: chaos phase": chaosEnd - chaosStart,
       "time: queue empty after the phase": drained - chaosEnd,

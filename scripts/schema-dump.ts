@@ -109,6 +109,17 @@ export async function dumpPostgresSchema(client: pg.Client, schema: string): Pro
   return out.join("\n");
 }
 
+/**
+ * SQLite keeps `ALTER TABLE … ADD COLUMN` as `…\n, col TYPE)` at the end of the table's SQL; this
+ * puts each added column on a line of its own, as if it had been declared in `CREATE TABLE`.
+ */
+function addedColumnsOnTheirOwnLines(sql: string): string {
+  const match = /\n, ([^\n]*)\)((?: STRICT)?)$/.exec(sql);
+  if (!match) return sql;
+  const added = (match[1] as string).split(/, (?=[a-z_]+ [A-Z])/);
+  return `${sql.slice(0, match.index)}${added.map((column) => `,\n  ${column}`).join("")}\n)${match[2]}`;
+}
+
 /** The schema of the SQLite database at `path`: `sqlite_master`'s SQL, tables first, by name. */
 export function dumpSqliteSchema(path: string): string {
   const db = new Database(path, { readonly: true });
@@ -122,7 +133,7 @@ export function dumpSqliteSchema(path: string): string {
          ORDER BY CASE type WHEN 'table' THEN 0 WHEN 'index' THEN 1 ELSE 2 END, name`,
       )
       .all() as Array<{ sql: string }>;
-    const body = objects.map((o) => `${o.sql};\n`).join("\n");
+    const body = objects.map((o) => `${addedColumnsOnTheirOwnLines(o.sql)};\n`).join("\n");
     return `${header(
       "sqlite",
       migrations.map((m) => m.name),

@@ -52,7 +52,14 @@ export type SoniqErrorCode =
   /** The database reported an error Soniq has no more specific code for (its SQLSTATE in `details`). */
   | "DATABASE_ERROR"
   /** Anything else: a bug or an error from outside Soniq (the CLI reports it with this code). */
-  | "UNEXPECTED";
+  | "UNEXPECTED"
+  /**
+   * A schedule definition is invalid: a bad cron expression, an unknown time zone, `every` below
+   * 1 second, bad bounds or policies, or a schedule id that is not dotted lower-case.
+   */
+  | "INVALID_SCHEDULE"
+  /** Two schedule definitions in one instance use the same id. */
+  | "DUPLICATE_SCHEDULE";
 
 /** An error raised by Soniq on purpose, carrying a stable {@link SoniqErrorCode}. */
 export class SoniqError extends Error {

@@ -42,6 +42,10 @@ export type {
   PgQueryable,
   QueueInfo,
   QueueStats,
+  ScheduleOutcome,
+  ScheduleRow,
+  ScheduleRunRow,
+  ScheduleSpec,
   WorkerDetail,
   WorkerRow,
   WorkerShutdownState,
@@ -54,6 +58,7 @@ export {
   JobCancelledError,
   type JobContext,
   JobTimeoutError,
+  type ScheduleContext,
   ShutdownTimeoutError,
 } from "./jobs/context.js";
 export type { EnqueueOptions } from "./jobs/enqueue-options.js";
@@ -78,8 +83,15 @@ export type {
 export type {
   DrainStartedEvent,
   ForceTimeoutPathEvent,
+  JobCancelledEvent,
   JobDeadLetteredEvent,
+  JobEnqueuedEvent,
+  JobFencedOutEvent,
   JobRecoveredEvent,
+  JobStartedEvent,
+  QueueMetricsEvent,
+  QueueSample,
+  ScheduleOccurrenceEvent,
   ShutdownNackEvent,
   SoniqEventMap,
   SoniqEventName,
@@ -88,8 +100,24 @@ export type {
   WorkerStartedEvent,
   WorkerStoppedEvent,
 } from "./observability/events.js";
+export {
+  type HealthHandler,
+  type HealthHandlerOptions,
+  healthHandler,
+  type ProbedWorker,
+} from "./observability/health/health-handler.js";
+export { HealthServer, type HealthServerOptions } from "./observability/health/health-server.js";
 export { createLogger, type Logger } from "./observability/logger.js";
 export type { MetricsSink } from "./observability/metrics.js";
+export type { Tracing } from "./observability/tracing.js";
+export type { PreviewOptions, ScheduleAdmin, ScheduleDetails } from "./scheduler/admin.js";
+export type { SyncReport } from "./scheduler/reconcile.js";
+export type {
+  MissedOptions,
+  ScheduleDefinition,
+  ScheduleEnqueueOptions,
+  ScheduleOptions,
+} from "./scheduler/schedule-definition.js";
 export {
   envName,
   resolveSettings,

@@ -290,6 +290,40 @@ export const SETTINGS = {
     unit: "seconds",
     doc: "Flat budget from the FORCE_TIMEOUT_PATH instant for running sync handlers before WAIT_FOR_THREAD is logged (the drain keeps waiting); `null` = `jobTimeout`.",
   }),
+  /**
+   * `SONIQ_METRICS_INTERVAL`. How often the maintenance leader samples per-queue counts and the
+   * oldest claimable job's age (`queue_metrics`, Prometheus `soniq_queue_*`); only while something
+   * listens. Accepts 1–3600 seconds. Default 15.
+   */
+  metricsInterval: setting({
+    type: seconds(1, 3600),
+    default: 15,
+    unit: "seconds",
+    doc: "How often the maintenance leader samples per-queue counts and the oldest claimable job's age (`queue_metrics`, Prometheus `soniq_queue_*`); only while something listens.",
+  }),
+  /**
+   * `SONIQ_TERMINATION_GRACE_SECONDS`. The supervisor's grace before SIGKILL (Kubernetes
+   * `terminationGracePeriodSeconds`, systemd `TimeoutStopSec`, Compose `stop_grace_period`), when
+   * the deployment tells the worker; it then warns at start if the drain budget does not fit
+   * (docs/shutdown.md). Accepts 0–604800, or null seconds. Default unknown.
+   */
+  terminationGraceSeconds: setting({
+    type: seconds(0, 7 * DAY).nullable(),
+    default: null,
+    defaultText: "unknown",
+    unit: "seconds",
+    doc: "The supervisor's grace before SIGKILL (Kubernetes `terminationGracePeriodSeconds`, systemd `TimeoutStopSec`, Compose `stop_grace_period`), when the deployment tells the worker; it then warns at start if the drain budget does not fit (docs/shutdown.md).",
+  }),
+  /**
+   * `SONIQ_PRE_STOP_SECONDS`. Time a preStop hook spends before SIGTERM reaches the worker; counts
+   * against `terminationGraceSeconds`. Accepts 0–86400 seconds. Default 0.
+   */
+  preStopSeconds: setting({
+    type: seconds(0, DAY),
+    default: 0,
+    unit: "seconds",
+    doc: "Time a preStop hook spends before SIGTERM reaches the worker; counts against `terminationGraceSeconds`.",
+  }),
 };
 
 type Settings = typeof SETTINGS;

@@ -37,6 +37,9 @@ import { EventBus, type EventSubscriber } from "./observability/event-bus.js";
 import type { SoniqEventMap } from "./observability/events.js";
 import { createLogger, type Logger } from "./observability/logger.js";
 import { type MetricsSink, subscribeMetricsSink } from "./observability/metrics.js";
+import type { Tracing } from "./observability/tracing.js";
+import { ScheduleAdmin } from "./scheduler/admin.js";
+import { ScheduleDefinition, type ScheduleOptions } from "./scheduler/schedule-definition.js";
 import { resolveSettings, type SoniqSettings, type SoniqSettingsInput } from "./settings.js";
 import { Worker, type WorkerOptions } from "./worker/worker.js";
 
@@ -55,6 +58,11 @@ export interface SoniqOptions extends SoniqSettingsInput {
    * subscriber of {@link Soniq.events}; its errors never strand a job.
    */
   metrics?: MetricsSink;
+  /**
+   * Traces enqueues and attempts (e.g. `otelTracing()` from `soniq/otel`): a producer span at
+   * enqueue whose context is stored with the job, a consumer span per attempt.
+   */
+  tracing?: Tracing;
   /** Where `SONIQ_*` variables are read from. Default `process.env`. */
   env?: Record<string, string | undefined>;
   /**
@@ -107,7 +115,11 @@ export class Soniq implements JobEnqueuer {
    * maintenance.
    */
   readonly eventBus: EventBus<SoniqEventMap>;
+  private readonly tracing: Tracing | undefined;
   private readonly registry = new Map<string, JobDefinition<unknown, unknown, unknown>>();
+  private readonly scheduleRegistry = new Map<string, ScheduleDefinition>();
+  private readonly scheduleListeners = new Set<() => void>();
+  private scheduleAdmin: ScheduleAdmin | undefined;
   private backendPromise: Promise<Backend> | undefined;
   private readonly injectedBackend: Backend | undefined;
   private closed = false;
@@ -128,7 +140,7 @@ export class Soniq implements JobEnqueuer {
    * `INVALID_DATABASE_URL` when the URL names no backend.
    */
   constructor(options: SoniqOptions = {}) {
-    const { logger, env, backend, metrics, ...settings } = options;
+    const { logger, env, backend, metrics, tracing, ...settings } = options;
     this.metrics = metrics;
     this.settings = resolveSettings(settings as Record<string, unknown>, env ?? process.env);
     if (!backend) parseDatabaseUrl(this.settings.databaseUrl);
@@ -147,7 +159,10 @@ export class Soniq implements JobEnqueuer {
       backend: () => this.backend(),
       retentionSeconds: this.settings.resultRetention,
       heartbeatTimeoutSeconds: this.settings.heartbeatTimeout,
+      events: this.eventBus,
     }));
+    this.tracing = tracing;
+    tracing?.attach(this.eventBus, this.logger);
   }
 
   /**
@@ -196,6 +211,59 @@ export class Soniq implements JobEnqueuer {
     }
     this.registry.set(definition.name, definition as JobDefinition<unknown, unknown, unknown>);
     return definition;
+  }
+
+  /**
+   * Declares a recurring schedule: each occurrence of `cron` (in `timezone`) or of `every`
+   * seconds enqueues `job` with `args`, exactly once per occurrence (docs/schedules.md). The
+   * definition lives in code; it is reconciled into `soniq_schedules` when a worker starts (or by
+   * `soniq schedules sync`). Nothing is written here.
+   * @throws SoniqError `INVALID_SCHEDULE` (bad id, expression, time zone, `every` < 1 s, policy,
+   * bounds, or a job not defined on this instance), `DUPLICATE_SCHEDULE` (the id is already
+   * declared here), `INVALID_ARGS` (the arguments fail the job's schema), `INVALID_PAYLOAD`,
+   * `INVALID_ENQUEUE_OPTION`.
+   */
+  schedule<TArgs, TResult, TInput>(
+    options: ScheduleOptions<TArgs, TResult, TInput>,
+  ): ScheduleDefinition {
+    const definition = new ScheduleDefinition(
+      options as ScheduleOptions<unknown, unknown, unknown>,
+      this.settings.maxPayloadBytes,
+      (job) => this.registry.get(job.name) === job,
+    );
+    if (this.scheduleRegistry.has(definition.spec.id)) {
+      throw new SoniqError(
+        "DUPLICATE_SCHEDULE",
+        `a schedule with id ${definition.spec.id} is already defined in this instance`,
+        { details: { schedule: definition.spec.id } },
+      );
+    }
+    this.scheduleRegistry.set(definition.spec.id, definition);
+    return definition;
+  }
+
+  /** The schedules declared on this instance, by id. */
+  get scheduleDefinitions(): ReadonlyMap<string, ScheduleDefinition> {
+    return this.scheduleRegistry;
+  }
+
+  /** Runtime management of schedules (list, show, preview, pause, resume, run now, remove, sync). */
+  get schedules(): ScheduleAdmin {
+    this.scheduleAdmin ??= new ScheduleAdmin({
+      backend: () => this.backend(),
+      logger: this.logger,
+      definitions: () => this.scheduleRegistry.values(),
+      changed: () => {
+        for (const listener of this.scheduleListeners) listener();
+      },
+    });
+    return this.scheduleAdmin;
+  }
+
+  /** @internal A worker's scheduler subscribes to changes made through this instance. */
+  onSchedulesChanged(listener: () => void): () => void {
+    this.scheduleListeners.add(listener);
+    return () => this.scheduleListeners.delete(listener);
   }
 
   /** The registered job definitions, by name. */
@@ -291,8 +359,25 @@ export class Soniq implements JobEnqueuer {
     if (connection && !backend.capabilities.transactionalEnqueue) {
       throw new SoniqError("UNSUPPORTED", "`connection` (transactional enqueue) needs PostgreSQL");
     }
-    const results = await backend.jobEnqueue(connection ? { jobs, connection } : { jobs });
-    return results.map((r) => r.id);
+    const insert = async (traced: readonly NewJob[]): Promise<string[]> => {
+      const results = await backend.jobEnqueue(
+        connection ? { jobs: traced, connection } : { jobs: traced },
+      );
+      if (this.eventBus.hasListeners("job_enqueued")) {
+        results.forEach((result, i) => {
+          const job = traced[i];
+          if (result.inserted && job) {
+            this.eventBus.emit("job_enqueued", {
+              job_id: job.id,
+              job_name: job.name,
+              queue: job.queue,
+            });
+          }
+        });
+      }
+      return results.map((r) => r.id);
+    };
+    return this.tracing ? this.tracing.traceEnqueue(jobs, insert) : insert(jobs);
   }
 
   /** @internal Used by {@link JobDefinition.enqueue}. */

@@ -1,15 +1,23 @@
 /** The libraries the harness can run: `LIBRARIES` and `OPTIONAL_LIBRARIES` (config.ts). */
+import type { Baseline } from "../baseline.js";
 import type { BenchConfig } from "../config.js";
 import { bullMq } from "./bullmq.js";
 import { graphile } from "./graphile.js";
 import { pgBoss } from "./pgboss.js";
-import { soniqPostgres, soniqSqlite } from "./soniq.js";
+import { baselineBuild, soniqPostgres, soniqSqlite } from "./soniq.js";
 import type { AdapterFactory } from "./types.js";
 
-export function selectFactories(config: BenchConfig): AdapterFactory[] {
+/** The factories of `config.libraries`; `baseline` is the build of `--baseline`, if given. */
+export function selectFactories(config: BenchConfig, baseline?: Baseline): AdapterFactory[] {
+  const baselineOnly = (make: (b: Baseline) => AdapterFactory) => () => {
+    if (!baseline) throw new Error("the baseline libraries need --baseline REF");
+    return make(baseline);
+  };
   const all: Record<string, () => AdapterFactory> = {
     "soniq-pg": () => soniqPostgres(config.pgUrl),
     "soniq-sqlite": () => soniqSqlite(),
+    "soniq-baseline-pg": baselineOnly((b) => soniqPostgres(config.pgUrl, baselineBuild(b))),
+    "soniq-baseline-sqlite": baselineOnly((b) => soniqSqlite(baselineBuild(b))),
     "graphile-worker": () => graphile(config.pgUrl),
     "graphile-worker-defaults": () => graphile(config.pgUrl, "defaults"),
     "pg-boss": () => pgBoss(config.pgUrl),

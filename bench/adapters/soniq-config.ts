@@ -3,6 +3,8 @@ import type { SoniqOptions } from "soniq";
 
 /** PostgreSQL schema of the Soniq measurements. */
 export const SONIQ_SCHEMA = "bench_soniq";
+/** PostgreSQL schema of the baseline's measurements (`--baseline`). */
+export const SONIQ_BASELINE_SCHEMA = "bench_soniq_baseline";
 /** The one job every Soniq measurement enqueues. */
 export const SONIQ_JOB = "bench.task";
 
@@ -11,7 +13,11 @@ export const SONIQ_JOB = "bench.task";
  * job (the default `info` logs every completion; the peers run without per-job logs too).
  * `logLevel` is only changed by the profiling script, to measure what per-job logging costs.
  */
-export function soniqOptions(databaseUrl: string, logLevel = "warn"): SoniqOptions {
+export function soniqOptions(
+  databaseUrl: string,
+  logLevel = "warn",
+  schema = SONIQ_SCHEMA,
+): SoniqOptions {
   // The level is validated by Soniq itself (an unknown one is an INVALID_OPTION error).
-  return { databaseUrl, schema: SONIQ_SCHEMA, logLevel: logLevel as SoniqOptions["logLevel"] };
+  return { databaseUrl, schema, logLevel: logLevel as SoniqOptions["logLevel"] };
 }

@@ -6,15 +6,65 @@
  * (the default `info` logs every completion; the peers are also run without per-job logs).
  * Bulk enqueue is `job.enqueueMany` (one statement per call); the worker is
  * `soniq.worker({ concurrency })`. The CPU-bound workload uses an ordinary async handler.
+ *
+ * With `--baseline REF` the same adapters run a second Soniq, built at REF (../baseline.ts): the
+ * class comes from that build's dist/index.js and its worker processes run that build's
+ * dist/cli/main.js; its PostgreSQL schema is `bench_soniq_baseline`. Only the public API is
+ * used, so an earlier internal layout does not matter.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { type JobDefinition, Soniq, type Worker } from "soniq";
+import type { Baseline } from "../baseline.js";
 import type { BenchHandler, BenchPayload } from "../payload.js";
-import { SONIQ_JOB, SONIQ_SCHEMA, soniqOptions } from "./soniq-config.js";
+import { SONIQ_BASELINE_SCHEMA, SONIQ_JOB, SONIQ_SCHEMA, soniqOptions } from "./soniq-config.js";
 import { checkPostgres, packageVersion, REPO_ROOT, sql } from "./support.js";
 import type { Adapter, AdapterFactory, WorkerProcessSpec } from "./types.js";
+
+/** The class the adapters construct: this checkout's, or a baseline build's. */
+type SoniqClass = typeof Soniq;
+
+/** Which Soniq a factory measures: where its build is and how it is named in the report. */
+export interface SoniqBuild {
+  /** The package root holding dist/. */
+  root: string;
+  /** Loads the class (a baseline's from its own dist/index.js). */
+  load(): Promise<SoniqClass>;
+  /** Environment for the worker process's jobs module (bench/worker-processes/soniq-jobs.ts). */
+  workerEnv: Record<string, string>;
+  schema: string;
+  /** Appended to the library's name and label (`-baseline`, ` @abc1234`). */
+  labelSuffix: string;
+  baselineOf: boolean;
+  version(): string;
+}
+
+const CURRENT: SoniqBuild = {
+  root: REPO_ROOT,
+  load: async () => Soniq,
+  workerEnv: {},
+  schema: SONIQ_SCHEMA,
+  labelSuffix: "",
+  baselineOf: false,
+  version: () => packageVersion("soniq"),
+};
+
+/** The build of a `--baseline` ref. */
+export function baselineBuild(baseline: Baseline): SoniqBuild {
+  const index = join(baseline.root, "dist", "index.js");
+  return {
+    root: baseline.root,
+    load: async () => ((await import(pathToFileURL(index).href)) as { Soniq: SoniqClass }).Soniq,
+    workerEnv: { BENCH_SONIQ_DIST: index },
+    schema: SONIQ_BASELINE_SCHEMA,
+    labelSuffix: ` @${baseline.short}`,
+    baselineOf: true,
+    version: () =>
+      `${baseline.version} (baseline ${baseline.ref === baseline.commit ? "" : `${baseline.ref} = `}commit ${baseline.commit}, built in a temporary folder, dependencies ${baseline.dependencies})`,
+  };
+}
 
 class SoniqAdapter implements Adapter {
   private soniq: Soniq | undefined;
@@ -23,13 +73,15 @@ class SoniqAdapter implements Adapter {
   private handler: BenchHandler = () => undefined;
 
   constructor(
+    private readonly SoniqOf: SoniqClass,
+    private readonly build: SoniqBuild,
     private readonly databaseUrl: string,
     private readonly clear: () => Promise<void>,
     private readonly dispose: () => void,
   ) {}
 
   async setup(): Promise<void> {
-    const soniq = new Soniq(soniqOptions(this.databaseUrl));
+    const soniq = new this.SoniqOf(soniqOptions(this.databaseUrl, "warn", this.build.schema));
     this.soniq = soniq;
     this.job = soniq.job<BenchPayload, void>({
       name: SONIQ_JOB,
@@ -62,13 +114,17 @@ class SoniqAdapter implements Adapter {
     return {
       command: process.execPath,
       args: [
-        join(REPO_ROOT, "dist", "cli", "main.js"),
+        join(this.build.root, "dist", "cli", "main.js"),
         "worker",
         join(REPO_ROOT, "bench", "worker-processes", "soniq-jobs.ts"),
         "--concurrency",
         String(concurrency),
       ],
-      env: { BENCH_SONIQ_DATABASE_URL: this.databaseUrl },
+      env: {
+        ...this.build.workerEnv,
+        BENCH_SONIQ_DATABASE_URL: this.databaseUrl,
+        BENCH_SONIQ_SCHEMA: this.build.schema,
+      },
     };
   }
 
@@ -79,62 +135,85 @@ class SoniqAdapter implements Adapter {
   }
 }
 
-function version(): string {
-  return packageVersion("soniq");
+/** The loaded class of a factory, between prepare() and create(). */
+function loaded(name: string, SoniqOf: SoniqClass | undefined): SoniqClass {
+  if (!SoniqOf) throw new Error(`${name}: prepare() was not called`);
+  return SoniqOf;
 }
 
-/** Soniq on PostgreSQL, tables in schema `bench_soniq`. */
-export function soniqPostgres(pgUrl: string): AdapterFactory {
+/**
+ * Soniq on PostgreSQL, tables in schema `bench_soniq` (a baseline's: `bench_soniq_baseline`).
+ * Between measurements the job, dead-letter and worker tables are emptied (those that exist, so
+ * a baseline with fewer tables works too).
+ */
+export function soniqPostgres(pgUrl: string, build: SoniqBuild = CURRENT): AdapterFactory {
+  const schema = build.schema;
+  const name = build.baselineOf ? "soniq-baseline-pg" : "soniq-pg";
+  let SoniqOf: SoniqClass | undefined;
   const clear = () =>
     sql(
       pgUrl,
-      `TRUNCATE ${SONIQ_SCHEMA}.soniq_jobs, ${SONIQ_SCHEMA}.soniq_dead_letter_jobs, ${SONIQ_SCHEMA}.soniq_workers`,
+      `DO $$ DECLARE t text; BEGIN
+         FOREACH t IN ARRAY ARRAY['soniq_jobs', 'soniq_dead_letter_jobs', 'soniq_workers'] LOOP
+           IF to_regclass(format('%I.%I', '${schema}', t)) IS NOT NULL THEN
+             EXECUTE format('TRUNCATE %I.%I', '${schema}', t);
+           END IF;
+         END LOOP;
+       END $$`,
     );
   return {
-    name: "soniq-pg",
-    label: "Soniq PG",
-    isSoniq: true,
-    version,
-    configuration: `schema ${SONIQ_SCHEMA}; poolSize 10, pollInterval 1 s, LISTEN/NOTIFY (defaults); logLevel warn; enqueueMany per batch; worker({ concurrency })`,
+    name,
+    label: `Soniq PG${build.labelSuffix}`,
+    isSoniq: !build.baselineOf,
+    baselineOf: build.baselineOf ? "soniq-pg" : undefined,
+    version: build.version,
+    configuration: `schema ${schema}; poolSize 10, pollInterval 1 s, LISTEN/NOTIFY (defaults); logLevel warn; enqueueMany per batch; worker({ concurrency })`,
     check: () => checkPostgres(pgUrl),
     async prepare() {
-      await sql(pgUrl, `DROP SCHEMA IF EXISTS ${SONIQ_SCHEMA} CASCADE`);
-      const soniq = new Soniq(soniqOptions(pgUrl));
+      SoniqOf = await build.load();
+      await sql(pgUrl, `DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+      const soniq = new SoniqOf(soniqOptions(pgUrl, "warn", schema));
       try {
         await soniq.setup();
       } finally {
         await soniq.close();
       }
     },
-    create: () => new SoniqAdapter(pgUrl, clear, () => undefined),
-    cleanup: () => sql(pgUrl, `DROP SCHEMA IF EXISTS ${SONIQ_SCHEMA} CASCADE`),
+    create: () => new SoniqAdapter(loaded(name, SoniqOf), build, pgUrl, clear, () => undefined),
+    cleanup: () => sql(pgUrl, `DROP SCHEMA IF EXISTS ${schema} CASCADE`),
   };
 }
 
 /** Soniq on SQLite: a fresh database file per measurement in a temporary folder. */
-export function soniqSqlite(): AdapterFactory {
+export function soniqSqlite(build: SoniqBuild = CURRENT): AdapterFactory {
+  const name = build.baselineOf ? "soniq-baseline-sqlite" : "soniq-sqlite";
+  let SoniqOf: SoniqClass | undefined;
   let dir: string | undefined;
   let seq = 0;
   const removeDb = (path: string) => {
     for (const suffix of ["", "-wal", "-shm"]) rmSync(`${path}${suffix}`, { force: true });
   };
   return {
-    name: "soniq-sqlite",
-    label: "Soniq SQLite",
-    isSoniq: true,
-    version,
+    name,
+    label: `Soniq SQLite${build.labelSuffix}`,
+    isSoniq: !build.baselineOf,
+    baselineOf: build.baselineOf ? "soniq-sqlite" : undefined,
+    version: build.version,
     configuration:
       "a new file per measurement in the OS temp folder; WAL, synchronous=NORMAL (defaults); pollInterval 1 s (in-process wake-ups only); logLevel warn",
     check: async () => null,
     async prepare() {
+      SoniqOf = await build.load();
       dir = mkdtempSync(join(tmpdir(), "soniq-bench-"));
     },
     create() {
-      if (!dir) throw new Error("soniq-sqlite: prepare() was not called");
+      if (!dir) throw new Error(`${name}: prepare() was not called`);
       seq += 1;
       const path = join(dir, `bench-${seq}.db`);
       removeDb(path);
       return new SoniqAdapter(
+        loaded(name, SoniqOf),
+        build,
         `sqlite:${path}`,
         async () => undefined,
         () => removeDb(path),

@@ -36,8 +36,16 @@ export interface AdapterFactory {
   readonly name: string;
   /** Column heading (`Soniq PG`). */
   readonly label: string;
-  /** Whether this is one of Soniq's backends (the rows compare these with the best peer). */
+  /**
+   * Whether this is one of this checkout's Soniq backends (the rows compare these with the best
+   * peer).
+   */
   readonly isSoniq: boolean;
+  /**
+   * For a `--baseline` build of Soniq: the name of this checkout's factory it is compared with
+   * (`soniq-pg`). Neither a peer nor one of `isSoniq`.
+   */
+  readonly baselineOf?: string | undefined;
   /** Package version measured. */
   version(): string;
   /** The configuration used, for the report. */

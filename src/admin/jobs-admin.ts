@@ -6,6 +6,8 @@
  */
 import type { Backend, CancelRequestState, JobFilter } from "../backends/contract/index.js";
 import { SoniqError } from "../errors.js";
+import type { EventBus } from "../observability/event-bus.js";
+import type { SoniqEventMap } from "../observability/events.js";
 import { type BulkOptions, type BulkResult, runBulk } from "./bulk.js";
 import { type JobQuery, type PageOptions, pageLimit, toJobFilter } from "./filters.js";
 import { deadLetterView, type JobDetail, type JobView, jobView, timeline } from "./views.js";
@@ -15,6 +17,8 @@ export interface AdminDeps {
   backend(): Promise<Backend>;
   /** `resultRetention`, in seconds: how long a cancelled job is kept. */
   readonly retentionSeconds: number;
+  /** The instance's event bus: a queued job cancelled here emits `job_cancelled`. */
+  readonly events?: EventBus<SoniqEventMap>;
 }
 
 /** A page of jobs, newest first. */
@@ -113,7 +117,16 @@ export class JobsAdmin {
       const row = await backend.jobGet({ id });
       throw new SoniqError("INVALID_STATE", `job ${id} is ${row?.status ?? "finished"} already`);
     }
+    if (state === "cancelled") await this.emitCancelled(backend, id);
     return state;
+  }
+
+  /** `job_cancelled` for a queued job cancelled here (a running one's worker emits its own). */
+  private async emitCancelled(backend: Backend, id: string): Promise<void> {
+    const events = this.deps.events;
+    if (!events?.hasListeners("job_cancelled")) return;
+    const row = await backend.jobGet({ id });
+    if (row) events.emit("job_cancelled", { job_id: id, job_name: row.name, queue: row.queue });
   }
 
   /**
@@ -180,6 +193,7 @@ export class JobsAdmin {
           id,
           retentionSeconds: this.deps.retentionSeconds,
         });
+        if (state === "cancelled") await this.emitCancelled(backend, id);
         return state === "cancelled" || state === "requested";
       }
       const state =

@@ -25,5 +25,7 @@ export function claimedJobOf(row: JobRow): ClaimedJob {
     createdAt: row.createdAt,
     workerId: row.workerId,
     claimToken: row.claimToken,
+    meta: row.meta,
+    traceContext: row.traceContext ?? null,
   };
 }

@@ -6,12 +6,14 @@
  */
 import { readFileSync } from "node:fs";
 import { Command } from "commander";
+import * as checkDeploy from "./commands/check-deploy.js";
 import * as dashboard from "./commands/dashboard.js";
 import * as dlq from "./commands/dlq.js";
 import * as enqueue from "./commands/enqueue.js";
 import * as jobs from "./commands/jobs.js";
 import * as queues from "./commands/queues.js";
 import * as recover from "./commands/recover.js";
+import * as schedules from "./commands/schedules.js";
 import * as setup from "./commands/setup.js";
 import * as status from "./commands/status.js";
 import * as worker from "./commands/worker.js";
@@ -30,6 +32,8 @@ const COMMANDS: readonly { register(program: Command): void }[] = [
   dlq,
   queues,
   workers,
+  schedules,
+  checkDeploy,
   dashboard,
 ];
 

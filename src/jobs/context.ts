@@ -27,6 +27,8 @@ export interface JobContext {
   scheduledAt: Date;
   /** A logger bound to `job_id`, `job_name` and `attempt`. */
   logger: Logger;
+  /** Set when a schedule enqueued the job (docs/schedules.md); undefined otherwise. */
+  schedule: ScheduleContext | undefined;
   /**
    * Reports progress: `fraction` from 0 to 1 and an optional message (cut to 1000 bytes). Kept in
    * memory and written with the worker's next heartbeat (never one write per call); readable
@@ -36,15 +38,36 @@ export interface JobContext {
   progress(fraction: number, message?: string): void;
 }
 
+/** What `ctx.schedule` tells a handler about the occurrence it runs for. */
+export interface ScheduleContext {
+  /** The schedule's id. */
+  id: string;
+  /** The occurrence instant (for a manual run: when it was asked). */
+  occurrence: Date;
+  /** Enqueued by catch-up after the schedule's grace had passed. */
+  late: boolean;
+  /** Asked for by `run now`, not by the schedule. */
+  manual: boolean;
+}
+
 /**
- * The reason `ctx.signal` carries when an operator cancelled the running job
- * (`soniq.jobs.cancel(id)`, `soniq jobs cancel`). Whatever the handler then returns or throws,
- * the job is recorded `cancelled` (attempt not counted).
+ * The {@link ScheduleContext} stored in a job's `meta` JSON text, or undefined when there is none
+ * (or it cannot be read: `meta` is Soniq's own, so that only happens with a hand-edited row).
  */
-export class JobCancelledError extends Error {
-  constructor() {
-    super("the job was cancelled by an operator");
-    this.name = "JobCancelledError";
+export function scheduleContextOf(meta: string | null): ScheduleContext | undefined {
+  if (meta === null) return undefined;
+  try {
+    const parsed = JSON.parse(meta) as { schedule?: Record<string, unknown> } | null;
+    const s = parsed?.schedule;
+    if (!s || typeof s.id !== "string" || typeof s.occurrence !== "string") return undefined;
+    return {
+      id: s.id,
+      occurrence: new Date(s.occurrence),
+      late: s.late === true,
+      manual: s.manual === true,
+    };
+  } catch {
+    return undefined;
   }
 }
 
@@ -61,5 +84,17 @@ export class ShutdownTimeoutError extends Error {
   constructor() {
     super("shutdown_timeout reached: the worker is releasing this job");
     this.name = "ShutdownTimeoutError";
+  }
+}
+
+/**
+ * The reason `ctx.signal` carries when an operator cancelled the running job
+ * (`soniq.jobs.cancel(id)`, `soniq jobs cancel`). Whatever the handler then returns or throws,
+ * the job is recorded `cancelled` (attempt not counted).
+ */
+export class JobCancelledError extends Error {
+  constructor() {
+    super("the job was cancelled by an operator");
+    this.name = "JobCancelledError";
   }
 }

@@ -1,3 +1,5 @@
+import type { ScheduleContext } from "./context.js";
+
 /** Why a sync handler is asked to stop. */
 export type StopReason = "job_timeout" | "shutdown_timeout" | "cancelled";
 
@@ -16,6 +18,8 @@ export interface ThreadJobContext {
   workerId: string;
   createdAt: Date;
   scheduledAt: Date;
+  /** Set when a schedule enqueued the job (docs/schedules.md); undefined otherwise. */
+  schedule: ScheduleContext | undefined;
   /**
    * True once the worker asks the handler to stop (its `job_timeout` fired, the shutdown deadline
    * passed, or an operator cancelled the job).

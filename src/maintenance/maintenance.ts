@@ -5,12 +5,14 @@
  * (the third is `soniq recover`).
  */
 import type { Backend } from "../backends/contract/index.js";
+import type { Service } from "../lifecycle/service.js";
 import type { EventBus } from "../observability/event-bus.js";
 import type { SoniqEventMap } from "../observability/events.js";
 import type { Logger } from "../observability/logger.js";
 import { Elector } from "./elector.js";
 import { Maintainer } from "./maintainer.js";
 import { Pruner } from "./pruner.js";
+import { QueueSampler } from "./queue-sampler.js";
 import { Rescuer } from "./rescuer.js";
 import { WorkerReaper } from "./worker-reaper.js";
 
@@ -28,6 +30,8 @@ export interface MaintenanceSettings {
   jobEventRetention?: number;
   /** Crash recoveries a job may have before the next sends it to the DLQ. */
   maxInterruptions: number;
+  /** Seconds between queue samples (`queue_metrics`); only with `events`. */
+  metricsInterval?: number;
 }
 
 /** What {@link createMaintenance} needs. */
@@ -43,6 +47,8 @@ export interface MaintenanceDeps {
   healthyForSeconds: () => number;
   /** Milliseconds since the epoch. Default `Date.now`. */
   clock?: () => number;
+  /** More leader-only services, started after the built-in ones (the schedules' scheduler). */
+  leaderServices?: readonly Service[];
 }
 
 /** One worker's maintenance: start and stop `service`; call `rescuer.runOnce()` at start-up. */
@@ -53,22 +59,27 @@ export interface Maintenance {
   elector: Elector;
   /** The rescuer, for the start-up pass. */
   rescuer: Rescuer;
+  /** Seconds the maintenance lease lives after each renewal (three heartbeat intervals). */
+  leaseSeconds: number;
 }
 
 /**
  * Builds the maintenance services of one worker. The elector renews the lease and the rescuer
  * passes every `heartbeatInterval` (so a dead worker's rows are requeued within
  * `heartbeatTimeout + heartbeatInterval`); the lease lives three heartbeat intervals; the pruner
- * and the worker reaper tick every minute. Nothing starts until `service.start()`.
+ * and the worker reaper tick every minute; with `events` and `metricsInterval`, the queue sampler
+ * samples every `metricsInterval` seconds. Nothing starts until `service.start()`.
  */
 export function createMaintenance(deps: MaintenanceDeps): Maintenance {
   const { backend, logger, settings } = deps;
   const intervalMs = settings.heartbeatInterval * 1000;
+  const leaseSeconds = settings.heartbeatInterval * 3;
   const elector = new Elector({
     backend,
     holder: deps.workerId,
     logger,
     intervalMs,
+    ttlSeconds: leaseSeconds,
     ...(deps.clock ? { clock: deps.clock } : {}),
   });
   const rescuer = new Rescuer({
@@ -99,7 +110,19 @@ export function createMaintenance(deps: MaintenanceDeps): Maintenance {
           : { jobEventRetentionSeconds: settings.jobEventRetention }),
       }),
       new WorkerReaper({ backend, logger }),
+      ...(deps.leaderServices ?? []),
+      ...(deps.events && settings.metricsInterval !== undefined
+        ? [
+            new QueueSampler({
+              backend,
+              logger,
+              workerId: deps.workerId,
+              events: deps.events,
+              intervalMs: settings.metricsInterval * 1000,
+            }),
+          ]
+        : []),
     ],
   });
-  return { service, elector, rescuer };
+  return { service, elector, rescuer, leaseSeconds };
 }

@@ -148,6 +148,7 @@ function report(
     const fields = {
       job_id: job.id,
       job_name: job.name,
+      queue: job.queue,
       previous_owner: job.previousOwner,
       interruptions: job.interruptions,
     };
@@ -175,6 +176,7 @@ function report(
     events?.emit("job_dead_lettered", {
       job_id: job.id,
       job_name: job.name,
+      queue: job.queue,
       reason: CRASH_LOOP_REASON,
     });
   }

@@ -7,7 +7,7 @@
  * the field name (`_ms` = milliseconds). Job ids and worker ids are the ones stored in
  * `soniq_jobs` and `soniq_workers`.
  */
-import type { BackendKind } from "../backends/contract/index.js";
+import type { BackendKind, ScheduleOutcome } from "../backends/contract/index.js";
 
 /** Fields every event about one job run by a worker carries. */
 export type WorkerJobEvent = {
@@ -17,6 +17,8 @@ export type WorkerJobEvent = {
   job_id: string;
   /** The job's registered name. */
   job_name: string;
+  /** The job's queue. */
+  queue: string;
   /**
    * Milliseconds from the handler's start to its outcome (the outcome write is not included).
    * Absent when the worker recorded a failure of its own (an unexpected error around the handler).
@@ -34,6 +36,74 @@ export type WorkerStartedEvent = {
   queues: string[] | null;
   /** The backend it runs on. */
   backend: BackendKind;
+};
+
+/** Payload of `job_started`. */
+export type JobStartedEvent = {
+  worker_id: string;
+  job_id: string;
+  job_name: string;
+  queue: string;
+  /** The attempt now running (1 for the first run; NACKs and recoveries do not count). */
+  attempt: number;
+  /**
+   * Milliseconds from the job's due time (`scheduled_at`: enqueue, or the end of a delay, retry
+   * back-off or snooze) to its handler's start; 0 when the clocks disagree.
+   */
+  wait_ms: number;
+  /** The trace context stored with the job at enqueue (see docs/tracing.md), or `null`. */
+  trace_context: string | null;
+};
+
+/** Payload of `job_enqueued`. */
+export type JobEnqueuedEvent = {
+  job_id: string;
+  job_name: string;
+  queue: string;
+};
+
+/** Payload of `job_cancelled`. */
+export type JobCancelledEvent = {
+  job_id: string;
+  job_name: string;
+  queue: string;
+};
+
+/** Payload of `job_fenced_out`. */
+export type JobFencedOutEvent = {
+  worker_id: string;
+  job_id: string;
+  job_name: string;
+  queue: string;
+  /** The refused write. */
+  op: "complete" | "retry" | "snooze" | "nack" | "dead_letter" | "cancel";
+};
+
+/** One queue in a `queue_metrics` sample. */
+export type QueueSample = {
+  queue: string;
+  /** Rows of `soniq_jobs` in this queue, by status. */
+  queued: number;
+  processing: number;
+  done: number;
+  cancelled: number;
+  /** Entries of `soniq_dead_letter_jobs` from this queue. */
+  dead_letter: number;
+  /**
+   * Milliseconds since the oldest **due** queued job became due (database clock); 0 when no job
+   * is due. A job delayed into the future is not late and does not count.
+   */
+  oldest_claimable_age_ms: number;
+};
+
+/** Payload of `queue_metrics`. */
+export type QueueMetricsEvent = {
+  /** The worker (maintenance leader) that sampled. */
+  worker_id: string;
+  /** When the sample was taken (ISO 8601). */
+  sampled_at: string;
+  /** Every queue with a job or a dead-letter entry. */
+  queues: QueueSample[];
 };
 
 /** Payload of `drain_started`. */
@@ -73,6 +143,7 @@ export type ShutdownNackEvent = {
   worker_id: string;
   job_id: string;
   job_name: string;
+  queue: string;
   /** Why the row went back to `queued` (attempts unchanged). */
   reason: "shutdown_timeout";
 };
@@ -81,21 +152,24 @@ export type ShutdownNackEvent = {
 export type JobDeadLetteredEvent = {
   job_id: string;
   job_name: string;
+  queue: string;
   /** The worker whose last attempt failed; absent when crash recovery moved the job. */
   worker_id?: string;
   /** As in {@link WorkerJobEvent}: milliseconds the last attempt ran; absent for `crash_loop`. */
   duration_ms?: number;
   /**
-   * `"crash_loop"` when crash recovery moved the job (it kept losing its worker); absent when its
-   * last attempt failed (the row's reason is then `max_attempts_exceeded`).
+   * Why: `"max_attempts_exceeded"` (its last attempt failed), `"unknown_job"` or `"invalid_args"`
+   * (it could not run here; no `duration_ms`), `"crash_loop"` (crash recovery moved it: it kept
+   * losing its worker).
    */
-  reason?: "crash_loop";
+  reason: "max_attempts_exceeded" | "unknown_job" | "invalid_args" | "crash_loop";
 };
 
 /** Payload of `job_recovered`. */
 export type JobRecoveredEvent = {
   job_id: string;
   job_name: string;
+  queue: string;
   /** The worker incarnation that held the job and is no longer live; `null` when unknown. */
   previous_owner: string | null;
   /** The job's interruption count after this recovery. */
@@ -127,6 +201,24 @@ export type DashboardActionEvent = {
   result: Record<string, unknown> | null;
 };
 
+/** Payload of `schedule_occurrence`: one occurrence of a schedule got its outcome. */
+export type ScheduleOccurrenceEvent = {
+  /** The worker incarnation whose scheduler (or heartbeat catch-up) took the occurrence. */
+  worker_id: string;
+  /** The schedule's id. */
+  schedule: string;
+  /** The occurrence instant (ISO 8601). */
+  occurrence: string;
+  /** What happened to it (docs/schedules.md). */
+  outcome: ScheduleOutcome;
+  /** The job it enqueued (`enqueued`, `late`), else `null`. */
+  job_id: string | null;
+  /** The job's registered name. */
+  job_name: string;
+  /** Seconds from the occurrence to the database's now when it was taken (the schedule's lag). */
+  lag_seconds: number;
+};
+
 /**
  * Every Soniq event: name → payload. Subscribe with `soniq.events.on(name, listener)`; a metrics
  * sink given to `new Soniq({ metrics })` receives the same events as `emit(name, payload)`.
@@ -137,6 +229,10 @@ export type SoniqEventMap = {
    * sink's `start()` (the sink's `emit` does not receive this event).
    */
   worker_started: WorkerStartedEvent;
+  /** A job was inserted (not emitted for a duplicate dedup key). */
+  job_enqueued: JobEnqueuedEvent;
+  /** A claimed job's handler is about to run (after its arguments were checked). */
+  job_started: JobStartedEvent;
   /** A job's handler succeeded and its row is `done`. */
   job_done: WorkerJobEvent;
   /** An attempt failed (error or `job_timeout`) and the job was scheduled for a retry. */
@@ -151,6 +247,21 @@ export type SoniqEventMap = {
   job_dead_lettered: JobDeadLetteredEvent;
   /** Crash recovery requeued a job whose worker is not live (attempt not spent). */
   job_recovered: JobRecoveredEvent;
+  /**
+   * A job was cancelled: a queued one by `soniq.jobs.cancel` / `soniq.cancel`, a running one when
+   * its worker recorded the operator's cancel.
+   */
+  job_cancelled: JobCancelledEvent;
+  /**
+   * A worker's write was refused by the owner fence: the row was no longer its claim (recovered
+   * and re-claimed, or finished elsewhere). Nothing was written.
+   */
+  job_fenced_out: JobFencedOutEvent;
+  /**
+   * Per-queue counts and the oldest claimable job's age, sampled every `metricsInterval` seconds
+   * by the maintenance leader only (one process, not every worker).
+   */
+  queue_metrics: QueueMetricsEvent;
   /** A worker began draining: no new claims; in-flight jobs have until `deadline_at`. */
   drain_started: DrainStartedEvent;
   /** `shutdown_timeout` was reached with jobs still running (FORCE_TIMEOUT_PATH). */
@@ -163,6 +274,11 @@ export type SoniqEventMap = {
   worker_stopped: WorkerStoppedEvent;
   /** A write through the dashboard (issue 16): its audit record, also logged. */
   dashboard_action: DashboardActionEvent;
+  /**
+   * A schedule's occurrence was taken, exactly once across every worker: enqueued, late (by
+   * catch-up within the window), missed, skipped for overlap, or paused.
+   */
+  schedule_occurrence: ScheduleOccurrenceEvent;
 };
 
 /** The name of a Soniq event. */

@@ -6,7 +6,8 @@
  * jobs an operator asked to cancel (contract: admin-store.ts `workerBeat`). It keeps `healthySince` (the start of the current unbroken run of
  * successful beats, which maintenance uses to judge whether stale owners may be recovered), and
  * releases orphans: rows this worker owns but does not track, left by a claim whose answer was
- * lost (the worker is live, so crash recovery would never free them).
+ * lost (the worker is live, so crash recovery would never free them). After each beat it runs the
+ * optional `afterBeat` hook: the schedules' catch-up (worker-schedules.ts).
  */
 import type { Backend, WorkerBeatParams } from "../backends/contract/index.js";
 import { PeriodicService } from "../lifecycle/periodic-service.js";
@@ -50,6 +51,8 @@ export interface HeartbeatOptions {
   orphans: OrphanSource;
   /** Clock in milliseconds since the epoch. */
   now(): number;
+  /** Runs after each successful beat (the schedules' catch-up); must not throw. */
+  afterBeat?: (signal: AbortSignal) => Promise<void>;
 }
 
 /** See the module comment. */
@@ -128,6 +131,7 @@ export class Heartbeat implements Service {
     }
     this.lastBeat = now;
     if (!signal.aborted) await this.releaseOrphans();
+    if (!signal.aborted) await this.options.afterBeat?.(signal);
   }
 
   /** Releases (NACKs) every owned row this worker does not track, after a lost claim answer. */

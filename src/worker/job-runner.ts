@@ -7,6 +7,8 @@
 import type { ClaimedJob } from "../backends/contract/index.js";
 import { SoniqError } from "../errors.js";
 import { type JobDefinition, validateArgs } from "../jobs/job-definition.js";
+import type { EventBus } from "../observability/event-bus.js";
+import type { SoniqEventMap } from "../observability/events.js";
 import type { Logger } from "../observability/logger.js";
 import { errorText } from "./error-text.js";
 import type { InFlight, InFlightTable, Outcome } from "./in-flight.js";
@@ -35,6 +37,8 @@ export interface JobRunnerOptions {
   jobs: ReadonlyMap<string, Definition>;
   workerId: string;
   logger: Logger;
+  /** Receives `job_started`. */
+  events: EventBus<SoniqEventMap>;
   /** Log a job's arguments when it starts. */
   logArgs: boolean;
   /** `shutdownSettle`, in seconds: how long an aborted async handler has to unwind. */
@@ -127,6 +131,15 @@ export class JobRunner {
     const { definition, args } = dispatched;
     log.debug(this.options.logArgs ? { args } : {}, "job started");
     const started = machine.now();
+    this.options.events.emit("job_started", {
+      worker_id: this.options.workerId,
+      job_id: job.id,
+      job_name: job.name,
+      queue: job.queue,
+      attempt: job.attempts + 1,
+      wait_ms: Math.max(0, started - job.scheduledAt.getTime()),
+      trace_context: job.traceContext ?? null,
+    });
     const outcome = await this.execute(entry, definition, args, log);
     this.options.table.freeSlot(entry);
     await recorder.recordOutcome(job, outcome, definition, log, machine.now() - started);

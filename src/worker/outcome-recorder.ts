@@ -13,7 +13,11 @@ import { toJsonText } from "../jobs/payload.js";
 import { retryDelaySeconds } from "../jobs/retry-policy.js";
 import { sleep } from "../lifecycle/service.js";
 import type { EventBus } from "../observability/event-bus.js";
-import type { SoniqEventMap } from "../observability/events.js";
+import type {
+  JobDeadLetteredEvent,
+  JobFencedOutEvent,
+  SoniqEventMap,
+} from "../observability/events.js";
 import type { Logger } from "../observability/logger.js";
 import type { CompletionBatcher } from "./completion-batcher.js";
 import { errorText } from "./error-text.js";
@@ -35,6 +39,8 @@ export interface WritePlan {
   /** The outcome written (a result that is not JSON turns success into an error). */
   outcome: Outcome;
   what: string;
+  /** The write's name in the `job_fenced_out` event. */
+  op: JobFencedOutEvent["op"];
   write: () => Promise<boolean>;
 }
 
@@ -89,6 +95,7 @@ export class OutcomeRecorder {
         return {
           outcome,
           what: "completion",
+          op: "complete",
           write: () => completions.complete({ id: job.id, owner, result: text }),
         };
       }
@@ -96,14 +103,21 @@ export class OutcomeRecorder {
         return {
           outcome,
           what: "snooze",
+          op: "snooze",
           write: () => backend.jobSnooze({ id: job.id, owner, delaySeconds: outcome.seconds }),
         };
       case "released":
-        return { outcome, what: "NACK", write: () => backend.jobNack({ id: job.id, owner }) };
+        return {
+          outcome,
+          what: "NACK",
+          op: "nack",
+          write: () => backend.jobNack({ id: job.id, owner }),
+        };
       case "cancelled":
         return {
           outcome,
           what: "cancel",
+          op: "cancel",
           write: () =>
             backend.admin.jobCancelFinish({
               id: job.id,
@@ -119,6 +133,7 @@ export class OutcomeRecorder {
           return {
             outcome,
             what: "dead-letter move",
+            op: "dead_letter",
             write: () =>
               backend.jobDeadLetter({
                 id: job.id,
@@ -134,6 +149,7 @@ export class OutcomeRecorder {
         return {
           outcome,
           what: `retry in ${delay.seconds.toFixed(2)} s`,
+          op: "retry",
           write: () =>
             backend.jobRetry({ id: job.id, owner, error: text, delaySeconds: delay.seconds }),
         };
@@ -164,24 +180,23 @@ export class OutcomeRecorder {
     const resolved = plan.outcome;
     const fields = { duration_ms: durationMs, outcome: resolved.kind };
     if (changed) this.appendTimeline(job, plan);
-    if (changed && resolved.kind !== "released" && resolved.kind !== "cancelled") {
-      const event =
-        resolved.kind === "success"
-          ? "job_done"
-          : resolved.kind === "snooze"
-            ? "job_snoozed"
-            : plan.what === "dead-letter move"
-              ? "job_dead_lettered"
-              : "job_failed";
-      if (events.hasListeners(event)) {
-        events.emit(event, {
-          worker_id: workerId,
-          job_id: job.id,
-          job_name: job.name,
+    if (changed && resolved.kind === "cancelled") {
+      events.emit("job_cancelled", { job_id: job.id, job_name: job.name, queue: job.queue });
+    } else if (changed && resolved.kind !== "released") {
+      const base = { worker_id: workerId, job_id: job.id, job_name: job.name, queue: job.queue };
+      if (resolved.kind === "success")
+        events.emit("job_done", { ...base, duration_ms: durationMs });
+      else if (resolved.kind === "snooze")
+        events.emit("job_snoozed", { ...base, duration_ms: durationMs });
+      else if (plan.op === "dead_letter") {
+        events.emit("job_dead_lettered", {
+          ...base,
           duration_ms: durationMs,
+          reason: "max_attempts_exceeded",
         });
-      }
+      } else events.emit("job_failed", { ...base, duration_ms: durationMs });
     }
+    if (!changed) this.fencedOut(job, plan.op);
     if (!changed) {
       log.warn(
         fields,
@@ -195,6 +210,7 @@ export class OutcomeRecorder {
         worker_id: workerId,
         job_id: job.id,
         job_name: job.name,
+        queue: job.queue,
         reason: "shutdown_timeout",
       });
       log.warn(
@@ -217,15 +233,25 @@ export class OutcomeRecorder {
    */
   async deadLetter(
     job: ClaimedJob,
-    move: { error: string; reason: string; countAttempt: boolean },
+    move: { error: string; reason: JobDeadLetteredEvent["reason"]; countAttempt: boolean },
   ): Promise<void> {
     const owner = { workerId: job.workerId, claimToken: job.claimToken };
-    const moved = await this.writeWithRetry(
+    const changed = await this.writeWithRetry(
       () => this.options.backend.jobDeadLetter({ id: job.id, owner, ...move }),
       "dead-letter move",
       job.id,
-    ).catch(() => false);
-    if (moved) this.append(job, "dead_lettered", `${move.reason}: ${move.error}`);
+    ).catch(() => undefined);
+    if (changed === false) this.fencedOut(job, "dead_letter");
+    else if (changed === true) {
+      this.append(job, "dead_lettered", `${move.reason}: ${move.error}`);
+      this.options.events.emit("job_dead_lettered", {
+        worker_id: this.options.workerId,
+        job_id: job.id,
+        job_name: job.name,
+        queue: job.queue,
+        reason: move.reason,
+      });
+    }
   }
 
   /**
@@ -239,7 +265,7 @@ export class OutcomeRecorder {
     } else if (o.kind === "snooze") {
       this.append(job, "snoozed", `for ${o.seconds} s`);
     } else if (o.kind === "error" || o.kind === "timeout") {
-      const kind = plan.what === "dead-letter move" ? "dead_lettered" : "retried";
+      const kind = plan.op === "dead_letter" ? "dead_lettered" : "retried";
       const text = errorText(o.error, 2000);
       this.append(job, kind, kind === "retried" ? `${plan.what}: ${text}` : text);
     }
@@ -258,6 +284,17 @@ export class OutcomeRecorder {
       .catch((err: unknown) =>
         logger.debug({ job_id: job.id, err: errorText(err, 300) }, "timeline event not written"),
       );
+  }
+
+  /** Reports a write the owner fence refused (the row is no longer this claim's). */
+  private fencedOut(job: ClaimedJob, op: JobFencedOutEvent["op"]): void {
+    this.options.events.emit("job_fenced_out", {
+      worker_id: this.options.workerId,
+      job_id: job.id,
+      job_name: job.name,
+      queue: job.queue,
+      op,
+    });
   }
 
   /** Releases (NACKs) a job that will not run here: a claim whose answer arrived too late. */

@@ -9,8 +9,13 @@
  * `settleSeconds` if it does not. Which deadline comes first is the machine's decision
  * ({@link watchJobDeadlines}); this executor has no shutdown timer of its own.
  */
-import type { JobContext } from "../jobs/context.js";
-import { JobCancelledError, JobTimeoutError, ShutdownTimeoutError } from "../jobs/context.js";
+import {
+  JobCancelledError,
+  type JobContext,
+  JobTimeoutError,
+  ShutdownTimeoutError,
+  scheduleContextOf,
+} from "../jobs/context.js";
 import type { JobDefinition, JobHandler } from "../jobs/job-definition.js";
 import { checkProgress } from "../jobs/progress.js";
 import { Snooze } from "../jobs/snooze.js";
@@ -58,6 +63,7 @@ export function runAsyncHandler(
       entry.progress = checkProgress(fraction, message);
       entry.progressDirty = true;
     },
+    schedule: scheduleContextOf(job.meta),
   };
   return new Promise<Outcome>((resolve) => {
     let settled = false;

@@ -9,7 +9,12 @@
  * (`entry.cancel`) raises the stop flag (reason `cancelled`) and the run ends as "cancelled" when
  * the thread returns; a job still waiting for a permit ends as "cancelled" at once.
  */
-import { JobCancelledError, JobTimeoutError, ShutdownTimeoutError } from "../jobs/context.js";
+import {
+  JobCancelledError,
+  JobTimeoutError,
+  ShutdownTimeoutError,
+  scheduleContextOf,
+} from "../jobs/context.js";
 import type { JobDefinition } from "../jobs/job-definition.js";
 import { newProgressBuffer } from "../jobs/progress.js";
 import { STOP_FLAG } from "../jobs/thread-context.js";
@@ -86,6 +91,7 @@ export async function runSyncHandler(
       workerId: runner.workerId,
       createdAt: job.createdAt.getTime(),
       scheduledAt: job.scheduledAt.getTime(),
+      schedule: scheduleContextOf(job.meta),
     },
     stopFlag: flag.buffer as SharedArrayBuffer,
     progress: entry.progressBuffer,

@@ -20,6 +20,7 @@ import { collectProgress } from "./progress-reports.js";
 import type { ShutdownMachine } from "./shutdown-machine.js";
 import type { WakeLatch } from "./wake-latch.js";
 import { WorkerMaintenance } from "./worker-maintenance.js";
+import { WorkerSchedules } from "./worker-schedules.js";
 import { WorkerThreads } from "./worker-threads.js";
 
 /** The settings of one worker (instance settings with the worker's overrides applied). */
@@ -36,6 +37,8 @@ export interface RuntimeParts {
   machine: ShutdownMachine;
   table: InFlightTable;
   latch: WakeLatch;
+  /** Subscribes to schedule changes made through the instance (wakes the scheduler). */
+  onSchedulesChanged?: (listener: () => void) => () => void;
 }
 
 /** A started worker's parts. */
@@ -48,6 +51,7 @@ export interface WorkerRuntime {
   readonly claimLoop: ClaimLoop;
   readonly heartbeat: Heartbeat;
   readonly maintenance: WorkerMaintenance;
+  readonly schedules: WorkerSchedules;
   readonly drain: Drain;
   /** Ends the backend wake-up subscription. */
   readonly unsubscribe: () => void;
@@ -91,6 +95,7 @@ export function buildRuntime(parts: RuntimeParts): WorkerRuntime {
     jobs: parts.jobs,
     workerId,
     logger,
+    events,
     logArgs: settings.logArgs,
     shutdownSettleSeconds: settings.shutdownSettle,
     machine,
@@ -119,6 +124,16 @@ export function buildRuntime(parts: RuntimeParts): WorkerRuntime {
     logger.info({ job_id: jobId }, "cancel requested by an operator: stopping the job");
     entry.cancel.abort();
   };
+  const schedules = new WorkerSchedules({
+    backend,
+    workerId,
+    logger,
+    events,
+    // The maintenance lease's life: three heartbeat intervals (maintenance.ts).
+    leaseSeconds: settings.heartbeatInterval * 3,
+    running: () => machine.state === "RUNNING",
+    ...(parts.onSchedulesChanged ? { onChanged: parts.onSchedulesChanged } : {}),
+  });
   const heartbeat = new Heartbeat({
     backend,
     workerId,
@@ -132,6 +147,7 @@ export function buildRuntime(parts: RuntimeParts): WorkerRuntime {
     isTracked: (jobId) => table.has(jobId),
     orphans: claimLoop,
     now: () => machine.now(),
+    afterBeat: (signal) => schedules.catchUp(signal),
   });
   const maintenance = new WorkerMaintenance({
     backend,
@@ -141,6 +157,7 @@ export function buildRuntime(parts: RuntimeParts): WorkerRuntime {
     events,
     healthySeconds: () => heartbeat.healthySeconds(),
     now: () => machine.now(),
+    leaderServices: [schedules.service],
   });
   const drain = new Drain({
     machine,
@@ -152,8 +169,10 @@ export function buildRuntime(parts: RuntimeParts): WorkerRuntime {
     stopClaiming: () => claimLoop.stop(),
     onDrainStart: () => {
       latch.wake();
-      // Report `draining` now; maintenance stops and hands the lease on.
+      // Report `draining` now; maintenance stops (the scheduler with it: nothing is enqueued
+      // once draining) and hands the lease on.
       void heartbeat.runNow();
+      schedules.close();
       void maintenance.stop();
     },
     closeDown: async () => {
@@ -191,6 +210,7 @@ export function buildRuntime(parts: RuntimeParts): WorkerRuntime {
     claimLoop,
     heartbeat,
     maintenance,
+    schedules,
     drain,
     unsubscribe,
   };

@@ -1,4 +1,5 @@
 /** The messages the main thread sends to the worker-thread runner, and what comes back. */
+import type { ScheduleContext } from "../jobs/context.js";
 import type { ThreadErrorRecord } from "./thread-error.js";
 
 /** Run one sync job on a thread. */
@@ -19,6 +20,8 @@ export interface ThreadTask {
     createdAt: number;
     /** Milliseconds since the epoch. */
     scheduledAt: number;
+    /** `ctx.schedule` (a `Date` survives the structured clone). */
+    schedule: ScheduleContext | undefined;
   };
   /** `Int32Array(1)` stop flag shared with the main thread (see STOP_FLAG). */
   stopFlag: SharedArrayBuffer;

@@ -5,6 +5,7 @@
  * worker touches `src/maintenance/`.
  */
 import type { Backend } from "../backends/contract/index.js";
+import type { Service } from "../lifecycle/service.js";
 import { createMaintenance, type Maintenance } from "../maintenance/maintenance.js";
 import type { EventBus } from "../observability/event-bus.js";
 import type { SoniqEventMap } from "../observability/events.js";
@@ -26,6 +27,8 @@ export interface WorkerMaintenanceOptions {
   healthySeconds(): number;
   /** Clock in milliseconds since the epoch. */
   now(): number;
+  /** More leader-only services for the maintainer (the schedules' scheduler). */
+  leaderServices?: readonly Service[];
 }
 
 /** See the module comment. */
@@ -42,7 +45,13 @@ export class WorkerMaintenance {
       events,
       clock: options.now,
       healthyForSeconds: options.healthySeconds,
+      ...(options.leaderServices ? { leaderServices: options.leaderServices } : {}),
     });
+  }
+
+  /** Seconds the maintenance lease lives after each renewal. */
+  get leaseSeconds(): number {
+    return this.maintenance.leaseSeconds;
   }
 
   /** Starts the maintainer (the elector's first try at once, the rest on their intervals). */

@@ -11,11 +11,13 @@
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import type { Backend } from "../backends/contract/index.js";
+import { startupBudgetWarning } from "../deploy/budget.js";
 import { SoniqError } from "../errors.js";
 import type { JobDefinition } from "../jobs/job-definition.js";
 import type { EventBus } from "../observability/event-bus.js";
 import type { SoniqEventMap } from "../observability/events.js";
 import type { Logger } from "../observability/logger.js";
+import type { ScheduleDefinition } from "../scheduler/schedule-definition.js";
 import { crossFieldProblems, type SoniqSettings, settingsSchema } from "../settings.js";
 import { checkThreadHandlers } from "./check-thread-handlers.js";
 import { iso, type WorkerExit } from "./drain.js";
@@ -61,6 +63,10 @@ export interface WorkerDeps {
    * @throws SoniqError `CLOSED` once the instance is closed; connection errors.
    */
   backend(): Promise<Backend>;
+  /** The declared schedules, reconciled into the database at start (docs/schedules.md). */
+  readonly scheduleDefinitions?: ReadonlyMap<string, ScheduleDefinition>;
+  /** Subscribes to schedule changes made through the instance; returns the unsubscribe. */
+  onSchedulesChanged?(listener: () => void): () => void;
 }
 
 /** The settings a worker may override, validated like the instance's. */
@@ -216,7 +222,19 @@ export class Worker {
       machine: this.machine,
       table: this.table,
       latch: this.latch,
+      ...(this.deps.onSchedulesChanged
+        ? { onSchedulesChanged: (l: () => void) => this.deps.onSchedulesChanged?.(l) ?? (() => {}) }
+        : {}),
     });
+    try {
+      await runtime.schedules.reconcile(this.deps.scheduleDefinitions?.values() ?? []);
+    } catch (err) {
+      runtime.schedules.close();
+      runtime.unsubscribe();
+      await backend.workerMarkStopped({ workerId: this.id }).catch(() => undefined);
+      this.end({ reason: "start_failed", exitCode: 2, released: [] });
+      throw err;
+    }
     this.logger.info(
       {
         concurrency: this.settings.concurrency,
@@ -226,6 +244,17 @@ export class Worker {
       },
       "worker started",
     );
+    const syncJobs = [...this.deps.jobs.values()].some((job) => job.kind === "sync");
+    const short = startupBudgetWarning(this.settings, syncJobs);
+    if (short) {
+      this.logger.warn(
+        {
+          termination_grace_seconds: short.verdict.graceSeconds,
+          required_seconds: short.verdict.requiredSeconds,
+        },
+        short.message,
+      );
+    }
     this.events.emit("worker_started", {
       worker_id: this.id,
       concurrency: this.settings.concurrency,

@@ -2,7 +2,7 @@
  * The shared backend contract suite: composes the areas under areas/ into one describe block per
  * backend. memory.test.ts, sqlite.test.ts and postgres.test.ts each call it with their target.
  */
-import { afterAll, describe } from "vitest";
+import { afterAll, afterEach, describe } from "vitest";
 import type { Backend } from "../../src/backends/contract/index.js";
 import { adminBulkCases } from "./areas/admin-bulk.js";
 import { adminCancelCases } from "./areas/admin-cancel.js";
@@ -19,7 +19,10 @@ import { leasesCases } from "./areas/leases.js";
 import { lifecycleCases } from "./areas/lifecycle.js";
 import { notifyCases } from "./areas/notify.js";
 import { pruneForgetCases } from "./areas/prune-forget.js";
+import { queueMetricsCases } from "./areas/queue-metrics.js";
 import { recoveryCases } from "./areas/recovery.js";
+import { schedulesCases } from "./areas/schedules.js";
+import { traceContextCases } from "./areas/trace-context.js";
 import { workersCases } from "./areas/workers.js";
 import type { ContractTarget } from "./helpers.js";
 
@@ -34,6 +37,11 @@ export function runBackendContract(target: ContractTarget): void {
       opened.push(backend);
       return backend;
     };
+    // Each case makes its own backends inside its body: close them when it ends, so a suite of many
+    // cases never holds more PostgreSQL connections than one case needs (the server is shared).
+    afterEach(async () => {
+      for (const backend of opened.splice(0)) await backend.close().catch(() => undefined);
+    });
     afterAll(async () => {
       for (const backend of opened) await backend.close().catch(() => undefined);
       await target.cleanup?.();
@@ -56,5 +64,8 @@ export function runBackendContract(target: ContractTarget): void {
     adminQueueCases(ctx);
     adminProgressCases(ctx);
     adminWorkerCases(ctx);
+    schedulesCases(ctx);
+    queueMetricsCases(ctx);
+    traceContextCases(ctx);
   });
 }

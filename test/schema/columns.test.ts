@@ -6,10 +6,13 @@ import { describe, expect, it } from "vitest";
 import * as pgRows from "../../src/backends/postgres/rows.js";
 import * as sqliteRows from "../../src/backends/sqlite/rows.js";
 
-/** Column names per table, in order, from a dump's `CREATE TABLE` blocks. */
+/**
+ * Column names per table, in order, from a dump's `CREATE TABLE` blocks. SQLite keeps columns
+ * added by `ALTER TABLE … ADD COLUMN` as `\n, name TYPE, name TYPE …` before the closing
+ * parenthesis, so the body is split on its top-level commas.
+ */
 function tableColumns(dump: string): Map<string, string[]> {
   const tables = new Map<string, string[]>();
-  // A SQLite table grown by ALTER TABLE … ADD COLUMN ends `…, col TYPE) STRICT;` on one line.
   for (const block of dump.matchAll(/CREATE TABLE (\w+) \(\n([\s\S]*?)\n?\)(?: STRICT)?;/g)) {
     const columns = topLevelParts(block[2]!)
       .map((part) => /^\s*(\w+)\s/.exec(part)?.[1])
@@ -18,24 +21,6 @@ function tableColumns(dump: string): Map<string, string[]> {
     tables.set(block[1]!, columns);
   }
   return tables;
-}
-
-/** The comma-separated parts of a table body, commas inside parentheses left alone. */
-function topLevelParts(body: string): string[] {
-  const parts: string[] = [];
-  let depth = 0;
-  let start = 0;
-  for (let i = 0; i < body.length; i++) {
-    const c = body[i];
-    if (c === "(") depth++;
-    else if (c === ")") depth--;
-    else if (c === "," && depth === 0) {
-      parts.push(body.slice(start, i));
-      start = i + 1;
-    }
-  }
-  parts.push(body.slice(start));
-  return parts.map((part) => part.replace(/--[^\n]*/g, ""));
 }
 
 /** The output names of a select list (`a::text AS a, b` → `a`, `b`). */
@@ -57,3 +42,21 @@ describe("column lists", () => {
     expect(names(rows.WORKER_COLUMNS)).toEqual(tables.get("soniq_workers"));
   });
 });
+
+/** The comma-separated parts of a table body, commas inside parentheses left alone. */
+function topLevelParts(body: string): string[] {
+  const parts: string[] = [];
+  let depth = 0;
+  let start = 0;
+  for (let i = 0; i < body.length; i++) {
+    const c = body[i];
+    if (c === "(") depth++;
+    else if (c === ")") depth--;
+    else if (c === "," && depth === 0) {
+      parts.push(body.slice(start, i));
+      start = i + 1;
+    }
+  }
+  parts.push(body.slice(start));
+  return parts.map((part) => part.replace(/--[^\n]*/g, ""));
+}

@@ -22,14 +22,14 @@ describe("migrations", () => {
     for (const engine of MIGRATION_ENGINES) {
       const migrations = loadMigrations(engine);
       expect(migrations.length).toBeGreaterThan(0);
-      // Gaps are allowed: features developed side by side reserve their numbers.
+      // Increasing and unique. Versions reserved for branches not merged yet may leave gaps
+      // (PostgreSQL 004–007, SQLite 003–006 while trace_context's 008/007 is in).
       const versions = migrations.map((m) => m.version);
+      expect(versions).toEqual([...new Set(versions)].sort((a, b) => a - b));
       expect(versions[0]).toBe(1);
-      expect(versions).toEqual([...versions].sort((a, b) => a - b));
-      expect(new Set(versions).size).toBe(versions.length);
       for (const m of migrations) {
         expect(m.file).toBe(`${m.name}.sql`);
-        expect(m.sql).toMatch(/CREATE /);
+        expect(m.sql).toMatch(/CREATE |ALTER TABLE /);
       }
     }
   });

@@ -1,6 +1,6 @@
 -- The PostgreSQL schema after every migration, as a fresh `setup()` leaves it.
 -- Written by `npm run schema:dump`; checked by test/schema/schema.test.ts. Do not edit.
--- Migrations: 001_initial.sql, 002_leases.sql, 003_queue_claim_index.sql, 006_operations.sql
+-- Migrations: 001_initial.sql, 002_leases.sql, 003_queue_claim_index.sql, 004_schedules.sql, 006_operations.sql, 008_trace_context.sql
 
 CREATE TABLE soniq_dead_letter_jobs (
   id uuid NOT NULL,
@@ -68,6 +68,8 @@ CREATE TABLE soniq_jobs (
   result json,
   result_expires_at timestamp with time zone,
   dedup_key text,
+  meta json,
+  trace_context text,
   CONSTRAINT soniq_jobs_attempts_check CHECK ((attempts >= 0)),
   CONSTRAINT soniq_jobs_interruptions_check CHECK ((interruptions >= 0)),
   CONSTRAINT soniq_jobs_max_attempts_check CHECK ((max_attempts >= 1)),
@@ -98,6 +100,52 @@ CREATE TABLE soniq_queues (
   CONSTRAINT soniq_queues_pkey PRIMARY KEY (name)
 );
 
+CREATE TABLE soniq_schedule_runs (
+  id bigint NOT NULL,
+  schedule_id text NOT NULL,
+  occurrence timestamp with time zone NOT NULL,
+  outcome text NOT NULL,
+  job_id uuid,
+  manual boolean NOT NULL DEFAULT false,
+  recorded_at timestamp with time zone NOT NULL DEFAULT now(),
+  CONSTRAINT soniq_schedule_runs_outcome_check CHECK ((outcome = ANY (ARRAY['enqueued'::text, 'late'::text, 'missed'::text, 'skipped_overlap'::text, 'paused'::text]))),
+  CONSTRAINT soniq_schedule_runs_pkey PRIMARY KEY (id)
+);
+
+CREATE TABLE soniq_schedules (
+  id text NOT NULL,
+  job_name text NOT NULL,
+  queue text NOT NULL,
+  priority integer NOT NULL,
+  max_attempts integer NOT NULL,
+  args json NOT NULL,
+  cron text,
+  every_seconds double precision,
+  timezone text NOT NULL,
+  start_at timestamp with time zone,
+  end_at timestamp with time zone,
+  missed_policy text NOT NULL,
+  missed_grace double precision NOT NULL,
+  missed_within double precision NOT NULL,
+  missed_max integer NOT NULL,
+  overlap text NOT NULL,
+  history_limit integer NOT NULL,
+  next_run_at timestamp with time zone,
+  last_run_at timestamp with time zone,
+  last_job_id uuid,
+  paused boolean NOT NULL DEFAULT false,
+  revision integer NOT NULL DEFAULT 1,
+  created_at timestamp with time zone NOT NULL DEFAULT now(),
+  updated_at timestamp with time zone NOT NULL DEFAULT now(),
+  CONSTRAINT soniq_schedules_check CHECK (((cron IS NULL) <> (every_seconds IS NULL))),
+  CONSTRAINT soniq_schedules_every_seconds_check CHECK ((every_seconds >= (1)::double precision)),
+  CONSTRAINT soniq_schedules_history_limit_check CHECK ((history_limit >= 1)),
+  CONSTRAINT soniq_schedules_max_attempts_check CHECK ((max_attempts >= 1)),
+  CONSTRAINT soniq_schedules_missed_policy_check CHECK ((missed_policy = ANY (ARRAY['skip'::text, 'latest'::text, 'all'::text]))),
+  CONSTRAINT soniq_schedules_overlap_check CHECK ((overlap = ANY (ARRAY['allow'::text, 'skip'::text]))),
+  CONSTRAINT soniq_schedules_pkey PRIMARY KEY (id)
+);
+
 CREATE TABLE soniq_workers (
   id text NOT NULL,
   hostname text NOT NULL,
@@ -126,6 +174,8 @@ CREATE UNIQUE INDEX soniq_jobs_dedup_key_idx ON soniq_jobs USING btree (dedup_ke
 CREATE INDEX soniq_jobs_processing_idx ON soniq_jobs USING btree (worker_id) WHERE (status = 'processing'::text);
 CREATE INDEX soniq_jobs_prune_idx ON soniq_jobs USING btree (result_expires_at) WHERE (status = ANY (ARRAY['done'::text, 'cancelled'::text]));
 CREATE INDEX soniq_jobs_queue_claim_idx ON soniq_jobs USING btree (queue, priority, scheduled_at, created_at, id) WHERE (status = 'queued'::text);
+CREATE INDEX soniq_schedule_runs_schedule_idx ON soniq_schedule_runs USING btree (schedule_id, id);
+CREATE INDEX soniq_schedules_next_run_at_idx ON soniq_schedules USING btree (next_run_at) WHERE (next_run_at IS NOT NULL);
 CREATE INDEX soniq_workers_started_at_idx ON soniq_workers USING btree (started_at DESC);
 
 CREATE OR REPLACE FUNCTION soniq_notify_inserted_jobs()

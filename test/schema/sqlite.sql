@@ -1,6 +1,6 @@
 -- The SQLite schema after every migration, as a fresh `setup()` leaves it.
 -- Written by `npm run schema:dump`; checked by test/schema/schema.test.ts. Do not edit.
--- Migrations: 001_initial, 002_leases, 005_operations
+-- Migrations: 001_initial, 002_leases, 003_schedules, 005_operations, 007_trace_context
 
 CREATE TABLE soniq_dead_letter_jobs (
   id            TEXT    NOT NULL PRIMARY KEY,
@@ -64,7 +64,9 @@ CREATE TABLE soniq_jobs (
   last_error        TEXT,
   result            TEXT,
   result_expires_at INTEGER,
-  dedup_key         TEXT
+  dedup_key         TEXT,
+  meta TEXT,
+  trace_context TEXT
 ) STRICT;
 
 CREATE TABLE soniq_leases (
@@ -84,6 +86,45 @@ CREATE TABLE soniq_queues (
   paused      INTEGER NOT NULL DEFAULT 0 CHECK (paused IN (0, 1)),
   max_running INTEGER CHECK (max_running >= 1),
   updated_at  INTEGER NOT NULL
+) STRICT;
+
+CREATE TABLE soniq_schedule_runs (
+  id           INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
+  schedule_id  TEXT    NOT NULL,
+  occurrence   INTEGER NOT NULL,
+  outcome      TEXT    NOT NULL
+               CHECK (outcome IN ('enqueued', 'late', 'missed', 'skipped_overlap', 'paused')),
+  job_id       TEXT,
+  manual       INTEGER NOT NULL DEFAULT 0,
+  recorded_at  INTEGER NOT NULL
+) STRICT;
+
+CREATE TABLE soniq_schedules (
+  id             TEXT    NOT NULL PRIMARY KEY,
+  job_name       TEXT    NOT NULL,
+  queue          TEXT    NOT NULL,
+  priority       INTEGER NOT NULL,
+  max_attempts   INTEGER NOT NULL CHECK (max_attempts >= 1),
+  args           TEXT    NOT NULL,
+  cron           TEXT,
+  every_seconds  REAL    CHECK (every_seconds >= 1),
+  timezone       TEXT    NOT NULL,
+  start_at       INTEGER,
+  end_at         INTEGER,
+  missed_policy  TEXT    NOT NULL CHECK (missed_policy IN ('skip', 'latest', 'all')),
+  missed_grace   REAL    NOT NULL,
+  missed_within  REAL    NOT NULL,
+  missed_max     INTEGER NOT NULL,
+  overlap        TEXT    NOT NULL CHECK (overlap IN ('allow', 'skip')),
+  history_limit  INTEGER NOT NULL CHECK (history_limit >= 1),
+  next_run_at    INTEGER,
+  last_run_at    INTEGER,
+  last_job_id    TEXT,
+  paused         INTEGER NOT NULL DEFAULT 0,
+  revision       INTEGER NOT NULL DEFAULT 1,
+  created_at     INTEGER NOT NULL,
+  updated_at     INTEGER NOT NULL,
+  CHECK ((cron IS NULL) <> (every_seconds IS NULL))
 ) STRICT;
 
 CREATE TABLE soniq_workers (
@@ -120,5 +161,10 @@ CREATE INDEX soniq_jobs_expiry ON soniq_jobs (result_expires_at)
   WHERE status IN ('done', 'cancelled');
 
 CREATE INDEX soniq_jobs_processing ON soniq_jobs (worker_id) WHERE status = 'processing';
+
+CREATE INDEX soniq_schedule_runs_schedule ON soniq_schedule_runs (schedule_id, id);
+
+CREATE INDEX soniq_schedules_next_run_at ON soniq_schedules (next_run_at)
+  WHERE next_run_at IS NOT NULL;
 
 CREATE INDEX soniq_workers_started_at ON soniq_workers (started_at);

@@ -38,6 +38,8 @@ describe("sqlite: schema", () => {
       "soniq_jobs",
       "soniq_leases",
       "soniq_migrations",
+      "soniq_schedule_runs",
+      "soniq_schedules",
       "soniq_workers",
     ]);
   });

@@ -242,7 +242,13 @@ describe("Rescuer", () => {
     expect(events).toEqual([
       [
         "job_recovered",
-        { job_id: job.id, job_name: "work.it", previous_owner: "dead", interruptions: 1 },
+        {
+          job_id: job.id,
+          job_name: "work.it",
+          queue: "default",
+          previous_owner: "dead",
+          interruptions: 1,
+        },
       ],
     ]);
   });

@@ -37,10 +37,22 @@ describe("metrics sink subscriber", () => {
       },
     });
     bus.emit("worker_started", started);
-    bus.emit("job_done", { worker_id: "w1", job_id: "j1", job_name: "n", duration_ms: 5 });
+    bus.emit("job_done", {
+      worker_id: "w1",
+      job_id: "j1",
+      job_name: "n",
+      queue: "default",
+      duration_ms: 5,
+    });
     bus.emit("worker_stopped", { worker_id: "w1", exit_reason: "drained", exit_code: 0 });
     expect(calls).toEqual(["start", "job_done", "worker_stopped", "end"]);
-    expect(payloads[0]).toEqual({ worker_id: "w1", job_id: "j1", job_name: "n", duration_ms: 5 });
+    expect(payloads[0]).toEqual({
+      worker_id: "w1",
+      job_id: "j1",
+      job_name: "n",
+      queue: "default",
+      duration_ms: 5,
+    });
   });
 
   it("a sink that throws or rejects › any call › logged with metrics_call and ignored; the emitter goes on", async () => {
@@ -57,7 +69,7 @@ describe("metrics sink subscriber", () => {
     });
     expect(() => {
       bus.emit("worker_started", started);
-      bus.emit("job_failed", { worker_id: "w1", job_id: "j1", job_name: "n" });
+      bus.emit("job_failed", { worker_id: "w1", job_id: "j1", job_name: "n", queue: "default" });
       bus.emit("worker_stopped", { worker_id: "w1", exit_reason: "drained", exit_code: 0 });
     }).not.toThrow();
     await new Promise((resolve) => setImmediate(resolve));
@@ -73,7 +85,7 @@ describe("metrics sink subscriber", () => {
     const calls: string[] = [];
     const { bus, off } = setup({ emit: (name) => void calls.push(name) });
     off();
-    bus.emit("job_done", { worker_id: "w1", job_id: "j1", job_name: "n" });
+    bus.emit("job_done", { worker_id: "w1", job_id: "j1", job_name: "n", queue: "default" });
     expect(calls).toEqual([]);
     expect(bus.hasListeners("job_done")).toBe(false);
   });

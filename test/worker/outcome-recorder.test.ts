@@ -57,7 +57,7 @@ describe("OutcomeRecorder", () => {
     expect(plan.what).toBe("dead-letter move");
   });
 
-  it("recordOutcome › row no longer ours › fenced out, nothing written, no event", async () => {
+  it("recordOutcome › row no longer ours › fenced out, nothing written, only job_fenced_out", async () => {
     const { runtime, backend, job, definition, events } = await setup();
     await backend.jobNack({
       id: job.id,
@@ -70,6 +70,17 @@ describe("OutcomeRecorder", () => {
     );
     expect(changed).toBe(false);
     expect(await backend.jobGet({ id: job.id })).toMatchObject({ status: "queued", attempts: 0 });
-    expect(events).toEqual([]);
+    expect(events).toEqual([
+      {
+        name: "job_fenced_out",
+        payload: {
+          worker_id: job.workerId,
+          job_id: job.id,
+          job_name: job.name,
+          queue: job.queue,
+          op: "retry",
+        },
+      },
+    ]);
   });
 });

@@ -46,6 +46,7 @@ describe("worker events", () => {
     const okId = await ok.enqueue({});
     const laterId = await later.enqueue({});
     const badId = await bad.enqueue({});
+    seen.length = 0; // job_enqueued × 3, checked below
     let done = 0;
     const twoDone = waitForEvent(soniq, "job_done", () => ++done === 2);
     const dead = waitForEvent(soniq, "job_dead_lettered", (e) => e.job_id === badId);
@@ -64,9 +65,19 @@ describe("worker events", () => {
       backend: "memory",
     });
     const forJob = (id: string) => seen.filter((e) => e.payload.job_id === id).map((e) => e.name);
-    expect(forJob(okId)).toEqual(["job_done"]);
-    expect(forJob(laterId)).toEqual(["job_snoozed", "job_done"]);
-    expect(forJob(badId)).toEqual(["job_dead_lettered"]);
+    expect(forJob(okId)).toEqual(["job_started", "job_done"]);
+    expect(forJob(laterId)).toEqual(["job_started", "job_snoozed", "job_started", "job_done"]);
+    expect(forJob(badId)).toEqual(["job_started", "job_dead_lettered"]);
+    expect(
+      seen.find((e) => e.payload.job_id === badId && e.name === "job_dead_lettered")?.payload,
+    ).toMatchObject({ queue: "default", reason: "max_attempts_exceeded" });
+    expect(seen.find((e) => e.name === "job_started")?.payload).toMatchObject({
+      worker_id: worker.id,
+      queue: "default",
+      attempt: 1,
+      wait_ms: expect.any(Number),
+      trace_context: null,
+    });
     const doneEvent = seen.find((e) => e.name === "job_done")?.payload;
     expect(doneEvent).toMatchObject({ worker_id: worker.id, job_name: expect.any(String) });
     expect(typeof doneEvent?.duration_ms).toBe("number");

@@ -1,5 +1,5 @@
 /**
- * The backend contract composed: the job, worker and lease stores, the notifier, the
+ * The backend contract composed: the job, worker, lease and schedule stores, the notifier, the
  * capabilities and the connection lifecycle. PostgreSQL, SQLite and memory implement it; the
  * shared contract suite (`test/contract/`) runs against all three.
  *
@@ -11,6 +11,7 @@ import type { Capabilities } from "./capabilities.js";
 import type { JobStore } from "./job-store.js";
 import type { LeaseStore } from "./lease-store.js";
 import type { Notifier } from "./notifier.js";
+import type { ScheduleStore } from "./schedule-store.js";
 import type { WorkerStore } from "./worker-store.js";
 
 /** The backend kinds. */
@@ -22,7 +23,7 @@ export type BackendKind = "memory" | "sqlite" | "postgres";
  * are not storage and the worker runtime needs only them.
  * @internal
  */
-export interface Backend extends JobStore, WorkerStore, LeaseStore {
+export interface Backend extends JobStore, WorkerStore, LeaseStore, ScheduleStore {
   /** Which engine. */
   readonly kind: BackendKind;
   /** What it can do beyond the common contract. */

@@ -9,5 +9,6 @@ export type { Capabilities } from "./capabilities.js";
 export type * from "./job-store.js";
 export type * from "./lease-store.js";
 export type * from "./notifier.js";
+export type * from "./schedule-store.js";
 export * from "./types.js";
 export type * from "./worker-store.js";

@@ -28,6 +28,7 @@ import type {
   OwnedJob,
   Owner,
   PgQueryable,
+  QueueMetrics,
   QueueStats,
   RecoveryResult,
 } from "./types.js";
@@ -229,6 +230,14 @@ export interface JobStore {
 
   /** Counts by state (one snapshot); `total` = rows of `soniq_jobs` + dead-letter entries. */
   jobStats(): Promise<QueueStats>;
+
+  /**
+   * Per-queue counts by status and the oldest claimable job's age (see {@link QueueMetrics}), one
+   * entry per queue that has a job row or a dead-letter entry, ordered by queue name. One read (a
+   * grouped scan of both tables): meant for one elected process every few seconds, not for every
+   * worker.
+   */
+  jobQueueMetrics(): Promise<QueueMetrics[]>;
 
   /**
    * Deletes `done` and `cancelled` rows whose `result_expires_at` has passed, at most `limit` of

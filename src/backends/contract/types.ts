@@ -32,6 +32,16 @@ export interface NewJob {
    * dead-letter queue does not hold its key. A duplicate returns the existing job's id.
    */
   dedupKey: string | null;
+  /**
+   * Soniq's own metadata as JSON text (e.g. `{"schedule":{…}}` for a scheduled occurrence, read
+   * back as `ctx.schedule`); absent or null for none.
+   */
+  meta?: string | null;
+  /**
+   * The producer's trace context (W3C `traceparent`, then a space and `tracestate` when there is
+   * one), stored with the job for the consumer span; absent or null when tracing is off.
+   */
+  traceContext?: string | null;
 }
 
 /** What `JobStore.jobEnqueue` returns for each {@link NewJob}, in input order. */
@@ -84,10 +94,15 @@ export interface JobRow {
   resultExpiresAt: Date | null;
   /** Deduplication key, if any. */
   dedupKey: string | null;
+  /** Soniq's metadata as JSON text (see {@link NewJob.meta}), or null. */
+  meta: string | null;
+  /** The trace context stored at enqueue ({@link NewJob.traceContext}); absent or null when none. */
+  traceContext?: string | null;
 }
 
 /** A row of `soniq_dead_letter_jobs`: the job as it was, plus why and when it was moved. */
-export interface DeadLetterRow extends Omit<JobRow, "status" | "result" | "resultExpiresAt"> {
+export interface DeadLetterRow
+  extends Omit<JobRow, "status" | "result" | "resultExpiresAt" | "meta"> {
   /** Why it was moved, e.g. `max_attempts_exceeded`, `unknown_job`, `invalid_args`. */
   reason: string;
   /** When it was moved. */
@@ -132,6 +147,10 @@ export interface ClaimedJob {
   workerId: string;
   /** Owner: this claim's fresh token. */
   claimToken: string;
+  /** Soniq's metadata as JSON text (see {@link NewJob.meta}), or null. */
+  meta: string | null;
+  /** The trace context stored at enqueue ({@link NewJob.traceContext}), or null. */
+  traceContext?: string | null;
 }
 
 /** One completion of `JobStore.jobCompleteMany`. */
@@ -187,6 +206,24 @@ export interface QueueStats {
   dead_letter: number;
   /** `cancelled` rows. */
   cancelled: number;
+}
+
+/** One queue's counts and lateness, as `JobStore.jobQueueMetrics` reports it. */
+export interface QueueMetrics {
+  queue: string;
+  /** Rows of `soniq_jobs` in this queue, by status. */
+  queued: number;
+  processing: number;
+  done: number;
+  cancelled: number;
+  /** Entries of `soniq_dead_letter_jobs` from this queue. */
+  deadLetter: number;
+  /**
+   * Seconds since the oldest **due** queued job of this queue became due (`now - min(scheduled_at)`
+   * over queued rows with `scheduled_at <= now`, database clock); 0 when none is due. Jobs delayed
+   * into the future do not count: they are not late.
+   */
+  oldestClaimableAgeSeconds: number;
 }
 
 /** A pg-compatible client (`pg.Client`, `pg.PoolClient`, or anything with the same `query`). */

@@ -26,8 +26,10 @@ import {
   type JobRow,
   type JobSnoozeParams,
   type JobStore,
+  type NewJob,
   type OwnedJob,
   type Owner,
+  type QueueMetrics,
   type QueueStats,
   type RecoveryResult,
 } from "../contract/index.js";
@@ -41,9 +43,17 @@ export class MemoryJobStore implements JobStore {
 
   /** See {@link JobStore.jobEnqueue}. */
   async jobEnqueue({ jobs, connection }: JobEnqueueParams): Promise<EnqueueResult[]> {
-    const { state } = this;
-    state.check();
+    this.state.check();
     assertNoConnection("memory", connection);
+    return this.insertJobs(jobs);
+  }
+
+  /**
+   * The body of {@link jobEnqueue}, synchronous: the schedule store calls it inside its
+   * compare-and-set, so nothing interleaves between the two (the memory "transaction").
+   */
+  insertJobs(jobs: readonly NewJob[]): EnqueueResult[] {
+    const { state } = this;
     const out: EnqueueResult[] = [];
     const queues = new Set<string>();
     for (const job of jobs) {
@@ -76,6 +86,8 @@ export class MemoryJobStore implements JobStore {
         result: null,
         resultExpiresAt: null,
         dedupKey: job.dedupKey,
+        meta: job.meta ?? null,
+        traceContext: job.traceContext ?? null,
       });
       queues.add(job.queue);
       out.push({ id: job.id, inserted: true });
@@ -203,7 +215,13 @@ export class MemoryJobStore implements JobStore {
     changes: Pick<DeadLetterRow, "lastError" | "reason"> & Partial<DeadLetterRow>,
   ): void {
     this.state.jobs.delete(row.id);
-    const { status: _status, result: _result, resultExpiresAt: _expires, ...rest } = row;
+    const {
+      status: _status,
+      result: _result,
+      resultExpiresAt: _expires,
+      meta: _meta,
+      ...rest
+    } = row;
     const now = this.state.date();
     this.state.dead.set(row.id, { ...rest, ...changes, updatedAt: now, deadAt: now });
   }
@@ -274,6 +292,44 @@ export class MemoryJobStore implements JobStore {
     };
     for (const row of this.state.jobs.values()) stats[row.status] += 1;
     return stats;
+  }
+
+  /** See {@link JobStore.jobQueueMetrics}. */
+  async jobQueueMetrics(): Promise<QueueMetrics[]> {
+    this.state.check();
+    const now = this.state.clock();
+    const byQueue = new Map<string, QueueMetrics>();
+    const entry = (queue: string): QueueMetrics => {
+      let metrics = byQueue.get(queue);
+      if (!metrics) {
+        metrics = {
+          queue,
+          queued: 0,
+          processing: 0,
+          done: 0,
+          cancelled: 0,
+          deadLetter: 0,
+          oldestClaimableAgeSeconds: 0,
+        };
+        byQueue.set(queue, metrics);
+      }
+      return metrics;
+    };
+    for (const row of this.state.jobs.values()) {
+      const metrics = entry(row.queue);
+      metrics[row.status] += 1;
+      const due = row.scheduledAt.getTime();
+      if (row.status === "queued" && due <= now) {
+        metrics.oldestClaimableAgeSeconds = Math.max(
+          metrics.oldestClaimableAgeSeconds,
+          (now - due) / 1000,
+        );
+      }
+    }
+    for (const row of this.state.dead.values()) entry(row.queue).deadLetter += 1;
+    return [...byQueue.values()].sort((a, b) =>
+      a.queue < b.queue ? -1 : a.queue > b.queue ? 1 : 0,
+    );
   }
 
   /** See {@link JobStore.jobPruneFinished}. */
@@ -381,6 +437,7 @@ export class MemoryJobStore implements JobStore {
     const now = state.date();
     state.jobs.set(id, {
       ...rest,
+      meta: null,
       status: "queued",
       attempts: 0,
       interruptions: 0,

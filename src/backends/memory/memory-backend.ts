@@ -1,13 +1,14 @@
 /**
  * The memory backend facade: the {@link Backend} contract over in-process maps, delegating to
- * the memory job, worker and lease stores (one file each) over one `MemoryState`, plus the
- * operations store (`admin`, admin-store.ts).
+ * the memory job, worker, lease and schedule stores (one file each) over one `MemoryState`, plus
+ * the operations store (`admin`, admin-store.ts).
  */
 import type { Backend, Capabilities, Notifier } from "../contract/index.js";
 import { DelegatingStores } from "../shared/delegating-stores.js";
 import { MemoryAdminStore } from "./admin-store.js";
 import { MemoryJobStore } from "./job-store.js";
 import { MemoryLeaseStore } from "./lease-store.js";
+import { MemoryScheduleStore } from "./schedule-store.js";
 import { MemoryState } from "./state.js";
 import { MemoryWorkerStore } from "./worker-store.js";
 
@@ -39,10 +40,12 @@ export class MemoryBackend extends DelegatingStores implements Backend {
   /** Creates an empty store. */
   constructor(options: MemoryBackendOptions = {}) {
     const state = new MemoryState(options.clock ?? Date.now);
+    const jobs = new MemoryJobStore(state);
     super({
-      jobs: new MemoryJobStore(state),
+      jobs,
       workers: new MemoryWorkerStore(state),
       leases: new MemoryLeaseStore(state),
+      schedules: new MemoryScheduleStore(state, { insertJobs: (list) => jobs.insertJobs(list) }),
     });
     this.state = state;
     this.admin = new MemoryAdminStore(state);

@@ -139,6 +139,33 @@ export class PgConnection {
   }
 
   /**
+   * Runs `fn` inside `BEGIN … COMMIT` on one pool client, as an in-flight call (close() waits for
+   * it); on an error the transaction is rolled back (a client whose ROLLBACK fails is discarded)
+   * and the error rethrown, translated. The schedule store's compare-and-set runs here.
+   */
+  transaction<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    return this.track(async () => {
+      const client = await this.pool.connect();
+      let broken = false;
+      try {
+        await client.query("BEGIN");
+        try {
+          const result = await fn(client);
+          await client.query("COMMIT");
+          return result;
+        } catch (err) {
+          await client.query("ROLLBACK").catch(() => {
+            broken = true;
+          });
+          throw err;
+        }
+      } finally {
+        client.release(broken);
+      }
+    });
+  }
+
+  /**
    * Runs `work` as an in-flight call: rejects with CLOSED at once after close, translates
    * driver errors, and lets close() wait for it. (pg-pool's `end()` silently drops requests
    * still waiting for a connection, which would leave them pending forever.)

@@ -79,6 +79,8 @@ async function insertUnique(
         batch.map((j) => (j.runAt ? j.runAt.toISOString() : null)),
         batch.map((j) => j.delaySeconds),
         batch.map((j) => j.dedupKey),
+        batch.map((j) => j.meta ?? null),
+        batch.map((j) => j.traceContext ?? null),
       ],
       via,
     );

@@ -28,6 +28,7 @@ import {
   type OwnedJob,
   type Owner,
   type PgQueryable,
+  type QueueMetrics,
   type QueueStats,
   type RecoveryResult,
 } from "../contract/index.js";
@@ -228,6 +229,27 @@ export class PgJobStore implements JobStore {
       stats.total += n;
     }
     return stats;
+  }
+  /** See {@link JobStore.jobQueueMetrics}. */
+  async jobQueueMetrics(): Promise<QueueMetrics[]> {
+    const { rows } = await this.run<{
+      queue: string;
+      queued: string;
+      processing: string;
+      done: string;
+      cancelled: string;
+      dead_letter: string;
+      oldest_age: number;
+    }>(this.sql.queueMetrics, []);
+    return rows.map((row) => ({
+      queue: row.queue,
+      queued: Number(row.queued),
+      processing: Number(row.processing),
+      done: Number(row.done),
+      cancelled: Number(row.cancelled),
+      deadLetter: Number(row.dead_letter),
+      oldestClaimableAgeSeconds: Math.max(0, Number(row.oldest_age)),
+    }));
   }
 
   /** One DELETE. See {@link JobStore.jobPruneFinished}. */

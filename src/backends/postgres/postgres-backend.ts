@@ -17,6 +17,7 @@ import { PgLeaseStore } from "./lease-store.js";
 import { claimLimitedQueues, LimitedQueues } from "./limited-claim.js";
 import { migrate } from "./migrate.js";
 import { PgNotifier } from "./notifier.js";
+import { PgScheduleStore } from "./schedule-store.js";
 import { buildAdminStatements, buildStatements, type Statements } from "./sql.js";
 import { PgWorkerStore } from "./worker-store.js";
 
@@ -124,22 +125,29 @@ export class PostgresBackend extends DelegatingStores implements Backend {
     const limited = new LimitedQueues(() =>
       conn.run<{ name: string; max_running: number }>(adminSql.limitedQueues, []),
     );
+    const jobs = new PgJobStore({
+      conn,
+      sql,
+      channel,
+      wake: (queue) => wakeUps.wake(queue),
+      claimLimited: async (request) => {
+        const queues = await limited.get(request.queues);
+        if (queues.length === 0) return [];
+        return conn.track(() =>
+          claimLimitedQueues(conn.pool, sql.claimLimited, adminSql, { ...request, queues }),
+        );
+      },
+    });
     super({
-      jobs: new PgJobStore({
-        conn,
-        sql,
-        channel,
-        wake: (queue) => wakeUps.wake(queue),
-        claimLimited: async (request) => {
-          const queues = await limited.get(request.queues);
-          if (queues.length === 0) return [];
-          return conn.track(() =>
-            claimLimitedQueues(conn.pool, sql.claimLimited, adminSql, { ...request, queues }),
-          );
-        },
-      }),
+      jobs,
       workers: new PgWorkerStore(conn, sql),
       leases: new PgLeaseStore(conn, sql),
+      schedules: new PgScheduleStore(sql, {
+        query: (text, values) => conn.run(text, values),
+        transaction: (fn) => conn.transaction(fn),
+        insertJobs: (list, client) => jobs.jobEnqueue({ jobs: list, connection: client }),
+        wake: (queue) => wakeUps.wake(queue),
+      }),
     });
     this.admin = admin;
     this.schema = schema;

@@ -16,12 +16,12 @@ import type {
 export const JOB_COLUMNS = `id::text AS id, name, queue, args::text AS args, status, priority, attempts,
   max_attempts, interruptions, scheduled_at, created_at, updated_at, started_at, finished_at,
   worker_id, claim_token::text AS claim_token, last_error, result::text AS result,
-  result_expires_at, dedup_key`;
+  result_expires_at, dedup_key, meta::text AS meta, trace_context`;
 
 /** The columns a claim returns, in `RawClaimedRow` shape (see `ClaimedJob`). */
 export const CLAIMED_COLUMNS = `id::text AS id, name, queue, args::text AS args, priority, attempts,
   max_attempts, interruptions, scheduled_at, created_at, worker_id,
-  claim_token::text AS claim_token`;
+  claim_token::text AS claim_token, meta::text AS meta, trace_context`;
 
 /** The dead-letter columns every dead-letter query selects, in `RawDeadLetterRow` shape. */
 export const DEAD_LETTER_COLUMNS = `id::text AS id, name, queue, args::text AS args, priority,
@@ -54,6 +54,9 @@ export interface RawJobRow {
   result: string | null;
   result_expires_at: Date | null;
   dedup_key: string | null;
+  meta?: string | null;
+  /** Absent in dead-letter rows (the column is not copied there). */
+  trace_context?: string | null;
 }
 
 /** A claimed row as returned with {@link CLAIMED_COLUMNS}. */
@@ -69,6 +72,8 @@ export type RawClaimedRow = Pick<
   | "interruptions"
   | "scheduled_at"
   | "created_at"
+  | "meta"
+  | "trace_context"
 > & { worker_id: string; claim_token: string };
 
 /** Maps a row selected with {@link CLAIMED_COLUMNS}. */
@@ -86,6 +91,8 @@ export function toClaimedJob(row: RawClaimedRow): ClaimedJob {
     createdAt: row.created_at,
     workerId: row.worker_id,
     claimToken: row.claim_token,
+    meta: row.meta ?? null,
+    traceContext: row.trace_context ?? null,
   };
 }
 
@@ -132,6 +139,8 @@ export function toJobRow(row: RawJobRow): JobRow {
     result: row.result,
     resultExpiresAt: row.result_expires_at,
     dedupKey: row.dedup_key,
+    meta: row.meta ?? null,
+    traceContext: row.trace_context ?? null,
   };
 }
 
@@ -141,6 +150,7 @@ export function toDeadLetterRow(row: RawDeadLetterRow): DeadLetterRow {
     status: _s,
     result: _r,
     resultExpiresAt: _e,
+    meta: _m,
     ...job
   } = toJobRow({
     ...row,

@@ -52,6 +52,93 @@ function notifying(update: string, channel: string): string {
 export const SESSION_SETUP =
   "SELECT pg_backend_pid() AS pid, set_config('enable_bitmapscan', 'off', false) AS setting";
 
+/**
+ * The schedule store's statements (postgres/schedule-store.ts, migration 004), schema-qualified:
+ * spread into {@link buildStatements}.
+ */
+function scheduleStatements(schema: string) {
+  const s = quoteIdent(schema);
+  const schedules = `${s}.soniq_schedules`;
+  const runs = `${s}.soniq_schedule_runs`;
+  const jobs = `${s}.soniq_jobs`;
+  const select = `SELECT sc.id, sc.job_name, sc.queue, sc.priority, sc.max_attempts,
+      sc.args::text AS args, sc.cron, sc.every_seconds, sc.timezone, sc.start_at, sc.end_at,
+      sc.missed_policy, sc.missed_grace, sc.missed_within, sc.missed_max, sc.overlap,
+      sc.history_limit, sc.next_run_at, sc.last_run_at, sc.last_job_id::text AS last_job_id,
+      sc.paused, sc.revision, sc.created_at, sc.updated_at,
+      COALESCE(j.status IN ('queued', 'processing'), false) AS last_job_active
+    FROM ${schedules} AS sc LEFT JOIN ${jobs} AS j ON j.id = sc.last_job_id`;
+  return {
+    /** `$1` id → one row. */
+    getSchedule: `${select} WHERE sc.id = $1`,
+    /** → every row by id. */
+    listSchedules: `${select} ORDER BY sc.id`,
+    /**
+     * `$1` overdue seconds → `now`, the ids due by `now - $1` (cursor order) and the earliest
+     * cursor after it.
+     */
+    dueSchedules: `SELECT now() AS now,
+        (SELECT min(next_run_at) FROM ${schedules}
+          WHERE next_run_at > now() - make_interval(secs => $1)) AS next_due_at,
+        COALESCE((SELECT json_agg(d.id ORDER BY d.next_run_at) FROM ${schedules} AS d
+          WHERE d.next_run_at <= now() - make_interval(secs => $1)), '[]'::json)::text AS ids`,
+    /** `$1` ids text[] → those rows. */
+    schedulesByIds: `${select} WHERE sc.id = ANY($1::text[]) ORDER BY sc.next_run_at`,
+    /**
+     * `$1`…`$17` the spec (id, job_name, queue, priority, max_attempts, args, cron, every_seconds,
+     * timezone, start_at, end_at, missed_policy, missed_grace, missed_within, missed_max, overlap,
+     * history_limit), `$18` next_run_at → inserted only when the id is free.
+     */
+    insertSchedule: `INSERT INTO ${schedules} (id, job_name, queue, priority, max_attempts, args, cron,
+        every_seconds, timezone, start_at, end_at, missed_policy, missed_grace, missed_within,
+        missed_max, overlap, history_limit, next_run_at)
+      VALUES ($1, $2, $3, $4, $5, $6::json, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
+      ON CONFLICT (id) DO NOTHING`,
+    /** As `insert`, plus `$19` expected revision → updated (revision + 1) when it matches. */
+    updateSchedule: `UPDATE ${schedules} SET job_name = $2, queue = $3, priority = $4, max_attempts = $5,
+        args = $6::json, cron = $7, every_seconds = $8, timezone = $9, start_at = $10,
+        end_at = $11, missed_policy = $12, missed_grace = $13, missed_within = $14,
+        missed_max = $15, overlap = $16, history_limit = $17, next_run_at = $18,
+        revision = revision + 1, updated_at = now()
+      WHERE id = $1 AND revision = $19`,
+    /**
+     * The compare-and-set: `$1` id, `$2` new cursor, `$3` paused (NULL = unchanged), `$4`
+     * expected cursor, `$5` expected revision → one row when taken.
+     */
+    advanceSchedule: `UPDATE ${schedules}
+      SET next_run_at = $2, paused = COALESCE($3, paused),
+          revision = revision + (CASE WHEN $3::boolean IS NULL THEN 0 ELSE 1 END), updated_at = now()
+      WHERE id = $1 AND next_run_at IS NOT DISTINCT FROM $4::timestamptz AND revision = $5`,
+    /**
+     * `$1` id, `$2` occurrences timestamptz[], `$3` outcomes text[], `$4` job ids uuid[], `$5`
+     * manual bool[], `$6` last occurrence (NULL = keep), `$7` last job id (NULL = keep): records
+     * the runs, sets `last_*` and trims the history to `history_limit`.
+     */
+    recordScheduleRuns: `WITH added AS (
+        INSERT INTO ${runs} (schedule_id, occurrence, outcome, job_id, manual)
+        SELECT $1, o, oc, j, m FROM unnest($2::timestamptz[], $3::text[], $4::uuid[], $5::bool[])
+          WITH ORDINALITY AS t(o, oc, j, m, ord)
+        ORDER BY ord
+        RETURNING id
+      ), last AS (
+        UPDATE ${schedules} SET last_run_at = COALESCE($6, last_run_at),
+          last_job_id = COALESCE($7::uuid, last_job_id)
+        WHERE id = $1 RETURNING history_limit
+      )
+      DELETE FROM ${runs} WHERE schedule_id = $1 AND id <= (
+        SELECT id FROM (
+          SELECT id FROM ${runs} WHERE schedule_id = $1
+          UNION ALL SELECT id FROM added
+        ) AS every_run ORDER BY id DESC LIMIT 1 OFFSET (SELECT history_limit FROM last))`,
+    /** `$1` id → deletes the row and its history; one row returned when it existed. */
+    removeSchedule: `WITH gone AS (DELETE FROM ${runs} WHERE schedule_id = $1)
+      DELETE FROM ${schedules} WHERE id = $1 RETURNING id`,
+    /** `$1` id, `$2` limit → newest first. */
+    scheduleRuns: `SELECT schedule_id, occurrence, outcome, job_id::text AS job_id, manual, recorded_at
+      FROM ${runs} WHERE schedule_id = $1 ORDER BY id DESC LIMIT $2`,
+  };
+}
+
 /** Builds every runtime statement for `schema` (already validated). */
 export function buildStatements(schema: string) {
   const s = quoteIdent(schema);
@@ -100,7 +187,8 @@ export function buildStatements(schema: string) {
           started_at = now(), updated_at = now()
       FROM picked WHERE j.id = picked.id
       RETURNING j.id, j.name, j.queue, j.args, j.priority, j.attempts, j.max_attempts,
-                j.interruptions, j.scheduled_at, j.created_at, j.worker_id, j.claim_token
+                j.interruptions, j.scheduled_at, j.created_at, j.worker_id, j.claim_token,
+                j.meta, j.trace_context
     )
     SELECT ${CLAIMED_COLUMNS} FROM claimed ORDER BY priority, scheduled_at, created_at, claimed.id`;
 
@@ -111,20 +199,24 @@ export function buildStatements(schema: string) {
     /**
      * `$1` ids uuid[], `$2` names, `$3` queues, `$4` args (JSON text), `$5` priorities int[],
      * `$6` max attempts int[], `$7` run-at timestamptz[] (NULL = use the delay), `$8` delays in
-     * seconds float8[], `$9` dedup keys (NULL = none); the batch has no duplicate keys.
+     * seconds float8[], `$9` dedup keys (NULL = none), `$10` meta (JSON text, NULL = none), `$11`
+     * trace contexts (NULL = none); the batch has no duplicate keys.
      * → per input, in order: `id`, `inserted`, `due` (inserted and due by the database's clock:
      * exactly the rows the insert trigger NOTIFYs for), `holder_id` (the existing holder when not
      * inserted; NULL if it is not visible to this statement's snapshot yet).
      */
     enqueue: `WITH input AS (
         SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::int[],
-                             $6::int[], $7::timestamptz[], $8::float8[], $9::text[])
+                             $6::int[], $7::timestamptz[], $8::float8[], $9::text[], $10::text[],
+                             $11::text[])
           WITH ORDINALITY AS t(id, name, queue, args, priority, max_attempts, run_at,
-                               delay_seconds, dedup_key, ord)
+                               delay_seconds, dedup_key, meta, trace_context, ord)
       ), inserted AS (
-        INSERT INTO ${jobs} (id, name, queue, args, priority, max_attempts, scheduled_at, dedup_key)
+        INSERT INTO ${jobs} (id, name, queue, args, priority, max_attempts, scheduled_at, dedup_key,
+                             meta, trace_context)
         SELECT id, name, queue, args::json, priority, max_attempts,
-               COALESCE(run_at, now() + make_interval(secs => delay_seconds)), dedup_key
+               COALESCE(run_at, now() + make_interval(secs => delay_seconds)), dedup_key,
+               meta::json, trace_context
         FROM input ORDER BY ord
         ON CONFLICT (dedup_key) WHERE dedup_key IS NOT NULL DO NOTHING
         RETURNING id, scheduled_at <= now() AS due
@@ -243,6 +335,30 @@ export function buildStatements(schema: string) {
     stats: `SELECT status, count(*) AS n FROM ${jobs} GROUP BY status
       UNION ALL SELECT 'dead_letter', count(*) FROM ${dead}`,
 
+    /**
+     * → per queue: `queue`, `queued`, `processing`, `done`, `cancelled`, `dead_letter` (bigint as
+     * text) and `oldest_age` (seconds, float: `now()` minus the oldest due queued row's
+     * `scheduled_at`; 0 when none is due). One grouped scan of each table.
+     */
+    queueMetrics: `WITH live AS (
+        SELECT queue,
+          count(*) FILTER (WHERE status = 'queued') AS queued,
+          count(*) FILTER (WHERE status = 'processing') AS processing,
+          count(*) FILTER (WHERE status = 'done') AS done,
+          count(*) FILTER (WHERE status = 'cancelled') AS cancelled,
+          min(scheduled_at) FILTER (WHERE status = 'queued' AND scheduled_at <= now()) AS oldest_due
+        FROM ${jobs} GROUP BY queue
+      ), dlq AS (
+        SELECT queue, count(*) AS dead_letter FROM ${dead} GROUP BY queue
+      )
+      SELECT coalesce(live.queue, dlq.queue) AS queue,
+        coalesce(live.queued, 0)::text AS queued, coalesce(live.processing, 0)::text AS processing,
+        coalesce(live.done, 0)::text AS done, coalesce(live.cancelled, 0)::text AS cancelled,
+        coalesce(dlq.dead_letter, 0)::text AS dead_letter,
+        coalesce(extract(epoch FROM now() - live.oldest_due), 0)::float8 AS oldest_age
+      FROM live FULL JOIN dlq ON dlq.queue = live.queue
+      ORDER BY 1`,
+
     /** `$1` id, `$2` hostname, `$3` pid, `$4` queues text[] or NULL, `$5` concurrency. */
     registerWorker: `INSERT INTO ${workers}
         (id, hostname, pid, queues, concurrency, status, started_at, last_heartbeat_at, stopped_at)
@@ -357,6 +473,8 @@ export function buildStatements(schema: string) {
     pruneFinished: `DELETE FROM ${jobs} WHERE id IN (
         SELECT id FROM ${jobs}
         WHERE status IN ('done', 'cancelled') AND result_expires_at <= now() LIMIT $1::int)`,
+
+    ...scheduleStatements(schema),
   };
 }
 

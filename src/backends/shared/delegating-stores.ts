@@ -1,10 +1,11 @@
 /**
- * The delegating base of the backend facades: the job, worker and lease store methods, each
+ * The delegating base of the backend facades: the job, worker, lease and schedule store methods, each
  * passed to the entity store that implements it (memory and PostgreSQL keep one file per store).
  */
 import type {
   ClaimedJob,
   DeadLetterRow,
+  DueSchedules,
   EnqueueResult,
   JobCancelParams,
   JobClaimParams,
@@ -25,8 +26,18 @@ import type {
   LeaseStore,
   LeaseTryTakeParams,
   OwnedJob,
+  QueueMetrics,
   QueueStats,
   RecoveryResult,
+  ScheduleAdvanceParams,
+  ScheduleAdvanceResult,
+  ScheduleDueParams,
+  ScheduleIdParams,
+  ScheduleRow,
+  ScheduleRunRow,
+  ScheduleRunsParams,
+  ScheduleSaveParams,
+  ScheduleStore,
   WorkerForgetParams,
   WorkerHeartbeatParams,
   WorkerListParams,
@@ -44,10 +55,12 @@ export interface EntityStores {
   workers: WorkerStore;
   /** Leader leases. */
   leases: LeaseStore;
+  /** Schedules and their history. */
+  schedules: ScheduleStore;
 }
 
 /** The store half of a backend facade: every method delegates to {@link EntityStores}. */
-export abstract class DelegatingStores implements JobStore, WorkerStore, LeaseStore {
+export abstract class DelegatingStores implements JobStore, WorkerStore, LeaseStore, ScheduleStore {
   /** @param stores The entity stores. */
   constructor(protected readonly stores: EntityStores) {}
 
@@ -94,6 +107,10 @@ export abstract class DelegatingStores implements JobStore, WorkerStore, LeaseSt
   /** See {@link JobStore.jobStats}. */
   jobStats(): Promise<QueueStats> {
     return this.stores.jobs.jobStats();
+  }
+  /** See {@link JobStore.jobQueueMetrics}. */
+  jobQueueMetrics(): Promise<QueueMetrics[]> {
+    return this.stores.jobs.jobQueueMetrics();
   }
   /** See {@link JobStore.jobPruneFinished}. */
   jobPruneFinished(params: JobPruneFinishedParams): Promise<number> {
@@ -144,5 +161,34 @@ export abstract class DelegatingStores implements JobStore, WorkerStore, LeaseSt
   /** See {@link LeaseStore.leaseResign}. */
   leaseResign(params: LeaseResignParams): Promise<void> {
     return this.stores.leases.leaseResign(params);
+  }
+
+  /** See {@link ScheduleStore.scheduleSave}. */
+  scheduleSave(params: ScheduleSaveParams): Promise<boolean> {
+    return this.stores.schedules.scheduleSave(params);
+  }
+  /** See {@link ScheduleStore.scheduleGet}. */
+  scheduleGet(params: ScheduleIdParams): Promise<ScheduleRow | null> {
+    return this.stores.schedules.scheduleGet(params);
+  }
+  /** See {@link ScheduleStore.scheduleList}. */
+  scheduleList(): Promise<ScheduleRow[]> {
+    return this.stores.schedules.scheduleList();
+  }
+  /** See {@link ScheduleStore.scheduleDue}. */
+  scheduleDue(params: ScheduleDueParams): Promise<DueSchedules> {
+    return this.stores.schedules.scheduleDue(params);
+  }
+  /** See {@link ScheduleStore.scheduleAdvance}. */
+  scheduleAdvance(params: ScheduleAdvanceParams): Promise<ScheduleAdvanceResult> {
+    return this.stores.schedules.scheduleAdvance(params);
+  }
+  /** See {@link ScheduleStore.scheduleRemove}. */
+  scheduleRemove(params: ScheduleIdParams): Promise<boolean> {
+    return this.stores.schedules.scheduleRemove(params);
+  }
+  /** See {@link ScheduleStore.scheduleRuns}. */
+  scheduleRuns(params: ScheduleRunsParams): Promise<ScheduleRunRow[]> {
+    return this.stores.schedules.scheduleRuns(params);
   }
 }

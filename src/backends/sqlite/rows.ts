@@ -17,7 +17,7 @@ import type {
 /** The columns of `soniq_jobs`, in table order: a {@link JobRecord}. */
 export const JOB_COLUMNS = `id, name, queue, args, status, priority, attempts, max_attempts,
   interruptions, scheduled_at, created_at, updated_at, started_at, finished_at, worker_id,
-  claim_token, last_error, result, result_expires_at, dedup_key`;
+  claim_token, last_error, result, result_expires_at, dedup_key, meta, trace_context`;
 
 /** The columns of `soniq_dead_letter_jobs`, in table order: a {@link DeadLetterRecord}. */
 export const DEAD_LETTER_COLUMNS = `id, name, queue, args, priority, attempts, max_attempts,
@@ -51,11 +51,14 @@ export interface JobRecord {
   result: string | null;
   result_expires_at: number | null;
   dedup_key: string | null;
+  meta: string | null;
+  /** Absent in dead-letter records (the column is not copied there). */
+  trace_context?: string | null;
 }
 
 /** A row of `soniq_dead_letter_jobs` as better-sqlite3 returns it. */
 export interface DeadLetterRecord
-  extends Omit<JobRecord, "status" | "result" | "result_expires_at"> {
+  extends Omit<JobRecord, "status" | "result" | "result_expires_at" | "meta"> {
   reason: string;
   dead_at: number;
 }
@@ -101,6 +104,8 @@ export function toJobRow(r: JobRecord): JobRow {
     result: r.result,
     resultExpiresAt: dateOrNull(r.result_expires_at),
     dedupKey: r.dedup_key,
+    meta: r.meta ?? null,
+    traceContext: r.trace_context ?? null,
   };
 }
 
@@ -110,12 +115,14 @@ export function toDeadLetterRow(r: DeadLetterRecord): DeadLetterRow {
     status: _s,
     result: _r,
     resultExpiresAt: _e,
+    meta: _m,
     ...job
   } = toJobRow({
     ...r,
     status: "queued",
     result: null,
     result_expires_at: null,
+    meta: null,
   });
   return { ...job, reason: r.reason, deadAt: new Date(r.dead_at) };
 }

@@ -67,6 +67,13 @@ const JOB_COLUMNS_J = JOB_COLUMNS.split(",")
 /** The controls of a listed job (`c`: soniq_job_controls). */
 const CONTROL_COLUMNS = "c.cancel_requested_at, c.progress, c.progress_message, c.progress_at";
 
+/** A schedule row with its last job's status (`last_job_status`, NULL when the job is gone). */
+const SCHEDULE_SELECT = `SELECT s.id, s.job_name, s.queue, s.priority, s.max_attempts, s.args,
+    s.cron, s.every_seconds, s.timezone, s.start_at, s.end_at, s.missed_policy, s.missed_grace,
+    s.missed_within, s.missed_max, s.overlap, s.history_limit, s.next_run_at, s.last_run_at,
+    s.last_job_id, s.paused, s.revision, s.created_at, s.updated_at, j.status AS last_job_status
+  FROM soniq_schedules AS s LEFT JOIN soniq_jobs AS j ON j.id = s.last_job_id`;
+
 /** The name of one statement of {@link SQL}. */
 export type StatementName = keyof typeof SQL;
 
@@ -80,12 +87,13 @@ export const SQL = {
 
   /**
    * `@id`, `@name`, `@queue`, `@args` (JSON text), `@priority`, `@maxAttempts`, `@scheduledAt`
-   * (ms), `@now`, `@dedupKey` (or NULL): inserts one `queued` job.
+   * (ms), `@now`, `@dedupKey` (or NULL), `@meta` (JSON text or NULL), `@traceContext` (or NULL):
+   * inserts one `queued` job.
    */
   insertJob: `INSERT INTO soniq_jobs (id, name, queue, args, status, priority, max_attempts,
-      scheduled_at, created_at, updated_at, dedup_key)
+      scheduled_at, created_at, updated_at, dedup_key, meta, trace_context)
     VALUES (@id, @name, @queue, @args, 'queued', @priority, @maxAttempts,
-      @scheduledAt, @now, @now, @dedupKey)`,
+      @scheduledAt, @now, @now, @dedupKey, @meta, @traceContext)`,
 
   /**
    * `@now`, `@limit` → `id` of the first due queued jobs of every queue, in claim order. Queues
@@ -198,7 +206,7 @@ export const SQL = {
    */
   replay: `INSERT INTO soniq_jobs (${JOB_COLUMNS})
     SELECT id, name, queue, args, 'queued', priority, 0, max_attempts, 0, @now,
-      created_at, @now, NULL, NULL, NULL, NULL, last_error, NULL, NULL, dedup_key
+      created_at, @now, NULL, NULL, NULL, NULL, last_error, NULL, NULL, dedup_key, NULL, NULL
     FROM soniq_dead_letter_jobs WHERE id = @id`,
 
   /** `@id`: deletes the dead-letter entry. */
@@ -223,6 +231,32 @@ export const SQL = {
    * → one row: `queued`, `processing`, `done`, `cancelled`, `live` (all of `soniq_jobs`),
    * `dead_letter`, from one snapshot.
    */
+  /**
+   * → per queue: `queue`, `queued`, `processing`, `done`, `cancelled`, `dead_letter` and
+   * `oldest_age_ms` (the database's now minus the oldest due queued row's `scheduled_at`; 0 when
+   * none is due), from one snapshot.
+   */
+  queueMetrics: `WITH t AS (SELECT ${NOW_MS} AS now),
+    live AS (
+      SELECT queue,
+        count(*) FILTER (WHERE status = 'queued') AS queued,
+        count(*) FILTER (WHERE status = 'processing') AS processing,
+        count(*) FILTER (WHERE status = 'done') AS done,
+        count(*) FILTER (WHERE status = 'cancelled') AS cancelled,
+        min(scheduled_at) FILTER (WHERE status = 'queued' AND scheduled_at <= (SELECT now FROM t))
+          AS oldest_due
+      FROM soniq_jobs GROUP BY queue
+    ),
+    dlq AS (SELECT queue, count(*) AS dead_letter FROM soniq_dead_letter_jobs GROUP BY queue),
+    names AS (SELECT queue FROM live UNION SELECT queue FROM dlq)
+    SELECT names.queue AS queue,
+      coalesce(live.queued, 0) AS queued, coalesce(live.processing, 0) AS processing,
+      coalesce(live.done, 0) AS done, coalesce(live.cancelled, 0) AS cancelled,
+      coalesce(dlq.dead_letter, 0) AS dead_letter,
+      coalesce((SELECT now FROM t) - live.oldest_due, 0) AS oldest_age_ms
+    FROM names LEFT JOIN live ON live.queue = names.queue LEFT JOIN dlq ON dlq.queue = names.queue
+    ORDER BY names.queue`,
+
   stats: `SELECT
       count(*) FILTER (WHERE status = 'queued') AS queued,
       count(*) FILTER (WHERE status = 'processing') AS processing,
@@ -508,4 +542,81 @@ export const SQL = {
       (SELECT json_group_array(j.id) FROM soniq_jobs AS j
         WHERE j.status = 'processing' AND j.worker_id = soniq_workers.id) AS in_flight
     FROM soniq_workers ORDER BY started_at DESC, rowid DESC`,
+
+  // ---- schedules (schedule-store.ts; migration 003) ----------------------------------------
+
+  /** `@id` → the schedule row (`SCHEDULE_SELECT`: the row plus `last_job_status`). */
+  getSchedule: `${SCHEDULE_SELECT} WHERE s.id = @id`,
+
+  /** → every schedule row (`SCHEDULE_SELECT`), by id. */
+  listSchedules: `${SCHEDULE_SELECT} ORDER BY s.id`,
+
+  /** `@limit` (ms) → the schedule rows (`SCHEDULE_SELECT`) whose cursor is at or before it, cursor order. */
+  dueSchedules: `${SCHEDULE_SELECT} WHERE s.next_run_at <= @limit ORDER BY s.next_run_at`,
+
+  /** `@limit` (ms) → `next`: the earliest cursor after it (NULL when none). */
+  nextScheduleAfter:
+    "SELECT min(next_run_at) AS next FROM soniq_schedules WHERE next_run_at > @limit",
+
+  /**
+   * The spec (`@id`, `@jobName`, `@queue`, `@priority`, `@maxAttempts`, `@args`, `@cron`,
+   * `@everySeconds`, `@timezone`, `@startAt`, `@endAt`, `@missedPolicy`, `@missedGrace`,
+   * `@missedWithin`, `@missedMax`, `@overlap`, `@historyLimit`), `@nextRunAt`, `@now`: inserts
+   * the schedule when the id is free. → changes.
+   */
+  insertSchedule: `INSERT INTO soniq_schedules (id, job_name, queue, priority, max_attempts,
+      args, cron, every_seconds, timezone, start_at, end_at, missed_policy, missed_grace,
+      missed_within, missed_max, overlap, history_limit, next_run_at, created_at, updated_at)
+    VALUES (@id, @jobName, @queue, @priority, @maxAttempts, @args, @cron, @everySeconds,
+      @timezone, @startAt, @endAt, @missedPolicy, @missedGrace, @missedWithin, @missedMax,
+      @overlap, @historyLimit, @nextRunAt, @now, @now)
+    ON CONFLICT (id) DO NOTHING`,
+
+  /**
+   * As {@link SQL.insertSchedule} plus `@expectRevision`: replaces the spec and cursor when the
+   * revision matches, bumping it. → changes.
+   */
+  updateSchedule: `UPDATE soniq_schedules SET job_name = @jobName, queue = @queue,
+      priority = @priority, max_attempts = @maxAttempts, args = @args, cron = @cron,
+      every_seconds = @everySeconds, timezone = @timezone, start_at = @startAt, end_at = @endAt,
+      missed_policy = @missedPolicy, missed_grace = @missedGrace, missed_within = @missedWithin,
+      missed_max = @missedMax, overlap = @overlap, history_limit = @historyLimit,
+      next_run_at = @nextRunAt, revision = revision + 1, updated_at = @now
+    WHERE id = @id AND revision = @expectRevision`,
+
+  /**
+   * The compare-and-set that takes occurrences: `@id`, `@nextRunAt` (the new cursor), `@paused`
+   * (0/1, or NULL = unchanged; a change bumps the revision), `@now`, and the expectation
+   * `@expectNext` (NULL-safe) and `@expectRevision`. → changes (1 = taken).
+   */
+  advanceSchedule: `UPDATE soniq_schedules
+    SET next_run_at = @nextRunAt, paused = COALESCE(@paused, paused),
+        revision = revision + (CASE WHEN @paused IS NULL THEN 0 ELSE 1 END), updated_at = @now
+    WHERE id = @id AND next_run_at IS @expectNext AND revision = @expectRevision`,
+
+  /** `@id`, `@lastRunAt`, `@lastJobId` (each NULL = keep): the newest occurrence and job. */
+  setScheduleLast: `UPDATE soniq_schedules
+    SET last_run_at = COALESCE(@lastRunAt, last_run_at),
+        last_job_id = COALESCE(@lastJobId, last_job_id)
+    WHERE id = @id`,
+
+  /** `@scheduleId`, `@occurrence` (ms), `@outcome`, `@jobId`, `@manual` (0/1), `@now`: one history row. */
+  insertScheduleRun: `INSERT INTO soniq_schedule_runs
+      (schedule_id, occurrence, outcome, job_id, manual, recorded_at)
+    VALUES (@scheduleId, @occurrence, @outcome, @jobId, @manual, @now)`,
+
+  /** `@id`: keeps the schedule's newest `history_limit` history rows. → changes. */
+  trimScheduleRuns: `DELETE FROM soniq_schedule_runs WHERE schedule_id = @id AND id <= (
+      SELECT id FROM soniq_schedule_runs WHERE schedule_id = @id
+      ORDER BY id DESC LIMIT 1 OFFSET (SELECT history_limit FROM soniq_schedules WHERE id = @id))`,
+
+  /** `@id`: deletes the schedule's history. */
+  deleteScheduleRuns: "DELETE FROM soniq_schedule_runs WHERE schedule_id = @id",
+
+  /** `@id`: deletes the schedule. → changes. */
+  deleteSchedule: "DELETE FROM soniq_schedules WHERE id = @id",
+
+  /** `@id`, `@limit` → the schedule's history rows, newest first. */
+  scheduleRuns: `SELECT schedule_id, occurrence, outcome, job_id, manual, recorded_at
+    FROM soniq_schedule_runs WHERE schedule_id = @id ORDER BY id DESC LIMIT @limit`,
 } as const;

@@ -8,6 +8,7 @@ import type {
   Capabilities,
   ClaimedJob,
   DeadLetterRow,
+  DueSchedules,
   EnqueueResult,
   JobCancelParams,
   JobClaimParams,
@@ -27,8 +28,18 @@ import type {
   LeaseTryTakeParams,
   Notifier,
   OwnedJob,
+  QueueMetrics,
   QueueStats,
   RecoveryResult,
+  ScheduleAdvanceParams,
+  ScheduleAdvanceResult,
+  ScheduleDueParams,
+  ScheduleIdParams,
+  ScheduleRow,
+  ScheduleRunRow,
+  ScheduleRunsParams,
+  ScheduleSaveParams,
+  ScheduleStore,
   WorkerForgetParams,
   WorkerHeartbeatParams,
   WorkerListParams,
@@ -53,6 +64,7 @@ import {
   toWorkerRow,
   type WorkerRecord,
 } from "./rows.js";
+import { SqliteScheduleStore } from "./schedule-store.js";
 import {
   claimDue,
   completeAll,
@@ -109,6 +121,7 @@ export class SqliteBackend implements Backend {
   private readonly bus = new WakeBus();
   /** The operations store (contract/admin-store.ts) on this connection. */
   readonly admin: SqliteAdminStore;
+  private readonly schedules: SqliteScheduleStore;
 
   /**
    * Validates the options (options.ts); the file is opened on first use. Does not create the
@@ -122,6 +135,40 @@ export class SqliteBackend implements Backend {
     this.busyTimeoutMs = busyTimeoutMs;
     this.conn = new SqliteConnection(path, busyTimeoutMs);
     this.admin = new SqliteAdminStore(this.conn, (queue) => this.wake(queue));
+    this.schedules = new SqliteScheduleStore({
+      use: (fn) => this.conn.use(fn),
+      insertJobs: (session, jobs) => insertJobs(session, jobs),
+      wake: (queue) => this.wake(queue),
+    });
+  }
+
+  /** See {@link ScheduleStore.scheduleSave} (schedule-store.ts, as every schedule method). */
+  scheduleSave(params: ScheduleSaveParams): Promise<boolean> {
+    return this.schedules.scheduleSave(params);
+  }
+  /** See {@link ScheduleStore.scheduleGet}. */
+  scheduleGet(params: ScheduleIdParams): Promise<ScheduleRow | null> {
+    return this.schedules.scheduleGet(params);
+  }
+  /** See {@link ScheduleStore.scheduleList}. */
+  scheduleList(): Promise<ScheduleRow[]> {
+    return this.schedules.scheduleList();
+  }
+  /** See {@link ScheduleStore.scheduleDue}. */
+  scheduleDue(params: ScheduleDueParams): Promise<DueSchedules> {
+    return this.schedules.scheduleDue(params);
+  }
+  /** One immediate transaction. See {@link ScheduleStore.scheduleAdvance}. */
+  scheduleAdvance(params: ScheduleAdvanceParams): Promise<ScheduleAdvanceResult> {
+    return this.schedules.scheduleAdvance(params);
+  }
+  /** See {@link ScheduleStore.scheduleRemove}. */
+  scheduleRemove(params: ScheduleIdParams): Promise<boolean> {
+    return this.schedules.scheduleRemove(params);
+  }
+  /** See {@link ScheduleStore.scheduleRuns}. */
+  scheduleRuns(params: ScheduleRunsParams): Promise<ScheduleRunRow[]> {
+    return this.schedules.scheduleRuns(params);
   }
 
   /** This object's in-process wake-ups (see the class comment). */
@@ -253,6 +300,30 @@ export class SqliteBackend implements Backend {
       const row = s.statement("stats").get() as Omit<QueueStats, "total"> & { live: number };
       const { live, ...counts } = row;
       return { total: live + counts.dead_letter, ...counts };
+    });
+  }
+
+  /** Per-queue counts and lateness from one snapshot. See {@link JobStore.jobQueueMetrics}. */
+  async jobQueueMetrics(): Promise<QueueMetrics[]> {
+    return this.conn.use((s) => {
+      const rows = s.statement("queueMetrics").all() as Array<{
+        queue: string;
+        queued: number;
+        processing: number;
+        done: number;
+        cancelled: number;
+        dead_letter: number;
+        oldest_age_ms: number;
+      }>;
+      return rows.map((row) => ({
+        queue: row.queue,
+        queued: row.queued,
+        processing: row.processing,
+        done: row.done,
+        cancelled: row.cancelled,
+        deadLetter: row.dead_letter,
+        oldestClaimableAgeSeconds: Math.max(0, row.oldest_age_ms) / 1000,
+      }));
     });
   }
 

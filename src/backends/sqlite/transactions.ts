@@ -61,6 +61,8 @@ export function insertJobs(
         scheduledAt: job.runAt ? job.runAt.getTime() : now + secondsToMs(job.delaySeconds),
         now,
         dedupKey: job.dedupKey,
+        meta: job.meta ?? null,
+        traceContext: job.traceContext ?? null,
       });
       queues.add(job.queue);
       results.push({ id: job.id, inserted: true });

@@ -3,8 +3,12 @@
  * with the worker's exit code (0 drained, 1 deadline path, 2 start-up error, 3 not recorded).
  */
 import type { Command } from "commander";
+import { collectDefaultMetrics } from "prom-client";
 import { redactUrl } from "../../backends/select.js";
 import { SoniqError } from "../../errors.js";
+import { healthHandler } from "../../observability/health/health-handler.js";
+import { HealthServer } from "../../observability/health/health-server.js";
+import { prometheusMetrics } from "../../observability/prometheus/exporter.js";
 import { cliDefault } from "../../settings-docs.js";
 import type { Soniq } from "../../soniq.js";
 import { withTimeout } from "../../worker/with-timeout.js";
@@ -16,6 +20,12 @@ import { fail, number } from "../runner.js";
 
 interface WorkerFlags {
   concurrency?: number;
+  /** TCP port of /livez, /readyz and /metrics. */
+  healthPort?: number;
+  /** Interface the health server binds. */
+  healthHost?: string;
+  /** Seconds the health endpoints keep answering after the worker stopped. */
+  healthLinger?: number;
   /** Comma-separated queue names. */
   queues?: string;
   /** Seconds. */
@@ -35,7 +45,10 @@ async function runWorker(module: string, flags: WorkerFlags): Promise<never> {
   // this worker, and any that came while the module loaded are applied as soon as it exists.
   let worker: Worker | undefined;
   const early: NodeJS.Signals[] = [];
+  /** Ends the linger after the worker stopped: any further signal. */
+  let endLinger: (() => void) | undefined;
   forwardSignals((signal) => {
+    endLinger?.();
     if (worker) void worker.stop(signal);
     else early.push(signal);
   });
@@ -65,14 +78,56 @@ async function runWorker(module: string, flags: WorkerFlags): Promise<never> {
   } catch (err) {
     fail(err);
   }
+  let health: HealthServer | undefined;
+  if (flags.healthPort !== undefined) {
+    // Subscribed before the worker starts: no event is missed.
+    const metrics = prometheusMetrics(soniq);
+    collectDefaultMetrics({ register: metrics.registry });
+    const probed = worker;
+    const live = soniq;
+    health = new HealthServer({
+      handler: healthHandler({
+        worker: probed,
+        checkDatabase: async () => (await live.backend()).now(),
+        metrics,
+      }),
+      port: flags.healthPort,
+      ...(flags.healthHost !== undefined ? { host: flags.healthHost } : {}),
+      logger: soniq.logger,
+    });
+    try {
+      await health.start();
+    } catch (err) {
+      await soniq.close().catch(() => undefined);
+      fail(new Error(`--health-port ${flags.healthPort}: ${String(err)}`));
+    }
+  }
   for (const signal of early) void worker.stop(signal);
   try {
     await worker.start();
   } catch (err) {
+    await health?.stop();
     await soniq.close().catch(() => undefined);
     fail(err);
   }
   const exit = await worker.finished;
+  if (health && flags.healthLinger !== undefined && flags.healthLinger > 0) {
+    // Everything is durable: the last scrape can still read the drain's counters (a SIGKILL
+    // now loses nothing); another signal ends the wait.
+    soniq.logger.info(
+      { linger_seconds: flags.healthLinger },
+      "worker stopped; health endpoints linger (/readyz says 503)",
+    );
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, (flags.healthLinger as number) * 1000);
+      endLinger = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+  }
+  // /readyz said 503 since the first signal; the probes stop answering as the process exits.
+  await health?.stop();
   let code: number = exit.exitCode;
   try {
     // Bounded: a database that stopped answering must not keep the process alive.
@@ -90,7 +145,7 @@ async function runWorker(module: string, flags: WorkerFlags): Promise<never> {
   process.exit(code);
 }
 
-/** Adds `worker <module> [-c] [-q] [--shutdown-timeout]` to `program`. */
+/** Adds `worker <module> [-c] [-q] [--shutdown-timeout] [--health-port] [--health-host]` to `program`. */
 export function register(program: Command): void {
   program
     .command("worker")
@@ -114,5 +169,16 @@ export function register(program: Command): void {
       "the database (set as SONIQ_DATABASE_URL before your module loads; must agree with it)",
     )
     .option("--json", "print one JSON line at exit: worker id, exit reason and code, released jobs")
+    .option(
+      "--health-port <n>",
+      "serve /livez, /readyz (503 from the first signal) and /metrics (Prometheus) on this port",
+      number("health-port"),
+    )
+    .option("--health-host <address>", "interface for --health-port (default: 0.0.0.0)")
+    .option(
+      "--health-linger <seconds>",
+      "after the worker stopped, keep /readyz (503) and /metrics answering this long so a last scrape sees the drain's counters; a further signal ends it (default: 0)",
+      number("health-linger"),
+    )
     .action(runWorker);
 }

@@ -53,6 +53,8 @@ export function enqueueCases(ctx: ContractContext): void {
           "createdAt",
           "workerId",
           "claimToken",
+          "meta",
+          "traceContext",
         ].sort(),
       );
       expect(c.scheduledAt).toBeInstanceOf(Date);

@@ -1,0 +1,57 @@
+/**
+ * The queue sampler: a leader-only maintenance service that reads per-queue counts and the oldest
+ * claimable job's age (`JobStore.jobQueueMetrics`, one grouped read) every `intervalMs` and emits them
+ * as one `queue_metrics` event. Run by the maintainer while this process holds the maintenance
+ * lease, so N workers do not issue N count queries; it reads nothing while no one listens to
+ * `queue_metrics` (e.g. no Prometheus exporter). A failed read emits nothing: an exporter then
+ * lets the series go stale rather than report zeros.
+ *
+ * Options (see {@link QueueSamplerOptions}): `intervalMs` (milliseconds), `workerId`, `events`.
+ * Events: `queue_metrics` (`worker_id`, `sampled_at`, `queues`).
+ */
+import type { Backend } from "../backends/contract/index.js";
+import { PeriodicService } from "../lifecycle/periodic-service.js";
+import type { BaseServiceOptions } from "../lifecycle/service.js";
+import type { EventBus } from "../observability/event-bus.js";
+import type { SoniqEventMap } from "../observability/events.js";
+
+/** Options of {@link QueueSampler}. */
+export interface QueueSamplerOptions extends Omit<BaseServiceOptions, "name"> {
+  /** The read it needs. */
+  backend: Pick<Backend, "jobQueueMetrics">;
+  /** The sampling worker (`worker_id` of the event). */
+  workerId: string;
+  /** Where `queue_metrics` goes. */
+  events: EventBus<SoniqEventMap>;
+  /** Milliseconds between samples (`metricsInterval` × 1000). */
+  intervalMs: number;
+}
+
+/** See the module comment. */
+export class QueueSampler extends PeriodicService {
+  constructor(options: QueueSamplerOptions) {
+    super({
+      ...options,
+      name: "queue-sampler",
+      immediately: true,
+      tick: async (signal) => {
+        if (!options.events.hasListeners("queue_metrics")) return;
+        const metrics = await options.backend.jobQueueMetrics();
+        if (signal.aborted) return; // the lead may be gone: a sample from a non-leader is not sent
+        options.events.emit("queue_metrics", {
+          worker_id: options.workerId,
+          sampled_at: new Date().toISOString(),
+          queues: metrics.map((m) => ({
+            queue: m.queue,
+            queued: m.queued,
+            processing: m.processing,
+            done: m.done,
+            cancelled: m.cancelled,
+            dead_letter: m.deadLetter,
+            oldest_claimable_age_ms: Math.round(m.oldestClaimableAgeSeconds * 1000),
+          })),
+        });
+      },
+    });
+  }
+}
