@@ -500,6 +500,8 @@ export class Soniq implements JobEnqueuer {
         logger: this.logger,
         eventBus: this.eventBus,
         backend: () => this.backend(),
+        scheduleDefinitions: this.scheduleDefinitions,
+        onSchedulesChanged: (listener) => this.onSchedulesChanged(listener),
       },
       options,
     );

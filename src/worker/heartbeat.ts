@@ -3,11 +3,12 @@
  * status (`running`, or `draining` from the drain's start — heartbeats go on until every claimed
  * row is finished or released) and shutdown state with the drain's start and deadline, together
  * with the progress its jobs reported since the last beat; the same round trip returns the owned
- * jobs an operator asked to cancel (contract: admin-store.ts `workerBeat`). It keeps `healthySince` (the start of the current unbroken run of
- * successful beats, which maintenance uses to judge whether stale owners may be recovered), and
- * releases orphans: rows this worker owns but does not track, left by a claim whose answer was
- * lost (the worker is live, so crash recovery would never free them). After each beat it runs the
- * optional `afterBeat` hook: the schedules' catch-up (worker-schedules.ts).
+ * jobs an operator asked to cancel (contract: admin-store.ts `workerBeat`). It keeps
+ * `healthySince` (the start of the current unbroken run of successful beats, which maintenance
+ * uses to judge whether stale owners may be recovered), and releases orphans: rows this worker
+ * owns but does not track, left by a claim whose answer was lost (the worker is live, so crash
+ * recovery would never free them). After each beat it runs the optional `afterBeat` hook: the
+ * schedules' catch-up (worker-schedules.ts).
  */
 import type { Backend, WorkerBeatParams } from "../backends/contract/index.js";
 import { PeriodicService } from "../lifecycle/periodic-service.js";

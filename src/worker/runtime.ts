@@ -182,6 +182,7 @@ export function buildRuntime(parts: RuntimeParts): WorkerRuntime {
       await Promise.all([heartbeat.stop(), completions.stop(HEARTBEAT_STOP_BOUND_MS)]);
       unsubscribe();
       unsubscribeCancel();
+      unwatchState();
       try {
         await recorder.writeWithRetry(
           () => backend.workerMarkStopped({ workerId }),
@@ -200,6 +201,12 @@ export function buildRuntime(parts: RuntimeParts): WorkerRuntime {
     if (queue === "*" || queues === null || queues.includes(queue)) latch.wake();
   });
   const unsubscribeCancel = backend.admin.subscribeCancel(cancelJob);
+  // Each later shutdown state (FORCE_TIMEOUT_PATH, WAIT_FOR_THREAD) reaches the worker row at once.
+  const unwatchState = machine.subscribe((state) => {
+    if (state !== "RUNNING" && state !== "DRAINING" && state !== "STOPPED") {
+      void heartbeat.runNow();
+    }
+  });
   return {
     unsubscribeCancel,
     backend,

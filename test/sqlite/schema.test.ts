@@ -35,9 +35,12 @@ describe("sqlite: schema", () => {
       .all() as Array<{ name: string }>;
     expect(tables.map((t) => t.name)).toEqual([
       "soniq_dead_letter_jobs",
+      "soniq_job_controls",
+      "soniq_job_events",
       "soniq_jobs",
       "soniq_leases",
       "soniq_migrations",
+      "soniq_queues",
       "soniq_schedule_runs",
       "soniq_schedules",
       "soniq_workers",

@@ -51,5 +51,38 @@ export function adminWorkerCases({ make }: ContractContext): void {
       const [after] = await soniq.workers();
       expect(after).toMatchObject({ shutdownState: "STOPPED", live: false, inFlight: [] });
     });
+
+    it("workerDetails › past the shutdown deadline › FORCE_TIMEOUT_PATH shown; the job's timeline has the NACK, attempts kept", async () => {
+      const b = await make();
+      const soniq = soniqOn(b, { shutdownTimeout: 0.2, shutdownSettle: 1.5 });
+      const job = soniq.job({
+        name: "w.stubborn",
+        handler: () => new Promise((resolve) => setTimeout(resolve, 3000)),
+      });
+      const id = await job.enqueue({});
+      const worker = soniq.worker({ concurrency: 1 });
+      await worker.start();
+      await waitFor(async () => (await b.jobGet({ id }))?.status === "processing", 5000, "claimed");
+      const stopped = worker.stop("SIGTERM");
+      const forced = await waitFor(
+        async () => {
+          const [w] = await soniq.workers();
+          return w?.shutdownState === "FORCE_TIMEOUT_PATH" ? w : null;
+        },
+        3000,
+        "FORCE_TIMEOUT_PATH in the worker row",
+      );
+      expect(forced.inFlight).toEqual([id]);
+      expect(await stopped).toMatchObject({ reason: "shutdown_timeout", released: [id] });
+      const detail = await waitFor(
+        async () => {
+          const d = await soniq.jobs.get(id);
+          return d?.timeline.some((e) => e.kind === "nack") ? d : null;
+        },
+        3000,
+        "the NACK on the timeline",
+      );
+      expect(detail).toMatchObject({ status: "queued", attempts: 0 });
+    });
   });
 }
