@@ -395,6 +395,15 @@ function fromEnv(key: SettingKey, raw: string): unknown {
 }
 
 /**
+ * `SONIQ_*` variables that are not instance settings: read by one command (`soniq dashboard`'s
+ * Basic-auth credentials), and so neither unknown nor settable in code.
+ */
+export const COMMAND_VARIABLES: ReadonlySet<string> = new Set([
+  "SONIQ_DASHBOARD_USER",
+  "SONIQ_DASHBOARD_PASSWORD",
+]);
+
+/**
  * Resolves settings from options, then `SONIQ_*` variables in `env`, then defaults.
  * @param options - options given in code (win over the environment).
  * @param env - environment to read `SONIQ_*` from (default `process.env`).
@@ -407,7 +416,7 @@ export function resolveSettings(
   const merged: Record<string, unknown> = {};
   const problems: string[] = [];
   for (const [name, raw] of Object.entries(env)) {
-    if (!name.startsWith("SONIQ_") || raw === undefined) continue;
+    if (!name.startsWith("SONIQ_") || raw === undefined || COMMAND_VARIABLES.has(name)) continue;
     const key = ENV_TO_KEY.get(name);
     if (!key) {
       problems.push(

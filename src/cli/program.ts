@@ -7,6 +7,7 @@
 import { readFileSync } from "node:fs";
 import { Command } from "commander";
 import * as checkDeploy from "./commands/check-deploy.js";
+import * as dashboard from "./commands/dashboard.js";
 import * as dlq from "./commands/dlq.js";
 import * as enqueue from "./commands/enqueue.js";
 import * as jobs from "./commands/jobs.js";
@@ -35,6 +36,7 @@ const COMMANDS: readonly { register(program: Command): void }[] = [
   remote,
   schedules,
   checkDeploy,
+  dashboard,
 ];
 
 const { version } = JSON.parse(

@@ -255,6 +255,22 @@ export type WorkerStoppedEvent = {
   exit_code: 0 | 1 | 2 | 3;
 };
 
+/** Payload of `dashboard_action`: one write made through the dashboard (its audit record). */
+export type DashboardActionEvent = {
+  /** Who did it, as the dashboard's `auth` named them. */
+  user: string;
+  /** The action, e.g. `jobs.cancel`, `deadLetters.replay`, `queues.pause`. */
+  action: string;
+  /** The ids or queue names it was applied to (empty for a filter action). */
+  ids: string[];
+  /** The filter of an action on everything matching, or null. */
+  filter: Record<string, unknown> | null;
+  /** `ok`, or the error code it was refused with. */
+  outcome: string;
+  /** What it did, e.g. `{ matched, done, skipped }` of a bulk action, or null. */
+  result: Record<string, unknown> | null;
+};
+
 /** Payload of `schedule_occurrence`: one occurrence of a schedule got its outcome. */
 export type ScheduleOccurrenceEvent = {
   /** The worker incarnation whose scheduler (or heartbeat catch-up) took the occurrence. */
@@ -344,6 +360,8 @@ export type SoniqEventMap = {
   listen_connection_restored: ListenConnectionEvent;
   /** A worker stopped; the last event of its incarnation. Then the metrics sink's `end()` runs. */
   worker_stopped: WorkerStoppedEvent;
+  /** A write through the dashboard (issue 16): its audit record, also logged. */
+  dashboard_action: DashboardActionEvent;
   /**
    * A schedule's occurrence was taken, exactly once across every worker: enqueued, late (by
    * catch-up within the window), missed, skipped for overlap, or paused.

@@ -1,0 +1,28 @@
+/**
+ * Who may change what: the dashboard's actions and the access a user is granted — read-only unless
+ * granted (DESIGN.md §6), `"all"`, or a per-action map (Oban Web's resolver shape).
+ */
+
+/** Every write the dashboard offers. Reading needs no grant beyond `auth`. */
+export const DASHBOARD_ACTIONS = [
+  "jobs.cancel",
+  "jobs.retry",
+  "jobs.delete",
+  "deadLetters.replay",
+  "deadLetters.delete",
+  "queues.pause",
+  "queues.set",
+] as const;
+
+/** One write the dashboard offers (`queues.pause` covers pause and resume). */
+export type DashboardAction = (typeof DASHBOARD_ACTIONS)[number];
+
+/** What a user may change: nothing, everything, or the actions a map grants (missing = no). */
+export type DashboardAccess = "read-only" | "all" | Partial<Record<DashboardAction, boolean>>;
+
+/** The actions `access` grants, as a set (anything unrecognised grants nothing). */
+export function grantedActions(access: DashboardAccess): Set<DashboardAction> {
+  if (access === "all") return new Set(DASHBOARD_ACTIONS);
+  if (access === "read-only" || typeof access !== "object" || access === null) return new Set();
+  return new Set(DASHBOARD_ACTIONS.filter((action) => access[action] === true));
+}

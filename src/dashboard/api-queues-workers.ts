@@ -1,0 +1,70 @@
+/**
+ * The queue and worker routes: queues with counts, oldest claimable age and paused state; pause,
+ * resume and `maxRunning`; worker incarnations with their shutdown state, drain start, deadline
+ * and in-flight jobs.
+ */
+import { BadRequest, jsonBody, type Route } from "./route.js";
+
+/** The queue and worker routes. */
+export const queueWorkerRoutes: Route[] = [
+  {
+    method: "GET",
+    path: "/api/queues",
+    async handle({ options }) {
+      return { body: { queues: await options.soniq.queues.list() } };
+    },
+  },
+  {
+    method: "POST",
+    path: "/api/queues/:name/pause",
+    action: "queues.pause",
+    async handle({ params, options }) {
+      const queue = await options.soniq.queues.pause(params.name as string);
+      return { body: queue, audit: { ids: [params.name as string] } };
+    },
+  },
+  {
+    method: "POST",
+    path: "/api/queues/:name/resume",
+    action: "queues.pause",
+    async handle({ params, options }) {
+      const queue = await options.soniq.queues.resume(params.name as string);
+      return { body: queue, audit: { action: "queues.resume", ids: [params.name as string] } };
+    },
+  },
+  {
+    method: "PATCH",
+    path: "/api/queues/:name",
+    action: "queues.set",
+    async handle({ params, options, request }) {
+      const body = await jsonBody(request);
+      const max = body.maxRunning;
+      if (!(max === null || (typeof max === "number" && Number.isInteger(max)))) {
+        throw new BadRequest("maxRunning must be a whole number or null");
+      }
+      const queue = await options.soniq.queues.set(params.name as string, { maxRunning: max });
+      return { body: queue, audit: { ids: [params.name as string], result: { maxRunning: max } } };
+    },
+  },
+  {
+    method: "GET",
+    path: "/api/workers",
+    async handle({ options }) {
+      return { body: { workers: await options.soniq.workers(), now: new Date() } };
+    },
+  },
+  {
+    method: "GET",
+    path: "/api/workers/:id",
+    async handle({ params, options }) {
+      const worker = (await options.soniq.workers()).find((w) => w.id === params.id);
+      if (!worker) {
+        return Response.json(
+          { error: { code: "NOT_FOUND", message: `no worker with id ${params.id}` } },
+          { status: 404 },
+        );
+      }
+      return { body: { worker, now: new Date() } };
+    },
+  },
+];

@@ -1,0 +1,115 @@
+/**
+ * The overview: counts by queue × status, throughput and failure rate over 1 h and 24 h, the
+ * oldest claimable age per queue, dead letters by reason, workers by shutdown state, and warnings
+ * derived from that state — all read through the admin API.
+ *
+ * Throughput counts jobs that finished `done` in the window (rows still kept: `resultRetention`
+ * bounds what is counted); failures count entries dead-lettered in the window.
+ */
+import type { DashboardSource } from "./source.js";
+
+/** The dead-letter reasons counted one by one (others are summed as `other`). */
+export const KNOWN_REASONS = ["max_attempts_exceeded", "crash_loop", "unknown_job", "invalid_args"];
+
+/** One window's throughput. */
+export interface WindowStats {
+  /** Jobs that finished `done` in the window. */
+  done: number;
+  /** Jobs dead-lettered in the window. */
+  deadLettered: number;
+  /** deadLettered / (done + deadLettered), or 0. */
+  failureRate: number;
+}
+
+/** A warning an operator should look at. */
+export interface Warning {
+  kind: string;
+  message: string;
+}
+
+/** `GET /api/overview`. */
+export interface Overview {
+  counts: Array<{ queue: string; status: string; count: number }>;
+  windows: { "1h": WindowStats; "24h": WindowStats };
+  queues: Array<{ name: string; oldestDueAgeSeconds: number; paused: boolean }>;
+  deadLettersByReason: Record<string, number>;
+  workersByState: Record<string, number>;
+  warnings: Warning[];
+}
+
+async function window(soniq: DashboardSource, seconds: number, now: number): Promise<WindowStats> {
+  const since = new Date(now - seconds * 1000).toISOString();
+  const [done, deadLettered] = await Promise.all([
+    soniq.jobs.count({ status: "done", finishedAfter: since }),
+    soniq.deadLetters.count({ deadAfter: since }),
+  ]);
+  const total = done + deadLettered;
+  return { done, deadLettered, failureRate: total === 0 ? 0 : deadLettered / total };
+}
+
+/** Builds the overview. */
+export async function overview(soniq: DashboardSource): Promise<Overview> {
+  const now = Date.now();
+  const [counts, hour, day, queues, workers, dlTotal, ...reasonCounts] = await Promise.all([
+    soniq.jobs.countByQueueStatus(),
+    window(soniq, 3600, now),
+    window(soniq, 86400, now),
+    soniq.queues.list(),
+    soniq.workers(),
+    soniq.deadLetters.count({}),
+    ...KNOWN_REASONS.map((reason) => soniq.deadLetters.count({ reason })),
+  ]);
+  const deadLettersByReason: Record<string, number> = {};
+  let known = 0;
+  KNOWN_REASONS.forEach((reason, i) => {
+    const n = reasonCounts[i] ?? 0;
+    known += n;
+    if (n > 0) deadLettersByReason[reason] = n;
+  });
+  if (dlTotal > known) deadLettersByReason.other = dlTotal - known;
+  const workersByState: Record<string, number> = {};
+  const warnings: Warning[] = [];
+  for (const w of workers) {
+    const state = w.shutdownState === "STOPPED" || w.live ? w.shutdownState : "STALE";
+    workersByState[state] = (workersByState[state] ?? 0) + 1;
+    if (state === "FORCE_TIMEOUT_PATH" || state === "WAIT_FOR_THREAD") {
+      warnings.push({
+        kind: "drain_timeout",
+        message: `worker ${w.id} (${w.hostname}) is in ${state}`,
+      });
+    }
+    if (state === "STALE" && w.inFlight.length > 0) {
+      warnings.push({
+        kind: "stale_worker",
+        message: `worker ${w.id} missed its heartbeats holding ${w.inFlight.length} job(s); recovery will requeue them`,
+      });
+    }
+  }
+  const crashLoops = deadLettersByReason.crash_loop ?? 0;
+  if (crashLoops > 0) {
+    warnings.push({
+      kind: "crash_loop",
+      message: `${crashLoops} job(s) dead-lettered for crash_loop`,
+    });
+  }
+  for (const q of queues) {
+    if (q.paused && q.queued > 0) {
+      warnings.push({
+        kind: "paused_queue",
+        message: `queue ${q.name} is paused with ${q.queued} queued job(s)`,
+      });
+    }
+  }
+  return {
+    counts,
+    windows: { "1h": hour, "24h": day },
+    queues: queues.map((q) => ({
+      name: q.name,
+      oldestDueAgeSeconds: q.oldestDueAgeSeconds,
+      paused: q.paused,
+    })),
+    deadLettersByReason,
+    workersByState,
+    warnings,
+  };
+}

@@ -1,0 +1,43 @@
+/**
+ * What the dashboard reads and changes: the admin API of the instance (`soniq.jobs`,
+ * `soniq.deadLetters`, `soniq.queues`, `soniq.workers()`, issue 14) — the one source for the CLI,
+ * the dashboard and metrics (DESIGN.md §6) — plus the logger and event bus the audit writes to.
+ * A `Soniq` instance is one; nothing beneath the admin API (no store, no SQL) is reached.
+ */
+import type { DeadLettersAdmin } from "../admin/dead-letters-admin.js";
+import type { DeadLetterQuery, JobQuery } from "../admin/filters.js";
+import type { JobsAdmin } from "../admin/jobs-admin.js";
+import type { QueuesAdmin } from "../admin/queues-admin.js";
+import type { DeadLetterView, JobView, TimelineEntry } from "../admin/views.js";
+import type { WorkerDetail } from "../backends/contract/admin-store.js";
+import type { EventBus } from "../observability/event-bus.js";
+import type { SoniqEventMap } from "../observability/events.js";
+import type { Logger } from "../observability/logger.js";
+
+/** The job filters the dashboard passes through (the admin API's `JobQuery`). */
+export type DashboardJobQuery = JobQuery;
+/** The dead-letter filters the dashboard passes through (the admin API's `DeadLetterQuery`). */
+export type DashboardDeadLetterQuery = DeadLetterQuery;
+/** A job or a dead-letter entry as the admin API shows it. */
+export type SourceJob = JobView | DeadLetterView;
+/** One entry of a job's timeline. */
+export type SourceTimelineEntry = TimelineEntry;
+
+/** The admin API as the dashboard uses it: a `Soniq` instance satisfies it. */
+export interface DashboardSource {
+  readonly jobs: Pick<
+    JobsAdmin,
+    "list" | "count" | "countByQueueStatus" | "get" | "cancel" | "retry" | "delete" | "bulk"
+  >;
+  readonly deadLetters: Pick<
+    DeadLettersAdmin,
+    "list" | "count" | "get" | "replay" | "delete" | "replayMany" | "deleteMany" | "export"
+  >;
+  readonly queues: Pick<QueuesAdmin, "list" | "pause" | "resume" | "set">;
+  /** Worker incarnations with their shutdown state. */
+  workers(): Promise<WorkerDetail[]>;
+  /** Where audit lines go. */
+  readonly logger: Logger;
+  /** Where the `dashboard_action` audit event is emitted. */
+  readonly eventBus: EventBus<SoniqEventMap>;
+}

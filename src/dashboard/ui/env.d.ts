@@ -1,0 +1,2 @@
+/** Ambient declarations of the page build: esbuild bundles imported stylesheets. */
+declare module "*.css";

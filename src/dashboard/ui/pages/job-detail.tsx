@@ -1,0 +1,134 @@
+/**
+ * One job (or dead letter): its fields, progress, arguments and result as server-cut previews with
+ * download links, the timeline (NACKs, recoveries, retries, cancel requests, dead-letter moves),
+ * and the actions the user's access grants.
+ */
+import { useState } from "preact/hooks";
+import type { JobDetailView } from "../../views.js";
+import { api, type Me } from "../api.js";
+import { Badge, ErrorLine, Table, Value, When } from "../components.js";
+import { usePolled } from "../hooks.js";
+
+/** See the module comment. */
+export function JobDetailPage({ me, id, dead }: { me: Me; id: string; dead: boolean }) {
+  const [showArgs, setShowArgs] = useState(false);
+  const [message, setMessage] = useState<string | null>(null);
+  const base = `${dead ? "api/dead-letter" : "api/jobs"}/${encodeURIComponent(id)}`;
+  const {
+    data: job,
+    error,
+    reload,
+  } = usePolled(
+    () => api<JobDetailView>("GET", `${base}${showArgs ? "?showArgs=1" : ""}`),
+    [id, dead, showArgs],
+  );
+  async function act(method: string, path: string, label: string) {
+    try {
+      await api(method, path);
+      setMessage(`${label}: ok`);
+      if (method === "DELETE") location.hash = dead ? "#/dead-letter" : "#/jobs";
+      else reload();
+    } catch (err) {
+      setMessage(`${label}: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+  if (!job) return <ErrorLine error={error} />;
+  const can = (a: string) => me.actions.includes(a);
+  return (
+    <div>
+      <h2>
+        {dead ? "Dead letter" : "Job"} <span class="mono">{job.id}</span>
+      </h2>
+      <ErrorLine error={error} />
+      <div class="actions">
+        {!dead &&
+          can("jobs.cancel") &&
+          (job.status === "queued" || job.status === "processing") && (
+            <button type="button" onClick={() => act("POST", `${base}/cancel`, "cancel")}>
+              Cancel
+            </button>
+          )}
+        {!dead && can("jobs.retry") && job.status !== "processing" && (
+          <button type="button" onClick={() => act("POST", `${base}/retry`, "retry")}>
+            {job.status === "queued" ? "Run now" : "Retry"}
+          </button>
+        )}
+        {dead && can("deadLetters.replay") && (
+          <button type="button" onClick={() => act("POST", `${base}/replay`, "replay")}>
+            Replay
+          </button>
+        )}
+        {((dead && can("deadLetters.delete")) ||
+          (!dead && can("jobs.delete") && job.status !== "processing")) && (
+          <button type="button" class="danger" onClick={() => act("DELETE", base, "delete")}>
+            Delete
+          </button>
+        )}
+      </div>
+      {message && <p role="status">{message}</p>}
+      <dl class="fields">
+        <dt>name</dt>
+        <dd class="name">{job.name}</dd>
+        <dt>queue</dt>
+        <dd>{job.queue}</dd>
+        <dt>status</dt>
+        <dd>
+          <Badge word={job.status} /> {job.reason ? `(${job.reason})` : ""}
+          {job.cancelRequestedAt ? " cancel requested" : ""}
+        </dd>
+        <dt>attempts</dt>
+        <dd data-testid="attempts">
+          {job.attempts} of {job.maxAttempts}; {job.interruptions} interruption(s)
+        </dd>
+        <dt>worker</dt>
+        <dd class="mono">{job.workerId ?? "—"}</dd>
+        <dt>created</dt>
+        <dd>
+          <When at={job.createdAt} />
+        </dd>
+        <dt>scheduled</dt>
+        <dd>
+          <When at={job.scheduledAt} />
+        </dd>
+        {job.progress && (
+          <>
+            <dt>progress</dt>
+            <dd>
+              <progress max={1} value={job.progress.fraction} />{" "}
+              {(job.progress.fraction * 100).toFixed(0)}% {job.progress.message ?? ""}
+            </dd>
+          </>
+        )}
+        <dt>last error</dt>
+        <dd>
+          <pre class="error" data-testid="last-error">
+            {job.lastError ?? "—"}
+          </pre>
+        </dd>
+      </dl>
+      {job.args.hidden && (
+        <button type="button" onClick={() => setShowArgs(true)}>
+          Show arguments
+        </button>
+      )}
+      <Value value={job.args} download={`${base}/args`} label="Arguments" />
+      {!dead && <Value value={job.result} download={`${base}/result`} label="Result" />}
+      <h3>Timeline</h3>
+      <Table head={["at", "event", "attempt", "worker", "detail"]}>
+        {job.timeline.map((e, i) => (
+          <tr key={`${i}-${e.kind}`} data-testid={`timeline-${e.kind}`}>
+            <td>
+              <When at={e.at} />
+            </td>
+            <td>
+              <Badge word={e.kind} />
+            </td>
+            <td>{e.attempt ?? ""}</td>
+            <td class="mono">{e.workerId ?? ""}</td>
+            <td class="error">{e.detail ?? ""}</td>
+          </tr>
+        ))}
+      </Table>
+    </div>
+  );
+}

@@ -1,0 +1,89 @@
+/** The overview page: counts by queue × status, 1 h / 24 h windows, oldest age, DLQ reasons, workers, warnings. */
+import type { Overview } from "../../overview.js";
+import { api } from "../api.js";
+import { duration, ErrorLine, Table } from "../components.js";
+import { usePolled } from "../hooks.js";
+
+const STATUSES = ["queued", "processing", "done", "cancelled", "dead_letter"];
+
+/** See the module comment. */
+export function OverviewPage() {
+  const { data, error } = usePolled(() => api<Overview>("GET", "api/overview"), []);
+  if (!data) return <ErrorLine error={error} />;
+  const queues = [...new Set(data.counts.map((c) => c.queue))].sort();
+  const count = (q: string, s: string) =>
+    data.counts.find((c) => c.queue === q && c.status === s)?.count ?? 0;
+  return (
+    <div>
+      <h2>Overview</h2>
+      <ErrorLine error={error} />
+      <section>
+        <h3>Warnings</h3>
+        {data.warnings.length === 0 ? (
+          <p class="muted">None.</p>
+        ) : (
+          <ul data-testid="warnings">
+            {data.warnings.map((w) => (
+              <li key={w.message} class="warn">
+                {w.kind}: {w.message}
+              </li>
+            ))}
+          </ul>
+        )}
+      </section>
+      <section>
+        <h3>Jobs by queue and status</h3>
+        <Table head={["queue", ...STATUSES]}>
+          {queues.map((q) => (
+            <tr key={q}>
+              <td>{q}</td>
+              {STATUSES.map((s) => (
+                <td key={s}>
+                  <a href={`#/jobs?queue=${encodeURIComponent(q)}&status=${s}`}>{count(q, s)}</a>
+                </td>
+              ))}
+            </tr>
+          ))}
+        </Table>
+      </section>
+      <section class="cards">
+        {(["1h", "24h"] as const).map((w) => (
+          <div class="card" key={w}>
+            <h3>Last {w}</h3>
+            <p>{data.windows[w].done} done</p>
+            <p>{data.windows[w].deadLettered} dead-lettered</p>
+            <p>failure rate {(data.windows[w].failureRate * 100).toFixed(1)}%</p>
+          </div>
+        ))}
+        <div class="card">
+          <h3>Dead letters by reason</h3>
+          {Object.entries(data.deadLettersByReason).map(([reason, n]) => (
+            <p key={reason}>
+              <a href={`#/dead-letter?reason=${encodeURIComponent(reason)}`}>{reason}</a>: {n}
+            </p>
+          ))}
+        </div>
+        <div class="card">
+          <h3>Workers by state</h3>
+          {Object.entries(data.workersByState).map(([state, n]) => (
+            <p key={state}>
+              {state}: {n}
+            </p>
+          ))}
+        </div>
+      </section>
+      <section>
+        <h3>Oldest claimable job per queue</h3>
+        <Table head={["queue", "oldest due", "paused"]}>
+          {data.queues.map((q) => (
+            <tr key={q.name}>
+              <td>{q.name}</td>
+              <td>{duration(q.oldestDueAgeSeconds)}</td>
+              <td>{q.paused ? "paused" : ""}</td>
+            </tr>
+          ))}
+        </Table>
+      </section>
+    </div>
+  );
+}

@@ -1,0 +1,62 @@
+/**
+ * `soniq dashboard`: binding beyond loopback without credentials exits 2 before listening; on
+ * loopback it serves the page read-only; with credentials it answers 401 with a Basic challenge
+ * until they are given; SIGTERM ends it with exit 0.
+ */
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { startCli } from "../helpers/cli.js";
+import { waitFor } from "../helpers/wait.js";
+
+function database(): string {
+  return `sqlite:${join(mkdtempSync(join(tmpdir(), "soniq-dash-cli-")), "db.sqlite")}`;
+}
+
+describe("soniq dashboard", () => {
+  it("soniq dashboard › --host 0.0.0.0 without credentials › exits 2 and says what to set", async () => {
+    const run = startCli(
+      ["dashboard", "--host", "0.0.0.0", "--port", "0", "--database-url", database()],
+      {},
+    );
+    const { code, stderr } = await run.exited;
+    expect(code).toBe(2);
+    expect(stderr).toContain("SONIQ_DASHBOARD_USER");
+  });
+
+  it("soniq dashboard › credentials set › 401 with a Basic challenge, then the page; SIGTERM exits 0", async () => {
+    const url = database();
+    const setup = startCli(["setup", "--database-url", url], {});
+    expect((await setup.exited).code).toBe(0);
+    const run = startCli(
+      ["dashboard", "--port", "0", "--database-url", url, "--base-path", "/ops/jobs"],
+      {
+        SONIQ_DASHBOARD_USER: "ops",
+        SONIQ_DASHBOARD_PASSWORD: "s3cret",
+      },
+    );
+    let stdout = "";
+    run.child.stdout?.on("data", (d: Buffer) => {
+      stdout += d.toString();
+    });
+    const root = await waitFor(
+      () => /on (http:\S+)/.exec(stdout)?.[1],
+      10_000,
+      "the dashboard's URL",
+    );
+    expect(root).toMatch(/\/ops\/jobs\/$/);
+    const anon = await fetch(root);
+    expect(anon.status).toBe(401);
+    expect(anon.headers.get("www-authenticate")).toContain("Basic");
+    const authorization = `Basic ${Buffer.from("ops:s3cret").toString("base64")}`;
+    const page = await fetch(root, { headers: { authorization } });
+    expect(page.status).toBe(200);
+    const me = (await (await fetch(`${root}api/me`, { headers: { authorization } })).json()) as {
+      actions: string[];
+    };
+    expect(me.actions).toEqual([]);
+    run.child.kill("SIGTERM");
+    expect((await run.exited).code).toBe(0);
+  });
+});
