@@ -6,7 +6,7 @@
 import { createInterface } from "node:readline/promises";
 import type { Command } from "commander";
 import type { BulkResult } from "../admin/bulk.js";
-import type { DeadLetterQuery, JobQuery } from "../admin/filters.js";
+import type { DeadLetterQuery, JobQuery, PageOptions } from "../admin/filters.js";
 import type { JobStatus } from "../backends/contract/index.js";
 import { SoniqError } from "../errors.js";
 import { type ConnectionFlags, number, withDatabaseUrl, withJson } from "./runner.js";
@@ -85,6 +85,14 @@ export function withPaging(command: Command): Command {
   return command
     .option("--limit <n>", "rows per page, 1–1000 (default 50)", number("limit"))
     .option("--cursor <cursor>", "the next page: the cursor the previous page printed");
+}
+
+/** The page options a {@link withPaging} command's flags ask for (only those given). */
+export function pageFrom(flags: { limit?: number; cursor?: string }): PageOptions {
+  return {
+    ...(flags.limit === undefined ? {} : { limit: flags.limit }),
+    ...(flags.cursor === undefined ? {} : { cursor: flags.cursor }),
+  };
 }
 
 const list = (text: string | undefined) =>

@@ -289,15 +289,18 @@ export class JobRunner {
     }
     log.debug(this.options.logArgs ? { args } : {}, "job started");
     const started = machine.now();
-    this.options.events.emit("job_started", {
-      worker_id: this.options.workerId,
-      job_id: job.id,
-      job_name: job.name,
-      queue: job.queue,
-      attempt: job.attempts + 1,
-      wait_ms: Math.max(0, started - job.scheduledAt.getTime()),
-      trace_context: job.traceContext ?? null,
-    });
+    // Per-job hot path: build the payload only when someone listens (as the outcome events do).
+    if (this.options.events.hasListeners("job_started")) {
+      this.options.events.emit("job_started", {
+        worker_id: this.options.workerId,
+        job_id: job.id,
+        job_name: job.name,
+        queue: job.queue,
+        attempt: job.attempts + 1,
+        wait_ms: Math.max(0, started - job.scheduledAt.getTime()),
+        trace_context: job.traceContext ?? null,
+      });
+    }
     const outcome = await this.execute(entry, definition, args, log);
     this.options.table.freeSlot(entry);
     await recorder.recordOutcome(job, outcome, definition, log, machine.now() - started);

@@ -15,6 +15,7 @@ import {
   bulkWithConfirmation,
   type DeadLetterFilterFlags,
   deadLetterQueryFrom,
+  pageFrom,
   table,
   when,
   withBulkFlags,
@@ -100,10 +101,7 @@ export function register(program: Command): void {
     .action((flags: ListFlags) =>
       runCommand(() =>
         withInstance(flags, async (soniq) => {
-          const page = await soniq.deadLetters.list(deadLetterQueryFrom(flags), {
-            ...(flags.limit === undefined ? {} : { limit: flags.limit }),
-            ...(flags.cursor === undefined ? {} : { cursor: flags.cursor }),
-          });
+          const page = await soniq.deadLetters.list(deadLetterQueryFrom(flags), pageFrom(flags));
           print(flags.json, page, () => listText(page.deadLetters, page.nextCursor));
         }),
       ),

@@ -15,6 +15,7 @@ import {
   bulkWithConfirmation,
   type JobFilterFlags,
   jobQueryFrom,
+  pageFrom,
   table,
   when,
   withBulkFlags,
@@ -123,10 +124,7 @@ export function register(program: Command): void {
     .action((flags: ListFlags) =>
       runCommand(() =>
         withInstance(flags, async (soniq) => {
-          const page = await soniq.jobs.list(jobQueryFrom(flags), {
-            ...(flags.limit === undefined ? {} : { limit: flags.limit }),
-            ...(flags.cursor === undefined ? {} : { cursor: flags.cursor }),
-          });
+          const page = await soniq.jobs.list(jobQueryFrom(flags), pageFrom(flags));
           print(flags.json, page, () => listText(page.jobs, page.nextCursor));
         }),
       ),
