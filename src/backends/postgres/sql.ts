@@ -28,6 +28,19 @@ const IS_PROCESSING = "(status = 'processing') IS TRUE";
 const FENCE = `id = $1::uuid AND ${IS_PROCESSING} AND worker_id = $2 AND claim_token = $3::uuid`;
 
 /**
+ * `id = ANY(…)` over the ids of a batch (`array`: a `uuid[]` parameter reference such as `$1`),
+ * written so that the planner reaches the rows by primary-key probes at every table size, custom
+ * or generic plan. The ids go through an uncorrelated sub-select (`ARRAY(SELECT unnest(…))`, an
+ * InitPlan), so the planner prices the probes for a handful of ids instead of the batch's 200;
+ * a 200-element constant made it read a table of 1,000 rows sequentially and hash it — and,
+ * with statistics of a full queue (no processing rows), it did the same at 20,000 rows
+ * (perf-design §3.3: 8.5–15.6 ms per 200-row completion instead of 1.2–2 ms).
+ */
+function byIds(column: string, array: string): string {
+  return `${column} = ANY(ARRAY(SELECT unnest(${array}::uuid[])))`;
+}
+
+/**
  * Wraps an `UPDATE … RETURNING queue` so that each changed row also NOTIFYs its queue on
  * `channel` (a parameter reference such as `$5`). Returns one row per changed row, with the
  * payload it sent as `queue`.
@@ -49,9 +62,22 @@ function notifying(update: string, channel: string): string {
  * them all: 25 ms for a 300-row claim over 30,000 queued jobs here, growing with the backlog,
  * against 3.5 ms walking the index. No other statement of Soniq's needs a bitmap scan (each has
  * a selective index or scans the whole table).
+ *
+ * And it prices a random page read at 1.1 sequential ones (`random_page_cost`, default 4). The
+ * hot statements are written to reach their rows through an index (the claim walks its index to
+ * the limit; a batch of ids is found by primary-key probes, {@link byIds}), and that alone holds
+ * at 20,000 and 1,000,000 rows. At about 1,000 rows with a full queue's statistics the default
+ * price still makes reading the whole table look cheaper: the claim sorted every due row and the
+ * batched completion hashed the table (test/postgres/query-plans.test.ts plans both at 1k, 20k
+ * and 1M rows, custom and generic). 1.1 describes what a job table is — hot, cached, usually on
+ * SSD. A statement's text cannot take that choice away from the planner (there are no hints) and
+ * a transaction-local `SET LOCAL` would cost a round trip per statement; the session setting
+ * costs nothing per statement. Only Soniq's pool connections get it, and each of its statements
+ * either has a selective index or wants the whole table, which a sequential scan still wins.
  */
-export const SESSION_SETUP =
-  "SELECT pg_backend_pid() AS pid, set_config('enable_bitmapscan', 'off', false) AS setting";
+export const SESSION_SETUP = `SELECT pg_backend_pid() AS pid,
+  set_config('enable_bitmapscan', 'off', false) AS setting,
+  set_config('random_page_cost', '1.1', false) AS page_cost`;
 
 /**
  * The schedule store's statements (postgres/schedule-store.ts, migration 004), schema-qualified:
@@ -170,6 +196,17 @@ export function buildStatements(schema: string) {
    * `startKnown` names the boolean parameter stored in `start_known`). Rows of a queue that is
    * paused or has a `max_running` are skipped (`soniq_queues`) unless `unrestricted`: a limited
    * queue is claimed by `claimLimited`, under its queue row's lock.
+   *
+   * Plan-stable by construction (test/postgres/query-plans.test.ts):
+   * - The skipped queues are one uncorrelated `NOT IN` list, computed once per statement (a
+   *   hashed subplan). Written as `NOT EXISTS` it became an anti-join whose estimate (every job
+   *   matches a configured queue, so ~1 row survives) made the planner sort every due row
+   *   instead of walking the claim index to the limit: a sequential scan of the whole table at
+   *   20k and 1M rows with a full queue's statistics. `name` is the primary key and `queue` is
+   *   NOT NULL, so `NOT IN` means exactly what `NOT EXISTS` did.
+   * - The UPDATE reaches the picked rows by primary-key probes, `id = ANY(ARRAY(SELECT …))`,
+   *   never by a join the planner may turn into a hash join over a whole-table scan. The rows
+   *   are already locked by `picked`, so the UPDATE's recheck finds them unchanged.
    */
   const claimWhere = (filter: string, startKnown: string, unrestricted = false) => `WITH picked AS (
       SELECT id FROM ${jobs} AS cj
@@ -177,8 +214,8 @@ export function buildStatements(schema: string) {
         unrestricted
           ? ""
           : `
-        AND NOT EXISTS (SELECT 1 FROM ${queues} AS q
-                        WHERE q.name = cj.queue AND (q.paused OR q.max_running IS NOT NULL))`
+        AND cj.queue NOT IN (SELECT q.name FROM ${queues} AS q
+                             WHERE q.paused OR q.max_running IS NOT NULL)`
       }
       ORDER BY priority, scheduled_at, created_at, id
       LIMIT $2
@@ -187,7 +224,7 @@ export function buildStatements(schema: string) {
       UPDATE ${jobs} AS j
       SET status = 'processing', worker_id = $1, claim_token = gen_random_uuid(),
           started_at = now(), updated_at = now(), start_known = ${startKnown}::boolean
-      FROM picked WHERE j.id = picked.id
+      WHERE j.id = ANY(ARRAY(SELECT picked.id FROM picked))
       RETURNING j.id, j.name, j.queue, j.args, j.priority, j.attempts, j.max_attempts,
                 j.interruptions, j.uncharged_recoveries, j.scheduled_at, j.created_at, j.worker_id, j.claim_token,
                 j.meta, j.trace_context
@@ -270,16 +307,22 @@ export function buildStatements(schema: string) {
       WHERE ${FENCE}`,
 
     /**
-     * Batched completion: `$1` ids uuid[], `$2` worker ids text[], `$3` claim tokens uuid[],
-     * `$4` results (JSON text or NULL) text[], `$5` retention seconds. Each row fenced on its own.
-     * → `id` of every row that changed.
+     * Batched completion: `$1` ids uuid[], `$2` the worker id (one per statement: every row of
+     * a batch has the same owner), `$3` claim tokens uuid[], `$4` results (JSON text or NULL)
+     * text[], `$5` retention seconds. Each row fenced on its own. → `id` of every row that
+     * changed.
+     *
+     * The rows are found by primary-key probes ({@link byIds}) whatever the join to the per-row
+     * values becomes. The owner test is spelled `(… = $2) IS TRUE` so that it is no index
+     * condition: with a constant worker id, `soniq_jobs_processing_idx` (worker_id, every row
+     * claimed since the last vacuum) would otherwise look attractive (see `IS_PROCESSING`).
      */
     completeMany: `UPDATE ${jobs} AS j
       SET status = 'done', attempts = j.attempts + 1, result = b.result::json, finished_at = now(),
           updated_at = now(), result_expires_at = now() + make_interval(secs => $5::float8)
-      FROM unnest($1::uuid[], $2::text[], $3::uuid[], $4::text[]) AS b(id, worker_id, claim_token, result)
-      WHERE j.id = b.id AND ${IS_PROCESSING} AND j.worker_id = b.worker_id
-        AND j.claim_token = b.claim_token
+      FROM unnest($1::uuid[], $3::uuid[], $4::text[]) AS b(id, claim_token, result)
+      WHERE ${byIds("j.id", "$1")} AND j.id = b.id AND ${IS_PROCESSING}
+        AND (j.worker_id = $2::text) IS TRUE AND j.claim_token = b.claim_token
       RETURNING j.id::text AS id`,
 
     /** Fence `$1..$3`, `$4` error, `$5` delay seconds. */
@@ -773,8 +816,8 @@ export function buildAdminStatements(schema: string) {
         SELECT p.id, p.fraction, p.message, now()
         FROM unnest($6::uuid[], $7::uuid[], $8::float8[], $9::text[])
           AS p(id, token, fraction, message)
-        JOIN ${jobs} AS j ON j.id = p.id AND (j.status = 'processing') IS TRUE
-          AND j.worker_id = $1 AND j.claim_token = p.token
+        JOIN ${jobs} AS j ON j.id = p.id AND ${byIds("j.id", "$6")}
+          AND (j.status = 'processing') IS TRUE AND j.worker_id = $1 AND j.claim_token = p.token
         ON CONFLICT (job_id) DO UPDATE SET progress = EXCLUDED.progress,
           progress_message = EXCLUDED.progress_message, progress_at = now()
         RETURNING 1
