@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import type { DeadLettersAdmin } from "./admin/dead-letters-admin.js";
 import { createAdmin } from "./admin/index.js";
 import type { CancelResult, JobsAdmin } from "./admin/jobs-admin.js";
@@ -32,6 +31,7 @@ import {
   type SyncJobOptions,
   validateArgs,
 } from "./jobs/job-definition.js";
+import { newJobId } from "./jobs/job-id.js";
 import { assertJobName } from "./jobs/job-name.js";
 import { argsDedupKey, toJsonText } from "./jobs/payload.js";
 import { EventBus, type EventSubscriber } from "./observability/event-bus.js";
@@ -378,7 +378,7 @@ export class Soniq implements JobEnqueuer {
       dedupKey = argsDedupKey(name, JSON.parse(text));
     }
     return {
-      id: randomUUID(),
+      id: newJobId(),
       name,
       queue,
       args: text,

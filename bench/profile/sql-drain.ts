@@ -17,11 +17,11 @@
  * On a shared machine the throughput moves with the load; CPU per job moves much less. Compare
  * numbers taken in the same minutes. Talks to `BENCH_PG_URL` (default the test database).
  */
-import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import pg from "pg";
 import type { ClaimedJob, NewJob } from "../../src/backends/contract/index.js";
 import { PostgresBackend } from "../../src/backends/postgres/postgres-backend.js";
+import { newJobId } from "../../src/jobs/job-id.js";
 
 /** The value of `--name`, or `fallback`. */
 function flag(name: string, fallback: string): string {
@@ -77,7 +77,7 @@ class Timings {
 /** A due no-op job. */
 function noopJob(): NewJob {
   return {
-    id: randomUUID(),
+    id: newJobId(),
     name: "bench.noop",
     queue: "default",
     args: "{}",
