@@ -268,6 +268,29 @@ export function buildStatements(schema: string) {
         ON inserted.id IS NULL AND holder.dedup_key = input.dedup_key
       ORDER BY input.ord`,
 
+    /**
+     * One job, one row: `$1` id, `$2` name, `$3` queue, `$4` args (JSON text), `$5` priority,
+     * `$6` max attempts, `$7` run-at (NULL = use the delay), `$8` delay in seconds, `$9` dedup
+     * key (NULL = none), `$10` meta (JSON text or NULL), `$11` trace context (or NULL). The same
+     * answer as {@link enqueue} for a batch of one (`id`, `inserted`, `due`, `holder_id`), from a
+     * plain `INSERT … VALUES` instead of unnesting eleven one-element arrays and joining them
+     * back (perf-design §6.2.2); the insert trigger NOTIFYs the same way.
+     */
+    enqueueOne: `WITH inserted AS (
+        INSERT INTO ${jobs} (id, name, queue, args, priority, max_attempts, scheduled_at, dedup_key,
+                             meta, trace_context)
+        VALUES ($1::uuid, $2::text, $3::text, $4::text::json, $5::int, $6::int,
+                COALESCE($7::timestamptz, now() + make_interval(secs => $8::float8)), $9::text,
+                $10::text::json, $11::text)
+        ON CONFLICT (dedup_key) WHERE dedup_key IS NOT NULL DO NOTHING
+        RETURNING scheduled_at <= now() AS due
+      )
+      SELECT $1::uuid::text AS id, EXISTS (SELECT 1 FROM inserted) AS inserted,
+             COALESCE((SELECT due FROM inserted), false) AS due,
+             (SELECT holder.id::text FROM ${jobs} AS holder
+              WHERE $9::text IS NOT NULL AND holder.dedup_key = $9::text
+                AND NOT EXISTS (SELECT 1 FROM inserted)) AS holder_id`,
+
     /** `$1` dedup keys text[] → `id`, `dedup_key` of the rows holding them. */
     holders: `SELECT id::text AS id, dedup_key FROM ${jobs} WHERE dedup_key = ANY($1::text[])`,
 
