@@ -28,16 +28,18 @@ const IS_PROCESSING = "(status = 'processing') IS TRUE";
 const FENCE = `id = $1::uuid AND ${IS_PROCESSING} AND worker_id = $2 AND claim_token = $3::uuid`;
 
 /**
- * `id = ANY(…)` over the ids of a batch (`array`: a `uuid[]` parameter reference such as `$1`),
- * written so that the planner reaches the rows by primary-key probes at every table size, custom
- * or generic plan. The ids go through an uncorrelated sub-select (`ARRAY(SELECT unnest(…))`, an
- * InitPlan), so the planner prices the probes for a handful of ids instead of the batch's 200;
- * a 200-element constant made it read a table of 1,000 rows sequentially and hash it — and,
- * with statistics of a full queue (no processing rows), it did the same at 20,000 rows
- * (perf-design §3.3: 8.5–15.6 ms per 200-row completion instead of 1.2–2 ms).
+ * The rows of a batch (`arrays`: parameter references with their array types, such as
+ * `["$1::uuid[]", "$3::uuid[]"]`), as `unnest(…)` over the arrays zipped, written so that the
+ * planner drives the statement from the batch and reaches each job by a primary-key probe, at
+ * every table size, custom or generic plan. Each array goes through an uncorrelated sub-select
+ * (`ARRAY(SELECT unnest(…))`, an InitPlan that keeps the order), so the planner prices the batch
+ * as a handful of rows whatever its size. Given the 200-element constants of a custom plan, it
+ * read a 20,000-row table with a full queue's statistics sequentially and hashed it (perf-design
+ * §3.3: 8.5–15.6 ms per 200-row completion instead of 1.2–2 ms); given the batch's ids as an
+ * index condition instead, its generic plan compared every job with every batch row (200 × 200).
  */
-function byIds(column: string, array: string): string {
-  return `${column} = ANY(ARRAY(SELECT unnest(${array}::uuid[])))`;
+function batchRows(arrays: readonly string[]): string {
+  return `unnest(${arrays.map((a) => `ARRAY(SELECT unnest(${a}))`).join(", ")})`;
 }
 
 /**
@@ -65,7 +67,7 @@ function notifying(update: string, channel: string): string {
  *
  * And it prices a random page read at 1.1 sequential ones (`random_page_cost`, default 4). The
  * hot statements are written to reach their rows through an index (the claim walks its index to
- * the limit; a batch of ids is found by primary-key probes, {@link byIds}), and that alone holds
+ * the limit; a batch's rows are found by primary-key probes, {@link batchRows}), and that alone holds
  * at 20,000 and 1,000,000 rows. At about 1,000 rows with a full queue's statistics the default
  * price still makes reading the whole table look cheaper: the claim sorted every due row and the
  * batched completion hashed the table (test/postgres/query-plans.test.ts plans both at 1k, 20k
@@ -335,17 +337,16 @@ export function buildStatements(schema: string) {
      * text[], `$5` retention seconds. Each row fenced on its own. → `id` of every row that
      * changed.
      *
-     * The rows are found by primary-key probes ({@link byIds}) whatever the join to the per-row
-     * values becomes. The owner test is spelled `(… = $2) IS TRUE` so that it is no index
-     * condition: with a constant worker id, `soniq_jobs_processing_idx` (worker_id, every row
+     * Each row is found by a primary-key probe driven by the batch ({@link batchRows}). The
+     * owner test is spelled `(… = $2) IS TRUE` so that it is no index condition: with a constant worker id, `soniq_jobs_processing_idx` (worker_id, every row
      * claimed since the last vacuum) would otherwise look attractive (see `IS_PROCESSING`).
      */
     completeMany: `UPDATE ${jobs} AS j
       SET status = 'done', attempts = j.attempts + 1, result = b.result::json, finished_at = now(),
           updated_at = now(), result_expires_at = now() + make_interval(secs => $5::float8)
-      FROM unnest($1::uuid[], $3::uuid[], $4::text[]) AS b(id, claim_token, result)
-      WHERE ${byIds("j.id", "$1")} AND j.id = b.id AND ${IS_PROCESSING}
-        AND (j.worker_id = $2::text) IS TRUE AND j.claim_token = b.claim_token
+      FROM ${batchRows(["$1::uuid[]", "$3::uuid[]", "$4::text[]"])} AS b(id, claim_token, result)
+      WHERE j.id = b.id AND ${IS_PROCESSING} AND (j.worker_id = $2::text) IS TRUE
+        AND j.claim_token = b.claim_token
       RETURNING j.id::text AS id`,
 
     /** Fence `$1..$3`, `$4` error, `$5` delay seconds. */
@@ -837,10 +838,9 @@ export function buildAdminStatements(schema: string) {
       ), progressed AS (
         INSERT INTO ${controls} AS c (job_id, progress, progress_message, progress_at)
         SELECT p.id, p.fraction, p.message, now()
-        FROM unnest($6::uuid[], $7::uuid[], $8::float8[], $9::text[])
+        FROM ${batchRows(["$6::uuid[]", "$7::uuid[]", "$8::float8[]", "$9::text[]"])}
           AS p(id, token, fraction, message)
-        JOIN ${jobs} AS j ON j.id = p.id AND ${byIds("j.id", "$6")}
-          AND (j.status = 'processing') IS TRUE AND j.worker_id = $1 AND j.claim_token = p.token
+        JOIN ${jobs} AS j ON j.id = p.id AND (j.status = 'processing') IS TRUE AND j.worker_id = $1 AND j.claim_token = p.token
         ON CONFLICT (job_id) DO UPDATE SET progress = EXCLUDED.progress,
           progress_message = EXCLUDED.progress_message, progress_at = now()
         RETURNING 1
