@@ -7,7 +7,6 @@
  * generated from them (`npm run docs:settings`; test/unit/settings-docs.test.ts).
  */
 import { z } from "zod";
-import { SoniqError } from "./errors.js";
 
 /** What a numeric setting counts. */
 export type SettingUnit =

@@ -3,7 +3,6 @@
  * same field semantics as the SQL backends (the shared contract suite proves it).
  */
 import { randomUUID } from "node:crypto";
-import { SoniqError } from "../../errors.js";
 import { claimedJobOf } from "../claimed-job.js";
 import {
   type ClaimedJob,
