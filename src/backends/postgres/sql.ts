@@ -67,15 +67,16 @@ function notifying(update: string, channel: string): string {
  *
  * And it prices a random page read at 1.1 sequential ones (`random_page_cost`, default 4). The
  * hot statements are written to reach their rows through an index (the claim walks its index to
- * the limit; a batch's rows are found by primary-key probes, {@link batchRows}), and that alone holds
- * at 20,000 and 1,000,000 rows. At about 1,000 rows with a full queue's statistics the default
- * price still makes reading the whole table look cheaper: the claim sorted every due row and the
- * batched completion hashed the table (test/postgres/query-plans.test.ts plans both at 1k, 20k
- * and 1M rows, custom and generic). 1.1 describes what a job table is — hot, cached, usually on
- * SSD. A statement's text cannot take that choice away from the planner (there are no hints) and
- * a transaction-local `SET LOCAL` would cost a round trip per statement; the session setting
- * costs nothing per statement. Only Soniq's pool connections get it, and each of its statements
- * either has a selective index or wants the whole table, which a sequential scan still wins.
+ * the limit; a batch's rows are found by primary-key probes, {@link batchRows}), and that alone
+ * holds at 20,000 and 1,000,000 rows. At about 1,000 rows with a full queue's statistics the
+ * default price still makes reading the whole table look cheaper: the claim sorted every due row
+ * and the batched completion hashed the table (test/postgres/query-plans.test.ts plans both at
+ * 1k, 20k and 1M rows, custom and generic). 1.1 describes what a job table is — hot, cached,
+ * usually on SSD. A statement's text cannot take that choice away from the planner (there are no
+ * hints) and a transaction-local `SET LOCAL` would cost a round trip per statement; the session
+ * setting costs nothing per statement. Only Soniq's pool connections get it, and each of its
+ * statements either has a selective index or wants the whole table, which a sequential scan
+ * still wins.
  */
 export const SESSION_SETUP = `SELECT pg_backend_pid() AS pid,
   set_config('enable_bitmapscan', 'off', false) AS setting,
@@ -338,8 +339,9 @@ export function buildStatements(schema: string) {
      * changed.
      *
      * Each row is found by a primary-key probe driven by the batch ({@link batchRows}). The
-     * owner test is spelled `(… = $2) IS TRUE` so that it is no index condition: with a constant worker id, `soniq_jobs_processing_idx` (worker_id, every row
-     * claimed since the last vacuum) would otherwise look attractive (see `IS_PROCESSING`).
+     * owner test is spelled `(… = $2) IS TRUE` so that it is no index condition: with a
+     * constant worker id, `soniq_jobs_processing_idx` (worker_id, every row claimed since the
+     * last vacuum) would otherwise look attractive (see `IS_PROCESSING`).
      */
     completeMany: `UPDATE ${jobs} AS j
       SET status = 'done', attempts = j.attempts + 1, result = b.result::json, finished_at = now(),
