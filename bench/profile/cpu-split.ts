@@ -3,7 +3,10 @@
  * drain rows of the bench run them): `npm run build` first, then
  *
  *   node --import tsx bench/profile/cpu-split.ts [--jobs 20000] [--inflight 10,100]
- *        [--libs soniq-pg,soniq-sqlite] [--repeat 1]
+ *        [--libs soniq-pg,soniq-sqlite] [--repeat 1] [--baseline REF]
+ *
+ * With `--baseline REF` Soniq built at REF (../baseline.ts) is measured too, right after this
+ * checkout's, in the same minutes (`--libs` may then name soniq-baseline-pg, soniq-baseline-sqlite).
  *
  * For each library and in-flight cap it fills the queue, drains it and prints, per job:
  * - worker CPU (µs): this process's `process.cpuUsage()` from the first handler start to the
@@ -18,6 +21,7 @@
  */
 import { loadavg } from "node:os";
 import { selectFactories } from "../adapters/index.js";
+import { buildBaseline } from "../baseline.js";
 import { loadConfig } from "../config.js";
 import { runDrain } from "../workloads/drain.js";
 import { statementsSent } from "./count-queries.js";
@@ -31,8 +35,13 @@ const jobs = Number(flag("jobs", "20000"));
 const caps = flag("inflight", "10,100").split(",").map(Number);
 const libs = flag("libs", "soniq-pg,soniq-sqlite");
 const repeat = Number(flag("repeat", "1"));
-const config = loadConfig(["--only", libs]);
-const factories = selectFactories(config);
+const ref = flag("baseline", "");
+const config = loadConfig(["--only", libs, ...(ref ? ["--baseline", ref] : [])]);
+const baseline = ref
+  ? await buildBaseline(ref, (line) => process.stderr.write(`${line}\n`))
+  : undefined;
+if (baseline) process.once("exit", baseline.remove);
+const factories = selectFactories(config, baseline);
 const f1 = (x: number | undefined) => (x === undefined ? "–" : x.toFixed(1));
 
 const lines = [
@@ -43,11 +52,12 @@ const lines = [
   "| library | in flight | jobs/s | worker µs/job | database µs/job | statements/job | WAL bytes/job |",
   "|---|---:|---:|---:|---:|---:|---:|",
 ];
-for (const factory of factories) {
-  await factory.prepare();
-  try {
-    for (const cap of caps) {
-      for (let r = 0; r < repeat; r += 1) {
+// Interleaved (cap → round → library), so the libraries share the machine's drift.
+for (const factory of factories) await factory.prepare();
+try {
+  for (const cap of caps) {
+    for (let r = 0; r < repeat; r += 1) {
+      for (const factory of factories) {
         let sentBefore = 0;
         let sent = 0;
         const result = await runDrain(
@@ -70,9 +80,9 @@ for (const factory of factories) {
         lines.push(line);
       }
     }
-  } finally {
-    await factory.cleanup();
   }
+} finally {
+  for (const factory of factories) await factory.cleanup();
 }
 process.stdout.write(`\n${lines.join("\n")}\n`);
 process.exit(0);

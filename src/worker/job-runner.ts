@@ -244,8 +244,9 @@ export class JobRunner {
       if (!(await this.begin(entry, log, "argument check"))) {
         return this.releaseUnstarted(entry, registered, log);
       }
-      const scope = { workerId, jobId: job.id, jobName: job.name };
-      const checked = await this.untilForced(runInJobScope(scope, () => this.dispatch(job)));
+      const checked = await this.untilForced(
+        runInJobScope(workerId, job, () => this.dispatch(job)),
+      );
       if (checked === undefined) {
         log.warn(
           { reason: "shutdown_timeout" },

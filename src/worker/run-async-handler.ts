@@ -147,10 +147,11 @@ export function runAsyncHandler(
       );
       onLate({ after, ...result });
     };
-    const scope = { workerId, jobId: job.id, jobName: job.name };
     Promise.resolve()
       .then(() =>
-        runInJobScope(scope, () => (definition.handler as JobHandler<unknown, unknown>)(args, ctx)),
+        runInJobScope(workerId, job, () =>
+          (definition.handler as JobHandler<unknown, unknown>)(args, ctx),
+        ),
       )
       .then(
         (value) => {
