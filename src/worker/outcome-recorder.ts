@@ -18,6 +18,7 @@ import type {
   JobFencedOutEvent,
   SoniqEventMap,
 } from "../observability/events.js";
+import { type LogLines, lazyChildLogger } from "../observability/lazy-child-logger.js";
 import type { Logger } from "../observability/logger.js";
 import type { CompletionBatcher } from "./completion-batcher.js";
 import { errorText } from "./error-text.js";
@@ -77,7 +78,7 @@ export class OutcomeRecorder {
     job: ClaimedJob,
     outcome: Outcome,
     definition: Definition | undefined,
-    log: Logger,
+    log: LogLines,
   ): WritePlan {
     const { backend, completions, maxPayloadBytes } = this.options;
     const owner = { workerId: job.workerId, claimToken: job.claimToken };
@@ -166,7 +167,7 @@ export class OutcomeRecorder {
     job: ClaimedJob,
     outcome: Outcome,
     definition?: Definition,
-    log: Logger = this.options.logger.child({ job_id: job.id }),
+    log: LogLines = lazyChildLogger(this.options.logger, { job_id: job.id }),
     durationMs?: number,
   ): Promise<boolean | undefined> {
     const { events, workerId } = this.options;

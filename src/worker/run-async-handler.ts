@@ -19,6 +19,7 @@ import {
 import type { JobDefinition, JobHandler } from "../jobs/job-definition.js";
 import { checkProgress } from "../jobs/progress.js";
 import { Snooze } from "../jobs/snooze.js";
+import type { JobLogger } from "../observability/lazy-child-logger.js";
 import type { Logger } from "../observability/logger.js";
 import { errorText } from "./error-text.js";
 import type { InFlight, Outcome } from "./in-flight.js";
@@ -49,7 +50,7 @@ export function runAsyncHandler(
   entry: InFlight,
   definition: JobDefinition<unknown, unknown, unknown>,
   args: unknown,
-  log: Logger,
+  log: JobLogger | Logger,
   workerId: string,
   settleSeconds: number,
   machine: ShutdownMachine,
@@ -73,7 +74,10 @@ export function runAsyncHandler(
     workerId,
     createdAt: job.createdAt,
     scheduledAt: job.scheduledAt,
-    logger: log,
+    get logger() {
+      // Created only when the handler reads it (lazy-child-logger.ts).
+      return "logger" in log ? log.logger : log;
+    },
     progress: (fraction, message) => {
       // Kept for the next heartbeat: no write per call.
       entry.progress = checkProgress(fraction, message);
