@@ -42,7 +42,10 @@ export interface WritePlan {
   what: string;
   /** The write's name in the `job_fenced_out` event. */
   op: JobFencedOutEvent["op"];
-  write: () => Promise<boolean>;
+  /** The write; `tryMs` bounds one try, in milliseconds (applied by the write when `bounded`). */
+  write: (tryMs: number) => Promise<boolean>;
+  /** True when `write` applies `tryMs` itself (the completion batcher: one timer per batch). */
+  bounded?: boolean;
 }
 
 /** Options of {@link OutcomeRecorder}. */
@@ -97,7 +100,8 @@ export class OutcomeRecorder {
           outcome,
           what: "completion",
           op: "complete",
-          write: () => completions.complete({ id: job.id, owner, result: text }),
+          write: (tryMs) => completions.complete({ id: job.id, owner, result: text }, tryMs),
+          bounded: true,
         };
       }
       case "snooze":
@@ -174,7 +178,7 @@ export class OutcomeRecorder {
     const plan = this.planWrite(job, outcome, definition, log);
     let changed: boolean;
     try {
-      changed = await this.writeWithRetry(plan.write, plan.what, job.id);
+      changed = await this.writeWithRetry(plan.write, plan.what, job.id, false, plan.bounded);
     } catch {
       return undefined;
     }
@@ -342,14 +346,17 @@ export class OutcomeRecorder {
    * crash recovery and, for an outcome, the worker exits with code 3.
    * @param bookkeeping - not a job's outcome (the worker row): give up after
    *   {@link BOOKKEEPING_GRACE_MS} of failures and never count it as a failure.
+   * @param bounded - `write` applies its `tryMs` argument itself (one try's bound, in
+   *   milliseconds); otherwise each try is raced against a timer here.
    * @throws the last error of the write once it gave up (also at once on `CLOSED` or
    *   `SCHEMA_NOT_READY`).
    */
   async writeWithRetry<T>(
-    write: () => Promise<T>,
+    write: (tryMs: number) => Promise<T>,
     what: string,
     jobId?: string,
     bookkeeping = false,
+    bounded = false,
   ): Promise<T> {
     const { machine, logger } = this.options;
     const firstTry = machine.now();
@@ -368,7 +375,7 @@ export class OutcomeRecorder {
           ? DB_CALL_TIMEOUT_MS
           : Math.min(DB_CALL_TIMEOUT_MS, Math.max(500, limit - machine.now()));
       try {
-        return await withTimeout(write(), tryMs, what);
+        return bounded ? await write(tryMs) : await withTimeout(write(tryMs), tryMs, what);
       } catch (err) {
         lastError = err;
         if (isSoniqError(err, "CLOSED") || isSoniqError(err, "SCHEMA_NOT_READY")) break;
