@@ -247,7 +247,7 @@ export class JobRunner {
   /** Runs one tracked job to its written outcome (see the module comment). */
   async run(entry: InFlight): Promise<void> {
     try {
-      await this.runGated(entry);
+      return await this.runGated(entry);
     } finally {
       entry.startRelease?.();
     }

@@ -187,11 +187,20 @@ export class OutcomeRecorder {
     if (changed) this.appendTimeline(job, plan);
     if (changed && resolved.kind === "cancelled") {
       events.emit("job_cancelled", { job_id: job.id, job_name: job.name, queue: job.queue });
+    } else if (changed && resolved.kind === "success") {
+      // Per-job hot path: the payload is built only when someone listens (event-bus.ts).
+      if (events.hasListeners("job_done")) {
+        events.emit("job_done", {
+          worker_id: workerId,
+          job_id: job.id,
+          job_name: job.name,
+          queue: job.queue,
+          duration_ms: durationMs,
+        });
+      }
     } else if (changed && resolved.kind !== "released") {
       const base = { worker_id: workerId, job_id: job.id, job_name: job.name, queue: job.queue };
-      if (resolved.kind === "success")
-        events.emit("job_done", { ...base, duration_ms: durationMs });
-      else if (resolved.kind === "snooze")
+      if (resolved.kind === "snooze")
         events.emit("job_snoozed", { ...base, duration_ms: durationMs });
       else if (plan.op === "dead_letter") {
         events.emit("job_dead_lettered", {

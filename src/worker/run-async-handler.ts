@@ -27,6 +27,14 @@ import { watchJobDeadlines } from "./job-deadline.js";
 import { runInJobScope } from "./job-scope.js";
 import type { ShutdownMachine } from "./shutdown-machine.js";
 
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return (
+    value !== null &&
+    (typeof value === "object" || typeof value === "function") &&
+    typeof (value as { then?: unknown }).then === "function"
+  );
+}
+
 /** An abandoned handler settled after its run was recorded; its value or error is discarded. */
 export interface LateResult {
   /** What the run had been recorded as. */
@@ -92,11 +100,12 @@ export function runAsyncHandler(
     let cancelled = false;
     let settleTimer: NodeJS.Timeout | undefined;
     let unwatch: () => void = () => undefined;
+    let unwatchCancel: () => void = () => undefined;
     const finish = (outcome: Outcome) => {
       if (settled) return;
       settled = true;
       unwatch();
-      entry.cancel.signal.removeEventListener("abort", onCancel);
+      unwatchCancel();
       clearTimeout(settleTimer);
       // Once cancelled, whatever the handler does ends as cancelled (a NACK included: the operator
       // asked for the job to stop, not to run again).
@@ -112,8 +121,8 @@ export function runAsyncHandler(
         settleTimer = setTimeout(() => finish({ kind: "cancelled" }), settleSeconds * 1000);
       }
     };
-    if (entry.cancel.signal.aborted) queueMicrotask(onCancel);
-    else entry.cancel.signal.addEventListener("abort", onCancel, { once: true });
+    if (entry.cancel.aborted) onCancel();
+    else unwatchCancel = entry.cancel.onAbort(onCancel);
     unwatch = watchJobDeadlines(machine, definition.timeout, {
       onJobTimeout: () => {
         const error = new JobTimeoutError(definition.timeout);
@@ -151,28 +160,33 @@ export function runAsyncHandler(
       );
       onLate({ after, ...result });
     };
-    Promise.resolve()
-      .then(() =>
-        runInJobScope(workerId, job, () =>
-          (definition.handler as JobHandler<unknown, unknown>)(args, ctx),
-        ),
-      )
-      .then(
-        (value) => {
-          if (settled) return late({ settled: "returned" });
-          if (value instanceof Snooze) finish({ kind: "snooze", seconds: value.seconds });
-          else finish({ kind: "success", value });
-        },
-        (error: unknown) => {
-          if (settled) return late({ settled: "threw", error: errorText(error, 300) });
-          if (forced) {
-            log.warn(
-              { err: errorText(error, 300), reason: "shutdown_timeout" },
-              "the handler threw after its abort: NACK'd (no attempt counted)",
-            );
-            finish({ kind: "released" });
-          } else finish({ kind: "error", error });
-        },
+    const onValue = (value: unknown) => {
+      if (settled) return late({ settled: "returned" });
+      if (value instanceof Snooze) finish({ kind: "snooze", seconds: value.seconds });
+      else finish({ kind: "success", value });
+    };
+    const onError = (error: unknown) => {
+      if (settled) return late({ settled: "threw", error: errorText(error, 300) });
+      if (forced) {
+        log.warn(
+          { err: errorText(error, 300), reason: "shutdown_timeout" },
+          "the handler threw after its abort: NACK'd (no attempt counted)",
+        );
+        finish({ kind: "released" });
+      } else finish({ kind: "error", error });
+    };
+    // Straight-line: the handler is called here; only a thenable it returns is waited on (one
+    // settlement per job, no extra promise hops around it).
+    let result: unknown;
+    try {
+      result = runInJobScope(workerId, job, () =>
+        (definition.handler as JobHandler<unknown, unknown>)(args, ctx),
       );
+    } catch (error) {
+      onError(error);
+      return;
+    }
+    if (isThenable(result)) result.then(onValue, onError);
+    else onValue(result);
   });
 }
