@@ -86,13 +86,7 @@ export class JobRunner {
   /** Decides what to do with a claimed job: run it, or dead-letter it (unknown job, bad args). */
   async dispatch(job: ClaimedJob): Promise<Dispatch> {
     const definition = this.options.jobs.get(job.name);
-    if (!definition) {
-      return {
-        kind: "dead_letter",
-        reason: "unknown_job",
-        error: `no handler registered for job name ${job.name}`,
-      };
-    }
+    if (!definition?.argsSchema) return this.dispatchUnchecked(job);
     try {
       let args: unknown = JSON.parse(job.args);
       if (definition.argsSchema) {
@@ -101,6 +95,31 @@ export class JobRunner {
         args = checked.value;
       }
       return { kind: "run", definition, args };
+    } catch (err) {
+      return {
+        kind: "dead_letter",
+        reason: "invalid_args",
+        error: `invalid arguments: ${errorText(err)}`,
+        detail: errorText(err, 500),
+      };
+    }
+  }
+
+  /**
+   * {@link dispatch} for a job whose definition has no argument schema (or that has none): no
+   * await, so the common case costs no promise.
+   */
+  private dispatchUnchecked(job: ClaimedJob): Dispatch {
+    const definition = this.options.jobs.get(job.name);
+    if (!definition) {
+      return {
+        kind: "dead_letter",
+        reason: "unknown_job",
+        error: `no handler registered for job name ${job.name}`,
+      };
+    }
+    try {
+      return { kind: "run", definition, args: JSON.parse(job.args) };
     } catch (err) {
       return {
         kind: "dead_letter",
@@ -281,7 +300,7 @@ export class JobRunner {
       }
       dispatched = checked;
     } else {
-      dispatched = await this.dispatch(job);
+      dispatched = this.dispatchUnchecked(job);
     }
     if (dispatched.kind === "dead_letter") {
       if (dispatched.reason === "unknown_job") {
