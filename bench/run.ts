@@ -82,7 +82,7 @@ function report(
     ...(noteLines.length > 0 ? ["", "Notes:", ...noteLines] : []),
     "",
     `Run: ${env.date}; ${config.rounds} round(s); scale ${config.scale}; time box ${config.timeBoxMs / 1000} s; CPU handler = ${CPU_ROUNDS} SHA-256 rounds over 4 KiB ≈ ${cpuMs.toFixed(2)} ms (ideal ≈ ${Math.round(1000 / cpuMs)} jobs/s on one core).`,
-    `Machine: ${env.cpu}, ${env.cores} cores, ${env.memoryGiB} GiB; load average at start ${env.loadAverage}; Node ${env.node}; PostgreSQL ${env.postgres}; Redis ${env.redis}.`,
+    `Machine: ${env.cpu}, ${env.cores} cores, ${env.memoryGiB} GiB; load average at start ${env.loadAverage}; fdatasync at start ${env.fdatasync}; Node ${env.node}; PostgreSQL ${env.postgres}; Redis ${env.redis}.`,
     "Versions and configurations:",
     ...factories.map(
       (f) =>
@@ -163,6 +163,7 @@ async function runBench(config: BenchConfig, baseline: Baseline | undefined): Pr
   }
 
   const env = await describeEnvironment(config);
+  log(`load average ${env.loadAverage}; fdatasync ${env.fdatasync}`);
   const cpuMs = calibrateCpuWork();
   const metrics = workloads.flatMap((w) => w.metrics(config));
   const results: Results = {};

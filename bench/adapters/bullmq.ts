@@ -82,6 +82,7 @@ export function bullMq(redisUrl: string): AdapterFactory {
     label: "BullMQ",
     isSoniq: false,
     version: () => packageVersion("bullmq"),
+    database: "redis",
     configuration: `Redis ${redisUrl.replace(/\/\/[^@]*@/, "//")}, prefix ${BULLMQ_PREFIX}; one Worker with concurrency = in-flight cap; removeOnComplete true; addBulk per batch, add per job`,
     async check() {
       const redis = new Redis(redisUrl, {

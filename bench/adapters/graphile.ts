@@ -93,6 +93,7 @@ export function graphile(pgUrl: string, variant: GraphileVariant = "fastest"): A
     label: variant === "defaults" ? "graphile-worker (defaults)" : "graphile-worker",
     isSoniq: false,
     version: () => packageVersion("graphile-worker"),
+    database: "postgres",
     configuration:
       variant === "defaults"
         ? `schema ${schema}; concurrency = in-flight cap, maxPoolSize min(max(10, c+2), 50), otherwise graphile-worker's defaults (no local queue, one completion per job), LISTEN/NOTIFY; addJobs per batch; warnings-only logger`

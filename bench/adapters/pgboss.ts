@@ -60,6 +60,7 @@ export function pgBoss(pgUrl: string): AdapterFactory {
     label: "pg-boss",
     isSoniq: false,
     version: () => packageVersion("pg-boss"),
+    database: "postgres",
     configuration: `schema ${PGBOSS_SCHEMA}; min(c, 10) work() loops × batchSize c/loops, pollingIntervalSeconds 0.5 (minimum), schedule false, pool 10; insert() per batch, send() per job`,
     check: () => checkPostgres(pgUrl),
     async prepare() {

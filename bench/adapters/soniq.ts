@@ -167,6 +167,7 @@ export function soniqPostgres(pgUrl: string, build: SoniqBuild = CURRENT): Adapt
     isSoniq: !build.baselineOf,
     baselineOf: build.baselineOf ? "soniq-pg" : undefined,
     version: build.version,
+    database: "postgres",
     configuration: `schema ${schema}; poolSize 10, pollInterval 1 s, LISTEN/NOTIFY (defaults); logLevel warn; enqueueMany per batch; worker({ concurrency })`,
     check: () => checkPostgres(pgUrl),
     async prepare() {
@@ -199,6 +200,7 @@ export function soniqSqlite(build: SoniqBuild = CURRENT): AdapterFactory {
     isSoniq: !build.baselineOf,
     baselineOf: build.baselineOf ? "soniq-sqlite" : undefined,
     version: build.version,
+    database: "in-process",
     configuration:
       "a new file per measurement in the OS temp folder; WAL, synchronous=NORMAL (defaults); pollInterval 1 s (in-process wake-ups only); logLevel warn",
     check: async () => null,

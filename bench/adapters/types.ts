@@ -50,6 +50,12 @@ export interface AdapterFactory {
   version(): string;
   /** The configuration used, for the report. */
   readonly configuration: string;
+  /**
+   * Where its data lives, for the database CPU rows (../cpu-meter.ts): the PostgreSQL backends
+   * serving the worker, the Redis server, or nothing separate (SQLite runs inside the worker, so
+   * its cost is in the worker's CPU).
+   */
+  readonly database: "postgres" | "redis" | "in-process";
   /** `null` when the library can run here; otherwise why not (e.g. Redis is down). */
   check(): Promise<string | null>;
   /** Before the first round: removes leftovers of an earlier run and creates the storage. */

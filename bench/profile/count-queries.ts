@@ -1,5 +1,6 @@
 /**
- * Preloaded into a Soniq worker process by ./soniq-profile.ts (`--import`): counts the
+ * Preloaded into a Soniq worker process by ./soniq-profile.ts (`--import`), or imported by
+ * ./cpu-split.ts (`statementsSent`): counts the
  * statements the process sends through node-postgres and the time each kind waits for its
  * answer, and writes them as JSON to BENCH_QUERY_LOG at exit. Soniq itself is not changed:
  * this wraps `pg.Client.prototype.query`, which the pool and the LISTEN connection both use.
@@ -57,6 +58,13 @@ pg.Client.prototype.query = function (this: unknown, ...args: unknown[]) {
   if (typeof callback !== "function" && result instanceof Promise) result.then(done, done);
   return result;
 };
+
+/** Statements sent so far by this process, in all. */
+export function statementsSent(): number {
+  let n = 0;
+  for (const s of stats.values()) n += s.count;
+  return n;
+}
 
 process.on("exit", () => {
   const file = process.env.BENCH_QUERY_LOG;

@@ -10,7 +10,7 @@ import type { EventBus } from "../observability/event-bus.js";
 import type { SoniqEventMap } from "../observability/events.js";
 import type { Logger } from "../observability/logger.js";
 import { errorText } from "../worker/error-text.js";
-import { currentJobScope } from "../worker/job-scope.js";
+import { currentJobScope, wantJobScopes } from "../worker/job-scope.js";
 import { EXIT } from "./exit-codes.js";
 
 /** The job fields of the scope the current code runs in (empty outside any job). */
@@ -48,9 +48,12 @@ export function installProcessGuards(
       exit(EXIT.UNCAUGHT_EXCEPTION);
     }
   };
+  // The guards name the job behind a rejection: ask for job scopes (job-scope.ts) while installed.
+  const unwantScopes = wantJobScopes();
   process.on("unhandledRejection", onRejection);
   process.on("uncaughtException", onException);
   return () => {
+    unwantScopes();
     process.off("unhandledRejection", onRejection);
     process.off("uncaughtException", onException);
   };

@@ -6,14 +6,23 @@
  * acknowledgement still unwritten. `stop()` flushes what is queued and waits for the writes in
  * flight (bounded); from the moment a stop is asked, and before any start, new completions are
  * refused at once with `SoniqError("CLOSED")`.
+ *
+ * A completion may carry a bound (`timeoutMs`): one timer per batch write, set for the earliest
+ * bound among its completions, rejects them all with an {@link OperationTimeoutError} when the
+ * database has not answered by then, and stops counting that write against `maxInFlight` (what it
+ * does later is ignored; the caller's retry is fenced like any other write). No timer and no
+ * `Promise.race` per completion.
  */
 import type { Backend, CompletionItem } from "../backends/contract/index.js";
 import { SoniqError } from "../errors.js";
 import { BaseService } from "../lifecycle/service.js";
 import type { Logger } from "../observability/logger.js";
+import { OperationTimeoutError } from "./with-timeout.js";
 
 interface Pending {
   item: CompletionItem;
+  /** Give-up time (`performance.now()` ms), or +Infinity. */
+  deadline: number;
   resolve: (changed: boolean) => void;
   reject: (err: unknown) => void;
 }
@@ -52,17 +61,21 @@ export class CompletionBatcher extends BaseService {
 
   /**
    * Completes one job (fenced). Resolves with whether its row changed.
-   * @throws SoniqError `CLOSED` (as a rejection, at once) when the batcher is not running; the
-   *   backend's errors for the write that carried this completion.
+   * @param timeoutMs - longest wait for the answer, in milliseconds from now (default: none).
+   * @throws SoniqError `CLOSED` (as a rejection, at once) when the batcher is not running;
+   *   {@link OperationTimeoutError} when `timeoutMs` passed first; the backend's errors for the
+   *   write that carried this completion.
    */
-  complete(item: CompletionItem): Promise<boolean> {
+  complete(item: CompletionItem, timeoutMs?: number): Promise<boolean> {
     if (this.stopRequested) {
       return Promise.reject(
         new SoniqError("CLOSED", "the completion batcher is stopped; completion not written"),
       );
     }
     return new Promise((resolve, reject) => {
-      this.pending.push({ item, resolve, reject });
+      const deadline =
+        timeoutMs === undefined ? Number.POSITIVE_INFINITY : performance.now() + timeoutMs;
+      this.pending.push({ item, deadline, resolve, reject });
       this.schedule();
     });
   }
@@ -91,6 +104,10 @@ export class CompletionBatcher extends BaseService {
   private flush(): void {
     while (this.pending.length > 0 && this.writes.size < this.maxInFlight) {
       const batch = this.pending.splice(0, this.maxBatch);
+      let deadline = Number.POSITIVE_INFINITY;
+      for (const p of batch) if (p.deadline < deadline) deadline = p.deadline;
+      let over = false;
+      let timer: NodeJS.Timeout | undefined;
       const write: Promise<void> = this.backend
         .jobCompleteMany({
           items: batch.map((p) => p.item),
@@ -98,19 +115,31 @@ export class CompletionBatcher extends BaseService {
         })
         .then(
           (changed) => {
+            if (over) return;
             batch.forEach((p, i) => {
               p.resolve(changed[i] === true);
             });
           },
           (err: unknown) => {
+            if (over) return;
             for (const p of batch) p.reject(err);
           },
         )
         .finally(() => {
-          this.writes.delete(write);
-          this.schedule();
+          clearTimeout(timer);
+          if (this.writes.delete(write)) this.schedule();
         });
       this.writes.add(write);
+      if (deadline !== Number.POSITIVE_INFINITY) {
+        const ms = Math.max(0, deadline - performance.now());
+        timer = setTimeout(() => {
+          over = true;
+          const err = new OperationTimeoutError("completion", Math.round(ms));
+          for (const p of batch) p.reject(err);
+          // No longer waited for: the next completions need not queue behind it.
+          if (this.writes.delete(write)) this.schedule();
+        }, ms);
+      }
     }
   }
 }

@@ -36,7 +36,7 @@ export interface InFlight {
    * Aborted when an operator cancels the job (a notification or the heartbeat said so); the
    * executors stop the handler and the run ends as `cancelled`.
    */
-  cancel: AbortController;
+  cancel: LazyAbortController;
   /** The latest progress an async handler reported, kept until a heartbeat writes it. */
   progress: ProgressValue | null;
   /** True while {@link InFlight.progress} (or the sync buffer) has news for the heartbeat. */
@@ -100,7 +100,7 @@ export class InFlightTable {
       job,
       owner: { workerId: job.workerId, claimToken: job.claimToken },
       controller: new LazyAbortController(),
-      cancel: new AbortController(),
+      cancel: new LazyAbortController(),
       progress: null,
       progressDirty: false,
       progressSeq: 0,
@@ -109,13 +109,14 @@ export class InFlightTable {
     };
     this.busy += 1;
     this.entries.set(job.id, entry);
-    entry.done = run(entry)
-      .catch((err: unknown) => onUnexpected(job, err))
-      .catch(() => undefined)
-      .finally(() => {
-        this.freeSlot(entry);
-        this.entries.delete(job.id);
-      });
+    const settle = () => {
+      this.freeSlot(entry);
+      this.entries.delete(job.id);
+    };
+    // One settlement on the happy path (no catch/catch/finally chain per job).
+    entry.done = run(entry).then(settle, (err: unknown) =>
+      onUnexpected(job, err).then(settle, settle),
+    );
     return entry;
   }
 

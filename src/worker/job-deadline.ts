@@ -1,12 +1,27 @@
 /**
  * A running job's two deadlines, as the {@link ShutdownMachine} states them (DESIGN.md §2
- * precedence): the executor arms one timer, for `job_timeout`, only while the machine's
+ * precedence): the executor schedules its `job_timeout` — in the machine's one
+ * {@link DeadlineQueue} (one timer for all running jobs, exact: never before the deadline) — only
+ * while the machine's
  * `effectiveDeadline` says `job_timeout` comes first, and re-reads it at every transition; the
  * shutdown deadline reaches it only as the machine's move to FORCE_TIMEOUT_PATH, never from a timer
  * of its own. So a job never times out after the machine decided shutdown comes first, and is never
  * forced before the machine says so.
  */
+import { type DeadlineEntry, DeadlineQueue } from "./deadline-queue.js";
 import type { ShutdownMachine } from "./shutdown-machine.js";
+
+/** One deadline queue per shutdown machine (its jobs' `job_timeout`s, on its clock). */
+const queues = new WeakMap<ShutdownMachine, DeadlineQueue>();
+
+function queueOf(machine: ShutdownMachine): DeadlineQueue {
+  let queue = queues.get(machine);
+  if (!queue) {
+    queue = new DeadlineQueue(() => machine.now());
+    queues.set(machine, queue);
+  }
+  return queue;
+}
 
 /** What a watched job does when one of its deadlines fires (each at most once). */
 export interface JobDeadlineHandlers {
@@ -27,20 +42,21 @@ export function watchJobDeadlines(
   handlers: JobDeadlineHandlers,
 ): () => void {
   const jobDeadlineAt = timeoutSeconds > 0 ? machine.now() + timeoutSeconds * 1000 : null;
-  let timer: NodeJS.Timeout | undefined;
+  const queue = queueOf(machine);
+  let timer: DeadlineEntry | undefined;
   let ended = false;
   let unsubscribe: () => void = () => undefined;
   const end = () => {
     ended = true;
-    clearTimeout(timer);
+    if (timer) queue.remove(timer);
     unsubscribe();
   };
   const arm = () => {
-    clearTimeout(timer);
+    if (timer) queue.remove(timer);
     timer = undefined;
     const deadline = machine.effectiveDeadline(jobDeadlineAt);
     if (deadline?.by !== "job_timeout") return;
-    timer = setTimeout(fire, Math.max(0, deadline.at - machine.now()));
+    timer = queue.add(deadline.at, fire);
   };
   const fire = () => {
     const deadline = machine.effectiveDeadline(jobDeadlineAt);

@@ -16,6 +16,11 @@ import { SoniqError } from "../errors.js";
 import { type JobDefinition, validateArgs } from "../jobs/job-definition.js";
 import type { EventBus } from "../observability/event-bus.js";
 import type { SoniqEventMap } from "../observability/events.js";
+import {
+  type JobLogger,
+  type LogLines,
+  lazyChildLogger,
+} from "../observability/lazy-child-logger.js";
 import type { Logger } from "../observability/logger.js";
 import { errorText } from "./error-text.js";
 import type { InFlight, InFlightTable, Outcome } from "./in-flight.js";
@@ -81,13 +86,7 @@ export class JobRunner {
   /** Decides what to do with a claimed job: run it, or dead-letter it (unknown job, bad args). */
   async dispatch(job: ClaimedJob): Promise<Dispatch> {
     const definition = this.options.jobs.get(job.name);
-    if (!definition) {
-      return {
-        kind: "dead_letter",
-        reason: "unknown_job",
-        error: `no handler registered for job name ${job.name}`,
-      };
-    }
+    if (!definition?.argsSchema) return this.dispatchUnchecked(job);
     try {
       let args: unknown = JSON.parse(job.args);
       if (definition.argsSchema) {
@@ -107,10 +106,40 @@ export class JobRunner {
   }
 
   /**
+   * {@link dispatch} for a job whose definition has no argument schema (or that has none): no
+   * await, so the common case costs no promise.
+   */
+  private dispatchUnchecked(job: ClaimedJob): Dispatch {
+    const definition = this.options.jobs.get(job.name);
+    if (!definition) {
+      return {
+        kind: "dead_letter",
+        reason: "unknown_job",
+        error: `no handler registered for job name ${job.name}`,
+      };
+    }
+    try {
+      return { kind: "run", definition, args: JSON.parse(job.args) };
+    } catch (err) {
+      return {
+        kind: "dead_letter",
+        reason: "invalid_args",
+        error: `invalid arguments: ${errorText(err)}`,
+        detail: errorText(err, 500),
+      };
+    }
+  }
+
+  /**
    * Runs the handler on its executor (the async executor's gate was passed by the caller; the
    * sync executor passes it after its permit). Never rejects.
    */
-  execute(entry: InFlight, definition: Definition, args: unknown, log: Logger): Promise<Outcome> {
+  execute(
+    entry: InFlight,
+    definition: Definition,
+    args: unknown,
+    log: JobLogger,
+  ): Promise<Outcome> {
     const { machine, events, workerId } = this.options;
     const onLate = (late: LateResult) => {
       events.emit("late_result_discarded", {
@@ -140,20 +169,34 @@ export class JobRunner {
   /**
    * The start gate, before a job's first user code: false (do not start; NACK it) at and after
    * FORCE_TIMEOUT_PATH, or when the start mark of a job with a crash history could not be written
-   * before it. Writes that mark once per claim; nothing for a job without a crash history.
-   * Never rejects.
+   * before it. Writes that mark once per claim; nothing for a job without a crash history. For a
+   * job without a crash history and a free start (the common case) it answers at once, without a
+   * promise; otherwise it returns a promise. Never rejects.
    * @param what - what is about to start, for the log ("argument check", "handler").
    */
-  async begin(entry: InFlight, log: Logger, what: string): Promise<boolean> {
+  begin(entry: InFlight, log: LogLines, what: string): boolean | Promise<boolean> {
+    if (this.options.machine.forcedAt !== undefined) return this.forcedFirst(log, what);
+    if (!entry.startRelease && !hasCrashHistory(entry.job)) {
+      const release = this.isolation.tryShared();
+      if (release) {
+        entry.startRelease = release;
+        return true;
+      }
+    }
+    return this.beginSlow(entry, log, what);
+  }
+
+  private forcedFirst(log: LogLines, what: string): false {
+    log.warn(
+      { reason: "shutdown_timeout" },
+      `FORCE_TIMEOUT_PATH was reached before the job's ${what} started: released unstarted`,
+    );
+    return false;
+  }
+
+  /** {@link begin} when the start must wait (isolation) or be marked (crash history). */
+  private async beginSlow(entry: InFlight, log: LogLines, what: string): Promise<boolean> {
     const { machine, recorder } = this.options;
-    const forcedFirst = () => {
-      log.warn(
-        { reason: "shutdown_timeout" },
-        `FORCE_TIMEOUT_PATH was reached before the job's ${what} started: released unstarted`,
-      );
-      return false;
-    };
-    if (machine.forcedAt !== undefined) return forcedFirst();
     const suspect = hasCrashHistory(entry.job);
     if (!entry.startRelease) {
       if (suspect && this.isolation.running > 0) {
@@ -170,14 +213,14 @@ export class JobRunner {
       try {
         entry.startRelease = await this.isolation.acquire(suspect, gaveUp.signal);
       } catch {
-        return forcedFirst();
+        return this.forcedFirst(log, what);
       } finally {
         unwatch();
       }
     }
     if (entry.startMarked || !suspect) return true;
     const marked = await this.untilForced(recorder.markStarted(entry.job));
-    if (marked === undefined || machine.forcedAt !== undefined) return forcedFirst();
+    if (marked === undefined || machine.forcedAt !== undefined) return this.forcedFirst(log, what);
     if (!marked) return false;
     entry.startMarked = true;
     log.info(
@@ -214,7 +257,7 @@ export class JobRunner {
   private async releaseUnstarted(
     entry: InFlight,
     definition: Definition | undefined,
-    log: Logger,
+    log: LogLines,
   ): Promise<void> {
     this.options.table.freeSlot(entry);
     await this.options.recorder.recordOutcome(entry.job, { kind: "released" }, definition, log);
@@ -223,7 +266,7 @@ export class JobRunner {
   /** Runs one tracked job to its written outcome (see the module comment). */
   async run(entry: InFlight): Promise<void> {
     try {
-      await this.runGated(entry);
+      return await this.runGated(entry);
     } finally {
       entry.startRelease?.();
     }
@@ -232,7 +275,8 @@ export class JobRunner {
   private async runGated(entry: InFlight): Promise<void> {
     const { job } = entry;
     const { recorder, machine, workerId } = this.options;
-    const log = this.options.logger.child({
+    // Created on first use: nothing per job at the usual warn level (lazy-child-logger.ts).
+    const log = lazyChildLogger(this.options.logger, {
       job_id: job.id,
       job_name: job.name,
       attempt: job.attempts + 1,
@@ -244,8 +288,9 @@ export class JobRunner {
       if (!(await this.begin(entry, log, "argument check"))) {
         return this.releaseUnstarted(entry, registered, log);
       }
-      const scope = { workerId, jobId: job.id, jobName: job.name };
-      const checked = await this.untilForced(runInJobScope(scope, () => this.dispatch(job)));
+      const checked = await this.untilForced(
+        runInJobScope(workerId, job, () => this.dispatch(job)),
+      );
       if (checked === undefined) {
         log.warn(
           { reason: "shutdown_timeout" },
@@ -255,7 +300,7 @@ export class JobRunner {
       }
       dispatched = checked;
     } else {
-      dispatched = await this.dispatch(job);
+      dispatched = this.dispatchUnchecked(job);
     }
     if (dispatched.kind === "dead_letter") {
       if (dispatched.reason === "unknown_job") {
@@ -284,8 +329,11 @@ export class JobRunner {
       this.options.table.freeSlot(entry);
       return;
     }
-    if (definition.kind !== "sync" && !(await this.begin(entry, log, "handler"))) {
-      return this.releaseUnstarted(entry, definition, log);
+    if (definition.kind !== "sync") {
+      const gate = this.begin(entry, log, "handler");
+      if (!(gate === true || (gate !== false && (await gate)))) {
+        return this.releaseUnstarted(entry, definition, log);
+      }
     }
     log.debug(this.options.logArgs ? { args } : {}, "job started");
     const started = machine.now();

@@ -2,27 +2,55 @@
  * An `AbortController` that is created only when its signal is first read. Every job gets one
  * (`ctx.signal`, DESIGN.md §2: the handler's stop signal at `job_timeout` and at the shutdown
  * deadline), but most handlers never read it, and creating an `AbortSignal` per job was a
- * measurable share of a busy worker's CPU (docs/performance.md).
+ * measurable share of a busy worker's CPU (docs/performance.md). The same holds for an operator's
+ * cancel of a running job ({@link InFlight.cancel}), which the async executor watches with
+ * {@link LazyAbortController.onAbort} rather than through a signal.
  */
 export class LazyAbortController {
   private controller: AbortController | undefined;
-  private aborted = false;
+  private wasAborted = false;
   private reason: unknown;
+  private listeners: (() => void)[] | undefined;
+
+  /** True once {@link abort} was called (reading it creates no signal). */
+  get aborted(): boolean {
+    return this.wasAborted;
+  }
+
+  /**
+   * Calls `listener` once, synchronously, when {@link abort} is called (not if it already was:
+   * check {@link aborted} first). Creates no signal.
+   * @returns Removes the listener (idempotent).
+   */
+  onAbort(listener: () => void): () => void {
+    this.listeners ??= [];
+    this.listeners.push(listener);
+    return () => {
+      const at = this.listeners?.indexOf(listener) ?? -1;
+      if (at >= 0) this.listeners?.splice(at, 1);
+    };
+  }
 
   /** The signal; already aborted (with the reason given) when {@link abort} came first. */
   get signal(): AbortSignal {
     if (!this.controller) {
       this.controller = new AbortController();
-      if (this.aborted) this.controller.abort(this.reason);
+      if (this.wasAborted) this.controller.abort(this.reason);
     }
     return this.controller.signal;
   }
 
-  /** Aborts the signal with `reason` (its `abort` event fires if it was read). Idempotent. */
-  abort(reason: unknown): void {
-    if (this.aborted) return;
-    this.aborted = true;
+  /**
+   * Aborts the signal with `reason` (its `abort` event fires if it was read) and calls the
+   * {@link onAbort} listeners. Idempotent.
+   */
+  abort(reason?: unknown): void {
+    if (this.wasAborted) return;
+    this.wasAborted = true;
     this.reason = reason;
+    const listeners = this.listeners;
+    this.listeners = undefined;
     this.controller?.abort(reason);
+    if (listeners) for (const listener of listeners) listener();
   }
 }

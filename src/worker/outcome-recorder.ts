@@ -18,6 +18,7 @@ import type {
   JobFencedOutEvent,
   SoniqEventMap,
 } from "../observability/events.js";
+import { type LogLines, lazyChildLogger } from "../observability/lazy-child-logger.js";
 import type { Logger } from "../observability/logger.js";
 import type { CompletionBatcher } from "./completion-batcher.js";
 import { errorText } from "./error-text.js";
@@ -41,7 +42,10 @@ export interface WritePlan {
   what: string;
   /** The write's name in the `job_fenced_out` event. */
   op: JobFencedOutEvent["op"];
-  write: () => Promise<boolean>;
+  /** The write; `tryMs` bounds one try, in milliseconds (applied by the write when `bounded`). */
+  write: (tryMs: number) => Promise<boolean>;
+  /** True when `write` applies `tryMs` itself (the completion batcher: one timer per batch). */
+  bounded?: boolean;
 }
 
 /** Options of {@link OutcomeRecorder}. */
@@ -77,7 +81,7 @@ export class OutcomeRecorder {
     job: ClaimedJob,
     outcome: Outcome,
     definition: Definition | undefined,
-    log: Logger,
+    log: LogLines,
   ): WritePlan {
     const { backend, completions, maxPayloadBytes } = this.options;
     const owner = { workerId: job.workerId, claimToken: job.claimToken };
@@ -96,7 +100,8 @@ export class OutcomeRecorder {
           outcome,
           what: "completion",
           op: "complete",
-          write: () => completions.complete({ id: job.id, owner, result: text }),
+          write: (tryMs) => completions.complete({ id: job.id, owner, result: text }, tryMs),
+          bounded: true,
         };
       }
       case "snooze":
@@ -166,14 +171,14 @@ export class OutcomeRecorder {
     job: ClaimedJob,
     outcome: Outcome,
     definition?: Definition,
-    log: Logger = this.options.logger.child({ job_id: job.id }),
+    log: LogLines = lazyChildLogger(this.options.logger, { job_id: job.id }),
     durationMs?: number,
   ): Promise<boolean | undefined> {
     const { events, workerId } = this.options;
     const plan = this.planWrite(job, outcome, definition, log);
     let changed: boolean;
     try {
-      changed = await this.writeWithRetry(plan.write, plan.what, job.id);
+      changed = await this.writeWithRetry(plan.write, plan.what, job.id, false, plan.bounded);
     } catch {
       return undefined;
     }
@@ -182,11 +187,20 @@ export class OutcomeRecorder {
     if (changed) this.appendTimeline(job, plan);
     if (changed && resolved.kind === "cancelled") {
       events.emit("job_cancelled", { job_id: job.id, job_name: job.name, queue: job.queue });
+    } else if (changed && resolved.kind === "success") {
+      // Per-job hot path: the payload is built only when someone listens (event-bus.ts).
+      if (events.hasListeners("job_done")) {
+        events.emit("job_done", {
+          worker_id: workerId,
+          job_id: job.id,
+          job_name: job.name,
+          queue: job.queue,
+          duration_ms: durationMs,
+        });
+      }
     } else if (changed && resolved.kind !== "released") {
       const base = { worker_id: workerId, job_id: job.id, job_name: job.name, queue: job.queue };
-      if (resolved.kind === "success")
-        events.emit("job_done", { ...base, duration_ms: durationMs });
-      else if (resolved.kind === "snooze")
+      if (resolved.kind === "snooze")
         events.emit("job_snoozed", { ...base, duration_ms: durationMs });
       else if (plan.op === "dead_letter") {
         events.emit("job_dead_lettered", {
@@ -341,14 +355,17 @@ export class OutcomeRecorder {
    * crash recovery and, for an outcome, the worker exits with code 3.
    * @param bookkeeping - not a job's outcome (the worker row): give up after
    *   {@link BOOKKEEPING_GRACE_MS} of failures and never count it as a failure.
+   * @param bounded - `write` applies its `tryMs` argument itself (one try's bound, in
+   *   milliseconds); otherwise each try is raced against a timer here.
    * @throws the last error of the write once it gave up (also at once on `CLOSED` or
    *   `SCHEMA_NOT_READY`).
    */
   async writeWithRetry<T>(
-    write: () => Promise<T>,
+    write: (tryMs: number) => Promise<T>,
     what: string,
     jobId?: string,
     bookkeeping = false,
+    bounded = false,
   ): Promise<T> {
     const { machine, logger } = this.options;
     const firstTry = machine.now();
@@ -367,7 +384,7 @@ export class OutcomeRecorder {
           ? DB_CALL_TIMEOUT_MS
           : Math.min(DB_CALL_TIMEOUT_MS, Math.max(500, limit - machine.now()));
       try {
-        return await withTimeout(write(), tryMs, what);
+        return bounded ? await write(tryMs) : await withTimeout(write(tryMs), tryMs, what);
       } catch (err) {
         lastError = err;
         if (isSoniqError(err, "CLOSED") || isSoniqError(err, "SCHEMA_NOT_READY")) break;

@@ -19,12 +19,21 @@ import {
 import type { JobDefinition, JobHandler } from "../jobs/job-definition.js";
 import { checkProgress } from "../jobs/progress.js";
 import { Snooze } from "../jobs/snooze.js";
+import type { JobLogger } from "../observability/lazy-child-logger.js";
 import type { Logger } from "../observability/logger.js";
 import { errorText } from "./error-text.js";
 import type { InFlight, Outcome } from "./in-flight.js";
 import { watchJobDeadlines } from "./job-deadline.js";
 import { runInJobScope } from "./job-scope.js";
 import type { ShutdownMachine } from "./shutdown-machine.js";
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return (
+    value !== null &&
+    (typeof value === "object" || typeof value === "function") &&
+    typeof (value as { then?: unknown }).then === "function"
+  );
+}
 
 /** An abandoned handler settled after its run was recorded; its value or error is discarded. */
 export interface LateResult {
@@ -49,7 +58,7 @@ export function runAsyncHandler(
   entry: InFlight,
   definition: JobDefinition<unknown, unknown, unknown>,
   args: unknown,
-  log: Logger,
+  log: JobLogger | Logger,
   workerId: string,
   settleSeconds: number,
   machine: ShutdownMachine,
@@ -73,7 +82,10 @@ export function runAsyncHandler(
     workerId,
     createdAt: job.createdAt,
     scheduledAt: job.scheduledAt,
-    logger: log,
+    get logger() {
+      // Created only when the handler reads it (lazy-child-logger.ts).
+      return "logger" in log ? log.logger : log;
+    },
     progress: (fraction, message) => {
       // Kept for the next heartbeat: no write per call.
       entry.progress = checkProgress(fraction, message);
@@ -88,11 +100,12 @@ export function runAsyncHandler(
     let cancelled = false;
     let settleTimer: NodeJS.Timeout | undefined;
     let unwatch: () => void = () => undefined;
+    let unwatchCancel: () => void = () => undefined;
     const finish = (outcome: Outcome) => {
       if (settled) return;
       settled = true;
       unwatch();
-      entry.cancel.signal.removeEventListener("abort", onCancel);
+      unwatchCancel();
       clearTimeout(settleTimer);
       // Once cancelled, whatever the handler does ends as cancelled (a NACK included: the operator
       // asked for the job to stop, not to run again).
@@ -108,8 +121,8 @@ export function runAsyncHandler(
         settleTimer = setTimeout(() => finish({ kind: "cancelled" }), settleSeconds * 1000);
       }
     };
-    if (entry.cancel.signal.aborted) queueMicrotask(onCancel);
-    else entry.cancel.signal.addEventListener("abort", onCancel, { once: true });
+    if (entry.cancel.aborted) onCancel();
+    else unwatchCancel = entry.cancel.onAbort(onCancel);
     unwatch = watchJobDeadlines(machine, definition.timeout, {
       onJobTimeout: () => {
         const error = new JobTimeoutError(definition.timeout);
@@ -147,27 +160,33 @@ export function runAsyncHandler(
       );
       onLate({ after, ...result });
     };
-    const scope = { workerId, jobId: job.id, jobName: job.name };
-    Promise.resolve()
-      .then(() =>
-        runInJobScope(scope, () => (definition.handler as JobHandler<unknown, unknown>)(args, ctx)),
-      )
-      .then(
-        (value) => {
-          if (settled) return late({ settled: "returned" });
-          if (value instanceof Snooze) finish({ kind: "snooze", seconds: value.seconds });
-          else finish({ kind: "success", value });
-        },
-        (error: unknown) => {
-          if (settled) return late({ settled: "threw", error: errorText(error, 300) });
-          if (forced) {
-            log.warn(
-              { err: errorText(error, 300), reason: "shutdown_timeout" },
-              "the handler threw after its abort: NACK'd (no attempt counted)",
-            );
-            finish({ kind: "released" });
-          } else finish({ kind: "error", error });
-        },
+    const onValue = (value: unknown) => {
+      if (settled) return late({ settled: "returned" });
+      if (value instanceof Snooze) finish({ kind: "snooze", seconds: value.seconds });
+      else finish({ kind: "success", value });
+    };
+    const onError = (error: unknown) => {
+      if (settled) return late({ settled: "threw", error: errorText(error, 300) });
+      if (forced) {
+        log.warn(
+          { err: errorText(error, 300), reason: "shutdown_timeout" },
+          "the handler threw after its abort: NACK'd (no attempt counted)",
+        );
+        finish({ kind: "released" });
+      } else finish({ kind: "error", error });
+    };
+    // Straight-line: the handler is called here; only a thenable it returns is waited on (one
+    // settlement per job, no extra promise hops around it).
+    let result: unknown;
+    try {
+      result = runInJobScope(workerId, job, () =>
+        (definition.handler as JobHandler<unknown, unknown>)(args, ctx),
       );
+    } catch (error) {
+      onError(error);
+      return;
+    }
+    if (isThenable(result)) result.then(onValue, onError);
+    else onValue(result);
   });
 }

@@ -18,7 +18,7 @@ import {
 import type { JobDefinition } from "../jobs/job-definition.js";
 import { newProgressBuffer } from "../jobs/progress.js";
 import { STOP_FLAG } from "../jobs/thread-context.js";
-import type { Logger } from "../observability/logger.js";
+import type { LogLines } from "../observability/lazy-child-logger.js";
 import { errorText } from "./error-text.js";
 import type { InFlight, Outcome } from "./in-flight.js";
 import { watchJobDeadlines } from "./job-deadline.js";
@@ -48,7 +48,7 @@ export interface SyncRunHooks {
    * The start gate, after the permit and before the thread starts: false means do not start
    * (FORCE_TIMEOUT_PATH came, or the start mark could not be written); the job is released.
    */
-  begin(): Promise<boolean>;
+  begin(): boolean | Promise<boolean>;
   /** Told when a timed-out thread's later value or error is discarded. */
   onLate(late: LateResult): void;
 }
@@ -62,7 +62,7 @@ export async function runSyncHandler(
   entry: InFlight,
   definition: JobDefinition<unknown, unknown, unknown>,
   args: unknown,
-  log: Logger,
+  log: LogLines,
   runner: ThreadRunner,
   machine: ShutdownMachine,
   hooks: SyncRunHooks = { begin: async () => true, onLate: () => undefined },

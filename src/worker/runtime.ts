@@ -148,7 +148,7 @@ export function buildRuntime(parts: RuntimeParts): WorkerRuntime {
   // An operator's cancel reaches a running job through its entry (executors do the rest).
   const cancelJob = (jobId: string) => {
     const entry = table.get(jobId);
-    if (!entry || entry.cancel.signal.aborted) return;
+    if (!entry || entry.cancel.aborted) return;
     logger.info({ job_id: jobId }, "cancel requested by an operator: stopping the job");
     entry.cancel.abort();
   };

@@ -27,6 +27,22 @@ export class StartIsolation {
   }
 
   /**
+   * A shared start at once, when one is free now (nothing exclusive holds or waits): the common
+   * case, with no promise and no await. Undefined otherwise (then {@link acquire}).
+   */
+  tryShared(): StartRelease | undefined {
+    if (this.exclusive || this.queue.length > 0) return undefined;
+    this.shared += 1;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.shared -= 1;
+      this.pump();
+    };
+  }
+
+  /**
    * Waits for a start: shared for an ordinary job, exclusive for a job with a crash history.
    * @param signal - aborting it gives up the wait (the job is then not started).
    * @returns The release, to call once the job's run has ended.
