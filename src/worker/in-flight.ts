@@ -53,9 +53,18 @@ export interface InFlight {
 export class InFlightTable {
   private readonly entries = new Map<string, InFlight>();
   private busy = 0;
+  private slotListener: (() => void) | undefined;
 
   /** @param onSlotFreed - called whenever a slot is given back (wakes the claim loop). */
   constructor(private readonly onSlotFreed: () => void) {}
+
+  /**
+   * Also calls `listener` whenever a slot is given back, after `onSlotFreed` (the claim loop's
+   * prefetch buffer starts its next job). One listener; a later call replaces it.
+   */
+  setSlotListener(listener: () => void): void {
+    this.slotListener = listener;
+  }
 
   /** Jobs claimed and not settled. */
   get size(): number {
@@ -125,6 +134,7 @@ export class InFlightTable {
     entry.holdsSlot = false;
     this.busy -= 1;
     this.onSlotFreed();
+    this.slotListener?.();
   }
 
   /** Resolves once the table is empty (jobs tracked meanwhile are waited for too). */

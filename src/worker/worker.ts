@@ -42,6 +42,11 @@ export interface WorkerOptions {
   heartbeatInterval?: number;
   /** Seconds between polls. Default: `pollInterval`. */
   pollInterval?: number;
+  /**
+   * Most jobs claimed beyond the free slots (the prefetch window, docs/shutdown.md); 0 = off.
+   * Default: the instance's `prefetch`.
+   */
+  prefetch?: number;
   /** Aborting this signal starts a drain, like SIGTERM (for embedding in a server). */
   signal?: AbortSignal;
 }
@@ -78,6 +83,7 @@ const WORKER_OVERRIDES = settingsSchema
     shutdownSettle: true,
     heartbeatInterval: true,
     pollInterval: true,
+    prefetch: true,
     syncHandlerPoolSize: true,
     syncHandlerGraceSeconds: true,
   })
