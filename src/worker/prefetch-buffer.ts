@@ -9,7 +9,8 @@
  *   capped by the `prefetch` setting: about two claim round trips' worth of starts. When jobs
  *   start rarely (long jobs, a quiet queue) the target is 0 and the worker claims only for its
  *   free slots, as without prefetch. The start rate is an exponentially decaying count of starts
- *   ({@link RATE_WINDOW_MS}); the claim time an average of the last claims' round trips.
+ *   ({@link RATE_WINDOW_MS}), dropped to 0 when a buffered row outlives its TTL; the claim time an
+ *   average of the last claims' round trips.
  * - **Refill** at the low-water mark: once fewer than half the target are buffered, the next claim
  *   asks for the free slots plus what the buffer lacks ({@link PrefetchBuffer.room}).
  * - **TTL**: a row may be started only within `ttlMs` of the moment its claim was sent, checked
@@ -165,7 +166,7 @@ export class PrefetchBuffer {
       const next = this.rows[this.head] as Buffered;
       this.head += 1;
       if (now - next.claimedAt > this.options.ttlMs) {
-        this.expired.push(next.job);
+        this.expire(next.job);
         continue;
       }
       this.compact();
@@ -182,9 +183,18 @@ export class PrefetchBuffer {
       const next = this.rows[this.head] as Buffered;
       if (now - next.claimedAt <= this.options.ttlMs) break;
       this.head += 1;
-      this.expired.push(next.job);
+      this.expire(next.job);
     }
     this.compact();
+  }
+
+  /**
+   * Sets a row aside past its TTL. Starts did not keep up with the buffer, so the rate estimate
+   * is dropped: the target stays 0 until jobs start again (no cycle of parked rows).
+   */
+  private expire(job: ClaimedJob): void {
+    this.expired.push(job);
+    this.rate = 0;
   }
 
   /** Milliseconds until the oldest buffered row's TTL ends (undefined when empty). */

@@ -136,6 +136,19 @@ describe("PrefetchBuffer", () => {
     expect(b.take()).toBeUndefined();
   });
 
+  it("TTL › a row expires › the start rate is dropped: target 0 until jobs start again", () => {
+    const { b, clock } = buffer(500, 2000);
+    b.noteClaim(2);
+    steadyStarts(b, clock, 10, 5 * RATE_WINDOW_MS);
+    b.offer([job(1)], clock.t);
+    clock.t += 2001;
+    b.sweep();
+    expect(b.takeExpired()).toHaveLength(1);
+    expect(b.target()).toBe(0);
+    steadyStarts(b, clock, 10, 5 * RATE_WINDOW_MS);
+    expect(b.target()).toBeGreaterThan(0);
+  });
+
   it("sweep › rows parked past their TTL › set aside without a take; msUntilExpiry says when", () => {
     const { b, clock } = buffer(500, 2000);
     b.offer([job(1)], clock.t);
