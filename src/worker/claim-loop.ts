@@ -82,6 +82,11 @@ export class ClaimLoop extends BaseService {
     if (options.prefetch) options.table.setSlotListener(() => this.scheduleFill());
   }
 
+  /** Rows held in the prefetch buffer now (claimed, not started). */
+  get buffered(): number {
+    return this.options.prefetch?.size ?? 0;
+  }
+
   /** True when `jobId` is held in the prefetch buffer (claimed, not started). */
   buffers(jobId: string): boolean {
     return this.options.prefetch?.has(jobId) ?? false;

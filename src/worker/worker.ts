@@ -162,9 +162,10 @@ export class Worker {
     return this.life.phase === "running" && this.machine.state === "RUNNING";
   }
 
-  /** Jobs currently claimed by this worker. */
+  /** Jobs currently claimed by this worker: running or being recorded, and in its prefetch buffer. */
   get inFlightCount(): number {
-    return this.table.size;
+    const buffered = this.life.phase === "running" ? this.life.runtime.claimLoop.buffered : 0;
+    return this.table.size + buffered;
   }
 
   /** Resolves when the worker has stopped (after {@link Worker.stop} or an abort). */
