@@ -28,6 +28,8 @@ export interface InFlight {
   holdsSlot: boolean;
   /** True once this claim's start mark was written (jobs with a crash history only). */
   startMarked?: boolean;
+  /** True when its wait for a start outlasted the start TTL: NACK'd as never started. */
+  staleStart?: boolean;
   /** Gives back the start the job holds (start-isolation.ts), once its run has ended. */
   startRelease?: () => void;
   /** Sync jobs: settles when the worker thread has returned (the permit is released then). */

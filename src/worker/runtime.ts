@@ -101,7 +101,18 @@ export function buildRuntime(parts: RuntimeParts): WorkerRuntime {
   });
   const threads = new WorkerThreads(workerId, settings.syncHandlerPoolSize, () => latch.wake());
   const remote = buildRemote(parts, recorder);
+  const startTtlMs = prefetchTtlMs(settings.heartbeatInterval, settings.heartbeatTimeout);
+  const releaseDeps = {
+    backend,
+    workerId,
+    logger,
+    events,
+    writeWithRetry: <T>(write: () => Promise<T>, what: string) =>
+      recorder.writeWithRetry(write, what),
+  };
   const runner = new JobRunner({
+    startTtlMs,
+    releaseStale: (job) => releaseUnstarted(releaseDeps, [job], "ttl"),
     jobs: parts.jobs,
     workerId,
     logger,
@@ -148,23 +159,12 @@ export function buildRuntime(parts: RuntimeParts): WorkerRuntime {
     now,
     dispatch: (job) => table.track(job, (entry) => runner.run(entry), onUnexpected),
     releaseLate: (job) => table.track(job, () => recorder.releaseUnstarted(job), onUnexpected),
-    releaseUnstarted: (jobs, reason) =>
-      releaseUnstarted(
-        {
-          backend,
-          workerId,
-          logger,
-          events,
-          writeWithRetry: (write, what) => recorder.writeWithRetry(write, what),
-        },
-        jobs,
-        reason,
-      ),
+    releaseUnstarted: (jobs, reason) => releaseUnstarted(releaseDeps, jobs, reason),
     ...(settings.prefetch > 0
       ? {
           prefetch: new PrefetchBuffer({
             max: settings.prefetch,
-            ttlMs: prefetchTtlMs(settings.heartbeatInterval, settings.heartbeatTimeout),
+            ttlMs: startTtlMs,
             now,
           }),
         }
