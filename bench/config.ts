@@ -9,8 +9,20 @@
  *   npm run bench -- --json out.json --markdown out.md
  */
 
-/** Every library the harness knows, in the default order of round 1. */
-export const LIBRARIES = ["soniq-pg", "soniq-sqlite", "graphile-worker", "pg-boss", "bullmq"];
+/**
+ * Every library the harness knows, in the default order of round 1. The `…-prefetch0` entries are
+ * this checkout's Soniq with `prefetch: 0`, compared with the default configuration in a ratio
+ * column (what the prefetch window buys); they are neither peers nor the Soniq compared with them.
+ */
+export const LIBRARIES = [
+  "soniq-pg",
+  "soniq-sqlite",
+  "graphile-worker",
+  "pg-boss",
+  "bullmq",
+  "soniq-pg-prefetch0",
+  "soniq-sqlite-prefetch0",
+];
 
 /**
  * Libraries that run only when named with `--only`: graphile-worker with its default

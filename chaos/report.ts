@@ -370,6 +370,14 @@ export function analyze(input: AnalysisInput): Analysis {
   });
   for (const d of innocentDead)
     details.push(`innocent dead letter: job ${d.id} (n=${input.enqueued.get(d.id)}) ${d.reason}`);
+  // With the prefetch window on (the default), a worker holds buffered rows beside its running
+  // ones: none of them may be charged into crash_loop by a crash it did not cause.
+  const innocentCrashLoop = innocentDead.filter((d) => d.reason === "crash_loop");
+  checks.push({
+    name: "crash_loop dead letters of jobs that never crashed their worker (must be 0)",
+    value: String(innocentCrashLoop.length),
+    ok: innocentCrashLoop.length === 0,
+  });
   const poisonIds = [...input.enqueued].filter(([, n]) => input.poison.has(n)).map(([id]) => id);
   const poisonEnded = poisonIds.filter((id) =>
     input.dead.some((d) => d.id === id && d.reason === "crash_loop"),
@@ -502,6 +510,11 @@ export function analyze(input: AnalysisInput): Analysis {
   checks.push({
     name: "interruptions in rows / charged recoveries logged (of all recoveries)",
     value: `${sumInterruptions} / ${chargedCount} (of ${input.recoveries.length})`,
+  });
+  const uncharged = input.recoveries.filter((e) => !e.charged);
+  checks.push({
+    name: "uncharged recoveries (requeued with no interruption: claimed or prefetched, start not known)",
+    value: `${uncharged.length} of ${input.recoveries.length} recoveries, ${new Set(uncharged.map((e) => e.jobId)).size} jobs`,
   });
   checks.push({
     name: "rows whose interruptions ≠ their charged recoveries (must be 0)",

@@ -94,6 +94,18 @@ export const SETTINGS = {
     doc: "Jobs a worker runs at once (its slots).",
   }),
   /**
+   * `SONIQ_PREFETCH`. Most jobs a worker claims beyond its free slots, into a buffer whose size
+   * follows its start rate and claim time (none when jobs start rarely); 0 = off. Buffered jobs are
+   * `processing`, NACK'd at drain start (docs/shutdown.md). Accepts integer 0–10000 jobs. Default
+   * 500.
+   */
+  prefetch: setting({
+    type: z.number().int().min(0).max(10_000),
+    default: 500,
+    unit: "jobs",
+    doc: "Most jobs a worker claims beyond its free slots, into a buffer whose size follows its start rate and claim time (none when jobs start rarely); 0 = off. Buffered jobs are `processing`, NACK'd at drain start (docs/shutdown.md).",
+  }),
+  /**
    * `SONIQ_QUEUES`. Queues a worker claims from (comma-separated in the variable); `null` = all.
    * Accepts list of names, or null. Default all.
    */

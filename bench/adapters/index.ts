@@ -4,7 +4,7 @@ import type { BenchConfig } from "../config.js";
 import { bullMq } from "./bullmq.js";
 import { graphile } from "./graphile.js";
 import { pgBoss } from "./pgboss.js";
-import { baselineBuild, soniqPostgres, soniqSqlite } from "./soniq.js";
+import { baselineBuild, NO_PREFETCH, soniqPostgres, soniqSqlite } from "./soniq.js";
 import type { AdapterFactory } from "./types.js";
 
 /** The factories of `config.libraries`; `baseline` is the build of `--baseline`, if given. */
@@ -16,6 +16,8 @@ export function selectFactories(config: BenchConfig, baseline?: Baseline): Adapt
   const all: Record<string, () => AdapterFactory> = {
     "soniq-pg": () => soniqPostgres(config.pgUrl),
     "soniq-sqlite": () => soniqSqlite(),
+    "soniq-pg-prefetch0": () => soniqPostgres(config.pgUrl, NO_PREFETCH),
+    "soniq-sqlite-prefetch0": () => soniqSqlite(NO_PREFETCH),
     "soniq-baseline-pg": baselineOnly((b) => soniqPostgres(config.pgUrl, baselineBuild(b))),
     "soniq-baseline-sqlite": baselineOnly((b) => soniqSqlite(baselineBuild(b))),
     "graphile-worker": () => graphile(config.pgUrl),

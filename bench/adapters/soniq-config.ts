@@ -5,6 +5,8 @@ import type { SoniqOptions } from "soniq";
 export const SONIQ_SCHEMA = "bench_soniq";
 /** PostgreSQL schema of the baseline's measurements (`--baseline`). */
 export const SONIQ_BASELINE_SCHEMA = "bench_soniq_baseline";
+/** PostgreSQL schema of the measurements with the prefetch window off (`soniq-pg-prefetch0`). */
+export const SONIQ_NO_PREFETCH_SCHEMA = "bench_soniq_prefetch0";
 /** The one job every Soniq measurement enqueues. */
 export const SONIQ_JOB = "bench.task";
 
@@ -12,12 +14,19 @@ export const SONIQ_JOB = "bench.task";
  * Instance options: the documented defaults except `logLevel: "warn"`, so no line is written per
  * job (the default `info` logs every completion; the peers run without per-job logs too).
  * `logLevel` is only changed by the profiling script, to measure what per-job logging costs.
+ * `prefetch` is given only by the `…-prefetch0` variants (0: the window off, to show what it buys).
  */
 export function soniqOptions(
   databaseUrl: string,
   logLevel = "warn",
   schema = SONIQ_SCHEMA,
+  prefetch?: number,
 ): SoniqOptions {
   // The level is validated by Soniq itself (an unknown one is an INVALID_OPTION error).
-  return { databaseUrl, schema, logLevel: logLevel as SoniqOptions["logLevel"] };
+  return {
+    databaseUrl,
+    schema,
+    logLevel: logLevel as SoniqOptions["logLevel"],
+    ...(prefetch === undefined ? {} : { prefetch }),
+  };
 }

@@ -19,7 +19,13 @@ import { pathToFileURL } from "node:url";
 import { type JobDefinition, Soniq, type Worker } from "soniq";
 import type { Baseline } from "../baseline.js";
 import type { BenchHandler, BenchPayload } from "../payload.js";
-import { SONIQ_BASELINE_SCHEMA, SONIQ_JOB, SONIQ_SCHEMA, soniqOptions } from "./soniq-config.js";
+import {
+  SONIQ_BASELINE_SCHEMA,
+  SONIQ_JOB,
+  SONIQ_NO_PREFETCH_SCHEMA,
+  SONIQ_SCHEMA,
+  soniqOptions,
+} from "./soniq-config.js";
 import { checkPostgres, packageVersion, REPO_ROOT, sql } from "./support.js";
 import type { Adapter, AdapterFactory, WorkerProcessSpec } from "./types.js";
 
@@ -39,7 +45,24 @@ export interface SoniqBuild {
   labelSuffix: string;
   baselineOf: boolean;
   version(): string;
+  /**
+   * The `prefetch` setting, when this build is measured with the window off (`…-prefetch0`,
+   * compared with its default-configured counterpart like a baseline); undefined: the default.
+   */
+  prefetch?: number;
 }
+
+/** This checkout's Soniq with `prefetch: 0`: what the prefetch window buys, side by side. */
+export const NO_PREFETCH: SoniqBuild = {
+  root: REPO_ROOT,
+  load: async () => Soniq,
+  workerEnv: { BENCH_SONIQ_PREFETCH: "0" },
+  schema: SONIQ_NO_PREFETCH_SCHEMA,
+  labelSuffix: " prefetch 0",
+  baselineOf: true,
+  version: () => `${packageVersion("soniq")} (this checkout, prefetch: 0)`,
+  prefetch: 0,
+};
 
 const CURRENT: SoniqBuild = {
   root: REPO_ROOT,
@@ -81,7 +104,9 @@ class SoniqAdapter implements Adapter {
   ) {}
 
   async setup(): Promise<void> {
-    const soniq = new this.SoniqOf(soniqOptions(this.databaseUrl, "warn", this.build.schema));
+    const soniq = new this.SoniqOf(
+      soniqOptions(this.databaseUrl, "warn", this.build.schema, this.build.prefetch),
+    );
     this.soniq = soniq;
     this.job = soniq.job<BenchPayload, void>({
       name: SONIQ_JOB,
@@ -135,6 +160,12 @@ class SoniqAdapter implements Adapter {
   }
 }
 
+/** `soniq-pg` → `soniq-baseline-pg` for a baseline, `soniq-pg-prefetch0` for {@link NO_PREFETCH}. */
+function variantName(base: string, build: SoniqBuild): string {
+  if (build.prefetch !== undefined) return `${base}-prefetch0`;
+  return build.baselineOf ? base.replace("soniq-", "soniq-baseline-") : base;
+}
+
 /** The loaded class of a factory, between prepare() and create(). */
 function loaded(name: string, SoniqOf: SoniqClass | undefined): SoniqClass {
   if (!SoniqOf) throw new Error(`${name}: prepare() was not called`);
@@ -148,7 +179,7 @@ function loaded(name: string, SoniqOf: SoniqClass | undefined): SoniqClass {
  */
 export function soniqPostgres(pgUrl: string, build: SoniqBuild = CURRENT): AdapterFactory {
   const schema = build.schema;
-  const name = build.baselineOf ? "soniq-baseline-pg" : "soniq-pg";
+  const name = variantName("soniq-pg", build);
   let SoniqOf: SoniqClass | undefined;
   const clear = () =>
     sql(
@@ -168,7 +199,7 @@ export function soniqPostgres(pgUrl: string, build: SoniqBuild = CURRENT): Adapt
     baselineOf: build.baselineOf ? "soniq-pg" : undefined,
     version: build.version,
     database: "postgres",
-    configuration: `schema ${schema}; poolSize 10, pollInterval 1 s, LISTEN/NOTIFY (defaults); logLevel warn; enqueueMany per batch; worker({ concurrency })`,
+    configuration: `schema ${schema}; poolSize 10, pollInterval 1 s, LISTEN/NOTIFY, prefetch ${build.prefetch ?? "500 (adaptive)"}${build.prefetch === undefined ? " (defaults)" : ""}; logLevel warn; enqueueMany per batch; worker({ concurrency })`,
     check: () => checkPostgres(pgUrl),
     async prepare() {
       SoniqOf = await build.load();
@@ -187,7 +218,7 @@ export function soniqPostgres(pgUrl: string, build: SoniqBuild = CURRENT): Adapt
 
 /** Soniq on SQLite: a fresh database file per measurement in a temporary folder. */
 export function soniqSqlite(build: SoniqBuild = CURRENT): AdapterFactory {
-  const name = build.baselineOf ? "soniq-baseline-sqlite" : "soniq-sqlite";
+  const name = variantName("soniq-sqlite", build);
   let SoniqOf: SoniqClass | undefined;
   let dir: string | undefined;
   let seq = 0;
@@ -201,8 +232,7 @@ export function soniqSqlite(build: SoniqBuild = CURRENT): AdapterFactory {
     baselineOf: build.baselineOf ? "soniq-sqlite" : undefined,
     version: build.version,
     database: "in-process",
-    configuration:
-      "a new file per measurement in the OS temp folder; WAL, synchronous=NORMAL (defaults); pollInterval 1 s (in-process wake-ups only); logLevel warn",
+    configuration: `a new file per measurement in the OS temp folder; WAL, synchronous=NORMAL (defaults); pollInterval 1 s (in-process wake-ups only); prefetch ${build.prefetch ?? "500 (adaptive, default)"}; logLevel warn`,
     check: async () => null,
     async prepare() {
       SoniqOf = await build.load();

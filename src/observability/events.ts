@@ -148,6 +148,21 @@ export type ShutdownNackEvent = {
   reason: "shutdown_timeout";
 };
 
+/** Payload of `prefetch_released`. */
+export type PrefetchReleasedEvent = {
+  worker_id: string;
+  /**
+   * Why the claimed, never-started rows went back: `drain` (the prefetch buffer at drain start),
+   * `ttl` (a buffered row not started within its TTL), `late_claim` (a claim answered after drain
+   * start).
+   */
+  reason: "drain" | "ttl" | "late_claim";
+  /** The jobs NACK'd back to `queued` (attempts, interruptions and `last_error` unchanged). */
+  job_ids: string[];
+  /** Rows of the batch the owner fence refused (no longer this worker's claim). */
+  fenced_out: number;
+};
+
 /** Payload of `job_dead_lettered`. */
 export type JobDeadLetteredEvent = {
   job_id: string;
@@ -340,6 +355,11 @@ export type SoniqEventMap = {
   wait_for_thread: WaitForThreadEvent;
   /** At the deadline, an async job's row was NACK'd back to `queued`, attempts unchanged. */
   shutdown_nack: ShutdownNackEvent;
+  /**
+   * Claimed rows that never started went back to `queued` in one write (the prefetch window,
+   * docs/shutdown.md): not a deadline release (the exit code is unaffected), not a failure.
+   */
+  prefetch_released: PrefetchReleasedEvent;
   /** A remote job's submission phase changed durably (every transition, src/remote/phases.ts). */
   remote_phase: RemotePhaseEvent;
   /** A remote job was released, frozen or handed to polling at the drain deadline or after a crash. */

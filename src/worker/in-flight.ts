@@ -28,6 +28,8 @@ export interface InFlight {
   holdsSlot: boolean;
   /** True once this claim's start mark was written (jobs with a crash history only). */
   startMarked?: boolean;
+  /** True when its wait for a start outlasted the start TTL: NACK'd as never started. */
+  staleStart?: boolean;
   /** Gives back the start the job holds (start-isolation.ts), once its run has ended. */
   startRelease?: () => void;
   /** Sync jobs: settles when the worker thread has returned (the permit is released then). */
@@ -53,9 +55,18 @@ export interface InFlight {
 export class InFlightTable {
   private readonly entries = new Map<string, InFlight>();
   private busy = 0;
+  private slotListener: (() => void) | undefined;
 
   /** @param onSlotFreed - called whenever a slot is given back (wakes the claim loop). */
   constructor(private readonly onSlotFreed: () => void) {}
+
+  /**
+   * Also calls `listener` whenever a slot is given back, after `onSlotFreed` (the claim loop's
+   * prefetch buffer starts its next job). One listener; a later call replaces it.
+   */
+  setSlotListener(listener: () => void): void {
+    this.slotListener = listener;
+  }
 
   /** Jobs claimed and not settled. */
   get size(): number {
@@ -126,6 +137,7 @@ export class InFlightTable {
     entry.holdsSlot = false;
     this.busy -= 1;
     this.onSlotFreed();
+    this.slotListener?.();
   }
 
   /** Resolves once the table is empty (jobs tracked meanwhile are waited for too). */

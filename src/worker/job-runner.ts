@@ -69,6 +69,13 @@ export interface JobRunnerOptions {
   remote: RemoteSubmitter;
   /** Frees a remote job's row by its phase after an unexpected error of ours. */
   rescueRemote(entry: InFlight): Promise<void>;
+  /**
+   * Milliseconds a job may wait for its start (behind a job with a crash history) before it is
+   * NACK'd unstarted instead (prefetch-buffer.ts `prefetchTtlMs`); undefined: no limit.
+   */
+  startTtlMs?: number;
+  /** NACKs a job that was never started (release-unstarted.ts, reason `ttl`). Never rejects. */
+  releaseStale?(job: ClaimedJob): Promise<unknown>;
 }
 
 /** True when a job has lost a worker before (charged or not): its start must be marked. */
@@ -210,6 +217,7 @@ export class JobRunner {
         onJobTimeout: () => undefined,
         onForce: () => gaveUp.abort(),
       });
+      const waitFrom = machine.now();
       try {
         entry.startRelease = await this.isolation.acquire(suspect, gaveUp.signal);
       } catch {
@@ -217,6 +225,7 @@ export class JobRunner {
       } finally {
         unwatch();
       }
+      if (this.staleAfterWait(entry, log, machine.now() - waitFrom)) return false;
     }
     if (entry.startMarked || !suspect) return true;
     const marked = await this.untilForced(recorder.markStarted(entry.job));
@@ -229,6 +238,22 @@ export class JobRunner {
         uncharged_recoveries: entry.job.unchargedRecoveries,
       },
       "a job with a crash history: its start is marked before it runs",
+    );
+    return true;
+  }
+
+  /**
+   * True (do not start; the row is NACK'd as never started) when the wait for a start outlasted
+   * the start TTL (prefetch-buffer.ts `prefetchTtlMs`): a worker frozen while its job waited behind
+   * one with a crash history may have lost the row to recovery, and must not start it.
+   */
+  private staleAfterWait(entry: InFlight, log: LogLines, waitedMs: number): boolean {
+    const ttl = this.options.startTtlMs;
+    if (ttl === undefined || waitedMs <= ttl) return false;
+    entry.staleStart = true;
+    log.warn(
+      { waited_ms: Math.round(waitedMs), start_ttl_ms: ttl },
+      "waited longer than the start TTL to start: released unstarted (recovery may have taken the row meanwhile)",
     );
     return true;
   }
@@ -260,6 +285,10 @@ export class JobRunner {
     log: LogLines,
   ): Promise<void> {
     this.options.table.freeSlot(entry);
+    if (entry.staleStart && this.options.releaseStale) {
+      await this.options.releaseStale(entry.job); // never started: not a deadline release
+      return;
+    }
     await this.options.recorder.recordOutcome(entry.job, { kind: "released" }, definition, log);
   }
 

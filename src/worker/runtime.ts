@@ -17,7 +17,9 @@ import { type BeatReport, HEARTBEAT_STOP_BOUND_MS, Heartbeat } from "./heartbeat
 import type { InFlightTable } from "./in-flight.js";
 import { JobRunner } from "./job-runner.js";
 import { OutcomeRecorder } from "./outcome-recorder.js";
+import { PrefetchBuffer, prefetchTtlMs } from "./prefetch-buffer.js";
 import { collectProgress } from "./progress-reports.js";
+import { releaseUnstarted } from "./release-unstarted.js";
 import type { RemoteDeps } from "./remote-outcomes.js";
 import { RemotePollRunner } from "./remote-poll.js";
 import { RemotePoller } from "./remote-poller.js";
@@ -99,7 +101,18 @@ export function buildRuntime(parts: RuntimeParts): WorkerRuntime {
   });
   const threads = new WorkerThreads(workerId, settings.syncHandlerPoolSize, () => latch.wake());
   const remote = buildRemote(parts, recorder);
+  const startTtlMs = prefetchTtlMs(settings.heartbeatInterval, settings.heartbeatTimeout);
+  const releaseDeps = {
+    backend,
+    workerId,
+    logger,
+    events,
+    writeWithRetry: <T>(write: () => Promise<T>, what: string) =>
+      recorder.writeWithRetry(write, what),
+  };
   const runner = new JobRunner({
+    startTtlMs,
+    releaseStale: (job) => releaseUnstarted(releaseDeps, [job], "ttl"),
     jobs: parts.jobs,
     workerId,
     logger,
@@ -133,6 +146,7 @@ export function buildRuntime(parts: RuntimeParts): WorkerRuntime {
         });
   const onUnexpected = (job: Parameters<JobRunner["recordUnexpected"]>[0], err: unknown) =>
     runner.recordUnexpected(job, err);
+  const now = () => machine.now();
   const claimLoop = new ClaimLoop({
     backend,
     workerId,
@@ -142,11 +156,40 @@ export function buildRuntime(parts: RuntimeParts): WorkerRuntime {
     table,
     latch,
     logger,
+    now,
     dispatch: (job) => table.track(job, (entry) => runner.run(entry), onUnexpected),
     releaseLate: (job) => table.track(job, () => recorder.releaseUnstarted(job), onUnexpected),
+    releaseUnstarted: (jobs, reason) => releaseUnstarted(releaseDeps, jobs, reason),
+    ...(settings.prefetch > 0
+      ? {
+          prefetch: new PrefetchBuffer({
+            max: settings.prefetch,
+            ttlMs: startTtlMs,
+            now,
+          }),
+        }
+      : {}),
   });
-  // An operator's cancel reaches a running job through its entry (executors do the rest).
+  // An operator's cancel reaches a running job through its entry (executors do the rest); a job
+  // still in the prefetch buffer never starts: it is recorded cancelled at once.
   const cancelJob = (jobId: string) => {
+    const buffered = claimLoop.unbuffer(jobId);
+    if (buffered) {
+      logger.info({ job_id: jobId }, "cancel requested by an operator: the job had not started");
+      table.track(
+        buffered,
+        async (entry) => {
+          table.freeSlot(entry);
+          await recorder.recordOutcome(
+            buffered,
+            { kind: "cancelled" },
+            parts.jobs.get(buffered.name),
+          );
+        },
+        onUnexpected,
+      );
+      return;
+    }
     const entry = table.get(jobId);
     if (!entry || entry.cancel.aborted) return;
     logger.info({ job_id: jobId }, "cancel requested by an operator: stopping the job");
@@ -172,7 +215,7 @@ export function buildRuntime(parts: RuntimeParts): WorkerRuntime {
     onCancelRequested: (ids) => {
       for (const id of ids) cancelJob(id);
     },
-    isTracked: (jobId) => table.has(jobId),
+    isTracked: (jobId) => table.has(jobId) || claimLoop.buffers(jobId),
     orphans: claimLoop,
     now: () => machine.now(),
     afterBeat: (signal) => schedules.catchUp(signal),

@@ -43,6 +43,11 @@ export interface WorkerOptions {
   heartbeatInterval?: number;
   /** Seconds between polls. Default: `pollInterval`. */
   pollInterval?: number;
+  /**
+   * Most jobs claimed beyond the free slots (the prefetch window, docs/shutdown.md); 0 = off.
+   * Default: the instance's `prefetch`.
+   */
+  prefetch?: number;
   /** Aborting this signal starts a drain, like SIGTERM (for embedding in a server). */
   signal?: AbortSignal;
 }
@@ -79,6 +84,7 @@ const WORKER_OVERRIDES = settingsSchema
     shutdownSettle: true,
     heartbeatInterval: true,
     pollInterval: true,
+    prefetch: true,
     syncHandlerPoolSize: true,
     syncHandlerGraceSeconds: true,
   })
@@ -157,9 +163,10 @@ export class Worker {
     return this.life.phase === "running" && this.machine.state === "RUNNING";
   }
 
-  /** Jobs currently claimed by this worker. */
+  /** Jobs currently claimed by this worker: running or being recorded, and in its prefetch buffer. */
   get inFlightCount(): number {
-    return this.table.size;
+    const buffered = this.life.phase === "running" ? this.life.runtime.claimLoop.buffered : 0;
+    return this.table.size + buffered;
   }
 
   /** Resolves when the worker has stopped (after {@link Worker.stop} or an abort). */

@@ -132,6 +132,12 @@ export interface JobNackParams {
   owner: Owner;
 }
 
+/** Params of {@link JobStore.jobNackMany}. */
+export interface JobNackManyParams {
+  /** The claims to NACK, each fenced on its own owner. */
+  items: readonly JobNackParams[];
+}
+
 /** Params of {@link JobStore.jobMarkStarted}. */
 export interface JobMarkStartedParams {
   /** Job id. */
@@ -239,6 +245,15 @@ export interface JobStore {
    * `last_error` untouched; wakes its queue. Fenced; a no-op when the row already moved on.
    */
   jobNack(params: JobNackParams): Promise<boolean>;
+
+  /**
+   * {@link JobStore.jobNack} for many claimed, never-started jobs in one write (one statement on
+   * PostgreSQL, one transaction on SQLite): the same field contract, each row fenced on its own,
+   * each distinct queue woken once. The worker's prefetch window uses it at drain start, for rows
+   * past their TTL and for a claim answered after drain start.
+   * @returns Per item, in input order, whether its row changed.
+   */
+  jobNackMany(params: JobNackManyParams): Promise<boolean[]>;
 
   /**
    * Records that a claimed job is starting (its first user code is about to run): from now on a

@@ -18,6 +18,7 @@ import {
   type JobEnqueueParams,
   type JobIdParams,
   type JobMarkStartedParams,
+  type JobNackManyParams,
   type JobNackParams,
   type JobOwnedByParams,
   type JobPruneFinishedParams,
@@ -271,6 +272,12 @@ export class MemoryJobStore implements JobStore {
     });
     this.state.bus.wake(row.queue);
     return true;
+  }
+
+  /** Each item as {@link jobNack}. See {@link JobStore.jobNackMany}. */
+  async jobNackMany({ items }: JobNackManyParams): Promise<boolean[]> {
+    this.state.check();
+    return Promise.all(items.map((item) => this.jobNack(item)));
   }
 
   /** See {@link JobStore.jobCancel}. */

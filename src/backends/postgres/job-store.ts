@@ -19,6 +19,7 @@ import {
   type JobEnqueueParams,
   type JobIdParams,
   type JobMarkStartedParams,
+  type JobNackManyParams,
   type JobNackParams,
   type JobOwnedByParams,
   type JobPruneFinishedParams,
@@ -218,6 +219,22 @@ export class PgJobStore implements JobStore {
   /** The seed's nack_job field contract plus the owner; NOTIFYs. See {@link JobStore.jobNack}. */
   jobNack({ id, owner }: JobNackParams): Promise<boolean> {
     return this.fencedNotify(this.sql.nack, id, owner, [this.channel]);
+  }
+
+  /** One statement; wakes each queue once. See {@link JobStore.jobNackMany}. */
+  async jobNackMany({ items }: JobNackManyParams): Promise<boolean[]> {
+    this.conn.assertOpen();
+    const valid = items.filter((i) => isUuid(i.id) && isUuid(i.owner.claimToken));
+    if (valid.length === 0) return items.map(() => false);
+    const { rows } = await this.run<{ id: string; queue: string }>(this.sql.nackMany, [
+      valid.map((i) => i.id),
+      valid.map((i) => i.owner.workerId),
+      valid.map((i) => i.owner.claimToken),
+      this.channel,
+    ]);
+    for (const queue of new Set(rows.map((r) => r.queue))) this.wake(queue);
+    const changed = new Set(rows.map((r) => r.id));
+    return items.map((i) => changed.has(i.id));
   }
 
   /** See {@link JobStore.jobCancel}. */

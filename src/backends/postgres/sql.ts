@@ -371,6 +371,27 @@ export function buildStatements(schema: string) {
     nack: notifying(nackUpdate, "$4"),
 
     /**
+     * Batched NACK of claimed, never-started rows (the prefetch window): `$1` ids uuid[], `$2`
+     * worker ids text[], `$3` claim tokens uuid[], `$4` channel. The `nack` field contract, each
+     * row fenced on its own; the rows are found by primary key (`id = ANY`), and each distinct
+     * queue is NOTIFYed once. → `id`, `queue` of every row that changed.
+     */
+    nackMany: `WITH b AS (
+        SELECT * FROM unnest($1::uuid[], $2::text[], $3::uuid[]) AS b(id, worker_id, claim_token)
+      ), moved AS (
+        UPDATE ${jobs} AS j
+        SET status = 'queued', worker_id = NULL, claim_token = NULL,
+            updated_at = now(), scheduled_at = now()
+        WHERE j.id = ANY($1::uuid[]) AND ${IS_PROCESSING}
+          AND EXISTS (SELECT 1 FROM b WHERE b.id = j.id AND b.worker_id = j.worker_id
+                                          AND b.claim_token = j.claim_token)
+        RETURNING j.id::text AS id, ${PAYLOAD} AS queue
+      ), woken AS (
+        SELECT pg_notify($4, queue) FROM (SELECT DISTINCT queue FROM moved) AS q
+      )
+      SELECT id, queue, (SELECT count(*) FROM woken) AS notified FROM moved`,
+
+    /**
      * Fence `$1..$3`, `$4` error, `$5` reason, `$6` whether to count an attempt. One statement:
      * the DELETE and the INSERT commit together, so the job is in exactly one table.
      */

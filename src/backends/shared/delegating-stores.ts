@@ -15,6 +15,7 @@ import type {
   JobEnqueueParams,
   JobIdParams,
   JobMarkStartedParams,
+  JobNackManyParams,
   JobNackParams,
   JobOwnedByParams,
   JobPruneFinishedParams,
@@ -101,6 +102,10 @@ export abstract class DelegatingStores implements JobStore, WorkerStore, LeaseSt
   /** See {@link JobStore.jobNack}. */
   jobNack(params: JobNackParams): Promise<boolean> {
     return this.stores.jobs.jobNack(params);
+  }
+  /** See {@link JobStore.jobNackMany}. */
+  jobNackMany(params: JobNackManyParams): Promise<boolean[]> {
+    return this.stores.jobs.jobNackMany(params);
   }
   /** See {@link JobStore.jobCancel}. */
   jobCancel(params: JobCancelParams): Promise<boolean> {

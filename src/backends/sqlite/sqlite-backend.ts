@@ -18,6 +18,7 @@ import type {
   JobEnqueueParams,
   JobIdParams,
   JobMarkStartedParams,
+  JobNackManyParams,
   JobNackParams,
   JobOwnedByParams,
   JobPruneFinishedParams,
@@ -68,6 +69,7 @@ import {
   fence,
   insertJobs,
   moveToDeadLetter,
+  nackAll,
   recoverStaleClaims,
   replayEntry,
 } from "./transactions.js";
@@ -265,6 +267,13 @@ export class SqliteBackend implements Backend {
   /** See {@link JobStore.jobNack}. */
   async jobNack({ id, owner }: JobNackParams): Promise<boolean> {
     return this.requeued("nack", { id, ...fence(owner) }, true);
+  }
+
+  /** One immediate transaction of fenced NACKs. See {@link JobStore.jobNackMany}. */
+  async jobNackMany({ items }: JobNackManyParams): Promise<boolean[]> {
+    const { changed, queues } = await this.conn.use((s) => nackAll(s, items));
+    for (const queue of queues) this.wake(queue);
+    return changed;
   }
 
   /** Runs a fenced requeue (`… RETURNING queue`); wakes its queue when `wake`. */

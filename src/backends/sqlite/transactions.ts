@@ -138,6 +138,27 @@ export function completeAll(
   );
 }
 
+/**
+ * NACKs claimed, never-started jobs in one immediate transaction, each fenced on its own owner
+ * (the seed's `nack_job` field contract).
+ * @returns Per item, whether its row changed; and the distinct queues of the rows that did.
+ */
+export function nackAll(
+  s: SqliteSession,
+  items: readonly { id: string; owner: Owner }[],
+): { changed: boolean[]; queues: Set<string> } {
+  const nack = s.statement("nack");
+  const queues = new Set<string>();
+  const changed = s.immediate(() =>
+    items.map((item) => {
+      const row = nack.get({ id: item.id, ...fence(item.owner) }) as { queue: string } | undefined;
+      if (row) queues.add(row.queue);
+      return row !== undefined;
+    }),
+  );
+  return { changed, queues };
+}
+
 /** What {@link moveToDeadLetter} writes besides the fence. */
 export interface DeadLetterWrite {
   /** The job's `last_error`. */

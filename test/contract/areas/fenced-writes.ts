@@ -83,6 +83,50 @@ export function fencedWritesCases(ctx: ContractContext): void {
       expect(c3?.id).toBe(job.id);
     });
 
+    it("jobNackMany › mixed owners over two queues › owned rows queued with attempts and last_error kept, each queue woken, results in input order", async () => {
+      const b = await make();
+      const woken = new Set<string>();
+      const off = b.notifier.subscribe((queue) => woken.add(queue));
+      const first = newJob({ queue: "nack-a", maxAttempts: 5 });
+      await b.jobEnqueue({ jobs: [first] });
+      const [r] = await b.jobClaim({ workerId: "w", queues: ["nack-a"], limit: 1 });
+      await b.jobRetry({ id: first.id, owner: ownerOf(r!), error: "earlier", delaySeconds: 0 });
+      await b.jobEnqueue({
+        jobs: [newJob({ queue: "nack-a" }), newJob({ queue: "nack-b" })],
+      });
+      const claimed = await b.jobClaim({ workerId: "w", queues: null, limit: 3 });
+      expect(claimed).toHaveLength(3);
+      const [x, y, z] = claimed;
+      woken.clear();
+      const res = await b.jobNackMany({
+        items: [
+          { id: x!.id, owner: ownerOf(x!) },
+          { id: y!.id, owner: { workerId: "w", claimToken: randomUUID() } },
+          { id: z!.id, owner: ownerOf(z!) },
+          { id: randomUUID(), owner: ownerOf(z!) },
+        ],
+      });
+      off();
+      expect(res).toEqual([true, false, true, false]);
+      for (const c of [x!, z!]) {
+        expect(await b.jobGet({ id: c.id })).toMatchObject({
+          status: "queued",
+          workerId: null,
+          claimToken: null,
+          attempts: c.attempts,
+        });
+      }
+      expect(await b.jobGet({ id: first.id })).toMatchObject({ lastError: "earlier" });
+      expect(await b.jobGet({ id: y!.id })).toMatchObject({ status: "processing", workerId: "w" });
+      // Woken locally at once (the pool's own NOTIFYs are not delivered twice).
+      expect([...woken].filter((q) => q !== "*").sort()).toEqual(
+        [...new Set([x!.queue, z!.queue])].sort(),
+      );
+      // Idempotent; an empty batch is no write.
+      expect(await b.jobNackMany({ items: [{ id: x!.id, owner: ownerOf(x!) }] })).toEqual([false]);
+      expect(await b.jobNackMany({ items: [] })).toEqual([]);
+    });
+
     it("finishing writes › wrong worker, wrong token or row moved on › change nothing", async () => {
       const b = await make();
       const job = newJob({ maxAttempts: 5 });

@@ -1,0 +1,190 @@
+/**
+ * The prefetch window with real `soniq worker` processes on a SQLite file and on PostgreSQL (issue
+ * 17): a poison job among prefetched no-op neighbours, under a supervisor that restarts the worker,
+ * reaches crash_loop within maxInterruptions + 2 crashes and charges no neighbour; SIGTERM with a
+ * full buffer NACKs it in one statement and exits 0 once the running jobs finish; a worker frozen
+ * (SIGSTOP) past the stale window with a full buffer starts none of its buffered rows after
+ * recovery requeued them (TTL check).
+ */
+
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { crashLoopRule } from "../../src/maintenance/policy.js";
+import { prepared, startWorker, targets } from "../helpers/e2e-targets.js";
+import { tempDir } from "../helpers/temp.js";
+import { waitFor } from "../helpers/wait.js";
+
+/** Job ids whose handler ran, from the fixture's run log. */
+function runs(path: string): string[] {
+  return existsSync(path) ? readFileSync(path, "utf8").split("\n").filter(Boolean) : [];
+}
+
+/** The JSON log lines of a worker's stderr with `msg` starting with `prefix`. */
+function logLines(stderr: string, prefix: string): Array<Record<string, unknown>> {
+  return stderr
+    .split("\n")
+    .filter((line) => line.startsWith("{"))
+    .map((line) => {
+      try {
+        return JSON.parse(line) as Record<string, unknown>;
+      } catch {
+        return {};
+      }
+    })
+    .filter((entry) => typeof entry.msg === "string" && entry.msg.startsWith(prefix));
+}
+
+const RELEASED = "claimed jobs that never started went back to queued";
+
+const items = (name: string, n: number, args: object = {}) =>
+  Array.from({ length: n }, () => ({ name, args }));
+
+for (const target of targets) {
+  describe.skipIf(target.skip)(`prefetch window, real processes, ${target.label}`, () => {
+    it("crash accounting › a poison job among prefetched neighbours › crash_loop within maxInterruptions + 2 crashes; every neighbour done, attempts 1, never charged", async () => {
+      const { env, db } = await prepared(target, {
+        SONIQ_HEARTBEAT_INTERVAL: "0.2",
+        SONIQ_HEARTBEAT_TIMEOUT: "1",
+        SONIQ_POLL_INTERVAL: "0.1",
+        SONIQ_MAX_INTERRUPTIONS: "3",
+        SONIQ_PREFETCH: "500",
+      });
+      const before = await db.enqueueMany(items("e2e.noop", 750));
+      const [poison] = await db.enqueueMany(items("e2e.suicide", 1));
+      const after = await db.enqueueMany(items("e2e.noop", 750));
+      const neighbours = [...before, ...after];
+      let crashes = 0;
+      while (!(await db.getDeadLetter(poison!)) && crashes < 10) {
+        const w = startWorker(env);
+        const exit = await Promise.race([
+          w.exited,
+          waitFor(() => db.getDeadLetter(poison!), 60_000, "dead letter").then(() => null),
+        ]);
+        if (exit === null) {
+          w.child.kill("SIGTERM");
+          await w.exited;
+          break;
+        }
+        expect(exit.signal, exit.stderr).toBe("SIGKILL");
+        crashes += 1;
+      }
+      expect(crashes).toBeLessThanOrEqual(3 + 2);
+      expect(await db.getDeadLetter(poison!)).toMatchObject({
+        reason: "crash_loop",
+        attempts: 0,
+        interruptions: 4,
+      });
+      const w = startWorker(env);
+      await w.ready;
+      await waitFor(async () => (await db.stats()).done === neighbours.length, 60_000, "all done");
+      w.child.kill("SIGTERM");
+      expect((await w.exited).code).toBe(0);
+      const rows = await Promise.all(neighbours.map((id) => db.getJob(id)));
+      for (const row of rows) {
+        expect(row).toMatchObject({ status: "done", attempts: 1, interruptions: 0 });
+      }
+      // Some neighbours were held (running, buffered or being acknowledged) by a crashed worker:
+      // they came back uncharged.
+      expect(rows.some((row) => (row?.unchargedRecoveries ?? 0) > 0)).toBe(true);
+      await db.close();
+    }, 300_000);
+
+    it("SIGTERM › a full buffer behind busy slots › NACK'd in one statement, running jobs finish, exit 0", async () => {
+      const { env, db } = await prepared(target, { SONIQ_PREFETCH: "500" });
+      await db.enqueueMany(items("e2e.noop", 3000));
+      const sleeps = await db.enqueueMany(items("e2e.sleep", 10, { ms: 1500 }));
+      await db.enqueueMany(items("e2e.noop", 500));
+      const w = startWorker(env);
+      await w.ready;
+      // Every slot holds a sleep job and rows beyond the 10 slots are `processing`: the buffer.
+      await waitFor(
+        async () => {
+          const rows = await Promise.all(sleeps.map((id) => db.getJob(id)));
+          return (
+            rows.every((r) => r?.status === "processing") && (await db.stats()).processing > 10
+          );
+        },
+        60_000,
+        "the sleeps running and the buffer filled",
+      );
+      w.child.kill("SIGTERM");
+      const exit = await w.exited;
+      expect(exit.code, exit.stderr).toBe(0);
+      const drained = logLines(exit.stderr, RELEASED).filter((l) => l.reason === "drain");
+      expect(drained).toHaveLength(1); // one write for the whole buffer
+      expect(drained[0]?.released).toBeGreaterThan(0);
+      for (const id of sleeps) {
+        expect(await db.getJob(id)).toMatchObject({ status: "done", attempts: 1 });
+      }
+      const stats = await db.stats();
+      expect(stats.processing).toBe(0);
+      expect(stats.done + stats.queued).toBe(3510);
+      await db.close();
+    }, 120_000);
+
+    it("SIGSTOP › past the stale window with a full buffer, recovery requeues, then SIGCONT › no buffered row is started by the resumed worker", async () => {
+      const log = join(tempDir(), "runs.log");
+      const { env, db } = await prepared(target, {
+        SONIQ_HEARTBEAT_INTERVAL: "0.2",
+        SONIQ_HEARTBEAT_TIMEOUT: "3", // TTL = min(2, (3 − 0.2) / 2) = 1.4 s
+        SONIQ_PREFETCH: "500",
+        E2E_RUN_LOG: log,
+      });
+      await db.enqueueMany(items("e2e.noop", 3000));
+      const sleeps = await db.enqueueMany(items("e2e.sleep", 10, { ms: 4000 }));
+      await db.enqueueMany(items("e2e.noop", 500));
+      const w = startWorker(env);
+      await w.ready;
+      const sleepSet = new Set(sleeps);
+      let buffered: string[] = [];
+      await waitFor(
+        async () => {
+          const processing = (await db.jobs.list({ status: "processing" }, { limit: 1000 })).jobs;
+          const ran = new Set(runs(log));
+          buffered = processing
+            .map((job) => job.id)
+            .filter((id) => !sleepSet.has(id) && !ran.has(id));
+          return (
+            processing.filter((job) => sleepSet.has(job.id)).length === 10 && buffered.length > 0
+          );
+        },
+        60_000,
+        "the sleeps running and the buffer filled",
+      );
+      w.child.kill("SIGSTOP");
+      const ranBefore = new Set(runs(log));
+      const backend = await db.backend();
+      // Past the stale window (3 s): recovery requeues every row of the frozen worker, uncharged.
+      await db.queues.pause("default"); // so the resumed worker cannot claim them again
+      await new Promise((r) => setTimeout(r, 3500));
+      const recovered = await backend.jobRecoverStale({
+        staleAfterSeconds: 3,
+        crashLoop: crashLoopRule(3),
+      });
+      const requeued = new Set(recovered.requeued.map((job) => job.id));
+      for (const id of buffered) expect(requeued.has(id)).toBe(true);
+      expect(recovered.requeued.every((job) => !job.charged)).toBe(true);
+      w.child.kill("SIGCONT");
+      // The TTL check refuses the stale buffer (its NACK is fenced out: the rows moved on).
+      await waitFor(
+        () => logLines(w.stderr(), RELEASED).some((l) => l.reason === "ttl"),
+        10_000,
+        "the buffered rows refused at their TTL",
+      );
+      await new Promise((r) => setTimeout(r, 500));
+      const startedAfter = runs(log).filter((id) => !ranBefore.has(id) && !sleepSet.has(id));
+      expect(startedAfter.filter((id) => buffered.includes(id))).toEqual([]);
+      for (const id of buffered) {
+        expect(await db.getJob(id)).toMatchObject({
+          status: "queued",
+          attempts: 0,
+          interruptions: 0,
+        });
+      }
+      w.child.kill("SIGTERM");
+      await w.exited;
+      await db.close();
+    }, 120_000);
+  });
+}
