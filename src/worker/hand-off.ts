@@ -104,7 +104,8 @@ export class WorkerHandOff implements HandOffTaker {
       if (settled) return false;
       settled = true;
       this.pending -= 1;
-      table.releaseReserved(wake);
+      // Only a reservation that filled the last free slot can have kept a claim from running.
+      table.releaseReserved(wake && table.busySlots >= this.options.concurrency);
       if (this.pending === 0) this.whenSettled?.();
       return true;
     };
@@ -134,9 +135,11 @@ export class WorkerHandOff implements HandOffTaker {
 /**
  * The heartbeat's orphan source for a worker that claims and takes hand-offs: "in flight" while
  * either waits for an answer; the suspicion is taken only when neither does (so a release never
- * races an answer still on its way), and then from both.
+ * races an answer still on its way), and then from both; a release that had to skip rows keeps it
+ * for the next beat.
  */
 export function orphanSources(claims: OrphanSource, handOff: WorkerHandOff): OrphanSource {
+  let retained = false;
   return {
     get claimInFlight() {
       return claims.claimInFlight || handOff.pendingCount > 0;
@@ -145,7 +148,12 @@ export function orphanSources(claims: OrphanSource, handOff: WorkerHandOff): Orp
       if (claims.claimInFlight || handOff.pendingCount > 0) return false;
       const fromClaims = claims.takeOrphanSuspicion();
       const fromHandOff = handOff.takeOrphanSuspicion();
-      return fromClaims || fromHandOff;
+      const suspect = fromClaims || fromHandOff || retained;
+      retained = false;
+      return suspect;
+    },
+    retainOrphanSuspicion() {
+      retained = true;
     },
   };
 }
