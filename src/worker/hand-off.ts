@@ -2,7 +2,8 @@
  * The worker's side of hand-off at enqueue (contract/hand-off.ts): while RUNNING and idle on a
  * queue — a free slot, no claim waiting for its answer, the queue within its filter — it grants a
  * pool enqueue of one due job a slot reservation; a row the database then inserted already claimed
- * by this worker is started in the reply's tick through the claim loop's own dispatch (start gate,
+ * by this worker is started in the reply's event-loop iteration (after the enqueue's own
+ * continuations) through the claim loop's own dispatch (start gate,
  * deadline, outcome recording unchanged). A row delivered after the drain began is NACK'd unstarted,
  * like a claim answered late; a lost reply marks the worker's owned rows as suspect, for the
  * heartbeat's orphan release (heartbeat.ts), exactly as a failed claim does.
@@ -112,10 +113,15 @@ export class WorkerHandOff implements HandOffTaker {
     return {
       workerId: this.options.workerId,
       deliver: (job) => {
-        if (!settle(false)) return;
-        // The drain began while the enqueue was in flight: the row is ours, never started.
-        if (machine.state === "RUNNING") this.options.dispatch(job);
-        else this.options.releaseLate(job);
+        if (settled) return;
+        // In the reply's loop iteration, once the enqueue's own continuations (its caller's
+        // `job_enqueued`) have run; the slot stays reserved until the job is tracked.
+        setImmediate(() => {
+          if (!settle(false)) return;
+          // The drain began while the enqueue was in flight: the row is ours, never started.
+          if (machine.state === "RUNNING") this.options.dispatch(job);
+          else this.options.releaseLate(job);
+        });
       },
       cancel: () => {
         settle(true);

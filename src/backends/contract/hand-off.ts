@@ -29,7 +29,8 @@ export interface HandOffReservation {
   readonly workerId: string;
   /**
    * The row was committed as claimed by {@link workerId}: the worker takes it as it takes a claimed
-   * row (and NACKs it unstarted when its drain began meanwhile). Called in the enqueue's reply tick.
+   * row (and NACKs it unstarted when its drain began meanwhile). Called when the reply arrives; the
+   * worker starts the job in that event-loop iteration.
    */
   deliver(job: ClaimedJob): void;
   /** Nothing was claimed for the worker: the slot is free again. */
