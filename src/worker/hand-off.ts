@@ -83,6 +83,14 @@ export class WorkerHandOff implements HandOffTaker {
   }
 
   /**
+   * Stops {@link close} waiting for replies (FORCE_TIMEOUT_PATH: the drain waits for no claim past
+   * it). A reply that comes later is NACK'd unstarted all the same.
+   */
+  abandon(): void {
+    this.whenSettled?.();
+  }
+
+  /**
    * True once (then cleared) after a hand-off reply was lost, when no reservation is pending: rows
    * this worker owns but does not track may be that enqueue's.
    */

@@ -222,7 +222,10 @@ export function buildRuntime(parts: RuntimeParts): WorkerRuntime {
         handOff.close(CLAIM_LOOP_STOP_BOUND_MS),
       ]);
     },
-    abandonClaim: () => claimLoop.abandonClaim(),
+    abandonClaim: () => {
+      claimLoop.abandonClaim();
+      handOff.abandon();
+    },
     onDrainStart: () => {
       latch.wake();
       // Report `draining` now; maintenance stops (the scheduler with it: nothing is enqueued

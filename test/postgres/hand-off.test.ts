@@ -13,7 +13,9 @@ import type {
   HandOffReservation,
   HandOffTaker,
 } from "../../src/backends/contract/index.js";
+import { buildHandOffStatements } from "../../src/backends/postgres/hand-off-sql.js";
 import { PostgresBackend } from "../../src/backends/postgres/postgres-backend.js";
+import { SESSION_SETUP } from "../../src/backends/postgres/sql.js";
 import { Soniq } from "../../src/index.js";
 import { newJob } from "../contract/helpers.js";
 import { waitForEvent } from "../helpers/events.js";
@@ -75,7 +77,8 @@ describePostgres("postgres: hand-off at enqueue", () => {
       backend,
       logger: pino({ level: "silent" }),
       env: {},
-      pollInterval: 0.2,
+      // Claims come only from wake-ups and freed slots: a poll's claim never races a hand-off.
+      pollInterval: 5,
       heartbeatInterval: options.heartbeatInterval ?? 0.2,
     });
     closers.push(() => soniq.close());
@@ -101,7 +104,12 @@ describePostgres("postgres: hand-off at enqueue", () => {
     await waitFor(() => answers.count > 0, 5000, "the first claim");
     /** Lets the handler waiting on `gate` return (waits until it is waiting). */
     const open = async (gate: string) => (await waitFor(() => gates.get(gate), 5000, gate))();
-    return { backend, soniq, job, worker, claimed, open, claimsInFlight };
+    /** Waits until no claim is in flight (a freed slot's claim has answered): the worker is idle. */
+    const idle = async () => {
+      await new Promise((r) => setImmediate(r));
+      await waitFor(() => claimsInFlight.count === 0, 5000, "no claim in flight");
+    };
+    return { backend, soniq, job, worker, claimed, open, claimsInFlight, idle };
   }
 
   /** Statements the pool ran whose text starts with `prefix`, from now on. */
@@ -143,13 +151,16 @@ describePostgres("postgres: hand-off at enqueue", () => {
   });
 
   it("hand-off › a handed-off and a claimed job › same events, same row and admin view after done", async () => {
-    const { backend, job, claimed, soniq, worker, open } = await started({ concurrency: 1 });
+    const { backend, job, claimed, soniq, worker, open, idle } = await started({
+      concurrency: 1,
+    });
     const seen: Array<{ name: string; payload: Readonly<Record<string, unknown>> }> = [];
     soniq.events.onAny((name, payload) => void seen.push({ name, payload }));
     // Handed off: the worker is idle.
     let done = waitForEvent(soniq, "job_done");
     const handed = await job.enqueue({ n: 1 });
     await done;
+    await idle();
     // Claimed: enqueued while the worker's one slot is busy, claimed when it frees.
     const busyStarted = waitForEvent(soniq, "job_started");
     const busy = await job.enqueue({ gate: "busy" });
@@ -386,12 +397,12 @@ describePostgres("postgres: hand-off at enqueue", () => {
   });
 
   it("hand-off › a dedup hit at a worker with one slot › the slot is free again: the next enqueue is handed off", async () => {
-    const { backend, job, claimed, soniq, claimsInFlight } = await started({ concurrency: 1 });
+    const { backend, job, claimed, soniq, idle } = await started({ concurrency: 1 });
     const holder = await job.enqueue({ n: 1 }, { dedupKey: "k", delay: 3600 });
     expect(await job.enqueue({ n: 2 }, { dedupKey: "k" })).toBe(holder);
     // Its cancel freed the one slot, which wakes the claim loop (it may have been kept from a
     // claim by the reservation): wait until that claim has answered, so the worker is idle again.
-    await waitFor(() => claimsInFlight.count === 0, 5000, "no claim in flight");
+    await idle();
     const done = waitForEvent(soniq, "job_done");
     const next = await job.enqueue({ n: 3 });
     expect((await done).job_id).toBe(next);
@@ -499,5 +510,36 @@ describePostgres("postgres: hand-off at enqueue", () => {
     await backend.jobEnqueue({ jobs: [newJob({ queue: "probe", name: "x.probe" })] });
     await waitFor(() => woke.includes("probe"));
     expect(woke).not.toContain("default");
+  });
+
+  it("hand-off › the statement's plan after a fill with realistic statistics › the backlog probe walks the queue index, no sequential scan of soniq_jobs", async () => {
+    const backend = await openBackend();
+    const c = await client();
+    const jobs = `"${backend.schema}".soniq_jobs`;
+    // 20,000 rows: queued in another queue, done and future ones in this one; then ANALYZE.
+    await c.query(
+      `INSERT INTO ${jobs} (id, name, queue, args, max_attempts, status, scheduled_at)
+       SELECT gen_random_uuid(), 'x', CASE WHEN i % 4 = 0 THEN 'q' ELSE 'other' END, '{}', 1,
+              CASE WHEN i % 4 = 0 THEN 'done' ELSE 'queued' END, now()
+       FROM generate_series(1, 20000) AS i`,
+    );
+    await c.query(`ANALYZE ${jobs}`);
+    await c.query(SESSION_SETUP);
+    const statement = buildHandOffStatements(backend.schema).enqueueHandOff;
+    await c.query(
+      `PREPARE hand_off(uuid, text, text, text, int, int, text, text, text, text) AS ${statement}`,
+    );
+    for (const mode of ["force_custom_plan", "force_generic_plan"]) {
+      await c.query(`SET plan_cache_mode = ${mode}`);
+      const { rows } = await c.query<{ "QUERY PLAN": string }>(
+        `EXPLAIN (COSTS OFF) EXECUTE hand_off(gen_random_uuid(), 'x', 'q', '{}', 0, 1, NULL, NULL, NULL, 'w')`,
+      );
+      const text = rows.map((row) => row["QUERY PLAN"]).join("\n");
+      expect(text, mode).not.toMatch(/Seq Scan on soniq_jobs/);
+      expect(text, mode).toMatch(
+        /Index (Only )?Scan using soniq_jobs_queue_claim_idx on soniq_jobs b\s+Index Cond: \(\(queue >= /,
+      );
+      expect(text, mode).not.toContain("soniq_jobs_claim_idx");
+    }
   });
 });

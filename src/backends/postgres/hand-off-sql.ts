@@ -18,8 +18,15 @@ export function buildHandOffStatements(schema: string) {
     /**
      * One job due now, inserted as claimed by worker `$10` when its queue is free — no due
      * `queued` row of that queue is visible to this statement (so the job never overtakes a due
-     * job it can see; the probe walks `soniq_jobs_queue_claim_idx` as an idle one-queue claim
-     * does) and the queue is neither paused nor limited (`max_running`: those are claimed under
+     * job it can see; the probe asks for the queue's first due row in the order of
+     * `soniq_jobs_queue_claim_idx`, `queue` leading, so only that index serves it without a sort
+     * and it is walked from the queue's first row whatever the statistics. The queue is matched
+     * as the range `>= $3 AND <= $3` (the same rows: the column's collation is deterministic)
+     * because with `= $3` the planner drops `queue` from the order as a constant and may walk
+     * `soniq_jobs_claim_idx` across other queues' backlog instead — it does when `queue` and
+     * `status` are estimated as independent — and an `EXISTS` drops the order altogether) and
+     * the queue is neither paused nor
+     * limited (`max_running`: those are claimed under
      * their queue row's lock) — else queued exactly as `enqueue` does. A claimed row gets what a
      * worker's claim writes (`processing`, owner, fresh `claim_token`, `started_at` now, start not
      * known); a queued row keeps the defaults. Dedup: a held key inserts nothing.
@@ -33,10 +40,12 @@ export function buildHandOffStatements(schema: string) {
      * The insert trigger NOTIFYs only rows inserted `queued` (migration 009), so a handed-off row
      * wakes nobody.
      */
-    enqueueHandOff: `WITH gate AS (
-        SELECT NOT EXISTS (SELECT 1 FROM ${jobs} AS b
-                           WHERE b.status = 'queued' AND b.queue = $3::text
-                             AND b.scheduled_at <= now())
+    enqueueHandOff: `WITH gate AS MATERIALIZED (
+        SELECT (SELECT b.id FROM ${jobs} AS b
+                WHERE b.status = 'queued' AND b.queue >= $3::text AND b.queue <= $3::text
+                  AND b.scheduled_at <= now()
+                ORDER BY b.queue, b.priority, b.scheduled_at, b.created_at, b.id
+                LIMIT 1) IS NULL
            AND NOT EXISTS (SELECT 1 FROM ${queues} AS q
                            WHERE q.name = $3::text AND (q.paused OR q.max_running IS NOT NULL))
              AS free
