@@ -5,6 +5,8 @@
  * past a due backlog, never while draining; dedup, a drain starting mid-statement and a lost reply
  * are settled as the ordinary paths settle them.
  */
+import { spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { pino } from "pino";
 import { afterEach, expect, it, vi } from "vitest";
@@ -22,6 +24,9 @@ import { waitForEvent } from "../helpers/events.js";
 import { TEST_DATABASE_URL } from "../helpers/postgres.js";
 import { describePostgres, usePostgresSchemas } from "../helpers/postgres-suite.js";
 import { waitFor } from "../helpers/wait.js";
+
+/** The child of the signal test: a worker that also enqueues. */
+const processScript = fileURLToPath(new URL("./hand-off-process.ts", import.meta.url));
 
 /** The hand-off statement's text starts with this (hand-off-sql.ts). */
 const HAND_OFF_SQL = "WITH gate AS";
@@ -542,4 +547,53 @@ describePostgres("postgres: hand-off at enqueue", () => {
       expect(text, mode).not.toContain("soniq_jobs_claim_idx");
     }
   });
+
+  it("hand-off › SIGTERM to a process whose hand-off statement is still running › the handed row is NACK'd unstarted and the process exits 0", async () => {
+    const backend = await openBackend();
+    const c = await client();
+    // An uncommitted holder of the key: the child's hand-off insert waits on it.
+    await c.query("BEGIN");
+    await backend.jobEnqueue({
+      jobs: [newJob({ name: "h.job", queue: "h", dedupKey: "k", delaySeconds: 3600 })],
+      connection: c,
+    });
+    const child = spawn(
+      process.execPath,
+      ["--import", "tsx", processScript, TEST_DATABASE_URL, backend.schema],
+      { stdio: ["pipe", "ignore", "pipe"] },
+    );
+    closers.push(async () => {
+      if (child.exitCode === null) child.kill("SIGKILL");
+    });
+    let stderr = "";
+    child.stderr?.on("data", (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    const exited = new Promise<number | null>((resolve) =>
+      child.on("exit", (code) => resolve(code)),
+    );
+    await waitFor(() => stderr.includes("ready"), 20_000, "the child's worker");
+    child.stdin?.write("enqueue\n");
+    await blockedHandOff().catch((err: unknown) => {
+      throw new Error(`${String(err)}; child: ${stderr}`);
+    });
+    child.kill("SIGTERM");
+    // The drain has begun (the worker row says so) before the hand-off's reply can arrive.
+    await waitFor(async () => {
+      const workers = await backend.workerList({ heartbeatTimeoutSeconds: 60 });
+      return workers.some((w) => w.status === "draining");
+    });
+    await c.query("ROLLBACK");
+    expect(await exited).toBe(0);
+    const id = /enqueued (\S+)/.exec(stderr)?.[1];
+    expect(id, stderr).toBeDefined();
+    expect(stderr).not.toContain("ran ");
+    expect(stderr).toContain("exit 0");
+    expect(await backend.jobGet({ id: id ?? "" })).toMatchObject({
+      status: "queued",
+      workerId: null,
+      attempts: 0,
+      interruptions: 0,
+    });
+  }, 60_000);
 });
