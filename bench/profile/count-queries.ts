@@ -21,6 +21,7 @@ export function statementKind(text: string): string {
   const t = text.replace(/\s+/g, " ").trim();
   if (/^WITH picked AS/i.test(t)) return "claim (WITH picked … FOR UPDATE SKIP LOCKED)";
   if (/^WITH input AS/i.test(t)) return "enqueue (WITH input … INSERT)";
+  if (/^WITH inserted AS/i.test(t)) return "enqueue one (INSERT … VALUES)";
   const table = /(?:UPDATE|FROM|INTO)\s+(?:"[^"]+"\.)?"?([a-z_]+)"?/i.exec(t)?.[1] ?? "";
   const verb = t.split(" ")[0]?.toUpperCase() ?? "?";
   if (verb === "UPDATE" && /status = 'done'/.test(t)) {

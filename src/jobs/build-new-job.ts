@@ -3,7 +3,6 @@
  * (the input is stored as given), the payload size, queue, priority, attempts, timing and dedup
  * key, and fills defaults from the job definition and the instance settings.
  */
-import { randomUUID } from "node:crypto";
 import type { NewJob } from "../backends/contract/index.js";
 import { SoniqError } from "../errors.js";
 import type { SoniqSettings } from "../settings.js";
@@ -17,6 +16,7 @@ import {
   resolveTiming,
 } from "./enqueue-options.js";
 import { type JobDefinition, validateArgs } from "./job-definition.js";
+import { newJobId } from "./job-id.js";
 import { argsDedupKey, toJsonText } from "./payload.js";
 
 /**
@@ -54,7 +54,7 @@ export async function buildNewJob(
     dedupKey = argsDedupKey(name, JSON.parse(text));
   }
   return {
-    id: randomUUID(),
+    id: newJobId(),
     name,
     queue,
     args: text,

@@ -5,13 +5,13 @@
  * insert one job per occurrence, whoever holds the lease. Every outcome is logged and emitted.
  * The leader's scheduler service and every worker's heartbeat catch-up call {@link Scheduler.tick}.
  */
-import { randomUUID } from "node:crypto";
 import type {
   NewJob,
   ScheduleRow,
   ScheduleRunInput,
   ScheduleStore,
 } from "../backends/contract/index.js";
+import { newJobId } from "../jobs/job-id.js";
 import type { ScheduleOccurrenceEvent } from "../observability/events.js";
 import type { Logger } from "../observability/logger.js";
 import { makesJob, occurrenceDedupKey, planOccurrences } from "./outcomes.js";
@@ -61,7 +61,7 @@ export interface SchedulerOptions {
 /** Builds the job of one occurrence. */
 export function occurrenceJob(row: ScheduleRow, meta: ScheduleMeta, dedupKey: string): NewJob {
   return {
-    id: randomUUID(),
+    id: newJobId(),
     name: row.jobName,
     queue: row.queue,
     args: row.args,

@@ -1,6 +1,6 @@
 /**
  * The PostgreSQL batch enqueue: one INSERT for the whole batch (optionally on the caller's
- * client, inside its transaction), dedup within the batch and against the table, and the
+ * client, inside its transaction; a single job through a plain `INSERT … VALUES`), dedup within the batch and against the table, and the
  * look-up of holders that committed after the insert's snapshot.
  */
 import type { EnqueueResult, NewJob, PgQueryable } from "../contract/index.js";
@@ -60,6 +60,48 @@ export async function enqueueBatch(
   });
 }
 
+/**
+ * The statement and values that insert `batch`: `enqueueOne` (plain `INSERT … VALUES`) for one
+ * job, `enqueue` (`unnest` of arrays) for more. Both answer one row per job, in order.
+ */
+function insertStatement(deps: PgJobStoreDeps, batch: readonly NewJob[]): [string, unknown[]] {
+  const one = batch.length === 1 ? batch[0] : undefined;
+  if (one) {
+    return [
+      deps.sql.enqueueOne,
+      [
+        one.id,
+        one.name,
+        one.queue,
+        one.args,
+        one.priority,
+        one.maxAttempts,
+        one.runAt ? one.runAt.toISOString() : null,
+        one.delaySeconds,
+        one.dedupKey,
+        one.meta ?? null,
+        one.traceContext ?? null,
+      ],
+    ];
+  }
+  return [
+    deps.sql.enqueue,
+    [
+      batch.map((j) => j.id),
+      batch.map((j) => j.name),
+      batch.map((j) => j.queue),
+      batch.map((j) => j.args),
+      batch.map((j) => j.priority),
+      batch.map((j) => j.maxAttempts),
+      batch.map((j) => (j.runAt ? j.runAt.toISOString() : null)),
+      batch.map((j) => j.delaySeconds),
+      batch.map((j) => j.dedupKey),
+      batch.map((j) => j.meta ?? null),
+      batch.map((j) => j.traceContext ?? null),
+    ],
+  ];
+}
+
 /** Inserts jobs whose dedup keys are distinct; results aligned with `jobs`. */
 async function insertUnique(
   deps: PgJobStoreDeps,
@@ -75,23 +117,7 @@ async function insertUnique(
       inserted: unknown;
       due: unknown;
       holder_id: string | null;
-    }>(
-      deps.sql.enqueue,
-      [
-        batch.map((j) => j.id),
-        batch.map((j) => j.name),
-        batch.map((j) => j.queue),
-        batch.map((j) => j.args),
-        batch.map((j) => j.priority),
-        batch.map((j) => j.maxAttempts),
-        batch.map((j) => (j.runAt ? j.runAt.toISOString() : null)),
-        batch.map((j) => j.delaySeconds),
-        batch.map((j) => j.dedupKey),
-        batch.map((j) => j.meta ?? null),
-        batch.map((j) => j.traceContext ?? null),
-      ],
-      via,
-    );
+    }>(...insertStatement(deps, batch), via);
     const unresolved: number[] = [];
     const woken = new Set<string>();
     rows.forEach((row, k) => {

@@ -6,6 +6,7 @@
 import { SoniqError } from "../../errors.js";
 import {
   type ClaimedJob,
+  type CompletionItem,
   DEFAULT_CANCELLED_RETENTION_SECONDS,
   type DeadLetterRow,
   type EnqueueResult,
@@ -152,24 +153,36 @@ export class PgJobStore implements JobStore {
     return this.fenced(this.sql.complete, id, owner, [result, resultRetentionSeconds]);
   }
 
-  /** One UPDATE over unnest()ed arrays. See {@link JobStore.jobCompleteMany}. */
+  /**
+   * One UPDATE over unnest()ed arrays per owner (a worker's batch has one owner, so one
+   * statement; the worker id is sent once, not per row). See {@link JobStore.jobCompleteMany}.
+   */
   async jobCompleteMany({
     items,
     resultRetentionSeconds,
   }: JobCompleteManyParams): Promise<boolean[]> {
-    const valid = items.filter((i) => isUuid(i.id) && isUuid(i.owner.claimToken));
-    if (valid.length === 0) {
+    const byWorker = new Map<string, CompletionItem[]>();
+    for (const item of items) {
+      if (!isUuid(item.id) || !isUuid(item.owner.claimToken)) continue;
+      const group = byWorker.get(item.owner.workerId);
+      if (group) group.push(item);
+      else byWorker.set(item.owner.workerId, [item]);
+    }
+    if (byWorker.size === 0) {
       this.conn.assertOpen();
       return items.map(() => false);
     }
-    const { rows } = await this.run<{ id: string }>(this.sql.completeMany, [
-      valid.map((i) => i.id),
-      valid.map((i) => i.owner.workerId),
-      valid.map((i) => i.owner.claimToken),
-      valid.map((i) => i.result),
-      resultRetentionSeconds,
-    ]);
-    const changed = new Set(rows.map((r) => r.id));
+    const changed = new Set<string>();
+    for (const [workerId, group] of byWorker) {
+      const { rows } = await this.run<{ id: string }>(this.sql.completeMany, [
+        group.map((i) => i.id),
+        workerId,
+        group.map((i) => i.owner.claimToken),
+        group.map((i) => i.result),
+        resultRetentionSeconds,
+      ]);
+      for (const row of rows) changed.add(row.id);
+    }
     return items.map((i) => changed.has(i.id));
   }
 

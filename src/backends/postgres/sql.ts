@@ -28,6 +28,21 @@ const IS_PROCESSING = "(status = 'processing') IS TRUE";
 const FENCE = `id = $1::uuid AND ${IS_PROCESSING} AND worker_id = $2 AND claim_token = $3::uuid`;
 
 /**
+ * The rows of a batch (`arrays`: parameter references with their array types, such as
+ * `["$1::uuid[]", "$3::uuid[]"]`), as `unnest(…)` over the arrays zipped, written so that the
+ * planner drives the statement from the batch and reaches each job by a primary-key probe, at
+ * every table size, custom or generic plan. Each array goes through an uncorrelated sub-select
+ * (`ARRAY(SELECT unnest(…))`, an InitPlan that keeps the order), so the planner prices the batch
+ * as a handful of rows whatever its size. Given the 200-element constants of a custom plan, it
+ * read a 20,000-row table with a full queue's statistics sequentially and hashed it (perf-design
+ * §3.3: 8.5–15.6 ms per 200-row completion instead of 1.2–2 ms); given the batch's ids as an
+ * index condition instead, its generic plan compared every job with every batch row (200 × 200).
+ */
+function batchRows(arrays: readonly string[]): string {
+  return `unnest(${arrays.map((a) => `ARRAY(SELECT unnest(${a}))`).join(", ")})`;
+}
+
+/**
  * Wraps an `UPDATE … RETURNING queue` so that each changed row also NOTIFYs its queue on
  * `channel` (a parameter reference such as `$5`). Returns one row per changed row, with the
  * payload it sent as `queue`.
@@ -49,9 +64,22 @@ function notifying(update: string, channel: string): string {
  * them all: 25 ms for a 300-row claim over 30,000 queued jobs here, growing with the backlog,
  * against 3.5 ms walking the index. No other statement of Soniq's needs a bitmap scan (each has
  * a selective index or scans the whole table).
+ *
+ * And it prices a random page read at 1.1 sequential ones (`random_page_cost`, default 4). The
+ * hot statements are written to reach their rows through an index (the claim walks its index to
+ * the limit; a batch's rows are found by primary-key probes, {@link batchRows}), and that alone holds
+ * at 20,000 and 1,000,000 rows. At about 1,000 rows with a full queue's statistics the default
+ * price still makes reading the whole table look cheaper: the claim sorted every due row and the
+ * batched completion hashed the table (test/postgres/query-plans.test.ts plans both at 1k, 20k
+ * and 1M rows, custom and generic). 1.1 describes what a job table is — hot, cached, usually on
+ * SSD. A statement's text cannot take that choice away from the planner (there are no hints) and
+ * a transaction-local `SET LOCAL` would cost a round trip per statement; the session setting
+ * costs nothing per statement. Only Soniq's pool connections get it, and each of its statements
+ * either has a selective index or wants the whole table, which a sequential scan still wins.
  */
-export const SESSION_SETUP =
-  "SELECT pg_backend_pid() AS pid, set_config('enable_bitmapscan', 'off', false) AS setting";
+export const SESSION_SETUP = `SELECT pg_backend_pid() AS pid,
+  set_config('enable_bitmapscan', 'off', false) AS setting,
+  set_config('random_page_cost', '1.1', false) AS page_cost`;
 
 /**
  * The schedule store's statements (postgres/schedule-store.ts, migration 004), schema-qualified:
@@ -170,6 +198,17 @@ export function buildStatements(schema: string) {
    * `startKnown` names the boolean parameter stored in `start_known`). Rows of a queue that is
    * paused or has a `max_running` are skipped (`soniq_queues`) unless `unrestricted`: a limited
    * queue is claimed by `claimLimited`, under its queue row's lock.
+   *
+   * Plan-stable by construction (test/postgres/query-plans.test.ts):
+   * - The skipped queues are one uncorrelated `NOT IN` list, computed once per statement (a
+   *   hashed subplan). Written as `NOT EXISTS` it became an anti-join whose estimate (every job
+   *   matches a configured queue, so ~1 row survives) made the planner sort every due row
+   *   instead of walking the claim index to the limit: a sequential scan of the whole table at
+   *   20k and 1M rows with a full queue's statistics. `name` is the primary key and `queue` is
+   *   NOT NULL, so `NOT IN` means exactly what `NOT EXISTS` did.
+   * - The UPDATE reaches the picked rows by primary-key probes, `id = ANY(ARRAY(SELECT …))`,
+   *   never by a join the planner may turn into a hash join over a whole-table scan. The rows
+   *   are already locked by `picked`, so the UPDATE's recheck finds them unchanged.
    */
   const claimWhere = (filter: string, startKnown: string, unrestricted = false) => `WITH picked AS (
       SELECT id FROM ${jobs} AS cj
@@ -177,8 +216,8 @@ export function buildStatements(schema: string) {
         unrestricted
           ? ""
           : `
-        AND NOT EXISTS (SELECT 1 FROM ${queues} AS q
-                        WHERE q.name = cj.queue AND (q.paused OR q.max_running IS NOT NULL))`
+        AND cj.queue NOT IN (SELECT q.name FROM ${queues} AS q
+                             WHERE q.paused OR q.max_running IS NOT NULL)`
       }
       ORDER BY priority, scheduled_at, created_at, id
       LIMIT $2
@@ -187,7 +226,7 @@ export function buildStatements(schema: string) {
       UPDATE ${jobs} AS j
       SET status = 'processing', worker_id = $1, claim_token = gen_random_uuid(),
           started_at = now(), updated_at = now(), start_known = ${startKnown}::boolean
-      FROM picked WHERE j.id = picked.id
+      WHERE j.id = ANY(ARRAY(SELECT picked.id FROM picked))
       RETURNING j.id, j.name, j.queue, j.args, j.priority, j.attempts, j.max_attempts,
                 j.interruptions, j.uncharged_recoveries, j.scheduled_at, j.created_at, j.worker_id, j.claim_token,
                 j.meta, j.trace_context
@@ -231,6 +270,29 @@ export function buildStatements(schema: string) {
         ON inserted.id IS NULL AND holder.dedup_key = input.dedup_key
       ORDER BY input.ord`,
 
+    /**
+     * One job, one row: `$1` id, `$2` name, `$3` queue, `$4` args (JSON text), `$5` priority,
+     * `$6` max attempts, `$7` run-at (NULL = use the delay), `$8` delay in seconds, `$9` dedup
+     * key (NULL = none), `$10` meta (JSON text or NULL), `$11` trace context (or NULL). The same
+     * answer as {@link enqueue} for a batch of one (`id`, `inserted`, `due`, `holder_id`), from a
+     * plain `INSERT … VALUES` instead of unnesting eleven one-element arrays and joining them
+     * back (perf-design §6.2.2); the insert trigger NOTIFYs the same way.
+     */
+    enqueueOne: `WITH inserted AS (
+        INSERT INTO ${jobs} (id, name, queue, args, priority, max_attempts, scheduled_at, dedup_key,
+                             meta, trace_context)
+        VALUES ($1::uuid, $2::text, $3::text, $4::text::json, $5::int, $6::int,
+                COALESCE($7::timestamptz, now() + make_interval(secs => $8::float8)), $9::text,
+                $10::text::json, $11::text)
+        ON CONFLICT (dedup_key) WHERE dedup_key IS NOT NULL DO NOTHING
+        RETURNING scheduled_at <= now() AS due
+      )
+      SELECT $1::uuid::text AS id, EXISTS (SELECT 1 FROM inserted) AS inserted,
+             COALESCE((SELECT due FROM inserted), false) AS due,
+             (SELECT holder.id::text FROM ${jobs} AS holder
+              WHERE $9::text IS NOT NULL AND holder.dedup_key = $9::text
+                AND NOT EXISTS (SELECT 1 FROM inserted)) AS holder_id`,
+
     /** `$1` dedup keys text[] → `id`, `dedup_key` of the rows holding them. */
     holders: `SELECT id::text AS id, dedup_key FROM ${jobs} WHERE dedup_key = ANY($1::text[])`,
 
@@ -270,15 +332,20 @@ export function buildStatements(schema: string) {
       WHERE ${FENCE}`,
 
     /**
-     * Batched completion: `$1` ids uuid[], `$2` worker ids text[], `$3` claim tokens uuid[],
-     * `$4` results (JSON text or NULL) text[], `$5` retention seconds. Each row fenced on its own.
-     * → `id` of every row that changed.
+     * Batched completion: `$1` ids uuid[], `$2` the worker id (one per statement: every row of
+     * a batch has the same owner), `$3` claim tokens uuid[], `$4` results (JSON text or NULL)
+     * text[], `$5` retention seconds. Each row fenced on its own. → `id` of every row that
+     * changed.
+     *
+     * Each row is found by a primary-key probe driven by the batch ({@link batchRows}). The
+     * owner test is spelled `(… = $2) IS TRUE` so that it is no index condition: with a constant worker id, `soniq_jobs_processing_idx` (worker_id, every row
+     * claimed since the last vacuum) would otherwise look attractive (see `IS_PROCESSING`).
      */
     completeMany: `UPDATE ${jobs} AS j
       SET status = 'done', attempts = j.attempts + 1, result = b.result::json, finished_at = now(),
           updated_at = now(), result_expires_at = now() + make_interval(secs => $5::float8)
-      FROM unnest($1::uuid[], $2::text[], $3::uuid[], $4::text[]) AS b(id, worker_id, claim_token, result)
-      WHERE j.id = b.id AND ${IS_PROCESSING} AND j.worker_id = b.worker_id
+      FROM ${batchRows(["$1::uuid[]", "$3::uuid[]", "$4::text[]"])} AS b(id, claim_token, result)
+      WHERE j.id = b.id AND ${IS_PROCESSING} AND (j.worker_id = $2::text) IS TRUE
         AND j.claim_token = b.claim_token
       RETURNING j.id::text AS id`,
 
@@ -771,10 +838,9 @@ export function buildAdminStatements(schema: string) {
       ), progressed AS (
         INSERT INTO ${controls} AS c (job_id, progress, progress_message, progress_at)
         SELECT p.id, p.fraction, p.message, now()
-        FROM unnest($6::uuid[], $7::uuid[], $8::float8[], $9::text[])
+        FROM ${batchRows(["$6::uuid[]", "$7::uuid[]", "$8::float8[]", "$9::text[]"])}
           AS p(id, token, fraction, message)
-        JOIN ${jobs} AS j ON j.id = p.id AND (j.status = 'processing') IS TRUE
-          AND j.worker_id = $1 AND j.claim_token = p.token
+        JOIN ${jobs} AS j ON j.id = p.id AND (j.status = 'processing') IS TRUE AND j.worker_id = $1 AND j.claim_token = p.token
         ON CONFLICT (job_id) DO UPDATE SET progress = EXCLUDED.progress,
           progress_message = EXCLUDED.progress_message, progress_at = now()
         RETURNING 1

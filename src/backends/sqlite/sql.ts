@@ -29,6 +29,31 @@ const UNRESTRICTED = `AND queue NOT IN (SELECT name FROM soniq_queues
       WHERE paused = 1 OR max_running IS NOT NULL)`;
 
 /**
+ * A fresh random claim token per row (a version 4 UUID in lower case, like `randomUUID()`):
+ * `randomblob` and `random` are evaluated for each row an UPDATE changes.
+ */
+const NEW_CLAIM_TOKEN = `lower(hex(randomblob(4)) || '-' || hex(randomblob(2)) || '-4'
+    || substr(hex(randomblob(2)), 2) || '-' || substr('89AB', 1 + (abs(random()) % 4), 1)
+    || substr(hex(randomblob(2)), 2) || '-' || hex(randomblob(6)))`;
+
+/**
+ * The claim as one statement (perf-design §8): `UPDATE … WHERE id IN (SELECT … ORDER BY … LIMIT)
+ * RETURNING` over the due queued rows that also match `filter`: `processing`, owner and a fresh
+ * token set, `started_at = updated_at = @now`, attempts unchanged. Replaces a `SELECT` of ids
+ * plus one `UPDATE … RETURNING` per id (k + 1 statement steps per claim of k).
+ */
+function claimStatement(filter: string): string {
+  return `UPDATE soniq_jobs
+    SET status = 'processing', worker_id = @workerId, claim_token = ${NEW_CLAIM_TOKEN},
+        started_at = @now, updated_at = @now, start_known = @startKnown
+    WHERE status = 'queued' AND id IN (
+      SELECT id FROM soniq_jobs
+      WHERE status = 'queued' AND scheduled_at <= @now ${filter}
+      ORDER BY ${CLAIM_ORDER} LIMIT @limit)
+    RETURNING ${JOB_COLUMNS}`;
+}
+
+/**
  * The job filter of the admin lists over `soniq_jobs` aliased `j`; each parameter is NULL when
  * its filter is not given: `@statuses`, `@queues`, `@names`, `@ids` (JSON arrays), `@dedupKey`,
  * `@errorText` (`last_error` contains it), `@argsPath` (a JSON path such as `$."user"."id"`) and
@@ -97,19 +122,20 @@ export const SQL = {
       @scheduledAt, @now, @now, @dedupKey, @meta, @traceContext)`,
 
   /**
-   * `@now`, `@limit` → `id` of the first due queued jobs of every queue, in claim order. Queues
-   * that are paused or have a `max_running` (`soniq_queues`) are skipped: a limited queue is
-   * claimed by {@link SQL.dueInLimitedQueue} within the room {@link SQL.limitedRoom} reports.
+   * `@now`, `@limit`, `@workerId`, `@startKnown` (0/1): claims the first due queued jobs of every
+   * queue in one statement → their rows (`JOB_COLUMNS`), in no particular order (`RETURNING`
+   * order is unspecified: the caller sorts them into claim order). Queues that are paused or
+   * have a `max_running` (`soniq_queues`) are skipped: a limited queue is claimed by
+   * {@link SQL.claimInLimitedQueue} within the room {@link SQL.limitedRoom} reports. Run inside
+   * `BEGIN IMMEDIATE` (the file's write lock is held from the start, so the rows read are the
+   * rows updated, exactly once across every process sharing the file).
    */
-  dueAll: `SELECT id FROM soniq_jobs
-    WHERE status = 'queued' AND scheduled_at <= @now ${UNRESTRICTED}
-    ORDER BY ${CLAIM_ORDER} LIMIT @limit`,
+  claimAll: claimStatement(`${UNRESTRICTED}`),
 
-  /** As {@link SQL.dueAll}, restricted to `@queues` (a JSON array of queue names). */
-  dueInQueues: `SELECT id FROM soniq_jobs
-    WHERE status = 'queued' AND scheduled_at <= @now
-      AND queue IN (SELECT value FROM json_each(@queues)) ${UNRESTRICTED}
-    ORDER BY ${CLAIM_ORDER} LIMIT @limit`,
+  /** As {@link SQL.claimAll}, restricted to `@queues` (a JSON array of queue names). */
+  claimInQueues: claimStatement(
+    `AND queue IN (SELECT value FROM json_each(@queues)) ${UNRESTRICTED}`,
+  ),
 
   /**
    * `@queues` (JSON array, or NULL for every queue) → `name`, `room` of each queue that is not
@@ -124,21 +150,8 @@ export const SQL = {
       AND (@queues IS NULL OR q.name IN (SELECT value FROM json_each(@queues)))
     ORDER BY q.name`,
 
-  /** `@now`, `@limit`, `@queue` → `id` of the first due queued jobs of that queue. */
-  dueInLimitedQueue: `SELECT id FROM soniq_jobs
-    WHERE status = 'queued' AND scheduled_at <= @now AND queue = @queue
-    ORDER BY ${CLAIM_ORDER} LIMIT @limit`,
-
-  /**
-   * `@id`, `@now`, `@workerId`, `@claimToken`: claims one queued job (`processing`, owner set,
-   * `started_at = updated_at = @now`, attempts unchanged) → the job row (`JOB_COLUMNS`), or
-   * nothing when it is no longer queued.
-   */
-  claimOne: `UPDATE soniq_jobs
-    SET status = 'processing', worker_id = @workerId, claim_token = @claimToken,
-        started_at = @now, updated_at = @now, start_known = @startKnown
-    WHERE id = @id AND status = 'queued'
-    RETURNING ${JOB_COLUMNS}`,
+  /** As {@link SQL.claimAll}, for one queue `@queue` with a `max_running`. */
+  claimInLimitedQueue: claimStatement("AND queue = @queue"),
 
   /**
    * Success, fenced ({@link OWNED}): `@result` (JSON text or NULL), `@retentionMs`. `done`,

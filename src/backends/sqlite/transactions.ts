@@ -4,7 +4,6 @@
  * the session of one `SqliteConnection.use` call and returns plain results; waking subscribers
  * is the facade's job.
  */
-import { randomUUID } from "node:crypto";
 import { SoniqError } from "../../errors.js";
 import { claimedJobOf } from "../claimed-job.js";
 import {
@@ -71,42 +70,51 @@ export function insertJobs(
   });
 }
 
+/** Claim order (sql.ts `CLAIM_ORDER`): priority, due time, creation time, id. */
+function inClaimOrder(a: JobRecord, b: JobRecord): number {
+  return (
+    a.priority - b.priority ||
+    a.scheduled_at - b.scheduled_at ||
+    a.created_at - b.created_at ||
+    (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
+  );
+}
+
 /**
  * Claims up to `request.limit` due queued jobs in claim order, each with a fresh random UUID
- * `claim_token`: exactly once across every process sharing the file.
+ * `claim_token`: exactly once across every process sharing the file. One `UPDATE … RETURNING`
+ * for the unrestricted queues, one per limited queue with room; the rows come back in no
+ * particular order and are sorted into claim order here (limited queues' rows after the
+ * others', as before).
  * @returns The claimed jobs, in claim order (empty when the limit is below 1).
  */
 export function claimDue(s: SqliteSession, request: JobClaimParams): ClaimedJob[] {
   const limit = Math.floor(request.limit);
   if (!(limit >= 1)) return [];
-  const due = s.statement(request.queues === null ? "dueAll" : "dueInQueues");
+  const claimFree = s.statement(request.queues === null ? "claimAll" : "claimInQueues");
   const rooms = s.statement("limitedRoom");
-  const dueLimited = s.statement("dueInLimitedQueue");
-  const take = s.statement("claimOne");
+  const claimLimited = s.statement("claimInLimitedQueue");
   return s.immediate(() => {
     const now = s.nowMs();
     const queues = request.queues === null ? null : JSON.stringify(request.queues);
-    const params: Record<string, unknown> = { now, limit };
-    if (queues !== null) params.queues = queues;
-    const claimed: ClaimedJob[] = [];
     const startKnown = request.deferStart === true ? 0 : 1;
-    const claim = (ids: Array<{ id: string }>) => {
-      for (const { id } of ids) {
-        const claimToken = randomUUID();
-        const row = take.get({ id, now, workerId: request.workerId, claimToken, startKnown }) as
-          | JobRecord
-          | undefined;
-        if (row) claimed.push(claimedJobOf(toJobRow(row)));
-      }
-    };
-    claim(due.all(params) as Array<{ id: string }>);
+    const params: Record<string, unknown> = { now, limit, workerId: request.workerId, startKnown };
+    if (queues !== null) params.queues = queues;
+    const claimed = (claimFree.all(params) as JobRecord[]).sort(inClaimOrder);
     // Queues with a max_running: at most their room, counted inside this same transaction.
     for (const { name, room } of rooms.all({ queues }) as Array<{ name: string; room: number }>) {
       const want = Math.min(room, limit - claimed.length);
       if (want <= 0) continue;
-      claim(dueLimited.all({ now, limit: want, queue: name }) as Array<{ id: string }>);
+      const rows = claimLimited.all({
+        now,
+        limit: want,
+        queue: name,
+        workerId: request.workerId,
+        startKnown,
+      }) as JobRecord[];
+      claimed.push(...rows.sort(inClaimOrder));
     }
-    return claimed;
+    return claimed.map((row) => claimedJobOf(toJobRow(row)));
   });
 }
 
