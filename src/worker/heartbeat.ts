@@ -26,6 +26,11 @@ export interface OrphanSource {
   readonly claimInFlight: boolean;
   /** True once (then cleared) after a failed claim, when no claim is in flight. */
   takeOrphanSuspicion(): boolean;
+  /**
+   * Keeps the suspicion for the next beat: a release skipped a row because a claim was in flight
+   * meanwhile (that row may be the lost answer's, not the new claim's).
+   */
+  retainOrphanSuspicion?(): void;
 }
 
 /** What a beat reports about the worker besides "alive" (contract: admin-store.ts `workerBeat`). */
@@ -144,8 +149,13 @@ export class Heartbeat implements Service {
       DB_CALL_TIMEOUT_MS,
       "owned rows",
     );
+    let skipped = false;
     for (const row of owned) {
-      if (this.options.isTracked(row.id) || orphans.claimInFlight) continue;
+      if (this.options.isTracked(row.id)) continue;
+      if (orphans.claimInFlight) {
+        skipped = true;
+        continue;
+      }
       if (
         await backend.jobNack({
           id: row.id,
@@ -158,5 +168,6 @@ export class Heartbeat implements Service {
         );
       }
     }
+    if (skipped) orphans.retainOrphanSuspicion?.();
   }
 }

@@ -131,6 +131,25 @@ export class InFlightTable {
     return entry;
   }
 
+  /**
+   * Holds one slot for a job not tracked yet (a hand-off at enqueue, hand-off.ts): it counts in
+   * {@link busySlots} at once, so no claim takes it. Give it back with {@link releaseReserved}
+   * before tracking the job (or when nothing came).
+   */
+  reserveSlot(): void {
+    this.busy += 1;
+  }
+
+  /**
+   * Gives back a slot held by {@link reserveSlot}.
+   * @param wake - true when nothing will use it (wakes the claim loop); false when the job is
+   *   tracked right after, taking the slot again.
+   */
+  releaseReserved(wake: boolean): void {
+    this.busy -= 1;
+    if (wake) this.onSlotFreed();
+  }
+
   /** Gives the job's slot back once its outcome is known (idempotent). */
   freeSlot(entry: InFlight): void {
     if (!entry.holdsSlot) return;

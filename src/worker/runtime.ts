@@ -3,16 +3,17 @@
  * of a running worker, wired together, none optional. Starting and closing down its services are
  * here too, so the public Worker only sequences them.
  */
-import type { Backend } from "../backends/contract/index.js";
+import type { Backend, ClaimedJob } from "../backends/contract/index.js";
 import type { JobDefinition } from "../jobs/job-definition.js";
 import type { EventBus } from "../observability/event-bus.js";
 import type { SoniqEventMap } from "../observability/events.js";
 import type { Logger } from "../observability/logger.js";
 import { CircuitBreaker } from "../remote/circuit-breaker.js";
 import type { SoniqSettings } from "../settings.js";
-import { ClaimLoop } from "./claim-loop.js";
+import { CLAIM_LOOP_STOP_BOUND_MS, ClaimLoop } from "./claim-loop.js";
 import { CompletionBatcher } from "./completion-batcher.js";
 import { Drain } from "./drain.js";
+import { orphanSources, WorkerHandOff } from "./hand-off.js";
 import { type BeatReport, HEARTBEAT_STOP_BOUND_MS, Heartbeat } from "./heartbeat.js";
 import type { InFlightTable } from "./in-flight.js";
 import { JobRunner } from "./job-runner.js";
@@ -56,6 +57,8 @@ export interface WorkerRuntime {
   readonly runner: JobRunner;
   readonly threads: WorkerThreads;
   readonly claimLoop: ClaimLoop;
+  /** Takes jobs at enqueue from this process's pool enqueues (hand-off.ts); opened once claiming. */
+  readonly handOff: WorkerHandOff;
   /** Polls and reconciles remote jobs in custody (absent without remote jobs). */
   readonly remotePoller: RemotePoller | undefined;
   readonly heartbeat: Heartbeat;
@@ -147,6 +150,13 @@ export function buildRuntime(parts: RuntimeParts): WorkerRuntime {
   const onUnexpected = (job: Parameters<JobRunner["recordUnexpected"]>[0], err: unknown) =>
     runner.recordUnexpected(job, err);
   const now = () => machine.now();
+  // How claimed rows reach the runner: the claim loop's and the hand-off's one path.
+  const dispatch = (job: ClaimedJob) => {
+    table.track(job, (entry) => runner.run(entry), onUnexpected);
+  };
+  const releaseLate = (job: ClaimedJob) => {
+    table.track(job, () => recorder.releaseUnstarted(job), onUnexpected);
+  };
   const claimLoop = new ClaimLoop({
     backend,
     workerId,
@@ -157,8 +167,8 @@ export function buildRuntime(parts: RuntimeParts): WorkerRuntime {
     latch,
     logger,
     now,
-    dispatch: (job) => table.track(job, (entry) => runner.run(entry), onUnexpected),
-    releaseLate: (job) => table.track(job, () => recorder.releaseUnstarted(job), onUnexpected),
+    dispatch,
+    releaseLate,
     releaseUnstarted: (jobs, reason) => releaseUnstarted(releaseDeps, jobs, reason),
     ...(settings.prefetch > 0
       ? {
@@ -169,6 +179,19 @@ export function buildRuntime(parts: RuntimeParts): WorkerRuntime {
           }),
         }
       : {}),
+  });
+  const handOff = new WorkerHandOff({
+    workerId,
+    queues: settings.queues,
+    concurrency: settings.concurrency,
+    table,
+    machine,
+    logger,
+    // Idle: no claim in flight and nothing buffered (a buffered row is older than the enqueue).
+    idle: () =>
+      claimLoop.state === "running" && !claimLoop.claimInFlight && claimLoop.buffered === 0,
+    dispatch,
+    releaseLate,
   });
   // An operator's cancel reaches a running job through its entry (executors do the rest); a job
   // still in the prefetch buffer never starts: it is recorded cancelled at once.
@@ -216,7 +239,7 @@ export function buildRuntime(parts: RuntimeParts): WorkerRuntime {
       for (const id of ids) cancelJob(id);
     },
     isTracked: (jobId) => table.has(jobId) || claimLoop.buffers(jobId),
-    orphans: claimLoop,
+    orphans: orphanSources(claimLoop, handOff),
     now: () => machine.now(),
     afterBeat: (signal) => schedules.catchUp(signal),
   });
@@ -238,9 +261,16 @@ export function buildRuntime(parts: RuntimeParts): WorkerRuntime {
     table,
     threads,
     stopClaiming: async () => {
-      await Promise.all([claimLoop.stop(), remotePoller?.stop()]);
+      await Promise.all([
+        claimLoop.stop(),
+        remotePoller?.stop(),
+        handOff.close(CLAIM_LOOP_STOP_BOUND_MS),
+      ]);
     },
-    abandonClaim: () => claimLoop.abandonClaim(),
+    abandonClaim: () => {
+      claimLoop.abandonClaim();
+      handOff.abandon();
+    },
     onDrainStart: () => {
       latch.wake();
       // Report `draining` now; maintenance stops (the scheduler with it: nothing is enqueued
@@ -289,6 +319,7 @@ export function buildRuntime(parts: RuntimeParts): WorkerRuntime {
     runner,
     threads,
     claimLoop,
+    handOff,
     remotePoller,
     heartbeat,
     maintenance,

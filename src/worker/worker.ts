@@ -274,6 +274,7 @@ export class Worker {
     // Only now may stop() begin a drain itself; one that came earlier is begun just below.
     this.life = { phase: "running", runtime };
     void runtime.claimLoop.start();
+    runtime.handOff.open(backend.handOff);
     void runtime.remotePoller?.start();
     if (this.machine.state !== "RUNNING") this.beginDrain(runtime);
   }

@@ -1,6 +1,6 @@
 -- The PostgreSQL schema after every migration, as a fresh `setup()` leaves it.
 -- Written by `npm run schema:dump`; checked by test/schema/schema.test.ts. Do not edit.
--- Migrations: 001_initial.sql, 002_leases.sql, 003_queue_claim_index.sql, 004_schedules.sql, 005_start_marks.sql, 006_operations.sql, 007_remote_submissions.sql, 008_trace_context.sql
+-- Migrations: 001_initial.sql, 002_leases.sql, 003_queue_claim_index.sql, 004_schedules.sql, 005_start_marks.sql, 006_operations.sql, 007_remote_submissions.sql, 008_trace_context.sql, 009_notify_queued_only.sql
 
 CREATE TABLE soniq_dead_letter_jobs (
   id uuid NOT NULL,
@@ -227,7 +227,7 @@ BEGIN
   -- A queue name too long for a NOTIFY payload (8000 bytes) wakes everyone instead ('*').
   FOR due_queue IN
     SELECT DISTINCT CASE WHEN octet_length(queue) <= 1024 THEN queue ELSE '*' END
-    FROM inserted_jobs WHERE scheduled_at <= now()
+    FROM inserted_jobs WHERE status = 'queued' AND scheduled_at <= now()
   LOOP
     PERFORM pg_notify(channel, due_queue);
   END LOOP;

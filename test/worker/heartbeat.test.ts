@@ -76,4 +76,52 @@ describe("Heartbeat", () => {
     expect(await backend.jobGet({ id: kept })).toMatchObject({ status: "processing" });
     await heartbeat.stop();
   });
+
+  it("beat › a claim was in flight when the release looked at an untracked row › the suspicion is kept and the row released at a later beat", async () => {
+    const { backend, soniq, claim } = await workerParts((s) => {
+      s.job({ name: "hb.job", handler: async () => 1 });
+    });
+    const orphan = await soniq.enqueue("hb.job", {});
+    await claim();
+    let suspect = true;
+    let retained = false;
+    // In flight for the first look at the owned rows only (a poll's claim started meanwhile).
+    let inFlightLooks = 1;
+    const heartbeat = new Heartbeat({
+      backend,
+      workerId: "w1",
+      intervalSeconds: 0.02,
+      logger: silent,
+      report: () => ({
+        status: "running",
+        shutdownState: "RUNNING",
+        drainElapsedSeconds: null,
+        deadlineInSeconds: null,
+      }),
+      progress: () => ({ reports: [], written: () => undefined }),
+      onCancelRequested: () => undefined,
+      isTracked: () => false,
+      orphans: {
+        get claimInFlight() {
+          if (inFlightLooks === 0) return false;
+          inFlightLooks -= 1;
+          return true;
+        },
+        takeOrphanSuspicion: () => {
+          const was = suspect || retained;
+          suspect = false;
+          retained = false;
+          return was;
+        },
+        retainOrphanSuspicion: () => {
+          retained = true;
+        },
+      },
+      now: Date.now,
+    });
+    await heartbeat.start();
+    await waitFor(async () => (await backend.jobGet({ id: orphan }))?.status === "queued");
+    expect(inFlightLooks).toBe(0);
+    await heartbeat.stop();
+  });
 });

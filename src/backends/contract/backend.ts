@@ -8,6 +8,7 @@
  */
 import type { AdminStore } from "./admin-store.js";
 import type { Capabilities } from "./capabilities.js";
+import type { HandOffDesk } from "./hand-off.js";
 import type { JobStore } from "./job-store.js";
 import type { LeaseStore } from "./lease-store.js";
 import type { Notifier } from "./notifier.js";
@@ -39,6 +40,12 @@ export interface Backend extends JobStore, WorkerStore, LeaseStore, ScheduleStor
   readonly admin: AdminStore;
   /** Remote jobs' durable submission records (seed 002): `submission-store.ts`. */
   readonly submissions: SubmissionStore;
+  /**
+   * Hand-off at enqueue (hand-off.ts): where this process's workers offer free slots to a pool
+   * enqueue of one due job. Absent on backends that do not hand off (SQLite, memory: their claim
+   * is an in-process call already).
+   */
+  readonly handOff?: HandOffDesk;
   /** Creates or migrates the schema. Idempotent; safe when two processes run it at once. */
   setup(): Promise<void>;
   /**

@@ -8,6 +8,8 @@ import { createHash } from "node:crypto";
 import pg from "pg";
 import { SoniqError } from "../../errors.js";
 import type { PgQueryable } from "../contract/index.js";
+import type { LocalHandOffDesk } from "../shared/hand-off-desk.js";
+import type { HandOffStatements } from "./hand-off-sql.js";
 import type { RawClaimedRow } from "./rows.js";
 import { SESSION_SETUP, type Statements } from "./sql.js";
 
@@ -302,4 +304,6 @@ export interface PgJobStoreDeps {
     /** Stored in `start_known` (see `JobClaimParams.deferStart`). */
     startKnown: boolean;
   }) => Promise<RawClaimedRow[]>;
+  /** Hand-off at enqueue (hand-off-enqueue.ts): this process's idle workers and the statement. */
+  handOff?: { desk: LocalHandOffDesk; sql: HandOffStatements };
 }

@@ -5,6 +5,7 @@
  */
 import type { EnqueueResult, NewJob, PgQueryable } from "../contract/index.js";
 import type { PgJobStoreDeps } from "./connection.js";
+import { enqueueHandedOff, reserveHandOff } from "./hand-off-enqueue.js";
 
 /** How often enqueue re-tries jobs whose dedup holder vanished under it (pruned, rolled back). */
 const ENQUEUE_ATTEMPTS = 3;
@@ -18,7 +19,8 @@ function truthy(value: unknown): boolean {
  * One statement (one round trip) on `connection` when given — inside the caller's
  * transaction, so the jobs exist iff the caller commits; the NOTIFY then fires at commit —
  * else on the pool. A second query runs only when a dedup holder committed concurrently and is
- * not yet visible to the insert's snapshot. Implements `JobStore.jobEnqueue`.
+ * not yet visible to the insert's snapshot. A pool enqueue of one job due now may be handed off
+ * to an idle worker of this process instead (hand-off-enqueue.ts). Implements `JobStore.jobEnqueue`.
  * @throws Driver errors (e.g. a duplicate job id).
  */
 export async function enqueueBatch(
@@ -28,6 +30,13 @@ export async function enqueueBatch(
 ): Promise<EnqueueResult[]> {
   deps.conn.assertOpen();
   if (jobs.length === 0) return [];
+  // One job on the pool: an idle worker of this process may take it in the same statement.
+  const single = jobs.length === 1 && !via && deps.handOff ? jobs[0] : undefined;
+  const reservation = single && deps.handOff ? reserveHandOff(deps.handOff, single) : undefined;
+  if (single && deps.handOff && reservation) {
+    const handed = await enqueueHandedOff(deps, deps.handOff, single, reservation);
+    if (handed) return [handed];
+  }
   const unique: NewJob[] = [];
   const slotOf: number[] = [];
   const isFirst: boolean[] = [];

@@ -9,8 +9,10 @@
 import { SoniqError } from "../../errors.js";
 import type { Backend, Capabilities, Notifier } from "../contract/index.js";
 import { DelegatingStores } from "../shared/delegating-stores.js";
+import { LocalHandOffDesk } from "../shared/hand-off-desk.js";
 import { PgAdminStore } from "./admin-store.js";
 import { PgConnection } from "./connection.js";
+import { buildHandOffStatements } from "./hand-off-sql.js";
 import { notifyChannel, validateSchemaName } from "./identifiers.js";
 import { PgJobStore } from "./job-store.js";
 import { PgLeaseStore } from "./lease-store.js";
@@ -76,6 +78,9 @@ function validate(options: PostgresBackendOptions): string {
  *   well. The pool's own such writes also wake this process's subscribers directly (no NOTIFY
  *   round trip), and the listener skips notifications sent by the pool's connections, so one
  *   write wakes a local worker once.
+ * - Hand-off at enqueue (contract/hand-off.ts): a pool enqueue of one job due now, with a worker
+ *   of this process idle on its queue ({@link handOff}), inserts the row already claimed by that
+ *   worker when its queue has no due backlog; such a row NOTIFYs nobody.
  * - After {@link close}, every call rejects at once with `SoniqError("CLOSED")`.
  * - A missing schema or table rejects with `SoniqError("SCHEMA_NOT_READY")`: run `soniq setup`.
  */
@@ -99,6 +104,8 @@ export class PostgresBackend extends DelegatingStores implements Backend {
   readonly admin: PgAdminStore;
   /** Remote jobs' submission records (contract/submission-store.ts). */
   readonly submissions: PostgresSubmissionStore;
+  /** This process's workers that take a job at enqueue (contract/hand-off.ts). */
+  readonly handOff: LocalHandOffDesk;
 
   /**
    * Creates the backend; opens no connection until the first call.
@@ -132,6 +139,7 @@ export class PostgresBackend extends DelegatingStores implements Backend {
       wake: (queue) => wakeUps.wake(queue),
     });
     const adminSql = admin.sql;
+    const handOff = new LocalHandOffDesk();
     const limited = new LimitedQueues(() =>
       conn.run<{ name: string; max_running: number }>(adminSql.limitedQueues, []),
     );
@@ -140,6 +148,7 @@ export class PostgresBackend extends DelegatingStores implements Backend {
       sql,
       channel,
       wake: (queue) => wakeUps.wake(queue),
+      handOff: { desk: handOff, sql: buildHandOffStatements(schema) },
       claimLimited: async (request) => {
         const queues = await limited.get(request.queues);
         if (queues.length === 0) return [];
@@ -160,6 +169,7 @@ export class PostgresBackend extends DelegatingStores implements Backend {
       }),
     });
     this.admin = admin;
+    this.handOff = handOff;
     this.schema = schema;
     this.channel = channel;
     this.conn = conn;
@@ -191,6 +201,7 @@ export class PostgresBackend extends DelegatingStores implements Backend {
    * pool. See {@link Backend.close}.
    */
   close(): Promise<void> {
+    this.handOff.close();
     return this.conn.close(() => this.wakeUps.close());
   }
 
