@@ -351,6 +351,46 @@ export function runSubmissionContract(target: ContractTarget): void {
       expect((await b.jobGet({ id: sub.job.id }))?.status).toBe("processing");
     });
 
+    it("recover › caller's timeout shorter than the owner's declared one › nothing frozen or handed off while the owner is within its window; an undeclared owner is", async () => {
+      const b = await make();
+      const s = b.submissions;
+      const mark = async (workerId: string) => {
+        const c = await claimed(b, workerId);
+        await s.submissionMarkSubmitting({
+          jobId: c.job.id,
+          owner: c.owner,
+          name: NAME,
+          queue: "default",
+        });
+        return c;
+      };
+      const declared = await mark("declared");
+      const acc = await accepted(b, "tsk_d", "declared");
+      await poll(b, "declared");
+      await b.admin.workerDeclare({ workerId: "declared", heartbeatTimeoutSeconds: 3600 });
+      const silent = await mark("undeclared");
+      // Both heartbeats are now older than the caller's 0.05 s (a bound, not a race: 200 ms).
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const recovered = await s.submissionRecover({ heartbeatTimeoutSeconds: 0.05 });
+      expect(recovered.map((r) => [r.jobId, r.action])).toEqual([[silent.job.id, "freeze"]]);
+      expect(await s.submissionGet({ jobId: declared.job.id })).toMatchObject({
+        phase: "submitting",
+        workerId: "declared",
+      });
+      expect(await s.submissionGet({ jobId: acc.id })).toMatchObject({
+        phase: "accepted",
+        workerId: "declared",
+      });
+      await b.workerMarkStopped({ workerId: "declared" });
+      const after = await s.submissionRecover({ heartbeatTimeoutSeconds: 0.05 });
+      expect(after.map((r) => [r.jobId, r.action]).sort()).toEqual(
+        [
+          [declared.job.id, "freeze"],
+          [acc.id, "handoff"],
+        ].sort(),
+      );
+    });
+
     it("admission › maxConcurrent 1 with one submitting › over_budget, nothing written; perMinute › rate", async () => {
       const b = await make();
       const s = b.submissions;

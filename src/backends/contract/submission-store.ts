@@ -245,8 +245,10 @@ export interface SubmissionStore {
   /**
    * Crash recovery by phase: every `processing` row with a submission in `submitting`, `accepted`
    * or `frozen` whose owner is set and not a live worker (stopped, unknown, or — unless
-   * `heartbeatTimeoutSeconds` is null — silent longer than that): `submitting` → `frozen`
-   * (reason `crash`), the others handed off (owner cleared, due now). Attempts untouched.
+   * `heartbeatTimeoutSeconds` is null — silent longer than its own declared heartbeat timeout
+   * (`workerDeclare`), or than `heartbeatTimeoutSeconds` when it declared none; the same rule as
+   * `JobStore.jobRecoverStale`): `submitting` → `frozen` (reason `crash`), the others handed
+   * off (owner cleared, due now). Attempts untouched.
    */
   submissionRecover(params: {
     heartbeatTimeoutSeconds: number | null;

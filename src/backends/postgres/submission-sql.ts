@@ -166,7 +166,9 @@ export function buildSubmissionStatements(schema: string) {
         AND j.status = 'processing' AND j.worker_id IS NULL`),
     /**
      * Crash recovery by phase, one statement: rows in custody whose owner is set and not live →
-     * owner cleared; `submitting` → `frozen` (reason `crash`); all due now.
+     * owner cleared; `submitting` → `frozen` (reason `crash`); all due now. `@timeout` seconds
+     * (NULL: only stopped or unknown owners); a worker's own declared `heartbeat_timeout` wins
+     * over it (issue 14's rule, as in `recoverStale`).
      */
     recover: named(`WITH stale AS (
         SELECT j.id, j.worker_id FROM ${jobs} AS j JOIN ${subs} AS s ON s.job_id = j.id
@@ -174,7 +176,8 @@ export function buildSubmissionStatements(schema: string) {
           AND NOT EXISTS (SELECT 1 FROM ${workers} AS w
             WHERE w.id = j.worker_id AND w.status <> 'stopped'
               AND (@timeout::float8 IS NULL
-                OR w.last_heartbeat_at >= now() - make_interval(secs => @timeout::float8)))
+                OR w.last_heartbeat_at
+                   >= now() - make_interval(secs => COALESCE(w.heartbeat_timeout, @timeout::float8))))
         FOR UPDATE OF j SKIP LOCKED
       ), cleared AS (
         UPDATE ${jobs} AS j SET worker_id = NULL, claim_token = NULL, updated_at = now()

@@ -164,7 +164,8 @@ export const SUBMISSION_SQL = {
       AND j.worker_id IS NOT NULL
       AND NOT EXISTS (SELECT 1 FROM soniq_workers AS w
         WHERE w.id = j.worker_id AND w.status <> 'stopped'
-          AND (@timeoutMs IS NULL OR @now - w.last_heartbeat_at <= @timeoutMs))`,
+          AND (@timeoutMs IS NULL
+            OR @now - w.last_heartbeat_at <= COALESCE(w.heartbeat_timeout_ms, @timeoutMs)))`,
 
   /** `@id`, `@owner`, `@now`: clears a dead owner. */
   subClearDeadOwner: `UPDATE soniq_jobs SET worker_id = NULL, claim_token = NULL, updated_at = @now
