@@ -38,6 +38,7 @@ export function buildSubmissionStatements(schema: string) {
   const early = `${s}.${quoteIdent("soniq_remote_early_answers")}`;
   const jobs = `${s}.${quoteIdent("soniq_jobs")}`;
   const workers = `${s}.${quoteIdent("soniq_workers")}`;
+  const dead = `${s}.${quoteIdent("soniq_dead_letter_jobs")}`;
   const owned =
     "id = @id::uuid AND status = 'processing' AND worker_id = @workerId AND claim_token = @claimToken::uuid";
   const record = `s.job_id::text AS job_id, s.job_name, s.queue, s.phase, s.generation, s.task_id,
@@ -196,6 +197,12 @@ export function buildSubmissionStatements(schema: string) {
       )
       SELECT m.job_id::text AS job_id, m.job_name, b.phase, m.task_id, m.worker_id
       FROM moved AS m JOIN before AS b ON b.job_id = m.job_id`),
+    /** `@limit` → deletes submission rows whose job is neither a job row nor a dead letter. */
+    prune: named(`DELETE FROM ${subs} WHERE job_id IN (
+        SELECT s.job_id FROM ${subs} AS s
+        WHERE NOT EXISTS (SELECT 1 FROM ${jobs} AS j WHERE j.id = s.job_id)
+          AND NOT EXISTS (SELECT 1 FROM ${dead} AS d WHERE d.id = s.job_id)
+        LIMIT @limit::int)`),
     /** One record. */
     get: named(`SELECT ${record} FROM ${subs} AS s LEFT JOIN ${jobs} AS j ON j.id = s.job_id
       WHERE s.job_id = @id::uuid`),

@@ -179,6 +179,13 @@ export const SUBMISSION_SQL = {
         due_at = @now, updated_at = @now
     WHERE job_id = @id AND phase IN ('submitting', 'accepted', 'frozen')`,
 
+  /** `@limit` → deletes submission rows whose job is neither a job row nor a dead letter. */
+  subPrune: `DELETE FROM soniq_remote_submissions WHERE job_id IN (
+      SELECT s.job_id FROM soniq_remote_submissions AS s
+      WHERE NOT EXISTS (SELECT 1 FROM soniq_jobs AS j WHERE j.id = s.job_id)
+        AND NOT EXISTS (SELECT 1 FROM soniq_dead_letter_jobs AS d WHERE d.id = s.job_id)
+      LIMIT @limit)`,
+
   /** `@id` → one record (submission + job columns). */
   subGet: `SELECT ${RECORD} FROM soniq_remote_submissions AS s
     LEFT JOIN soniq_jobs AS j ON j.id = s.job_id WHERE s.job_id = @id`,
