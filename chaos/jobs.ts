@@ -6,13 +6,18 @@
  * job SIGKILLs its own worker each time it runs; a `floating` one leaves a rejected promise
  * unhandled and must not take its worker down.
  *
+ * Two remote jobs (chaos/remote-workload.ts) call the test provider at `CHAOS_PROVIDER_URL`:
+ * `chaos.remote` with `reconcile` (it looks the task up by idempotency key) and
+ * `chaos.remote_manual` without (its frozen jobs wait for the harness's operator step).
+ *
  * Run-log writes are retried until they land, so a PostgreSQL restart never turns into a job
  * failure of the harness's own making. The end of a run that did its work is recorded even when
  * the shutdown deadline aborts the signal meanwhile: "completed" means the work happened.
  */
 import { randomUUID } from "node:crypto";
-import { Soniq } from "soniq";
+import { accepted, done, failed, notSubmitted, pending, Soniq } from "soniq";
 import type { WorkArgs } from "./plan.js";
+import { REMOTE_JOB, REMOTE_MANUAL_JOB, type RemoteArgs } from "./remote-workload.js";
 import { openRunLogWriter, type RunLogWriter, targetFromEnv } from "./runlog.js";
 
 export const soniq = new Soniq();
@@ -99,5 +104,51 @@ export const work = soniq.job<WorkArgs, { n: number }>({
     return { n: args.n };
   },
 });
+
+const provider = process.env.CHAOS_PROVIDER_URL ?? "http://127.0.0.1:9";
+
+/** What both remote jobs share: submit, poll and their timings (seconds). */
+const remoteBase = {
+  queue: "remote",
+  maxAttempts: 3,
+  submitTimeout: 5,
+  pollEvery: 0.3,
+  pollTimeout: 300,
+  submit: async (args: RemoteArgs, ctx: { idempotencyKey: string; signal: AbortSignal }) => {
+    const res = await fetch(`${provider}/tasks`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "idempotency-key": ctx.idempotencyKey },
+      body: JSON.stringify({ behaviour: args.behaviour }),
+      signal: ctx.signal,
+    });
+    const answer = (await res.json()) as { task_id?: string; error?: string };
+    if (res.status === 202 && answer.task_id) return accepted(answer.task_id);
+    return failed(answer.error ?? `HTTP ${res.status}`, { retry: res.status >= 500 });
+  },
+  poll: async (taskId: string, ctx: { signal: AbortSignal }) => {
+    const res = await fetch(`${provider}/tasks/${encodeURIComponent(taskId)}`, {
+      signal: ctx.signal,
+    });
+    const task = (await res.json()) as { status: string; output?: unknown };
+    if (task.status === "processing") return pending();
+    if (task.status === "succeeded") return done(task.output ?? null);
+    return failed(`task ${task.status}`, { retry: false });
+  },
+};
+
+export const remote = soniq.remoteJob({
+  ...remoteBase,
+  name: REMOTE_JOB,
+  reconcile: async (_args: RemoteArgs, ctx) => {
+    const res = await fetch(
+      `${provider}/tasks?idempotency_key=${encodeURIComponent(ctx.idempotencyKey)}`,
+      { signal: ctx.signal },
+    );
+    if (res.status === 404) return notSubmitted();
+    return accepted(((await res.json()) as { task_id: string }).task_id);
+  },
+});
+
+export const remoteManual = soniq.remoteJob({ ...remoteBase, name: REMOTE_MANUAL_JOB });
 
 export default soniq;

@@ -5,10 +5,15 @@
  * acknowledged job to `CHAOS_IDS_FILE`. Every job has the dedup key `chaos-<n>`, so a batch
  * retried after an ambiguous failure (e.g. the PostgreSQL restart) returns the ids already
  * inserted instead of inserting twice.
+ *
+ * With `CHAOS_REMOTE_JOBS` (> 0) it also enqueues that many remote jobs
+ * (chaos/remote-workload.ts), spread over the same ticks, dedup key `chaos-remote-<n>`, and appends
+ * "<n> <id>" for each to `CHAOS_REMOTE_IDS_FILE`.
  */
 import { appendFileSync } from "node:fs";
 import { Soniq } from "soniq";
 import { jobSpec } from "./plan.js";
+import { remoteSpec } from "./remote-workload.js";
 
 function env(name: string): string {
   const value = process.env[name];
@@ -21,6 +26,8 @@ const seed = Number(env("CHAOS_SEED"));
 const seconds = Number(env("CHAOS_ENQUEUE_SECONDS"));
 const idsFile = env("CHAOS_IDS_FILE");
 const schema = process.env.SONIQ_SCHEMA;
+const remoteTotal = Number(process.env.CHAOS_REMOTE_JOBS ?? 0);
+const remoteIdsFile = remoteTotal > 0 ? env("CHAOS_REMOTE_IDS_FILE") : "";
 
 const soniq = new Soniq({
   databaseUrl: env("SONIQ_DATABASE_URL"),
@@ -36,6 +43,29 @@ const ticks = Math.max(1, Math.floor((seconds * 1000) / TICK_MS));
 const perTick = Math.max(1, Math.ceil(total / ticks));
 const began = Date.now();
 let failures = 0;
+/** Remote jobs per tick, so that they are spread over the same window as the plain ones. */
+const remotePerTick = Math.max(1, Math.ceil(remoteTotal / Math.ceil(total / perTick)));
+let remoteNext = 0;
+
+/** Enqueues `items` until it lands (a retry returns the same ids: dedup keys). */
+async function enqueueDurably(
+  items: Array<{
+    name: string;
+    args: unknown;
+    options: { dedupKey: string; maxAttempts?: number };
+  }>,
+): Promise<string[]> {
+  for (let i = 0; ; i++) {
+    try {
+      return await soniq.enqueueMany(items);
+    } catch (err) {
+      failures += 1;
+      if (i % 10 === 0)
+        process.stderr.write(`producer: enqueue failed, retrying: ${String(err)}\n`);
+      await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 50 * 2 ** i)));
+    }
+  }
+}
 
 for (let start = 0, tick = 0; start < total; start += perTick, tick++) {
   const wait = began + tick * TICK_MS - Date.now();
@@ -48,18 +78,20 @@ for (let start = 0, tick = 0; start < total; start += perTick, tick++) {
       options: { dedupKey: `chaos-${n}`, maxAttempts: 5 },
     });
   }
-  for (let i = 0; ; i++) {
-    try {
-      const ids = await soniq.enqueueMany(items);
-      appendFileSync(idsFile, ids.map((id, k) => `${start + k} ${id}\n`).join(""));
-      break;
-    } catch (err) {
-      failures += 1;
-      if (i % 10 === 0)
-        process.stderr.write(`producer: enqueue failed, retrying: ${String(err)}\n`);
-      await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 50 * 2 ** i)));
+  const ids = await enqueueDurably(items);
+  appendFileSync(idsFile, ids.map((id, k) => `${start + k} ${id}\n`).join(""));
+  if (remoteNext < remoteTotal) {
+    const first = remoteNext;
+    const remote = [];
+    for (; remoteNext < Math.min(remoteTotal, first + remotePerTick); remoteNext++) {
+      const spec = remoteSpec(seed, remoteNext);
+      remote.push({ ...spec, options: { dedupKey: `chaos-remote-${remoteNext}` } });
     }
+    const remoteIds = await enqueueDurably(remote);
+    appendFileSync(remoteIdsFile, remoteIds.map((id, k) => `${first + k} ${id}\n`).join(""));
   }
 }
 await soniq.close();
-process.stderr.write(`producer: ${total} jobs enqueued (${failures} failed tries retried)\n`);
+process.stderr.write(
+  `producer: ${total} jobs and ${remoteTotal} remote jobs enqueued (${failures} failed tries retried)\n`,
+);

@@ -8,6 +8,12 @@
  * one server restart. Killed and terminated workers are replaced. After the chaos phase it stops
  * injecting, waits for the queue to drain, SIGTERMs every worker, runs `soniq recover`, and checks
  * what is left (chaos/report.ts). Exit code 1 when a must-be-zero check fails.
+ *
+ * Remote jobs (seed 002) join the workload: the producer enqueues a tenth as many remote jobs
+ * (chaos/remote-workload.ts) against the test provider, run as a child process
+ * (chaos/provider.ts); after the queue drained, chaos/remote-phase.ts waits for them, performs the
+ * operator step for frozen jobs without `reconcile`, and chaos/remote-report.ts adds the remote
+ * checks (hand-offs, releases, frozen jobs, duplicate POSTs, orphaned task ids, unexplained ends).
  */
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -28,6 +34,9 @@ import { parseArgs, promisify } from "node:util";
 import Database from "better-sqlite3";
 import pg from "pg";
 import { type FaultKind, faultPlan, jobSpec, type PlannedFault } from "./plan.js";
+import { readProviderState, settleRemote } from "./remote-phase.js";
+import { analyzeRemote, countRemoteLines, type RemoteLogCounts } from "./remote-report.js";
+import { REMOTE_NAME_LIKE, remoteCount } from "./remote-workload.js";
 import {
   type Analysis,
   type AnalysisInput,
@@ -47,6 +56,9 @@ const REPO = fileURLToPath(new URL("..", import.meta.url));
 const CLI = join(REPO, "dist", "cli", "main.js");
 const JOBS_MODULE = join("chaos", "jobs.ts");
 const PRODUCER = join(REPO, "chaos", "producer.ts");
+const PROVIDER = join(REPO, "chaos", "provider.ts");
+/** Remote jobs are kept out of the plain jobs' checks (they have their own). */
+const NOT_REMOTE = `name NOT LIKE '${REMOTE_NAME_LIKE}'`;
 const execFileP = promisify(execFile);
 
 /** The worker settings of a chaos run: short, so recovery happens within the run. */
@@ -63,6 +75,7 @@ const SETTINGS: RunSettings & { concurrency: number; poolSize: number } = {
 const USAGE = `usage: node --import tsx chaos/run.ts [options]   (after npm run build)
   --backend postgres|sqlite|both   default both
   --jobs N                         jobs per backend (default 4000; --short 800)
+  --remote-jobs N                  remote jobs per backend (default a tenth of --jobs, at least 20)
   --workers N                      worker processes kept running (default 4)
   --duration S                     seconds of fault injection per backend (default 75; --short 30)
   --short                          the CI version: fewer jobs, shorter phase, same fault kinds
@@ -77,6 +90,7 @@ const { values: flags } = parseArgs({
   options: {
     backend: { type: "string", default: "both" },
     jobs: { type: "string" },
+    "remote-jobs": { type: "string" },
     workers: { type: "string", default: "4" },
     duration: { type: "string" },
     short: { type: "boolean", default: false },
@@ -117,6 +131,7 @@ const backends: Array<"postgres" | "sqlite"> =
 const config = {
   jobs: intFlag("jobs", flags.jobs, short ? 800 : 4000, 1),
   workers: intFlag("workers", flags.workers, 4, 2),
+  remoteJobs: 0,
   duration: intFlag("duration", flags.duration, short ? 30 : 75, 10),
   seed: intFlag("seed", flags.seed, randomBytes(4).readUInt32BE() >>> 1, 0),
   meanGap: short ? 6 : 3.5,
@@ -127,6 +142,8 @@ const config = {
   pgRestart: !flags["no-pg-restart"],
   keep: flags.keep === true,
 };
+
+config.remoteJobs = intFlag("remote-jobs", flags["remote-jobs"], remoteCount(config.jobs), 0);
 
 if (!existsSync(CLI)) {
   process.stderr.write(`chaos: ${CLI} is missing: run npm run build first\n`);
@@ -330,17 +347,17 @@ function postgresStore(): Store {
     runLog: { kind: "postgres", url: config.databaseUrl, schema: runSchema },
     async counts() {
       const rows = await pgQuery<{ status: string; n: string }>(
-        `SELECT status, count(*) AS n FROM ${q("soniq_jobs")} GROUP BY status`,
+        `SELECT status, count(*) AS n FROM ${q("soniq_jobs")} WHERE ${NOT_REMOTE} GROUP BY status`,
       );
       const get = (s: string) => Number(rows.find((r) => r.status === s)?.n ?? 0);
       return { queued: get("queued"), processing: get("processing") };
     },
     async final() {
       const jobs = await pgQuery<JobState>(
-        `SELECT id::text AS id, status, attempts, interruptions FROM ${q("soniq_jobs")}`,
+        `SELECT id::text AS id, status, attempts, interruptions FROM ${q("soniq_jobs")} WHERE ${NOT_REMOTE}`,
       );
       const dead = await pgQuery<DeadState>(
-        `SELECT id::text AS id, reason, attempts, interruptions FROM ${q("soniq_dead_letter_jobs")}`,
+        `SELECT id::text AS id, reason, attempts, interruptions FROM ${q("soniq_dead_letter_jobs")} WHERE ${NOT_REMOTE}`,
       );
       const workers = await pgQuery<{ id: string; pid: number }>(
         `SELECT id, pid FROM ${q("soniq_workers")}`,
@@ -370,15 +387,17 @@ function sqliteStore(dir: string): Store {
     runLog: { kind: "sqlite", path },
     async counts() {
       const rows = read<{ status: string; n: number }>(
-        "SELECT status, count(*) AS n FROM soniq_jobs GROUP BY status",
+        `SELECT status, count(*) AS n FROM soniq_jobs WHERE ${NOT_REMOTE} GROUP BY status`,
       );
       const get = (s: string) => Number(rows.find((r) => r.status === s)?.n ?? 0);
       return { queued: get("queued"), processing: get("processing") };
     },
     async final() {
-      const jobs = read<JobState>("SELECT id, status, attempts, interruptions FROM soniq_jobs");
+      const jobs = read<JobState>(
+        `SELECT id, status, attempts, interruptions FROM soniq_jobs WHERE ${NOT_REMOTE}`,
+      );
       const dead = read<DeadState>(
-        "SELECT id, reason, attempts, interruptions FROM soniq_dead_letter_jobs",
+        `SELECT id, reason, attempts, interruptions FROM soniq_dead_letter_jobs WHERE ${NOT_REMOTE}`,
       );
       const workers = read<{ id: string; pid: number }>("SELECT id, pid FROM soniq_workers");
       return { jobs, dead, workerPids: new Map(workers.map((w) => [w.id, Number(w.pid)])) };
@@ -662,6 +681,40 @@ function parseWorkerLogs(pool: WorkerPool): ParsedLogs {
   return { recoveries, nacks, counts, stray };
 }
 
+// ---- the remote test provider ---------------------------------------------------------------------
+
+/** Starts chaos/provider.ts; resolves once it printed its URL. */
+async function startProvider(
+  stateFile: string,
+  dir: string,
+): Promise<{ url: string; stop(): Promise<void> }> {
+  const out = openSync(join(dir, "provider.log"), "a");
+  const child = spawn(process.execPath, ["--import", "tsx", PROVIDER], {
+    cwd: REPO,
+    env: childEnv({ CHAOS_PROVIDER_STATE: stateFile }),
+    stdio: ["ignore", "pipe", out],
+  });
+  closeSync(out);
+  children.add(child);
+  const exited = new Promise<void>((resolve) => child.on("exit", () => resolve()));
+  const url = await new Promise<string>((resolve, reject) => {
+    let text = "";
+    child.stdout?.on("data", (d: Buffer) => {
+      text += d.toString();
+      const line = text.split("\n")[0] ?? "";
+      if (text.includes("\n")) resolve(line.trim());
+    });
+    child.on("exit", (code) => reject(new Error(`the test provider exited ${code}`)));
+  });
+  return {
+    url,
+    async stop() {
+      if (child.exitCode === null) child.kill("SIGTERM");
+      await Promise.race([exited, sleep(5000)]);
+    },
+  };
+}
+
 // ---- one backend ------------------------------------------------------------------------------------
 
 interface BackendResult {
@@ -694,6 +747,8 @@ async function runBackend(kind: "postgres" | "sqlite"): Promise<BackendResult> {
   const setup = await runCli(["setup"], store.env);
   if (setup.code !== 0) throw new Error(`soniq setup failed: ${setup.stderr}`);
   await createRunLog(store.runLog);
+  const providerStateFile = join(dir, "provider.json");
+  const provider = await startProvider(providerStateFile, dir);
 
   const workerEnv = childEnv({
     ...store.env,
@@ -705,6 +760,7 @@ async function runBackend(kind: "postgres" | "sqlite"): Promise<BackendResult> {
     SONIQ_CONCURRENCY: String(SETTINGS.concurrency),
     SONIQ_POOL_SIZE: String(SETTINGS.poolSize),
     SONIQ_LOG_LEVEL: "info",
+    CHAOS_PROVIDER_URL: provider.url,
     ...(store.runLog.kind === "postgres" ? { CHAOS_RUNLOG_SCHEMA: store.runLog.schema } : {}),
   });
   const pool = new WorkerPool(workerEnv, dir);
@@ -722,6 +778,8 @@ async function runBackend(kind: "postgres" | "sqlite"): Promise<BackendResult> {
   // The producer, paced over 80 % of the chaos phase.
   const idsFile = join(dir, "enqueued.txt");
   writeFileSync(idsFile, "");
+  const remoteIdsFile = join(dir, "remote-enqueued.txt");
+  writeFileSync(remoteIdsFile, "");
   const producerLog = openSync(join(dir, "producer.log"), "a");
   const producer = spawn(process.execPath, ["--import", "tsx", PRODUCER], {
     cwd: REPO,
@@ -731,6 +789,8 @@ async function runBackend(kind: "postgres" | "sqlite"): Promise<BackendResult> {
       CHAOS_SEED: String(config.seed),
       CHAOS_ENQUEUE_SECONDS: String(config.duration * 0.8),
       CHAOS_IDS_FILE: idsFile,
+      CHAOS_REMOTE_JOBS: String(config.remoteJobs),
+      CHAOS_REMOTE_IDS_FILE: remoteIdsFile,
     }),
     stdio: ["ignore", producerLog, producerLog],
   });
@@ -826,6 +886,21 @@ async function runBackend(kind: "postgres" | "sqlite"): Promise<BackendResult> {
   const drained = Date.now();
   log(
     `${kind}: queue ${counts.queued === 0 && counts.processing === 0 ? "empty" : `NOT empty (queued ${counts.queued}, processing ${counts.processing})`} ${((drained - chaosEnd) / 1000).toFixed(1)} s after the chaos phase; SIGTERM to every worker`,
+  );
+  // Remote jobs: wait for them, the operator step for frozen ones, wait again (workers running).
+  const remoteIds = new Map<string, number>();
+  for (const line of readFileSync(remoteIdsFile, "utf8").split("\n")) {
+    const [n, id] = line.split(" ");
+    if (n !== undefined && id) remoteIds.set(id, Number(n));
+  }
+  const remote = await settleRemote(
+    store.env,
+    remoteIds,
+    () => readProviderState(providerStateFile),
+    60_000,
+  );
+  log(
+    `${kind}: ${remoteIds.size} remote jobs settled in ${(remote.operator.settleMs / 1000).toFixed(1)} s (operator resolved ${remote.operator.accepted.length + remote.operator.notSubmitted.length} frozen)`,
   );
   pool.respawn = false;
   await pool.scrapeStopped(); // a worker lingering now must be read before the final SIGTERM
@@ -935,6 +1010,26 @@ async function runBackend(kind: "postgres" | "sqlite"): Promise<BackendResult> {
       "time: total for this backend": Date.now() - t0,
     },
   });
+  const remoteLogs: RemoteLogCounts = {
+    handoffs: {},
+    frozen: new Map(),
+    reconcileNotSubmitted: new Map(),
+    reconcileAccepted: 0,
+  };
+  for (const w of pool.all)
+    if (existsSync(w.logFile))
+      countRemoteLines(readFileSync(w.logFile, "utf8").split("\n"), remoteLogs);
+  await provider.stop();
+  const remoteAnalysis = analyzeRemote({
+    seed: config.seed,
+    jobs: remote.jobs,
+    provider: readProviderState(providerStateFile),
+    logs: remoteLogs,
+    operator: remote.operator,
+  });
+  analysis.checks.push(...remoteAnalysis.checks);
+  analysis.details.push(...remoteAnalysis.details);
+  analysis.failed.push(...remoteAnalysis.failed);
   writeFileSync(
     join(dir, "faults.json"),
     `${JSON.stringify({ seed: config.seed, plan, faults, exits: pool.exits }, null, 2)}\n`,
@@ -973,7 +1068,7 @@ try {
 
 const analyses = results.map((r) => r.analysis);
 process.stdout.write(
-  `\nSoniq chaos report — seed ${config.seed}, ${config.jobs} jobs per backend, ${config.workers} workers (concurrency ${SETTINGS.concurrency}), ${config.duration} s of faults\n` +
+  `\nSoniq chaos report — seed ${config.seed}, ${config.jobs} jobs and ${config.remoteJobs} remote jobs per backend, ${config.workers} workers (concurrency ${SETTINGS.concurrency}), ${config.duration} s of faults\n` +
     `worker settings: heartbeatInterval ${SETTINGS.heartbeatInterval} s, heartbeatTimeout ${SETTINGS.heartbeatTimeout} s, pollInterval ${SETTINGS.pollInterval} s, shutdownTimeout ${SETTINGS.shutdownTimeout} s, maxInterruptions ${SETTINGS.maxInterruptions}\n\n`,
 );
 process.stdout.write(`${renderTable(analyses)}\n`);
@@ -992,6 +1087,6 @@ if (failed.length > 0 || exitCode !== 0) {
   process.stdout.write("\nPASSED: every must-be-zero check is zero.\n");
 }
 process.stdout.write(
-  `reproduce: npm run build && node --import tsx chaos/run.ts${short ? " --short" : ""} --backend ${flags.backend} --jobs ${config.jobs} --workers ${config.workers} --duration ${config.duration} --seed ${config.seed}\n`,
+  `reproduce: npm run build && node --import tsx chaos/run.ts${short ? " --short" : ""} --backend ${flags.backend} --jobs ${config.jobs} --remote-jobs ${config.remoteJobs} --workers ${config.workers} --duration ${config.duration} --seed ${config.seed}\n`,
 );
 process.exit(exitCode);

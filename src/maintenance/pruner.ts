@@ -1,8 +1,10 @@
 /**
  * The pruner: deletes finished jobs whose results have expired, so `soniq_jobs` does not grow for
  * ever and their dedup keys are freed; then dead letters older than `deadLetterRetention`
- * (default 30 days), timeline events older than `jobEventRetention` (default 30 days) and the
- * controls (cancel request, progress) of jobs that are gone. A `done` or `cancelled` row keeps its result until its
+ * (default 30 days), timeline events older than `jobEventRetention` (default 30 days), the
+ * controls (cancel request, progress) of jobs that are gone, and the remote-submission rows
+ * (`soniq_remote_submissions`) of jobs that are gone — neither a job row nor a dead letter — so a
+ * remote job's submission record lives exactly as long as its job's row or dead letter. A `done` or `cancelled` row keeps its result until its
  * `result_expires_at` (set at completion from the `resultRetention` setting, in seconds); after
  * that the pruner deletes it. Leader-only: the maintainer runs it while this process holds the
  * maintenance lease.
@@ -15,11 +17,13 @@
  * {@link PRUNER_INTERVAL_MS}), `batchLimit` (rows per statement, default
  * {@link PRUNER_BATCH_LIMIT}).
  *
- * Events: none; a tick that deleted rows logs "pruned finished jobs" (debug) with `pruned`.
+ * Events: none; a tick that deleted rows logs "pruned finished jobs" (debug) with `pruned`, and
+ * "pruned remote submissions" (debug) with `pruned`.
  */
-import type { AdminStore, Backend } from "../backends/contract/index.js";
+import type { AdminStore, Backend, SubmissionStore } from "../backends/contract/index.js";
 import { PeriodicService } from "../lifecycle/periodic-service.js";
 import type { BaseServiceOptions } from "../lifecycle/service.js";
+import type { Logger } from "../observability/logger.js";
 import { inBatches } from "./batches.js";
 
 /** Default milliseconds between two ticks of the {@link Pruner} (one minute). */
@@ -39,6 +43,8 @@ export interface PrunerOptions extends Omit<BaseServiceOptions, "name"> {
    */
   backend: Pick<Backend, "jobPruneFinished"> & {
     admin?: Pick<AdminStore, "deadLetterPrune" | "jobEventsPrune" | "jobControlsPrune">;
+    /** With it, submission rows of jobs that are gone are pruned too (contract: submission-store.ts). */
+    submissions?: Pick<SubmissionStore, "submissionPrune">;
   };
   /** Seconds a dead letter is kept (`deadLetterRetention`); 0 keeps them for ever. Default 30 days. */
   deadLetterRetentionSeconds?: number;
@@ -65,22 +71,38 @@ export class Pruner extends PeriodicService {
           options.backend.jobPruneFinished({ limit }),
         );
         if (pruned > 0) this.logger.debug({ pruned }, "pruned finished jobs");
-        if (!admin) return;
-        const deadAge = options.deadLetterRetentionSeconds ?? DEFAULT_RETENTION_SECONDS;
-        if (deadAge > 0) {
-          const dead = await inBatches(limit, signal, () =>
-            admin.deadLetterPrune({ olderThanSeconds: deadAge, limit }),
-          );
-          if (dead > 0) this.logger.info({ pruned: dead }, "pruned expired dead letters");
+        if (admin) await pruneAdmin(admin, options, limit, signal, this.logger);
+        // After the jobs and dead letters, so a row pruned in this tick frees its submission now.
+        const { submissions } = options.backend;
+        if (submissions) {
+          const subs = await inBatches(limit, signal, () => submissions.submissionPrune({ limit }));
+          if (subs > 0) this.logger.debug({ pruned: subs }, "pruned remote submissions");
         }
-        const eventAge = options.jobEventRetentionSeconds ?? DEFAULT_RETENTION_SECONDS;
-        if (eventAge > 0) {
-          await inBatches(limit, signal, () =>
-            admin.jobEventsPrune({ olderThanSeconds: eventAge, limit }),
-          );
-        }
-        await inBatches(limit, signal, () => admin.jobControlsPrune({ limit }));
       },
     });
   }
+}
+
+/** Dead letters, timeline events and orphan job controls: one tick's admin part. */
+async function pruneAdmin(
+  admin: NonNullable<PrunerOptions["backend"]["admin"]>,
+  options: PrunerOptions,
+  limit: number,
+  signal: AbortSignal,
+  logger: Logger,
+): Promise<void> {
+  const deadAge = options.deadLetterRetentionSeconds ?? DEFAULT_RETENTION_SECONDS;
+  if (deadAge > 0) {
+    const dead = await inBatches(limit, signal, () =>
+      admin.deadLetterPrune({ olderThanSeconds: deadAge, limit }),
+    );
+    if (dead > 0) logger.info({ pruned: dead }, "pruned expired dead letters");
+  }
+  const eventAge = options.jobEventRetentionSeconds ?? DEFAULT_RETENTION_SECONDS;
+  if (eventAge > 0) {
+    await inBatches(limit, signal, () =>
+      admin.jobEventsPrune({ olderThanSeconds: eventAge, limit }),
+    );
+  }
+  await inBatches(limit, signal, () => admin.jobControlsPrune({ limit }));
 }

@@ -261,6 +261,37 @@ export type RemoteHandoffEvent = {
   reason: "deadline" | "draining" | "crash";
 };
 
+/** Payload of `remote_poll`: one poll of an accepted remote task ended (seed 002). */
+export type RemotePollEvent = {
+  /** The worker that polled. */
+  worker_id: string;
+  job_id: string;
+  job_name: string;
+  task_id: string;
+  /**
+   * `pending` (polled again later, not an attempt), `done`, `failed` (a definite failure),
+   * `error` (the poll threw, timed out or returned an unusable result: polled again later),
+   * `deadline` (cut off by the shutdown deadline: handed off), `timeout` (past `pollTimeout`: not
+   * polled, dead-lettered `remote_timeout`).
+   */
+  outcome: "pending" | "done" | "failed" | "error" | "deadline" | "timeout";
+};
+
+/** Payload of `remote_reconcile`: one `reconcile` of a frozen remote job ended (seed 002). */
+export type RemoteReconcileEvent = {
+  /** The worker that ran it. */
+  worker_id: string;
+  job_id: string;
+  job_name: string;
+  /**
+   * `accepted` (the provider has the task: handed to polling), `not_submitted` (released to be
+   * submitted again with the same idempotency key), `undecided` (it threw, timed out or returned
+   * an unusable result: it stays frozen and is tried again), `deadline` (cut off by the shutdown
+   * deadline: stays frozen, due now).
+   */
+  outcome: "accepted" | "not_submitted" | "undecided" | "deadline";
+};
+
 /** Payload of `worker_stopped`. */
 export type WorkerStoppedEvent = {
   worker_id: string;
@@ -364,6 +395,10 @@ export type SoniqEventMap = {
   remote_phase: RemotePhaseEvent;
   /** A remote job was released, frozen or handed to polling at the drain deadline or after a crash. */
   remote_handoff: RemoteHandoffEvent;
+  /** One poll of an accepted remote task ended (its outcome; every poll, not only phase changes). */
+  remote_poll: RemotePollEvent;
+  /** One `reconcile` of a frozen remote job ended (its outcome). */
+  remote_reconcile: RemoteReconcileEvent;
   /**
    * An abandoned handler settled after its run was recorded (NACK'd at the deadline, or failed by
    * its `job_timeout`): its value or error was discarded (never written).

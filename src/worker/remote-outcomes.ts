@@ -13,6 +13,8 @@ import type { EventBus } from "../observability/event-bus.js";
 import type {
   RemoteHandoffEvent,
   RemotePhaseEvent,
+  RemotePollEvent,
+  RemoteReconcileEvent,
   SoniqEventMap,
 } from "../observability/events.js";
 import type { Logger } from "../observability/logger.js";
@@ -58,6 +60,27 @@ export class RemoteOutcomes {
       job_name: job.name,
       phase,
       task_id: taskId,
+    });
+  }
+
+  /** Emits `remote_poll`: one poll of `taskId` ended with `outcome`. */
+  polled(job: ClaimedJob, taskId: string, outcome: RemotePollEvent["outcome"]): void {
+    this.deps.events.emit("remote_poll", {
+      worker_id: this.deps.workerId,
+      job_id: job.id,
+      job_name: job.name,
+      task_id: taskId,
+      outcome,
+    });
+  }
+
+  /** Emits `remote_reconcile`: one reconcile ended with `outcome`. */
+  reconciled(job: ClaimedJob, outcome: RemoteReconcileEvent["outcome"]): void {
+    this.deps.events.emit("remote_reconcile", {
+      worker_id: this.deps.workerId,
+      job_id: job.id,
+      job_name: job.name,
+      outcome,
     });
   }
 

@@ -90,6 +90,7 @@ export class RemotePollRunner {
         machine,
       );
       if (end.kind === "deadline") {
+        this.outcomes.reconciled(job, "deadline");
         await release(0, false);
         return;
       }
@@ -102,9 +103,11 @@ export class RemotePollRunner {
         }
       }
       if (!answer) {
+        this.outcomes.reconciled(job, "undecided");
         await release(RECONCILE_RETRY_SECONDS, false);
         return;
       }
+      this.outcomes.reconciled(job, answer.kind === "accepted" ? "accepted" : "not_submitted");
       if (answer.kind === "accepted") {
         const found = answer.taskId;
         const ok = await this.outcomes.write("accepted phase", job.id, () =>
@@ -144,7 +147,10 @@ export class RemotePollRunner {
 
     // phase accepted: poll the task by its durable id.
     const acceptedAt = claimed.acceptedAt ?? new Date(machine.now());
+    const polled = (outcome: Parameters<RemoteOutcomes["polled"]>[2]) =>
+      this.outcomes.polled(job, taskId as string, outcome);
     if (machine.now() - acceptedAt.getTime() > spec.pollTimeout * 1000) {
+      polled("timeout");
       await this.outcomes.fail(
         job,
         owner,
@@ -181,6 +187,7 @@ export class RemotePollRunner {
       machine,
     );
     if (end.kind === "deadline") {
+      polled("deadline");
       if (await release(0, false)) {
         this.outcomes.handoff(
           job,
@@ -194,6 +201,7 @@ export class RemotePollRunner {
       return;
     }
     if (end.kind !== "value") {
+      polled("error");
       log.warn(
         { phase: "accepted", task_id: taskId },
         `poll ${end.kind === "timeout" ? "timed out" : "threw"}; polled again in ${spec.pollEvery} s`,
@@ -205,6 +213,7 @@ export class RemotePollRunner {
     try {
       answer = checkPollResult(end.value);
     } catch {
+      polled("error");
       log.error(
         { phase: "accepted", task_id: taskId },
         "poll returned an unusable result; polled again later",
@@ -212,6 +221,7 @@ export class RemotePollRunner {
       await release(spec.pollEvery, true);
       return;
     }
+    polled(answer.kind);
     if (answer.kind === "pending") {
       await release(answer.everySeconds ?? spec.pollEvery, true);
       return;

@@ -60,7 +60,11 @@ export function runSubmissionContract(target: ContractTarget): void {
       expect(
         await s.submissionMarkSubmitting({
           ...params,
-          owner: { ...owner, claimToken: owner.claimToken.replace(/^./, "0") },
+          // Another token: its first character changed (a token starting with "0" gets a "1").
+          owner: {
+            ...owner,
+            claimToken: owner.claimToken.replace(/^./, (c) => (c === "0" ? "1" : "0")),
+          },
         }),
       ).toEqual({ kind: "fenced" });
       const rec = await s.submissionGet({ jobId: job.id });
@@ -351,6 +355,46 @@ export function runSubmissionContract(target: ContractTarget): void {
       expect((await b.jobGet({ id: sub.job.id }))?.status).toBe("processing");
     });
 
+    it("recover › caller's timeout shorter than the owner's declared one › nothing frozen or handed off while the owner is within its window; an undeclared owner is", async () => {
+      const b = await make();
+      const s = b.submissions;
+      const mark = async (workerId: string) => {
+        const c = await claimed(b, workerId);
+        await s.submissionMarkSubmitting({
+          jobId: c.job.id,
+          owner: c.owner,
+          name: NAME,
+          queue: "default",
+        });
+        return c;
+      };
+      const declared = await mark("declared");
+      const acc = await accepted(b, "tsk_d", "declared");
+      await poll(b, "declared");
+      await b.admin.workerDeclare({ workerId: "declared", heartbeatTimeoutSeconds: 3600 });
+      const silent = await mark("undeclared");
+      // Both heartbeats are now older than the caller's 0.05 s (a bound, not a race: 200 ms).
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const recovered = await s.submissionRecover({ heartbeatTimeoutSeconds: 0.05 });
+      expect(recovered.map((r) => [r.jobId, r.action])).toEqual([[silent.job.id, "freeze"]]);
+      expect(await s.submissionGet({ jobId: declared.job.id })).toMatchObject({
+        phase: "submitting",
+        workerId: "declared",
+      });
+      expect(await s.submissionGet({ jobId: acc.id })).toMatchObject({
+        phase: "accepted",
+        workerId: "declared",
+      });
+      await b.workerMarkStopped({ workerId: "declared" });
+      const after = await s.submissionRecover({ heartbeatTimeoutSeconds: 0.05 });
+      expect(after.map((r) => [r.jobId, r.action]).sort()).toEqual(
+        [
+          [declared.job.id, "freeze"],
+          [acc.id, "handoff"],
+        ].sort(),
+      );
+    });
+
     it("admission › maxConcurrent 1 with one submitting › over_budget, nothing written; perMinute › rate", async () => {
       const b = await make();
       const s = b.submissions;
@@ -410,6 +454,63 @@ export function runSubmissionContract(target: ContractTarget): void {
           })
         ).kind,
       ).toBe("marked");
+    });
+
+    it("prune › jobs pruned or dead letters deleted › their submission rows go, in batches of the limit; rows of jobs still present (done, frozen, dead letter) stay", async () => {
+      const b = await make();
+      const s = b.submissions;
+      const finish = async (taskId: string, retentionSeconds: number) => {
+        const job = await accepted(b, taskId);
+        const [held] = await poll(b);
+        if (!held) throw new Error("nothing to poll");
+        const owner = { workerId: held.job.workerId, claimToken: held.job.claimToken };
+        expect(
+          await s.submissionComplete({ jobId: job.id, owner, result: null, retentionSeconds }),
+        ).toBe(true);
+        return job.id;
+      };
+      const expired = [await finish("tsk_p1", 0), await finish("tsk_p2", 0)];
+      const kept = await finish("tsk_p3", 3600);
+      const frozen = await claimed(b);
+      await s.submissionMarkSubmitting({
+        jobId: frozen.job.id,
+        owner: frozen.owner,
+        name: NAME,
+        queue: "default",
+      });
+      await s.submissionFreeze({ jobId: frozen.job.id, owner: frozen.owner, reason: "deadline" });
+      const buried = await claimed(b);
+      await s.submissionMarkSubmitting({
+        jobId: buried.job.id,
+        owner: buried.owner,
+        name: NAME,
+        queue: "default",
+      });
+      expect(
+        await b.jobDeadLetter({
+          id: buried.job.id,
+          owner: buried.owner,
+          error: "remote_failed: provider said no",
+          reason: "remote_failed",
+          countAttempt: true,
+        }),
+      ).toBe(true);
+      await s.submissionFinish({ jobId: buried.job.id });
+
+      expect(await s.submissionPrune({ limit: 10 })).toBe(0); // every job still has a row
+      await new Promise((resolve) => setTimeout(resolve, 20)); // past result_expires_at = now
+      expect(await b.jobPruneFinished({ limit: 10 })).toBe(2);
+      expect(await s.submissionPrune({ limit: 1 })).toBe(1); // bounded by the limit
+      expect(await s.submissionPrune({ limit: 10 })).toBe(1);
+      expect(await s.submissionPrune({ limit: 10 })).toBe(0);
+      for (const id of expired) expect(await s.submissionGet({ jobId: id })).toBeNull();
+      for (const id of [kept, frozen.job.id, buried.job.id])
+        expect(await s.submissionGet({ jobId: id }), id).not.toBeNull();
+
+      expect(await b.admin.deadLetterDelete({ ids: [buried.job.id] })).toBe(1);
+      expect(await s.submissionPrune({ limit: 10 })).toBe(1);
+      expect(await s.submissionGet({ jobId: buried.job.id })).toBeNull();
+      expect(await s.submissionGet({ jobId: kept })).toMatchObject({ phase: "finished" });
     });
 
     it("list › filters frozen / awaiting / all", async () => {

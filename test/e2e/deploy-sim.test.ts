@@ -1,20 +1,14 @@
 /**
- * Seed 002's deploy cases and SIGKILL between durable writes, with real `soniq worker` processes
- * and the local test provider, on a SQLite file and PostgreSQL (test/remote/deploy-sim.ts; the same
- * run as `npm run deploy-sim`). Every job ends done, with zero duplicate submissions and zero
+ * Seed 002's deploy cases with real `soniq worker` processes and the local test provider, on a
+ * SQLite file and PostgreSQL (test/remote/deploy-sim.ts; the same run as `npm run deploy-sim`).
+ * SIGKILL between durable writes, many times each: test/e2e/remote-kill-stress.test.ts. Every job ends done, with zero duplicate submissions and zero
  * orphaned task ids.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { dropSchemas, postgresAvailable } from "../helpers/postgres.js";
 import { type RemoteProvider, startRemoteProvider } from "../helpers/remote-provider.js";
 import { removeTempDirs } from "../helpers/temp.js";
-import {
-  CASE_NAMES,
-  CRASH_POINTS,
-  freshStore,
-  runCrashPoint,
-  runDeploySim,
-} from "../remote/deploy-sim.js";
+import { CASE_NAMES, runDeploySim } from "../remote/deploy-sim.js";
 
 const pgUp = await postgresAvailable();
 let provider: RemoteProvider;
@@ -41,15 +35,6 @@ for (const engine of ["sqlite", "postgres"] as const) {
           duplicate_submissions: 0,
           orphaned_task_ids: 0,
         });
-    }, 120_000);
-
-    it("SIGKILL › at every durable-write boundary › the successor finishes with one POST under one key", async () => {
-      const store = await freshStore(engine);
-      if (store.schema) schemas.push(store.schema);
-      for (const point of CRASH_POINTS) {
-        const report = await runCrashPoint(store, provider, point);
-        expect(report, point).toMatchObject({ ok: true, final: "done" });
-      }
     }, 120_000);
   });
 }

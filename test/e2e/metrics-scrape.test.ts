@@ -27,6 +27,11 @@ const SONIQ_METRICS: Record<string, string> = {
   soniq_jobs_crash_looped_total: "counter",
   soniq_queue_jobs: "gauge",
   soniq_queue_oldest_claimable_age_seconds: "gauge",
+  soniq_remote_submissions_total: "counter",
+  soniq_remote_handoffs_total: "counter",
+  soniq_remote_frozen_total: "counter",
+  soniq_remote_reconciles_total: "counter",
+  soniq_remote_polls_total: "counter",
 };
 
 type Sample = { name: string; labels: Record<string, string>; value: number };

@@ -353,6 +353,40 @@ describe("Pruner", () => {
   });
 });
 
+describe("Pruner › remote submissions", () => {
+  it("pruner › submission rows of jobs gone › pruned after the jobs in the same tick, in batches of batchLimit", async () => {
+    const calls: string[] = [];
+    let jobsLeft = 3;
+    let subsLeft = 5;
+    const batch = (left: number, limit: number) => Math.min(left, limit);
+    const pruner = new Pruner({
+      backend: {
+        jobPruneFinished: async ({ limit = 2 }) => {
+          calls.push("jobs");
+          const n = batch(jobsLeft, limit);
+          jobsLeft -= n;
+          return n;
+        },
+        submissions: {
+          submissionPrune: async ({ limit }) => {
+            calls.push(`subs:${limit}`);
+            const n = batch(subsLeft, limit);
+            subsLeft -= n;
+            return n;
+          },
+        },
+      },
+      logger,
+      batchLimit: 2,
+    });
+    await pruner.start();
+    await pruner.runNow();
+    await pruner.stop();
+    expect(calls).toEqual(["jobs", "jobs", "subs:2", "subs:2", "subs:2"]); // 2+1 jobs, then 2+2+1
+    expect(subsLeft).toBe(0);
+  });
+});
+
 describe("WorkerReaper", () => {
   it("reaper › worker rows not seen for an hour › forgotten; recent ones kept", async () => {
     const { backend, time } = backendAt();

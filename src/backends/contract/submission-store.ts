@@ -197,6 +197,15 @@ export interface SubmissionStore {
     retentionSeconds: number;
   }): Promise<boolean>;
 
+  /**
+   * Deletes up to `limit` submission rows whose job is gone: neither in `soniq_jobs` (pruned after
+   * its result expired, or deleted) nor in `soniq_dead_letter_jobs` (pruned after
+   * `deadLetterRetention`). A submission row thus lives exactly as long as its job's row or dead
+   * letter, so `soniq remote show` works while the job can still be looked at. One statement on
+   * PostgreSQL and SQLite. Returns the rows deleted (the pruner repeats while it gets `limit`).
+   */
+  submissionPrune(params: { limit: number }): Promise<number>;
+
   /** Marks phase `finished` after the job row was moved to the dead-letter queue. */
   submissionFinish(params: { jobId: string }): Promise<void>;
 
@@ -245,8 +254,10 @@ export interface SubmissionStore {
   /**
    * Crash recovery by phase: every `processing` row with a submission in `submitting`, `accepted`
    * or `frozen` whose owner is set and not a live worker (stopped, unknown, or — unless
-   * `heartbeatTimeoutSeconds` is null — silent longer than that): `submitting` → `frozen`
-   * (reason `crash`), the others handed off (owner cleared, due now). Attempts untouched.
+   * `heartbeatTimeoutSeconds` is null — silent longer than its own declared heartbeat timeout
+   * (`workerDeclare`), or than `heartbeatTimeoutSeconds` when it declared none; the same rule as
+   * `JobStore.jobRecoverStale`): `submitting` → `frozen` (reason `crash`), the others handed
+   * off (owner cleared, due now). Attempts untouched.
    */
   submissionRecover(params: {
     heartbeatTimeoutSeconds: number | null;

@@ -397,6 +397,18 @@ export class MemorySubmissionStore implements SubmissionStore {
     return out;
   }
 
+  async submissionPrune(params: { limit: number }): Promise<number> {
+    this.state.check();
+    let pruned = 0;
+    for (const id of [...this.subs.keys()]) {
+      if (pruned >= params.limit) break;
+      if (this.state.jobs.has(id) || this.state.dead.has(id)) continue;
+      this.subs.delete(id);
+      pruned += 1;
+    }
+    return pruned;
+  }
+
   async submissionGet(params: { jobId: string }): Promise<SubmissionRecord | null> {
     this.state.check();
     const sub = this.subs.get(params.jobId);

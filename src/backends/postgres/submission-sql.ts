@@ -38,6 +38,7 @@ export function buildSubmissionStatements(schema: string) {
   const early = `${s}.${quoteIdent("soniq_remote_early_answers")}`;
   const jobs = `${s}.${quoteIdent("soniq_jobs")}`;
   const workers = `${s}.${quoteIdent("soniq_workers")}`;
+  const dead = `${s}.${quoteIdent("soniq_dead_letter_jobs")}`;
   const owned =
     "id = @id::uuid AND status = 'processing' AND worker_id = @workerId AND claim_token = @claimToken::uuid";
   const record = `s.job_id::text AS job_id, s.job_name, s.queue, s.phase, s.generation, s.task_id,
@@ -166,7 +167,9 @@ export function buildSubmissionStatements(schema: string) {
         AND j.status = 'processing' AND j.worker_id IS NULL`),
     /**
      * Crash recovery by phase, one statement: rows in custody whose owner is set and not live →
-     * owner cleared; `submitting` → `frozen` (reason `crash`); all due now.
+     * owner cleared; `submitting` → `frozen` (reason `crash`); all due now. `@timeout` seconds
+     * (NULL: only stopped or unknown owners); a worker's own declared `heartbeat_timeout` wins
+     * over it (issue 14's rule, as in `recoverStale`).
      */
     recover: named(`WITH stale AS (
         SELECT j.id, j.worker_id FROM ${jobs} AS j JOIN ${subs} AS s ON s.job_id = j.id
@@ -174,7 +177,8 @@ export function buildSubmissionStatements(schema: string) {
           AND NOT EXISTS (SELECT 1 FROM ${workers} AS w
             WHERE w.id = j.worker_id AND w.status <> 'stopped'
               AND (@timeout::float8 IS NULL
-                OR w.last_heartbeat_at >= now() - make_interval(secs => @timeout::float8)))
+                OR w.last_heartbeat_at
+                   >= now() - make_interval(secs => COALESCE(w.heartbeat_timeout, @timeout::float8))))
         FOR UPDATE OF j SKIP LOCKED
       ), cleared AS (
         UPDATE ${jobs} AS j SET worker_id = NULL, claim_token = NULL, updated_at = now()
@@ -193,6 +197,12 @@ export function buildSubmissionStatements(schema: string) {
       )
       SELECT m.job_id::text AS job_id, m.job_name, b.phase, m.task_id, m.worker_id
       FROM moved AS m JOIN before AS b ON b.job_id = m.job_id`),
+    /** `@limit` → deletes submission rows whose job is neither a job row nor a dead letter. */
+    prune: named(`DELETE FROM ${subs} WHERE job_id IN (
+        SELECT s.job_id FROM ${subs} AS s
+        WHERE NOT EXISTS (SELECT 1 FROM ${jobs} AS j WHERE j.id = s.job_id)
+          AND NOT EXISTS (SELECT 1 FROM ${dead} AS d WHERE d.id = s.job_id)
+        LIMIT @limit::int)`),
     /** One record. */
     get: named(`SELECT ${record} FROM ${subs} AS s LEFT JOIN ${jobs} AS j ON j.id = s.job_id
       WHERE s.job_id = @id::uuid`),

@@ -385,6 +385,10 @@ export class PostgresSubmissionStore implements SubmissionStore {
     }));
   }
 
+  async submissionPrune(params: { limit: number }): Promise<number> {
+    return (await this.deps.run(this.sql.prune, { limit: params.limit })).rowCount;
+  }
+
   async submissionGet(params: { jobId: string }): Promise<SubmissionRecord | null> {
     const { rows } = await this.deps.run<RecordRow>(this.sql.get, { id: params.jobId });
     return rows[0] ? toRecord(rows[0]) : null;

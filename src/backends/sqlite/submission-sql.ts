@@ -164,7 +164,8 @@ export const SUBMISSION_SQL = {
       AND j.worker_id IS NOT NULL
       AND NOT EXISTS (SELECT 1 FROM soniq_workers AS w
         WHERE w.id = j.worker_id AND w.status <> 'stopped'
-          AND (@timeoutMs IS NULL OR @now - w.last_heartbeat_at <= @timeoutMs))`,
+          AND (@timeoutMs IS NULL
+            OR @now - w.last_heartbeat_at <= COALESCE(w.heartbeat_timeout_ms, @timeoutMs)))`,
 
   /** `@id`, `@owner`, `@now`: clears a dead owner. */
   subClearDeadOwner: `UPDATE soniq_jobs SET worker_id = NULL, claim_token = NULL, updated_at = @now
@@ -177,6 +178,13 @@ export const SUBMISSION_SQL = {
         frozen_reason = CASE WHEN phase = 'submitting' THEN 'crash' ELSE frozen_reason END,
         due_at = @now, updated_at = @now
     WHERE job_id = @id AND phase IN ('submitting', 'accepted', 'frozen')`,
+
+  /** `@limit` → deletes submission rows whose job is neither a job row nor a dead letter. */
+  subPrune: `DELETE FROM soniq_remote_submissions WHERE job_id IN (
+      SELECT s.job_id FROM soniq_remote_submissions AS s
+      WHERE NOT EXISTS (SELECT 1 FROM soniq_jobs AS j WHERE j.id = s.job_id)
+        AND NOT EXISTS (SELECT 1 FROM soniq_dead_letter_jobs AS d WHERE d.id = s.job_id)
+      LIMIT @limit)`,
 
   /** `@id` → one record (submission + job columns). */
   subGet: `SELECT ${RECORD} FROM soniq_remote_submissions AS s

@@ -403,6 +403,10 @@ export class SqliteSubmissionStore implements SubmissionStore {
     });
   }
 
+  submissionPrune(params: { limit: number }): Promise<number> {
+    return this.conn.use((s) => s.statement("subPrune").run({ limit: params.limit }).changes);
+  }
+
   submissionGet(params: { jobId: string }): Promise<SubmissionRecord | null> {
     return this.conn.use((s) => readSubmission(s, params.jobId));
   }

@@ -187,6 +187,36 @@ export function prometheusMetrics(
     labelNames: ["queue", "job"],
     registers,
   });
+  const remoteSubmissions = new Counter({
+    name: "soniq_remote_submissions_total",
+    help: "Remote submissions started by this process's workers (phase submitting written before the request).",
+    labelNames: ["job"],
+    registers,
+  });
+  const remoteHandoffs = new Counter({
+    name: "soniq_remote_handoffs_total",
+    help: "Remote jobs that left a worker by their last durable phase: action release, freeze or handoff; reason deadline, draining or crash.",
+    labelNames: ["job", "action", "reason"],
+    registers,
+  });
+  const remoteFrozen = new Counter({
+    name: "soniq_remote_frozen_total",
+    help: "Remote submissions frozen (no usable answer: at the deadline, after a crash, or a submit that threw or timed out) by this process.",
+    labelNames: ["job"],
+    registers,
+  });
+  const remoteReconciles = new Counter({
+    name: "soniq_remote_reconciles_total",
+    help: "Reconciles of frozen remote jobs run by this process, by outcome (accepted, not_submitted, undecided, deadline).",
+    labelNames: ["job", "outcome"],
+    registers,
+  });
+  const remotePolls = new Counter({
+    name: "soniq_remote_polls_total",
+    help: "Polls of accepted remote tasks run by this process, by outcome (pending, done, failed, error, deadline, timeout).",
+    labelNames: ["job", "outcome"],
+    registers,
+  });
   let sample: { at: number; queues: SoniqEventMap["queue_metrics"]["queues"] } | undefined;
   const fresh = () =>
     sample !== undefined && clock() - sample.at <= 3 * source.settings.metricsInterval * 1000
@@ -282,6 +312,15 @@ export function prometheusMetrics(
     settle(e.worker_id, e.job_id);
     nacks.inc({ queue: e.queue, job: job(e.job_name) });
   });
+  on("remote_phase", (e) => {
+    if (e.phase === "submitting") remoteSubmissions.inc({ job: job(e.job_name) });
+    if (e.phase === "frozen") remoteFrozen.inc({ job: job(e.job_name) });
+  });
+  on("remote_handoff", (e) =>
+    remoteHandoffs.inc({ job: job(e.job_name), action: e.handoff_action, reason: e.reason }),
+  );
+  on("remote_reconcile", (e) => remoteReconciles.inc({ job: job(e.job_name), outcome: e.outcome }));
+  on("remote_poll", (e) => remotePolls.inc({ job: job(e.job_name), outcome: e.outcome }));
   on("queue_metrics", (e) => {
     sample = { at: clock(), queues: e.queues };
   });
