@@ -23,7 +23,8 @@ export function deadLetterQuery(params: URLSearchParams): DashboardDeadLetterQue
   return query;
 }
 
-function filterFrom(body: Record<string, unknown>): DashboardDeadLetterQuery | undefined {
+/** The dead-letter filter of a bulk body's `filter`, or undefined. */
+export function filterFrom(body: Record<string, unknown>): DashboardDeadLetterQuery | undefined {
   if (body.filter === undefined) return undefined;
   const f = body.filter;
   if (typeof f !== "object" || f === null || Array.isArray(f))
