@@ -124,8 +124,9 @@ export const deadLetterRoutes: Route[] = [
     method: "GET",
     path: "/api/dead-letter/:id",
     async handle({ params, url, options }) {
-      const entry = await options.soniq.deadLetters.get(params.id as string);
-      if (!entry) return notFound(params.id as string);
+      // Through jobs.get, like `soniq dlq show`: the entry with its timeline.
+      const entry = await options.soniq.jobs.get(params.id as string);
+      if (entry?.status !== "dead_letter") return notFound(params.id as string);
       return { body: jobDetail(options, entry, url.searchParams.get("showArgs") === "1") };
     },
   },
