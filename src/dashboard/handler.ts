@@ -116,7 +116,7 @@ export function createDashboard<U extends DashboardUser>(
   const challenge =
     typeof options.auth === "function" ? (options.auth as Challenging).challenge : undefined;
   const base = o.basePath;
-  const operations = new BulkOperations();
+  const operations = new BulkOperations(o.soniq.logger);
 
   async function handle(request: Request): Promise<Response> {
     const url = new URL(request.url);

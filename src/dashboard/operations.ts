@@ -9,6 +9,7 @@
 import { randomUUID } from "node:crypto";
 import { setImmediate as yieldToIo } from "node:timers/promises";
 import type { BulkResult } from "../admin/bulk.js";
+import type { Logger } from "../observability/logger.js";
 
 /** Finished operations kept for reading back (older ones are forgotten first). */
 export const KEPT_OPERATIONS = 100;
@@ -46,6 +47,9 @@ export type BulkRun = (
 /** The operations of one dashboard handler. */
 export class BulkOperations {
   private readonly byId = new Map<string, OperationView>();
+
+  /** @param logger - where an operation that stops on an error is logged. */
+  constructor(private readonly logger: Logger) {}
 
   /**
    * Starts `run`; resolves with the operation once its rows are counted (or it ended), rejects
@@ -105,6 +109,10 @@ export class BulkOperations {
           };
           op.finished = true;
           op.finishedAt = new Date().toISOString();
+          this.logger.error(
+            { err, operation: op.id, action: op.action, done: op.done, matched: op.matched },
+            "dashboard bulk operation stopped on an error",
+          );
         },
       );
     });

@@ -243,8 +243,7 @@ for (const backend of BACKENDS) {
           `cancel: ${BULK_JOBS} of ${BULK_JOBS} done, 0 skipped`,
         );
         const values = seen.map((t) => Number(/^(\d+) of (\d+)$/.exec(t)?.[1]));
-        if (process.env.DASHBOARD_PROGRESS_LOG === "1")
-          process.stderr.write(`progress seen: ${seen.join(" | ")}\n`);
+        process.stderr.write(`progress seen: ${seen.join(" | ")}\n`);
         const intermediate = values.filter((v) => v > 0 && v < BULK_JOBS);
         expect(intermediate.length, `progress seen: ${seen.join(" | ")}`).toBeGreaterThanOrEqual(2);
         expect([...values].sort((a, b) => a - b)).toEqual(values);
