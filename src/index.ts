@@ -158,12 +158,8 @@ export type {
   ScheduleEnqueueOptions,
   ScheduleOptions,
 } from "./scheduler/schedule-definition.js";
-export {
-  envName,
-  resolveSettings,
-  type SoniqSettings,
-  type SoniqSettingsInput,
-} from "./settings.js";
+export type { SoniqSettings, SoniqSettingsInput } from "./settings.js";
+export { envName, resolveSettings } from "./settings-resolution.js";
 export {
   type DeadLetterJob,
   type EnqueueManyItem,

@@ -4,7 +4,8 @@
  * the CLI's `--help` names. Nothing here is written by hand per setting.
  */
 import type { z } from "zod";
-import { baseType, envName, SETTING_KEYS, SETTINGS, type SettingDeclaration } from "./settings.js";
+import { SETTING_KEYS, SETTINGS, type SettingDeclaration } from "./settings.js";
+import { baseType, envName } from "./settings-resolution.js";
 
 /** A setting's key (`databaseUrl`, …). */
 export type SettingName = (typeof SETTING_KEYS)[number];

@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import type { DeadLettersAdmin } from "./admin/dead-letters-admin.js";
 import { createAdmin } from "./admin/index.js";
 import type { CancelResult, JobsAdmin } from "./admin/jobs-admin.js";
@@ -6,8 +5,6 @@ import type { QueuesAdmin } from "./admin/queues-admin.js";
 import type { WorkersAdmin } from "./admin/workers-admin.js";
 import type {
   Backend,
-  DeadLetterRow,
-  JobRow,
   NewJob,
   PgQueryable,
   QueueStats,
@@ -15,84 +12,35 @@ import type {
 } from "./backends/contract/index.js";
 import { createBackend, parseDatabaseUrl } from "./backends/select.js";
 import { SoniqError } from "./errors.js";
-import {
-  assertDedupKey,
-  assertKnownOptions,
-  assertMaxAttempts,
-  assertPriority,
-  assertQueue,
-  type EnqueueOptions,
-  resolveTiming,
-} from "./jobs/enqueue-options.js";
+import { buildNewJob } from "./jobs/build-new-job.js";
+import type { EnqueueOptions } from "./jobs/enqueue-options.js";
 import {
   JobDefinition,
   type JobEnqueuer,
   type JobOptions,
   type RemoteJobOptions,
   type SyncJobOptions,
-  validateArgs,
 } from "./jobs/job-definition.js";
-import { assertJobName } from "./jobs/job-name.js";
-import { argsDedupKey, toJsonText } from "./jobs/payload.js";
+import { JobRegistry } from "./jobs/job-registry.js";
 import { EventBus, type EventSubscriber } from "./observability/event-bus.js";
 import type { SoniqEventMap } from "./observability/events.js";
+import { reportListenChange } from "./observability/listen-changes.js";
 import { createLogger, type Logger } from "./observability/logger.js";
 import { type MetricsSink, subscribeMetricsSink } from "./observability/metrics.js";
 import type { Tracing } from "./observability/tracing.js";
 import { RemoteAdmin } from "./remote/remote-admin.js";
-import { ScheduleAdmin } from "./scheduler/admin.js";
-import { ScheduleDefinition, type ScheduleOptions } from "./scheduler/schedule-definition.js";
-import { resolveSettings, type SoniqSettings, type SoniqSettingsInput } from "./settings.js";
+import type { ScheduleAdmin } from "./scheduler/admin.js";
+import type { ScheduleDefinition, ScheduleOptions } from "./scheduler/schedule-definition.js";
+import { ScheduleRegistry } from "./scheduler/schedule-registry.js";
+import type { SoniqSettings } from "./settings.js";
+import { resolveSettings } from "./settings-resolution.js";
+import type { DeadLetterJob, EnqueueManyItem, Job, SoniqOptions } from "./soniq-options.js";
 import { Worker, type WorkerOptions } from "./worker/worker.js";
+
+export type { DeadLetterJob, EnqueueManyItem, Job, SoniqOptions } from "./soniq-options.js";
 
 /** Marks Soniq instances across module copies (used by `soniq worker` to find the export). */
 export const SONIQ_BRAND: unique symbol = Symbol.for("soniq.instance");
-
-/**
- * Options of `new Soniq(...)`: every setting (declared in `SETTINGS`, src/settings.ts, whose
- * generated comments editors show on each field; see {@link SoniqSettingsInput}) plus wiring.
- */
-export interface SoniqOptions extends SoniqSettingsInput {
-  /** A pino logger to use instead of Soniq's own (JSON lines on standard error). */
-  logger?: Logger;
-  /**
-   * Receives Soniq's events (`shutdown_nack`, `job_done`, …; see docs/events.md) as one
-   * subscriber of {@link Soniq.events}; its errors never strand a job.
-   */
-  metrics?: MetricsSink;
-  /**
-   * Traces enqueues and attempts (e.g. `otelTracing()` from `soniq/otel`): a producer span at
-   * enqueue whose context is stored with the job, a consumer span per attempt.
-   */
-  tracing?: Tracing;
-  /** Where `SONIQ_*` variables are read from. Default `process.env`. */
-  env?: Record<string, string | undefined>;
-  /**
-   * A backend instance to use instead of the one `databaseUrl` names — for tests (e.g. a
-   * `MemoryBackend`).
-   * @internal The backend interface is not a stable public API and may change in any release
-   * (docs/backends.md); do not implement a custom store against it.
-   */
-  backend?: Backend;
-}
-
-/** One item of {@link Soniq.enqueueMany}. */
-export interface EnqueueManyItem {
-  name: string;
-  args: unknown;
-  options?: Omit<EnqueueOptions, "connection">;
-}
-
-/** A stored job with its arguments and result parsed from JSON. */
-export interface Job extends Omit<JobRow, "args" | "result"> {
-  args: unknown;
-  result: unknown;
-}
-
-/** A dead-letter entry with its arguments parsed from JSON. */
-export interface DeadLetterJob extends Omit<DeadLetterRow, "args"> {
-  args: unknown;
-}
 
 /**
  * A Soniq instance owns its settings, job registry and backend. Two instances in one process do
@@ -123,10 +71,8 @@ export class Soniq implements JobEnqueuer {
    * task id, exactly once), and the operator's `resolve`, `pollNow`, `list`, `show`, `counts`.
    */
   readonly remote: RemoteAdmin;
-  private readonly registry = new Map<string, JobDefinition<unknown, unknown, unknown>>();
-  private readonly scheduleRegistry = new Map<string, ScheduleDefinition>();
-  private readonly scheduleListeners = new Set<() => void>();
-  private scheduleAdmin: ScheduleAdmin | undefined;
+  private readonly jobRegistry: JobRegistry;
+  private readonly scheduleRegistry: ScheduleRegistry;
   private backendPromise: Promise<Backend> | undefined;
   private readonly injectedBackend: Backend | undefined;
   private closed = false;
@@ -173,6 +119,12 @@ export class Soniq implements JobEnqueuer {
       heartbeatTimeoutSeconds: this.settings.heartbeatTimeout,
       events: this.eventBus,
     }));
+    this.jobRegistry = new JobRegistry(this.settings.rejectUnknownJobs);
+    this.scheduleRegistry = new ScheduleRegistry({
+      maxPayloadBytes: this.settings.maxPayloadBytes,
+      backend: () => this.backend(),
+      logger: this.logger,
+    });
     this.tracing = tracing;
     tracing?.attach(this.eventBus, this.logger);
   }
@@ -197,7 +149,7 @@ export class Soniq implements JobEnqueuer {
   job<TArgs, TResult = unknown, TInput = TArgs>(
     options: JobOptions<TArgs, TResult, TInput>,
   ): JobDefinition<TArgs, TResult, TInput> {
-    return this.register(new JobDefinition(options, this.settings, this));
+    return this.jobRegistry.add(new JobDefinition(options, this.settings, this));
   }
 
   /**
@@ -209,7 +161,9 @@ export class Soniq implements JobEnqueuer {
   syncJob<TArgs, TResult = unknown, TInput = TArgs>(
     options: SyncJobOptions<TArgs, TInput>,
   ): JobDefinition<TArgs, TResult, TInput> {
-    return this.register(new JobDefinition<TArgs, TResult, TInput>(options, this.settings, this));
+    return this.jobRegistry.add(
+      new JobDefinition<TArgs, TResult, TInput>(options, this.settings, this),
+    );
   }
 
   /**
@@ -223,20 +177,9 @@ export class Soniq implements JobEnqueuer {
   remoteJob<TArgs, TResult = unknown, TInput = TArgs>(
     options: RemoteJobOptions<TArgs, TResult, TInput>,
   ): JobDefinition<TArgs, TResult, TInput> {
-    return this.register(new JobDefinition<TArgs, TResult, TInput>(options, this.settings, this));
-  }
-
-  private register<TArgs, TResult, TInput>(
-    definition: JobDefinition<TArgs, TResult, TInput>,
-  ): JobDefinition<TArgs, TResult, TInput> {
-    if (this.registry.has(definition.name)) {
-      throw new SoniqError(
-        "DUPLICATE_JOB",
-        `a job named ${definition.name} is already defined in this instance`,
-      );
-    }
-    this.registry.set(definition.name, definition as JobDefinition<unknown, unknown, unknown>);
-    return definition;
+    return this.jobRegistry.add(
+      new JobDefinition<TArgs, TResult, TInput>(options, this.settings, this),
+    );
   }
 
   /**
@@ -252,49 +195,30 @@ export class Soniq implements JobEnqueuer {
   schedule<TArgs, TResult, TInput>(
     options: ScheduleOptions<TArgs, TResult, TInput>,
   ): ScheduleDefinition {
-    const definition = new ScheduleDefinition(
+    return this.scheduleRegistry.declare(
       options as ScheduleOptions<unknown, unknown, unknown>,
-      this.settings.maxPayloadBytes,
-      (job) => this.registry.get(job.name) === job,
+      (job) => this.jobRegistry.holds(job),
     );
-    if (this.scheduleRegistry.has(definition.spec.id)) {
-      throw new SoniqError(
-        "DUPLICATE_SCHEDULE",
-        `a schedule with id ${definition.spec.id} is already defined in this instance`,
-        { details: { schedule: definition.spec.id } },
-      );
-    }
-    this.scheduleRegistry.set(definition.spec.id, definition);
-    return definition;
   }
 
   /** The schedules declared on this instance, by id. */
   get scheduleDefinitions(): ReadonlyMap<string, ScheduleDefinition> {
-    return this.scheduleRegistry;
+    return this.scheduleRegistry.definitions;
   }
 
   /** Runtime management of schedules (list, show, preview, pause, resume, run now, remove, sync). */
   get schedules(): ScheduleAdmin {
-    this.scheduleAdmin ??= new ScheduleAdmin({
-      backend: () => this.backend(),
-      logger: this.logger,
-      definitions: () => this.scheduleRegistry.values(),
-      changed: () => {
-        for (const listener of this.scheduleListeners) listener();
-      },
-    });
-    return this.scheduleAdmin;
+    return this.scheduleRegistry.admin;
   }
 
   /** @internal A worker's scheduler subscribes to changes made through this instance. */
   onSchedulesChanged(listener: () => void): () => void {
-    this.scheduleListeners.add(listener);
-    return () => this.scheduleListeners.delete(listener);
+    return this.scheduleRegistry.onChanged(listener);
   }
 
   /** The registered job definitions, by name. */
   get definitions(): ReadonlyMap<string, JobDefinition<unknown, unknown, unknown>> {
-    return this.registry;
+    return this.jobRegistry.definitions;
   }
 
   /**
@@ -310,30 +234,10 @@ export class Soniq implements JobEnqueuer {
           databaseUrl: this.settings.databaseUrl,
           schema: this.settings.schema,
           poolSize: this.settings.poolSize,
-          onListenChange: (change, channel, error) => this.listenChanged(change, channel, error),
+          onListenChange: (change, channel, error) =>
+            reportListenChange(this.logger, this.eventBus, change, channel, error),
         });
     return this.backendPromise;
-  }
-
-  /** Logs and emits a change of PostgreSQL's LISTEN connection (lost, restored). */
-  private listenChanged(change: "lost" | "restored", channel: string, error?: unknown): void {
-    if (change === "lost") {
-      const text = error === undefined ? undefined : String(error).slice(0, 300);
-      this.logger.warn(
-        { channel, err: text },
-        "LISTEN connection lost: re-connecting by itself; polling covers the gap meanwhile",
-      );
-      this.eventBus.emit("listen_connection_lost", {
-        channel,
-        ...(text === undefined ? {} : { error: text }),
-      });
-    } else {
-      this.logger.info(
-        { channel },
-        "LISTEN connection re-established (re-LISTENed): waking every queue once",
-      );
-      this.eventBus.emit("listen_connection_restored", { channel });
-    }
   }
 
   /** Creates or migrates the schema (idempotent; safe to run from several processes at once). */
@@ -347,59 +251,6 @@ export class Soniq implements JobEnqueuer {
     const pending = this.backendPromise;
     this.closed = true;
     if (pending) await (await pending).close();
-  }
-
-  private async buildJob(
-    definition: JobDefinition<unknown, unknown, unknown> | null,
-    name: string,
-    args: unknown,
-    options: EnqueueOptions,
-  ): Promise<NewJob> {
-    assertKnownOptions(options);
-    if (definition?.argsSchema) {
-      // The input is stored as given; the handler gets the schema's output when it runs.
-      const checked = await validateArgs(definition.argsSchema, args);
-      if (!checked.ok)
-        throw new SoniqError("INVALID_ARGS", `arguments of ${name}: ${checked.message}`);
-    }
-    const text = toJsonText(args, `arguments of ${name}`, this.settings.maxPayloadBytes);
-    const timing = resolveTiming(options);
-    const queue = options.queue ?? definition?.queue ?? "default";
-    assertQueue(queue);
-    const priority = options.priority ?? definition?.priority ?? 0;
-    assertPriority(priority);
-    const maxAttempts = options.maxAttempts ?? definition?.maxAttempts ?? this.settings.maxAttempts;
-    assertMaxAttempts(maxAttempts);
-    let dedupKey: string | null = null;
-    if (options.dedupKey !== undefined) {
-      assertDedupKey(options.dedupKey);
-      dedupKey = options.dedupKey;
-    } else if (options.uniqueByArgs ?? definition?.uniqueByArgs ?? false) {
-      dedupKey = argsDedupKey(name, JSON.parse(text));
-    }
-    return {
-      id: randomUUID(),
-      name,
-      queue,
-      args: text,
-      priority,
-      maxAttempts,
-      runAt: timing.runAt,
-      delaySeconds: timing.delaySeconds,
-      dedupKey,
-    };
-  }
-
-  private definitionFor(name: string): JobDefinition<unknown, unknown, unknown> | null {
-    assertJobName(name);
-    const definition = this.registry.get(name) ?? null;
-    if (!definition && this.settings.rejectUnknownJobs) {
-      throw new SoniqError(
-        "UNKNOWN_JOB",
-        `no job named ${name} is registered in this instance (registered: ${[...this.registry.keys()].join(", ") || "none"}); set rejectUnknownJobs: false to enqueue jobs another service defines`,
-      );
-    }
-    return definition;
   }
 
   private async write(jobs: NewJob[], connection: PgQueryable | undefined): Promise<string[]> {
@@ -434,7 +285,7 @@ export class Soniq implements JobEnqueuer {
     args: unknown,
     options: EnqueueOptions = {},
   ): Promise<string> {
-    const job = await this.buildJob(definition, definition.name, args, options);
+    const job = await buildNewJob(this.settings, definition, definition.name, args, options);
     const [id] = await this.write([job], options.connection);
     return id as string;
   }
@@ -447,7 +298,15 @@ export class Soniq implements JobEnqueuer {
   ): Promise<string[]> {
     const jobs: NewJob[] = [];
     for (const item of items)
-      jobs.push(await this.buildJob(definition, definition.name, item.args, item.options ?? {}));
+      jobs.push(
+        await buildNewJob(
+          this.settings,
+          definition,
+          definition.name,
+          item.args,
+          item.options ?? {},
+        ),
+      );
     return jobs.length === 0 ? [] : this.write(jobs, connection);
   }
 
@@ -458,8 +317,8 @@ export class Soniq implements JobEnqueuer {
    * `INVALID_ENQUEUE_OPTION`, `UNSUPPORTED` (`connection` off PostgreSQL).
    */
   async enqueue(name: string, args: unknown, options: EnqueueOptions = {}): Promise<string> {
-    const definition = this.definitionFor(name);
-    const job = await this.buildJob(definition, name, args, options);
+    const definition = this.jobRegistry.definitionFor(name);
+    const job = await buildNewJob(this.settings, definition, name, args, options);
     const [id] = await this.write([job], options.connection);
     return id as string;
   }
@@ -477,8 +336,9 @@ export class Soniq implements JobEnqueuer {
     const jobs: NewJob[] = [];
     for (const item of items) {
       jobs.push(
-        await this.buildJob(
-          this.definitionFor(item.name),
+        await buildNewJob(
+          this.settings,
+          this.jobRegistry.definitionFor(item.name),
           item.name,
           item.args,
           item.options ?? {},
@@ -543,7 +403,7 @@ export class Soniq implements JobEnqueuer {
   worker(options: WorkerOptions = {}): Worker {
     return new Worker(
       {
-        jobs: this.registry,
+        jobs: this.jobRegistry.definitions,
         settings: this.settings,
         logger: this.logger,
         eventBus: this.eventBus,

@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { checkGrace, drainBudget, startupBudgetWarning } from "../../src/deploy/budget.js";
 import { parseDuration, readManifest } from "../../src/deploy/manifest.js";
 import { MemoryBackend, Soniq } from "../../src/index.js";
-import { resolveSettings } from "../../src/settings.js";
+import { resolveSettings } from "../../src/settings-resolution.js";
 import { REPO, runCli } from "../helpers/cli.js";
 
 const defaults = resolveSettings({}, {});

@@ -1,7 +1,7 @@
 /** The example manifests under deploy/ give the drain enough time with Soniq's defaults. */
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { resolveSettings } from "../../src/settings.js";
+import { resolveSettings } from "../../src/settings-resolution.js";
 
 const defaults = resolveSettings({}, {});
 const read = (name: string) =>

@@ -4,7 +4,7 @@
  */
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { resolveSettings, SETTING_KEYS, SETTINGS, settingsSchema } from "../../src/settings.js";
+import { SETTING_KEYS, SETTINGS, settingsSchema } from "../../src/settings.js";
 import {
   acceptedText,
   cliDefault,
@@ -13,6 +13,7 @@ import {
   withSettingComments,
   withSettingsTable,
 } from "../../src/settings-docs.js";
+import { resolveSettings } from "../../src/settings-resolution.js";
 
 const FIX = "run `npm run docs:settings` and commit the result";
 

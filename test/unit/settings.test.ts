@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { envName, resolveSettings } from "../../src/settings.js";
+import { envName, resolveSettings } from "../../src/settings-resolution.js";
 
 describe("settings", () => {
   it("has documented defaults (durations in seconds)", () => {

@@ -3,7 +3,6 @@
  * same field semantics as the SQL backends (the shared contract suite proves it).
  */
 import { randomUUID } from "node:crypto";
-import { SoniqError } from "../../errors.js";
 import { claimedJobOf } from "../claimed-job.js";
 import {
   type ClaimedJob,
@@ -35,6 +34,8 @@ import {
   type RecoveryResult,
 } from "../contract/index.js";
 import { assertNoConnection } from "../shared/capability-guard.js";
+import { replayDeadLetter } from "./dead-letter-replay.js";
+import { countJobs, countJobsByQueue, pruneFinishedJobs } from "./job-counts.js";
 import type { MemoryState } from "./state.js";
 
 /** {@link JobStore} over {@link MemoryState}. */
@@ -296,76 +297,19 @@ export class MemoryJobStore implements JobStore {
 
   /** See {@link JobStore.jobStats}. */
   async jobStats(): Promise<QueueStats> {
-    this.state.check();
-    const stats: QueueStats = {
-      total: this.state.jobs.size + this.state.dead.size,
-      queued: 0,
-      processing: 0,
-      done: 0,
-      dead_letter: this.state.dead.size,
-      cancelled: 0,
-    };
-    for (const row of this.state.jobs.values()) stats[row.status] += 1;
-    return stats;
+    return countJobs(this.state);
   }
 
   /** See {@link JobStore.jobQueueMetrics}. */
   async jobQueueMetrics(): Promise<QueueMetrics[]> {
-    this.state.check();
-    const now = this.state.clock();
-    const byQueue = new Map<string, QueueMetrics>();
-    const entry = (queue: string): QueueMetrics => {
-      let metrics = byQueue.get(queue);
-      if (!metrics) {
-        metrics = {
-          queue,
-          queued: 0,
-          processing: 0,
-          done: 0,
-          cancelled: 0,
-          deadLetter: 0,
-          oldestClaimableAgeSeconds: 0,
-        };
-        byQueue.set(queue, metrics);
-      }
-      return metrics;
-    };
-    for (const row of this.state.jobs.values()) {
-      const metrics = entry(row.queue);
-      metrics[row.status] += 1;
-      const due = row.scheduledAt.getTime();
-      if (row.status === "queued" && due <= now) {
-        metrics.oldestClaimableAgeSeconds = Math.max(
-          metrics.oldestClaimableAgeSeconds,
-          (now - due) / 1000,
-        );
-      }
-    }
-    for (const row of this.state.dead.values()) entry(row.queue).deadLetter += 1;
-    return [...byQueue.values()].sort((a, b) =>
-      a.queue < b.queue ? -1 : a.queue > b.queue ? 1 : 0,
-    );
+    return countJobsByQueue(this.state);
   }
 
   /** See {@link JobStore.jobPruneFinished}. */
   async jobPruneFinished({
     limit = Number.POSITIVE_INFINITY,
   }: JobPruneFinishedParams): Promise<number> {
-    this.state.check();
-    const now = this.state.clock();
-    let pruned = 0;
-    for (const [id, row] of this.state.jobs) {
-      if (pruned >= limit) break;
-      if (
-        (row.status === "done" || row.status === "cancelled") &&
-        row.resultExpiresAt !== null &&
-        row.resultExpiresAt.getTime() <= now
-      ) {
-        this.state.jobs.delete(id);
-        pruned += 1;
-      }
-    }
-    return pruned;
+    return pruneFinishedJobs(this.state, limit);
   }
 
   /** See {@link JobStore.jobRecoverStale}. */
@@ -439,41 +383,6 @@ export class MemoryJobStore implements JobStore {
 
   /** See {@link JobStore.deadLetterReplay}. */
   async deadLetterReplay({ id }: JobIdParams): Promise<boolean> {
-    const { state } = this;
-    state.check();
-    const entry = state.dead.get(id);
-    if (!entry) return false;
-    if (entry.dedupKey !== null) {
-      for (const row of state.jobs.values()) {
-        if (row.dedupKey === entry.dedupKey) {
-          throw new SoniqError(
-            "DEDUP_CONFLICT",
-            `job ${row.id} already holds dedup key ${JSON.stringify(entry.dedupKey)}`,
-          );
-        }
-      }
-    }
-    state.dead.delete(id);
-    const { reason: _reason, deadAt: _deadAt, ...rest } = entry;
-    const now = state.date();
-    state.jobs.set(id, {
-      ...rest,
-      meta: null,
-      status: "queued",
-      attempts: 0,
-      interruptions: 0,
-      unchargedRecoveries: 0,
-      startKnown: true,
-      scheduledAt: now,
-      updatedAt: now,
-      startedAt: null,
-      finishedAt: null,
-      workerId: null,
-      claimToken: null,
-      result: null,
-      resultExpiresAt: null,
-    });
-    state.bus.wake(entry.queue);
-    return true;
+    return replayDeadLetter(this.state, id);
   }
 }

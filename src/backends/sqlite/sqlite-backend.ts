@@ -55,16 +55,11 @@ import { WakeBus } from "../shared/wake-bus.js";
 import { SqliteAdminStore } from "./admin-store.js";
 import { secondsToMs } from "./clock.js";
 import { SqliteConnection } from "./connection.js";
+import { countJobs, countJobsByQueue } from "./job-counts.js";
+import { SqliteLeaseStore } from "./lease-store.js";
 import { migrate } from "./migrate.js";
 import { type SqliteBackendOptions, validateOptions } from "./options.js";
-import {
-  type DeadLetterRecord,
-  type JobRecord,
-  toDeadLetterRow,
-  toJobRow,
-  toWorkerRow,
-  type WorkerRecord,
-} from "./rows.js";
+import { type DeadLetterRecord, type JobRecord, toDeadLetterRow, toJobRow } from "./rows.js";
 import { SqliteScheduleStore } from "./schedule-store.js";
 import { SqliteSubmissionStore } from "./submission-store.js";
 import {
@@ -76,6 +71,7 @@ import {
   recoverStaleClaims,
   replayEntry,
 } from "./transactions.js";
+import { SqliteWorkerStore } from "./worker-store.js";
 
 export { DEFAULT_SQLITE_BUSY_TIMEOUT_MS, type SqliteBackendOptions } from "./options.js";
 
@@ -126,6 +122,8 @@ export class SqliteBackend implements Backend {
   /** The operations store (contract/admin-store.ts) on this connection. */
   readonly admin: SqliteAdminStore;
   private readonly schedules: SqliteScheduleStore;
+  private readonly workers: SqliteWorkerStore;
+  private readonly leases: SqliteLeaseStore;
 
   /**
    * Validates the options (options.ts); the file is opened on first use. Does not create the
@@ -140,6 +138,8 @@ export class SqliteBackend implements Backend {
     this.conn = new SqliteConnection(path, busyTimeoutMs);
     this.admin = new SqliteAdminStore(this.conn, (queue) => this.wake(queue));
     this.submissions = new SqliteSubmissionStore(this.conn, (queue) => this.wake(queue));
+    this.workers = new SqliteWorkerStore(this.conn);
+    this.leases = new SqliteLeaseStore(this.conn);
     this.schedules = new SqliteScheduleStore({
       use: (fn) => this.conn.use(fn),
       insertJobs: (session, jobs) => insertJobs(session, jobs),
@@ -307,36 +307,13 @@ export class SqliteBackend implements Backend {
   }
 
   /** One snapshot. See {@link JobStore.jobStats}. */
-  async jobStats(): Promise<QueueStats> {
-    return this.conn.use((s) => {
-      const row = s.statement("stats").get() as Omit<QueueStats, "total"> & { live: number };
-      const { live, ...counts } = row;
-      return { total: live + counts.dead_letter, ...counts };
-    });
+  jobStats(): Promise<QueueStats> {
+    return this.conn.use(countJobs);
   }
 
   /** Per-queue counts and lateness from one snapshot. See {@link JobStore.jobQueueMetrics}. */
-  async jobQueueMetrics(): Promise<QueueMetrics[]> {
-    return this.conn.use((s) => {
-      const rows = s.statement("queueMetrics").all() as Array<{
-        queue: string;
-        queued: number;
-        processing: number;
-        done: number;
-        cancelled: number;
-        dead_letter: number;
-        oldest_age_ms: number;
-      }>;
-      return rows.map((row) => ({
-        queue: row.queue,
-        queued: row.queued,
-        processing: row.processing,
-        done: row.done,
-        cancelled: row.cancelled,
-        deadLetter: row.dead_letter,
-        oldestClaimableAgeSeconds: Math.max(0, row.oldest_age_ms) / 1000,
-      }));
-    });
+  jobQueueMetrics(): Promise<QueueMetrics[]> {
+    return this.conn.use(countJobsByQueue);
   }
 
   /** See {@link JobStore.jobPruneFinished}. */
@@ -388,63 +365,33 @@ export class SqliteBackend implements Backend {
     return true;
   }
 
-  /** See {@link WorkerStore.workerRegister}. */
-  async workerRegister(worker: WorkerRegisterParams): Promise<void> {
-    await this.conn.use((s) => {
-      s.statement("registerWorker").run({
-        id: worker.id,
-        hostname: worker.hostname,
-        pid: worker.pid,
-        queues: worker.queues === null ? null : JSON.stringify(worker.queues),
-        concurrency: worker.concurrency,
-      });
-    });
+  /** See {@link WorkerStore.workerRegister} (worker-store.ts, as every worker method). */
+  workerRegister(params: WorkerRegisterParams): Promise<void> {
+    return this.workers.workerRegister(params);
   }
 
-  /** See {@link WorkerStore.workerHeartbeat}. */
-  async workerHeartbeat({ workerId, status }: WorkerHeartbeatParams): Promise<void> {
-    await this.conn.use((s) => {
-      s.statement("heartbeat").run({ id: workerId, status });
-    });
+  workerHeartbeat(params: WorkerHeartbeatParams): Promise<void> {
+    return this.workers.workerHeartbeat(params);
   }
 
-  /** See {@link WorkerStore.workerMarkStopped}. */
-  async workerMarkStopped({ workerId }: WorkerMarkStoppedParams): Promise<void> {
-    await this.conn.use((s) => {
-      s.statement("markWorkerStopped").run({ id: workerId });
-    });
+  workerMarkStopped(params: WorkerMarkStoppedParams): Promise<void> {
+    return this.workers.workerMarkStopped(params);
   }
 
-  /** See {@link WorkerStore.workerList}. */
-  async workerList({ heartbeatTimeoutSeconds }: WorkerListParams): Promise<WorkerListRow[]> {
-    return this.conn.use((s) => {
-      const rows = s
-        .statement("listWorkers")
-        .all({ timeoutMs: secondsToMs(heartbeatTimeoutSeconds) }) as Array<
-        WorkerRecord & { live: number }
-      >;
-      return rows.map(({ live, ...row }) => ({ ...toWorkerRow(row), live: live === 1 }));
-    });
+  workerList(params: WorkerListParams): Promise<WorkerListRow[]> {
+    return this.workers.workerList(params);
   }
 
-  /** See {@link WorkerStore.workerForget}. */
-  async workerForget({ notSeenForSeconds, limit }: WorkerForgetParams): Promise<number> {
-    const notSeenForMs = secondsToMs(notSeenForSeconds);
-    return this.conn.use(
-      (s) => s.statement("forgetWorkers").run({ notSeenForMs, limit: limit ?? -1 }).changes,
-    );
+  workerForget(params: WorkerForgetParams): Promise<number> {
+    return this.workers.workerForget(params);
   }
 
-  /** See {@link LeaseStore.leaseTryTake}. */
-  async leaseTryTake({ name, holder, ttlSeconds }: LeaseTryTakeParams): Promise<boolean> {
-    const ttlMs = secondsToMs(ttlSeconds);
-    return this.conn.use((s) => s.statement("tryLead").get({ name, holder, ttlMs }) !== undefined);
+  /** See {@link LeaseStore.leaseTryTake} (lease-store.ts, as `leaseResign`). */
+  leaseTryTake(params: LeaseTryTakeParams): Promise<boolean> {
+    return this.leases.leaseTryTake(params);
   }
 
-  /** See {@link LeaseStore.leaseResign}. */
-  async leaseResign({ name, holder }: LeaseResignParams): Promise<void> {
-    await this.conn.use((s) => {
-      s.statement("resign").run({ name, holder });
-    });
+  leaseResign(params: LeaseResignParams): Promise<void> {
+    return this.leases.leaseResign(params);
   }
 }

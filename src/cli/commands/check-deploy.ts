@@ -10,7 +10,7 @@ import { basename } from "node:path";
 import type { Command } from "commander";
 import { type BudgetVerdict, checkGrace, drainBudget } from "../../deploy/budget.js";
 import { type ManifestWorker, readManifest } from "../../deploy/manifest.js";
-import { resolveSettings } from "../../settings.js";
+import { resolveSettings } from "../../settings-resolution.js";
 import { number, print, runCommand } from "../runner.js";
 
 interface CheckDeployFlags {

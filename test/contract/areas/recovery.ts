@@ -34,7 +34,9 @@ export function recoveryCases(ctx: ContractContext): void {
       });
       const [staleAgain] = await b.jobClaim({ workerId: "stale", queues: null, limit: 1 });
       await b.workerMarkStopped({ workerId: "stopped" });
-      await new Promise((r) => setTimeout(r, 60));
+      // "stale" last beat at registration, at least 250 ms ago; "live" beats right before each
+      // recovery call, so a 0.2 s window tells them apart even on a loaded machine.
+      await new Promise((r) => setTimeout(r, 250));
       await b.workerHeartbeat({ workerId: "live", status: "running" });
       // Without a vouched-for timeout, a stale heartbeat is not enough: only the stopped and the
       // unknown owners' rows come back.
@@ -44,8 +46,9 @@ export function recoveryCases(ctx: ContractContext): void {
         status: "processing",
         workerId: "stale",
       });
+      await b.workerHeartbeat({ workerId: "live", status: "running" });
       const result = await b.jobRecoverStale({
-        staleAfterSeconds: 0.04,
+        staleAfterSeconds: 0.2,
         crashLoop: crashLoopRule(3),
       });
       expect(result.deadLettered).toEqual([]);

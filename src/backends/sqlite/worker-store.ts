@@ -1,0 +1,69 @@
+/**
+ * The SQLite worker store: `soniq_workers` through the named statements of sql.ts. Times come
+ * from SQLite's clock in milliseconds; durations passed in are seconds.
+ */
+import type {
+  WorkerForgetParams,
+  WorkerHeartbeatParams,
+  WorkerListParams,
+  WorkerListRow,
+  WorkerMarkStoppedParams,
+  WorkerRegisterParams,
+  WorkerStore,
+} from "../contract/index.js";
+import { secondsToMs } from "./clock.js";
+import type { SqliteConnection } from "./connection.js";
+import { toWorkerRow, type WorkerRecord } from "./rows.js";
+
+/** {@link WorkerStore} on SQLite. */
+export class SqliteWorkerStore implements WorkerStore {
+  /** @param conn The backend's connection. */
+  constructor(private readonly conn: SqliteConnection) {}
+
+  /** See {@link WorkerStore.workerRegister}. */
+  async workerRegister(worker: WorkerRegisterParams): Promise<void> {
+    await this.conn.use((s) => {
+      s.statement("registerWorker").run({
+        id: worker.id,
+        hostname: worker.hostname,
+        pid: worker.pid,
+        queues: worker.queues === null ? null : JSON.stringify(worker.queues),
+        concurrency: worker.concurrency,
+      });
+    });
+  }
+
+  /** See {@link WorkerStore.workerHeartbeat}. */
+  async workerHeartbeat({ workerId, status }: WorkerHeartbeatParams): Promise<void> {
+    await this.conn.use((s) => {
+      s.statement("heartbeat").run({ id: workerId, status });
+    });
+  }
+
+  /** See {@link WorkerStore.workerMarkStopped}. */
+  async workerMarkStopped({ workerId }: WorkerMarkStoppedParams): Promise<void> {
+    await this.conn.use((s) => {
+      s.statement("markWorkerStopped").run({ id: workerId });
+    });
+  }
+
+  /** See {@link WorkerStore.workerList}. */
+  async workerList({ heartbeatTimeoutSeconds }: WorkerListParams): Promise<WorkerListRow[]> {
+    return this.conn.use((s) => {
+      const rows = s
+        .statement("listWorkers")
+        .all({ timeoutMs: secondsToMs(heartbeatTimeoutSeconds) }) as Array<
+        WorkerRecord & { live: number }
+      >;
+      return rows.map(({ live, ...row }) => ({ ...toWorkerRow(row), live: live === 1 }));
+    });
+  }
+
+  /** See {@link WorkerStore.workerForget}. */
+  async workerForget({ notSeenForSeconds, limit }: WorkerForgetParams): Promise<number> {
+    const notSeenForMs = secondsToMs(notSeenForSeconds);
+    return this.conn.use(
+      (s) => s.statement("forgetWorkers").run({ notSeenForMs, limit: limit ?? -1 }).changes,
+    );
+  }
+}

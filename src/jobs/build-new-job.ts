@@ -1,0 +1,67 @@
+/**
+ * Turns an enqueue call into the row to insert: validates the arguments against the job's schema
+ * (the input is stored as given), the payload size, queue, priority, attempts, timing and dedup
+ * key, and fills defaults from the job definition and the instance settings.
+ */
+import { randomUUID } from "node:crypto";
+import type { NewJob } from "../backends/contract/index.js";
+import { SoniqError } from "../errors.js";
+import type { SoniqSettings } from "../settings.js";
+import {
+  assertDedupKey,
+  assertKnownOptions,
+  assertMaxAttempts,
+  assertPriority,
+  assertQueue,
+  type EnqueueOptions,
+  resolveTiming,
+} from "./enqueue-options.js";
+import { type JobDefinition, validateArgs } from "./job-definition.js";
+import { argsDedupKey, toJsonText } from "./payload.js";
+
+/**
+ * The row for one enqueue of `name` (defined by `definition`, or null for a job another service
+ * defines). Writes nothing.
+ * @throws SoniqError `INVALID_ARGS`, `INVALID_PAYLOAD`, `INVALID_ENQUEUE_OPTION`.
+ */
+export async function buildNewJob(
+  settings: Pick<SoniqSettings, "maxAttempts" | "maxPayloadBytes">,
+  definition: JobDefinition<unknown, unknown, unknown> | null,
+  name: string,
+  args: unknown,
+  options: EnqueueOptions,
+): Promise<NewJob> {
+  assertKnownOptions(options);
+  if (definition?.argsSchema) {
+    // The input is stored as given; the handler gets the schema's output when it runs.
+    const checked = await validateArgs(definition.argsSchema, args);
+    if (!checked.ok)
+      throw new SoniqError("INVALID_ARGS", `arguments of ${name}: ${checked.message}`);
+  }
+  const text = toJsonText(args, `arguments of ${name}`, settings.maxPayloadBytes);
+  const timing = resolveTiming(options);
+  const queue = options.queue ?? definition?.queue ?? "default";
+  assertQueue(queue);
+  const priority = options.priority ?? definition?.priority ?? 0;
+  assertPriority(priority);
+  const maxAttempts = options.maxAttempts ?? definition?.maxAttempts ?? settings.maxAttempts;
+  assertMaxAttempts(maxAttempts);
+  let dedupKey: string | null = null;
+  if (options.dedupKey !== undefined) {
+    assertDedupKey(options.dedupKey);
+    dedupKey = options.dedupKey;
+  } else if (options.uniqueByArgs ?? definition?.uniqueByArgs ?? false) {
+    dedupKey = argsDedupKey(name, JSON.parse(text));
+  }
+  return {
+    id: randomUUID(),
+    name,
+    queue,
+    args: text,
+    priority,
+    maxAttempts,
+    runAt: timing.runAt,
+    delaySeconds: timing.delaySeconds,
+    dedupKey,
+  };
+}
