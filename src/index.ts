@@ -21,6 +21,16 @@ export type {
   PageOptions,
 } from "./admin/filters.js";
 export type { CancelResult, JobBulkRequest, JobPage, JobsAdmin } from "./admin/jobs-admin.js";
+export type {
+  JobDetailJson,
+  JobJson,
+  JobValuesJson,
+  RemoteJobJson,
+  ScheduleDetailJson,
+  ScheduleJson,
+  ScheduleRunJson,
+  TimelineEntryJson,
+} from "./admin/json/index.js";
 export type { QueueSettings, QueuesAdmin } from "./admin/queues-admin.js";
 export type {
   DeadLetterView,

@@ -16,6 +16,12 @@ export interface BulkOptions {
   dryRun?: boolean;
   /** Rows per page, 1–1000. Default 500. */
   batchSize?: number;
+  /**
+   * Told the running totals once the matching rows are counted (done and skipped 0) and after
+   * each page; awaited before the next page (the dashboard yields to its HTTP server here). A
+   * throw stops the action where it is and is raised by the action.
+   */
+  onProgress?: (progress: Readonly<BulkResult>) => void | Promise<void>;
 }
 
 /** What a bulk action did. */
@@ -65,6 +71,7 @@ export async function runBulk(
   }
   const result: BulkResult = { matched, done: 0, skipped: 0, dryRun: options.dryRun === true };
   if (result.dryRun) return result;
+  await options.onProgress?.({ ...result });
   let cursor: string | null = null;
   let seen = 0;
   do {
@@ -76,6 +83,7 @@ export async function runBulk(
       else result.skipped += 1;
     }
     cursor = page.nextCursor;
+    if (cursor !== null && seen < matched) await options.onProgress?.({ ...result });
   } while (cursor !== null && seen < matched);
   return result;
 }

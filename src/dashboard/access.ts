@@ -12,9 +12,17 @@ export const DASHBOARD_ACTIONS = [
   "deadLetters.delete",
   "queues.pause",
   "queues.set",
+  "schedules.pause",
+  "schedules.run",
+  "remote.resolve",
+  "remote.pollNow",
 ] as const;
 
-/** One write the dashboard offers (`queues.pause` covers pause and resume). */
+/**
+ * One write the dashboard offers (`queues.pause` and `schedules.pause` cover pause and resume;
+ * `schedules.run` is "run now"; `remote.resolve` resolves a frozen remote job; `remote.pollNow`
+ * polls an awaiting or frozen one now).
+ */
 export type DashboardAction = (typeof DASHBOARD_ACTIONS)[number];
 
 /** What a user may change: nothing, everything, or the actions a map grants (missing = no). */

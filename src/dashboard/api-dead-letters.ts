@@ -23,7 +23,8 @@ export function deadLetterQuery(params: URLSearchParams): DashboardDeadLetterQue
   return query;
 }
 
-function filterFrom(body: Record<string, unknown>): DashboardDeadLetterQuery | undefined {
+/** The dead-letter filter of a bulk body's `filter`, or undefined. */
+export function filterFrom(body: Record<string, unknown>): DashboardDeadLetterQuery | undefined {
   if (body.filter === undefined) return undefined;
   const f = body.filter;
   if (typeof f !== "object" || f === null || Array.isArray(f))
@@ -123,8 +124,9 @@ export const deadLetterRoutes: Route[] = [
     method: "GET",
     path: "/api/dead-letter/:id",
     async handle({ params, url, options }) {
-      const entry = await options.soniq.deadLetters.get(params.id as string);
-      if (!entry) return notFound(params.id as string);
+      // Through jobs.get, like `soniq dlq show`: the entry with its timeline.
+      const entry = await options.soniq.jobs.get(params.id as string);
+      if (entry?.status !== "dead_letter") return notFound(params.id as string);
       return { body: jobDetail(options, entry, url.searchParams.get("showArgs") === "1") };
     },
   },

@@ -5,6 +5,7 @@
  */
 
 import { jsonText } from "./preview.js";
+import { withRemotePhases } from "./remote-timeline.js";
 import { BadRequest, jsonBody, type Route } from "./route.js";
 import type { DashboardJobQuery } from "./source.js";
 import { jobDetail, jobSummary, shownArgs, shownResult } from "./views.js";
@@ -164,7 +165,8 @@ export const jobRoutes: Route[] = [
     async handle({ params, url, options }) {
       const job = await options.soniq.jobs.get(params.id as string);
       if (!job) return notFound(params.id as string);
-      return { body: jobDetail(options, job, url.searchParams.get("showArgs") === "1") };
+      const shown = await withRemotePhases(options.soniq, job);
+      return { body: jobDetail(options, shown, url.searchParams.get("showArgs") === "1") };
     },
   },
   {

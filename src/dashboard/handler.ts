@@ -8,9 +8,13 @@ import { isSoniqError } from "../errors.js";
 import { type DashboardAction, grantedActions } from "./access.js";
 import { deadLetterRoutes } from "./api-dead-letters.js";
 import { jobRoutes } from "./api-jobs.js";
+import { operationRoutes } from "./api-operations.js";
 import { queueWorkerRoutes } from "./api-queues-workers.js";
+import { remoteRoutes } from "./api-remote.js";
+import { scheduleRoutes } from "./api-schedules.js";
 import { assetType, indexHtml, loadAssets } from "./assets.js";
 import { audit } from "./audit.js";
+import { BulkOperations } from "./operations.js";
 import {
   type DashboardOptions,
   type DashboardUser,
@@ -43,6 +47,8 @@ interface Challenging {
 const ERROR_STATUS: Record<string, number> = {
   NOT_FOUND: 404,
   INVALID_OPTION: 400,
+  INVALID_RESULT: 400,
+  INVALID_SCHEDULE: 400,
   INVALID_STATE: 409,
   COUNT_MISMATCH: 409,
   DEDUP_CONFLICT: 409,
@@ -86,6 +92,9 @@ export const ROUTES: Route[] = [
   ...jobRoutes,
   ...deadLetterRoutes,
   ...queueWorkerRoutes,
+  ...scheduleRoutes,
+  ...remoteRoutes,
+  ...operationRoutes,
 ];
 
 function errorResponse(status: number, code: string, message: string): Response {
@@ -107,6 +116,7 @@ export function createDashboard<U extends DashboardUser>(
   const challenge =
     typeof options.auth === "function" ? (options.auth as Challenging).challenge : undefined;
   const base = o.basePath;
+  const operations = new BulkOperations(o.soniq.logger);
 
   async function handle(request: Request): Promise<Response> {
     const url = new URL(request.url);
@@ -168,6 +178,7 @@ export function createDashboard<U extends DashboardUser>(
       user,
       actions,
       csrfToken,
+      operations,
     };
     const record = (
       action: string,

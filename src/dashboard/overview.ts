@@ -1,7 +1,7 @@
 /**
  * The overview: counts by queue × status, throughput and failure rate over 1 h and 24 h, the
- * oldest claimable age per queue, dead letters by reason, workers by shutdown state, and warnings
- * derived from that state — all read through the admin API.
+ * oldest claimable age per queue, dead letters by reason, workers by shutdown state, remote jobs by
+ * phase (frozen ones need an operator), and warnings derived from that state — all read through the admin API.
  *
  * Throughput counts jobs that finished `done` in the window (rows still kept: `resultRetention`
  * bounds what is counted); failures count entries dead-lettered in the window.
@@ -34,6 +34,8 @@ export interface Overview {
   queues: Array<{ name: string; oldestDueAgeSeconds: number; paused: boolean }>;
   deadLettersByReason: Record<string, number>;
   workersByState: Record<string, number>;
+  /** Remote jobs by phase; `frozen` ones wait for an operator (the remote page). */
+  remote: { submitting: number; awaiting: number; frozen: number };
   warnings: Warning[];
 }
 
@@ -50,7 +52,8 @@ async function window(soniq: DashboardSource, seconds: number, now: number): Pro
 /** Builds the overview. */
 export async function overview(soniq: DashboardSource): Promise<Overview> {
   const now = Date.now();
-  const [counts, hour, day, queues, workers, dlTotal, ...reasonCounts] = await Promise.all([
+  const [remote, counts, hour, day, queues, workers, dlTotal, ...reasonCounts] = await Promise.all([
+    soniq.remote.counts(),
     soniq.jobs.countByQueueStatus(),
     window(soniq, 3600, now),
     window(soniq, 86400, now),
@@ -92,6 +95,12 @@ export async function overview(soniq: DashboardSource): Promise<Overview> {
       message: `${crashLoops} job(s) dead-lettered for crash_loop`,
     });
   }
+  if (remote.frozen > 0) {
+    warnings.push({
+      kind: "frozen_remote",
+      message: `${remote.frozen} remote job(s) frozen: an operator must resolve them (accepted, not submitted or failed)`,
+    });
+  }
   for (const q of queues) {
     if (q.paused && q.queued > 0) {
       warnings.push({
@@ -110,6 +119,7 @@ export async function overview(soniq: DashboardSource): Promise<Overview> {
     })),
     deadLettersByReason,
     workersByState,
+    remote: { submitting: remote.submitting, awaiting: remote.awaiting, frozen: remote.frozen },
     warnings,
   };
 }

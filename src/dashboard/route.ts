@@ -4,6 +4,7 @@
  * what the audit records.
  */
 import type { DashboardAction } from "./access.js";
+import type { BulkOperations } from "./operations.js";
 import type { DashboardUser, ResolvedOptions } from "./options.js";
 
 /** What a route handler receives. */
@@ -17,6 +18,8 @@ export interface RouteContext {
   actions: ReadonlySet<DashboardAction>;
   /** The CSRF token of this session (sent by `GET /api/me`). */
   csrfToken: string;
+  /** The live bulk operations of this dashboard handler. */
+  operations: BulkOperations;
 }
 
 /** What a write tells the audit. */

@@ -1,6 +1,7 @@
 /**
  * What the dashboard reads and changes: the admin API of the instance (`soniq.jobs`,
- * `soniq.deadLetters`, `soniq.queues`, `soniq.workers()`, issue 14) — the one source for the CLI,
+ * `soniq.deadLetters`, `soniq.queues`, `soniq.workers()`, issue 14; `soniq.schedules`,
+ * `soniq.remote`) — the one source for the CLI,
  * the dashboard and metrics (DESIGN.md §6) — plus the logger and event bus the audit writes to.
  * A `Soniq` instance is one; nothing beneath the admin API (no store, no SQL) is reached.
  */
@@ -13,6 +14,8 @@ import type { WorkerDetail } from "../backends/contract/admin-store.js";
 import type { EventBus } from "../observability/event-bus.js";
 import type { SoniqEventMap } from "../observability/events.js";
 import type { Logger } from "../observability/logger.js";
+import type { RemoteAdmin } from "../remote/remote-admin.js";
+import type { ScheduleAdmin } from "../scheduler/admin.js";
 
 /** The job filters the dashboard passes through (the admin API's `JobQuery`). */
 export type DashboardJobQuery = JobQuery;
@@ -34,6 +37,10 @@ export interface DashboardSource {
     "list" | "count" | "get" | "replay" | "delete" | "replayMany" | "deleteMany" | "export"
   >;
   readonly queues: Pick<QueuesAdmin, "list" | "pause" | "resume" | "set">;
+  /** Schedules: list, show, pause, resume, run now. */
+  readonly schedules: Pick<ScheduleAdmin, "list" | "show" | "pause" | "resume" | "runNow">;
+  /** Remote jobs: list, show, counts, resolve a frozen one, poll now. */
+  readonly remote: Pick<RemoteAdmin, "list" | "show" | "counts" | "resolve" | "pollNow">;
   /** Worker incarnations with their shutdown state. */
   workers(): Promise<WorkerDetail[]>;
   /** Where audit lines go. */

@@ -3,47 +3,33 @@
  * how they are built from the admin API's views: redacted, values as truncated previews, errors
  * cut, dates as ISO text by JSON.
  */
+import {
+  type JobDetailJson,
+  type JobJson,
+  jobJson,
+  type TimelineEntryLike,
+  timelineEntryJson,
+} from "../admin/json/index.js";
 import type { DashboardUser, ResolvedOptions } from "./options.js";
 import { type Preview, preview, previewText } from "./preview.js";
-import type { SourceJob, SourceTimelineEntry } from "./source.js";
+import type { SourceJob } from "./source.js";
 
 /** Preview size of arguments in lists, in bytes. */
 export const LIST_PREVIEW_BYTES = 256;
 /** Error text is cut to this many bytes in lists and details. */
 export const ERROR_PREVIEW_BYTES = 4096;
 
-/** A job or dead letter in a list. */
-export interface JobSummary {
-  id: string;
-  name: string;
-  queue: string;
-  /** `queued`, `processing`, `done`, `cancelled` or `dead_letter`. */
-  status: string;
-  priority: number;
-  attempts: number;
-  maxAttempts: number;
-  interruptions: number;
-  scheduledAt: Date;
-  createdAt: Date;
-  startedAt: Date | null;
-  finishedAt: Date | null;
-  workerId: string | null;
-  lastError: string | null;
-  cancelRequestedAt: Date | null;
-  progress: { fraction: number; message: string | null } | null;
-  /** Dead letters: why and when. */
-  reason: string | null;
-  deadAt: Date | null;
-  args: Preview;
-}
+/**
+ * A job or dead letter in a list: the shape the CLI's `--json` prints too (admin/json/job.ts),
+ * with the arguments as a server-cut preview.
+ */
+export type JobSummary = Omit<JobJson, "args"> & { args: Preview };
 
-/** A job with its values and timeline. */
-export interface JobDetailView extends JobSummary {
-  dedupKey: string | null;
-  updatedAt: Date;
+/** A job with its values (previews) and timeline; the CLI's `jobs show --json` shape otherwise. */
+export type JobDetailView = Omit<JobDetailJson, "args" | "result"> & {
+  args: Preview;
   result: Preview;
-  timeline: SourceTimelineEntry[];
-}
+};
 
 type Options = ResolvedOptions<DashboardUser>;
 
@@ -66,29 +52,8 @@ export function shownResult(o: Options, job: SourceJob): unknown {
 
 /** A list row. */
 export function jobSummary(o: Options, job: SourceJob): JobSummary {
-  const dead = "reason" in job ? job : null;
-  const live = "status" in job ? job : null;
   return {
-    id: job.id,
-    name: job.name,
-    queue: job.queue,
-    status: live ? live.status : "dead_letter",
-    priority: job.priority,
-    attempts: job.attempts,
-    maxAttempts: job.maxAttempts,
-    interruptions: job.interruptions,
-    scheduledAt: job.scheduledAt,
-    createdAt: job.createdAt,
-    startedAt: job.startedAt,
-    finishedAt: job.finishedAt,
-    workerId: job.workerId,
-    lastError: redactedError(o, job),
-    cancelRequestedAt: live?.cancelRequestedAt ?? null,
-    progress: live?.progress
-      ? { fraction: live.progress.fraction, message: live.progress.message }
-      : null,
-    reason: dead?.reason ?? null,
-    deadAt: dead?.deadAt ?? null,
+    ...jobJson(job, redactedError(o, job)),
     args: preview(shownArgs(o, job), LIST_PREVIEW_BYTES, o.hideArgs),
   };
 }
@@ -96,18 +61,17 @@ export function jobSummary(o: Options, job: SourceJob): JobSummary {
 /** A detail view; `showArgs` overrides `hideArgs` for this response. */
 export function jobDetail(
   o: Options,
-  job: SourceJob & { timeline?: SourceTimelineEntry[] },
+  job: SourceJob & { timeline?: readonly TimelineEntryLike[] },
   showArgs: boolean,
 ): JobDetailView {
-  const timeline = (job.timeline ?? []).map((entry) => ({
-    ...entry,
-    detail: previewText(entry.detail, ERROR_PREVIEW_BYTES),
-  }));
+  const timeline = (job.timeline ?? []).map((entry) =>
+    timelineEntryJson({ ...entry, detail: previewText(entry.detail, ERROR_PREVIEW_BYTES) }),
+  );
   return {
     ...jobSummary(o, job),
     args: preview(shownArgs(o, job), o.maxPreviewBytes, o.hideArgs && !showArgs),
     dedupKey: job.dedupKey,
-    updatedAt: job.updatedAt,
+    updatedAt: job.updatedAt.toISOString(),
     result: preview(shownResult(o, job), o.maxPreviewBytes),
     timeline,
   };

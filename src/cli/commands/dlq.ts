@@ -6,6 +6,7 @@
 import { createWriteStream } from "node:fs";
 import type { Command } from "commander";
 import { toNdjsonLine } from "../../admin/dead-letters-admin.js";
+import { jobDetailJson, jobValuesJson } from "../../admin/json/index.js";
 import type { DeadLetterView } from "../../admin/views.js";
 import { SoniqError } from "../../errors.js";
 import type { Soniq } from "../../soniq.js";
@@ -102,7 +103,11 @@ export function register(program: Command): void {
       runCommand(() =>
         withInstance(flags, async (soniq) => {
           const page = await soniq.deadLetters.list(deadLetterQueryFrom(flags), pageFrom(flags));
-          print(flags.json, page, () => listText(page.deadLetters, page.nextCursor));
+          print(
+            flags.json,
+            { deadLetters: page.deadLetters.map(jobValuesJson), nextCursor: page.nextCursor },
+            () => listText(page.deadLetters, page.nextCursor),
+          );
         }),
       ),
     );
@@ -117,7 +122,7 @@ export function register(program: Command): void {
           if (job?.status !== "dead_letter") {
             throw new SoniqError("NOT_FOUND", `no dead-letter entry with id ${id}`);
           }
-          print(flags.json, job, () =>
+          print(flags.json, jobDetailJson(job), () =>
             [
               `id          ${job.id}`,
               `name        ${job.name}`,

@@ -6,6 +6,7 @@
 import type { Command } from "commander";
 import type { BulkResult } from "../../admin/bulk.js";
 import type { JobBulkRequest } from "../../admin/jobs-admin.js";
+import { jobDetailJson, jobValuesJson } from "../../admin/json/index.js";
 import type { JobDetail, JobView } from "../../admin/views.js";
 import { SoniqError } from "../../errors.js";
 import type { Soniq } from "../../soniq.js";
@@ -125,7 +126,11 @@ export function register(program: Command): void {
       runCommand(() =>
         withInstance(flags, async (soniq) => {
           const page = await soniq.jobs.list(jobQueryFrom(flags), pageFrom(flags));
-          print(flags.json, page, () => listText(page.jobs, page.nextCursor));
+          print(
+            flags.json,
+            { jobs: page.jobs.map(jobValuesJson), nextCursor: page.nextCursor },
+            () => listText(page.jobs, page.nextCursor),
+          );
         }),
       ),
     );
@@ -138,7 +143,7 @@ export function register(program: Command): void {
         withInstance(flags, async (soniq) => {
           const job = await soniq.jobs.get(id);
           if (!job) throw new SoniqError("NOT_FOUND", `no job or dead letter with id ${id}`);
-          print(flags.json, job, () => showText(job));
+          print(flags.json, jobDetailJson(job), () => showText(job));
         }),
       ),
     );

@@ -5,6 +5,7 @@
  * `poll-now <job-id>`. Errors (not found, not frozen, bad task id) exit 2 with their code.
  */
 import type { Command } from "commander";
+import { remoteJobJson, remoteState } from "../../admin/json/index.js";
 import type {
   SubmissionFilter,
   SubmissionRecord,
@@ -21,38 +22,6 @@ import {
   withJson,
 } from "../runner.js";
 
-/** A record as JSON (ISO instants; the stored answer's kind only — never its result). */
-function toJson(r: SubmissionRecord) {
-  const iso = (d: Date | null) => (d ? d.toISOString() : null);
-  return {
-    job_id: r.jobId,
-    job_name: r.name,
-    queue: r.queue,
-    phase: r.phase,
-    state: stateOf(r),
-    task_id: r.taskId,
-    idempotency_key: r.idempotencyKey,
-    generation: r.generation,
-    submitted_at: iso(r.submittedAt),
-    accepted_at: iso(r.acceptedAt),
-    frozen_at: iso(r.frozenAt),
-    frozen_reason: r.frozenReason,
-    due_at: iso(r.dueAt),
-    polls: r.polls,
-    answer: r.answer?.kind ?? null,
-    job_status: r.jobStatus,
-    worker_id: r.workerId,
-    attempts: r.attempts,
-  };
-}
-
-/** What an operator reads: frozen, awaiting (handed off), polling now, submitting, released, finished. */
-function stateOf(r: SubmissionRecord): string {
-  if (r.phase === "accepted") return r.workerId ? "polling" : "awaiting";
-  if (r.phase === "frozen") return r.workerId ? "reconciling" : "frozen";
-  return r.phase;
-}
-
 function line(r: SubmissionRecord): string {
   const extra =
     r.phase === "frozen"
@@ -60,7 +29,7 @@ function line(r: SubmissionRecord): string {
       : r.taskId
         ? `task=${r.taskId}`
         : `key=${r.idempotencyKey}`;
-  return `${r.jobId}  ${stateOf(r).padEnd(11)} ${r.name}  ${extra}  updated=${r.updatedAt.toISOString()}`;
+  return `${r.jobId}  ${remoteState(r).padEnd(11)} ${r.name}  ${extra}  updated=${r.updatedAt.toISOString()}`;
 }
 
 type Flags = ConnectionFlags & { json?: boolean };
@@ -105,8 +74,10 @@ export function register(program: Command): void {
             }
             const filter: SubmissionFilter = chosen[0] ?? "all";
             const records = await soniq.remote.list(filter, limit);
-            print(flags.json, records.map(toJson), () =>
-              records.length === 0 ? "no remote submissions" : records.map(line).join("\n"),
+            print(
+              flags.json,
+              records.map((r) => remoteJobJson(r)),
+              () => (records.length === 0 ? "no remote submissions" : records.map(line).join("\n")),
             );
           }),
         ),
@@ -119,7 +90,7 @@ export function register(program: Command): void {
     .action((jobId: string, module: string | undefined, flags: Flags) =>
       runCommand(() =>
         withInstance(connection(module, flags), async (soniq) => {
-          const record = toJson(await soniq.remote.show(jobId));
+          const record = remoteJobJson(await soniq.remote.show(jobId));
           print(flags.json, record, () =>
             Object.entries(record)
               .map(([k, v]) => `${k.padEnd(16)} ${v ?? "-"}`)

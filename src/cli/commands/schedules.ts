@@ -4,7 +4,8 @@
  * runner: `--json` prints one JSON document for scripts; errors exit 2 with the error's code.
  */
 import { type Command, InvalidArgumentError } from "commander";
-import type { ScheduleRow, ScheduleRunRow } from "../../backends/contract/index.js";
+import { scheduleDetailJson, scheduleJson } from "../../admin/json/index.js";
+import type { ScheduleRow } from "../../backends/contract/index.js";
 import { Soniq } from "../../soniq.js";
 import {
   type ConnectionFlags,
@@ -35,41 +36,6 @@ function seconds(value: string): number {
     throw new InvalidArgumentError("--every must be a number of seconds");
   }
   return n;
-}
-
-/** A row as printed with `--json` (snake_case, ISO-8601 instants). */
-export function scheduleJson(row: ScheduleRow): Record<string, unknown> {
-  return {
-    id: row.id,
-    job_name: row.jobName,
-    queue: row.queue,
-    cron: row.cron,
-    every_seconds: row.everySeconds,
-    timezone: row.timezone,
-    paused: row.paused,
-    next_run_at: row.nextRunAt?.toISOString() ?? null,
-    last_run_at: row.lastRunAt?.toISOString() ?? null,
-    last_job_id: row.lastJobId,
-    missed: {
-      policy: row.missedPolicy,
-      grace: row.missedGrace,
-      within: row.missedWithin,
-      max: row.missedMax,
-    },
-    overlap: row.overlap,
-    start_at: row.startAt?.toISOString() ?? null,
-    end_at: row.endAt?.toISOString() ?? null,
-  };
-}
-
-function runJson(run: ScheduleRunRow): Record<string, unknown> {
-  return {
-    occurrence: run.occurrence.toISOString(),
-    outcome: run.outcome,
-    job_id: run.jobId,
-    manual: run.manual,
-    recorded_at: run.recordedAt.toISOString(),
-  };
 }
 
 function expression(row: ScheduleRow): string {
@@ -121,7 +87,7 @@ export function register(program: Command): void {
             `${r.id}  ${expression(r)}  job=${r.jobName}  next=${r.nextRunAt?.toISOString() ?? "-"}${r.paused ? "  PAUSED" : ""}`,
         )
         .join("\n");
-      return { json: rows.map(scheduleJson), text: text || "no schedules" };
+      return { json: rows.map((r) => scheduleJson(r)), text: text || "no schedules" };
     }),
   );
 
@@ -149,11 +115,7 @@ export function register(program: Command): void {
         ),
       ];
       return {
-        json: {
-          ...scheduleJson(details.schedule),
-          upcoming: details.upcoming.map((d) => d.toISOString()),
-          runs: details.runs.map(runJson),
-        },
+        json: scheduleDetailJson(details),
         text: lines.join("\n"),
       };
     }),

@@ -11,6 +11,8 @@ import { JobDetailPage } from "./pages/job-detail.js";
 import { JobsPage } from "./pages/jobs.js";
 import { OverviewPage } from "./pages/overview.js";
 import { QueuesPage } from "./pages/queues.js";
+import { RemotePage } from "./pages/remote.js";
+import { SchedulesPage } from "./pages/schedules.js";
 import { WorkersPage } from "./pages/workers.js";
 import "./style.css";
 
@@ -20,6 +22,8 @@ const NAV = [
   ["#/dead-letter", "Dead letters"],
   ["#/queues", "Queues"],
   ["#/workers", "Workers"],
+  ["#/schedules", "Schedules"],
+  ["#/remote", "Remote"],
 ] as const;
 
 function Page({ me }: { me: Me }) {
@@ -34,6 +38,8 @@ function Page({ me }: { me: Me }) {
   if (section === "dead-letter") return <JobsPage me={me} params={params} dead />;
   if (section === "queues") return <QueuesPage me={me} />;
   if (section === "workers") return <WorkersPage />;
+  if (section === "schedules") return <SchedulesPage me={me} />;
+  if (section === "remote") return <RemotePage me={me} params={params} />;
   return <OverviewPage />;
 }
 

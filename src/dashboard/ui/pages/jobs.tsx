@@ -1,13 +1,17 @@
 /**
  * The jobs page (and the dead-letter list): the admin API's filters in the URL, cursor pages,
  * selection, and bulk actions on the selection or on everything matching (with the count shown
- * and sent as `expectedCount`).
+ * and sent as `expectedCount`), run by the server in batches with a live progress bar.
  */
 import { useState } from "preact/hooks";
+import type { OperationView as Operation } from "../../operations.js";
 import type { JobSummary } from "../../views.js";
 import { api, type Me, query } from "../api.js";
 import { Badge, ErrorLine, jobHref, Table, When } from "../components.js";
 import { usePolled } from "../hooks.js";
+
+/** How often a running bulk operation's totals are read, in milliseconds. */
+const PROGRESS_POLL_MS = 200;
 
 const JOB_FILTERS = ["status", "queue", "name", "id", "error", "dedupKey"];
 const DEAD_FILTERS = ["reason", "queue", "name", "id"];
@@ -24,6 +28,7 @@ export function JobsPage({ me, params, dead }: { me: Me; params: URLSearchParams
   const cursor = cursors[cursors.length - 1];
   const [selected, setSelected] = useState<Set<string>>(new Set());
   const [message, setMessage] = useState<string | null>(null);
+  const [progress, setProgress] = useState<Operation | null>(null);
   const base = dead ? "api/dead-letter" : "api/jobs";
   const key = JSON.stringify(filter);
   const { data, error, reload } = usePolled(async () => {
@@ -50,12 +55,23 @@ export function JobsPage({ me, params, dead }: { me: Me; params: URLSearchParams
         if (!window.confirm(`${action} ${what}?`)) return setMessage(null);
         body = { action, filter, ...(count === undefined ? {} : { expectedCount: count }) };
       }
-      const r = await api<{ matched: number; done: number; skipped: number }>(
-        "POST",
-        `${base}/bulk`,
-        body,
+      // The server runs it in batches; its running totals are read until it has finished.
+      let { operation: op } = await api<{ operation: Operation }>("POST", "api/operations", {
+        target: dead ? "dead-letter" : "jobs",
+        ...body,
+      });
+      setMessage(null);
+      setProgress(op);
+      while (!op.finished) {
+        await new Promise((resolve) => setTimeout(resolve, PROGRESS_POLL_MS));
+        op = (await api<{ operation: Operation }>("GET", `api/operations/${op.id}`)).operation;
+        setProgress(op);
+      }
+      setMessage(
+        op.error
+          ? `${action} stopped: ${op.error.message}`
+          : `${action}: ${op.done} of ${op.matched} done, ${op.skipped} skipped`,
       );
-      setMessage(`${action}: ${r.done} of ${r.matched} done, ${r.skipped} skipped`);
       setSelected(new Set());
       reload();
     } catch (err) {
@@ -113,6 +129,14 @@ export function JobsPage({ me, params, dead }: { me: Me; params: URLSearchParams
             </span>
           ))}
         </div>
+      )}
+      {progress && !progress.finished && (
+        <p class="progress" data-testid="bulk-progress">
+          <progress value={progress.done + progress.skipped} max={Math.max(progress.matched, 1)} />
+          <span data-testid="bulk-progress-text">
+            {progress.done + progress.skipped} of {progress.matched}
+          </span>
+        </p>
       )}
       {message && <p role="status">{message}</p>}
       <ErrorLine error={error} />

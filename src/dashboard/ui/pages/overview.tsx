@@ -1,4 +1,4 @@
-/** The overview page: counts by queue × status, 1 h / 24 h windows, oldest age, DLQ reasons, workers, warnings. */
+/** The overview page: counts by queue × status, 1 h / 24 h windows, oldest age, DLQ reasons, workers, frozen remote jobs, warnings. */
 import type { Overview } from "../../overview.js";
 import { api } from "../api.js";
 import { duration, ErrorLine, Table } from "../components.js";
@@ -62,6 +62,21 @@ export function OverviewPage() {
               <a href={`#/dead-letter?reason=${encodeURIComponent(reason)}`}>{reason}</a>: {n}
             </p>
           ))}
+        </div>
+        <div class="card">
+          <h3>Remote jobs</h3>
+          <p class={data.remote.frozen > 0 ? "bad" : ""}>
+            <a href="#/remote?phase=frozen" data-testid="frozen-count">
+              {data.remote.frozen} frozen
+            </a>
+            {data.remote.frozen > 0 ? ": resolve them" : ""}
+          </p>
+          <p>
+            <a href="#/remote?phase=awaiting">{data.remote.awaiting} awaiting</a>
+          </p>
+          <p>
+            <a href="#/remote?phase=submitting">{data.remote.submitting} submitting</a>
+          </p>
         </div>
         <div class="card">
           <h3>Workers by state</h3>

@@ -1,0 +1,141 @@
+/**
+ * Jobs and dead letters as JSON — the one shape `soniq jobs … --json`, `soniq dlq … --json` and the
+ * dashboard's `GET /api/jobs`, `GET /api/jobs/:id` and `GET /api/dead-letter` share (issue 16): camelCase
+ * keys, instants as ISO-8601 text, a zod schema to check a document against. The value fields
+ * (`args`, `result`) are the one difference by design: the CLI prints the whole value, the
+ * dashboard a server-cut preview (`{ json, bytes, truncated, hidden }`), so the schema lets them be
+ * any JSON.
+ */
+import { z } from "zod";
+import type { DeadLetterView, JobView, TimelineEntry } from "../views.js";
+
+const instant = z.iso.datetime();
+
+/** One timeline entry as JSON. */
+export const timelineEntryJsonSchema = z.object({
+  at: instant,
+  /** `enqueued`, `started`, `done`, a stored event kind (`nack`, `recovered`, …) or a remote phase. */
+  kind: z.string(),
+  attempt: z.number().int().nullable(),
+  workerId: z.string().nullable(),
+  detail: z.string().nullable(),
+});
+/** One timeline entry as JSON. */
+export type TimelineEntryJson = z.infer<typeof timelineEntryJsonSchema>;
+
+/** The fields every job and dead letter has, as JSON. */
+export const jobJsonSchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  queue: z.string(),
+  /** `queued`, `processing`, `done`, `cancelled` or `dead_letter`. */
+  status: z.enum(["queued", "processing", "done", "cancelled", "dead_letter"]),
+  priority: z.number().int(),
+  attempts: z.number().int(),
+  maxAttempts: z.number().int(),
+  interruptions: z.number().int(),
+  scheduledAt: instant,
+  createdAt: instant,
+  startedAt: instant.nullable(),
+  finishedAt: instant.nullable(),
+  workerId: z.string().nullable(),
+  lastError: z.string().nullable(),
+  cancelRequestedAt: instant.nullable(),
+  progress: z.object({ fraction: z.number(), message: z.string().nullable() }).nullable(),
+  /** Dead letters: why (`max_attempts_exceeded`, `crash_loop`, …); null for a job. */
+  reason: z.string().nullable(),
+  /** Dead letters: when; null for a job. */
+  deadAt: instant.nullable(),
+  /** The arguments: the whole value (CLI) or a preview (dashboard). */
+  args: z.unknown(),
+});
+/** A job or dead letter as JSON (see {@link jobJsonSchema}). */
+export type JobJson = z.infer<typeof jobJsonSchema>;
+
+/** A job or dead letter with its values and timeline, as JSON (`jobs show`, `GET /api/jobs/:id`). */
+export const jobDetailJsonSchema = jobJsonSchema.extend({
+  dedupKey: z.string().nullable(),
+  updatedAt: instant,
+  /** The result: the whole value (CLI) or a preview (dashboard). */
+  result: z.unknown(),
+  timeline: z.array(timelineEntryJsonSchema),
+});
+/** A job with its timeline as JSON. */
+export type JobDetailJson = z.infer<typeof jobDetailJsonSchema>;
+
+const iso = (d: Date | null): string | null => (d === null ? null : d.toISOString());
+
+/**
+ * The shared fields of a job or dead letter (`args` is the value as is; the caller may replace it
+ * with a preview). `lastError` is given when the caller redacts or cuts it.
+ */
+export function jobJson(job: JobView | DeadLetterView, lastError = job.lastError): JobJson {
+  const dead = "reason" in job ? job : null;
+  const live = "status" in job ? job : null;
+  return {
+    id: job.id,
+    name: job.name,
+    queue: job.queue,
+    status: live ? live.status : "dead_letter",
+    priority: job.priority,
+    attempts: job.attempts,
+    maxAttempts: job.maxAttempts,
+    interruptions: job.interruptions,
+    scheduledAt: job.scheduledAt.toISOString(),
+    createdAt: job.createdAt.toISOString(),
+    startedAt: iso(job.startedAt),
+    finishedAt: iso(job.finishedAt),
+    workerId: job.workerId,
+    lastError,
+    cancelRequestedAt: iso(live?.cancelRequestedAt ?? null),
+    progress: live?.progress
+      ? { fraction: live.progress.fraction, message: live.progress.message }
+      : null,
+    reason: dead?.reason ?? null,
+    deadAt: iso(dead?.deadAt ?? null),
+    args: job.args,
+  };
+}
+
+/** A timeline entry as JSON (`detail` may be cut by the caller first). */
+export function timelineEntryJson(entry: TimelineEntry | TimelineEntryLike): TimelineEntryJson {
+  return {
+    at: entry.at.toISOString(),
+    kind: entry.kind,
+    attempt: entry.attempt,
+    workerId: entry.workerId,
+    detail: entry.detail,
+  };
+}
+
+/** A timeline entry of any kind (the admin API's, or one the dashboard adds for a remote phase). */
+export interface TimelineEntryLike {
+  at: Date;
+  kind: string;
+  attempt: number | null;
+  workerId: string | null;
+  detail: string | null;
+}
+
+/** A job with its values but no timeline, as JSON (the CLI's list rows). */
+export type JobValuesJson = Omit<JobDetailJson, "timeline">;
+
+/** The shared fields plus dedup key, last write and result (the whole values). */
+export function jobValuesJson(job: JobView | DeadLetterView): JobValuesJson {
+  return {
+    ...jobJson(job),
+    dedupKey: job.dedupKey,
+    updatedAt: job.updatedAt.toISOString(),
+    result: "result" in job ? job.result : null,
+  };
+}
+
+/**
+ * A job or dead letter with its timeline as JSON: the shared fields plus dedup key, last write,
+ * result and timeline (the CLI's `jobs show` / `dlq show`).
+ */
+export function jobDetailJson(
+  job: (JobView | DeadLetterView) & { timeline: readonly TimelineEntryLike[] },
+): JobDetailJson {
+  return { ...jobValuesJson(job), timeline: job.timeline.map(timelineEntryJson) };
+}
