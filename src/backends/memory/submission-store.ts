@@ -24,6 +24,7 @@ import {
 } from "../contract/submission-store.js";
 import type { MemoryState, MemorySubmissionRow as Sub } from "./state.js";
 import { countRecords, listRecords, recordOf } from "./submission-reads.js";
+import { pruneSubmissions, recoverSubmissions } from "./submission-recovery.js";
 
 const date = (ms: number | null): Date | null => (ms === null ? null : new Date(ms));
 
@@ -365,48 +366,15 @@ export class MemorySubmissionStore implements SubmissionStore {
     return true;
   }
 
+  /** Recovery by last durable phase, liveness by each owner's declared timeout (submission-recovery.ts). */
   async submissionRecover(params: {
     heartbeatTimeoutSeconds: number | null;
   }): Promise<RecoveredSubmission[]> {
-    this.state.check();
-    const now = this.state.clock();
-    const live = (workerId: string) =>
-      this.state.isLive(workerId, params.heartbeatTimeoutSeconds ?? undefined);
-    const out: RecoveredSubmission[] = [];
-    for (const sub of this.subs.values()) {
-      const row = this.state.jobs.get(sub.jobId);
-      if (row?.status !== "processing" || row.workerId === null || live(row.workerId)) continue;
-      if (!REMOTE_CUSTODY_PHASES.includes(sub.phase)) continue;
-      const phase = sub.phase as RecoveredSubmission["phase"];
-      const previousOwner = row.workerId;
-      if (phase === "submitting") {
-        Object.assign(sub, { phase: "frozen", frozenAt: now, frozenReason: "crash" });
-      }
-      sub.dueAt = now;
-      sub.updatedAt = now;
-      this.clearOwner(row, now);
-      out.push({
-        jobId: sub.jobId,
-        name: sub.name,
-        phase,
-        taskId: sub.taskId,
-        previousOwner,
-        action: phase === "submitting" ? "freeze" : "handoff",
-      });
-    }
-    return out;
+    return recoverSubmissions(this.state, params.heartbeatTimeoutSeconds);
   }
 
   async submissionPrune(params: { limit: number }): Promise<number> {
-    this.state.check();
-    let pruned = 0;
-    for (const id of [...this.subs.keys()]) {
-      if (pruned >= params.limit) break;
-      if (this.state.jobs.has(id) || this.state.dead.has(id)) continue;
-      this.subs.delete(id);
-      pruned += 1;
-    }
-    return pruned;
+    return pruneSubmissions(this.state, params.limit);
   }
 
   async submissionGet(params: { jobId: string }): Promise<SubmissionRecord | null> {

@@ -33,6 +33,7 @@ import {
   type RecordRow,
   readSubmission,
 } from "./submission-reads.js";
+import { recoverSubmissions } from "./submission-recovery.js";
 
 /** See the module comment. */
 export class SqliteSubmissionStore implements SubmissionStore {
@@ -370,37 +371,13 @@ export class SqliteSubmissionStore implements SubmissionStore {
     );
   }
 
+  /** Recovery by last durable phase, liveness by each owner's declared timeout (submission-recovery.ts). */
   submissionRecover(params: {
     heartbeatTimeoutSeconds: number | null;
   }): Promise<RecoveredSubmission[]> {
     const timeoutMs =
       params.heartbeatTimeoutSeconds === null ? null : secondsToMs(params.heartbeatTimeoutSeconds);
-    return this.tx((s, now) => {
-      const stale = s.statement("subStale").all({ now, timeoutMs }) as Array<{
-        job_id: string;
-        job_name: string;
-        phase: "submitting" | "accepted" | "frozen";
-        task_id: string | null;
-        worker_id: string;
-      }>;
-      const out: RecoveredSubmission[] = [];
-      for (const row of stale) {
-        const cleared = s
-          .statement("subClearDeadOwner")
-          .run({ id: row.job_id, owner: row.worker_id, now }).changes;
-        if (cleared === 0) continue;
-        s.statement("subRecoverPhase").run({ id: row.job_id, now });
-        out.push({
-          jobId: row.job_id,
-          name: row.job_name,
-          phase: row.phase,
-          taskId: row.task_id,
-          previousOwner: row.worker_id,
-          action: row.phase === "submitting" ? "freeze" : "handoff",
-        });
-      }
-      return out;
-    });
+    return this.tx((s, now) => recoverSubmissions(s, now, timeoutMs));
   }
 
   submissionPrune(params: { limit: number }): Promise<number> {
