@@ -2,9 +2,13 @@
  * The shutdown contract's sync branch and the hard cut-off, with real `soniq worker` processes on
  * a SQLite file and on PostgreSQL: exit codes, rows and time bounds (generous, but bounds).
  */
+import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { startCli } from "../helpers/cli.js";
 import { prepared, startWorker, targets } from "../helpers/e2e-targets.js";
 import { waitFor } from "../helpers/wait.js";
+
+const SLOW_LOAD_FIXTURE = fileURLToPath(new URL("../fixtures/slow-load-jobs.ts", import.meta.url));
 
 for (const target of targets) {
   describe.skipIf(target.skip)(`shutdown contract, real processes, ${target.label}`, () => {
@@ -27,14 +31,18 @@ for (const target of targets) {
     });
 
     it("SIGTERM while the worker is still loading: an orderly exit 0, not death by signal", async () => {
-      const { env } = await prepared(target);
-      const w = startWorker(env);
-      w.ready.catch(() => undefined); // it may never get to "worker started"
-      await new Promise((r) => setTimeout(r, 400)); // handlers are in; the module is still loading
+      const { env, db } = await prepared(target);
+      const id = await db.enqueue("e2e.noop", {});
+      // The module announces itself, then takes 3 s to load: the signal provably lands mid-load.
+      const w = startCli(["worker", SLOW_LOAD_FIXTURE], env);
+      await waitFor(() => w.stderr().includes("fixture: loading"), 20_000, "module loading");
       w.child.kill("SIGTERM");
       const exit = await w.exited;
       expect(exit.signal).toBeNull();
       expect(exit.code, exit.stderr).toBe(0);
+      expect(exit.stderr).not.toContain("worker started");
+      expect(await db.getJob(id)).toMatchObject({ status: "queued", attempts: 0, workerId: null });
+      await db.close();
     });
 
     it("a thread job that ends inside sync_handler_grace_seconds is recorded done, not NACK'd (exit 1)", async () => {
