@@ -3,16 +3,9 @@ import { createAdmin } from "./admin/index.js";
 import type { CancelResult, JobsAdmin } from "./admin/jobs-admin.js";
 import type { QueuesAdmin } from "./admin/queues-admin.js";
 import type { WorkersAdmin } from "./admin/workers-admin.js";
-import type {
-  Backend,
-  NewJob,
-  PgQueryable,
-  QueueStats,
-  WorkerDetail,
-} from "./backends/contract/index.js";
+import type { Backend, PgQueryable, QueueStats, WorkerDetail } from "./backends/contract/index.js";
 import { createBackend, parseDatabaseUrl } from "./backends/select.js";
 import { SoniqError } from "./errors.js";
-import { buildNewJob } from "./jobs/build-new-job.js";
 import type { EnqueueOptions } from "./jobs/enqueue-options.js";
 import {
   JobDefinition,
@@ -22,12 +15,12 @@ import {
   type SyncJobOptions,
 } from "./jobs/job-definition.js";
 import { JobRegistry } from "./jobs/job-registry.js";
+import { JobWriter } from "./jobs/job-writer.js";
 import { EventBus, type EventSubscriber } from "./observability/event-bus.js";
 import type { SoniqEventMap } from "./observability/events.js";
 import { reportListenChange } from "./observability/listen-changes.js";
 import { createLogger, type Logger } from "./observability/logger.js";
 import { type MetricsSink, subscribeMetricsSink } from "./observability/metrics.js";
-import type { Tracing } from "./observability/tracing.js";
 import { RemoteAdmin } from "./remote/remote-admin.js";
 import type { ScheduleAdmin } from "./scheduler/admin.js";
 import type { ScheduleDefinition, ScheduleOptions } from "./scheduler/schedule-definition.js";
@@ -65,7 +58,8 @@ export class Soniq implements JobEnqueuer {
    * maintenance.
    */
   readonly eventBus: EventBus<SoniqEventMap>;
-  private readonly tracing: Tracing | undefined;
+  /** Builds and writes enqueued jobs (jobs/job-writer.ts). */
+  private readonly writer: JobWriter;
   /**
    * Remote jobs from outside (seed 002): `complete`/`fail` for provider callbacks (by job id or
    * task id, exactly once), and the operator's `resolve`, `pollNow`, `list`, `show`, `counts`.
@@ -125,7 +119,12 @@ export class Soniq implements JobEnqueuer {
       backend: () => this.backend(),
       logger: this.logger,
     });
-    this.tracing = tracing;
+    this.writer = new JobWriter({
+      settings: this.settings,
+      backend: () => this.backend(),
+      eventBus: this.eventBus,
+      tracing,
+    });
     tracing?.attach(this.eventBus, this.logger);
   }
 
@@ -253,40 +252,14 @@ export class Soniq implements JobEnqueuer {
     if (pending) await (await pending).close();
   }
 
-  private async write(jobs: NewJob[], connection: PgQueryable | undefined): Promise<string[]> {
-    const backend = await this.backend();
-    if (connection && !backend.capabilities.transactionalEnqueue) {
-      throw new SoniqError("UNSUPPORTED", "`connection` (transactional enqueue) needs PostgreSQL");
-    }
-    const insert = async (traced: readonly NewJob[]): Promise<string[]> => {
-      const results = await backend.jobEnqueue(
-        connection ? { jobs: traced, connection } : { jobs: traced },
-      );
-      if (this.eventBus.hasListeners("job_enqueued")) {
-        results.forEach((result, i) => {
-          const job = traced[i];
-          if (result.inserted && job) {
-            this.eventBus.emit("job_enqueued", {
-              job_id: job.id,
-              job_name: job.name,
-              queue: job.queue,
-            });
-          }
-        });
-      }
-      return results.map((r) => r.id);
-    };
-    return this.tracing ? this.tracing.traceEnqueue(jobs, insert) : insert(jobs);
-  }
-
   /** @internal Used by {@link JobDefinition.enqueue}. */
   async enqueueDefined(
     definition: JobDefinition<unknown, unknown, unknown>,
     args: unknown,
     options: EnqueueOptions = {},
   ): Promise<string> {
-    const job = await buildNewJob(this.settings, definition, definition.name, args, options);
-    const [id] = await this.write([job], options.connection);
+    const item = { definition: () => definition, name: definition.name, args, options };
+    const [id] = await this.writer.enqueue([item], options.connection);
     return id as string;
   }
 
@@ -296,18 +269,15 @@ export class Soniq implements JobEnqueuer {
     items: ReadonlyArray<{ args: unknown; options?: EnqueueOptions }>,
     connection?: PgQueryable,
   ): Promise<string[]> {
-    const jobs: NewJob[] = [];
-    for (const item of items)
-      jobs.push(
-        await buildNewJob(
-          this.settings,
-          definition,
-          definition.name,
-          item.args,
-          item.options ?? {},
-        ),
-      );
-    return jobs.length === 0 ? [] : this.write(jobs, connection);
+    return this.writer.enqueue(
+      items.map((item) => ({
+        definition: () => definition,
+        name: definition.name,
+        args: item.args,
+        options: item.options ?? {},
+      })),
+      connection,
+    );
   }
 
   /**
@@ -317,9 +287,8 @@ export class Soniq implements JobEnqueuer {
    * `INVALID_ENQUEUE_OPTION`, `UNSUPPORTED` (`connection` off PostgreSQL).
    */
   async enqueue(name: string, args: unknown, options: EnqueueOptions = {}): Promise<string> {
-    const definition = this.jobRegistry.definitionFor(name);
-    const job = await buildNewJob(this.settings, definition, name, args, options);
-    const [id] = await this.write([job], options.connection);
+    const item = { definition: () => this.jobRegistry.definitionFor(name), name, args, options };
+    const [id] = await this.writer.enqueue([item], options.connection);
     return id as string;
   }
 
@@ -333,19 +302,15 @@ export class Soniq implements JobEnqueuer {
     items: readonly EnqueueManyItem[],
     options: { connection?: PgQueryable } = {},
   ): Promise<string[]> {
-    const jobs: NewJob[] = [];
-    for (const item of items) {
-      jobs.push(
-        await buildNewJob(
-          this.settings,
-          this.jobRegistry.definitionFor(item.name),
-          item.name,
-          item.args,
-          item.options ?? {},
-        ),
-      );
-    }
-    return jobs.length === 0 ? [] : this.write(jobs, options.connection);
+    return this.writer.enqueue(
+      items.map((item) => ({
+        definition: () => this.jobRegistry.definitionFor(item.name),
+        name: item.name,
+        args: item.args,
+        options: item.options ?? {},
+      })),
+      options.connection,
+    );
   }
 
   /** A job by id, with arguments and result parsed, or null. */

@@ -12,8 +12,7 @@
  * FORCE_TIMEOUT_PATH is abandoned and the row NACK'd.
  */
 import type { ClaimedJob } from "../backends/contract/index.js";
-import { SoniqError } from "../errors.js";
-import { type JobDefinition, validateArgs } from "../jobs/job-definition.js";
+import type { JobDefinition } from "../jobs/job-definition.js";
 import type { EventBus } from "../observability/event-bus.js";
 import type { SoniqEventMap } from "../observability/events.js";
 import {
@@ -22,6 +21,7 @@ import {
   lazyChildLogger,
 } from "../observability/lazy-child-logger.js";
 import type { Logger } from "../observability/logger.js";
+import { type Dispatch, dispatchJob, dispatchUnchecked } from "./dispatch.js";
 import { errorText } from "./error-text.js";
 import type { InFlight, InFlightTable, Outcome } from "./in-flight.js";
 import { watchJobDeadlines } from "./job-deadline.js";
@@ -34,18 +34,6 @@ import type { ShutdownMachine } from "./shutdown-machine.js";
 import { StartIsolation } from "./start-isolation.js";
 
 type Definition = JobDefinition<unknown, unknown, unknown>;
-
-/** What a job turned into before its outcome is written. */
-export type Dispatch =
-  | {
-      kind: "dead_letter";
-      reason: "unknown_job" | "invalid_args";
-      /** The text stored with the dead-letter row. */
-      error: string;
-      /** The validation error, for the log (invalid_args). */
-      detail?: string;
-    }
-  | { kind: "run"; definition: Definition; args: unknown };
 
 /** Options of {@link JobRunner}. */
 export interface JobRunnerOptions {
@@ -90,51 +78,9 @@ export class JobRunner {
 
   constructor(private readonly options: JobRunnerOptions) {}
 
-  /** Decides what to do with a claimed job: run it, or dead-letter it (unknown job, bad args). */
-  async dispatch(job: ClaimedJob): Promise<Dispatch> {
-    const definition = this.options.jobs.get(job.name);
-    if (!definition?.argsSchema) return this.dispatchUnchecked(job);
-    try {
-      let args: unknown = JSON.parse(job.args);
-      if (definition.argsSchema) {
-        const checked = await validateArgs(definition.argsSchema, args);
-        if (!checked.ok) throw new SoniqError("INVALID_ARGS", checked.message);
-        args = checked.value;
-      }
-      return { kind: "run", definition, args };
-    } catch (err) {
-      return {
-        kind: "dead_letter",
-        reason: "invalid_args",
-        error: `invalid arguments: ${errorText(err)}`,
-        detail: errorText(err, 500),
-      };
-    }
-  }
-
-  /**
-   * {@link dispatch} for a job whose definition has no argument schema (or that has none): no
-   * await, so the common case costs no promise.
-   */
-  private dispatchUnchecked(job: ClaimedJob): Dispatch {
-    const definition = this.options.jobs.get(job.name);
-    if (!definition) {
-      return {
-        kind: "dead_letter",
-        reason: "unknown_job",
-        error: `no handler registered for job name ${job.name}`,
-      };
-    }
-    try {
-      return { kind: "run", definition, args: JSON.parse(job.args) };
-    } catch (err) {
-      return {
-        kind: "dead_letter",
-        reason: "invalid_args",
-        error: `invalid arguments: ${errorText(err)}`,
-        detail: errorText(err, 500),
-      };
-    }
+  /** Decides what to do with a claimed job: run it, or dead-letter it (dispatch.ts). */
+  dispatch(job: ClaimedJob): Promise<Dispatch> {
+    return dispatchJob(this.options.jobs, job);
   }
 
   /**
@@ -329,7 +275,7 @@ export class JobRunner {
       }
       dispatched = checked;
     } else {
-      dispatched = this.dispatchUnchecked(job);
+      dispatched = dispatchUnchecked(this.options.jobs, job);
     }
     if (dispatched.kind === "dead_letter") {
       if (dispatched.reason === "unknown_job") {

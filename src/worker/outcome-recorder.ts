@@ -7,11 +7,9 @@
  * (exit code 3).
  */
 import type { Backend, ClaimedJob } from "../backends/contract/index.js";
-import { isSoniqError } from "../errors.js";
 import type { JobDefinition } from "../jobs/job-definition.js";
 import { toJsonText } from "../jobs/payload.js";
 import { retryDelaySeconds } from "../jobs/retry-policy.js";
-import { sleep } from "../lifecycle/service.js";
 import type { EventBus } from "../observability/event-bus.js";
 import type {
   JobDeadLetteredEvent,
@@ -24,14 +22,7 @@ import type { CompletionBatcher } from "./completion-batcher.js";
 import { errorText } from "./error-text.js";
 import type { Outcome } from "./in-flight.js";
 import type { ShutdownMachine } from "./shutdown-machine.js";
-import { DB_CALL_TIMEOUT_MS, withTimeout } from "./with-timeout.js";
-
-/** Longest wait between two tries of a failed write, in milliseconds. */
-const RECORD_RETRY_CAP_MS = 2000;
-/** Once draining, how long past the shutdown deadline a failing write keeps trying (ms). */
-const RECORD_GRACE_MS = 10_000;
-/** How long a failing write of the worker's own row keeps trying (ms). */
-const BOOKKEEPING_GRACE_MS = 2000;
+import { retryWrite } from "./write-retry.js";
 
 type Definition = JobDefinition<unknown, unknown, unknown>;
 
@@ -347,18 +338,11 @@ export class OutcomeRecorder {
   }
 
   /**
-   * Runs a write, retrying failures (the database may be restarting) with a backoff that grows to
-   * {@link RECORD_RETRY_CAP_MS}. A transient failure is never recorded as a job failure. While
-   * RUNNING it retries until the write lands (claims fail too while the database is away, so the
-   * worker takes no new work meanwhile). Once draining, it gives up {@link RECORD_GRACE_MS} after
-   * the later of the shutdown deadline and its first attempt: the row is left `processing` for
-   * crash recovery and, for an outcome, the worker exits with code 3.
-   * @param bookkeeping - not a job's outcome (the worker row): give up after
-   *   {@link BOOKKEEPING_GRACE_MS} of failures and never count it as a failure.
-   * @param bounded - `write` applies its `tryMs` argument itself (one try's bound, in
-   *   milliseconds); otherwise each try is raced against a timer here.
-   * @throws the last error of the write once it gave up (also at once on `CLOSED` or
-   *   `SCHEMA_NOT_READY`).
+   * Runs a write with {@link retryWrite} (bounded retries, see there) and counts a job outcome that
+   * could not be recorded (exit code 3).
+   * @param bookkeeping - not a job's outcome (the worker row): shorter grace, never counted.
+   * @param bounded - `write` applies its `tryMs` argument itself.
+   * @throws the last error of the write once it gave up.
    */
   async writeWithRetry<T>(
     write: (tryMs: number) => Promise<T>,
@@ -367,48 +351,11 @@ export class OutcomeRecorder {
     bookkeeping = false,
     bounded = false,
   ): Promise<T> {
-    const { machine, logger } = this.options;
-    const firstTry = machine.now();
-    /** When to give up, or undefined while RUNNING (an outcome waits for the database). */
-    const giveUpAt = (): number | undefined => {
-      if (bookkeeping) return firstTry + BOOKKEEPING_GRACE_MS;
-      if (machine.state === "RUNNING") return undefined;
-      return Math.max(machine.deadlineAt ?? firstTry, firstTry) + RECORD_GRACE_MS;
-    };
-    let lastError: unknown;
-    for (let attempt = 0; ; attempt++) {
-      const limit = giveUpAt();
-      // One try never runs past the give-up time (at least 500 ms, so a slow answer can land).
-      const tryMs =
-        limit === undefined
-          ? DB_CALL_TIMEOUT_MS
-          : Math.min(DB_CALL_TIMEOUT_MS, Math.max(500, limit - machine.now()));
-      try {
-        return bounded ? await write(tryMs) : await withTimeout(write(tryMs), tryMs, what);
-      } catch (err) {
-        lastError = err;
-        if (isSoniqError(err, "CLOSED") || isSoniqError(err, "SCHEMA_NOT_READY")) break;
-      }
-      let wait = Math.min(RECORD_RETRY_CAP_MS, 100 * 2 ** attempt);
-      const end = giveUpAt();
-      if (end !== undefined) {
-        const left = end - machine.now();
-        if (left <= 0) break;
-        wait = Math.min(wait, left);
-      }
-      if (attempt === 2) {
-        logger.warn(
-          { job_id: jobId, err: errorText(lastError, 300), retry_in_ms: wait },
-          `cannot record the ${what} yet (database unreachable?); retrying`,
-        );
-      }
-      await sleep(wait);
+    try {
+      return await retryWrite(this.options, { write, what, jobId, bookkeeping, bounded });
+    } catch (err) {
+      if (!bookkeeping) this.writeFailures += 1;
+      throw err;
     }
-    if (!bookkeeping) this.writeFailures += 1;
-    logger.error(
-      { job_id: jobId, err: errorText(lastError, 500) },
-      `could not record the ${what}; the row stays as it was for recovery`,
-    );
-    throw lastError;
   }
 }

@@ -5,8 +5,11 @@ import { MemoryBackend } from "../../src/backends/memory/memory-backend.js";
 import { Elector } from "../../src/maintenance/elector.js";
 import { createMaintenance } from "../../src/maintenance/maintenance.js";
 import { Pruner } from "../../src/maintenance/pruner.js";
+import { QueueSampler } from "../../src/maintenance/queue-sampler.js";
 import { Rescuer } from "../../src/maintenance/rescuer.js";
 import { WorkerReaper } from "../../src/maintenance/worker-reaper.js";
+import { EventBus } from "../../src/observability/event-bus.js";
+import type { SoniqEventMap } from "../../src/observability/events.js";
 import { stressStartStop } from "../helpers/service-stress.js";
 
 const logger = pino({ level: "silent" });
@@ -52,5 +55,14 @@ describe("maintenance services", () => {
   it("worker reaper › concurrent starts and stops › always ends idle", async () => {
     const backend = new MemoryBackend();
     await stressStartStop(() => new WorkerReaper({ backend, logger, intervalMs: 3 }));
+  });
+
+  it("queue sampler › concurrent starts and stops, sampling › always ends idle", async () => {
+    const backend = new MemoryBackend();
+    const events = new EventBus<SoniqEventMap>(logger);
+    events.on("queue_metrics", () => undefined); // a listener, so every tick reads and emits
+    await stressStartStop(
+      () => new QueueSampler({ backend, workerId: "w1", events, logger, intervalMs: 3 }),
+    );
   });
 });

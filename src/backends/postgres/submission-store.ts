@@ -2,7 +2,8 @@
  * The PostgreSQL backend's {@link SubmissionStore}: each write one transaction on one pooled
  * connection, locking the job row it fences on (`FOR UPDATE`), so it is atomic and exactly-once
  * across processes; the admission check takes a transaction-scoped advisory lock per job name.
- * Statements: submission-sql.ts. Contract: contract/submission-store.ts.
+ * Statements: submission-sql.ts, run by submission-runners.ts. Contract:
+ * contract/submission-store.ts.
  */
 import { SoniqError } from "../../errors.js";
 import { admissionDecision } from "../../remote/admission.js";
@@ -26,13 +27,10 @@ import {
 } from "../contract/submission-store.js";
 import type { PgConnection } from "./connection.js";
 import { countsOf, filterPhase, type RecordRow, toRecord } from "./submission-reads.js";
-import { type NamedStatement, type SubmissionStatements, valuesOf } from "./submission-sql.js";
+import { type SubmissionRunners, submissionRunners } from "./submission-runners.js";
+import type { SubmissionStatements } from "./submission-sql.js";
 
-/** Runs one named statement with its params → rows and the changed-row count. */
-export type PgRun = <R>(
-  statement: NamedStatement,
-  params: Record<string, unknown>,
-) => Promise<{ rows: R[]; rowCount: number }>;
+export type { PgRun } from "./submission-runners.js";
 
 /** What the store needs from the backend. */
 export interface PostgresSubmissionDeps {
@@ -50,40 +48,10 @@ const fence = (jobId: string, owner: Owner) => ({
 
 /** See the module comment. */
 export class PostgresSubmissionStore implements SubmissionStore {
-  private readonly deps: PostgresSubmissionDeps & {
-    run: PgRun;
-    transaction<T>(fn: (run: PgRun) => Promise<T>): Promise<T>;
-  };
+  private readonly deps: PostgresSubmissionDeps & SubmissionRunners;
 
   constructor(deps: PostgresSubmissionDeps) {
-    const { conn } = deps;
-    this.deps = {
-      ...deps,
-      run: (statement, params) => conn.run(statement.text, valuesOf(statement, params)),
-      transaction: (fn) =>
-        conn.track(async () => {
-          // One connection, BEGIN … COMMIT; ROLLBACK when `fn` throws (a connection whose
-          // ROLLBACK failed is discarded).
-          const client = await conn.pool.connect();
-          let broken = false;
-          try {
-            await client.query("BEGIN");
-            const result = await fn(async (statement, params) => {
-              const r = await client.query(statement.text, valuesOf(statement, params));
-              return { rows: r.rows, rowCount: r.rowCount ?? 0 };
-            });
-            await client.query("COMMIT");
-            return result;
-          } catch (err) {
-            await client.query("ROLLBACK").catch(() => {
-              broken = true;
-            });
-            throw err;
-          } finally {
-            client.release(broken);
-          }
-        }),
-    };
+    this.deps = { ...deps, ...submissionRunners(deps.conn) };
   }
 
   private get sql(): SubmissionStatements {

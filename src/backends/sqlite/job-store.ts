@@ -1,0 +1,227 @@
+/**
+ * The SQLite backend's {@link JobStore}: `soniq_jobs` and `soniq_dead_letter_jobs`, as marshalling
+ * (contract shapes ↔ statement parameters and rows) and `BEGIN IMMEDIATE` transactions
+ * (transactions.ts) around the named statements of sql.ts. Reached through `SqliteBackend`.
+ */
+import {
+  type ClaimedJob,
+  DEFAULT_CANCELLED_RETENTION_SECONDS,
+  type DeadLetterRow,
+  type EnqueueResult,
+  type JobCancelParams,
+  type JobClaimParams,
+  type JobCompleteManyParams,
+  type JobCompleteParams,
+  type JobDeadLetterParams,
+  type JobEnqueueParams,
+  type JobIdParams,
+  type JobMarkStartedParams,
+  type JobNackManyParams,
+  type JobNackParams,
+  type JobOwnedByParams,
+  type JobPruneFinishedParams,
+  type JobRecoverStaleParams,
+  type JobRetryParams,
+  type JobRow,
+  type JobSnoozeParams,
+  type JobStore,
+  type OwnedJob,
+  type QueueMetrics,
+  type QueueStats,
+  type RecoveryResult,
+} from "../contract/index.js";
+import { assertNoConnection } from "../shared/capability-guard.js";
+import { secondsToMs } from "./clock.js";
+import type { SqliteConnection } from "./connection.js";
+import { countJobs, countJobsByQueue } from "./job-counts.js";
+import { type DeadLetterRecord, type JobRecord, toDeadLetterRow, toJobRow } from "./rows.js";
+import {
+  claimDue,
+  completeAll,
+  fence,
+  insertJobs,
+  moveToDeadLetter,
+  nackAll,
+  recoverStaleClaims,
+  replayEntry,
+} from "./transactions.js";
+
+/** See the module comment. */
+export class SqliteJobStore implements JobStore {
+  /**
+   * @param wake - wakes this process's claimers of a queue (enqueue, NACK, replay, recovery, and
+   * retry or snooze with a delay of 0); other processes poll.
+   */
+  constructor(
+    private readonly conn: SqliteConnection,
+    private readonly wake: (queue: string) => void,
+  ) {}
+
+  /** One immediate transaction (transactions.ts `insertJobs`). See {@link JobStore.jobEnqueue}. */
+  async jobEnqueue({ jobs, connection }: JobEnqueueParams): Promise<EnqueueResult[]> {
+    assertNoConnection("sqlite", connection);
+    const { results, queues } = await this.conn.use((s) => insertJobs(s, jobs));
+    for (const queue of queues) this.wake(queue);
+    return results;
+  }
+
+  /** One immediate transaction (transactions.ts `claimDue`). See {@link JobStore.jobClaim}. */
+  async jobClaim(params: JobClaimParams): Promise<ClaimedJob[]> {
+    return this.conn.use((s) => claimDue(s, params), false, params.signal);
+  }
+
+  /** See {@link JobStore.jobComplete}. */
+  async jobComplete({
+    id,
+    owner,
+    result,
+    resultRetentionSeconds,
+  }: JobCompleteParams): Promise<boolean> {
+    return this.conn.use(
+      (s) =>
+        s.statement("complete").run({
+          id,
+          ...fence(owner),
+          result,
+          retentionMs: secondsToMs(resultRetentionSeconds),
+        }).changes > 0,
+    );
+  }
+
+  /** One immediate transaction. See {@link JobStore.jobCompleteMany}. */
+  async jobCompleteMany({
+    items,
+    resultRetentionSeconds,
+  }: JobCompleteManyParams): Promise<boolean[]> {
+    return this.conn.use((s) => completeAll(s, items, resultRetentionSeconds));
+  }
+
+  /** See {@link JobStore.jobRetry}. */
+  async jobRetry({ id, owner, error, delaySeconds }: JobRetryParams): Promise<boolean> {
+    const params = { id, ...fence(owner), error, delayMs: secondsToMs(delaySeconds) };
+    return this.requeued("retry", params, delaySeconds <= 0);
+  }
+
+  /** See {@link JobStore.jobSnooze}. */
+  async jobSnooze({ id, owner, delaySeconds }: JobSnoozeParams): Promise<boolean> {
+    const params = { id, ...fence(owner), delayMs: secondsToMs(delaySeconds) };
+    return this.requeued("snooze", params, delaySeconds <= 0);
+  }
+
+  /** Start mark, one fenced statement. See {@link JobStore.jobMarkStarted}. */
+  async jobMarkStarted({ id, owner }: JobMarkStartedParams): Promise<boolean> {
+    return this.conn.use(
+      (s) => s.statement("markStarted").run({ id, ...fence(owner) }).changes > 0,
+    );
+  }
+
+  /** See {@link JobStore.jobNack}. */
+  async jobNack({ id, owner }: JobNackParams): Promise<boolean> {
+    return this.requeued("nack", { id, ...fence(owner) }, true);
+  }
+
+  /** One immediate transaction of fenced NACKs. See {@link JobStore.jobNackMany}. */
+  async jobNackMany({ items }: JobNackManyParams): Promise<boolean[]> {
+    const { changed, queues } = await this.conn.use((s) => nackAll(s, items));
+    for (const queue of queues) this.wake(queue);
+    return changed;
+  }
+
+  /** Runs a fenced requeue (`… RETURNING queue`); wakes its queue when `wake`. */
+  private async requeued(
+    statement: "retry" | "snooze" | "nack",
+    params: Record<string, unknown>,
+    wake: boolean,
+  ): Promise<boolean> {
+    const row = await this.conn.use(
+      (s) => s.statement(statement).get(params) as { queue: string } | undefined,
+    );
+    if (row === undefined) return false;
+    if (wake) this.wake(row.queue);
+    return true;
+  }
+
+  /** The copy and the delete in one immediate transaction. See {@link JobStore.jobDeadLetter}. */
+  async jobDeadLetter({
+    id,
+    owner,
+    error,
+    reason,
+    countAttempt,
+  }: JobDeadLetterParams): Promise<boolean> {
+    return this.conn.use((s) => moveToDeadLetter(s, id, owner, { error, reason, countAttempt }));
+  }
+
+  /** See {@link JobStore.jobCancel}. */
+  async jobCancel({ id, retentionSeconds }: JobCancelParams): Promise<boolean> {
+    const retentionMs = secondsToMs(retentionSeconds);
+    return this.conn.use((s) => s.statement("cancel").run({ id, retentionMs }).changes > 0);
+  }
+
+  /** See {@link JobStore.jobGet}. */
+  async jobGet({ id }: JobIdParams): Promise<JobRow | null> {
+    return this.conn.use((s) => {
+      const row = s.statement("getJob").get({ id }) as JobRecord | undefined;
+      return row ? toJobRow(row) : null;
+    });
+  }
+
+  /** One snapshot. See {@link JobStore.jobStats}. */
+  jobStats(): Promise<QueueStats> {
+    return this.conn.use(countJobs);
+  }
+
+  /** Per-queue counts and lateness from one snapshot. See {@link JobStore.jobQueueMetrics}. */
+  jobQueueMetrics(): Promise<QueueMetrics[]> {
+    return this.conn.use(countJobsByQueue);
+  }
+
+  /** See {@link JobStore.jobPruneFinished}. */
+  async jobPruneFinished({ limit }: JobPruneFinishedParams): Promise<number> {
+    return this.conn.use((s) => s.statement("pruneFinished").run({ limit: limit ?? -1 }).changes);
+  }
+
+  /**
+   * One immediate transaction (transactions.ts `recoverStaleClaims`), so it is exactly-once
+   * across processes sharing the file. See {@link JobStore.jobRecoverStale}.
+   */
+  async jobRecoverStale({
+    staleAfterSeconds,
+    crashLoop,
+    cancelledRetentionSeconds = DEFAULT_CANCELLED_RETENTION_SECONDS,
+  }: JobRecoverStaleParams): Promise<RecoveryResult> {
+    const result = await this.conn.use((s) =>
+      recoverStaleClaims(s, staleAfterSeconds ?? null, crashLoop, cancelledRetentionSeconds),
+    );
+    for (const queue of new Set(result.requeued.map((j) => j.queue))) this.wake(queue);
+    return result;
+  }
+
+  /** See {@link JobStore.jobOwnedBy}. */
+  async jobOwnedBy({ workerId }: JobOwnedByParams): Promise<OwnedJob[]> {
+    return this.conn.use((s) =>
+      (s.statement("ownedBy").all({ workerId }) as Array<{ id: string; claim_token: string }>).map(
+        (r) => ({ id: r.id, workerId, claimToken: r.claim_token }),
+      ),
+    );
+  }
+
+  /** See {@link JobStore.deadLetterGet}. */
+  async deadLetterGet({ id }: JobIdParams): Promise<DeadLetterRow | null> {
+    return this.conn.use((s) => {
+      const row = s.statement("getDeadLetter").get({ id }) as DeadLetterRecord | undefined;
+      return row ? toDeadLetterRow(row) : null;
+    });
+  }
+
+  /**
+   * One immediate transaction (transactions.ts `replayEntry`). See
+   * {@link JobStore.deadLetterReplay}.
+   */
+  async deadLetterReplay({ id }: JobIdParams): Promise<boolean> {
+    const queue = await this.conn.use((s) => replayEntry(s, id));
+    if (queue === undefined) return false;
+    this.wake(queue);
+    return true;
+  }
+}
