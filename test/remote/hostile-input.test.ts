@@ -4,13 +4,16 @@
  * reason, list limits out of range. Each gets the same coded error on every backend and leaves
  * the rows as they were.
  */
+
+import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Backend } from "../../src/backends/contract/index.js";
-import { accepted, failed, notSubmitted, type Soniq } from "../../src/index.js";
+import { accepted, done, failed, notSubmitted, Soniq } from "../../src/index.js";
 import { waitForEvent } from "../helpers/events.js";
 import { dropSchemas } from "../helpers/postgres.js";
 import { type RemoteProvider, startRemoteProvider } from "../helpers/remote-provider.js";
 import { removeTempDirs } from "../helpers/temp.js";
+import { waitFor } from "../helpers/wait.js";
 import { engines, freshBackend, pgUp, remoteInstance, schemas } from "./harness.js";
 
 let provider: RemoteProvider;
@@ -108,6 +111,45 @@ for (const engine of engines) {
         kind: "failed",
         error: "operator gave up",
       });
+    });
+
+    it("poll › done() with a BigInt, a cycle or a function › dead-lettered as not JSON, once, nothing stuck", async () => {
+      const backend = await freshBackend(engine.label);
+      backends.push(backend);
+      const soniq = new Soniq({
+        backend,
+        env: {},
+        logger: pino({ level: "silent" }),
+        pollInterval: 0.05,
+        heartbeatInterval: 0.2,
+        shutdownSettle: 0.1,
+      });
+      const cycle: Record<string, unknown> = {};
+      cycle.self = cycle;
+      const values: Record<string, unknown> = { bigint: { n: 10n }, cycle, fn: { f: () => 1 } };
+      const job = soniq.remoteJob({
+        name: "nonjson",
+        submitTimeout: 5,
+        pollEvery: 0.05,
+        pollTimeout: 60,
+        maxAttempts: 3,
+        submit: async (args: { kind: string }) => accepted(`tsk_${args.kind}`),
+        poll: async (taskId) => done(values[taskId.slice(4)]),
+      });
+      const ids = await Promise.all(Object.keys(values).map((kind) => job.enqueue({ kind })));
+      const worker = soniq.worker();
+      await worker.start();
+      await waitFor(async () => (await soniq.stats()).dead_letter === ids.length);
+      expect((await worker.stop()).exitCode).toBe(0);
+      for (const id of ids) {
+        expect(await soniq.getJob(id)).toBeNull();
+        const dead = await soniq.getDeadLetter(id);
+        expect(dead?.reason).toBe("remote_failed");
+        expect(dead?.lastError).toContain("INVALID_PAYLOAD");
+        expect(dead?.attempts).toBeLessThanOrEqual(1);
+        expect((await soniq.remote.show(id)).phase).toBe("finished");
+      }
+      expect(await soniq.remote.counts()).toEqual({ submitting: 0, awaiting: 0, frozen: 0 });
     });
 
     it("list › limit not an integer >= 1 › INVALID_OPTION", async () => {
