@@ -11,14 +11,14 @@
  */
 import { parseArgs } from "node:util";
 import { startRemoteProvider } from "../../test/helpers/remote-provider.js";
-import { generateTrack, soniq } from "./jobs.js";
+import { generateTrack, PROVIDER_URL, soniq } from "./jobs.js";
 
 const { values } = parseArgs({ options: { jobs: { type: "string", default: "6" } } });
 const count = Number(values.jobs);
 if (!Number.isInteger(count) || count < 0) throw new Error("--jobs must be an integer >= 0");
 
 const provider = await startRemoteProvider({
-  port: 4545,
+  port: Number(new URL(PROVIDER_URL).port), // 4545 unless EXAMPLE_PROVIDER_URL says otherwise
   stateFile: ".soniq-example/provider.json",
 });
 await soniq.setup();
@@ -37,12 +37,12 @@ if (stats.total === 0) {
 const say = (text: string) =>
   process.stderr.write(`${new Date().toISOString().slice(11, 23)}  ${text}\n`);
 soniq.events.on("remote_phase", (e) =>
-  say(`${e.job_id.slice(0, 8)}  phase ${e.phase}${e.task_id ? ` (task ${e.task_id})` : ""}`),
+  say(`${e.job_id}  phase ${e.phase}${e.task_id ? ` (task ${e.task_id})` : ""}`),
 );
 soniq.events.on("remote_handoff", (e) =>
-  say(`${e.job_id.slice(0, 8)}  ${e.handoff_action} (${e.reason}, was ${e.phase})`),
+  say(`${e.job_id}  ${e.handoff_action} (${e.reason}, was ${e.phase})`),
 );
-soniq.events.on("job_done", (e) => say(`${e.job_id.slice(0, 8)}  done`));
+soniq.events.on("job_done", (e) => say(`${e.job_id}  done`));
 
 const worker = soniq.worker({ concurrency: 4 });
 let stopping = false;

@@ -93,7 +93,7 @@ export class RemoteAdmin {
    * `notSubmitted()` (released and submitted again with the same idempotency key) or
    * `failed(reason)` (dead-lettered `remote_failed` by the next worker).
    * @throws SoniqError `NOT_FOUND` (no such job or submission), `INVALID_STATE` (not frozen, or a
-   *   worker holds it right now), `INVALID_RESULT` (bad task id).
+   *   worker holds it right now), `INVALID_RESULT` (bad task id), `INVALID_OPTION` (empty reason).
    */
   async resolve(jobId: string, resolution: Accepted | NotSubmitted | Failed): Promise<void> {
     const backend = await this.deps.backend();
@@ -103,8 +103,13 @@ export class RemoteAdmin {
       assertTaskId((resolution as Accepted).taskId);
       mapped = { kind: "accepted", taskId: (resolution as Accepted).taskId };
     } else if (kind === "not_submitted") mapped = { kind: "not_submitted" };
-    else if (kind === "failed") mapped = { kind: "failed", error: (resolution as Failed).error };
-    else {
+    else if (kind === "failed") {
+      const error = (resolution as Failed).error;
+      if (typeof error !== "string" || error.length === 0) {
+        throw new SoniqError("INVALID_OPTION", "failed(reason) needs a non-empty reason");
+      }
+      mapped = { kind: "failed", error: error.slice(0, 4000) };
+    } else {
       throw new SoniqError(
         "INVALID_RESULT",
         "resolve takes accepted(taskId), notSubmitted() or failed(reason)",
@@ -162,10 +167,16 @@ export class RemoteAdmin {
     return record;
   }
 
-  /** Remote submissions by filter (`frozen`, `awaiting`, `submitting`, `all`), newest first. */
+  /**
+   * Remote submissions by filter (`frozen`, `awaiting`, `submitting`, `all`), newest first.
+   * @throws SoniqError `INVALID_OPTION` (unknown filter, `limit` not an integer >= 1).
+   */
   async list(filter: SubmissionFilter = "all", limit = 100): Promise<SubmissionRecord[]> {
     if (!["frozen", "awaiting", "submitting", "all"].includes(filter)) {
       throw new SoniqError("INVALID_OPTION", `unknown filter ${JSON.stringify(filter)}`);
+    }
+    if (!Number.isInteger(limit) || limit < 1) {
+      throw new SoniqError("INVALID_OPTION", "limit must be an integer >= 1");
     }
     const backend = await this.deps.backend();
     return backend.submissions.submissionList({ filter, limit });

@@ -48,8 +48,13 @@ export type PollResult<TResult = unknown> = Pending | Done<TResult> | Failed;
 /** What `reconcile` may return. */
 export type ReconcileResult = Accepted | NotSubmitted;
 
+/** Half of a surrogate pair without its other half (not valid UTF-8 once encoded). */
+const LONE_SURROGATE = /\p{Cs}/u;
+
 /**
- * Checks a task id: a non-empty string of at most {@link MAX_TASK_ID_LENGTH} characters.
+ * Checks a task id: a non-empty string of at most {@link MAX_TASK_ID_LENGTH} characters, without
+ * NUL or an unpaired surrogate (PostgreSQL cannot store the one and would silently change the
+ * other, so the id a callback names would no longer match; every backend refuses both alike).
  * @throws SoniqError `INVALID_RESULT` otherwise.
  */
 export function assertTaskId(taskId: unknown): asserts taskId is string {
@@ -60,6 +65,12 @@ export function assertTaskId(taskId: unknown): asserts taskId is string {
     throw new SoniqError(
       "INVALID_RESULT",
       `a task id is at most ${MAX_TASK_ID_LENGTH} characters (got ${taskId.length})`,
+    );
+  }
+  if (taskId.includes("\u0000") || LONE_SURROGATE.test(taskId)) {
+    throw new SoniqError(
+      "INVALID_RESULT",
+      "a task id must not contain NUL or an unpaired surrogate (not valid UTF-8 text)",
     );
   }
 }

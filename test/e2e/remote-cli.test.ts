@@ -1,7 +1,7 @@
 /**
  * `soniq remote list|show|resolve|poll-now` and `soniq status` as real processes on a SQLite file
- * and PostgreSQL: a frozen job is listed, shown, resolved once; bad input exits 2 with a code and
- * writes nothing.
+ * and PostgreSQL: a frozen job is listed, shown, resolved once; bad input (an option where a value
+ * belongs, an id that is not a UUID) exits 2 with a code and writes nothing.
  */
 import { describe, expect, it } from "vitest";
 import { runCli } from "../helpers/cli.js";
@@ -46,6 +46,27 @@ for (const target of targets) {
       const badTask = await runCli(["remote", "resolve", id, "--accepted", "x".repeat(300)], env);
       expect(badTask.code).toBe(2);
       expect(badTask.stderr).toContain("INVALID_RESULT");
+      // commander would take the next option as the value: refused, not resolved as "--json".
+      for (const args of [
+        ["--accepted", "--json"],
+        ["--accepted", "--not-submitted"],
+        ["--failed", "--json"],
+        ["--failed", ""],
+      ]) {
+        const swallowed = await runCli(["remote", "resolve", id, ...args], env);
+        expect(swallowed.code, args.join(" ")).toBe(2);
+        expect(swallowed.stderr).toContain("INVALID_OPTION");
+      }
+      expect(await db.remote.show(id)).toMatchObject({ phase: "frozen", taskId: null });
+      for (const cmd of [
+        ["show", "not-a-uuid"],
+        ["resolve", "not-a-uuid", "--not-submitted"],
+        ["poll-now", "not-a-uuid"],
+      ]) {
+        const bad = await runCli(["remote", ...cmd], env);
+        expect(bad.code, cmd.join(" ")).toBe(2);
+        expect(bad.stderr).toContain("NOT_FOUND");
+      }
       expect((await db.remote.show(id)).phase).toBe("frozen");
 
       const ok = await runCli(["remote", "resolve", id, "--accepted", "tsk_9"], env);
@@ -61,6 +82,6 @@ for (const target of targets) {
       expect(missing.code).toBe(2);
       expect(missing.stderr).toContain("NOT_FOUND");
       await db.close();
-    }, 60_000);
+    }, 180_000);
   });
 }

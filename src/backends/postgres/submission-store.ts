@@ -26,6 +26,7 @@ import {
   type SubmissionStore,
 } from "../contract/submission-store.js";
 import type { PgConnection } from "./connection.js";
+import { isUuid } from "./identifiers.js";
 import { countsOf, filterPhase, type RecordRow, toRecord } from "./submission-reads.js";
 import { type SubmissionRunners, submissionRunners } from "./submission-runners.js";
 import type { SubmissionStatements } from "./submission-sql.js";
@@ -148,6 +149,7 @@ export class PostgresSubmissionStore implements SubmissionStore {
     requeue: boolean;
   }): Promise<boolean> {
     const { sql } = this;
+    if (!isUuid(params.jobId)) return false;
     const queue = await this.deps.transaction(async (run) => {
       const owned = await run<{ queue: string }>(sql.ownedJob, fence(params.jobId, params.owner));
       const job = owned.rows[0];
@@ -271,6 +273,8 @@ export class PostgresSubmissionStore implements SubmissionStore {
       let jobId: string;
       if ("jobId" in params.target) {
         jobId = params.target.jobId;
+        // Not a UUID: no such job (a `::uuid` cast would fail the statement instead).
+        if (!isUuid(jobId)) throw new SoniqError("NOT_FOUND", `no job with id ${jobId}`);
         const sub = await run(sql.phase, { id: jobId });
         if (sub.rowCount === 0) {
           const job = await run(sql.jobStatus, { id: jobId });
@@ -307,6 +311,7 @@ export class PostgresSubmissionStore implements SubmissionStore {
 
   async submissionResolve(params: { jobId: string; resolution: Resolution }): Promise<boolean> {
     const { sql } = this;
+    if (!isUuid(params.jobId)) return false;
     const queue = await this.deps.transaction(async (run) => {
       const job = (await run<{ queue: string }>(sql.unownedJob, { id: params.jobId })).rows[0];
       const sub = (await run<{ phase: string }>(sql.phase, { id: params.jobId })).rows[0];
@@ -330,6 +335,7 @@ export class PostgresSubmissionStore implements SubmissionStore {
   }
 
   async pollNow(params: { jobId: string }): Promise<boolean> {
+    if (!isUuid(params.jobId)) return false;
     return (await this.deps.run(this.sql.pollNow, { id: params.jobId })).rowCount > 0;
   }
 
@@ -358,6 +364,7 @@ export class PostgresSubmissionStore implements SubmissionStore {
   }
 
   async submissionGet(params: { jobId: string }): Promise<SubmissionRecord | null> {
+    if (!isUuid(params.jobId)) return null;
     const { rows } = await this.deps.run<RecordRow>(this.sql.get, { id: params.jobId });
     return rows[0] ? toRecord(rows[0]) : null;
   }

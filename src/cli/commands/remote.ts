@@ -34,6 +34,17 @@ function line(r: SubmissionRecord): string {
 
 type Flags = ConnectionFlags & { json?: boolean };
 
+/** The options of `remote resolve`: never a value of `--accepted` or `--failed`. */
+const RESOLVE_OPTIONS: readonly string[] = [
+  "--accepted",
+  "--not-submitted",
+  "--failed",
+  "--json",
+  "--database-url",
+  "--help",
+  "-h",
+];
+
 /** Adds `remote list|show|resolve|poll-now` to `program`. */
 export function register(program: Command): void {
   const remote = program
@@ -127,6 +138,22 @@ export function register(program: Command): void {
                 "INVALID_OPTION",
                 "give exactly one of --accepted <task-id>, --not-submitted, --failed <reason>",
               );
+            }
+            // `--accepted --json`: commander takes the next word as the value even when it is
+            // one of this command's own options; refuse it rather than resolve under "--json".
+            for (const [flag, value] of [
+              ["--accepted", flags.accepted],
+              ["--failed", flags.failed],
+            ] as const) {
+              if (value !== undefined && RESOLVE_OPTIONS.includes(value)) {
+                throw new SoniqError(
+                  "INVALID_OPTION",
+                  `${flag} needs a value, got the option ${value}`,
+                );
+              }
+            }
+            if (flags.failed !== undefined && flags.failed.length === 0) {
+              throw new SoniqError("INVALID_OPTION", "--failed needs a non-empty reason");
             }
             const resolution =
               flags.accepted !== undefined
