@@ -67,6 +67,12 @@ export type SoniqErrorCode =
   /** Two schedule definitions in one instance use the same id. */
   | "DUPLICATE_SCHEDULE";
 
+/**
+ * Marks a SoniqError across copies of this module: a job module the CLI loads through tsx's
+ * CommonJS hook gets its own copy of Soniq, whose errors are not `instanceof` this class.
+ */
+const SONIQ_ERROR = Symbol.for("soniq.SoniqError");
+
 /** An error raised by Soniq on purpose, carrying a stable {@link SoniqErrorCode}. */
 export class SoniqError extends Error {
   /** Stable machine-readable code. */
@@ -84,6 +90,7 @@ export class SoniqError extends Error {
       options?.cause === undefined ? undefined : { cause: options.cause },
     );
     this.name = "SoniqError";
+    Object.defineProperty(this, SONIQ_ERROR, { value: true });
     this.code = code;
     this.details = options?.details;
   }
@@ -91,5 +98,10 @@ export class SoniqError extends Error {
 
 /** True when `err` is a {@link SoniqError}, optionally with the given code. */
 export function isSoniqError(err: unknown, code?: SoniqErrorCode): err is SoniqError {
-  return err instanceof SoniqError && (code === undefined || err.code === code);
+  const soniqError =
+    err instanceof SoniqError ||
+    (typeof err === "object" &&
+      err !== null &&
+      (err as { [SONIQ_ERROR]?: unknown })[SONIQ_ERROR] === true);
+  return soniqError && (code === undefined || (err as SoniqError).code === code);
 }

@@ -4,7 +4,7 @@
  * `deadLetterRetention` (default 30 days) are deleted by the pruner.
  */
 import type { DeadLetterFilter } from "../backends/contract/index.js";
-import { SoniqError } from "../errors.js";
+import { isSoniqError, SoniqError } from "../errors.js";
 import { type BulkOptions, type BulkResult, runBulk } from "./bulk.js";
 import {
   type DeadLetterQuery,
@@ -80,7 +80,7 @@ export class DeadLettersAdmin {
       try {
         if (!(await backend.deadLetterReplay({ id }))) return false;
       } catch (err) {
-        if (err instanceof SoniqError && err.code === "DEDUP_CONFLICT") return false;
+        if (isSoniqError(err, "DEDUP_CONFLICT")) return false;
         throw err;
       }
       await backend.admin.jobEventsAppend({ events: [{ jobId: id, kind: "replayed" }] });

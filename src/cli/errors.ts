@@ -5,7 +5,7 @@
  */
 
 import { redactUrl } from "../backends/select.js";
-import { SoniqError } from "../errors.js";
+import { isSoniqError, SoniqError } from "../errors.js";
 
 /** Network errors meaning the server cannot be reached. */
 const UNREACHABLE = new Set([
@@ -26,7 +26,7 @@ function codeOf(err: unknown): string | undefined {
  * @param context - what the command was connecting to (a redacted URL or a path), for messages.
  */
 export function toSoniqError(err: unknown, context?: string): SoniqError {
-  if (err instanceof SoniqError) return err;
+  if (isSoniqError(err)) return err;
   const message = err instanceof Error ? err.message : String(err);
   const where = context ? ` (${redactUrl(context)})` : "";
   const code = codeOf(err);

@@ -4,6 +4,7 @@
  * NDJSON export of everything matching.
  */
 import { bodyIds, download, expectedCount, forbidden, many, pageParams } from "./api-jobs.js";
+import { YIELDING_BULK } from "./operations.js";
 import { jsonText } from "./preview.js";
 import { BadRequest, jsonBody, type Route } from "./route.js";
 import type { DashboardDeadLetterQuery } from "./source.js";
@@ -105,6 +106,7 @@ export const deadLetterRoutes: Route[] = [
         ...(ids ? { ids } : {}),
         ...(filter ? { filter } : {}),
         ...(count !== undefined ? { expectedCount: count } : {}),
+        ...YIELDING_BULK,
       };
       const dl = ctx.options.soniq.deadLetters;
       const result =

@@ -4,6 +4,7 @@
  * matches (`expectedCount` guards the latter).
  */
 
+import { YIELDING_BULK } from "./operations.js";
 import { jsonText } from "./preview.js";
 import { withRemotePhases } from "./remote-timeline.js";
 import { BadRequest, jsonBody, type Route } from "./route.js";
@@ -147,6 +148,7 @@ export const jobRoutes: Route[] = [
         ...(ids ? { ids } : {}),
         ...(filter ? { filter } : {}),
         ...(expectedCount(body) !== undefined ? { expectedCount: expectedCount(body) } : {}),
+        ...YIELDING_BULK,
       });
       return {
         body: result,

@@ -97,6 +97,15 @@ export const ROUTES: Route[] = [
   ...operationRoutes,
 ];
 
+/** The request's path for a log line (never throws). */
+function safePath(request: Request): string {
+  try {
+    return new URL(request.url).pathname;
+  } catch {
+    return "";
+  }
+}
+
 function errorResponse(status: number, code: string, message: string): Response {
   return Response.json({ error: { code, message } }, { status });
 }
@@ -245,7 +254,15 @@ export function createDashboard<U extends DashboardUser>(
   }
 
   const handler = async (request: Request): Promise<Response> => {
-    const response = await handle(request);
+    let response: Response;
+    try {
+      response = await handle(request);
+    } catch (err) {
+      // `auth` or `access` threw (or the body could not be read): a 500 with the same headers,
+      // never a rejected promise (an adapter that has taken over the response would hang).
+      o.soniq.logger.error({ err, path: safePath(request) }, "dashboard request failed");
+      response = errorResponse(500, "INTERNAL", "the request failed; see the server's log");
+    }
     // Responses made by Response.json/new Response have mutable headers.
     secure(response.headers, response.headers.get("cache-control")?.includes("immutable") === true);
     return response;

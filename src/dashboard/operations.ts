@@ -17,6 +17,18 @@ export const KEPT_OPERATIONS = 100;
 /** Rows per batch of a live bulk operation (one progress update per batch). */
 export const OPERATION_BATCH_SIZE = 200;
 
+/**
+ * Options for a bulk action answered in one response (`POST api/jobs/bulk`, `api/dead-letter/bulk`):
+ * the same batches as a live operation, yielding to the HTTP server between them, so a bulk over
+ * many SQLite rows (synchronous calls) does not stop the process from answering meanwhile.
+ */
+export const YIELDING_BULK = {
+  batchSize: OPERATION_BATCH_SIZE,
+  onProgress: async (): Promise<void> => {
+    await yieldToIo();
+  },
+} as const;
+
 /** What `GET /api/operations/:id` returns. */
 export interface OperationView {
   id: string;

@@ -4,7 +4,7 @@
  * TypeScript runs through tsx without a build step; a failure is one line naming file, line, cause.
  */
 import { pathToFileURL } from "node:url";
-import { SoniqError } from "../errors.js";
+import { isSoniqError, SoniqError } from "../errors.js";
 import { describeLoadError } from "./describe-load-error.js";
 
 let tsxRegistered: Promise<void> | undefined;
@@ -50,7 +50,7 @@ export async function importUserModule(file: string): Promise<Record<string, unk
     return exportsOf((await import(url)) as Record<string, unknown>);
   } catch (err) {
     // Soniq's own errors from the module's top level (a bad job option…) already say what is wrong.
-    if (err instanceof SoniqError) throw err;
+    if (isSoniqError(err)) throw err;
     throw new SoniqError("MODULE_LOAD", `could not load ${describeLoadError(err, url)}`, {
       cause: err,
     });

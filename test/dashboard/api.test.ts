@@ -35,10 +35,16 @@ function dashboardAt(basePath: string) {
     soniq,
     basePath,
     auth: (req) => {
-      const user = USERS[req.headers.get("authorization")?.replace(/^Bearer /, "") ?? ""];
+      const token = req.headers.get("authorization")?.replace(/^Bearer /, "") ?? "";
+      if (token === "token-auth-throws") throw new Error("the session store is down");
+      if (token === "token-access-throws") return { name: "broken" };
+      const user = USERS[token];
       return user ? { name: user.name } : null;
     },
-    access: (user) => Object.values(USERS).find((u) => u.name === user.name)?.access ?? "read-only",
+    access: (user) => {
+      if (user.name === "broken") throw new Error("the role lookup is down");
+      return Object.values(USERS).find((u) => u.name === user.name)?.access ?? "read-only";
+    },
     maxPreviewBytes: 64 * 1024,
   });
 }
@@ -151,6 +157,31 @@ for (const kind of ADAPTERS) {
           { user: "ada", action: "queues.pause", ids: ["later"], outcome: "ok" },
           { user: "ada", action: "queues.resume", ids: ["later"], outcome: "ok" },
         ]);
+      });
+
+      it("dashboard API › auth or access throwing › 500 with the security headers, and the server still serves", async () => {
+        for (const token of ["token-auth-throws", "token-access-throws"]) {
+          const client = new DashboardClient(served.root, { authorization: `Bearer ${token}` });
+          for (const path of ["", "api/me", "api/jobs", "static/x.js"]) {
+            const response = await client.fetch("GET", path);
+            if (token === "token-access-throws" && !path.startsWith("api/")) {
+              // The page and its assets do not ask `access`.
+              expect(response.status, `${token} ${path}`).not.toBe(500);
+              continue;
+            }
+            expect(response.status, `${token} ${path}`).toBe(500);
+            expect(response.headers.get("content-security-policy"), path).toContain(
+              "default-src 'none'",
+            );
+            expect(((await response.json()) as { error: { code: string } }).error.code).toBe(
+              "INTERNAL",
+            );
+          }
+          const write = await client.fetch("POST", "api/queues/default/pause");
+          expect(write.status, `${token} write`).toBe(500);
+        }
+        const viewer = new DashboardClient(served.root, { authorization: "Bearer token-viewer" });
+        expect((await viewer.fetch("GET", "api/me")).status).toBe(200);
       });
 
       it("dashboard API › a large result › is truncated in the detail and whole in the download", async () => {

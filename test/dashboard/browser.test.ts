@@ -35,10 +35,15 @@ interface Watch {
   dialogs: string[];
   offOrigin: string[];
   cspViolations: string[];
+  /** Responses of 500 or more (the page must never cause one). */
+  serverErrors: string[];
 }
 
 function watch(page: Page, origin: string): Watch {
-  const w: Watch = { dialogs: [], offOrigin: [], cspViolations: [] };
+  const w: Watch = { dialogs: [], offOrigin: [], cspViolations: [], serverErrors: [] };
+  page.on("response", (response) => {
+    if (response.status() >= 500) w.serverErrors.push(`${response.status()} ${response.url()}`);
+  });
   page.on("dialog", (dialog) => {
     w.dialogs.push(dialog.message());
     void dialog.dismiss();
@@ -140,6 +145,14 @@ for (const backend of BACKENDS) {
           await page.screenshot({ path: `docs/images/dashboard-${name}.png`, fullPage: false });
         }
       }
+      // Every count of the overview's table opens its list; the dead-letter column opens the
+      // dead letters of that queue (the jobs list has no dead_letter status).
+      await open(page, served.root, "/", "text=Jobs by queue and status");
+      await page.locator('a[href="#/dead-letter?queue=default"]').click();
+      await page
+        .locator(`a[href="#/dead-letter/${ids.dead}"]`)
+        .waitFor({ state: "visible", timeout: 10_000 });
+      expect(await page.locator('a[href*="status=dead_letter"]').count()).toBe(0);
       // The data is on the page as text.
       await open(page, served.root, `/jobs/${ids.retried}`, "[data-testid=last-error]");
       expect(await page.locator("[data-testid=last-error]").textContent()).toContain(HOSTILE);
@@ -157,6 +170,7 @@ for (const backend of BACKENDS) {
       expect(w.dialogs).toEqual([]);
       expect(w.offOrigin).toEqual([]);
       expect(w.cspViolations).toEqual([]);
+      expect(w.serverErrors).toEqual([]);
       await page.close();
     });
 

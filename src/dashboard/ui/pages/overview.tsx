@@ -39,7 +39,15 @@ export function OverviewPage() {
               <td>{q}</td>
               {STATUSES.map((s) => (
                 <td key={s}>
-                  <a href={`#/jobs?queue=${encodeURIComponent(q)}&status=${s}`}>{count(q, s)}</a>
+                  <a
+                    href={
+                      s === "dead_letter"
+                        ? `#/dead-letter?queue=${encodeURIComponent(q)}`
+                        : `#/jobs?queue=${encodeURIComponent(q)}&status=${s}`
+                    }
+                  >
+                    {count(q, s)}
+                  </a>
                 </td>
               ))}
             </tr>
