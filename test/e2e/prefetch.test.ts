@@ -13,9 +13,9 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import pg from "pg";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { crashLoopRule } from "../../src/maintenance/policy.js";
-import { prepared, startWorker, targets } from "../helpers/e2e-targets.js";
+import { prepared, startWorker as start, targets } from "../helpers/e2e-targets.js";
 import { tempDir } from "../helpers/temp.js";
 import { waitFor } from "../helpers/wait.js";
 
@@ -40,6 +40,23 @@ function logLines(stderr: string, prefix: string): Array<Record<string, unknown>
 }
 
 const RELEASED = "claimed jobs that never started went back to queued";
+
+/** Workers this file started: a failed test leaves none running (or stopped) behind it. */
+const workers: Array<ReturnType<typeof start>> = [];
+afterEach(() => {
+  for (const w of workers.splice(0)) {
+    if (w.child.exitCode !== null || w.child.signalCode !== null) continue;
+    w.child.kill("SIGCONT");
+    w.child.kill("SIGKILL");
+  }
+});
+
+/** `soniq worker` on the fixture (e2e-targets.ts), killed after the test if still alive. */
+function startWorker(env: Record<string, string>) {
+  const w = start(env);
+  workers.push(w);
+  return w;
+}
 
 /**
  * Records, in the store itself, every write that moves rows from `processing` back to `queued`
