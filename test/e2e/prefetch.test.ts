@@ -3,15 +3,19 @@
  * 17): a poison job among prefetched no-op neighbours, under a supervisor that restarts the worker,
  * reaches crash_loop within maxInterruptions + 2 crashes and charges no neighbour; SIGTERM with a
  * full buffer NACKs it in one statement and exits 0 once the running jobs finish; a worker frozen
- * (SIGSTOP) past the stale window with a full buffer starts none of its buffered rows after
- * recovery requeued them (TTL check).
+ * (SIGSTOP) past the stale window with a full buffer starts none of its buffered rows, whether
+ * recovery requeued them meanwhile (the TTL's NACK is fenced out) or nobody did (the TTL's NACK
+ * puts them back to queued, attempts untouched). "One statement" is checked in the store: a
+ * trigger logs every write that moves rows from processing back to queued.
  */
 
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import Database from "better-sqlite3";
+import pg from "pg";
+import { afterEach, describe, expect, it } from "vitest";
 import { crashLoopRule } from "../../src/maintenance/policy.js";
-import { prepared, startWorker, targets } from "../helpers/e2e-targets.js";
+import { prepared, startWorker as start, targets } from "../helpers/e2e-targets.js";
 import { tempDir } from "../helpers/temp.js";
 import { waitFor } from "../helpers/wait.js";
 
@@ -36,6 +40,93 @@ function logLines(stderr: string, prefix: string): Array<Record<string, unknown>
 }
 
 const RELEASED = "claimed jobs that never started went back to queued";
+
+/** Workers this file started: a failed test leaves none running (or stopped) behind it. */
+const workers: Array<ReturnType<typeof start>> = [];
+afterEach(() => {
+  for (const w of workers.splice(0)) {
+    if (w.child.exitCode !== null || w.child.signalCode !== null) continue;
+    w.child.kill("SIGCONT");
+    w.child.kill("SIGKILL");
+  }
+});
+
+/** `soniq worker` on the fixture (e2e-targets.ts), killed after the test if still alive. */
+function startWorker(env: Record<string, string>) {
+  const w = start(env);
+  workers.push(w);
+  return w;
+}
+
+/**
+ * Records, in the store itself, every write that moves rows from `processing` back to `queued`
+ * (a NACK or a recovery), grouped by the statement that made it. PostgreSQL: a statement-level
+ * trigger with transition tables logs one entry per statement (exact). SQLite has no statement
+ * triggers: a row trigger logs each row with its `updated_at`, which one statement sets to one
+ * instant (a per-row write would spread over several); grouped by that instant. The SQLite
+ * backend's test (test/sqlite/nack-many.test.ts) counts the statement itself at the driver.
+ * @returns `read()`: the id groups, largest first.
+ */
+async function recordRequeues(env: Record<string, string>) {
+  const url = env.SONIQ_DATABASE_URL ?? "";
+  if (url.startsWith("sqlite:")) {
+    const path = url.slice("sqlite:".length);
+    const db = new Database(path);
+    db.exec(`CREATE TABLE test_requeues (id TEXT NOT NULL, at INTEGER NOT NULL);
+      CREATE TRIGGER test_requeues AFTER UPDATE OF status ON soniq_jobs
+      WHEN OLD.status = 'processing' AND NEW.status = 'queued'
+      BEGIN INSERT INTO test_requeues VALUES (NEW.id, NEW.updated_at); END;`);
+    db.close();
+    return {
+      read(): string[][] {
+        const reader = new Database(path, { readonly: true });
+        try {
+          const rows = reader.prepare("SELECT id, at FROM test_requeues").all() as Array<{
+            id: string;
+            at: number;
+          }>;
+          const groups = new Map<number, string[]>();
+          for (const row of rows) groups.set(row.at, [...(groups.get(row.at) ?? []), row.id]);
+          return [...groups.values()].sort((a, b) => b.length - a.length);
+        } finally {
+          reader.close();
+        }
+      },
+    };
+  }
+  const schema = `"${env.SONIQ_SCHEMA}"`;
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(`CREATE TABLE ${schema}.test_requeues (ids uuid[] NOT NULL);
+      CREATE FUNCTION ${schema}.test_requeues() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        INSERT INTO ${schema}.test_requeues (ids)
+        SELECT array_agg(n.id) FROM old_rows o JOIN new_rows n ON n.id = o.id
+        WHERE o.status = 'processing' AND n.status = 'queued' HAVING count(*) > 0;
+        RETURN NULL;
+      END $$;
+      CREATE TRIGGER test_requeues AFTER UPDATE ON ${schema}.soniq_jobs
+      REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
+      FOR EACH STATEMENT EXECUTE FUNCTION ${schema}.test_requeues();`);
+  } finally {
+    await client.end();
+  }
+  return {
+    async read(): Promise<string[][]> {
+      const reader = new pg.Client({ connectionString: url });
+      await reader.connect();
+      try {
+        const { rows } = await reader.query<{ ids: string[] }>(
+          `SELECT ids::text[] AS ids FROM ${schema}.test_requeues`,
+        );
+        return rows.map((row) => row.ids).sort((a, b) => b.length - a.length);
+      } finally {
+        await reader.end();
+      }
+    },
+  };
+}
 
 const items = (name: string, n: number, args: object = {}) =>
   Array.from({ length: n }, () => ({ name, args }));
@@ -92,6 +183,7 @@ for (const target of targets) {
 
     it("SIGTERM › a full buffer behind busy slots › NACK'd in one statement, running jobs finish, exit 0", async () => {
       const { env, db } = await prepared(target, { SONIQ_PREFETCH: "500" });
+      const requeues = await recordRequeues(env);
       await db.enqueueMany(items("e2e.noop", 3000));
       const sleeps = await db.enqueueMany(items("e2e.sleep", 10, { ms: 1500 }));
       await db.enqueueMany(items("e2e.noop", 500));
@@ -111,9 +203,28 @@ for (const target of targets) {
       w.child.kill("SIGTERM");
       const exit = await w.exited;
       expect(exit.code, exit.stderr).toBe(0);
-      const drained = logLines(exit.stderr, RELEASED).filter((l) => l.reason === "drain");
+      const released = logLines(exit.stderr, RELEASED);
+      const drained = released.filter((l) => l.reason === "drain");
       expect(drained).toHaveLength(1); // one write for the whole buffer
-      expect(drained[0]?.released).toBeGreaterThan(0);
+      const count = drained[0]?.released as number;
+      expect(count).toBeGreaterThan(0);
+      // In the store: one statement moved the whole buffer back to queued, and nothing but the
+      // logged NACKs (drain, and any row past its TTL) moved a row back.
+      const groups = await requeues.read();
+      const logged = released.reduce((sum, l) => sum + (l.released as number), 0);
+      expect(groups.flat()).toHaveLength(logged);
+      const buffer = groups[0] ?? [];
+      if (target.label === "PostgreSQL") expect(buffer).toHaveLength(count);
+      else expect(buffer.length).toBeGreaterThanOrEqual(count);
+      for (const id of buffer) {
+        expect(await db.getJob(id)).toMatchObject({
+          status: "queued",
+          workerId: null,
+          attempts: 0,
+          interruptions: 0,
+          lastError: null,
+        });
+      }
       for (const id of sleeps) {
         expect(await db.getJob(id)).toMatchObject({ status: "done", attempts: 1 });
       }
@@ -184,6 +295,74 @@ for (const target of targets) {
       }
       w.child.kill("SIGTERM");
       await w.exited;
+      await db.close();
+    }, 120_000);
+
+    it("SIGSTOP › past the stale window with a full buffer, no recovery meanwhile, then SIGCONT › the buffer is NACK'd at its TTL (fresh clock), none of it started", async () => {
+      const log = join(tempDir(), "runs.log");
+      const { env, db } = await prepared(target, {
+        SONIQ_HEARTBEAT_INTERVAL: "0.2",
+        SONIQ_HEARTBEAT_TIMEOUT: "3", // TTL = min(2, (3 − 0.2) / 2) = 1.4 s
+        SONIQ_PREFETCH: "500",
+        E2E_RUN_LOG: log,
+      });
+      await db.enqueueMany(items("e2e.noop", 3000));
+      const sleeps = await db.enqueueMany(items("e2e.sleep", 10, { ms: 4000 }));
+      await db.enqueueMany(items("e2e.noop", 500));
+      const w = startWorker(env);
+      await w.ready;
+      const sleepSet = new Set(sleeps);
+      let buffered: string[] = [];
+      await waitFor(
+        async () => {
+          const processing = (await db.jobs.list({ status: "processing" }, { limit: 1000 })).jobs;
+          const ran = new Set(runs(log));
+          buffered = processing
+            .map((job) => job.id)
+            .filter((id) => !sleepSet.has(id) && !ran.has(id));
+          return (
+            processing.filter((job) => sleepSet.has(job.id)).length === 10 && buffered.length > 0
+          );
+        },
+        60_000,
+        "the sleeps running and the buffer filled",
+      );
+      w.child.kill("SIGSTOP");
+      // Rows the worker NACKs go back to queued and stay there: what starts later can only come
+      // from the buffer it held when frozen.
+      await db.queues.pause("default");
+      // Frozen past the stale window (3 s), and so past every buffered row's TTL (1.4 s). Nobody
+      // recovers the rows: the resumed worker's own clock must refuse them.
+      await new Promise((r) => setTimeout(r, 3500));
+      const ranBefore = new Set(runs(log));
+      w.child.kill("SIGCONT");
+      await waitFor(
+        async () => {
+          const rows = await Promise.all(buffered.map((id) => db.getJob(id)));
+          return rows.every((row) => row?.status === "queued");
+        },
+        30_000,
+        "every buffered row back to queued",
+      );
+      // The sleeps finish (done, or requeued had the worker's own maintenance presumed itself
+      // dead); then the worker drains and exits, so no start can come later than the check below.
+      await waitFor(async () => (await db.stats()).processing === 0, 30_000, "nothing processing");
+      w.child.kill("SIGTERM");
+      const exit = await w.exited;
+      expect(exit.code, exit.stderr).toBe(0);
+      const ttl = logLines(exit.stderr, RELEASED).filter((l) => l.reason === "ttl");
+      expect(ttl.length, exit.stderr).toBeGreaterThan(0);
+      const startedAfter = runs(log).filter((id) => !ranBefore.has(id));
+      expect(startedAfter.filter((id) => buffered.includes(id))).toEqual([]);
+      for (const id of buffered) {
+        expect(await db.getJob(id)).toMatchObject({
+          status: "queued",
+          workerId: null,
+          attempts: 0,
+          interruptions: 0,
+          lastError: null,
+        });
+      }
       await db.close();
     }, 120_000);
   });

@@ -381,6 +381,38 @@ describePostgres("postgres: hand-off at enqueue", () => {
     expect(await backend.jobGet({ id: job.id })).toBeNull();
   });
 
+  it("hand-off › a real worker's hand-off statement killed before it committed › the enqueue rejects, nothing runs, the next enqueue is handed off", async () => {
+    const { backend, job, claimed, soniq, idle } = await started({ concurrency: 1 });
+    const starts: string[] = [];
+    soniq.events.on("job_started", (e) => void starts.push(e.job_id));
+    const c = await client();
+    // An uncommitted holder of the key: the hand-off insert waits on it until it is killed.
+    await c.query("BEGIN");
+    await backend.jobEnqueue({
+      jobs: [newJob({ name: "ho.job", dedupKey: "k", delaySeconds: 3600 })],
+      connection: c,
+    });
+    const reserve = vi.spyOn(backend.handOff, "reserve");
+    const pending = job.enqueue({ n: 1 }, { dedupKey: "k" });
+    const pid = await blockedHandOff();
+    expect(reserve.mock.results.some((r) => r.value !== undefined)).toBe(true);
+    const killer = await client();
+    await killer.query("SELECT pg_terminate_backend($1)", [pid]);
+    await expect(pending).rejects.toBeDefined();
+    await c.query("ROLLBACK");
+    // Nothing was committed: no row at all, so nothing can ever run (the lost reply's orphan
+    // release finds nothing of ours either).
+    expect((await backend.jobStats()).total).toBe(0);
+    expect(starts).toEqual([]);
+    // The reservation was settled: the slot is free and the next enqueue is handed off.
+    await idle();
+    const done = waitForEvent(soniq, "job_done");
+    const next = await job.enqueue({ n: 2 });
+    expect((await done).job_id).toBe(next);
+    expect(claimed.has(next)).toBe(false);
+    expect(starts).toEqual([next]);
+  });
+
   it("hand-off › a transactional enqueue, rolled back then committed › never handed off; the rolled-back job never runs", async () => {
     const { backend, job, claimed, soniq } = await started();
     const reserve = vi.spyOn(backend.handOff, "reserve");

@@ -248,7 +248,7 @@ export interface JobStore {
 
   /**
    * {@link JobStore.jobNack} for many claimed, never-started jobs in one write (one statement on
-   * PostgreSQL, one transaction on SQLite): the same field contract, each row fenced on its own,
+   * PostgreSQL and on SQLite): the same field contract, each row fenced on its own,
    * each distinct queue woken once. The worker's prefetch window uses it at drain start, for rows
    * past their TTL and for a claim answered after drain start.
    * @returns Per item, in input order, whether its row changed.

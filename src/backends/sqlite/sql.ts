@@ -215,6 +215,21 @@ export const SQL = {
     WHERE ${OWNED}
     RETURNING queue`,
 
+  /**
+   * Batched NACK of claimed, never-started rows (the prefetch window), ONE statement: `@items` a
+   * JSON array of `[id, workerId, claimToken]`; the `nack` field contract, each row fenced on its
+   * own owner and found by primary key. → `id`, `queue` of every row that changed.
+   */
+  nackMany: `UPDATE soniq_jobs
+    SET status = 'queued', worker_id = NULL, claim_token = NULL,
+        updated_at = ${NOW_MS}, scheduled_at = ${NOW_MS}
+    FROM (SELECT json_extract(value, '$[0]') AS id, json_extract(value, '$[1]') AS worker_id,
+                 json_extract(value, '$[2]') AS claim_token
+          FROM json_each(@items)) AS b
+    WHERE soniq_jobs.id = b.id AND soniq_jobs.status = 'processing'
+      AND soniq_jobs.worker_id = b.worker_id AND soniq_jobs.claim_token = b.claim_token
+    RETURNING soniq_jobs.id AS id, soniq_jobs.queue AS queue`,
+
   /** `@id` → `queue`, `dedup_key` of the dead-letter entry. */
   deadLetterEntry: "SELECT queue, dedup_key FROM soniq_dead_letter_jobs WHERE id = @id",
 

@@ -139,24 +139,25 @@ export function completeAll(
 }
 
 /**
- * NACKs claimed, never-started jobs in one immediate transaction, each fenced on its own owner
- * (the seed's `nack_job` field contract).
+ * NACKs claimed, never-started jobs in ONE statement ({@link SQL.nackMany}), each fenced on its
+ * own owner (the seed's `nack_job` field contract).
  * @returns Per item, whether its row changed; and the distinct queues of the rows that did.
  */
 export function nackAll(
   s: SqliteSession,
   items: readonly { id: string; owner: Owner }[],
 ): { changed: boolean[]; queues: Set<string> } {
-  const nack = s.statement("nack");
-  const queues = new Set<string>();
-  const changed = s.immediate(() =>
-    items.map((item) => {
-      const row = nack.get({ id: item.id, ...fence(item.owner) }) as { queue: string } | undefined;
-      if (row) queues.add(row.queue);
-      return row !== undefined;
-    }),
-  );
-  return { changed, queues };
+  if (items.length === 0) return { changed: [], queues: new Set() };
+  const triples = items.map((item) => [item.id, item.owner.workerId, item.owner.claimToken]);
+  const rows = s.statement("nackMany").all({ items: JSON.stringify(triples) }) as Array<{
+    id: string;
+    queue: string;
+  }>;
+  const moved = new Set(rows.map((row) => row.id));
+  return {
+    changed: items.map((item) => moved.has(item.id)),
+    queues: new Set(rows.map((row) => row.queue)),
+  };
 }
 
 /** What {@link moveToDeadLetter} writes besides the fence. */
