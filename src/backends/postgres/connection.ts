@@ -9,6 +9,7 @@ import pg from "pg";
 import { SoniqError } from "../../errors.js";
 import type { PgQueryable } from "../contract/index.js";
 import type { LocalHandOffDesk } from "../shared/hand-off-desk.js";
+import { checkOut } from "./checkout.js";
 import type { HandOffStatements } from "./hand-off-sql.js";
 import type { RawClaimedRow } from "./rows.js";
 import { SESSION_SETUP, type Statements } from "./sql.js";
@@ -150,7 +151,7 @@ export class PgConnection {
   ): Promise<PgResult<R>> {
     return this.track(async () => {
       if (signal.aborted) throw signal.reason;
-      const client = await this.pool.connect();
+      const { client, release } = await checkOut(this.pool);
       let cancelled: Promise<unknown> = Promise.resolve();
       const cancel = () => {
         const pid = this.clientPids.get(client);
@@ -165,7 +166,7 @@ export class PgConnection {
       } finally {
         signal.removeEventListener("abort", cancel);
         await cancelled;
-        client.release();
+        release();
       }
     });
   }
@@ -187,7 +188,7 @@ export class PgConnection {
    */
   transaction<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
     return this.track(async () => {
-      const client = await this.pool.connect();
+      const { client, release } = await checkOut(this.pool);
       let broken = false;
       try {
         await client.query("BEGIN");
@@ -202,7 +203,7 @@ export class PgConnection {
           throw err;
         }
       } finally {
-        client.release(broken);
+        release(broken);
       }
     });
   }

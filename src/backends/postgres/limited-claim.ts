@@ -9,6 +9,7 @@
  * the statement itself).
  */
 import type pg from "pg";
+import { checkOut } from "./checkout.js";
 import type { RawClaimedRow } from "./rows.js";
 import type { AdminStatements } from "./sql.js";
 
@@ -50,7 +51,7 @@ export async function claimLimitedQueues(
   for (const queue of request.queues) {
     const want = request.limit - out.length;
     if (want <= 0) break;
-    const client = await pool.connect();
+    const { client, release } = await checkOut(pool);
     try {
       await client.query("BEGIN");
       const lock = await client.query<{ max_running: number }>(sql.lockLimitedQueue, [queue]);
@@ -71,10 +72,10 @@ export async function claimLimitedQueues(
       await client.query("COMMIT");
     } catch (err) {
       await client.query("ROLLBACK").catch(() => undefined);
-      client.release(err instanceof Error ? err : undefined);
+      release(err instanceof Error);
       throw err;
     }
-    client.release();
+    release();
   }
   return out;
 }

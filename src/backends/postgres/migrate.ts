@@ -6,6 +6,7 @@
  */
 import type { Pool } from "pg";
 import { loadMigrations } from "../shared/migrations.js";
+import { checkOut } from "./checkout.js";
 import { migrationLockKey, quoteIdent, validateSchemaName } from "./identifiers.js";
 
 /**
@@ -18,7 +19,7 @@ import { migrationLockKey, quoteIdent, validateSchemaName } from "./identifiers.
 export async function migrate(pool: Pool, schema: string): Promise<number[]> {
   validateSchemaName(schema);
   const migrations = loadMigrations("postgres");
-  const client = await pool.connect();
+  const { client, release } = await checkOut(pool);
   let broken = false;
   try {
     await client.query("BEGIN");
@@ -60,6 +61,6 @@ export async function migrate(pool: Pool, schema: string): Promise<number[]> {
       throw err;
     }
   } finally {
-    client.release(broken);
+    release(broken);
   }
 }

@@ -3,6 +3,8 @@
  * several in one transaction on one pooled connection (`BEGIN … COMMIT`, rolled back when the
  * work throws). Both run as in-flight calls of the connection (close() waits for them).
  */
+
+import { checkOut } from "./checkout.js";
 import type { PgConnection } from "./connection.js";
 import { type NamedStatement, valuesOf } from "./submission-sql.js";
 
@@ -28,7 +30,7 @@ export function submissionRunners(conn: PgConnection): SubmissionRunners {
       conn.track(async () => {
         // One connection, BEGIN … COMMIT; ROLLBACK when `fn` throws (a connection whose
         // ROLLBACK failed is discarded).
-        const client = await conn.pool.connect();
+        const { client, release } = await checkOut(conn.pool);
         let broken = false;
         try {
           await client.query("BEGIN");
@@ -44,7 +46,7 @@ export function submissionRunners(conn: PgConnection): SubmissionRunners {
           });
           throw err;
         } finally {
-          client.release(broken);
+          release(broken);
         }
       }),
   };

@@ -120,7 +120,7 @@ export class SqliteJobStore implements JobStore {
     return this.requeued("nack", { id, ...fence(owner) }, true);
   }
 
-  /** One immediate transaction of fenced NACKs. See {@link JobStore.jobNackMany}. */
+  /** One statement of fenced NACKs. See {@link JobStore.jobNackMany}. */
   async jobNackMany({ items }: JobNackManyParams): Promise<boolean[]> {
     const { changed, queues } = await this.conn.use((s) => nackAll(s, items));
     for (const queue of queues) this.wake(queue);
