@@ -208,12 +208,14 @@ describePostgres("postgres: hand-off at enqueue", () => {
    * The server process id of a hand-off statement waiting for a lock, once there is one (read on a
    * connection of its own: pg_stat_activity is a snapshot per transaction).
    */
-  async function blockedHandOff(): Promise<number> {
+  async function blockedHandOff(schema: string): Promise<number> {
     const watcher = await client();
+    // Only this test's schema: files run in parallel on one server, and this pid gets killed.
     return waitFor(async () => {
       const { rows } = await watcher.query<{ pid: number }>(
-        "SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE $1",
-        [`${HAND_OFF_SQL}%`],
+        `SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE $1
+           AND strpos(query, $2) > 0`,
+        [`${HAND_OFF_SQL}%`, `"${schema}"`],
       );
       return rows[0]?.pid;
     });
@@ -372,7 +374,8 @@ describePostgres("postgres: hand-off at enqueue", () => {
     });
     const job = newJob({ dedupKey: "k" });
     const pending = backend.jobEnqueue({ jobs: [job] });
-    const pid = await blockedHandOff();
+    pending.catch(() => undefined); // it rejects during the awaits below, before the expect
+    const pid = await blockedHandOff(backend.schema);
     const killer = await client();
     await killer.query("SELECT pg_terminate_backend($1)", [pid]);
     await expect(pending).rejects.toBeDefined();
@@ -394,7 +397,8 @@ describePostgres("postgres: hand-off at enqueue", () => {
     });
     const reserve = vi.spyOn(backend.handOff, "reserve");
     const pending = job.enqueue({ n: 1 }, { dedupKey: "k" });
-    const pid = await blockedHandOff();
+    pending.catch(() => undefined); // it rejects during the awaits below, before the expect
+    const pid = await blockedHandOff(backend.schema);
     expect(reserve.mock.results.some((r) => r.value !== undefined)).toBe(true);
     const killer = await client();
     await killer.query("SELECT pg_terminate_backend($1)", [pid]);
@@ -474,7 +478,7 @@ describePostgres("postgres: hand-off at enqueue", () => {
     await c.query("BEGIN");
     await backend.jobEnqueue({ jobs: [newJob({ name: "ho.job", dedupKey: "k" })], connection: c });
     const pending = job.enqueue({ n: 1 }, { dedupKey: "k" });
-    await blockedHandOff();
+    await blockedHandOff(backend.schema);
     const stopped = worker.stop("SIGTERM");
     await c.query("ROLLBACK");
     const id = await pending;
@@ -606,7 +610,7 @@ describePostgres("postgres: hand-off at enqueue", () => {
     );
     await waitFor(() => stderr.includes("ready"), 20_000, "the child's worker");
     child.stdin?.write("enqueue\n");
-    await blockedHandOff().catch((err: unknown) => {
+    await blockedHandOff(backend.schema).catch((err: unknown) => {
       throw new Error(`${String(err)}; child: ${stderr}`);
     });
     child.kill("SIGTERM");
