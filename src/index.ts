@@ -35,6 +35,7 @@ export type { QueueSettings, QueuesAdmin } from "./admin/queues-admin.js";
 export type {
   DeadLetterView,
   JobDetail,
+  JobListView,
   JobView,
   TimelineEntry,
   TimelineKind,

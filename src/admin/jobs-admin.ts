@@ -10,7 +10,14 @@ import type { EventBus } from "../observability/event-bus.js";
 import type { SoniqEventMap } from "../observability/events.js";
 import { type BulkOptions, type BulkResult, runBulk } from "./bulk.js";
 import { type JobQuery, type PageOptions, pageLimit, toJobFilter } from "./filters.js";
-import { deadLetterView, type JobDetail, type JobView, jobView, timeline } from "./views.js";
+import {
+  deadLetterView,
+  type JobDetail,
+  type JobListView,
+  jobListView,
+  jobView,
+  timeline,
+} from "./views.js";
 
 /** What the admin facades need from the instance. */
 export interface AdminDeps {
@@ -21,9 +28,9 @@ export interface AdminDeps {
   readonly events?: EventBus<SoniqEventMap>;
 }
 
-/** A page of jobs, newest first. */
+/** A page of jobs, newest first: list rows, which carry no result (`get(id)` does). */
 export interface JobPage {
-  jobs: JobView[];
+  jobs: JobListView[];
   /** Pass as `cursor` for the next page; null on the last page. */
   nextCursor: string | null;
 }
@@ -48,7 +55,8 @@ export class JobsAdmin {
   constructor(private readonly deps: AdminDeps) {}
 
   /**
-   * Jobs matching `query`, newest first, one page (`limit` default 50, at most 1000).
+   * Jobs matching `query`, newest first, one page (`limit` default 50, at most 1000). The rows
+   * carry no result (a result may be megabytes and no list shows it): {@link JobsAdmin.get} does.
    * @throws SoniqError `INVALID_OPTION` for a bad filter, limit or cursor.
    */
   async list(query: JobQuery = {}, page: PageOptions = {}): Promise<JobPage> {
@@ -56,7 +64,7 @@ export class JobsAdmin {
     const limit = pageLimit(page.limit);
     const backend = await this.deps.backend();
     const result = await backend.admin.jobList({ filter, cursor: page.cursor ?? null, limit });
-    return { jobs: result.items.map(jobView), nextCursor: result.nextCursor };
+    return { jobs: result.items.map(jobListView), nextCursor: result.nextCursor };
   }
 
   /** How many jobs match `query`. @throws SoniqError `INVALID_OPTION`. */
@@ -71,8 +79,8 @@ export class JobsAdmin {
   }
 
   /**
-   * One job with its timeline; a dead-lettered job is found too (`status: "dead_letter"`).
-   * Null when neither table has it.
+   * One job with its result and timeline; a dead-lettered job is found too
+   * (`status: "dead_letter"`, no result). Null when neither table has it.
    */
   async get(id: string): Promise<JobDetail | null> {
     const backend = await this.deps.backend();

@@ -6,6 +6,7 @@
  */
 import type {
   DeadLetterRow,
+  JobDetailRow,
   JobEvent,
   JobEventKind,
   JobListItem,
@@ -22,14 +23,23 @@ function parsed(text: string | null): unknown {
   }
 }
 
-/** A job as the admin API shows it. */
-export interface JobView extends Omit<JobRow, "args" | "result"> {
+/**
+ * A job as the admin API lists it (`soniq.jobs.list`): **no result** — a result may be megabytes
+ * and no list shows it. `soniq.jobs.get(id)` (and `soniq jobs show`) returns a {@link JobView},
+ * which carries it.
+ */
+export interface JobListView extends Omit<JobRow, "args" | "result"> {
   args: unknown;
-  result: unknown;
   /** When an operator asked to cancel it while it ran; null otherwise. */
   cancelRequestedAt: Date | null;
   /** The last progress its handler reported (written with the heartbeat), or null. */
   progress: { fraction: number; message: string | null; at: Date | null } | null;
+}
+
+/** One job as the admin API shows it (`soniq.jobs.get`): a {@link JobListView} plus its result. */
+export interface JobView extends JobListView {
+  /** The handler's return value (parsed JSON), when `done`; null otherwise. */
+  result: unknown;
 }
 
 /** A dead-letter entry as the admin API shows it. */
@@ -55,17 +65,22 @@ export type JobDetail =
   | (JobView & { timeline: TimelineEntry[] })
   | (DeadLetterView & { status: "dead_letter"; timeline: TimelineEntry[] });
 
-/** Builds a {@link JobView}. */
-export function jobView(row: JobListItem): JobView {
+/** Builds a {@link JobListView} (a list row: no result). */
+export function jobListView(row: JobListItem): JobListView {
   const { cancelRequestedAt, progress, progressMessage, progressAt, ...job } = row;
   return {
     ...job,
     args: parsed(job.args),
-    result: parsed(job.result),
     cancelRequestedAt,
     progress:
       progress === null ? null : { fraction: progress, message: progressMessage, at: progressAt },
   };
+}
+
+/** Builds a {@link JobView} (one job: its result parsed). */
+export function jobView(row: JobDetailRow): JobView {
+  const { result, ...listed } = row;
+  return { ...jobListView(listed), result: parsed(result) };
 }
 
 /** Builds a {@link DeadLetterView}. */

@@ -9,7 +9,7 @@ import type { DeadLettersAdmin } from "../admin/dead-letters-admin.js";
 import type { DeadLetterQuery, JobQuery } from "../admin/filters.js";
 import type { JobsAdmin } from "../admin/jobs-admin.js";
 import type { QueuesAdmin } from "../admin/queues-admin.js";
-import type { DeadLetterView, JobView, TimelineEntry } from "../admin/views.js";
+import type { DeadLetterView, JobListView, JobView, TimelineEntry } from "../admin/views.js";
 import type { WorkerDetail } from "../backends/contract/admin-store.js";
 import type { EventBus } from "../observability/event-bus.js";
 import type { SoniqEventMap } from "../observability/events.js";
@@ -21,8 +21,10 @@ import type { ScheduleAdmin } from "../scheduler/admin.js";
 export type DashboardJobQuery = JobQuery;
 /** The dead-letter filters the dashboard passes through (the admin API's `DeadLetterQuery`). */
 export type DashboardDeadLetterQuery = DeadLetterQuery;
-/** A job or a dead-letter entry as the admin API shows it. */
+/** A job (with its result) or a dead-letter entry as the admin API shows one. */
 export type SourceJob = JobView | DeadLetterView;
+/** A job or a dead-letter entry as the admin API lists it (a job without its result). */
+export type SourceListJob = JobListView | DeadLetterView;
 /** One entry of a job's timeline. */
 export type SourceTimelineEntry = TimelineEntry;
 

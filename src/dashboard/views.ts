@@ -12,7 +12,7 @@ import {
 } from "../admin/json/index.js";
 import type { DashboardUser, ResolvedOptions } from "./options.js";
 import { type Preview, preview, previewText } from "./preview.js";
-import type { SourceJob } from "./source.js";
+import type { SourceJob, SourceListJob } from "./source.js";
 
 /** Preview size of arguments in lists, in bytes. */
 export const LIST_PREVIEW_BYTES = 256;
@@ -33,14 +33,14 @@ export type JobDetailView = Omit<JobDetailJson, "args" | "result"> & {
 
 type Options = ResolvedOptions<DashboardUser>;
 
-function redactedError(o: Options, job: SourceJob): string | null {
+function redactedError(o: Options, job: SourceListJob): string | null {
   const text = job.lastError;
   if (text === null) return null;
   return previewText(o.redact.error ? o.redact.error(job.name, text) : text, ERROR_PREVIEW_BYTES);
 }
 
 /** The arguments to show (after `redact.args`). */
-export function shownArgs(o: Options, job: SourceJob): unknown {
+export function shownArgs(o: Options, job: SourceListJob): unknown {
   return o.redact.args ? o.redact.args(job.name, job.args) : job.args;
 }
 
@@ -50,8 +50,8 @@ export function shownResult(o: Options, job: SourceJob): unknown {
   return o.redact.result ? o.redact.result(job.name, result) : result;
 }
 
-/** A list row. */
-export function jobSummary(o: Options, job: SourceJob): JobSummary {
+/** A list row (from a list: a job without its result). */
+export function jobSummary(o: Options, job: SourceListJob): JobSummary {
   return {
     ...jobJson(job, redactedError(o, job)),
     args: preview(shownArgs(o, job), LIST_PREVIEW_BYTES, o.hideArgs),

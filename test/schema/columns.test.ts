@@ -38,6 +38,10 @@ describe("column lists", () => {
   ] as const)("%s › rows.ts lists › match the dumped tables in order", (engine, rows) => {
     const tables = dump(engine);
     expect(names(rows.JOB_COLUMNS)).toEqual(tables.get("soniq_jobs"));
+    // The list columns: the same, in the same order, without the result.
+    expect(names(rows.JOB_LIST_COLUMNS)).toEqual(
+      tables.get("soniq_jobs")?.filter((column) => column !== "result"),
+    );
     expect(names(rows.DEAD_LETTER_COLUMNS)).toEqual(tables.get("soniq_dead_letter_jobs"));
     expect(names(rows.WORKER_COLUMNS)).toEqual(tables.get("soniq_workers"));
   });

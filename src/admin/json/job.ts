@@ -7,7 +7,7 @@
  * any JSON.
  */
 import { z } from "zod";
-import type { DeadLetterView, JobView, TimelineEntry } from "../views.js";
+import type { DeadLetterView, JobListView, JobView, TimelineEntry } from "../views.js";
 
 const instant = z.iso.datetime();
 
@@ -69,7 +69,7 @@ const iso = (d: Date | null): string | null => (d === null ? null : d.toISOStrin
  * The shared fields of a job or dead letter (`args` is the value as is; the caller may replace it
  * with a preview). `lastError` is given when the caller redacts or cuts it.
  */
-export function jobJson(job: JobView | DeadLetterView, lastError = job.lastError): JobJson {
+export function jobJson(job: JobListView | DeadLetterView, lastError = job.lastError): JobJson {
   const dead = "reason" in job ? job : null;
   const live = "status" in job ? job : null;
   return {
@@ -117,25 +117,31 @@ export interface TimelineEntryLike {
   detail: string | null;
 }
 
-/** A job with its values but no timeline, as JSON (the CLI's list rows). */
-export type JobValuesJson = Omit<JobDetailJson, "timeline">;
+/**
+ * A job with its whole arguments but no result and no timeline, as JSON (the CLI's list rows:
+ * `jobs list --json`, `dlq list --json`). Lists carry no result; `jobs show --json` does.
+ */
+export type JobValuesJson = Omit<JobDetailJson, "timeline" | "result">;
 
-/** The shared fields plus dedup key, last write and result (the whole values). */
-export function jobValuesJson(job: JobView | DeadLetterView): JobValuesJson {
+/** The shared fields plus dedup key and last write (the whole arguments; no result). */
+export function jobValuesJson(job: JobListView | DeadLetterView): JobValuesJson {
   return {
     ...jobJson(job),
     dedupKey: job.dedupKey,
     updatedAt: job.updatedAt.toISOString(),
-    result: "result" in job ? job.result : null,
   };
 }
 
 /**
  * A job or dead letter with its timeline as JSON: the shared fields plus dedup key, last write,
- * result and timeline (the CLI's `jobs show` / `dlq show`).
+ * result (null for a dead letter) and timeline (the CLI's `jobs show` / `dlq show`).
  */
 export function jobDetailJson(
   job: (JobView | DeadLetterView) & { timeline: readonly TimelineEntryLike[] },
 ): JobDetailJson {
-  return { ...jobValuesJson(job), timeline: job.timeline.map(timelineEntryJson) };
+  return {
+    ...jobValuesJson(job),
+    result: "result" in job ? job.result : null,
+    timeline: job.timeline.map(timelineEntryJson),
+  };
 }

@@ -82,8 +82,8 @@ export interface JobFilter {
   finishedBefore?: Date;
 }
 
-/** A job as listed: the row plus its controls (cancel request, progress). */
-export interface JobListItem extends JobRow {
+/** A job's controls: an operator's cancel request and its handler's last progress. */
+export interface JobControls {
   /** When a cancel was requested while it was processing; null otherwise. */
   cancelRequestedAt: Date | null;
   /** The last progress its handler reported (0..1), written with the heartbeat. */
@@ -91,6 +91,16 @@ export interface JobListItem extends JobRow {
   progressMessage: string | null;
   progressAt: Date | null;
 }
+
+/**
+ * A job as listed ({@link AdminStore.jobList}): the row **without its result**, plus its controls.
+ * A result may be megabytes and no list shows it, so lists neither read nor send it;
+ * {@link AdminStore.jobDetail} (one job) carries it.
+ */
+export interface JobListItem extends Omit<JobRow, "result">, JobControls {}
+
+/** One job as {@link AdminStore.jobDetail} reads it: the whole row (result included) plus its controls. */
+export interface JobDetailRow extends JobRow, JobControls {}
 
 /** A page of a list: newest first (`created_at`, then `id`, descending). */
 export interface Page<T> {
@@ -212,14 +222,17 @@ export interface WorkerBeatParams {
 
 /** The operations contract. See the module comment. */
 export interface AdminStore {
-  /** Jobs matching `filter`, newest first, one page. @throws SoniqError `INVALID_OPTION` (bad cursor). */
+  /**
+   * Jobs matching `filter`, newest first, one page; rows carry no result (see {@link JobListItem}).
+   * @throws SoniqError `INVALID_OPTION` (bad cursor).
+   */
   jobList(params: JobListParams): Promise<Page<JobListItem>>;
   /** How many jobs match `filter`. */
   jobCount(params: { filter: JobFilter }): Promise<number>;
   /** Counts per queue × status, dead letters as status `dead_letter`; zero cells left out. */
   jobCountByQueueStatus(params: Record<string, never>): Promise<QueueStatusCount[]>;
-  /** One job with its controls (cancel request, progress), or null. */
-  jobDetail(params: { id: string }): Promise<JobListItem | null>;
+  /** One job with its result and controls (cancel request, progress), or null. */
+  jobDetail(params: { id: string }): Promise<JobDetailRow | null>;
 
   /** Appends timeline events (one write). */
   jobEventsAppend(params: { events: readonly NewJobEvent[] }): Promise<void>;

@@ -11,6 +11,7 @@ import type {
   DeadLetterFilter,
   DeadLetterListParams,
   JobActionState,
+  JobDetailRow,
   JobEvent,
   JobFilter,
   JobListItem,
@@ -62,7 +63,8 @@ export class MemoryAdminStore extends MemoryWorkerAdmin implements AdminStore {
     return this.state.cancelRequested(id, claimToken);
   }
 
-  private listed(row: JobRow): JobListItem {
+  /** The row (a copy) with its controls. */
+  private detailed(row: JobRow): JobDetailRow {
     const c = this.controls.get(row.id);
     return {
       ...row,
@@ -73,11 +75,17 @@ export class MemoryAdminStore extends MemoryWorkerAdmin implements AdminStore {
     };
   }
 
+  /** As {@link detailed}, without the result: lists carry none (as the SQL backends). */
+  private listed(row: JobRow): JobListItem {
+    const { result: _r, ...item } = this.detailed(row);
+    return item;
+  }
+
   async jobList(params: JobListParams): Promise<Page<JobListItem>> {
     this.t.now();
     const rows = [...this.t.jobs.values()].filter((r) => matchesJob(r, params.filter));
     const p = page(rows, (r) => r.createdAt.getTime(), params.cursor, params.limit);
-    return { items: p.items.map((r) => this.listed({ ...r })), nextCursor: p.nextCursor };
+    return { items: p.items.map((r) => this.listed(r)), nextCursor: p.nextCursor };
   }
 
   async jobCount(params: { filter: JobFilter }): Promise<number> {
@@ -101,10 +109,10 @@ export class MemoryAdminStore extends MemoryWorkerAdmin implements AdminStore {
     );
   }
 
-  async jobDetail(params: { id: string }): Promise<JobListItem | null> {
+  async jobDetail(params: { id: string }): Promise<JobDetailRow | null> {
     this.t.now();
     const row = this.t.jobs.get(params.id);
-    return row ? this.listed({ ...row }) : null;
+    return row ? this.detailed(row) : null;
   }
 
   /** Appends without an `await` (recovery and the admin actions append in their own step). */

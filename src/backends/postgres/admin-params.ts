@@ -1,19 +1,31 @@
 /**
  * Parameters and rows of the PostgreSQL operations statements (sql.ts `buildAdminStatements`):
- * the contract's filters as positional parameters (NULL when not given), and listed rows as
- * `JobListItem`s.
+ * the contract's filters as positional parameters (NULL when not given), listed rows as
+ * `JobListItem`s (no result) and the one-job row as a `JobDetailRow`.
  */
-import type { DeadLetterFilter, JobFilter, JobListItem } from "../contract/index.js";
+import type {
+  DeadLetterFilter,
+  JobControls,
+  JobDetailRow,
+  JobFilter,
+  JobListItem,
+} from "../contract/index.js";
 import { isUuid } from "./identifiers.js";
-import { type RawJobRow, toJobRow } from "./rows.js";
+import { type RawJobListRow, type RawJobRow, toJobListRow, toJobRow } from "./rows.js";
 
-export type RawListedJob = RawJobRow & {
+/** The controls columns of a listed or detailed job (`CONTROL_COLUMNS`). */
+interface RawControls {
   cancel_requested_at: Date | null;
   progress: number | null;
   progress_message: string | null;
   progress_at: Date | null;
-  cursor_us: string;
-};
+}
+
+/** A `jobList` row: the job without its result, its controls and its cursor. */
+export type RawListedJob = RawJobListRow & RawControls & { cursor_us: string };
+
+/** A `jobGet` row: the whole job and its controls. */
+export type RawDetailedJob = RawJobRow & RawControls;
 
 /** Only UUIDs can match: the others are dropped (a list of none matches nothing). */
 export function uuids(ids: readonly string[] | undefined): string[] | null {
@@ -48,12 +60,21 @@ export function deadFilterParams(f: DeadLetterFilter): unknown[] {
   ];
 }
 
-export function toListed(row: RawListedJob): JobListItem {
+function toControls(row: RawControls): JobControls {
   return {
-    ...toJobRow(row),
     cancelRequestedAt: row.cancel_requested_at,
     progress: row.progress,
     progressMessage: row.progress_message,
     progressAt: row.progress_at,
   };
+}
+
+/** Maps a `jobList` row (no result). */
+export function toListed(row: RawListedJob): JobListItem {
+  return { ...toJobListRow(row), ...toControls(row) };
+}
+
+/** Maps a `jobGet` row (result included). */
+export function toDetailed(row: RawDetailedJob): JobDetailRow {
+  return { ...toJobRow(row), ...toControls(row) };
 }

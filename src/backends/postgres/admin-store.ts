@@ -13,6 +13,7 @@ import {
   type DeadLetterFilter,
   type DeadLetterListParams,
   type JobActionState,
+  type JobDetailRow,
   type JobEvent,
   type JobEventKind,
   type JobFilter,
@@ -29,7 +30,14 @@ import {
 } from "../contract/admin-store.js";
 import type { DeadLetterRow } from "../contract/index.js";
 import { decodeCursor, encodeCursor } from "../shared/cursor.js";
-import { deadFilterParams, jobFilterParams, type RawListedJob, toListed } from "./admin-params.js";
+import {
+  deadFilterParams,
+  jobFilterParams,
+  type RawDetailedJob,
+  type RawListedJob,
+  toDetailed,
+  toListed,
+} from "./admin-params.js";
 import { isUuid } from "./identifiers.js";
 import { type RawDeadLetterRow, type RawWorkerRow, toDeadLetterRow, toWorkerRow } from "./rows.js";
 import type { AdminStatements } from "./sql.js";
@@ -107,10 +115,10 @@ export class PgAdminStore implements AdminStore {
     }));
   }
 
-  async jobDetail(params: { id: string }): Promise<JobListItem | null> {
+  async jobDetail(params: { id: string }): Promise<JobDetailRow | null> {
     if (!isUuid(params.id)) return null;
-    const { rows } = await this.host.run<RawListedJob>(this.host.sql.jobGet, [params.id]);
-    return rows[0] ? toListed(rows[0]) : null;
+    const { rows } = await this.host.run<RawDetailedJob>(this.host.sql.jobGet, [params.id]);
+    return rows[0] ? toDetailed(rows[0]) : null;
   }
 
   async jobEventsAppend(params: { events: readonly NewJobEvent[] }): Promise<void> {

@@ -19,6 +19,15 @@ export const JOB_COLUMNS = `id::text AS id, name, queue, args::text AS args, sta
   result_expires_at, dedup_key, meta::text AS meta, start_known, uncharged_recoveries,
   trace_context`;
 
+/**
+ * {@link JOB_COLUMNS} without `result`, in `RawJobListRow` shape: what job lists select. A result
+ * may be megabytes and no list shows it; the one-job statements read it.
+ */
+export const JOB_LIST_COLUMNS = `id::text AS id, name, queue, args::text AS args, status, priority,
+  attempts, max_attempts, interruptions, scheduled_at, created_at, updated_at, started_at,
+  finished_at, worker_id, claim_token::text AS claim_token, last_error, result_expires_at,
+  dedup_key, meta::text AS meta, start_known, uncharged_recoveries, trace_context`;
+
 /** The columns a claim returns, in `RawClaimedRow` shape (see `ClaimedJob`). */
 export const CLAIMED_COLUMNS = `id::text AS id, name, queue, args::text AS args, priority, attempts,
   max_attempts, interruptions, uncharged_recoveries, scheduled_at, created_at, worker_id,
@@ -63,6 +72,9 @@ export interface RawJobRow {
   /** Absent in dead-letter rows (the column is not copied there). */
   trace_context?: string | null;
 }
+
+/** A `soniq_jobs` row as selected with {@link JOB_LIST_COLUMNS}: no result. */
+export type RawJobListRow = Omit<RawJobRow, "result">;
 
 /** A claimed row as returned with {@link CLAIMED_COLUMNS}. */
 export type RawClaimedRow = Pick<
@@ -151,6 +163,12 @@ export function toJobRow(row: RawJobRow): JobRow {
     startKnown: row.start_known ?? true,
     unchargedRecoveries: row.uncharged_recoveries ?? 0,
   };
+}
+
+/** Maps a row selected with {@link JOB_LIST_COLUMNS}: a {@link JobRow} without its result. */
+export function toJobListRow(row: RawJobListRow): Omit<JobRow, "result"> {
+  const { result: _r, ...job } = toJobRow({ ...row, result: null });
+  return job;
 }
 
 /** Maps a selected dead-letter row to a {@link DeadLetterRow}: the job's fields plus why and when. */

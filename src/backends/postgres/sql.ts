@@ -5,7 +5,13 @@
  * seconds (`make_interval(secs => …)`). Parameter lists are documented per statement.
  */
 import { quoteIdent } from "./identifiers.js";
-import { CLAIMED_COLUMNS, DEAD_LETTER_COLUMNS, JOB_COLUMNS, WORKER_COLUMNS } from "./rows.js";
+import {
+  CLAIMED_COLUMNS,
+  DEAD_LETTER_COLUMNS,
+  JOB_COLUMNS,
+  JOB_LIST_COLUMNS,
+  WORKER_COLUMNS,
+} from "./rows.js";
 import { notInRemoteCustody } from "./submission-sql.js";
 
 /** The statements of {@link buildStatements}. */
@@ -640,13 +646,17 @@ export function buildAdminStatements(schema: string) {
   const events = `${s}.${quoteIdent("soniq_job_events")}`;
   const jobSelect = `SELECT ${JOB_COLUMNS}, ${CONTROL_COLUMNS}, ${MICROS("j.created_at")} AS cursor_us
     FROM ${jobs} AS j LEFT JOIN ${controls} AS c ON c.job_id = j.id`;
+  // Lists leave the result out: it may be megabytes and no list shows it (jobGet reads it).
+  const jobListSelect = `SELECT ${JOB_LIST_COLUMNS}, ${CONTROL_COLUMNS}, ${MICROS("j.created_at")} AS cursor_us
+    FROM ${jobs} AS j LEFT JOIN ${controls} AS c ON c.job_id = j.id`;
 
   return {
     /**
      * {@link JOB_FILTER} `$1..$12`, then `$13` cursor micros (bigint, NULL: first page), `$14`
-     * cursor id, `$15` limit → job rows plus controls and `cursor_us`, newest first.
+     * cursor id, `$15` limit → job rows without their result, plus controls and `cursor_us`,
+     * newest first.
      */
-    jobList: `${jobSelect}
+    jobList: `${jobListSelect}
       WHERE ${JOB_FILTER}
         AND ($13::bigint IS NULL OR (j.created_at, j.id) < (${FROM_MICROS("$13")}, $14::uuid))
       ORDER BY j.created_at DESC, j.id DESC LIMIT $15::int`,

@@ -1,24 +1,40 @@
 /**
  * Parameters and rows of the SQLite operations statements (sql.ts "Operations"): the contract's
- * filters as named parameters (lists as JSON arrays, times as ms), and listed rows as
- * `JobListItem`s.
+ * filters as named parameters (lists as JSON arrays, times as ms), listed rows as `JobListItem`s
+ * (no result) and the one-job row as a `JobDetailRow`.
  */
 import type {
   DeadLetterFilter,
+  JobControls,
+  JobDetailRow,
   JobFilter,
   JobListItem,
   QueueInfo,
   WorkerDetail,
   WorkerShutdownState,
 } from "../contract/index.js";
-import { type JobRecord, toJobRow, toWorkerRow, type WorkerRecord } from "./rows.js";
+import {
+  type JobListRecord,
+  type JobRecord,
+  toJobListRow,
+  toJobRow,
+  toWorkerRow,
+  type WorkerRecord,
+} from "./rows.js";
 
-export type ListedRecord = JobRecord & {
+/** The controls columns of a listed or detailed job (`CONTROL_COLUMNS`). */
+interface ControlsRecord {
   cancel_requested_at: number | null;
   progress: number | null;
   progress_message: string | null;
   progress_at: number | null;
-};
+}
+
+/** A `jobList` row: the job without its result, and its controls. */
+export type ListedRecord = JobListRecord & ControlsRecord;
+
+/** A `jobGet` row: the whole job and its controls. */
+export type DetailedRecord = JobRecord & ControlsRecord;
 
 export const list = (values: readonly string[] | undefined) =>
   values === undefined ? null : JSON.stringify(values);
@@ -58,14 +74,23 @@ export function deadFilterParams(f: DeadLetterFilter): Record<string, unknown> {
   };
 }
 
-export function toListed(r: ListedRecord): JobListItem {
+function toControls(r: ControlsRecord): JobControls {
   return {
-    ...toJobRow(r),
     cancelRequestedAt: dateOrNull(r.cancel_requested_at),
     progress: r.progress,
     progressMessage: r.progress_message,
     progressAt: dateOrNull(r.progress_at),
   };
+}
+
+/** Converts a `jobList` row (no result). */
+export function toListed(r: ListedRecord): JobListItem {
+  return { ...toJobListRow(r), ...toControls(r) };
+}
+
+/** Converts a `jobGet` row (result included). */
+export function toDetailed(r: DetailedRecord): JobDetailRow {
+  return { ...toJobRow(r), ...toControls(r) };
 }
 
 /** A row of the `queueList` statement. */

@@ -12,6 +12,7 @@ import type {
   DeadLetterFilter,
   DeadLetterListParams,
   JobActionState,
+  JobDetailRow,
   JobEvent,
   JobEventKind,
   JobFilter,
@@ -28,10 +29,12 @@ import type {
 import type { DeadLetterRow, Owner } from "../contract/index.js";
 import { decodeCursor, encodeCursor } from "../shared/cursor.js";
 import {
+  type DetailedRecord,
   deadFilterParams,
   jobFilterParams,
   type ListedRecord,
   type QueueRecord,
+  toDetailed,
   toListed,
   toQueueInfo,
   toWorkerDetail,
@@ -99,11 +102,11 @@ export class SqliteAdminStore implements AdminStore {
     return rows.map((r) => ({ queue: r.queue, status: r.status, count: r.n }));
   }
 
-  async jobDetail(params: { id: string }): Promise<JobListItem | null> {
+  async jobDetail(params: { id: string }): Promise<JobDetailRow | null> {
     const row = await this.conn.use(
-      (s) => s.statement("jobGet").get({ id: params.id }) as ListedRecord | undefined,
+      (s) => s.statement("jobGet").get({ id: params.id }) as DetailedRecord | undefined,
     );
-    return row ? toListed(row) : null;
+    return row ? toDetailed(row) : null;
   }
 
   async jobEventsAppend(params: { events: readonly NewJobEvent[] }): Promise<void> {

@@ -20,6 +20,15 @@ export const JOB_COLUMNS = `id, name, queue, args, status, priority, attempts, m
   claim_token, last_error, result, result_expires_at, dedup_key, meta, start_known,
   uncharged_recoveries, trace_context`;
 
+/**
+ * {@link JOB_COLUMNS} without `result`: what job lists select (a {@link JobListRecord}). A result
+ * may be megabytes and no list shows it; the one-job statements read it.
+ */
+export const JOB_LIST_COLUMNS = `id, name, queue, args, status, priority, attempts, max_attempts,
+  interruptions, scheduled_at, created_at, updated_at, started_at, finished_at, worker_id,
+  claim_token, last_error, result_expires_at, dedup_key, meta, start_known,
+  uncharged_recoveries, trace_context`;
+
 /** The columns of `soniq_dead_letter_jobs`, in table order: a {@link DeadLetterRecord}. */
 export const DEAD_LETTER_COLUMNS = `id, name, queue, args, priority, attempts, max_attempts,
   interruptions, scheduled_at, created_at, updated_at, started_at, finished_at, worker_id,
@@ -60,6 +69,9 @@ export interface JobRecord {
   /** Absent in dead-letter records (the column is not copied there). */
   trace_context?: string | null;
 }
+
+/** A row of `soniq_jobs` selected with {@link JOB_LIST_COLUMNS}: no result. */
+export type JobListRecord = Omit<JobRecord, "result">;
 
 /** A row of `soniq_dead_letter_jobs` as better-sqlite3 returns it. */
 export interface DeadLetterRecord
@@ -117,6 +129,12 @@ export function toJobRow(r: JobRecord): JobRow {
     startKnown: (r.start_known ?? 1) === 1,
     unchargedRecoveries: r.uncharged_recoveries ?? 0,
   };
+}
+
+/** Converts a record selected with {@link JOB_LIST_COLUMNS}: a {@link JobRow} without its result. */
+export function toJobListRow(r: JobListRecord): Omit<JobRow, "result"> {
+  const { result: _r, ...job } = toJobRow({ ...r, result: null });
+  return job;
 }
 
 /** Converts a `soniq_dead_letter_jobs` record: the job's fields plus why and when. */

@@ -7,7 +7,7 @@
  * once per connection (see connection.ts).
  */
 import { NOW_MS } from "./clock.js";
-import { DEAD_LETTER_COLUMNS, JOB_COLUMNS, WORKER_COLUMNS } from "./rows.js";
+import { DEAD_LETTER_COLUMNS, JOB_COLUMNS, JOB_LIST_COLUMNS, WORKER_COLUMNS } from "./rows.js";
 import { NOT_IN_REMOTE_CUSTODY, SUBMISSION_SQL } from "./submission-sql.js";
 
 /**
@@ -85,10 +85,18 @@ const DEAD_FILTER = `(@reasons IS NULL OR d.reason IN (SELECT value FROM json_ea
     AND (@deadAfter IS NULL OR d.dead_at >= @deadAfter)
     AND (@deadBefore IS NULL OR d.dead_at < @deadBefore)`;
 
+/** A column list qualified by the alias `j`. */
+const qualifiedJ = (columns: string) =>
+  columns
+    .split(",")
+    .map((column) => `j.${column.trim()}`)
+    .join(", ");
+
 /** {@link JOB_COLUMNS} qualified by the alias `j`. */
-const JOB_COLUMNS_J = JOB_COLUMNS.split(",")
-  .map((column) => `j.${column.trim()}`)
-  .join(", ");
+const JOB_COLUMNS_J = qualifiedJ(JOB_COLUMNS);
+
+/** {@link JOB_LIST_COLUMNS} (no result) qualified by the alias `j`. */
+const JOB_LIST_COLUMNS_J = qualifiedJ(JOB_LIST_COLUMNS);
 
 /** The controls of a listed job (`c`: soniq_job_controls). */
 const CONTROL_COLUMNS = "c.cancel_requested_at, c.progress, c.progress_message, c.progress_at";
@@ -417,9 +425,10 @@ export const SQL = {
 
   /**
    * {@link JOB_FILTER} parameters, then `@cursorMs`/`@cursorId` (NULL: first page) and `@limit`
-   * → job rows plus controls, newest `created_at` first.
+   * → job rows without their result (no list shows it; `jobGet` reads it), plus controls, newest
+   * `created_at` first.
    */
-  jobList: `SELECT ${JOB_COLUMNS_J}, ${CONTROL_COLUMNS}
+  jobList: `SELECT ${JOB_LIST_COLUMNS_J}, ${CONTROL_COLUMNS}
     FROM soniq_jobs AS j LEFT JOIN soniq_job_controls AS c ON c.job_id = j.id
     WHERE ${JOB_FILTER}
       AND (@cursorMs IS NULL OR j.created_at < @cursorMs

@@ -7,7 +7,7 @@ import type { Command } from "commander";
 import type { BulkResult } from "../../admin/bulk.js";
 import type { JobBulkRequest } from "../../admin/jobs-admin.js";
 import { jobDetailJson, jobValuesJson } from "../../admin/json/index.js";
-import type { JobDetail, JobView } from "../../admin/views.js";
+import type { JobDetail, JobListView } from "../../admin/views.js";
 import { SoniqError } from "../../errors.js";
 import type { Soniq } from "../../soniq.js";
 import {
@@ -29,13 +29,13 @@ import { print, runCommand, withInstance } from "../runner.js";
 type ListFlags = AdminFlags & JobFilterFlags & { limit?: number; cursor?: string };
 type ActionFlags = AdminFlags & JobFilterFlags & BulkFlags;
 
-function progressText(job: JobView): string {
+function progressText(job: JobListView): string {
   if (!job.progress) return "";
   const pct = `${Math.round(job.progress.fraction * 100)}%`;
   return job.progress.message ? `${pct} ${job.progress.message}` : pct;
 }
 
-function listText(jobs: JobView[], nextCursor: string | null): string {
+function listText(jobs: JobListView[], nextCursor: string | null): string {
   if (jobs.length === 0) return "no jobs match";
   const rows = [["ID", "NAME", "QUEUE", "STATUS", "ATTEMPTS", "CREATED", "PROGRESS", "LAST ERROR"]];
   for (const j of jobs) {

@@ -74,6 +74,24 @@ export function adminListCases({ make }: ContractContext): void {
       });
     });
 
+    it("jobList › a job with a result › the row carries no result", async () => {
+      const b = await make();
+      const id = await put(b, { queue: "big", args: '{"n":1}' });
+      const job = await claimOne(b, "w1", "big");
+      const result = JSON.stringify({ blob: "x".repeat(64 * 1024) });
+      await b.jobComplete({ id, owner: ownerOf(job), result, resultRetentionSeconds: 60 });
+      const [item] = (await b.admin.jobList({ filter: { queue: ["big"] }, limit: 10 })).items;
+      expect(item?.id).toBe(id);
+      expect(item?.status).toBe("done");
+      // Lists leave the result out (a result may be megabytes; no list shows it) …
+      expect(item && "result" in item).toBe(false);
+      // … and only the result: the row is the detail's, field for field.
+      const detail = await b.admin.jobDetail({ id });
+      expect(detail?.result).toBe(result);
+      const { result: _r, ...rest } = detail ?? { result: null };
+      expect(item).toEqual(rest);
+    });
+
     it("jobCountByQueueStatus › jobs and dead letters › one cell per queue × status", async () => {
       const b = await make();
       await put(b, { queue: "a" });
