@@ -395,6 +395,51 @@ export function runSubmissionContract(target: ContractTarget): void {
       );
     });
 
+    it("recover › the caller's own incarnation with a stale heartbeat, passed as liveWorkerId › its submitting and polled rows kept; without liveWorkerId frozen and handed off", async () => {
+      const b = await make();
+      const s = b.submissions;
+      const sub = await claimed(b, "self");
+      await s.submissionMarkSubmitting({
+        jobId: sub.job.id,
+        owner: sub.owner,
+        name: NAME,
+        queue: "default",
+      });
+      const acc = await accepted(b, "tsk_self", "self");
+      expect((await poll(b, "self")).map((p) => p.job.id)).toEqual([acc.id]);
+      // Its heartbeat is now older than the 0.05 s window (a bound, not a race: 250 ms).
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      expect(
+        await s.submissionRecover({ heartbeatTimeoutSeconds: 0.05, liveWorkerId: "self" }),
+      ).toEqual([]);
+      expect(await s.submissionGet({ jobId: sub.job.id })).toMatchObject({
+        phase: "submitting",
+        workerId: "self",
+      });
+      expect(await s.submissionGet({ jobId: acc.id })).toMatchObject({
+        phase: "accepted",
+        workerId: "self",
+      });
+      const generic = await b.jobRecoverStale({
+        staleAfterSeconds: 0.05,
+        crashLoop: crashLoopRule(5),
+        liveWorkerId: "self",
+      });
+      expect(generic.requeued).toEqual([]);
+      const recovered = await s.submissionRecover({ heartbeatTimeoutSeconds: 0.05 });
+      expect(recovered.map((r) => [r.jobId, r.action]).sort()).toEqual(
+        [
+          [sub.job.id, "freeze"],
+          [acc.id, "handoff"],
+        ].sort(),
+      );
+      expect(await s.submissionGet({ jobId: sub.job.id })).toMatchObject({
+        phase: "frozen",
+        frozenReason: "crash",
+        workerId: null,
+      });
+    });
+
     it("admission › maxConcurrent 1 with one submitting › over_budget, nothing written; perMinute › rate", async () => {
       const b = await make();
       const s = b.submissions;

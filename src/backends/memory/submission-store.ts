@@ -20,6 +20,7 @@ import {
   type SubmissionCounts,
   type SubmissionFilter,
   type SubmissionRecord,
+  type SubmissionRecoverParams,
   type SubmissionStore,
 } from "../contract/submission-store.js";
 import type { MemoryState, MemorySubmissionRow as Sub } from "./state.js";
@@ -367,10 +368,8 @@ export class MemorySubmissionStore implements SubmissionStore {
   }
 
   /** Recovery by last durable phase, liveness by each owner's declared timeout (submission-recovery.ts). */
-  async submissionRecover(params: {
-    heartbeatTimeoutSeconds: number | null;
-  }): Promise<RecoveredSubmission[]> {
-    return recoverSubmissions(this.state, params.heartbeatTimeoutSeconds);
+  async submissionRecover(params: SubmissionRecoverParams): Promise<RecoveredSubmission[]> {
+    return recoverSubmissions(this.state, params.heartbeatTimeoutSeconds, params.liveWorkerId);
   }
 
   async submissionPrune(params: { limit: number }): Promise<number> {

@@ -169,11 +169,13 @@ export function buildSubmissionStatements(schema: string) {
      * Crash recovery by phase, one statement: rows in custody whose owner is set and not live →
      * owner cleared; `submitting` → `frozen` (reason `crash`); all due now. `@timeout` seconds
      * (NULL: only stopped or unknown owners); a worker's own declared `heartbeat_timeout` wins
-     * over it (issue 14's rule, as in `recoverStale`).
+     * over it (issue 14's rule, as in `recoverStale`). `@live`: the caller's own incarnation,
+     * never treated as not live (NULL: none).
      */
     recover: named(`WITH stale AS (
         SELECT j.id, j.worker_id FROM ${jobs} AS j JOIN ${subs} AS s ON s.job_id = j.id
         WHERE s.phase IN ${custody} AND j.status = 'processing' AND j.worker_id IS NOT NULL
+          AND (@live::text IS NULL OR j.worker_id <> @live::text)
           AND NOT EXISTS (SELECT 1 FROM ${workers} AS w
             WHERE w.id = j.worker_id AND w.status <> 'stopped'
               AND (@timeout::float8 IS NULL

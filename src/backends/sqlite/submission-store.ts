@@ -22,6 +22,7 @@ import {
   type SubmissionCounts,
   type SubmissionFilter,
   type SubmissionRecord,
+  type SubmissionRecoverParams,
   type SubmissionStore,
 } from "../contract/submission-store.js";
 import { secondsToMs } from "./clock.js";
@@ -372,12 +373,10 @@ export class SqliteSubmissionStore implements SubmissionStore {
   }
 
   /** Recovery by last durable phase, liveness by each owner's declared timeout (submission-recovery.ts). */
-  submissionRecover(params: {
-    heartbeatTimeoutSeconds: number | null;
-  }): Promise<RecoveredSubmission[]> {
+  submissionRecover(params: SubmissionRecoverParams): Promise<RecoveredSubmission[]> {
     const timeoutMs =
       params.heartbeatTimeoutSeconds === null ? null : secondsToMs(params.heartbeatTimeoutSeconds);
-    return this.tx((s, now) => recoverSubmissions(s, now, timeoutMs));
+    return this.tx((s, now) => recoverSubmissions(s, now, timeoutMs, params.liveWorkerId ?? null));
   }
 
   submissionPrune(params: { limit: number }): Promise<number> {
