@@ -138,6 +138,38 @@ export function runSubmissionContract(target: ContractTarget): void {
       expect((await s.submissionCounts()).frozen).toBe(1);
     });
 
+    it("pollNow › frozenNeedsAnswer › a frozen row without an answer → false, nothing written; an accepted one or a frozen one with an answer → due now", async () => {
+      const b = await make();
+      const s = b.submissions;
+      const { job, owner } = await claimed(b);
+      await s.submissionMarkSubmitting({ jobId: job.id, owner, name: NAME, queue: "default" });
+      await s.submissionFreeze({ jobId: job.id, owner, reason: "deadline" });
+      const before = await s.submissionGet({ jobId: job.id });
+      // Let the clock move, so a write would show in updatedAt.
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(await s.pollNow({ jobId: job.id, frozenNeedsAnswer: true })).toBe(false);
+      expect(await s.submissionGet({ jobId: job.id })).toEqual(before);
+      const acc = await accepted(b, "tsk_n");
+      expect(await s.pollNow({ jobId: acc.id, frozenNeedsAnswer: true })).toBe(true);
+      expect(
+        await s.submissionAnswer({
+          target: { jobId: job.id },
+          answer: { kind: "failed", error: "gone", retry: false },
+        }),
+      ).toBe("stored");
+      expect(await s.pollNow({ jobId: job.id, frozenNeedsAnswer: true })).toBe(true);
+      // Without the flag a frozen row is made due as before (a reconciling worker takes it).
+      const other = await claimed(b);
+      await s.submissionMarkSubmitting({
+        jobId: other.job.id,
+        owner: other.owner,
+        name: NAME,
+        queue: "default",
+      });
+      await s.submissionFreeze({ jobId: other.job.id, owner: other.owner, reason: "deadline" });
+      expect(await s.pollNow({ jobId: other.job.id })).toBe(true);
+    });
+
     it("pollClaimDue › accepted and due › claimed exactly once; pollRelease › due later, polls + 1, owner cleared", async () => {
       const b = await make();
       const job = await accepted(b, "tsk_p");

@@ -264,8 +264,12 @@ export interface SubmissionStore {
    */
   submissionResolve(params: { jobId: string; resolution: Resolution }): Promise<boolean>;
 
-  /** Makes an unowned `accepted` (or `frozen`) submission due now. False otherwise. */
-  pollNow(params: { jobId: string }): Promise<boolean>;
+  /**
+   * Makes an unowned `accepted` (or `frozen`) submission due now. False otherwise — and, with
+   * `frozenNeedsAnswer`, false for a `frozen` one with no stored answer (the caller knows its
+   * definition has no `reconcile`: no worker would ever claim it; an operator must resolve it).
+   */
+  pollNow(params: { jobId: string; frozenNeedsAnswer?: boolean }): Promise<boolean>;
 
   /**
    * Crash recovery by phase: every `processing` row with a submission in `submitting`, `accepted`

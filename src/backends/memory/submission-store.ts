@@ -352,12 +352,13 @@ export class MemorySubmissionStore implements SubmissionStore {
     return true;
   }
 
-  async pollNow(params: { jobId: string }): Promise<boolean> {
+  async pollNow(params: { jobId: string; frozenNeedsAnswer?: boolean }): Promise<boolean> {
     this.state.check();
     const sub = this.subs.get(params.jobId);
     const row = this.state.jobs.get(params.jobId);
     if (
       (sub?.phase !== "accepted" && sub?.phase !== "frozen") ||
+      (sub.phase === "frozen" && params.frozenNeedsAnswer === true && sub.answer === null) ||
       row?.status !== "processing" ||
       row.workerId !== null
     ) {

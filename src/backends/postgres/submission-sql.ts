@@ -160,10 +160,11 @@ export function buildSubmissionStatements(schema: string) {
     /** Operator: frozen with a failed answer, due now. */
     resolveFailed: named(`UPDATE ${subs} SET answer = @answer, due_at = now(), updated_at = now()
       WHERE job_id = @id::uuid AND phase = 'frozen'`),
-    /** Poll now (unowned accepted or frozen). */
+    /** Poll now (unowned accepted or frozen; `@needsAnswer`: a frozen one only with an answer). */
     pollNow: named(`UPDATE ${subs} AS s SET due_at = now(), updated_at = now()
       FROM ${jobs} AS j
       WHERE s.job_id = @id::uuid AND s.phase IN ('accepted', 'frozen') AND j.id = s.job_id
+        AND (s.phase = 'accepted' OR NOT @needsAnswer::boolean OR s.answer IS NOT NULL)
         AND j.status = 'processing' AND j.worker_id IS NULL`),
     /**
      * Crash recovery by phase, one statement: rows in custody whose owner is set and not live →

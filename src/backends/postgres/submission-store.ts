@@ -335,9 +335,10 @@ export class PostgresSubmissionStore implements SubmissionStore {
     return queue !== undefined;
   }
 
-  async pollNow(params: { jobId: string }): Promise<boolean> {
+  async pollNow(params: { jobId: string; frozenNeedsAnswer?: boolean }): Promise<boolean> {
     if (!isUuid(params.jobId)) return false;
-    return (await this.deps.run(this.sql.pollNow, { id: params.jobId })).rowCount > 0;
+    const needsAnswer = params.frozenNeedsAnswer === true;
+    return (await this.deps.run(this.sql.pollNow, { id: params.jobId, needsAnswer })).rowCount > 0;
   }
 
   async submissionRecover(params: SubmissionRecoverParams): Promise<RecoveredSubmission[]> {

@@ -148,9 +148,13 @@ export const SUBMISSION_SQL = {
     SET answer = @answer, due_at = @now, updated_at = @now
     WHERE job_id = @id AND phase = 'frozen'`,
 
-  /** `@id`, `@now`: poll now (unowned accepted or frozen). */
+  /**
+   * `@id`, `@now`, `@needsAnswer` (1: a frozen row only with a stored answer): poll now (unowned
+   * accepted or frozen).
+   */
   subPollNow: `UPDATE soniq_remote_submissions SET due_at = @now, updated_at = @now
     WHERE job_id = @id AND phase IN ('accepted', 'frozen')
+      AND (phase = 'accepted' OR @needsAnswer = 0 OR answer IS NOT NULL)
       AND EXISTS (SELECT 1 FROM soniq_jobs AS j WHERE j.id = @id AND j.status = 'processing'
         AND j.worker_id IS NULL)`,
 

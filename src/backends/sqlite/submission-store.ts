@@ -366,9 +366,10 @@ export class SqliteSubmissionStore implements SubmissionStore {
     return queue !== undefined;
   }
 
-  pollNow(params: { jobId: string }): Promise<boolean> {
+  pollNow(params: { jobId: string; frozenNeedsAnswer?: boolean }): Promise<boolean> {
+    const needsAnswer = params.frozenNeedsAnswer === true ? 1 : 0;
     return this.tx(
-      (s, now) => s.statement("subPollNow").run({ id: params.jobId, now }).changes > 0,
+      (s, now) => s.statement("subPollNow").run({ id: params.jobId, now, needsAnswer }).changes > 0,
     );
   }
 
