@@ -100,6 +100,10 @@ export class Soniq implements JobEnqueuer {
       backend: () => this.backend(),
       maxPayloadBytes: this.settings.maxPayloadBytes,
       events: this.eventBus,
+      reconcilable: (name) => {
+        const definition = this.jobRegistry.definitions.get(name);
+        return definition === undefined ? undefined : definition.remote?.reconcile !== undefined;
+      },
     });
     if (metrics) subscribeMetricsSink(this.eventBus, metrics, this.logger);
     ({

@@ -93,6 +93,8 @@ export function createMaintenance(deps: MaintenanceDeps): Maintenance {
       : { cancelledRetentionSeconds: settings.resultRetention }),
     healthyForSeconds: deps.healthyForSeconds,
     ...(deps.events ? { events: deps.events } : {}),
+    // This worker is running its own rows: never recover them, however late its heartbeat.
+    liveWorkerId: deps.workerId,
   });
   const service = new Maintainer({
     logger,

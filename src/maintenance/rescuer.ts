@@ -11,7 +11,9 @@
  * A stale heartbeat counts as death only when the caller vouches that the database was answering
  * all along: the periodic pass does once this worker's own heartbeats have succeeded without a
  * break for `heartbeatTimeoutSeconds` (`healthyForSeconds`); start-up recovery does not (only
- * stopped and unknown owners); `soniq recover` does.
+ * stopped and unknown owners); `soniq recover` does. Whatever the pass, a worker's rescuer never
+ * judges its own incarnation dead (`liveWorkerId`): its event loop may have been starved past
+ * its heartbeat timeout while it still runs its jobs.
  *
  * Options (see {@link RescuerOptions}): `intervalMs` (milliseconds between periodic passes,
  * default {@link RESCUER_INTERVAL_MS}; the worker uses its `heartbeatInterval`),
@@ -65,6 +67,13 @@ export interface RescuerOptions extends Omit<BaseServiceOptions, "name"> {
   healthyForSeconds?: () => number;
   /** Receives `job_recovered` and `job_dead_lettered`. */
   events?: EventBus<SoniqEventMap>;
+  /**
+   * The worker incarnation this rescuer runs in: never judged dead by its own passes, its rows
+   * (jobs and remote submissions) never touched — a worker whose event loop was starved past its
+   * heartbeat timeout is still running them. Omitted where there is no worker of its own
+   * (`soniq recover`).
+   */
+  liveWorkerId?: string;
 }
 
 /** What one pass may treat as death. */
@@ -101,11 +110,13 @@ export class Rescuer extends PeriodicService {
    */
   async runOnce(pass: RescuePass = {}): Promise<RecoveryResult> {
     const { backend, heartbeatTimeoutSeconds, maxInterruptions, events } = this.options;
-    const { cancelledRetentionSeconds } = this.options;
+    const { cancelledRetentionSeconds, liveWorkerId } = this.options;
     const staleMeansDead = pass.staleMeansDead ?? true;
+    const self = liveWorkerId === undefined ? {} : { liveWorkerId };
     if (backend.submissions) {
       const remote = await backend.submissions.submissionRecover({
         heartbeatTimeoutSeconds: staleMeansDead ? heartbeatTimeoutSeconds : null,
+        ...self,
       });
       reportRemote(remote, this.logger, events);
     }
@@ -113,6 +124,7 @@ export class Rescuer extends PeriodicService {
       ...(staleMeansDead ? { staleAfterSeconds: heartbeatTimeoutSeconds } : {}),
       crashLoop: crashLoopRule(maxInterruptions),
       ...(cancelledRetentionSeconds === undefined ? {} : { cancelledRetentionSeconds }),
+      ...self,
     });
     report(result, this.logger, events);
     await backend.admin

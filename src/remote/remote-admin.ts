@@ -29,6 +29,12 @@ export interface RemoteAdminDeps {
   maxPayloadBytes: number;
   /** Emits `remote_phase` for an operator's resolution (worker_id null). */
   events?: EventBus<SoniqEventMap>;
+  /**
+   * Whether the job `name` can be reconciled: true (its definition here has `reconcile`), false
+   * (defined here without one), or undefined (not defined in this instance: unknown). `pollNow`
+   * refuses a frozen job that is known not to be reconcilable.
+   */
+  reconcilable?(name: string): boolean | undefined;
 }
 
 function targetOf(target: RemoteTarget): AnswerTarget {
@@ -136,13 +142,33 @@ export class RemoteAdmin {
   }
 
   /**
-   * Polls an awaiting (or reconciles a frozen) job now.
-   * @throws SoniqError `NOT_FOUND`, `INVALID_STATE` (not awaiting or frozen, or held right now).
+   * Polls an awaiting (or reconciles a frozen) job now. A frozen job with no stored answer whose
+   * definition in this instance has no `reconcile` is refused: no worker would ever claim it (an
+   * operator resolves it with `resolve`). When this instance does not define the job, whether it
+   * can be reconciled is unknown and the job is made due (a worker whose definition has
+   * `reconcile` takes it).
+   * @throws SoniqError `NOT_FOUND`, `INVALID_STATE` (not awaiting or frozen, held right now, or
+   *   frozen and not reconcilable: resolve it instead). Nothing is written when it throws.
    */
   async pollNow(jobId: string): Promise<void> {
     const backend = await this.deps.backend();
-    if (await backend.submissions.pollNow({ jobId })) return;
+    const before = await this.show(jobId);
+    // Decided where the definitions are known; the backend applies it in the same write.
+    const frozenNeedsAnswer = this.deps.reconcilable?.(before.name) === false;
+    if (await backend.submissions.pollNow({ jobId, frozenNeedsAnswer })) return;
     const record = await this.show(jobId);
+    if (
+      frozenNeedsAnswer &&
+      record.phase === "frozen" &&
+      record.answer === null &&
+      record.jobStatus === "processing" &&
+      record.workerId === null
+    ) {
+      throw new SoniqError(
+        "INVALID_STATE",
+        `job ${jobId} is frozen and ${record.name} has no reconcile, so no worker will ever claim it; resolve it instead: soniq remote resolve ${jobId} (--accepted <task-id> | --not-submitted | --failed <reason>)`,
+      );
+    }
     throw new SoniqError(
       "INVALID_STATE",
       `job ${jobId} is in phase ${record.phase}; only accepted or frozen submissions not being polled right now can be polled now`,

@@ -138,6 +138,38 @@ export function runSubmissionContract(target: ContractTarget): void {
       expect((await s.submissionCounts()).frozen).toBe(1);
     });
 
+    it("pollNow › frozenNeedsAnswer › a frozen row without an answer → false, nothing written; an accepted one or a frozen one with an answer → due now", async () => {
+      const b = await make();
+      const s = b.submissions;
+      const { job, owner } = await claimed(b);
+      await s.submissionMarkSubmitting({ jobId: job.id, owner, name: NAME, queue: "default" });
+      await s.submissionFreeze({ jobId: job.id, owner, reason: "deadline" });
+      const before = await s.submissionGet({ jobId: job.id });
+      // Let the clock move, so a write would show in updatedAt.
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(await s.pollNow({ jobId: job.id, frozenNeedsAnswer: true })).toBe(false);
+      expect(await s.submissionGet({ jobId: job.id })).toEqual(before);
+      const acc = await accepted(b, "tsk_n");
+      expect(await s.pollNow({ jobId: acc.id, frozenNeedsAnswer: true })).toBe(true);
+      expect(
+        await s.submissionAnswer({
+          target: { jobId: job.id },
+          answer: { kind: "failed", error: "gone", retry: false },
+        }),
+      ).toBe("stored");
+      expect(await s.pollNow({ jobId: job.id, frozenNeedsAnswer: true })).toBe(true);
+      // Without the flag a frozen row is made due as before (a reconciling worker takes it).
+      const other = await claimed(b);
+      await s.submissionMarkSubmitting({
+        jobId: other.job.id,
+        owner: other.owner,
+        name: NAME,
+        queue: "default",
+      });
+      await s.submissionFreeze({ jobId: other.job.id, owner: other.owner, reason: "deadline" });
+      expect(await s.pollNow({ jobId: other.job.id })).toBe(true);
+    });
+
     it("pollClaimDue › accepted and due › claimed exactly once; pollRelease › due later, polls + 1, owner cleared", async () => {
       const b = await make();
       const job = await accepted(b, "tsk_p");
@@ -393,6 +425,51 @@ export function runSubmissionContract(target: ContractTarget): void {
           [acc.id, "handoff"],
         ].sort(),
       );
+    });
+
+    it("recover › the caller's own incarnation with a stale heartbeat, passed as liveWorkerId › its submitting and polled rows kept; without liveWorkerId frozen and handed off", async () => {
+      const b = await make();
+      const s = b.submissions;
+      const sub = await claimed(b, "self");
+      await s.submissionMarkSubmitting({
+        jobId: sub.job.id,
+        owner: sub.owner,
+        name: NAME,
+        queue: "default",
+      });
+      const acc = await accepted(b, "tsk_self", "self");
+      expect((await poll(b, "self")).map((p) => p.job.id)).toEqual([acc.id]);
+      // Its heartbeat is now older than the 0.05 s window (a bound, not a race: 250 ms).
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      expect(
+        await s.submissionRecover({ heartbeatTimeoutSeconds: 0.05, liveWorkerId: "self" }),
+      ).toEqual([]);
+      expect(await s.submissionGet({ jobId: sub.job.id })).toMatchObject({
+        phase: "submitting",
+        workerId: "self",
+      });
+      expect(await s.submissionGet({ jobId: acc.id })).toMatchObject({
+        phase: "accepted",
+        workerId: "self",
+      });
+      const generic = await b.jobRecoverStale({
+        staleAfterSeconds: 0.05,
+        crashLoop: crashLoopRule(5),
+        liveWorkerId: "self",
+      });
+      expect(generic.requeued).toEqual([]);
+      const recovered = await s.submissionRecover({ heartbeatTimeoutSeconds: 0.05 });
+      expect(recovered.map((r) => [r.jobId, r.action]).sort()).toEqual(
+        [
+          [sub.job.id, "freeze"],
+          [acc.id, "handoff"],
+        ].sort(),
+      );
+      expect(await s.submissionGet({ jobId: sub.job.id })).toMatchObject({
+        phase: "frozen",
+        frozenReason: "crash",
+        workerId: null,
+      });
     });
 
     it("admission › maxConcurrent 1 with one submitting › over_budget, nothing written; perMinute › rate", async () => {

@@ -83,5 +83,58 @@ for (const target of targets) {
       expect(missing.stderr).toContain("NOT_FOUND");
       await db.close();
     }, 180_000);
+
+    it("poll-now › a frozen job whose definition has no reconcile › exit 2 INVALID_STATE naming resolve, nothing written; with reconcile, or an answer stored › due now", async () => {
+      const { env, db } = await prepared(target);
+      const id = await db.enqueue("music.generate", {});
+      const backend = await db.backend();
+      await backend.workerRegister({
+        id: "w",
+        hostname: "h",
+        pid: 1,
+        queues: null,
+        concurrency: 1,
+      });
+      const [job] = await backend.jobClaim({ workerId: "w", queues: null, limit: 1 });
+      const owner = { workerId: "w", claimToken: job?.claimToken as string };
+      await backend.submissions.submissionMarkSubmitting({
+        jobId: id,
+        owner,
+        name: "music.generate",
+        queue: "default",
+      });
+      await backend.submissions.submissionFreeze({ jobId: id, owner, reason: "deadline" });
+      const before = await db.remote.show(id);
+
+      for (const json of [[], ["--json"]]) {
+        const refused = await runCli(
+          ["remote", "poll-now", id, "test/fixtures/remote-no-reconcile.ts", ...json],
+          env,
+        );
+        expect(refused.code, refused.stderr).toBe(2);
+        expect(refused.stderr).toContain("INVALID_STATE");
+        expect(refused.stderr).toContain(`soniq remote resolve ${id}`);
+        expect(refused.stdout).not.toContain("due now");
+      }
+      expect(await db.remote.show(id)).toEqual(before);
+
+      // A definition with reconcile: a worker reconciles it, so it is made due.
+      const reconciled = await runCli(
+        ["remote", "poll-now", id, "test/fixtures/remote-jobs.ts", "--json"],
+        env,
+      );
+      expect(reconciled.code, reconciled.stderr).toBe(0);
+      expect(JSON.parse(reconciled.stdout)).toEqual({ job_id: id, due: "now" });
+
+      // An answer stored for it: any worker defining the job applies it.
+      expect(await db.remote.fail({ jobId: id }, "gone")).toBe("stored");
+      const answered = await runCli(
+        ["remote", "poll-now", id, "test/fixtures/remote-no-reconcile.ts"],
+        env,
+      );
+      expect(answered.code, answered.stderr).toBe(0);
+      expect(answered.stdout).toContain(`${id} is due now`);
+      await db.close();
+    }, 180_000);
   });
 }

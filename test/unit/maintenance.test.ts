@@ -9,6 +9,7 @@ import { isSoniqError } from "../../src/errors.js";
 import { BaseService, sleep } from "../../src/lifecycle/service.js";
 import { Elector, MAINTENANCE_LEASE } from "../../src/maintenance/elector.js";
 import { Maintainer } from "../../src/maintenance/maintainer.js";
+import { createMaintenance } from "../../src/maintenance/maintenance.js";
 import {
   CRASH_LOOP_REASON,
   crashLoopMessage,
@@ -293,6 +294,52 @@ describe("Rescuer", () => {
     healthy = 30;
     await expectEventually(async () => (await backend.jobGet({ id: job.id }))?.status === "queued");
     await rescuer.stop();
+  });
+
+  it("rescuer › a worker's own rescuer, its own heartbeat stale (starved event loop) › never requeues or freezes its own rows; another stale worker's are recovered", async () => {
+    const { backend, time } = backendAt();
+    await backend.workerRegister(worker("self"));
+    await backend.workerRegister(worker("other"));
+    const mine = newJob();
+    const submitting = newJob("remote.gen");
+    const theirs = newJob();
+    await backend.jobEnqueue({ jobs: [mine] });
+    await backend.jobClaim({ workerId: "self", queues: null, limit: 1 });
+    await backend.jobEnqueue({ jobs: [submitting] });
+    const [sub] = await backend.jobClaim({ workerId: "self", queues: null, limit: 1 });
+    await backend.submissions.submissionMarkSubmitting({
+      jobId: sub!.id,
+      owner: owner(sub!),
+      name: "remote.gen",
+      queue: "default",
+    });
+    await backend.jobEnqueue({ jobs: [theirs] });
+    await backend.jobClaim({ workerId: "other", queues: null, limit: 1 });
+    time.now += 60_000; // both heartbeats a minute old: self's loop was starved, other is dead
+    const { rescuer } = createMaintenance({
+      backend,
+      workerId: "self",
+      settings: { heartbeatInterval: 1, heartbeatTimeout: 30, maxInterruptions: 3 },
+      logger,
+      healthyForSeconds: () => 60,
+    });
+    const result = await rescuer.runOnce();
+    expect(result.requeued.map((j) => j.id)).toEqual([theirs.id]);
+    expect(await backend.jobGet({ id: mine.id })).toMatchObject({
+      status: "processing",
+      workerId: "self",
+    });
+    expect(await backend.submissions.submissionGet({ jobId: submitting.id })).toMatchObject({
+      phase: "submitting",
+      workerId: "self",
+    });
+    // `soniq recover`'s rescuer has no worker of its own: it recovers them.
+    const cli = new Rescuer({ backend, logger, heartbeatTimeoutSeconds: 30, maxInterruptions: 3 });
+    expect((await cli.runOnce()).requeued.map((j) => j.id)).toEqual([mine.id]);
+    expect(await backend.submissions.submissionGet({ jobId: submitting.id })).toMatchObject({
+      phase: "frozen",
+      frozenReason: "crash",
+    });
   });
 
   it("rescuer › past maxInterruptions › dead-letters with the policy's reason and words", async () => {

@@ -182,6 +182,14 @@ export interface JobRecoverStaleParams {
    * **seconds**. Default {@link DEFAULT_CANCELLED_RETENTION_SECONDS}.
    */
   cancelledRetentionSeconds?: number;
+  /**
+   * The calling worker's own incarnation: never treated as not live, its rows never touched,
+   * whatever its heartbeat says. A worker that recovers others must pass its own id — its event
+   * loop may have been starved past its heartbeat timeout while it still runs its jobs, and it
+   * must not requeue (or dead-letter) what it is running. Omitted by a caller with no worker of
+   * its own (`soniq recover`).
+   */
+  liveWorkerId?: string;
 }
 
 /** Params of {@link JobStore.jobOwnedBy}. */
@@ -304,7 +312,8 @@ export interface JobStore {
    * `workerDeclare`), so recovery agrees with the workers whatever the caller's settings;
    * `staleAfterSeconds` applies to workers that declared none (and, when omitted, no stale
    * heartbeat counts at all). A stale row whose claim has a cancel request is finalised
-   * `cancelled` (kept `cancelledRetentionSeconds`), never requeued.
+   * `cancelled` (kept `cancelledRetentionSeconds`), never requeued. Rows owned by
+   * `liveWorkerId` (the caller's own incarnation) are never touched.
    */
   jobRecoverStale(params: JobRecoverStaleParams): Promise<RecoveryResult>;
 

@@ -114,6 +114,22 @@ export interface RecoveredSubmission {
   action: "freeze" | "handoff";
 }
 
+/** Params of `SubmissionStore.submissionRecover`. */
+export interface SubmissionRecoverParams {
+  /**
+   * Seconds of silence after which an owner that declared no heartbeat timeout is not live;
+   * null: a stale heartbeat is not enough, only stopped or unknown owners are recovered.
+   */
+  heartbeatTimeoutSeconds: number | null;
+  /**
+   * The calling worker's own incarnation: never treated as not live, its rows never touched,
+   * whatever its heartbeat says (a worker starved past its heartbeat timeout must not freeze or
+   * hand off the submissions it is still running). Omitted by a caller with no worker of its own
+   * (`soniq recover`).
+   */
+  liveWorkerId?: string;
+}
+
 /** Counts for `soniq status`. */
 export interface SubmissionCounts {
   submitting: number;
@@ -248,8 +264,12 @@ export interface SubmissionStore {
    */
   submissionResolve(params: { jobId: string; resolution: Resolution }): Promise<boolean>;
 
-  /** Makes an unowned `accepted` (or `frozen`) submission due now. False otherwise. */
-  pollNow(params: { jobId: string }): Promise<boolean>;
+  /**
+   * Makes an unowned `accepted` (or `frozen`) submission due now. False otherwise — and, with
+   * `frozenNeedsAnswer`, false for a `frozen` one with no stored answer (the caller knows its
+   * definition has no `reconcile`: no worker would ever claim it; an operator must resolve it).
+   */
+  pollNow(params: { jobId: string; frozenNeedsAnswer?: boolean }): Promise<boolean>;
 
   /**
    * Crash recovery by phase: every `processing` row with a submission in `submitting`, `accepted`
@@ -257,11 +277,10 @@ export interface SubmissionStore {
    * `heartbeatTimeoutSeconds` is null — silent longer than its own declared heartbeat timeout
    * (`workerDeclare`), or than `heartbeatTimeoutSeconds` when it declared none; the same rule as
    * `JobStore.jobRecoverStale`): `submitting` → `frozen` (reason `crash`), the others handed
-   * off (owner cleared, due now). Attempts untouched.
+   * off (owner cleared, due now). Attempts untouched. Rows owned by `liveWorkerId` are never
+   * touched.
    */
-  submissionRecover(params: {
-    heartbeatTimeoutSeconds: number | null;
-  }): Promise<RecoveredSubmission[]>;
+  submissionRecover(params: SubmissionRecoverParams): Promise<RecoveredSubmission[]>;
 
   /** One submission with its job row, or null. */
   submissionGet(params: { jobId: string }): Promise<SubmissionRecord | null>;

@@ -324,12 +324,15 @@ export class MemoryJobStore implements JobStore {
     staleAfterSeconds,
     crashLoop,
     cancelledRetentionSeconds = DEFAULT_CANCELLED_RETENTION_SECONDS,
+    liveWorkerId,
   }: JobRecoverStaleParams): Promise<RecoveryResult> {
     const { state } = this;
     state.check();
     const result: RecoveryResult = { requeued: [], deadLettered: [], cancelled: [] };
     for (const row of [...state.jobs.values()]) {
       if (row.status !== "processing" || state.isLive(row.workerId, staleAfterSeconds)) continue;
+      // The caller's own incarnation is live whatever its heartbeat says.
+      if (liveWorkerId !== undefined && row.workerId === liveWorkerId) continue;
       // Remote jobs in submission custody are recovered by phase (submissionRecover).
       if (state.inRemoteCustody(row.id)) continue;
       if (state.cancelRequested(row.id, row.claimToken)) {

@@ -9,15 +9,17 @@ import type { MemoryState } from "./state.js";
 /**
  * See `SubmissionStore.submissionRecover`. An owner is judged by the heartbeat timeout it declared
  * (`heartbeatTimeoutSeconds`, seconds, only for owners that declared none; null = stopped or
- * unknown owners only).
+ * unknown owners only). `liveWorkerId` (the caller's own incarnation) is always live.
  */
 export function recoverSubmissions(
   state: MemoryState,
   heartbeatTimeoutSeconds: number | null,
+  liveWorkerId?: string,
 ): RecoveredSubmission[] {
   state.check();
   const now = state.clock();
-  const live = (workerId: string) => state.isLive(workerId, heartbeatTimeoutSeconds ?? undefined);
+  const live = (workerId: string) =>
+    workerId === liveWorkerId || state.isLive(workerId, heartbeatTimeoutSeconds ?? undefined);
   const out: RecoveredSubmission[] = [];
   for (const sub of state.submissions.values()) {
     const row = state.jobs.get(sub.jobId);

@@ -20,6 +20,7 @@ import {
   type SubmissionCounts,
   type SubmissionFilter,
   type SubmissionRecord,
+  type SubmissionRecoverParams,
   type SubmissionStore,
 } from "../contract/submission-store.js";
 import type { MemoryState, MemorySubmissionRow as Sub } from "./state.js";
@@ -351,12 +352,13 @@ export class MemorySubmissionStore implements SubmissionStore {
     return true;
   }
 
-  async pollNow(params: { jobId: string }): Promise<boolean> {
+  async pollNow(params: { jobId: string; frozenNeedsAnswer?: boolean }): Promise<boolean> {
     this.state.check();
     const sub = this.subs.get(params.jobId);
     const row = this.state.jobs.get(params.jobId);
     if (
       (sub?.phase !== "accepted" && sub?.phase !== "frozen") ||
+      (sub.phase === "frozen" && params.frozenNeedsAnswer === true && sub.answer === null) ||
       row?.status !== "processing" ||
       row.workerId !== null
     ) {
@@ -367,10 +369,8 @@ export class MemorySubmissionStore implements SubmissionStore {
   }
 
   /** Recovery by last durable phase, liveness by each owner's declared timeout (submission-recovery.ts). */
-  async submissionRecover(params: {
-    heartbeatTimeoutSeconds: number | null;
-  }): Promise<RecoveredSubmission[]> {
-    return recoverSubmissions(this.state, params.heartbeatTimeoutSeconds);
+  async submissionRecover(params: SubmissionRecoverParams): Promise<RecoveredSubmission[]> {
+    return recoverSubmissions(this.state, params.heartbeatTimeoutSeconds, params.liveWorkerId);
   }
 
   async submissionPrune(params: { limit: number }): Promise<number> {

@@ -304,6 +304,7 @@ export class PgJobStore implements JobStore {
     staleAfterSeconds,
     crashLoop,
     cancelledRetentionSeconds = DEFAULT_CANCELLED_RETENTION_SECONDS,
+    liveWorkerId,
   }: JobRecoverStaleParams): Promise<RecoveryResult> {
     const { rows } = await this.run<{
       kind: string;
@@ -321,6 +322,7 @@ export class PgJobStore implements JobStore {
       crashLoop.message,
       INTERRUPTIONS_PLACEHOLDER,
       cancelledRetentionSeconds,
+      liveWorkerId ?? null,
     ]);
     const result: RecoveryResult = { requeued: [], deadLettered: [], cancelled: [] };
     for (const row of rows) {

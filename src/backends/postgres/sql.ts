@@ -496,7 +496,8 @@ export function buildStatements(schema: string) {
      * not count as dead, only stopped or unknown owners), `$2` max interruptions,
      * `$3` channel, `$4` crash-loop reason, `$5` crash-loop message, `$6` the placeholder in `$5`
      * replaced by the interruption count (the words: `src/maintenance/policy.ts`), `$7` retention
-     * seconds of a cancelled row. A worker's own declared `heartbeat_timeout` wins over `$1`. A
+     * seconds of a cancelled row, `$8` the caller's own worker incarnation (NULL: none), whose
+     * rows are never touched. A worker's own declared `heartbeat_timeout` wins over `$1`. A
      * stale row with a cancel request for its claim is finalised `cancelled`, not requeued
      * (kind 'cancelled'). Locks the stale
      * rows (SKIP LOCKED: a row being finished right now is left to its writer), moves those over
@@ -512,6 +513,7 @@ export function buildStatements(schema: string) {
             WHERE c.job_id = j.id AND c.cancel_claim_token = j.claim_token) AS cancel
         FROM ${jobs} AS j
         WHERE j.status = 'processing' AND ${notInRemoteCustody(schema)}
+          AND ($8::text IS NULL OR j.worker_id IS DISTINCT FROM $8::text)
           AND NOT EXISTS (
             SELECT 1 FROM ${workers} AS w
             WHERE w.id = j.worker_id AND w.status <> 'stopped'

@@ -160,20 +160,23 @@ export function buildSubmissionStatements(schema: string) {
     /** Operator: frozen with a failed answer, due now. */
     resolveFailed: named(`UPDATE ${subs} SET answer = @answer, due_at = now(), updated_at = now()
       WHERE job_id = @id::uuid AND phase = 'frozen'`),
-    /** Poll now (unowned accepted or frozen). */
+    /** Poll now (unowned accepted or frozen; `@needsAnswer`: a frozen one only with an answer). */
     pollNow: named(`UPDATE ${subs} AS s SET due_at = now(), updated_at = now()
       FROM ${jobs} AS j
       WHERE s.job_id = @id::uuid AND s.phase IN ('accepted', 'frozen') AND j.id = s.job_id
+        AND (s.phase = 'accepted' OR NOT @needsAnswer::boolean OR s.answer IS NOT NULL)
         AND j.status = 'processing' AND j.worker_id IS NULL`),
     /**
      * Crash recovery by phase, one statement: rows in custody whose owner is set and not live →
      * owner cleared; `submitting` → `frozen` (reason `crash`); all due now. `@timeout` seconds
      * (NULL: only stopped or unknown owners); a worker's own declared `heartbeat_timeout` wins
-     * over it (issue 14's rule, as in `recoverStale`).
+     * over it (issue 14's rule, as in `recoverStale`). `@live`: the caller's own incarnation,
+     * never treated as not live (NULL: none).
      */
     recover: named(`WITH stale AS (
         SELECT j.id, j.worker_id FROM ${jobs} AS j JOIN ${subs} AS s ON s.job_id = j.id
         WHERE s.phase IN ${custody} AND j.status = 'processing' AND j.worker_id IS NOT NULL
+          AND (@live::text IS NULL OR j.worker_id <> @live::text)
           AND NOT EXISTS (SELECT 1 FROM ${workers} AS w
             WHERE w.id = j.worker_id AND w.status <> 'stopped'
               AND (@timeout::float8 IS NULL

@@ -23,6 +23,7 @@ import {
   type SubmissionCounts,
   type SubmissionFilter,
   type SubmissionRecord,
+  type SubmissionRecoverParams,
   type SubmissionStore,
 } from "../contract/submission-store.js";
 import type { PgConnection } from "./connection.js";
@@ -334,21 +335,23 @@ export class PostgresSubmissionStore implements SubmissionStore {
     return queue !== undefined;
   }
 
-  async pollNow(params: { jobId: string }): Promise<boolean> {
+  async pollNow(params: { jobId: string; frozenNeedsAnswer?: boolean }): Promise<boolean> {
     if (!isUuid(params.jobId)) return false;
-    return (await this.deps.run(this.sql.pollNow, { id: params.jobId })).rowCount > 0;
+    const needsAnswer = params.frozenNeedsAnswer === true;
+    return (await this.deps.run(this.sql.pollNow, { id: params.jobId, needsAnswer })).rowCount > 0;
   }
 
-  async submissionRecover(params: {
-    heartbeatTimeoutSeconds: number | null;
-  }): Promise<RecoveredSubmission[]> {
+  async submissionRecover(params: SubmissionRecoverParams): Promise<RecoveredSubmission[]> {
     const { rows } = await this.deps.run<{
       job_id: string;
       job_name: string;
       phase: "submitting" | "accepted" | "frozen";
       task_id: string | null;
       worker_id: string;
-    }>(this.sql.recover, { timeout: params.heartbeatTimeoutSeconds });
+    }>(this.sql.recover, {
+      timeout: params.heartbeatTimeoutSeconds,
+      live: params.liveWorkerId ?? null,
+    });
     return rows.map((r) => ({
       jobId: r.job_id,
       name: r.job_name,

@@ -189,9 +189,16 @@ export class SqliteJobStore implements JobStore {
     staleAfterSeconds,
     crashLoop,
     cancelledRetentionSeconds = DEFAULT_CANCELLED_RETENTION_SECONDS,
+    liveWorkerId,
   }: JobRecoverStaleParams): Promise<RecoveryResult> {
     const result = await this.conn.use((s) =>
-      recoverStaleClaims(s, staleAfterSeconds ?? null, crashLoop, cancelledRetentionSeconds),
+      recoverStaleClaims(
+        s,
+        staleAfterSeconds ?? null,
+        crashLoop,
+        cancelledRetentionSeconds,
+        liveWorkerId ?? null,
+      ),
     );
     for (const queue of new Set(result.requeued.map((j) => j.queue))) this.wake(queue);
     return result;

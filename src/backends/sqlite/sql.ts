@@ -349,15 +349,17 @@ export const SQL = {
 
   /**
    * `@now`, `@timeoutMs` (NULL: a stale heartbeat does not count as dead, only stopped or unknown
-   * owners; a worker's declared `heartbeat_timeout_ms` wins over it) → `id`, `name`, `queue`,
-   * `worker_id`, `interruptions`, `start_known`, `cancel` (0/1: its claim has a cancel request)
-   * of every `processing` row whose owner is not a live worker.
+   * owners; a worker's declared `heartbeat_timeout_ms` wins over it), `@liveWorkerId` (the
+   * caller's own incarnation, never not live; NULL: none) → `id`, `name`, `queue`, `worker_id`,
+   * `interruptions`, `start_known`, `cancel` (0/1: its claim has a cancel request) of every
+   * `processing` row whose owner is not a live worker.
    */
   staleClaims: `SELECT j.id, j.name, j.queue, j.worker_id, j.interruptions, j.start_known,
       EXISTS (SELECT 1 FROM soniq_job_controls AS c
               WHERE c.job_id = j.id AND c.cancel_claim_token = j.claim_token) AS cancel
     FROM soniq_jobs AS j
     WHERE j.status = 'processing' AND ${NOT_IN_REMOTE_CUSTODY}
+      AND (@liveWorkerId IS NULL OR j.worker_id IS NOT @liveWorkerId)
       AND NOT EXISTS (
         SELECT 1 FROM soniq_workers AS w
         WHERE w.id = j.worker_id AND w.status <> 'stopped'

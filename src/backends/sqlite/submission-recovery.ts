@@ -11,13 +11,15 @@ import type { SqliteSession } from "./connection.js";
  * @param now - SQLite's clock, milliseconds since the epoch.
  * @param timeoutMs - the heartbeat timeout for owners that declared none (milliseconds; null =
  * stopped or unknown owners only).
+ * @param liveWorkerId - the caller's own incarnation, never treated as not live (null: none).
  */
 export function recoverSubmissions(
   s: SqliteSession,
   now: number,
   timeoutMs: number | null,
+  liveWorkerId: string | null,
 ): RecoveredSubmission[] {
-  const stale = s.statement("subStale").all({ now, timeoutMs }) as Array<{
+  const stale = s.statement("subStale").all({ now, timeoutMs, liveWorkerId }) as Array<{
     job_id: string;
     job_name: string;
     phase: "submitting" | "accepted" | "frozen";

@@ -148,20 +148,26 @@ export const SUBMISSION_SQL = {
     SET answer = @answer, due_at = @now, updated_at = @now
     WHERE job_id = @id AND phase = 'frozen'`,
 
-  /** `@id`, `@now`: poll now (unowned accepted or frozen). */
+  /**
+   * `@id`, `@now`, `@needsAnswer` (1: a frozen row only with a stored answer): poll now (unowned
+   * accepted or frozen).
+   */
   subPollNow: `UPDATE soniq_remote_submissions SET due_at = @now, updated_at = @now
     WHERE job_id = @id AND phase IN ('accepted', 'frozen')
+      AND (phase = 'accepted' OR @needsAnswer = 0 OR answer IS NOT NULL)
       AND EXISTS (SELECT 1 FROM soniq_jobs AS j WHERE j.id = @id AND j.status = 'processing'
         AND j.worker_id IS NULL)`,
 
   /**
-   * `@now`, `@timeoutMs` (NULL: only stopped/unknown owners) → rows in custody whose owner is set
-   * and not live: `job_id`, `job_name`, `phase`, `task_id`, `worker_id`.
+   * `@now`, `@timeoutMs` (NULL: only stopped/unknown owners), `@liveWorkerId` (the caller's own
+   * incarnation, never not live; NULL: none) → rows in custody whose owner is set and not live:
+   * `job_id`, `job_name`, `phase`, `task_id`, `worker_id`.
    */
   subStale: `SELECT s.job_id, s.job_name, s.phase, s.task_id, j.worker_id
     FROM soniq_remote_submissions AS s JOIN soniq_jobs AS j ON j.id = s.job_id
     WHERE s.phase IN ('submitting', 'accepted', 'frozen') AND j.status = 'processing'
       AND j.worker_id IS NOT NULL
+      AND (@liveWorkerId IS NULL OR j.worker_id <> @liveWorkerId)
       AND NOT EXISTS (SELECT 1 FROM soniq_workers AS w
         WHERE w.id = j.worker_id AND w.status <> 'stopped'
           AND (@timeoutMs IS NULL

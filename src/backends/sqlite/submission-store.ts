@@ -22,6 +22,7 @@ import {
   type SubmissionCounts,
   type SubmissionFilter,
   type SubmissionRecord,
+  type SubmissionRecoverParams,
   type SubmissionStore,
 } from "../contract/submission-store.js";
 import { secondsToMs } from "./clock.js";
@@ -365,19 +366,18 @@ export class SqliteSubmissionStore implements SubmissionStore {
     return queue !== undefined;
   }
 
-  pollNow(params: { jobId: string }): Promise<boolean> {
+  pollNow(params: { jobId: string; frozenNeedsAnswer?: boolean }): Promise<boolean> {
+    const needsAnswer = params.frozenNeedsAnswer === true ? 1 : 0;
     return this.tx(
-      (s, now) => s.statement("subPollNow").run({ id: params.jobId, now }).changes > 0,
+      (s, now) => s.statement("subPollNow").run({ id: params.jobId, now, needsAnswer }).changes > 0,
     );
   }
 
   /** Recovery by last durable phase, liveness by each owner's declared timeout (submission-recovery.ts). */
-  submissionRecover(params: {
-    heartbeatTimeoutSeconds: number | null;
-  }): Promise<RecoveredSubmission[]> {
+  submissionRecover(params: SubmissionRecoverParams): Promise<RecoveredSubmission[]> {
     const timeoutMs =
       params.heartbeatTimeoutSeconds === null ? null : secondsToMs(params.heartbeatTimeoutSeconds);
-    return this.tx((s, now) => recoverSubmissions(s, now, timeoutMs));
+    return this.tx((s, now) => recoverSubmissions(s, now, timeoutMs, params.liveWorkerId ?? null));
   }
 
   submissionPrune(params: { limit: number }): Promise<number> {

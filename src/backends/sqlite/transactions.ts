@@ -247,6 +247,7 @@ export function recoverStaleClaims(
   heartbeatTimeoutSeconds: number | null,
   crashLoop: CrashLoopRule,
   cancelledRetentionSeconds: number,
+  liveWorkerId: string | null,
 ): RecoveryResult {
   const timeoutMs = heartbeatTimeoutSeconds === null ? null : secondsToMs(heartbeatTimeoutSeconds);
   const find = s.statement("staleClaims");
@@ -258,7 +259,7 @@ export function recoverStaleClaims(
   return s.immediate(() => {
     const result: RecoveryResult = { requeued: [], deadLettered: [], cancelled: [] };
     const now = s.nowMs();
-    for (const row of find.all({ now, timeoutMs }) as StaleClaim[]) {
+    for (const row of find.all({ now, timeoutMs, liveWorkerId }) as StaleClaim[]) {
       if (row.cancel === 1) {
         // An operator asked to cancel this claim: finalise it, never requeue it.
         if (cancel.run({ id: row.id, owner: row.worker_id, now, retentionMs }).changes > 0) {

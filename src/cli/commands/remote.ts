@@ -2,7 +2,8 @@
  * `soniq remote …`: the operator's view of remote jobs (seed 002) through `soniq.remote`:
  * `list [--frozen|--awaiting|--submitting] [--json]`, `show <job-id>`,
  * `resolve <job-id> (--accepted <task-id> | --not-submitted | --failed <reason>)`,
- * `poll-now <job-id>`. Errors (not found, not frozen, bad task id) exit 2 with their code.
+ * `poll-now <job-id>`. Errors (not found, not frozen, bad task id; poll-now on a frozen job whose
+ * definition in the module has no `reconcile`) exit 2 with their code.
  */
 import type { Command } from "commander";
 import { remoteJobJson, remoteState } from "../../admin/json/index.js";
@@ -172,7 +173,9 @@ export function register(program: Command): void {
     );
 
   withJson(withDatabaseUrl(remote.command("poll-now")))
-    .description("Poll an awaiting task (or reconcile a frozen one) at the next worker tick.")
+    .description(
+      "Poll an awaiting task (or reconcile a frozen one) at the next worker tick. A frozen job whose definition (in the module) has no reconcile is refused (INVALID_STATE): resolve it with `soniq remote resolve`.",
+    )
     .argument("<job-id>")
     .argument("[module]", "your module exporting the Soniq instance")
     .action((jobId: string, module: string | undefined, flags: Flags) =>

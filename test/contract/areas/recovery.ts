@@ -88,6 +88,51 @@ export function recoveryCases(ctx: ContractContext): void {
       });
     });
 
+    it("jobRecoverStale › the caller's own incarnation with a stale heartbeat, passed as liveWorkerId › its row kept, another stale owner's requeued; without liveWorkerId it is requeued too", async () => {
+      const b = await make();
+      await b.jobEnqueue({ jobs: [newJob(), newJob(), newJob()] });
+      for (const id of ["self", "other"]) {
+        await b.workerRegister({ id, hostname: "h", pid: 1, queues: null, concurrency: 1 });
+      }
+      const [mine] = await b.jobClaim({ workerId: "self", queues: null, limit: 1 });
+      const [theirs] = await b.jobClaim({ workerId: "other", queues: null, limit: 1 });
+      const [ghost] = await b.jobClaim({ workerId: "never-registered", queues: null, limit: 1 });
+      // Both heartbeats are now older than the 0.05 s window (a bound, not a race: 250 ms).
+      await new Promise((r) => setTimeout(r, 250));
+      const pass = { staleAfterSeconds: 0.05, crashLoop: crashLoopRule(3) };
+      const spared = await b.jobRecoverStale({ ...pass, liveWorkerId: "self" });
+      expect(spared.requeued.map((j) => j.id).sort()).toEqual([theirs!.id, ghost!.id].sort());
+      expect(spared.deadLettered).toEqual([]);
+      expect(await b.jobGet({ id: mine!.id })).toMatchObject({
+        status: "processing",
+        workerId: "self",
+        claimToken: mine!.claimToken,
+        interruptions: 0,
+      });
+      // Still its owner: its own finishing write is not fenced out.
+      expect(
+        await b.jobComplete({
+          id: mine!.id,
+          owner: ownerOf(mine!),
+          result: "1",
+          resultRetentionSeconds: 60,
+        }),
+      ).toBe(true);
+      // With another liveWorkerId, or none, the same stale owner is recovered like any other.
+      for (const liveWorkerId of ["someone-else", undefined]) {
+        const claimed = await b.jobClaim({ workerId: "self", queues: null, limit: 10 });
+        expect(claimed.map((j) => j.id).sort()).toEqual([theirs!.id, ghost!.id].sort());
+        await new Promise((r) => setTimeout(r, 250));
+        const again = await b.jobRecoverStale(liveWorkerId ? { ...pass, liveWorkerId } : pass);
+        expect(again.requeued.map((j) => [j.id, j.previousOwner]).sort()).toEqual(
+          [
+            [theirs!.id, "self"],
+            [ghost!.id, "self"],
+          ].sort(),
+        );
+      }
+    });
+
     it("jobRecoverStale › a finished row and a crash loop › finished row untouched; past maxInterruptions to the DLQ, attempts unchanged", async () => {
       const b = await make();
       const done = newJob();
