@@ -9,6 +9,7 @@
  * trigger logs every write that moves rows from processing back to queued.
  */
 
+import type { ChildProcess } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
@@ -131,6 +132,27 @@ async function recordRequeues(env: Record<string, string>) {
 const items = (name: string, n: number, args: object = {}) =>
   Array.from({ length: n }, () => ({ name, args }));
 
+/**
+ * SIGSTOPs `child`. On a SQLite file, first takes the write lock on a connection of its own, so
+ * the child is stopped while not holding it (a process stopped inside a write transaction stalls
+ * every writer of the file, and this test writes during the stop), then releases it.
+ */
+function stopOutsideWriteLock(child: ChildProcess, env: Record<string, string>): void {
+  const url = env.SONIQ_DATABASE_URL ?? "";
+  if (!url.startsWith("sqlite:")) {
+    child.kill("SIGSTOP");
+    return;
+  }
+  const lock = new Database(url.slice("sqlite:".length), { timeout: 30_000 });
+  try {
+    lock.exec("BEGIN IMMEDIATE");
+    child.kill("SIGSTOP");
+    lock.exec("COMMIT");
+  } finally {
+    lock.close();
+  }
+}
+
 for (const target of targets) {
   describe.skipIf(target.skip)(`prefetch window, real processes, ${target.label}`, () => {
     it("crash accounting › a poison job among prefetched neighbours › crash_loop within maxInterruptions + 2 crashes; every neighbour done, attempts 1, never charged", async () => {
@@ -238,7 +260,8 @@ for (const target of targets) {
       const log = join(tempDir(), "runs.log");
       const { env, db } = await prepared(target, {
         SONIQ_HEARTBEAT_INTERVAL: "0.2",
-        SONIQ_HEARTBEAT_TIMEOUT: "3", // TTL = min(2, (3 − 0.2) / 2) = 1.4 s
+        // TTL = min(2, (5 − 0.2) / 2) = 2 s: the longest, so the buffer outlives the poll below
+        SONIQ_HEARTBEAT_TIMEOUT: "5",
         SONIQ_PREFETCH: "500",
         E2E_RUN_LOG: log,
       });
@@ -263,14 +286,14 @@ for (const target of targets) {
         60_000,
         "the sleeps running and the buffer filled",
       );
-      w.child.kill("SIGSTOP");
+      stopOutsideWriteLock(w.child, env);
       const ranBefore = new Set(runs(log));
       const backend = await db.backend();
-      // Past the stale window (3 s): recovery requeues every row of the frozen worker, uncharged.
+      // Past the stale window (5 s): recovery requeues every row of the frozen worker, uncharged.
       await db.queues.pause("default"); // so the resumed worker cannot claim them again
-      await new Promise((r) => setTimeout(r, 3500));
+      await new Promise((r) => setTimeout(r, 5500));
       const recovered = await backend.jobRecoverStale({
-        staleAfterSeconds: 3,
+        staleAfterSeconds: 5,
         crashLoop: crashLoopRule(3),
       });
       const requeued = new Set(recovered.requeued.map((job) => job.id));
