@@ -4,7 +4,6 @@
  * work throws). Both run as in-flight calls of the connection (close() waits for them).
  */
 
-import { checkOut } from "./checkout.js";
 import type { PgConnection } from "./connection.js";
 import { type NamedStatement, valuesOf } from "./submission-sql.js";
 
@@ -26,28 +25,14 @@ export interface SubmissionRunners {
 export function submissionRunners(conn: PgConnection): SubmissionRunners {
   return {
     run: (statement, params) => conn.run(statement.text, valuesOf(statement, params)),
+    // The connection's own transaction (BEGIN … COMMIT, ROLLBACK on a throw, a broken
+    // connection discarded), with `fn`'s statements run on its client.
     transaction: (fn) =>
-      conn.track(async () => {
-        // One connection, BEGIN … COMMIT; ROLLBACK when `fn` throws (a connection whose
-        // ROLLBACK failed is discarded).
-        const { client, release } = await checkOut(conn.pool);
-        let broken = false;
-        try {
-          await client.query("BEGIN");
-          const result = await fn(async (statement, params) => {
-            const r = await client.query(statement.text, valuesOf(statement, params));
-            return { rows: r.rows, rowCount: r.rowCount ?? 0 };
-          });
-          await client.query("COMMIT");
-          return result;
-        } catch (err) {
-          await client.query("ROLLBACK").catch(() => {
-            broken = true;
-          });
-          throw err;
-        } finally {
-          release(broken);
-        }
-      }),
+      conn.transaction((client) =>
+        fn(async (statement, params) => {
+          const r = await client.query(statement.text, valuesOf(statement, params));
+          return { rows: r.rows, rowCount: r.rowCount ?? 0 };
+        }),
+      ),
   };
 }
