@@ -15,6 +15,9 @@ import type { PrefetchReleasedEvent } from "../../src/observability/events.js";
 import { describeEachBackend } from "../helpers/backend-targets.js";
 import { waitFor } from "../helpers/wait.js";
 
+/** Least time a claim takes in {@link flooded}, in milliseconds. */
+const CLAIM_DELAY_MS = 3;
+
 /** `backend` with every method call counted by name. */
 function counted(backend: Backend): { backend: Backend; calls: Map<string, number> } {
   const calls = new Map<string, number>();
@@ -40,6 +43,16 @@ async function flooded(
   counts: { flood: number; gated: number; tail: number },
   extra: Record<string, unknown> = {},
 ) {
+  // Every claim answers after at least CLAIM_DELAY_MS, so the adaptive target
+  // (2 × start rate × claim time) is tens of rows on every backend: memory answers in
+  // microseconds, its target would round to 0 and the buffer would fill only by chance (a GC
+  // pause timed as a slow claim) — the flake a CI run found.
+  const claim = inner.jobClaim.bind(inner);
+  inner.jobClaim = async (params) => {
+    const rows = await claim(params);
+    await new Promise((r) => setTimeout(r, CLAIM_DELAY_MS));
+    return rows;
+  };
   const { backend, calls } = counted(inner);
   const soniq = new Soniq({
     backend,
