@@ -5,10 +5,12 @@
  * the worker, never started, and never charged an interruption by crash recovery (a worker's
  * claim leaves `start_known` false).
  *
- * - **Size**: the target follows the worker's own pace, `floor(2 × start rate × claim time)`,
- *   capped by the `prefetch` setting: about two claim round trips' worth of starts. When jobs
- *   start rarely (long jobs, a quiet queue) the target is 0 and the worker claims only for its
- *   free slots, as without prefetch. The start rate is an exponentially decaying count of starts
+ * - **Size**: the target follows the worker's own pace,
+ *   `floor(start rate × max(2 × claim time, BATCH_WINDOW_MS))`, capped by the `prefetch` setting:
+ *   two claim round trips' worth of starts, and at least {@link BATCH_WINDOW_MS} of them, so a
+ *   busy worker claims in batches large enough to spread each statement's fixed cost (its round
+ *   trip and its commit's flush) over many jobs. When jobs start rarely (long jobs, a quiet
+ *   queue) the target is 0 and the worker claims only for its free slots, as without prefetch. The start rate is an exponentially decaying count of starts
  *   ({@link RATE_WINDOW_MS}), dropped to 0 when a buffered row outlives its TTL; the claim time an
  *   average of the last claims' round trips.
  * - **Refill** at the low-water mark: once fewer than half the target are buffered, the next claim
@@ -25,6 +27,11 @@
  */
 import type { ClaimedJob } from "../backends/contract/index.js";
 
+/**
+ * Least span of starts the target covers, in milliseconds: at 5,000 starts a second a claim
+ * takes about 100 rows, not the handful two fast round trips would ask for.
+ */
+export const BATCH_WINDOW_MS = 20;
 /** Time constant of the start-rate estimate, in milliseconds. */
 export const RATE_WINDOW_MS = 500;
 /** Longest TTL of a buffered row, in milliseconds. */
@@ -121,15 +128,16 @@ export class PrefetchBuffer {
   }
 
   /**
-   * The target size now: `floor(2 × start rate × claim time)`, capped by `max`; 0 before the
-   * first claim was timed, and while claims take longer than half the TTL (rows would expire
-   * before they could start).
+   * The target size now: `floor(start rate × max(2 × claim time, BATCH_WINDOW_MS))`, capped by
+   * `max`; 0 before the first claim was timed, and while claims take longer than half the TTL
+   * (rows would expire before they could start).
    */
   target(): number {
     const { max, ttlMs } = this.options;
     if (max <= 0 || this.closed || this.latencyMs === undefined) return 0;
     if (this.latencyMs * 2 > ttlMs) return 0;
-    const wanted = Math.floor(2 * this.rateNow(this.options.now()) * this.latencyMs);
+    const span = Math.max(2 * this.latencyMs, BATCH_WINDOW_MS);
+    const wanted = Math.floor(this.rateNow(this.options.now()) * span);
     return Math.min(max, wanted);
   }
 

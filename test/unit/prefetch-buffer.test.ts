@@ -1,11 +1,13 @@
 /**
- * The prefetch buffer against an injected clock: the adaptive target (2 × start rate × claim time,
- * capped; 0 when starts are rare or claims slow), the low-water refill, FIFO takes, the TTL checked
- * at take time, the sweep of parked rows, and close at drain start.
+ * The prefetch buffer against an injected clock: the adaptive target (start rate × the larger of
+ * two claim times and the batch window, capped; 0 when starts are rare or claims slow), the
+ * low-water refill, FIFO takes, the TTL checked at take time, the sweep of parked rows, and close
+ * at drain start.
  */
 import { describe, expect, it } from "vitest";
 import type { ClaimedJob } from "../../src/backends/contract/index.js";
 import {
+  BATCH_WINDOW_MS,
   PREFETCH_TTL_CAP_MS,
   PrefetchBuffer,
   prefetchTtlMs,
@@ -54,14 +56,24 @@ describe("PrefetchBuffer", () => {
     expect(b.room()).toBe(0);
   });
 
-  it("target › steady 10 starts/ms and 2 ms claims › about 2 × rate × claim time (40)", () => {
+  it("target › steady 10 starts/ms and 2 ms claims › at least the batch window's starts (200)", () => {
     const { b, clock } = buffer();
     b.noteClaim(2);
     steadyStarts(b, clock, 10, 5 * RATE_WINDOW_MS);
     const target = b.target();
-    expect(target).toBeGreaterThanOrEqual(36);
-    expect(target).toBeLessThanOrEqual(40);
+    // 2 × rate × claim time would be 40: too few rows to spread a claim's fixed cost.
+    expect(target).toBeGreaterThanOrEqual(0.9 * 10 * BATCH_WINDOW_MS);
+    expect(target).toBeLessThanOrEqual(10 * BATCH_WINDOW_MS);
     expect(b.room()).toBe(target); // empty: below the low-water mark
+  });
+
+  it("target › steady 2 starts/ms and 30 ms claims › about 2 × rate × claim time (120)", () => {
+    const { b, clock } = buffer();
+    b.noteClaim(30);
+    steadyStarts(b, clock, 2, 5 * RATE_WINDOW_MS);
+    const target = b.target();
+    expect(target).toBeGreaterThanOrEqual(108);
+    expect(target).toBeLessThanOrEqual(120);
   });
 
   it("target › capped by the prefetch setting", () => {
