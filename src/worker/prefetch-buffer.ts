@@ -29,9 +29,9 @@ import type { ClaimedJob } from "../backends/contract/index.js";
 
 /**
  * Least span of starts the target covers, in milliseconds: at 5,000 starts a second a claim
- * takes about 100 rows, not the handful two fast round trips would ask for.
+ * takes about 250 rows, not the handful two fast round trips would ask for.
  */
-export const BATCH_WINDOW_MS = 20;
+export const BATCH_WINDOW_MS = 50;
 /** Time constant of the start-rate estimate, in milliseconds. */
 export const RATE_WINDOW_MS = 500;
 /** Longest TTL of a buffered row, in milliseconds. */

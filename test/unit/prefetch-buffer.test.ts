@@ -56,8 +56,8 @@ describe("PrefetchBuffer", () => {
     expect(b.room()).toBe(0);
   });
 
-  it("target › steady 10 starts/ms and 2 ms claims › at least the batch window's starts (200)", () => {
-    const { b, clock } = buffer();
+  it("target › steady 10 starts/ms and 2 ms claims › at least the batch window's starts (500)", () => {
+    const { b, clock } = buffer(1000);
     b.noteClaim(2);
     steadyStarts(b, clock, 10, 5 * RATE_WINDOW_MS);
     const target = b.target();
