@@ -13,6 +13,8 @@ import type { Logger } from "../observability/logger.js";
 import type { SoniqSettings } from "../settings.js";
 import { errorText } from "./error-text.js";
 
+/** Longest wait from a worker's start to its first try for the maintenance lease, in milliseconds. */
+export const LEADERSHIP_SETTLE_MAX_MS = 1000;
 /** Bound of the maintainer's stop at drain start, in milliseconds. */
 const MAINTENANCE_STOP_BOUND_MS = 2000;
 
@@ -34,6 +36,8 @@ export interface WorkerMaintenanceOptions {
 /** See the module comment. */
 export class WorkerMaintenance {
   private readonly maintenance: Maintenance;
+  private settle: NodeJS.Timeout | undefined;
+  private stopped = false;
 
   constructor(private readonly options: WorkerMaintenanceOptions) {
     const { backend, workerId, settings, logger, events } = options;
@@ -54,9 +58,25 @@ export class WorkerMaintenance {
     return this.maintenance.leaseSeconds;
   }
 
-  /** Starts the maintainer (the elector's first try at once, the rest on their intervals). */
+  /**
+   * Starts the maintainer after a short settle ({@link settleMs}): a new worker's first moments
+   * go to its first claims, not to taking the lease and the leader's first pruning, reaping and
+   * recovery passes (start-up recovery has already run). Then the elector tries at once and the
+   * leader's services run on their intervals. Does nothing after {@link stop}.
+   */
   start(): void {
-    void this.maintenance.service.start();
+    if (this.stopped || this.settle) return;
+    this.settle = setTimeout(() => {
+      if (!this.stopped) void this.maintenance.service.start();
+    }, this.settleMs);
+  }
+
+  /**
+   * Milliseconds from the worker's start to its first try for the lease: one heartbeat interval,
+   * at most {@link LEADERSHIP_SETTLE_MAX_MS}.
+   */
+  get settleMs(): number {
+    return Math.min(LEADERSHIP_SETTLE_MAX_MS, this.options.settings.heartbeatInterval * 1000);
   }
 
   /**
@@ -75,6 +95,8 @@ export class WorkerMaintenance {
 
   /** At drain start: stop the maintainer (bounded), which hands the lease on. Never throws. */
   async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.settle);
     await this.maintenance.service.stop(MAINTENANCE_STOP_BOUND_MS).catch(() => undefined);
   }
 }
