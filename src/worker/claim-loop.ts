@@ -252,6 +252,10 @@ export class ClaimLoop extends BaseService {
         }
         this.accept(jobs, sentAt);
         if (jobs.length < limit) await latch.wait(sleepMs());
+        // Let the jobs just started run their first stretch before sizing the next claim: quick
+        // jobs free their slots meanwhile, so it asks for those slots too instead of only the
+        // buffer's few missing rows (one round trip each either way).
+        else await new Promise<void>((resolve) => setImmediate(resolve));
       }
     } finally {
       signal.removeEventListener("abort", onStop);
