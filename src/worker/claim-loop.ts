@@ -61,6 +61,13 @@ export interface ClaimLoopOptions {
   releaseUnstarted?(jobs: ClaimedJob[], reason: UnstartedReleaseReason): Promise<unknown>;
   /** Clock in milliseconds (claim timing and TTLs); default `Date.now`. */
   now?(): number;
+  /**
+   * The start TTL in milliseconds (prefetch-buffer.ts `prefetchTtlMs`): a claim answered longer
+   * than this after it was sent (the worker was frozen, or the database stalled) starts none of
+   * its rows — recovery may have handed them on meanwhile — and NACKs them all (`ttl`). Absent:
+   * no such check.
+   */
+  startTtlMs?: number;
 }
 
 /** See the module comment. */
@@ -240,7 +247,20 @@ export class ClaimLoop extends BaseService {
           await latch.wait(backoff);
           continue;
         }
-        buffer?.noteClaim(this.now() - sentAt);
+        const claimMs = this.now() - sentAt;
+        buffer?.noteClaim(claimMs);
+        const { startTtlMs } = this.options;
+        if (startTtlMs !== undefined && claimMs > startTtlMs && jobs.length > 0) {
+          // Answered past the start TTL (fresh clock): this worker may have been frozen past the
+          // stale window, and recovery may have handed the rows on. None starts.
+          this.logger.warn(
+            { claim_ms: Math.round(claimMs), start_ttl_ms: startTtlMs, jobs: jobs.length },
+            "a claim answered after the start TTL: its rows go back unstarted",
+          );
+          this.release(jobs, "ttl");
+          if (signal.aborted) break;
+          continue;
+        }
         if (signal.aborted) {
           // Answered after drain start: the rows for free slots were ours before the drain began
           // and run as in-flight work (the deadline bounds them); the rest, claimed for the

@@ -39,6 +39,13 @@ export interface WorkerHandOffOptions {
   dispatch(job: ClaimedJob): void;
   /** Releases a claimed job unstarted (NACK; tracked in `table` by the callee). */
   releaseLate(job: ClaimedJob): void;
+  /**
+   * The start TTL in milliseconds: a row delivered longer than this after its reservation (the
+   * worker was frozen meanwhile) is released unstarted, never run. Absent: no such check.
+   */
+  startTtlMs?: number;
+  /** Clock in milliseconds for {@link startTtlMs}; default `Date.now`. */
+  now?(): number;
 }
 
 /** See the module comment. */
@@ -108,6 +115,8 @@ export class WorkerHandOff implements HandOffTaker {
     if (this.options.concurrency - table.busySlots <= 0 || !this.options.idle()) return undefined;
     table.reserveSlot();
     this.pending += 1;
+    const now = this.options.now ?? Date.now;
+    const reservedAt = now();
     let settled = false;
     const settle = (wake: boolean): boolean => {
       if (settled) return false;
@@ -126,8 +135,11 @@ export class WorkerHandOff implements HandOffTaker {
         // `job_enqueued`) have run; the slot stays reserved until the job is tracked.
         setImmediate(() => {
           if (!settle(false)) return;
-          // The drain began while the enqueue was in flight: the row is ours, never started.
-          if (machine.state === "RUNNING") this.options.dispatch(job);
+          // The drain began while the enqueue was in flight, or the reply came past the start
+          // TTL (a frozen worker: recovery may have handed the row on): ours, never started.
+          const { startTtlMs } = this.options;
+          const late = startTtlMs !== undefined && now() - reservedAt > startTtlMs;
+          if (machine.state === "RUNNING" && !late) this.options.dispatch(job);
           else this.options.releaseLate(job);
         });
       },

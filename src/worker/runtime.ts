@@ -170,6 +170,7 @@ export function buildRuntime(parts: RuntimeParts): WorkerRuntime {
     dispatch,
     releaseLate,
     releaseUnstarted: (jobs, reason) => releaseUnstarted(releaseDeps, jobs, reason),
+    startTtlMs,
     ...(settings.prefetch > 0
       ? {
           prefetch: new PrefetchBuffer({
@@ -192,6 +193,8 @@ export function buildRuntime(parts: RuntimeParts): WorkerRuntime {
       claimLoop.state === "running" && !claimLoop.claimInFlight && claimLoop.buffered === 0,
     dispatch,
     releaseLate,
+    startTtlMs,
+    now,
   });
   // An operator's cancel reaches a running job through its entry (executors do the rest); a job
   // still in the prefetch buffer never starts: it is recorded cancelled at once.
