@@ -42,6 +42,51 @@ function logLines(stderr: string, prefix: string): Array<Record<string, unknown>
 
 const RELEASED = "claimed jobs that never started went back to queued";
 
+type E2eDb = Awaited<ReturnType<typeof prepared>>["db"];
+
+/**
+ * Waits until every sleep job is claimed and a row of the tail (enqueued after the sleeps) is
+ * held unstarted: with the 10 slots, no tail row can start before the sleeps have started and
+ * ended, so the buffer cannot empty before the test freezes the worker.
+ */
+async function waitForTailBuffered(
+  db: E2eDb,
+  log: string,
+  sleeps: ReadonlySet<string>,
+  tail: ReadonlySet<string>,
+): Promise<void> {
+  await waitFor(
+    async () => {
+      const processing = (await db.jobs.list({ status: "processing" }, { limit: 1000 })).jobs;
+      const ran = new Set(runs(log));
+      return (
+        processing.filter((job) => sleeps.has(job.id)).length === sleeps.size &&
+        processing.some((job) => tail.has(job.id) && !ran.has(job.id))
+      );
+    },
+    60_000,
+    "the sleeps claimed and a tail row buffered",
+  );
+}
+
+/**
+ * The rows a frozen worker holds unstarted: `processing`, not a sleep, not in the run log. Read
+ * after a pause, once the statements it sent before the freeze have landed (a row that started
+ * between the wait above and the freeze is in the log by then, and is not buffered).
+ */
+async function bufferedWhileFrozen(
+  db: E2eDb,
+  log: string,
+  sleeps: ReadonlySet<string>,
+): Promise<string[]> {
+  await new Promise((r) => setTimeout(r, 300));
+  const processing = (await db.jobs.list({ status: "processing" }, { limit: 1000 })).jobs;
+  const ran = new Set(runs(log));
+  const buffered = processing.map((job) => job.id).filter((id) => !sleeps.has(id) && !ran.has(id));
+  expect(buffered.length).toBeGreaterThan(0);
+  return buffered;
+}
+
 /** Workers this file started: a failed test leaves none running (or stopped) behind it. */
 const workers: Array<ReturnType<typeof start>> = [];
 afterEach(() => {
@@ -267,26 +312,13 @@ for (const target of targets) {
       });
       await db.enqueueMany(items("e2e.noop", 3000));
       const sleeps = await db.enqueueMany(items("e2e.sleep", 10, { ms: 4000 }));
-      await db.enqueueMany(items("e2e.noop", 500));
+      const tail = await db.enqueueMany(items("e2e.noop", 500));
       const w = startWorker(env);
       await w.ready;
       const sleepSet = new Set(sleeps);
-      let buffered: string[] = [];
-      await waitFor(
-        async () => {
-          const processing = (await db.jobs.list({ status: "processing" }, { limit: 1000 })).jobs;
-          const ran = new Set(runs(log));
-          buffered = processing
-            .map((job) => job.id)
-            .filter((id) => !sleepSet.has(id) && !ran.has(id));
-          return (
-            processing.filter((job) => sleepSet.has(job.id)).length === 10 && buffered.length > 0
-          );
-        },
-        60_000,
-        "the sleeps running and the buffer filled",
-      );
+      await waitForTailBuffered(db, log, sleepSet, new Set(tail));
       stopOutsideWriteLock(w.child, env);
+      const buffered = await bufferedWhileFrozen(db, log, sleepSet);
       const ranBefore = new Set(runs(log));
       const backend = await db.backend();
       // Past the stale window (5 s): recovery requeues every row of the frozen worker, uncharged.
@@ -331,26 +363,13 @@ for (const target of targets) {
       });
       await db.enqueueMany(items("e2e.noop", 3000));
       const sleeps = await db.enqueueMany(items("e2e.sleep", 10, { ms: 4000 }));
-      await db.enqueueMany(items("e2e.noop", 500));
+      const tail = await db.enqueueMany(items("e2e.noop", 500));
       const w = startWorker(env);
       await w.ready;
       const sleepSet = new Set(sleeps);
-      let buffered: string[] = [];
-      await waitFor(
-        async () => {
-          const processing = (await db.jobs.list({ status: "processing" }, { limit: 1000 })).jobs;
-          const ran = new Set(runs(log));
-          buffered = processing
-            .map((job) => job.id)
-            .filter((id) => !sleepSet.has(id) && !ran.has(id));
-          return (
-            processing.filter((job) => sleepSet.has(job.id)).length === 10 && buffered.length > 0
-          );
-        },
-        60_000,
-        "the sleeps running and the buffer filled",
-      );
-      w.child.kill("SIGSTOP");
+      await waitForTailBuffered(db, log, sleepSet, new Set(tail));
+      stopOutsideWriteLock(w.child, env);
+      const buffered = await bufferedWhileFrozen(db, log, sleepSet);
       // Rows the worker NACKs go back to queued and stay there: what starts later can only come
       // from the buffer it held when frozen.
       await db.queues.pause("default");
