@@ -10,9 +10,10 @@
  *   two claim round trips' worth of starts, and at least {@link BATCH_WINDOW_MS} of them, so a
  *   busy worker claims in batches large enough to spread each statement's fixed cost (its round
  *   trip and its commit's flush) over many jobs. When jobs start rarely (long jobs, a quiet
- *   queue) the target is 0 and the worker claims only for its free slots, as without prefetch. The start rate is an exponentially decaying count of starts
- *   ({@link RATE_WINDOW_MS}), dropped to 0 when a buffered row outlives its TTL; the claim time an
- *   average of the last claims' round trips.
+ *   queue) the target is 0 and the worker claims only for its free slots, as without prefetch.
+ *   The start rate is an exponentially decaying count of starts ({@link RATE_WINDOW_MS}), dropped
+ *   to 0 when a buffered row outlives its TTL; the claim time an average of the last claims'
+ *   round trips.
  * - **Refill** at the low-water mark: once fewer than half the target are buffered, the next claim
  *   asks for the free slots plus what the buffer lacks ({@link PrefetchBuffer.room}).
  * - **TTL**: a row may be started only within `ttlMs` of the moment its claim was sent, checked

@@ -61,8 +61,9 @@ export class WorkerMaintenance {
   /**
    * Starts the maintainer after a short settle ({@link settleMs}): a new worker's first moments
    * go to its first claims, not to taking the lease and the leader's first pruning, reaping and
-   * recovery passes (start-up recovery has already run). Then the elector tries at once and the
-   * leader's services run on their intervals. Does nothing after {@link stop}.
+   * recovery passes (start-up recovery has already run). Then the elector tries at once; on
+   * gaining the lease the leader's services make their first pass and go on at their intervals.
+   * Does nothing after {@link stop}.
    */
   start(): void {
     if (this.stopped || this.settle) return;
