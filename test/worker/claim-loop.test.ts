@@ -3,10 +3,22 @@
 // start TTL likewise.
 import { describe, expect, it } from "vitest";
 import type { ClaimedJob } from "../../src/backends/contract/index.js";
-import { ClaimLoop } from "../../src/worker/claim-loop.js";
+import { ClaimLoop, type ClaimLoopOptions } from "../../src/worker/claim-loop.js";
 import { WorkerHandOff } from "../../src/worker/hand-off.js";
 import { waitFor } from "../helpers/wait.js";
 import { silent, workerParts } from "../helpers/worker-parts.js";
+
+/** The options every loop here shares: worker `w1`, 2 slots, a 20 ms poll, no logs. */
+function baseOptions(parts: Pick<ClaimLoopOptions, "backend" | "table" | "latch">) {
+  return {
+    ...parts,
+    workerId: "w1",
+    queues: null,
+    concurrency: 2,
+    pollIntervalSeconds: 0.02,
+    logger: silent,
+  };
+}
 
 describe("ClaimLoop", () => {
   it("run › more jobs than slots › claims only the free slots, the rest after a slot frees", async () => {
@@ -17,14 +29,7 @@ describe("ClaimLoop", () => {
     const release: Array<() => void> = [];
     const dispatched: ClaimedJob[] = [];
     const loop = new ClaimLoop({
-      backend,
-      workerId: "w1",
-      queues: null,
-      concurrency: 2,
-      pollIntervalSeconds: 0.02,
-      table,
-      latch,
-      logger: silent,
+      ...baseOptions({ backend, table, latch }),
       dispatch: (job) => {
         dispatched.push(job);
         table.track(
@@ -68,14 +73,7 @@ describe("ClaimLoop", () => {
     const dispatched: ClaimedJob[] = [];
     const released: Array<{ jobs: ClaimedJob[]; reason: string }> = [];
     const loop = new ClaimLoop({
-      backend,
-      workerId: "w1",
-      queues: null,
-      concurrency: 2,
-      pollIntervalSeconds: 0.02,
-      table,
-      latch,
-      logger: silent,
+      ...baseOptions({ backend, table, latch }),
       now: () => clock.t,
       startTtlMs: 2000,
       dispatch: (job) => {
