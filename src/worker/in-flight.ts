@@ -51,9 +51,15 @@ export interface InFlight {
   done: Promise<void>;
 }
 
-/** The claimed jobs of one worker, by id, and the slots they hold. */
+/**
+ * The claimed jobs of one worker, by id, and the slots they hold. A job can be tracked again while
+ * its earlier claim's run is still settling (NACK'd unstarted, then claimed again by this worker):
+ * lookups by id see the newest claim, and {@link settled} waits for both.
+ */
 export class InFlightTable {
   private readonly entries = new Map<string, InFlight>();
+  /** Every unsettled entry, including one a newer claim of the same job replaced in `entries`. */
+  private readonly open = new Set<InFlight>();
   private busy = 0;
   private slotListener: (() => void) | undefined;
 
@@ -120,9 +126,12 @@ export class InFlightTable {
     };
     this.busy += 1;
     this.entries.set(job.id, entry);
+    this.open.add(entry);
     const settle = () => {
       this.freeSlot(entry);
-      this.entries.delete(job.id);
+      this.open.delete(entry);
+      // Only its own entry: a newer claim of the same job may have replaced it.
+      if (this.entries.get(job.id) === entry) this.entries.delete(job.id);
     };
     // One settlement on the happy path (no catch/catch/finally chain per job).
     entry.done = run(entry).then(settle, (err: unknown) =>
@@ -159,10 +168,10 @@ export class InFlightTable {
     this.slotListener?.();
   }
 
-  /** Resolves once the table is empty (jobs tracked meanwhile are waited for too). */
+  /** Resolves once every tracked entry has settled (jobs tracked meanwhile are waited for too). */
   async settled(): Promise<void> {
-    while (this.entries.size > 0) {
-      await Promise.all([...this.entries.values()].map((entry) => entry.done));
+    while (this.open.size > 0) {
+      await Promise.all([...this.open].map((entry) => entry.done));
     }
   }
 }

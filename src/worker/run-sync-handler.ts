@@ -38,8 +38,8 @@ export interface ThreadRunner {
   pool(): ThreadPool;
   /** A thread started for `jobId`; `thread` settles when it returns. */
   threadStarted(jobId: string, thread: Promise<void>): void;
-  /** The thread of `jobId` returned (its permit is already released). */
-  threadEnded(jobId: string): void;
+  /** A thread given to `threadStarted` returned (its permit is already released). */
+  threadEnded(thread: Promise<void>): void;
 }
 
 /** The job runner's hooks into a sync run. */
@@ -129,7 +129,7 @@ export async function runSyncHandler(
   runner.threadStarted(job.id, thread);
   void thread.then(() => {
     runner.permits.release();
-    runner.threadEnded(job.id);
+    runner.threadEnded(thread);
   });
   // The stop flag is raised at FORCE_TIMEOUT_PATH even after a job_timeout was recorded: the
   // thread runs on until it returns, and it may read the flag.

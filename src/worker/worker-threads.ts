@@ -13,7 +13,11 @@ import { ThreadPool } from "./thread-pool.js";
 export class WorkerThreads implements ThreadRunner {
   readonly permits: Permits;
   private threadPool: ThreadPool | undefined;
-  private readonly running = new Map<string, Promise<void>>();
+  /**
+   * Threads not returned yet, each with its job's id (by thread: a job timed out on a thread that
+   * still runs may be claimed again here and run on a second thread meanwhile).
+   */
+  private readonly running = new Map<Promise<void>, string>();
 
   /**
    * @param poolSize - `sync_handler_pool_size`: threads and permits.
@@ -34,22 +38,23 @@ export class WorkerThreads implements ThreadRunner {
   }
 
   threadStarted(jobId: string, thread: Promise<void>): void {
-    this.running.set(jobId, thread);
+    this.running.set(thread, jobId);
   }
 
-  threadEnded(jobId: string): void {
-    this.running.delete(jobId);
+  threadEnded(thread: Promise<void>): void {
+    this.running.delete(thread);
     this.onThreadEnded();
   }
 
-  /** Ids of the jobs whose thread has not returned yet. */
+  /** Ids of the jobs whose thread has not returned yet (each once). */
   runningJobIds(): string[] {
-    return [...this.running.keys()];
+    return [...new Set(this.running.values())];
   }
 
-  /** True while `jobId`'s thread has not returned. */
+  /** True while a thread of `jobId` has not returned. */
   isRunning(jobId: string): boolean {
-    return this.running.has(jobId);
+    for (const id of this.running.values()) if (id === jobId) return true;
+    return false;
   }
 
   /** Closes the pool, if one was created. Call once every thread has returned. Never throws. */

@@ -63,4 +63,54 @@ describe("Drain", () => {
       "worker_stopped",
     ]);
   });
+  // Found by chaos:short (SQLite, seed 693935358): a job NACK'd (start TTL) and claimed again by
+  // the same worker before the first claim's run had settled lost its table entry when that run
+  // settled (the table deleted by job id), so the drain stopped the worker with the row processing.
+  it("begin › same job claimed again before its first claim's run settled › waits for the new claim's outcome", async () => {
+    let finish: (() => void) | undefined;
+    const parts = await workerParts((soniq) => {
+      soniq.job({
+        name: "drain.job",
+        handler: () =>
+          new Promise<void>((r) => {
+            finish = r;
+          }),
+      });
+    });
+    const { runtime, soniq, claim, table, machine, backend } = parts;
+    await runtime.completions.start();
+    await runtime.heartbeat.start();
+    const id = await soniq.enqueue("drain.job", {});
+    const [first] = await claim();
+    let reclaimed = false;
+    table.track(
+      first as NonNullable<typeof first>,
+      async (entry) => {
+        // What a stale start does: free the slot, NACK unstarted; meanwhile the row comes back.
+        table.freeSlot(entry);
+        await backend.jobNack({ id, owner: entry.owner });
+        const [again] = await claim();
+        table.track(
+          again as NonNullable<typeof again>,
+          (e) => runtime.runner.run(e),
+          async () => {},
+        );
+        reclaimed = true;
+      },
+      async () => {},
+    );
+    await waitFor(() => reclaimed && finish !== undefined, 5_000, "claimed again and started");
+    expect(table.has(id)).toBe(true);
+    machine.requestStop("SIGTERM");
+    let ended = false;
+    const exit = runtime.drain.begin().finally(() => {
+      ended = true;
+    });
+    await new Promise((r) => setTimeout(r, 50));
+    expect(ended).toBe(false);
+    expect(await backend.jobGet({ id })).toMatchObject({ status: "processing" });
+    finish?.();
+    expect(await exit).toEqual({ reason: "drained", exitCode: 0, released: [] });
+    expect(await backend.jobGet({ id })).toMatchObject({ status: "done" });
+  });
 });
