@@ -37,20 +37,13 @@ const NEW_CLAIM_TOKEN = `lower(hex(randomblob(4)) || '-' || hex(randomblob(2)) |
     || substr(hex(randomblob(2)), 2) || '-' || hex(randomblob(6)))`;
 
 /**
- * The claim as one statement (perf-design §8): `UPDATE … WHERE id IN (SELECT … ORDER BY … LIMIT)
- * RETURNING` over the due queued rows that also match `filter`: `processing`, owner and a fresh
- * token set, `started_at = updated_at = @now`, attempts unchanged. Replaces a `SELECT` of ids
- * plus one `UPDATE … RETURNING` per id (k + 1 statement steps per claim of k).
+ * The due queued rows that also match `filter`, in claim order, at most `@limit` (`@now`) → ids.
+ * Reads the partial claim index only.
  */
-function claimStatement(filter: string): string {
-  return `UPDATE soniq_jobs
-    SET status = 'processing', worker_id = @workerId, claim_token = ${NEW_CLAIM_TOKEN},
-        started_at = @now, updated_at = @now, start_known = @startKnown
-    WHERE status = 'queued' AND id IN (
-      SELECT id FROM soniq_jobs
-      WHERE status = 'queued' AND scheduled_at <= @now ${filter}
-      ORDER BY ${CLAIM_ORDER} LIMIT @limit)
-    RETURNING ${JOB_COLUMNS}`;
+function dueIdsStatement(filter: string): string {
+  return `SELECT id FROM soniq_jobs
+    WHERE status = 'queued' AND scheduled_at <= @now ${filter}
+    ORDER BY ${CLAIM_ORDER} LIMIT @limit`;
 }
 
 /**
@@ -130,20 +123,31 @@ export const SQL = {
       @scheduledAt, @now, @now, @dedupKey, @meta, @traceContext)`,
 
   /**
-   * `@now`, `@limit`, `@workerId`, `@startKnown` (0/1): claims the first due queued jobs of every
-   * queue in one statement → their rows (`JOB_COLUMNS`), in no particular order (`RETURNING`
-   * order is unspecified: the caller sorts them into claim order). Queues that are paused or
-   * have a `max_running` (`soniq_queues`) are skipped: a limited queue is claimed by
-   * {@link SQL.claimInLimitedQueue} within the room {@link SQL.limitedRoom} reports. Run inside
-   * `BEGIN IMMEDIATE` (the file's write lock is held from the start, so the rows read are the
-   * rows updated, exactly once across every process sharing the file).
+   * → `restricted` 1 when any queue is paused or has a `max_running` (`soniq_queues`), else 0.
+   * The claim reads it first: without such a queue it needs no queue filter and no room count.
    */
-  claimAll: claimStatement(`${UNRESTRICTED}`),
+  restrictedQueueExists: `SELECT EXISTS (SELECT 1 FROM soniq_queues
+      WHERE paused = 1 OR max_running IS NOT NULL) AS restricted`,
 
-  /** As {@link SQL.claimAll}, restricted to `@queues` (a JSON array of queue names). */
-  claimInQueues: claimStatement(
+  /**
+   * `@now`, `@limit` → the ids of the first due queued jobs of every queue, in claim order. The
+   * claim's read when no queue is paused or limited ({@link SQL.restrictedQueueExists}).
+   */
+  dueIds: dueIdsStatement(""),
+
+  /** As {@link SQL.dueIds}, restricted to `@queues` (a JSON array of queue names). */
+  dueIdsInQueues: dueIdsStatement("AND queue IN (SELECT value FROM json_each(@queues))"),
+
+  /** As {@link SQL.dueIds}, skipping queues that are paused or have a `max_running`. */
+  dueIdsUnrestricted: dueIdsStatement(UNRESTRICTED),
+
+  /** As {@link SQL.dueIdsInQueues}, skipping queues that are paused or have a `max_running`. */
+  dueIdsInQueuesUnrestricted: dueIdsStatement(
     `AND queue IN (SELECT value FROM json_each(@queues)) ${UNRESTRICTED}`,
   ),
+
+  /** As {@link SQL.dueIds}, for one queue `@queue` with a `max_running`. */
+  dueIdsInLimitedQueue: dueIdsStatement("AND queue = @queue"),
 
   /**
    * `@queues` (JSON array, or NULL for every queue) → `name`, `room` of each queue that is not
@@ -158,8 +162,22 @@ export const SQL = {
       AND (@queues IS NULL OR q.name IN (SELECT value FROM json_each(@queues)))
     ORDER BY q.name`,
 
-  /** As {@link SQL.claimAll}, for one queue `@queue` with a `max_running`. */
-  claimInLimitedQueue: claimStatement("AND queue = @queue"),
+  /**
+   * `@ids` (a JSON array of ids the claim's read chose), `@now`, `@workerId`, `@startKnown`
+   * (0/1): each of those rows still `queued` becomes `processing` with the owner and a fresh
+   * random token, `started_at = updated_at = @now`, attempts unchanged → their rows
+   * (`JOB_COLUMNS`), in no particular order. Run inside the same `BEGIN IMMEDIATE` as the read
+   * (the file's write lock is held from the start, so the rows read are the rows updated,
+   * exactly once across every process sharing the file). Measured against one
+   * `UPDATE … WHERE id IN (SELECT … LIMIT)`: that statement materialises its subquery and cost
+   * about 55 µs more per claim (docs/performance.md), and this pair skips the write when nothing
+   * is due.
+   */
+  claimByIds: `UPDATE soniq_jobs
+    SET status = 'processing', worker_id = @workerId, claim_token = ${NEW_CLAIM_TOKEN},
+        started_at = @now, updated_at = @now, start_known = @startKnown
+    WHERE status = 'queued' AND id IN (SELECT value FROM json_each(@ids))
+    RETURNING ${JOB_COLUMNS}`,
 
   /**
    * Success, fenced ({@link OWNED}): `@result` (JSON text or NULL), `@retentionMs`. `done`,

@@ -70,51 +70,62 @@ export function insertJobs(
   });
 }
 
-/** Claim order (sql.ts `CLAIM_ORDER`): priority, due time, creation time, id. */
-function inClaimOrder(a: JobRecord, b: JobRecord): number {
-  return (
-    a.priority - b.priority ||
-    a.scheduled_at - b.scheduled_at ||
-    a.created_at - b.created_at ||
-    (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
-  );
-}
-
 /**
  * Claims up to `request.limit` due queued jobs in claim order, each with a fresh random UUID
- * `claim_token`: exactly once across every process sharing the file. One `UPDATE … RETURNING`
- * for the unrestricted queues, one per limited queue with room; the rows come back in no
- * particular order and are sorted into claim order here (limited queues' rows after the
- * others', as before).
+ * `claim_token`: exactly once across every process sharing the file. Inside one `BEGIN
+ * IMMEDIATE`: the ids are read in claim order (queues that are paused or have a `max_running`
+ * skipped; each limited queue then within its room, its rows after the others'), then one
+ * `UPDATE … RETURNING` claims them all (none when nothing is due).
  * @returns The claimed jobs, in claim order (empty when the limit is below 1).
  */
 export function claimDue(s: SqliteSession, request: JobClaimParams): ClaimedJob[] {
   const limit = Math.floor(request.limit);
   if (!(limit >= 1)) return [];
-  const claimFree = s.statement(request.queues === null ? "claimAll" : "claimInQueues");
-  const rooms = s.statement("limitedRoom");
-  const claimLimited = s.statement("claimInLimitedQueue");
   return s.immediate(() => {
     const now = s.nowMs();
     const queues = request.queues === null ? null : JSON.stringify(request.queues);
-    const startKnown = request.deferStart === true ? 0 : 1;
-    const params: Record<string, unknown> = { now, limit, workerId: request.workerId, startKnown };
+    const restricted =
+      (s.statement("restrictedQueueExists").get() as { restricted: number }).restricted === 1;
+    const read = s.statement(
+      queues === null
+        ? restricted
+          ? "dueIdsUnrestricted"
+          : "dueIds"
+        : restricted
+          ? "dueIdsInQueuesUnrestricted"
+          : "dueIdsInQueues",
+    );
+    const params: Record<string, unknown> = { now, limit };
     if (queues !== null) params.queues = queues;
-    const claimed = (claimFree.all(params) as JobRecord[]).sort(inClaimOrder);
-    // Queues with a max_running: at most their room, counted inside this same transaction.
-    for (const { name, room } of rooms.all({ queues }) as Array<{ name: string; room: number }>) {
-      const want = Math.min(room, limit - claimed.length);
-      if (want <= 0) continue;
-      const rows = claimLimited.all({
-        now,
-        limit: want,
-        queue: name,
-        workerId: request.workerId,
-        startKnown,
-      }) as JobRecord[];
-      claimed.push(...rows.sort(inClaimOrder));
+    const ids = read.pluck().all(params) as string[];
+    if (restricted) {
+      // Queues with a max_running: at most their room, counted inside this same transaction.
+      const dueInQueue = s.statement("dueIdsInLimitedQueue").pluck();
+      const rooms = s.statement("limitedRoom").all({ queues }) as Array<{
+        name: string;
+        room: number;
+      }>;
+      for (const { name, room } of rooms) {
+        const want = Math.min(room, limit - ids.length);
+        if (want <= 0) continue;
+        ids.push(...(dueInQueue.all({ now, limit: want, queue: name }) as string[]));
+      }
     }
-    return claimed.map((row) => claimedJobOf(toJobRow(row)));
+    if (ids.length === 0) return [];
+    const rows = s.statement("claimByIds").all({
+      ids: JSON.stringify(ids),
+      now,
+      workerId: request.workerId,
+      startKnown: request.deferStart === true ? 0 : 1,
+    }) as JobRecord[];
+    // RETURNING order is unspecified: back into the order the ids were read in.
+    const byId = new Map(rows.map((row) => [row.id, row]));
+    const claimed: ClaimedJob[] = [];
+    for (const id of ids) {
+      const row = byId.get(id);
+      if (row) claimed.push(claimedJobOf(toJobRow(row)));
+    }
+    return claimed;
   });
 }
 
