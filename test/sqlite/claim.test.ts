@@ -1,6 +1,7 @@
-// The SQLite claim is one `UPDATE … WHERE id IN (SELECT … ORDER BY … LIMIT k) RETURNING` per
-// claim (plus one per limited queue with room); RETURNING's order is unspecified, so the backend
-// sorts the rows into claim order. Each claimed row gets its own fresh token.
+// The SQLite claim reads the due ids in claim order (plus each limited queue's within its room),
+// then claims them with one `UPDATE … WHERE id IN (json_each) RETURNING`; RETURNING's order is
+// unspecified, so the backend puts the rows back into the order read. Each claimed row gets its
+// own fresh token.
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { SqliteBackend } from "../../src/backends/sqlite/sqlite-backend.js";
@@ -9,7 +10,7 @@ import { removeTempDirs, tempDir } from "../helpers/temp.js";
 
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
-describe("sqlite: the single-statement claim", () => {
+describe("sqlite: the claim", () => {
   const opened: SqliteBackend[] = [];
   afterAll(async () => {
     for (const backend of opened) await backend.close();

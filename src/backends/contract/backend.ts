@@ -42,8 +42,8 @@ export interface Backend extends JobStore, WorkerStore, LeaseStore, ScheduleStor
   readonly submissions: SubmissionStore;
   /**
    * Hand-off at enqueue (hand-off.ts): where this process's workers offer free slots to a pool
-   * enqueue of one due job. Absent on backends that do not hand off (SQLite, memory: their claim
-   * is an in-process call already).
+   * enqueue of one due job. Absent on backends that do not hand off (memory: its claim is a
+   * synchronous call already).
    */
   readonly handOff?: HandOffDesk;
   /** Creates or migrates the schema. Idempotent; safe when two processes run it at once. */

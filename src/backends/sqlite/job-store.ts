@@ -31,12 +31,14 @@ import {
   type RecoveryResult,
 } from "../contract/index.js";
 import { assertNoConnection } from "../shared/capability-guard.js";
+import type { LocalHandOffDesk } from "../shared/hand-off-desk.js";
 import { secondsToMs } from "./clock.js";
 import type { SqliteConnection } from "./connection.js";
 import { countJobs, countJobsByQueue } from "./job-counts.js";
 import { type DeadLetterRecord, type JobRecord, toDeadLetterRow, toJobRow } from "./rows.js";
 import {
   claimDue,
+  insertHandedOff,
   completeAll,
   fence,
   insertJobs,
@@ -51,15 +53,48 @@ export class SqliteJobStore implements JobStore {
   /**
    * @param wake - wakes this process's claimers of a queue (enqueue, NACK, replay, recovery, and
    * retry or snooze with a delay of 0); other processes poll.
+   * @param handOff - where this process's workers offer free slots (hand-off at enqueue).
    */
   constructor(
     private readonly conn: SqliteConnection,
     private readonly wake: (queue: string) => void,
+    private readonly handOff?: LocalHandOffDesk,
   ) {}
 
-  /** One immediate transaction (transactions.ts `insertJobs`). See {@link JobStore.jobEnqueue}. */
+  /**
+   * One immediate transaction (transactions.ts `insertJobs`). One job due now, with a worker of
+   * this process idle on its queue, is handed off (transactions.ts `insertHandedOff`;
+   * contract/hand-off.ts). See {@link JobStore.jobEnqueue}.
+   */
   async jobEnqueue({ jobs, connection }: JobEnqueueParams): Promise<EnqueueResult[]> {
     assertNoConnection("sqlite", connection);
+    const single = jobs.length === 1 ? jobs[0] : undefined;
+    if (
+      single &&
+      this.handOff &&
+      this.handOff.size > 0 &&
+      single.runAt === null &&
+      single.delaySeconds === 0
+    ) {
+      const reservation = this.handOff.reserve(single.queue);
+      if (reservation) {
+        let out: ReturnType<typeof insertHandedOff>;
+        try {
+          out = await this.conn.use((s) => insertHandedOff(s, single, reservation.workerId));
+        } catch (err) {
+          // One synchronous transaction: a call that threw committed nothing.
+          reservation.cancel();
+          throw err;
+        }
+        if (out.claimed) {
+          reservation.deliver(out.claimed);
+        } else {
+          reservation.cancel();
+          if (out.result.inserted) this.wake(single.queue);
+        }
+        return [out.result];
+      }
+    }
     const { results, queues } = await this.conn.use((s) => insertJobs(s, jobs));
     for (const queue of queues) this.wake(queue);
     return results;

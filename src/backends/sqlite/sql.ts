@@ -123,6 +123,33 @@ export const SQL = {
       @scheduledAt, @now, @now, @dedupKey, @meta, @traceContext)`,
 
   /**
+   * Hand-off at enqueue (contract/hand-off.ts): `@queue`, `@now` → one row per `queued` job, at
+   * most `HAND_OFF_PROBE_ROWS` + 1 of them (transactions.ts), `blocks` 1 for a due row of
+   * `@queue`. Walks the partial claim index only, so it costs at most that many index entries
+   * whatever the table holds: the job is handed off only when every queued row was seen and none
+   * blocks.
+   */
+  handOffProbe: `SELECT (queue = @queue AND scheduled_at <= @now) AS blocks
+    FROM soniq_jobs INDEXED BY soniq_jobs_claim WHERE status = 'queued' LIMIT @rows`,
+
+  /** `@queue` → a row when that queue is paused or has a `max_running` (never handed off). */
+  queueRestricted: `SELECT 1 FROM soniq_queues
+    WHERE name = @queue AND (paused = 1 OR max_running IS NOT NULL)`,
+
+  /**
+   * As {@link SQL.insertJob} for a job due now, inserted already claimed by `@workerId` (what
+   * {@link SQL.claimByIds} writes: `processing`, a fresh random token, `started_at = @now`, start
+   * not known) → its row (`JOB_COLUMNS`).
+   */
+  insertClaimedJob: `INSERT INTO soniq_jobs (id, name, queue, args, status, priority, max_attempts,
+      scheduled_at, created_at, updated_at, dedup_key, meta, trace_context, worker_id,
+      claim_token, started_at, start_known)
+    VALUES (@id, @name, @queue, @args, 'processing', @priority, @maxAttempts,
+      @now, @now, @now, @dedupKey, @meta, @traceContext, @workerId,
+      ${NEW_CLAIM_TOKEN}, @now, 0)
+    RETURNING ${JOB_COLUMNS}`,
+
+  /**
    * → `restricted` 1 when any queue is paused or has a `max_running` (`soniq_queues`), else 0.
    * The claim reads it first: without such a queue it needs no queue filter and no room count.
    */

@@ -50,23 +50,73 @@ export function insertJobs(
           continue;
         }
       }
-      insert.run({
-        id: job.id,
-        name: job.name,
-        queue: job.queue,
-        args: job.args,
-        priority: job.priority,
-        maxAttempts: job.maxAttempts,
-        scheduledAt: job.runAt ? job.runAt.getTime() : now + secondsToMs(job.delaySeconds),
-        now,
-        dedupKey: job.dedupKey,
-        meta: job.meta ?? null,
-        traceContext: job.traceContext ?? null,
-      });
+      insert.run(insertParams(job, now));
       queues.add(job.queue);
       results.push({ id: job.id, inserted: true });
     }
     return { results, queues };
+  });
+}
+
+/** The named parameters of `insertJob` for `job` at the database's `now` (ms). */
+function insertParams(job: NewJob, now: number): Record<string, unknown> {
+  return {
+    id: job.id,
+    name: job.name,
+    queue: job.queue,
+    args: job.args,
+    priority: job.priority,
+    maxAttempts: job.maxAttempts,
+    scheduledAt: job.runAt ? job.runAt.getTime() : now + secondsToMs(job.delaySeconds),
+    now,
+    dedupKey: job.dedupKey,
+    meta: job.meta ?? null,
+    traceContext: job.traceContext ?? null,
+  };
+}
+
+/**
+ * Queued rows the hand-off probe reads at most (sql.ts `handOffProbe`): with more queued rows than
+ * this a job is never handed off (queued as usual), so the probe stays cheap on any table.
+ */
+export const HAND_OFF_PROBE_ROWS = 64;
+
+/**
+ * Hand-off at enqueue (contract/hand-off.ts) of one job due now (no `runAt`, no delay), all or
+ * nothing: a dedup hit inserts nothing (the holder's id); a job whose queue is free — no due
+ * `queued` row of that queue, the queue neither paused nor limited, and at most
+ * {@link HAND_OFF_PROBE_ROWS} queued rows in the file (else the probe cannot tell cheaply) — is
+ * inserted already claimed by `workerId` and returned as `claimed`; otherwise it is inserted
+ * `queued`, as {@link insertJobs} does.
+ */
+export function insertHandedOff(
+  s: SqliteSession,
+  job: NewJob,
+  workerId: string,
+): { result: EnqueueResult; claimed?: ClaimedJob } {
+  return s.immediate(() => {
+    const now = s.nowMs();
+    if (job.dedupKey !== null) {
+      const holder = s.statement("dedupHolder").get({ dedupKey: job.dedupKey }) as
+        | { id: string }
+        | undefined;
+      if (holder) return { result: { id: holder.id, inserted: false } };
+    }
+    const params = insertParams(job, now);
+    const result = { id: job.id, inserted: true };
+    const probed = s
+      .statement("handOffProbe")
+      .all({ queue: job.queue, now, rows: HAND_OFF_PROBE_ROWS + 1 }) as Array<{ blocks: number }>;
+    const free =
+      probed.length <= HAND_OFF_PROBE_ROWS &&
+      !probed.some((row) => row.blocks === 1) &&
+      s.statement("queueRestricted").get({ queue: job.queue }) === undefined;
+    if (!free) {
+      s.statement("insertJob").run(params);
+      return { result };
+    }
+    const row = s.statement("insertClaimedJob").get({ ...params, workerId }) as JobRecord;
+    return { result, claimed: claimedJobOf(toJobRow(row)) };
   });
 }
 
