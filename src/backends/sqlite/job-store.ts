@@ -38,9 +38,9 @@ import { countJobs, countJobsByQueue } from "./job-counts.js";
 import { type DeadLetterRecord, type JobRecord, toDeadLetterRow, toJobRow } from "./rows.js";
 import {
   claimDue,
-  insertHandedOff,
   completeAll,
   fence,
+  insertHandedOff,
   insertJobs,
   moveToDeadLetter,
   nackAll,

@@ -6,8 +6,8 @@
  */
 import type { Backend, Capabilities, Notifier } from "../contract/index.js";
 import { DelegatingStores } from "../shared/delegating-stores.js";
-import { loadMigrations } from "../shared/migrations.js";
 import { LocalHandOffDesk } from "../shared/hand-off-desk.js";
+import { loadMigrations } from "../shared/migrations.js";
 import { WakeBus } from "../shared/wake-bus.js";
 import { SqliteAdminStore } from "./admin-store.js";
 import { SqliteConnection } from "./connection.js";
