@@ -1,43 +1,35 @@
 /**
  * The `soniq` program: its name, version and usage-error rule, and the list of its commands (one
  * module each under commands/; adding a command is one file there and one line in COMMANDS).
+ * Only the module of the command being run is loaded (all of them for help and usage errors), so
+ * `soniq worker` does not carry the dashboard's or the operations commands' code.
  * Exit codes: 0 drained / success, 1 shutdown deadline path taken, 2 start-up or configuration
  * error, 3 outcome not recorded (exit-codes.ts).
  */
 import { readFileSync } from "node:fs";
 import { Command } from "commander";
-import * as checkDeploy from "./commands/check-deploy.js";
-import * as dashboard from "./commands/dashboard.js";
-import * as dlq from "./commands/dlq.js";
-import * as enqueue from "./commands/enqueue.js";
-import * as jobs from "./commands/jobs.js";
-import * as queues from "./commands/queues.js";
-import * as recover from "./commands/recover.js";
-import * as remote from "./commands/remote.js";
-import * as schedules from "./commands/schedules.js";
-import * as setup from "./commands/setup.js";
-import * as status from "./commands/status.js";
-import * as worker from "./commands/worker.js";
-import * as workers from "./commands/workers.js";
 import { EXIT } from "./exit-codes.js";
 import { fail } from "./runner.js";
 
-/** The commands, in `--help` order; each module adds its own to the program. */
-const COMMANDS: readonly { register(program: Command): void }[] = [
-  setup,
-  worker,
-  enqueue,
-  recover,
-  status,
-  jobs,
-  dlq,
-  queues,
-  workers,
-  remote,
-  schedules,
-  checkDeploy,
-  dashboard,
-];
+/** A command module: adds its command to the program. */
+type CommandModule = { register(program: Command): void };
+
+/** The commands by name, in `--help` order, each loaded on demand. */
+const COMMANDS: Readonly<Record<string, () => Promise<CommandModule>>> = {
+  setup: () => import("./commands/setup.js"),
+  worker: () => import("./commands/worker.js"),
+  enqueue: () => import("./commands/enqueue.js"),
+  recover: () => import("./commands/recover.js"),
+  status: () => import("./commands/status.js"),
+  jobs: () => import("./commands/jobs.js"),
+  dlq: () => import("./commands/dlq.js"),
+  queues: () => import("./commands/queues.js"),
+  workers: () => import("./commands/workers.js"),
+  remote: () => import("./commands/remote.js"),
+  schedules: () => import("./commands/schedules.js"),
+  "check-deploy": () => import("./commands/check-deploy.js"),
+  dashboard: () => import("./commands/dashboard.js"),
+};
 
 const { version } = JSON.parse(
   readFileSync(new URL("../../package.json", import.meta.url), "utf8"),
@@ -57,7 +49,15 @@ const program = new Command()
     outputError: (text, write) => write(`soniq: INVALID_INPUT: ${text.replace(/^error: /, "")}`),
   });
 
-for (const command of COMMANDS) command.register(program);
+// The command named first on the line, or every command (help, a version flag, a usage error).
+const named = process.argv[2];
+const load =
+  named !== undefined && Object.hasOwn(COMMANDS, named)
+    ? [COMMANDS[named] as () => Promise<CommandModule>]
+    : Object.values(COMMANDS);
+for (const module of await Promise.all(load.map((importer) => importer()))) {
+  module.register(program);
+}
 
 try {
   await program.parseAsync(process.argv);
