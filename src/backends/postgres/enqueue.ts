@@ -5,7 +5,7 @@
  */
 import type { EnqueueResult, NewJob, PgQueryable } from "../contract/index.js";
 import type { PgJobStoreDeps } from "./connection.js";
-import { enqueueHandedOff, reserveHandOff } from "./hand-off-enqueue.js";
+import { enqueueHandedOff } from "./hand-off-enqueue.js";
 
 /** How often enqueue re-tries jobs whose dedup holder vanished under it (pruned, rolled back). */
 const ENQUEUE_ATTEMPTS = 3;
@@ -31,10 +31,9 @@ export async function enqueueBatch(
   deps.conn.assertOpen();
   if (jobs.length === 0) return [];
   // One job on the pool: an idle worker of this process may take it in the same statement.
-  const single = jobs.length === 1 && !via && deps.handOff ? jobs[0] : undefined;
-  const reservation = single && deps.handOff ? reserveHandOff(deps.handOff, single) : undefined;
-  if (single && deps.handOff && reservation) {
-    const handed = await enqueueHandedOff(deps, deps.handOff, single, reservation);
+  const offer = via ? undefined : deps.handOff?.desk.reserveFor(jobs);
+  if (offer && deps.handOff) {
+    const handed = await enqueueHandedOff(deps, deps.handOff, offer.job, offer.reservation);
     if (handed) return [handed];
   }
   const unique: NewJob[] = [];

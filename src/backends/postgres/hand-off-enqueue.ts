@@ -36,18 +36,7 @@ function certainlyNotCommitted(err: unknown): boolean {
 }
 
 /**
- * A reservation for `job` from an idle worker of this process, or `undefined` when hand-off does
- * not apply (the job is not due now, or no worker is idle on its queue). Synchronous, so an
- * enqueue that takes the ordinary path is tracked by the connection in the same tick as before.
- * Call only for a pool enqueue (no caller's client) of exactly one job.
- */
-export function reserveHandOff(handOff: PgHandOff, job: NewJob): HandOffReservation | undefined {
-  if (job.runAt !== null || job.delaySeconds !== 0 || handOff.desk.size === 0) return undefined;
-  return handOff.desk.reserve(job.queue);
-}
-
-/**
- * Enqueues `job` for the worker holding `reservation` ({@link reserveHandOff}).
+ * Enqueues `job` for the worker holding `reservation` (`LocalHandOffDesk.reserveFor`).
  * @returns The enqueue's result — the worker already has the job when it was handed off; the
  * worker's queue is woken when it was queued instead — or `undefined` when a dedup holder is not
  * yet visible to this statement's snapshot: the caller then enqueues as usual. The reservation is

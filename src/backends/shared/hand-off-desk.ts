@@ -3,7 +3,7 @@
  * a job at enqueue, asked in registration order for a slot reservation. Lives beside the wake bus:
  * both are how a backend's own writes reach this process's workers without a round trip.
  */
-import type { HandOffDesk, HandOffReservation, HandOffTaker } from "../contract/index.js";
+import type { HandOffDesk, HandOffReservation, HandOffTaker, NewJob } from "../contract/index.js";
 
 /** See the module comment. */
 export class LocalHandOffDesk implements HandOffDesk {
@@ -19,11 +19,6 @@ export class LocalHandOffDesk implements HandOffDesk {
     };
   }
 
-  /** Whether any worker is registered (a cheap test before building anything for a hand-off). */
-  get size(): number {
-    return this.takers.size;
-  }
-
   /**
    * The first reservation a registered worker grants for a job of `queue`, or `undefined` when none
    * is idle on it. The caller must settle it exactly once (contract/hand-off.ts).
@@ -34,6 +29,23 @@ export class LocalHandOffDesk implements HandOffDesk {
       if (reservation) return reservation;
     }
     return undefined;
+  }
+
+  /**
+   * The hand-off rule's first half, the same on every backend: a reservation for a pool enqueue of
+   * `jobs` when it is exactly one job due now (no `runAt`, no delay) and a worker is idle on its
+   * queue; otherwise `undefined` (the ordinary path). Synchronous. The caller must not ask for an
+   * enqueue inside a caller's transaction, and must settle the reservation exactly once.
+   */
+  reserveFor(
+    jobs: readonly NewJob[],
+  ): { job: NewJob; reservation: HandOffReservation } | undefined {
+    const job = jobs.length === 1 ? jobs[0] : undefined;
+    if (!job || job.runAt !== null || job.delaySeconds !== 0 || this.takers.size === 0) {
+      return undefined;
+    }
+    const reservation = this.reserve(job.queue);
+    return reservation ? { job, reservation } : undefined;
   }
 
   /** Drops every worker; later registrations do nothing (the backend is closed). */

@@ -68,32 +68,24 @@ export class SqliteJobStore implements JobStore {
    */
   async jobEnqueue({ jobs, connection }: JobEnqueueParams): Promise<EnqueueResult[]> {
     assertNoConnection("sqlite", connection);
-    const single = jobs.length === 1 ? jobs[0] : undefined;
-    if (
-      single &&
-      this.handOff &&
-      this.handOff.size > 0 &&
-      single.runAt === null &&
-      single.delaySeconds === 0
-    ) {
-      const reservation = this.handOff.reserve(single.queue);
-      if (reservation) {
-        let out: ReturnType<typeof insertHandedOff>;
-        try {
-          out = await this.conn.use((s) => insertHandedOff(s, single, reservation.workerId));
-        } catch (err) {
-          // One synchronous transaction: a call that threw committed nothing.
-          reservation.cancel();
-          throw err;
-        }
-        if (out.claimed) {
-          reservation.deliver(out.claimed);
-        } else {
-          reservation.cancel();
-          if (out.result.inserted) this.wake(single.queue);
-        }
-        return [out.result];
+    const offer = this.handOff?.reserveFor(jobs);
+    if (offer) {
+      const { job, reservation } = offer;
+      let out: ReturnType<typeof insertHandedOff>;
+      try {
+        out = await this.conn.use((s) => insertHandedOff(s, job, reservation.workerId));
+      } catch (err) {
+        // One synchronous transaction: a call that threw committed nothing.
+        reservation.cancel();
+        throw err;
       }
+      if (out.claimed) {
+        reservation.deliver(out.claimed);
+      } else {
+        reservation.cancel();
+        if (out.result.inserted) this.wake(job.queue);
+      }
+      return [out.result];
     }
     const { results, queues } = await this.conn.use((s) => insertJobs(s, jobs));
     for (const queue of queues) this.wake(queue);
