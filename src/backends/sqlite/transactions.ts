@@ -120,6 +120,12 @@ export function insertHandedOff(
   });
 }
 
+/** The claim's read of due ids: every queue or some (`@queues`), without or with the filter. */
+const DUE_IDS = {
+  all: ["dueIds", "dueIdsUnrestricted"],
+  some: ["dueIdsInQueues", "dueIdsInQueuesUnrestricted"],
+} as const;
+
 /**
  * Claims up to `request.limit` due queued jobs in claim order, each with a fresh random UUID
  * `claim_token`: exactly once across every process sharing the file. Inside one `BEGIN
@@ -136,15 +142,7 @@ export function claimDue(s: SqliteSession, request: JobClaimParams): ClaimedJob[
     const queues = request.queues === null ? null : JSON.stringify(request.queues);
     const restricted =
       (s.statement("restrictedQueueExists").get() as { restricted: number }).restricted === 1;
-    const read = s.statement(
-      queues === null
-        ? restricted
-          ? "dueIdsUnrestricted"
-          : "dueIds"
-        : restricted
-          ? "dueIdsInQueuesUnrestricted"
-          : "dueIdsInQueues",
-    );
+    const read = s.statement(DUE_IDS[queues === null ? "all" : "some"][restricted ? 1 : 0]);
     const params: Record<string, unknown> = { now, limit };
     if (queues !== null) params.queues = queues;
     const ids = read.pluck().all(params) as string[];
