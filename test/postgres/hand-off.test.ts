@@ -10,17 +10,13 @@ import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { pino } from "pino";
 import { afterEach, expect, it, vi } from "vitest";
-import type {
-  ClaimedJob,
-  HandOffReservation,
-  HandOffTaker,
-} from "../../src/backends/contract/index.js";
 import { buildHandOffStatements } from "../../src/backends/postgres/hand-off-sql.js";
 import { PostgresBackend } from "../../src/backends/postgres/postgres-backend.js";
 import { SESSION_SETUP } from "../../src/backends/postgres/sql.js";
 import { Soniq } from "../../src/index.js";
 import { newJob } from "../contract/helpers.js";
 import { waitForEvent } from "../helpers/events.js";
+import { handOffBackendCases, handOffTaker } from "../helpers/hand-off-cases.js";
 import { TEST_DATABASE_URL } from "../helpers/postgres.js";
 import { describePostgres, usePostgresSchemas } from "../helpers/postgres-suite.js";
 import { waitFor } from "../helpers/wait.js";
@@ -221,112 +217,11 @@ describePostgres("postgres: hand-off at enqueue", () => {
     });
   }
 
-  /** A test taker at the backend's desk: grants every reservation and records how each settled. */
-  function taker(backend: PostgresBackend, workerId = "w-test") {
-    const log: Array<{ queue: string; how: "deliver" | "cancel" | "lost"; job?: ClaimedJob }> = [];
-    const asked: string[] = [];
-    const t: HandOffTaker = {
-      reserve(queue): HandOffReservation {
-        asked.push(queue);
-        return {
-          workerId,
-          deliver: (job) => void log.push({ queue, how: "deliver", job }),
-          cancel: () => void log.push({ queue, how: "cancel" }),
-          lost: () => void log.push({ queue, how: "lost" }),
-        };
-      },
-    };
-    const unregister = backend.handOff.register(t);
-    return { log, asked, unregister };
-  }
+  handOffBackendCases(openBackend, { code: "23505" });
 
-  it("hand-off › a queue with a due backlog, a paused or a limited queue › queued as usual, never ahead of the backlog", async () => {
+  it("hand-off › a transactional enqueue › no reservation is asked for", async () => {
     const backend = await openBackend();
-    const first = newJob({ queue: "q" });
-    await backend.jobEnqueue({ jobs: [first] }); // nobody registered: queued
-    const { log } = taker(backend);
-    const second = newJob({ queue: "q" });
-    expect(await backend.jobEnqueue({ jobs: [second] })).toEqual([
-      { id: second.id, inserted: true },
-    ]);
-    expect(log).toEqual([{ queue: "q", how: "cancel" }]);
-    expect(await backend.jobGet({ id: second.id })).toMatchObject({
-      status: "queued",
-      workerId: null,
-      startKnown: true,
-    });
-    const order = await backend.jobClaim({ workerId: "c", queues: ["q"], limit: 10 });
-    expect(order.map((j) => j.id)).toEqual([first.id, second.id]);
-    // Paused, then limited: the claim skips such queues, so does the hand-off.
-    await backend.admin.queueSet({ name: "p", paused: true });
-    await backend.admin.queueSet({ name: "m", maxRunning: 5 });
-    const paused = newJob({ queue: "p" });
-    const limited = newJob({ queue: "m" });
-    await backend.jobEnqueue({ jobs: [paused] });
-    await backend.jobEnqueue({ jobs: [limited] });
-    expect(log.slice(1)).toEqual([
-      { queue: "p", how: "cancel" },
-      { queue: "m", how: "cancel" },
-    ]);
-    expect((await backend.jobGet({ id: paused.id }))?.status).toBe("queued");
-    expect((await backend.jobGet({ id: limited.id }))?.status).toBe("queued");
-  });
-
-  it("hand-off › only future rows or other queues' backlog › handed off, written as a claim writes it", async () => {
-    const backend = await openBackend();
-    await backend.jobEnqueue({ jobs: [newJob({ queue: "q", delaySeconds: 3600 })] });
-    await backend.jobEnqueue({ jobs: [newJob({ queue: "other" })] });
-    const { log } = taker(backend, "w-1");
-    const job = newJob({ queue: "q", meta: '{"a":1}', traceContext: "tp" });
-    expect(await backend.jobEnqueue({ jobs: [job] })).toEqual([{ id: job.id, inserted: true }]);
-    expect(log.map((l) => l.how)).toEqual(["deliver"]);
-    const delivered = log[0]?.job;
-    expect(delivered).toMatchObject({
-      id: job.id,
-      name: job.name,
-      queue: "q",
-      args: "{}",
-      attempts: 0,
-      interruptions: 0,
-      unchargedRecoveries: 0,
-      workerId: "w-1",
-      meta: '{"a":1}',
-      traceContext: "tp",
-    });
-    const row = await backend.jobGet({ id: job.id });
-    expect(row).toMatchObject({
-      status: "processing",
-      workerId: "w-1",
-      claimToken: delivered?.claimToken,
-      startKnown: false,
-    });
-    expect(row?.startedAt?.getTime()).toBe(row?.createdAt.getTime());
-    expect(row?.scheduledAt.getTime()).toBe(row?.createdAt.getTime());
-    // Fenced like any claim: the owner can finish it, nobody else can.
-    expect(
-      await backend.jobComplete({
-        id: job.id,
-        owner: { workerId: "other", claimToken: delivered?.claimToken ?? "" },
-        result: null,
-        resultRetentionSeconds: 60,
-      }),
-    ).toBe(false);
-    expect(
-      await backend.jobComplete({
-        id: job.id,
-        owner: { workerId: "w-1", claimToken: delivered?.claimToken ?? "" },
-        result: null,
-        resultRetentionSeconds: 60,
-      }),
-    ).toBe(true);
-  });
-
-  it("hand-off › a batch, a delayed job, a run-at time or a transactional enqueue › no reservation is asked for", async () => {
-    const backend = await openBackend();
-    const { asked } = taker(backend);
-    await backend.jobEnqueue({ jobs: [newJob(), newJob()] });
-    await backend.jobEnqueue({ jobs: [newJob({ delaySeconds: 5 })] });
-    await backend.jobEnqueue({ jobs: [newJob({ runAt: new Date(Date.now() - 1000) })] });
+    const { asked } = handOffTaker(backend);
     const c = await client();
     await c.query("BEGIN");
     await backend.jobEnqueue({ jobs: [newJob()], connection: c });
@@ -334,37 +229,9 @@ describePostgres("postgres: hand-off at enqueue", () => {
     expect(asked).toEqual([]);
   });
 
-  it("hand-off › a dedup hit › the holder's id, the reservation cancelled, nothing claimed", async () => {
-    const backend = await openBackend();
-    const holder = newJob({ queue: "q", dedupKey: "k", delaySeconds: 3600 });
-    await backend.jobEnqueue({ jobs: [holder] });
-    const { log } = taker(backend);
-    const again = newJob({ queue: "q", dedupKey: "k" });
-    expect(await backend.jobEnqueue({ jobs: [again] })).toEqual([
-      { id: holder.id, inserted: false },
-    ]);
-    expect(log).toEqual([{ queue: "q", how: "cancel" }]);
-    expect(await backend.jobGet({ id: again.id })).toBeNull();
-    expect(await backend.jobGet({ id: holder.id })).toMatchObject({ status: "queued" });
-    expect((await backend.jobStats()).processing).toBe(0);
-  });
-
-  it("hand-off › the database refuses the insert › rejects, the reservation cancelled, nothing claimed", async () => {
-    const backend = await openBackend();
-    const job = newJob({ queue: "q", delaySeconds: 3600 });
-    await backend.jobEnqueue({ jobs: [job] });
-    const { log } = taker(backend);
-    // The same id again: a primary-key violation, answered by the server (nothing committed).
-    await expect(backend.jobEnqueue({ jobs: [{ ...job, delaySeconds: 0 }] })).rejects.toMatchObject(
-      { code: "23505" },
-    );
-    expect(log).toEqual([{ queue: "q", how: "cancel" }]);
-    expect((await backend.jobStats()).processing).toBe(0);
-  });
-
   it("hand-off › a hand-off statement killed before it committed › the reservation is lost, no row exists, nothing runs", async () => {
     const backend = await openBackend();
-    const { log } = taker(backend);
+    const { log } = handOffTaker(backend);
     const c = await client();
     // An uncommitted holder of the key: the hand-off insert waits on it.
     await c.query("BEGIN");

@@ -6,16 +6,12 @@
 import { join } from "node:path";
 import { pino } from "pino";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import type {
-  ClaimedJob,
-  HandOffReservation,
-  HandOffTaker,
-} from "../../src/backends/contract/index.js";
 import { SqliteBackend } from "../../src/backends/sqlite/sqlite-backend.js";
 import { HAND_OFF_PROBE_ROWS } from "../../src/backends/sqlite/transactions.js";
 import { Soniq } from "../../src/index.js";
 import { newJob } from "../contract/helpers.js";
 import { waitForEvent } from "../helpers/events.js";
+import { handOffBackendCases, handOffTaker } from "../helpers/hand-off-cases.js";
 import { removeTempDirs, tempDir } from "../helpers/temp.js";
 import { waitFor } from "../helpers/wait.js";
 
@@ -32,25 +28,6 @@ describe("sqlite: hand-off at enqueue", () => {
     closers.push(() => backend.close());
     await backend.setup();
     return backend;
-  }
-
-  /** A test taker at the backend's desk: grants every reservation and records how each settled. */
-  function taker(backend: SqliteBackend, workerId = "w-test") {
-    const log: Array<{ queue: string; how: "deliver" | "cancel" | "lost"; job?: ClaimedJob }> = [];
-    const asked: string[] = [];
-    const t: HandOffTaker = {
-      reserve(queue): HandOffReservation {
-        asked.push(queue);
-        return {
-          workerId,
-          deliver: (job) => void log.push({ queue, how: "deliver", job }),
-          cancel: () => void log.push({ queue, how: "cancel" }),
-          lost: () => void log.push({ queue, how: "lost" }),
-        };
-      },
-    };
-    const unregister = backend.handOff.register(t);
-    return { log, asked, unregister };
   }
 
   it("hand-off › an idle worker, an enqueue of one due job › inserted claimed by the worker and run without a claim", async () => {
@@ -109,84 +86,13 @@ describe("sqlite: hand-off at enqueue", () => {
     expect(await worker.stop()).toMatchObject({ exitCode: 0 });
   });
 
-  it("hand-off › a due backlog in the queue, a paused or a limited queue › queued as usual, never ahead of the backlog", async () => {
-    const backend = await openBackend();
-    // Due a second ago: SQLite's times are milliseconds, and two enqueues may share one.
-    const first = newJob({ queue: "q", runAt: new Date(Date.now() - 1000) });
-    await backend.jobEnqueue({ jobs: [first] }); // nobody registered: queued
-    const { log } = taker(backend);
-    const second = newJob({ queue: "q" });
-    expect(await backend.jobEnqueue({ jobs: [second] })).toEqual([
-      { id: second.id, inserted: true },
-    ]);
-    expect(log).toEqual([{ queue: "q", how: "cancel" }]);
-    expect(await backend.jobGet({ id: second.id })).toMatchObject({
-      status: "queued",
-      workerId: null,
-      startKnown: true,
-    });
-    const order = await backend.jobClaim({ workerId: "c", queues: ["q"], limit: 10 });
-    expect(order.map((j) => j.id)).toEqual([first.id, second.id]);
-    await backend.admin.queueSet({ name: "p", paused: true });
-    await backend.admin.queueSet({ name: "m", maxRunning: 5 });
-    const paused = newJob({ queue: "p" });
-    const limited = newJob({ queue: "m" });
-    await backend.jobEnqueue({ jobs: [paused] });
-    await backend.jobEnqueue({ jobs: [limited] });
-    expect(log.slice(1)).toEqual([
-      { queue: "p", how: "cancel" },
-      { queue: "m", how: "cancel" },
-    ]);
-    expect((await backend.jobGet({ id: paused.id }))?.status).toBe("queued");
-    expect((await backend.jobGet({ id: limited.id }))?.status).toBe("queued");
-  });
-
-  it("hand-off › only future rows or other queues' backlog › handed off, written as a claim writes it, fenced", async () => {
-    const backend = await openBackend();
-    await backend.jobEnqueue({ jobs: [newJob({ queue: "q", delaySeconds: 3600 })] });
-    await backend.jobEnqueue({ jobs: [newJob({ queue: "other" })] });
-    const { log } = taker(backend, "w-1");
-    const job = newJob({ queue: "q", meta: '{"a":1}', traceContext: "tp" });
-    expect(await backend.jobEnqueue({ jobs: [job] })).toEqual([{ id: job.id, inserted: true }]);
-    expect(log.map((l) => l.how)).toEqual(["deliver"]);
-    const delivered = log[0]?.job;
-    expect(delivered).toMatchObject({
-      id: job.id,
-      name: job.name,
-      queue: "q",
-      args: "{}",
-      attempts: 0,
-      interruptions: 0,
-      unchargedRecoveries: 0,
-      workerId: "w-1",
-      meta: '{"a":1}',
-      traceContext: "tp",
-    });
-    const row = await backend.jobGet({ id: job.id });
-    expect(row).toMatchObject({
-      status: "processing",
-      workerId: "w-1",
-      claimToken: delivered?.claimToken,
-      startKnown: false,
-    });
-    expect(row?.scheduledAt.getTime()).toBe(row?.createdAt.getTime());
-    const owner = (workerId: string) => ({ workerId, claimToken: delivered?.claimToken ?? "" });
-    const complete = (workerId: string) =>
-      backend.jobComplete({
-        id: job.id,
-        owner: owner(workerId),
-        result: null,
-        resultRetentionSeconds: 60,
-      });
-    expect(await complete("other")).toBe(false);
-    expect(await complete("w-1")).toBe(true);
-  });
+  handOffBackendCases(openBackend, { message: expect.stringMatching(/UNIQUE/) });
 
   it(`hand-off › ${HAND_OFF_PROBE_ROWS} queued rows, then one more, none due in the queue › handed off, then queued as usual (the probe is bounded)`, async () => {
     const backend = await openBackend();
     const future = () => newJob({ queue: "later", delaySeconds: 3600 });
     await backend.jobEnqueue({ jobs: Array.from({ length: HAND_OFF_PROBE_ROWS }, future) });
-    const { log } = taker(backend);
+    const { log } = handOffTaker(backend);
     const handed = newJob({ queue: "q" });
     await backend.jobEnqueue({ jobs: [handed] });
     expect(log.map((l) => l.how)).toEqual(["deliver"]);
@@ -196,42 +102,5 @@ describe("sqlite: hand-off at enqueue", () => {
     expect(log.map((l) => l.how)).toEqual(["deliver", "cancel"]);
     expect((await backend.jobGet({ id: handed.id }))?.status).toBe("processing");
     expect((await backend.jobGet({ id: queued.id }))?.status).toBe("queued");
-  });
-
-  it("hand-off › a batch, a delayed job or a run-at time › no reservation is asked for", async () => {
-    const backend = await openBackend();
-    const { asked } = taker(backend);
-    await backend.jobEnqueue({ jobs: [newJob(), newJob()] });
-    await backend.jobEnqueue({ jobs: [newJob({ delaySeconds: 5 })] });
-    await backend.jobEnqueue({ jobs: [newJob({ runAt: new Date(Date.now() - 1000) })] });
-    expect(asked).toEqual([]);
-  });
-
-  it("hand-off › a dedup hit › the holder's id, the reservation cancelled, nothing claimed", async () => {
-    const backend = await openBackend();
-    const holder = newJob({ queue: "q", dedupKey: "k", delaySeconds: 3600 });
-    await backend.jobEnqueue({ jobs: [holder] });
-    const { log } = taker(backend);
-    const again = newJob({ queue: "q", dedupKey: "k" });
-    expect(await backend.jobEnqueue({ jobs: [again] })).toEqual([
-      { id: holder.id, inserted: false },
-    ]);
-    expect(log).toEqual([{ queue: "q", how: "cancel" }]);
-    expect(await backend.jobGet({ id: again.id })).toBeNull();
-  });
-
-  it("hand-off › the database refuses the insert › rejects, the reservation cancelled, nothing written", async () => {
-    const backend = await openBackend();
-    const taken = newJob({ queue: "later", delaySeconds: 3600 });
-    await backend.jobEnqueue({ jobs: [taken] });
-    const { log } = taker(backend);
-    // The same id again: the primary key refuses the insert.
-    const bad = newJob({ id: taken.id, queue: "q" });
-    await expect(backend.jobEnqueue({ jobs: [bad] })).rejects.toThrow(/UNIQUE/);
-    expect(log).toEqual([{ queue: "q", how: "cancel" }]);
-    expect(await backend.jobGet({ id: taken.id })).toMatchObject({
-      queue: "later",
-      status: "queued",
-    });
   });
 });
