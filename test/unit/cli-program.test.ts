@@ -1,8 +1,15 @@
 // The `soniq` program loads only the module of the command being run, and every command for help,
 // the version flag and usage errors: each still answers as before.
 import { spawnSync } from "node:child_process";
-import { describe, expect, it } from "vitest";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, describe, expect, it } from "vitest";
 import { CLI, REPO } from "../helpers/cli.js";
+import { removeTempDirs, tempDir } from "../helpers/temp.js";
+
+/** Preload that records the command modules a process loads (test/fixtures). */
+const TRACE = fileURLToPath(new URL("../fixtures/trace-command-modules.mjs", import.meta.url));
 
 const COMMANDS = [
   "setup",
@@ -25,7 +32,27 @@ function soniq(...args: string[]) {
   return { code: run.status, out: run.stdout + run.stderr };
 }
 
+/** The command modules `soniq …args` loads, in load order (each once). */
+function loadedCommands(...args: string[]): string[] {
+  const file = join(tempDir("soniq-cli-trace-"), "loaded.txt");
+  const run = spawnSync(process.execPath, ["--import", TRACE, CLI, ...args], {
+    cwd: REPO,
+    encoding: "utf8",
+    env: { ...process.env, TRACE_COMMAND_MODULES: file },
+  });
+  expect(run.status, run.stderr).toBe(0);
+  return [...new Set(readFileSync(file, "utf8").split("\n").filter(Boolean))];
+}
+
 describe("soniq program", () => {
+  afterAll(removeTempDirs);
+
+  it("one command › only its module is loaded; --help › every command's", () => {
+    expect(loadedCommands("worker", "--help")).toEqual(["worker.js"]);
+    expect(loadedCommands("check-deploy", "--help")).toEqual(["check-deploy.js"]);
+    expect(loadedCommands("--help").sort()).toEqual(COMMANDS.map((c) => `${c}.js`).sort());
+  });
+
   it("--help and help › every command listed, in order", () => {
     for (const args of [["--help"], ["help"]]) {
       const { code, out } = soniq(...args);
