@@ -74,9 +74,9 @@ export class InFlightTable {
     this.slotListener = listener;
   }
 
-  /** Jobs claimed and not settled. */
+  /** Claims not settled (an earlier claim of a job claimed again still counts until it settles). */
   get size(): number {
-    return this.entries.size;
+    return this.open.size;
   }
 
   /** Slots in use: jobs whose outcome is not known yet. */

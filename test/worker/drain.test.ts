@@ -101,6 +101,7 @@ describe("Drain", () => {
     );
     await waitFor(() => reclaimed && finish !== undefined, 5_000, "claimed again and started");
     expect(table.has(id)).toBe(true);
+    expect(table.size).toBe(1);
     machine.requestStop("SIGTERM");
     let ended = false;
     const exit = runtime.drain.begin().finally(() => {
