@@ -22,7 +22,7 @@ import type { CompletionBatcher } from "./completion-batcher.js";
 import { errorText } from "./error-text.js";
 import type { Outcome } from "./in-flight.js";
 import type { ShutdownMachine } from "./shutdown-machine.js";
-import { retryWrite } from "./write-retry.js";
+import { firstTryBoundMs, retryWrite } from "./write-retry.js";
 
 type Definition = JobDefinition<unknown, unknown, unknown>;
 
@@ -154,32 +154,65 @@ export class OutcomeRecorder {
   }
 
   /**
-   * Writes an outcome (fenced), logs it and emits its event.
+   * Writes an outcome (fenced), logs it and emits its event. A completion (the hot path) makes its
+   * first try straight through the {@link CompletionBatcher}, with no retry frame around it; only
+   * a failed try goes on to {@link writeWithRetry}'s retries, from where that try left off.
    * @param durationMs - the handler's run time, in milliseconds, for logs and events.
    * @returns Whether the row changed; undefined when it could not be written. Never rejects.
    */
-  async recordOutcome(
+  recordOutcome(
     job: ClaimedJob,
     outcome: Outcome,
     definition?: Definition,
     log: LogLines = lazyChildLogger(this.options.logger, { job_id: job.id }),
     durationMs?: number,
   ): Promise<boolean | undefined> {
-    const { events, workerId } = this.options;
     const plan = this.planWrite(job, outcome, definition, log);
+    if (plan.op !== "complete") return this.writeAndReport(job, plan, log, durationMs);
+    const { machine } = this.options;
+    const at = machine.now();
+    return plan.write(firstTryBoundMs(machine)).then(
+      (changed) => this.report(job, plan, changed, log, durationMs),
+      (error: unknown) => this.writeAndReport(job, plan, log, durationMs, { error, at }),
+    );
+  }
+
+  /** Writes `plan` with retries (after `firstFailure`, when a first try failed), then reports it. */
+  private async writeAndReport(
+    job: ClaimedJob,
+    plan: WritePlan,
+    log: LogLines,
+    durationMs: number | undefined,
+    firstFailure?: { error: unknown; at: number },
+  ): Promise<boolean | undefined> {
     let changed: boolean;
     try {
-      changed = await this.writeWithRetry(plan.write, plan.what, job.id, false, plan.bounded);
+      changed = await this.writeWithRetry(
+        plan.write,
+        plan.what,
+        job.id,
+        false,
+        plan.bounded,
+        firstFailure,
+      );
     } catch {
       return undefined;
     }
+    return this.report(job, plan, changed, log, durationMs);
+  }
+
+  /** Logs a written outcome and emits its event; returns `changed`. */
+  private report(
+    job: ClaimedJob,
+    plan: WritePlan,
+    changed: boolean,
+    log: LogLines,
+    durationMs: number | undefined,
+  ): boolean {
+    const { events, workerId, logger } = this.options;
     const resolved = plan.outcome;
-    const fields = { duration_ms: durationMs, outcome: resolved.kind };
-    if (changed) this.appendTimeline(job, plan);
-    if (changed && resolved.kind === "cancelled") {
-      events.emit("job_cancelled", { job_id: job.id, job_name: job.name, queue: job.queue });
-    } else if (changed && resolved.kind === "success") {
-      // Per-job hot path: the payload is built only when someone listens (event-bus.ts).
+    if (changed && resolved.kind === "success") {
+      // Per-job hot path: payloads and log fields are built only when someone reads them.
       if (events.hasListeners("job_done")) {
         events.emit("job_done", {
           worker_id: workerId,
@@ -189,6 +222,15 @@ export class OutcomeRecorder {
           duration_ms: durationMs,
         });
       }
+      if (logger.isLevelEnabled("info")) {
+        log.info({ duration_ms: durationMs, outcome: resolved.kind }, "job done");
+      }
+      return true;
+    }
+    const fields = { duration_ms: durationMs, outcome: resolved.kind };
+    if (changed) this.appendTimeline(job, plan);
+    if (changed && resolved.kind === "cancelled") {
+      events.emit("job_cancelled", { job_id: job.id, job_name: job.name, queue: job.queue });
     } else if (changed && resolved.kind !== "released") {
       const base = { worker_id: workerId, job_id: job.id, job_name: job.name, queue: job.queue };
       if (resolved.kind === "snooze")
@@ -201,14 +243,12 @@ export class OutcomeRecorder {
         });
       } else events.emit("job_failed", { ...base, duration_ms: durationMs });
     }
-    if (!changed) this.fencedOut(job, plan.op);
     if (!changed) {
+      this.fencedOut(job, plan.op);
       log.warn(
         fields,
         `${plan.what} was fenced out: the row is no longer ours (recovered or finished elsewhere); nothing written`,
       );
-    } else if (resolved.kind === "success") {
-      log.info(fields, "job done");
     } else if (resolved.kind === "released") {
       this.released.push(job.id);
       events.emit("shutdown_nack", {
@@ -226,7 +266,7 @@ export class OutcomeRecorder {
       log.info(fields, `job snoozed for ${resolved.seconds} s`);
     } else if (resolved.kind === "cancelled") {
       log.info(fields, "job cancelled by an operator: recorded cancelled");
-    } else {
+    } else if (resolved.kind === "error" || resolved.kind === "timeout") {
       log.warn({ ...fields, err: errorText(resolved.error, 500) }, `job failed: ${plan.what}`);
     }
     return changed;
@@ -342,6 +382,7 @@ export class OutcomeRecorder {
    * could not be recorded (exit code 3).
    * @param bookkeeping - not a job's outcome (the worker row): shorter grace, never counted.
    * @param bounded - `write` applies its `tryMs` argument itself.
+   * @param firstFailure - a first try the caller made itself and how it failed (write-retry.ts).
    * @throws the last error of the write once it gave up.
    */
   async writeWithRetry<T>(
@@ -350,9 +391,17 @@ export class OutcomeRecorder {
     jobId?: string,
     bookkeeping = false,
     bounded = false,
+    firstFailure?: { error: unknown; at: number },
   ): Promise<T> {
     try {
-      return await retryWrite(this.options, { write, what, jobId, bookkeeping, bounded });
+      return await retryWrite(this.options, {
+        write,
+        what,
+        jobId,
+        bookkeeping,
+        bounded,
+        firstFailure,
+      });
     } catch (err) {
       if (!bookkeeping) this.writeFailures += 1;
       throw err;

@@ -30,6 +30,37 @@ export interface RetriedWrite<T> {
   bookkeeping: boolean;
   /** `write` applies its `tryMs` argument itself; otherwise each try is raced against a timer. */
   bounded: boolean;
+  /**
+   * A first try the caller already made (at `at`, the machine's clock, with
+   * {@link firstTryBoundMs}) and the error it failed with: the retries go on from there, as if
+   * that try had been this function's first (the outcome recorder's completion fast path).
+   */
+  firstFailure?: { error: unknown; at: number } | undefined;
+}
+
+/**
+ * The bound of one try, in milliseconds: {@link DB_CALL_TIMEOUT_MS} while RUNNING; once draining,
+ * never past the give-up time `limit` (at least 500 ms, so a slow answer can land).
+ */
+function tryBoundMs(machine: ShutdownMachine, limit: number | undefined): number {
+  return limit === undefined
+    ? DB_CALL_TIMEOUT_MS
+    : Math.min(DB_CALL_TIMEOUT_MS, Math.max(500, limit - machine.now()));
+}
+
+/**
+ * The bound, in milliseconds, of the first try of an outcome write made now: what
+ * {@link retryWrite} would give it. For a caller that makes the first try itself and hands a
+ * failure to {@link retryWrite} as `firstFailure`.
+ */
+export function firstTryBoundMs(machine: ShutdownMachine): number {
+  const now = machine.now();
+  return tryBoundMs(
+    machine,
+    machine.state === "RUNNING"
+      ? undefined
+      : Math.max(machine.deadlineAt ?? now, now) + RECORD_GRACE_MS,
+  );
 }
 
 /**
@@ -44,10 +75,10 @@ export interface RetriedWrite<T> {
  */
 export async function retryWrite<T>(
   context: { machine: ShutdownMachine; logger: Logger },
-  { write, what, jobId, bookkeeping, bounded }: RetriedWrite<T>,
+  { write, what, jobId, bookkeeping, bounded, firstFailure }: RetriedWrite<T>,
 ): Promise<T> {
   const { machine, logger } = context;
-  const firstTry = machine.now();
+  const firstTry = firstFailure?.at ?? machine.now();
   /** When to give up, or undefined while RUNNING (an outcome waits for the database). */
   const giveUpAt = (): number | undefined => {
     if (bookkeeping) return firstTry + BOOKKEEPING_GRACE_MS;
@@ -56,18 +87,16 @@ export async function retryWrite<T>(
   };
   let lastError: unknown;
   for (let attempt = 0; ; attempt++) {
-    const limit = giveUpAt();
-    // One try never runs past the give-up time (at least 500 ms, so a slow answer can land).
-    const tryMs =
-      limit === undefined
-        ? DB_CALL_TIMEOUT_MS
-        : Math.min(DB_CALL_TIMEOUT_MS, Math.max(500, limit - machine.now()));
-    try {
-      return bounded ? await write(tryMs) : await withTimeout(write(tryMs), tryMs, what);
-    } catch (err) {
-      lastError = err;
-      if (isSoniqError(err, "CLOSED") || isSoniqError(err, "SCHEMA_NOT_READY")) break;
+    if (attempt === 0 && firstFailure) lastError = firstFailure.error;
+    else {
+      const tryMs = tryBoundMs(machine, giveUpAt());
+      try {
+        return bounded ? await write(tryMs) : await withTimeout(write(tryMs), tryMs, what);
+      } catch (err) {
+        lastError = err;
+      }
     }
+    if (isSoniqError(lastError, "CLOSED") || isSoniqError(lastError, "SCHEMA_NOT_READY")) break;
     let wait = Math.min(RECORD_RETRY_CAP_MS, 100 * 2 ** attempt);
     const end = giveUpAt();
     if (end !== undefined) {

@@ -1,5 +1,6 @@
 // The outcome recorder on the memory backend: each outcome's fenced write, its event, and the NACK.
 import { afterEach, describe, expect, it } from "vitest";
+import { SoniqError } from "../../src/errors.js";
 import { JobTimeoutError } from "../../src/jobs/context.js";
 import { silent, workerParts } from "../helpers/worker-parts.js";
 
@@ -82,5 +83,49 @@ describe("OutcomeRecorder", () => {
         },
       },
     ]);
+  });
+
+  it("recordOutcome › success › a first try that fails is retried (after the backoff) until it lands", async () => {
+    const { runtime, backend, job, definition, events } = await setup();
+    const real = backend.jobCompleteMany.bind(backend);
+    let calls = 0;
+    backend.jobCompleteMany = (params) => {
+      calls += 1;
+      return calls === 1 ? Promise.reject(new Error("connection reset")) : real(params);
+    };
+    const started = performance.now();
+    const changed = await runtime.recorder.recordOutcome(
+      job,
+      { kind: "success", value: 7 },
+      definition,
+      silent,
+    );
+    expect(changed).toBe(true);
+    expect(calls).toBe(2);
+    // The retry waited for the first backoff step (100 ms), as a retry of any other write does.
+    expect(performance.now() - started).toBeGreaterThanOrEqual(90);
+    expect(runtime.recorder.failures).toBe(0);
+    expect(await backend.jobGet({ id: job.id })).toMatchObject({ status: "done", attempts: 1 });
+    expect(events.map((e) => e.name)).toEqual(["job_done"]);
+  });
+
+  it("recordOutcome › success › a first try refused as CLOSED is given up at once and counted", async () => {
+    const { runtime, backend, job, definition, events } = await setup();
+    let calls = 0;
+    backend.jobCompleteMany = () => {
+      calls += 1;
+      return Promise.reject(new SoniqError("CLOSED", "closed"));
+    };
+    const changed = await runtime.recorder.recordOutcome(
+      job,
+      { kind: "success", value: 7 },
+      definition,
+      silent,
+    );
+    expect(changed).toBeUndefined();
+    expect(calls).toBe(1);
+    expect(runtime.recorder.failures).toBe(1);
+    expect(await backend.jobGet({ id: job.id })).toMatchObject({ status: "processing" });
+    expect(events).toEqual([]);
   });
 });
