@@ -32,6 +32,71 @@ export interface JobDeadlineHandlers {
 }
 
 /**
+ * One job's watch (a class: one per running job, so its reactions live on the prototype instead
+ * of a set of closures per job). `end` and the state listener are its only per-job functions.
+ */
+class DeadlineWatch {
+  private timer: DeadlineEntry | undefined;
+  private ended = false;
+  private readonly queue: DeadlineQueue;
+  /** Stops the watch (idempotent): what {@link watchJobDeadlines} returns. */
+  readonly end = (): void => {
+    this.ended = true;
+    if (this.timer) this.queue.remove(this.timer);
+    this.machine.unsubscribe(this.onState);
+  };
+  /** The machine's state listener. */
+  private readonly onState = (): void => {
+    // Any state past the FORCE_TIMEOUT_PATH instant means forced; DRAINING may move the deadline.
+    if (this.machine.forcedAt !== undefined) this.force();
+    else this.arm();
+  };
+
+  constructor(
+    private readonly machine: ShutdownMachine,
+    private readonly jobDeadlineAt: number | null,
+    private readonly handlers: JobDeadlineHandlers,
+  ) {
+    this.queue = queueOf(machine);
+  }
+
+  /** Starts watching (or forces at once when the machine is already past FORCE_TIMEOUT_PATH). */
+  start(): void {
+    if (this.machine.forcedAt !== undefined) {
+      this.force();
+      return;
+    }
+    this.machine.subscribe(this.onState);
+    this.arm();
+  }
+
+  private arm(): void {
+    if (this.timer) this.queue.remove(this.timer);
+    this.timer = undefined;
+    const deadline = this.machine.effectiveDeadline(this.jobDeadlineAt);
+    if (deadline?.by !== "job_timeout") return;
+    this.timer = this.queue.add(deadline.at, () => this.fire());
+  }
+
+  private fire(): void {
+    const deadline = this.machine.effectiveDeadline(this.jobDeadlineAt);
+    if (this.ended || deadline?.by !== "job_timeout") return;
+    if (this.machine.now() < deadline.at) {
+      this.arm();
+      return;
+    }
+    this.end();
+    this.handlers.onJobTimeout();
+  }
+
+  private force(): void {
+    if (this.ended) return;
+    this.end();
+    this.handlers.onForce();
+  }
+}
+
+/**
  * Watches one job's deadlines from now on.
  * @param timeoutSeconds - the job's `job_timeout`, in seconds; 0 means none.
  * @returns Stops the watch (idempotent); call it once the run has ended.
@@ -42,43 +107,7 @@ export function watchJobDeadlines(
   handlers: JobDeadlineHandlers,
 ): () => void {
   const jobDeadlineAt = timeoutSeconds > 0 ? machine.now() + timeoutSeconds * 1000 : null;
-  const queue = queueOf(machine);
-  let timer: DeadlineEntry | undefined;
-  let ended = false;
-  let unsubscribe: () => void = () => undefined;
-  const end = () => {
-    ended = true;
-    if (timer) queue.remove(timer);
-    unsubscribe();
-  };
-  const arm = () => {
-    if (timer) queue.remove(timer);
-    timer = undefined;
-    const deadline = machine.effectiveDeadline(jobDeadlineAt);
-    if (deadline?.by !== "job_timeout") return;
-    timer = queue.add(deadline.at, fire);
-  };
-  const fire = () => {
-    const deadline = machine.effectiveDeadline(jobDeadlineAt);
-    if (ended || deadline?.by !== "job_timeout") return;
-    if (machine.now() < deadline.at) return arm();
-    end();
-    handlers.onJobTimeout();
-  };
-  const force = () => {
-    if (ended) return;
-    end();
-    handlers.onForce();
-  };
-  if (machine.forcedAt !== undefined) {
-    force();
-    return end;
-  }
-  unsubscribe = machine.subscribe(() => {
-    // Any state past the FORCE_TIMEOUT_PATH instant means forced; DRAINING may move the deadline.
-    if (machine.forcedAt !== undefined) force();
-    else arm();
-  });
-  arm();
-  return end;
+  const watch = new DeadlineWatch(machine, jobDeadlineAt, handlers);
+  watch.start();
+  return watch.end;
 }

@@ -10,7 +10,8 @@ export class LazyAbortController {
   private controller: AbortController | undefined;
   private wasAborted = false;
   private reason: unknown;
-  private listeners: (() => void)[] | undefined;
+  /** One listener as itself (the usual case: no array per job), more as an array. */
+  private listeners: (() => void) | (() => void)[] | undefined;
 
   /** True once {@link abort} was called (reading it creates no signal). */
   get aborted(): boolean {
@@ -19,16 +20,23 @@ export class LazyAbortController {
 
   /**
    * Calls `listener` once, synchronously, when {@link abort} is called (not if it already was:
-   * check {@link aborted} first). Creates no signal.
-   * @returns Removes the listener (idempotent).
+   * check {@link aborted} first). Creates no signal. Remove it with {@link offAbort}.
    */
-  onAbort(listener: () => void): () => void {
-    this.listeners ??= [];
-    this.listeners.push(listener);
-    return () => {
-      const at = this.listeners?.indexOf(listener) ?? -1;
-      if (at >= 0) this.listeners?.splice(at, 1);
-    };
+  onAbort(listener: () => void): void {
+    const current = this.listeners;
+    if (current === undefined) this.listeners = listener;
+    else if (typeof current === "function") this.listeners = [current, listener];
+    else current.push(listener);
+  }
+
+  /** Removes a listener added by {@link onAbort} (once per time it was added; idempotent). */
+  offAbort(listener: () => void): void {
+    const current = this.listeners;
+    if (current === listener) this.listeners = undefined;
+    else if (Array.isArray(current)) {
+      const at = current.indexOf(listener);
+      if (at >= 0) current.splice(at, 1);
+    }
   }
 
   /** The signal; already aborted (with the reason given) when {@link abort} came first. */
@@ -51,6 +59,7 @@ export class LazyAbortController {
     const listeners = this.listeners;
     this.listeners = undefined;
     this.controller?.abort(reason);
-    if (listeners) for (const listener of listeners) listener();
+    if (typeof listeners === "function") listeners();
+    else if (listeners) for (const listener of listeners) listener();
   }
 }

@@ -9,21 +9,15 @@
  * `settleSeconds` if it does not. Which deadline comes first is the machine's decision
  * ({@link watchJobDeadlines}); this executor has no shutdown timer of its own.
  */
-import {
-  JobCancelledError,
-  type JobContext,
-  JobTimeoutError,
-  ShutdownTimeoutError,
-  scheduleContextOf,
-} from "../jobs/context.js";
+import { JobCancelledError, JobTimeoutError, ShutdownTimeoutError } from "../jobs/context.js";
 import type { JobDefinition, JobHandler } from "../jobs/job-definition.js";
-import { checkProgress } from "../jobs/progress.js";
 import { Snooze } from "../jobs/snooze.js";
 import type { JobLogger } from "../observability/lazy-child-logger.js";
 import type { Logger } from "../observability/logger.js";
+import { AsyncJobContext } from "./async-job-context.js";
 import { errorText } from "./error-text.js";
 import type { InFlight, Outcome } from "./in-flight.js";
-import { watchJobDeadlines } from "./job-deadline.js";
+import { type JobDeadlineHandlers, watchJobDeadlines } from "./job-deadline.js";
 import { runInJobScope } from "./job-scope.js";
 import type { ShutdownMachine } from "./shutdown-machine.js";
 
@@ -44,6 +38,117 @@ export interface LateResult {
   error?: string;
 }
 
+/** Does nothing (the initial unwatch functions). */
+function noop(): void {}
+
+/**
+ * One run's state and its reactions (a class, not a dozen closures per job: this is the worker's
+ * hot path). Its `onJobTimeout`/`onForce` are the deadline watch's handlers.
+ */
+class AsyncRun implements JobDeadlineHandlers {
+  private settled = false;
+  private recordedAs: LateResult["after"] | undefined;
+  private forced = false;
+  private cancelled = false;
+  private settleTimer: NodeJS.Timeout | undefined;
+  unwatch: () => void = noop;
+  /** Set when an operator's cancel is watched (entry.cancel). */
+  cancelWatch: (() => void) | undefined;
+
+  constructor(
+    private readonly resolve: (outcome: Outcome) => void,
+    private readonly entry: InFlight,
+    private readonly timeoutSeconds: number,
+    private readonly log: JobLogger | Logger,
+    private readonly settleSeconds: number,
+    private readonly machine: ShutdownMachine,
+    private readonly onLate: (late: LateResult) => void,
+  ) {}
+
+  finish(outcome: Outcome): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.unwatch();
+    if (this.cancelWatch) this.entry.cancel.offAbort(this.cancelWatch);
+    clearTimeout(this.settleTimer);
+    // Once cancelled, whatever the handler does ends as cancelled (a NACK included: the operator
+    // asked for the job to stop, not to run again).
+    this.resolve(this.cancelled ? { kind: "cancelled" } : outcome);
+  }
+
+  /**
+   * An operator's cancel: abort the signal with its own reason; the handler has the settle
+   * window to unwind, then the run is recorded cancelled (a late result is fenced out).
+   */
+  onCancel(): void {
+    if (this.settled || this.cancelled) return;
+    this.cancelled = true;
+    this.entry.controller.abort(new JobCancelledError());
+    if (this.settleTimer === undefined) {
+      this.settleTimer = setTimeout(
+        () => this.finish({ kind: "cancelled" }),
+        this.settleSeconds * 1000,
+      );
+    }
+  }
+
+  onJobTimeout(): void {
+    const error = new JobTimeoutError(this.timeoutSeconds);
+    this.entry.controller.abort(error);
+    this.recordedAs = "job_timeout";
+    this.finish({ kind: "timeout", error });
+  }
+
+  /** FORCE_TIMEOUT_PATH, async branch: shutdown fired first → abort, settle, NACK. */
+  onForce(): void {
+    if (this.settled || this.forced) return;
+    this.forced = true;
+    this.entry.controller.abort(new ShutdownTimeoutError());
+    const { machine, settleSeconds } = this;
+    const settleEndsAt = (machine.forcedAt ?? machine.now()) + settleSeconds * 1000;
+    clearTimeout(this.settleTimer);
+    this.settleTimer = setTimeout(
+      () => {
+        if (!this.settled) {
+          this.recordedAs = "shutdown_timeout";
+          this.log.warn(
+            { settle_s: settleSeconds },
+            "the aborted handler is still running after the settle window: NACK'd; whatever it does later is discarded",
+          );
+        }
+        this.finish({ kind: "released" });
+      },
+      Math.max(0, settleEndsAt - machine.now()),
+    );
+  }
+
+  private late(result: Omit<LateResult, "after">): void {
+    const after = this.recordedAs ?? "shutdown_timeout";
+    this.log.warn(
+      { after, settled: result.settled, err: result.error },
+      `an abandoned handler ${result.settled} after its run was recorded (${after}): discarded, nothing written`,
+    );
+    this.onLate({ after, ...result });
+  }
+
+  onValue(value: unknown): void {
+    if (this.settled) this.late({ settled: "returned" });
+    else if (value instanceof Snooze) this.finish({ kind: "snooze", seconds: value.seconds });
+    else this.finish({ kind: "success", value });
+  }
+
+  onError(error: unknown): void {
+    if (this.settled) this.late({ settled: "threw", error: errorText(error, 300) });
+    else if (this.forced) {
+      this.log.warn(
+        { err: errorText(error, 300), reason: "shutdown_timeout" },
+        "the handler threw after its abort: NACK'd (no attempt counted)",
+      );
+      this.finish({ kind: "released" });
+    } else this.finish({ kind: "error", error });
+  }
+}
+
 /**
  * The handler runs inside the job's scope (job-scope.ts), so a rejection it leaves unhandled can be
  * traced to the job. An error it throws after its abort is logged (the run is NACK'd); a value or
@@ -62,131 +167,41 @@ export function runAsyncHandler(
   workerId: string,
   settleSeconds: number,
   machine: ShutdownMachine,
-  onLate: (late: LateResult) => void = () => undefined,
+  onLate: (late: LateResult) => void = noop,
 ): Promise<Outcome> {
-  const { job, controller } = entry;
-  // ctx.signal is read lazily (LazyAbortController) but stays assignable like a plain property.
-  let assignedSignal: AbortSignal | undefined;
-  const ctx: JobContext = {
-    get signal() {
-      return assignedSignal ?? controller.signal;
-    },
-    set signal(value: AbortSignal) {
-      assignedSignal = value;
-    },
-    jobId: job.id,
-    name: job.name,
-    attempt: job.attempts + 1,
-    maxAttempts: job.maxAttempts,
-    queue: job.queue,
-    workerId,
-    createdAt: job.createdAt,
-    scheduledAt: job.scheduledAt,
-    get logger() {
-      // Created only when the handler reads it (lazy-child-logger.ts).
-      return "logger" in log ? log.logger : log;
-    },
-    progress: (fraction, message) => {
-      // Kept for the next heartbeat: no write per call.
-      entry.progress = checkProgress(fraction, message);
-      entry.progressDirty = true;
-    },
-    schedule: scheduleContextOf(job.meta),
-  };
+  const ctx = new AsyncJobContext(entry, log, workerId);
   return new Promise<Outcome>((resolve) => {
-    let settled = false;
-    let recordedAs: LateResult["after"] | undefined;
-    let forced = false;
-    let cancelled = false;
-    let settleTimer: NodeJS.Timeout | undefined;
-    let unwatch: () => void = () => undefined;
-    let unwatchCancel: () => void = () => undefined;
-    const finish = (outcome: Outcome) => {
-      if (settled) return;
-      settled = true;
-      unwatch();
-      unwatchCancel();
-      clearTimeout(settleTimer);
-      // Once cancelled, whatever the handler does ends as cancelled (a NACK included: the operator
-      // asked for the job to stop, not to run again).
-      resolve(cancelled ? { kind: "cancelled" } : outcome);
-    };
-    // An operator's cancel: abort the signal with its own reason; the handler has the settle
-    // window to unwind, then the run is recorded cancelled (a late result is fenced out).
-    const onCancel = () => {
-      if (settled || cancelled) return;
-      cancelled = true;
-      controller.abort(new JobCancelledError());
-      if (settleTimer === undefined) {
-        settleTimer = setTimeout(() => finish({ kind: "cancelled" }), settleSeconds * 1000);
-      }
-    };
-    if (entry.cancel.aborted) onCancel();
-    else unwatchCancel = entry.cancel.onAbort(onCancel);
-    unwatch = watchJobDeadlines(machine, definition.timeout, {
-      onJobTimeout: () => {
-        const error = new JobTimeoutError(definition.timeout);
-        controller.abort(error);
-        recordedAs = "job_timeout";
-        finish({ kind: "timeout", error });
-      },
-      // FORCE_TIMEOUT_PATH, async branch: shutdown fired first → abort, settle, NACK.
-      onForce: () => {
-        if (settled || forced) return;
-        forced = true;
-        controller.abort(new ShutdownTimeoutError());
-        const settleEndsAt = (machine.forcedAt ?? machine.now()) + settleSeconds * 1000;
-        clearTimeout(settleTimer);
-        settleTimer = setTimeout(
-          () => {
-            if (!settled) {
-              recordedAs = "shutdown_timeout";
-              log.warn(
-                { settle_s: settleSeconds },
-                "the aborted handler is still running after the settle window: NACK'd; whatever it does later is discarded",
-              );
-            }
-            finish({ kind: "released" });
-          },
-          Math.max(0, settleEndsAt - machine.now()),
-        );
-      },
-    });
-    const late = (result: Omit<LateResult, "after">) => {
-      const after = recordedAs ?? "shutdown_timeout";
-      log.warn(
-        { after, settled: result.settled, err: result.error },
-        `an abandoned handler ${result.settled} after its run was recorded (${after}): discarded, nothing written`,
-      );
-      onLate({ after, ...result });
-    };
-    const onValue = (value: unknown) => {
-      if (settled) return late({ settled: "returned" });
-      if (value instanceof Snooze) finish({ kind: "snooze", seconds: value.seconds });
-      else finish({ kind: "success", value });
-    };
-    const onError = (error: unknown) => {
-      if (settled) return late({ settled: "threw", error: errorText(error, 300) });
-      if (forced) {
-        log.warn(
-          { err: errorText(error, 300), reason: "shutdown_timeout" },
-          "the handler threw after its abort: NACK'd (no attempt counted)",
-        );
-        finish({ kind: "released" });
-      } else finish({ kind: "error", error });
-    };
+    const run = new AsyncRun(
+      resolve,
+      entry,
+      definition.timeout,
+      log,
+      settleSeconds,
+      machine,
+      onLate,
+    );
+    if (entry.cancel.aborted) run.onCancel();
+    else {
+      run.cancelWatch = () => run.onCancel();
+      entry.cancel.onAbort(run.cancelWatch);
+    }
+    run.unwatch = watchJobDeadlines(machine, definition.timeout, run);
     // Straight-line: the handler is called here; only a thenable it returns is waited on (one
     // settlement per job, no extra promise hops around it).
     let result: unknown;
     try {
-      result = runInJobScope(workerId, job, () =>
+      result = runInJobScope(workerId, entry.job, () =>
         (definition.handler as JobHandler<unknown, unknown>)(args, ctx),
       );
     } catch (error) {
-      onError(error);
+      run.onError(error);
       return;
     }
-    if (isThenable(result)) result.then(onValue, onError);
-    else onValue(result);
+    if (isThenable(result)) {
+      result.then(
+        (value) => run.onValue(value),
+        (error: unknown) => run.onError(error),
+      );
+    } else run.onValue(result);
   });
 }

@@ -23,4 +23,22 @@ describe("LazyAbortController", () => {
     expect(seen).toEqual([first]);
     expect(c.signal).toBe(signal);
   });
+
+  it("onAbort listeners run once each, in order; offAbort removes one (one or several held)", () => {
+    const c = new LazyAbortController();
+    const seen: string[] = [];
+    const a = () => seen.push("a");
+    const b = () => seen.push("b");
+    const d = () => seen.push("d");
+    c.onAbort(a);
+    c.offAbort(a);
+    c.offAbort(a);
+    c.onAbort(a);
+    c.onAbort(b);
+    c.onAbort(d);
+    c.offAbort(b);
+    c.abort(new Error("cancel"));
+    c.abort(new Error("again"));
+    expect(seen).toEqual(["a", "d"]);
+  });
 });
