@@ -28,9 +28,17 @@ export const JOB_LIST_COLUMNS = `id::text AS id, name, queue, args::text AS args
   finished_at, worker_id, claim_token::text AS claim_token, last_error, result_expires_at,
   dedup_key, meta::text AS meta, start_known, uncharged_recoveries, trace_context`;
 
-/** The columns a claim returns, in `RawClaimedRow` shape (see `ClaimedJob`). */
+/**
+ * The columns a claim returns, in `RawClaimedRow` shape (see `ClaimedJob`). The two instants come
+ * as whole epoch milliseconds (truncated, as the driver's timestamp parsing truncates the
+ * microseconds), not as `timestamptz` text: a claim returns hundreds of rows, and parsing two
+ * timestamps per row with the driver's regular expression was the largest allocation of the
+ * claim's row parsing (docs/performance.md).
+ */
 export const CLAIMED_COLUMNS = `id::text AS id, name, queue, args::text AS args, priority, attempts,
-  max_attempts, interruptions, uncharged_recoveries, scheduled_at, created_at, worker_id,
+  max_attempts, interruptions, uncharged_recoveries,
+  floor(extract(epoch FROM scheduled_at) * 1000)::int8 AS scheduled_ms,
+  floor(extract(epoch FROM created_at) * 1000)::int8 AS created_ms, worker_id,
   claim_token::text AS claim_token, meta::text AS meta, trace_context`;
 
 /** The dead-letter columns every dead-letter query selects, in `RawDeadLetterRow` shape. */
@@ -88,11 +96,16 @@ export type RawClaimedRow = Pick<
   | "max_attempts"
   | "interruptions"
   | "uncharged_recoveries"
-  | "scheduled_at"
-  | "created_at"
   | "meta"
   | "trace_context"
-> & { worker_id: string; claim_token: string };
+> & {
+  worker_id: string;
+  claim_token: string;
+  /** Epoch milliseconds, as the driver returns an `int8`: decimal text. */
+  scheduled_ms: string;
+  /** Epoch milliseconds, as the driver returns an `int8`: decimal text. */
+  created_ms: string;
+};
 
 /** Maps a row selected with {@link CLAIMED_COLUMNS}. */
 export function toClaimedJob(row: RawClaimedRow): ClaimedJob {
@@ -106,8 +119,8 @@ export function toClaimedJob(row: RawClaimedRow): ClaimedJob {
     maxAttempts: row.max_attempts,
     interruptions: row.interruptions,
     unchargedRecoveries: row.uncharged_recoveries ?? 0,
-    scheduledAt: row.scheduled_at,
-    createdAt: row.created_at,
+    scheduledAt: new Date(Number(row.scheduled_ms)),
+    createdAt: new Date(Number(row.created_ms)),
     workerId: row.worker_id,
     claimToken: row.claim_token,
     meta: row.meta ?? null,
