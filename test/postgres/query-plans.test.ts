@@ -84,9 +84,9 @@ describePostgres("postgres: plans of the hot statements", () => {
   it("batched and single finishing writes find the row by primary key", async () => {
     const many = await plan(
       "complete_many",
-      "uuid[], text, uuid[], text[], float8",
+      "text, text, text, text[], float8, int",
       sql.completeMany,
-      "'{}', 'w', '{}', '{}', 60",
+      "'', 'w', '', NULL, 60, 0",
     );
     expect(many).toContain("soniq_jobs_pkey");
     expect(many).not.toContain("soniq_jobs_processing_idx");
@@ -174,15 +174,16 @@ const HOT: Hot[] = [
     // Driven by the batch, one probe per row: never a join filter comparing every row with
     // every batch entry (200 × 200), never a hash of the table.
     reaches: /Index Cond: \(id = b\.id\)/,
-    types: "uuid[], text, uuid[], text[], float8",
+    types: "text, text, text, text[], float8, int",
     text: (sql) => sql.completeMany,
     args: (b) =>
       [
-        arrayLiteral(b.ids),
+        `'${b.ids.join(",")}'`,
         `'${b.worker}'`,
-        arrayLiteral(b.tokens),
+        `'${b.tokens.join(",")}'`,
         arrayLiteral(b.ids.map(() => "null")),
         "60",
+        String(b.ids.length),
       ].join(", "),
     byPrimaryKey: true,
   },

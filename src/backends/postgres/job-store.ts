@@ -155,16 +155,22 @@ export class PgJobStore implements JobStore {
   }
 
   /**
-   * One UPDATE over unnest()ed arrays per owner (a worker's batch has one owner, so one
-   * statement; the worker id is sent once, not per row). See {@link JobStore.jobCompleteMany}.
+   * One UPDATE per owner (a worker's batch has one owner, so one statement; the worker id is
+   * sent once, not per row), answered with one row: per row only when some row was refused.
+   * Items whose id or token is not a UUID cannot match and are not sent. See
+   * {@link JobStore.jobCompleteMany}.
    */
   async jobCompleteMany({
     items,
     resultRetentionSeconds,
   }: JobCompleteManyParams): Promise<boolean[]> {
     const byWorker = new Map<string, CompletionItem[]>();
+    let skipped = false;
     for (const item of items) {
-      if (!isUuid(item.id) || !isUuid(item.owner.claimToken)) continue;
+      if (!isUuid(item.id) || !isUuid(item.owner.claimToken)) {
+        skipped = true;
+        continue;
+      }
       const group = byWorker.get(item.owner.workerId);
       if (group) group.push(item);
       else byWorker.set(item.owner.workerId, [item]);
@@ -173,18 +179,32 @@ export class PgJobStore implements JobStore {
       this.conn.assertOpen();
       return items.map(() => false);
     }
-    const changed = new Set<string>();
+    /** Owners whose every row changed (the usual answer), and `id/token` of those that did in the rest. */
+    const whole = new Set<string>();
+    const some = new Set<string>();
     for (const [workerId, group] of byWorker) {
-      const { rows } = await this.run<{ id: string }>(this.sql.completeMany, [
-        group.map((i) => i.id),
-        workerId,
-        group.map((i) => i.owner.claimToken),
-        group.map((i) => i.result),
-        resultRetentionSeconds,
-      ]);
-      for (const row of rows) changed.add(row.id);
+      let ids = "";
+      let tokens = "";
+      let results: (string | null)[] | null = null;
+      for (let k = 0; k < group.length; k++) {
+        const item = group[k] as CompletionItem;
+        ids += k === 0 ? item.id : `,${item.id}`;
+        tokens += k === 0 ? item.owner.claimToken : `,${item.owner.claimToken}`;
+        if (item.result !== null) results ??= group.map((i) => i.result);
+      }
+      const { rows } = await this.run<{ changed: number; claims: string[] | null }>(
+        this.sql.completeMany,
+        [ids, workerId, tokens, results, resultRetentionSeconds, group.length],
+      );
+      const answer = rows[0];
+      if (answer?.changed === group.length) whole.add(workerId);
+      else for (const claim of answer?.claims ?? []) some.add(claim);
     }
-    return items.map((i) => changed.has(i.id));
+    return items.map(
+      (i) =>
+        some.has(`${i.id}/${i.owner.claimToken}`) ||
+        (whole.has(i.owner.workerId) && (!skipped || (isUuid(i.id) && isUuid(i.owner.claimToken)))),
+    );
   }
 
   /** Delay <= 0 also NOTIFYs. See {@link JobStore.jobRetry}. */

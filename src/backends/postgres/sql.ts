@@ -339,23 +339,42 @@ export function buildStatements(schema: string) {
       WHERE ${FENCE}`,
 
     /**
-     * Batched completion: `$1` ids uuid[], `$2` the worker id (one per statement: every row of
-     * a batch has the same owner), `$3` claim tokens uuid[], `$4` results (JSON text or NULL)
-     * text[], `$5` retention seconds. Each row fenced on its own. → `id` of every row that
-     * changed.
+     * Batched completion: `$1` ids (comma-separated uuid text), `$2` the worker id (one per
+     * statement: every row of a batch has the same owner), `$3` claim tokens (comma-separated
+     * uuid text, in the order of the ids), `$4` results (JSON text or NULL) text[], or NULL when
+     * every result is NULL, `$5` retention seconds, `$6` the number of ids. Each row fenced on its
+     * own. → one row: `changed`, the number of rows that changed, and `claims`, NULL when all
+     * `$6` did (the usual case: nothing per row to send back or parse), else `id/claim_token` of
+     * each row that did (the pair, not the id: a batch may hold an earlier claim of the same
+     * job, which the fence refuses).
+     *
+     * The ids and tokens travel as one text each, not as arrays: the driver escapes and quotes
+     * every element of an array parameter, a busy worker's largest per-job cost of the write.
+     * A uuid has no comma, and each is checked by the cast.
      *
      * Each row is found by a primary-key probe driven by the batch ({@link batchRows}). The
      * owner test is spelled `(… = $2) IS TRUE` so that it is no index condition: with a
      * constant worker id, `soniq_jobs_processing_idx` (worker_id, every row claimed since the
      * last vacuum) would otherwise look attractive (see `IS_PROCESSING`).
      */
-    completeMany: `UPDATE ${jobs} AS j
-      SET status = 'done', attempts = j.attempts + 1, result = b.result::json, finished_at = now(),
-          updated_at = now(), result_expires_at = now() + make_interval(secs => $5::float8)
-      FROM ${batchRows(["$1::uuid[]", "$3::uuid[]", "$4::text[]"])} AS b(id, claim_token, result)
-      WHERE j.id = b.id AND ${IS_PROCESSING} AND (j.worker_id = $2::text) IS TRUE
-        AND j.claim_token = b.claim_token
-      RETURNING j.id::text AS id`,
+    completeMany: `WITH done AS (
+        UPDATE ${jobs} AS j
+        SET status = 'done', attempts = j.attempts + 1, result = b.result::json,
+            finished_at = now(), updated_at = now(),
+            result_expires_at = now() + make_interval(secs => $5::float8)
+        FROM ${batchRows([
+          "string_to_array($1::text, ',')::uuid[]",
+          "string_to_array($3::text, ',')::uuid[]",
+          "$4::text[]",
+        ])} AS b(id, claim_token, result)
+        WHERE j.id = b.id AND ${IS_PROCESSING} AND (j.worker_id = $2::text) IS TRUE
+          AND j.claim_token = b.claim_token
+        RETURNING j.id, j.claim_token
+      )
+      SELECT count(*)::int AS changed,
+             CASE WHEN count(*) = $6::int THEN NULL
+                  ELSE array_agg(id::text || '/' || claim_token::text) END AS claims
+      FROM done`,
 
     /** Fence `$1..$3`, `$4` error, `$5` delay seconds. */
     retry: retryUpdate,

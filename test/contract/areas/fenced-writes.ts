@@ -34,6 +34,37 @@ export function fencedWritesCases(ctx: ContractContext): void {
       expect(await b.jobCompleteMany({ items: [], resultRetentionSeconds: 60 })).toEqual([]);
     });
 
+    it("jobCompleteMany › an earlier claim of the same job in the batch › only the current claim's item is true", async () => {
+      const b = await make();
+      await b.jobEnqueue({ jobs: [newJob(), newJob()] });
+      const [first] = await b.jobClaim({ workerId: "w", queues: null, limit: 1 });
+      expect(await b.jobNack({ id: first!.id, owner: ownerOf(first!) })).toBe(true);
+      const again = await b.jobClaim({ workerId: "w", queues: null, limit: 2 });
+      const second = again.find((j) => j.id === first!.id);
+      const other = again.find((j) => j.id !== first!.id);
+      const res = await b.jobCompleteMany({
+        items: [
+          { id: first!.id, owner: ownerOf(first!), result: null },
+          { id: "not-a-uuid", owner: ownerOf(second!), result: null },
+          { id: second!.id, owner: ownerOf(second!), result: null },
+          { id: other!.id, owner: ownerOf(other!), result: null },
+        ],
+        resultRetentionSeconds: 60,
+      });
+      expect(res).toEqual([false, false, true, true]);
+      // Every item of a batch changing (the usual case), results all NULL.
+      await b.jobEnqueue({ jobs: [newJob(), newJob(), newJob()] });
+      const three = await b.jobClaim({ workerId: "w", queues: null, limit: 3 });
+      const all = await b.jobCompleteMany({
+        items: three.map((j) => ({ id: j.id, owner: ownerOf(j), result: null })),
+        resultRetentionSeconds: 60,
+      });
+      expect(all).toEqual([true, true, true]);
+      for (const j of three) {
+        expect(await b.jobGet({ id: j.id })).toMatchObject({ status: "done", result: null });
+      }
+    });
+
     it("jobSnooze › owned claim › queued later, attempts unchanged", async () => {
       const b = await make();
       const job = newJob();
