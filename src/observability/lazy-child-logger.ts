@@ -24,11 +24,22 @@ class LazyChild {
 
   constructor(
     private readonly parent: Logger,
-    private readonly bindings: Record<string, unknown>,
+    private readonly bindings:
+      | Record<string, unknown>
+      | { id: string; name: string; attempts: number },
+    /** True when `bindings` is a claimed job, whose fields are bound only when the child is made. */
+    private readonly isJob = false,
   ) {}
 
   get logger(): Logger {
-    this.real ??= this.parent.child(this.bindings);
+    if (!this.real) {
+      const b = this.bindings;
+      this.real = this.parent.child(
+        this.isJob
+          ? { job_id: b.id, job_name: b.name, attempt: (b.attempts as number) + 1 }
+          : (b as Record<string, unknown>),
+      );
+    }
     return this.real;
   }
 
@@ -65,4 +76,15 @@ class LazyChild {
 export function lazyChildLogger(parent: Logger, bindings: Record<string, unknown>): JobLogger {
   // The class's methods take pino's every call shape (object and/or message, format arguments).
   return new LazyChild(parent, bindings) as unknown as JobLogger;
+}
+
+/**
+ * {@link lazyChildLogger} for a claimed job's run, bound to `job_id`, `job_name` and `attempt`
+ * (`job.attempts + 1`); those bindings are built only with the child (nothing per job otherwise).
+ */
+export function lazyJobLogger(
+  parent: Logger,
+  job: { id: string; name: string; attempts: number },
+): JobLogger {
+  return new LazyChild(parent, job, true) as unknown as JobLogger;
 }

@@ -18,6 +18,9 @@ export type Outcome =
   /** An operator cancelled it: recorded `cancelled` through the owner fence. */
   | { kind: "cancelled" };
 
+/** The placeholder of {@link InFlight.done} until `track` sets it (one for every entry). */
+const NOT_STARTED: Promise<void> = Promise.resolve();
+
 /** One claimed job. */
 export interface InFlight {
   job: ClaimedJob;
@@ -122,7 +125,7 @@ export class InFlightTable {
       progressDirty: false,
       progressSeq: 0,
       holdsSlot: true,
-      done: Promise.resolve(),
+      done: NOT_STARTED,
     };
     this.busy += 1;
     this.entries.set(job.id, entry);

@@ -18,7 +18,7 @@ import type { SoniqEventMap } from "../observability/events.js";
 import {
   type JobLogger,
   type LogLines,
-  lazyChildLogger,
+  lazyJobLogger,
 } from "../observability/lazy-child-logger.js";
 import type { Logger } from "../observability/logger.js";
 import { type Dispatch, dispatchJob, dispatchUnchecked } from "./dispatch.js";
@@ -251,11 +251,7 @@ export class JobRunner {
     const { job } = entry;
     const { recorder, machine, workerId } = this.options;
     // Created on first use: nothing per job at the usual warn level (lazy-child-logger.ts).
-    const log = lazyChildLogger(this.options.logger, {
-      job_id: job.id,
-      job_name: job.name,
-      attempt: job.attempts + 1,
-    });
+    const log = lazyJobLogger(this.options.logger, job);
     const registered = this.options.jobs.get(job.name);
     let dispatched: Dispatch;
     if (registered?.argsSchema) {
@@ -310,7 +306,9 @@ export class JobRunner {
         return this.releaseUnstarted(entry, definition, log);
       }
     }
-    log.debug(this.options.logArgs ? { args } : {}, "job started");
+    if (this.options.logger.isLevelEnabled("debug")) {
+      log.debug(this.options.logArgs ? { args } : {}, "job started");
+    }
     const started = machine.now();
     // Per-job hot path: build the payload only when someone listens (as the outcome events do).
     if (this.options.events.hasListeners("job_started")) {

@@ -1,7 +1,7 @@
 import { Writable } from "node:stream";
 import { pino } from "pino";
 import { describe, expect, it, vi } from "vitest";
-import { lazyChildLogger } from "../../src/observability/lazy-child-logger.js";
+import { lazyChildLogger, lazyJobLogger } from "../../src/observability/lazy-child-logger.js";
 
 function capture(level: string) {
   const lines: Record<string, unknown>[] = [];
@@ -41,5 +41,17 @@ describe("lazyChildLogger (a job's logger, created on first use)", () => {
     log.info("now visible");
     await new Promise((r) => setImmediate(r));
     expect(lines).toMatchObject([{ job_id: "j2", msg: "now visible" }]);
+  });
+
+  it("lazyJobLogger binds job_id, job_name and attempt (attempts + 1) when the child is made", async () => {
+    const { logger, lines } = capture("info");
+    const job = { id: "j3", name: "emails.send", attempts: 2 };
+    const log = lazyJobLogger(logger, job);
+    expect(log.logger.bindings()).toEqual({ job_id: "j3", job_name: "emails.send", attempt: 3 });
+    log.info("done");
+    await new Promise((r) => setImmediate(r));
+    expect(lines).toMatchObject([
+      { job_id: "j3", job_name: "emails.send", attempt: 3, msg: "done" },
+    ]);
   });
 });
