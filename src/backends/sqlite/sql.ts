@@ -7,7 +7,13 @@
  * once per connection (see connection.ts).
  */
 import { NOW_MS } from "./clock.js";
-import { DEAD_LETTER_COLUMNS, JOB_COLUMNS, JOB_LIST_COLUMNS, WORKER_COLUMNS } from "./rows.js";
+import {
+  CLAIMED_COLUMNS,
+  DEAD_LETTER_COLUMNS,
+  JOB_COLUMNS,
+  JOB_LIST_COLUMNS,
+  WORKER_COLUMNS,
+} from "./rows.js";
 import { NOT_IN_REMOTE_CUSTODY, SUBMISSION_SQL } from "./submission-sql.js";
 
 /**
@@ -193,7 +199,7 @@ export const SQL = {
    * `@ids` (a JSON array of ids the claim's read chose), `@now`, `@workerId`, `@startKnown`
    * (0/1): each of those rows still `queued` becomes `processing` with the owner and a fresh
    * random token, `started_at = updated_at = @now`, attempts unchanged → their rows
-   * (`JOB_COLUMNS`), in no particular order. Run inside the same `BEGIN IMMEDIATE` as the read
+   * (`CLAIMED_COLUMNS`), in no particular order. Run inside the same `BEGIN IMMEDIATE` as the read
    * (the file's write lock is held from the start, so the rows read are the rows updated,
    * exactly once across every process sharing the file). Measured against one
    * `UPDATE … WHERE id IN (SELECT … LIMIT)`: that statement materialises its subquery and cost
@@ -204,7 +210,7 @@ export const SQL = {
     SET status = 'processing', worker_id = @workerId, claim_token = ${NEW_CLAIM_TOKEN},
         started_at = @now, updated_at = @now, start_known = @startKnown
     WHERE status = 'queued' AND id IN (SELECT value FROM json_each(@ids))
-    RETURNING ${JOB_COLUMNS}`,
+    RETURNING ${CLAIMED_COLUMNS}`,
 
   /**
    * Success, fenced ({@link OWNED}): `@result` (JSON text or NULL), `@retentionMs`. `done`,

@@ -19,7 +19,7 @@ import {
 } from "../contract/index.js";
 import { secondsToMs } from "./clock.js";
 import type { SqliteSession } from "./connection.js";
-import { type JobRecord, toJobRow } from "./rows.js";
+import { type ClaimedRecord, type JobRecord, toClaimedJob, toJobRow } from "./rows.js";
 
 /** The owner's fields as the named parameters of the fence (nothing else from the object). */
 export function fence(owner: Owner): { workerId: string; claimToken: string } {
@@ -165,13 +165,13 @@ export function claimDue(s: SqliteSession, request: JobClaimParams): ClaimedJob[
       now,
       workerId: request.workerId,
       startKnown: request.deferStart === true ? 0 : 1,
-    }) as JobRecord[];
+    }) as ClaimedRecord[];
     // RETURNING order is unspecified: back into the order the ids were read in.
     const byId = new Map(rows.map((row) => [row.id, row]));
     const claimed: ClaimedJob[] = [];
     for (const id of ids) {
       const row = byId.get(id);
-      if (row) claimed.push(claimedJobOf(toJobRow(row)));
+      if (row) claimed.push(toClaimedJob(row));
     }
     return claimed;
   });
