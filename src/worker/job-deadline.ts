@@ -11,16 +11,59 @@
 import { type DeadlineEntry, DeadlineQueue } from "./deadline-queue.js";
 import type { ShutdownMachine } from "./shutdown-machine.js";
 
-/** One deadline queue per shutdown machine (its jobs' `job_timeout`s, on its clock). */
-const queues = new WeakMap<ShutdownMachine, DeadlineQueue>();
+/**
+ * The running jobs' watches of one shutdown machine: its {@link DeadlineQueue} (their
+ * `job_timeout`s, on its clock) and a linked list of the open watches, told of every transition
+ * through one machine listener (subscribed with the first watch, so after the drain's and the
+ * runtime's own listeners). A watch joins and leaves in O(1) with no hashing — a listener set per
+ * job churned a hash table at every job start and end.
+ */
+class MachineWatches {
+  readonly queue: DeadlineQueue;
+  first: DeadlineWatch | undefined;
+  last: DeadlineWatch | undefined;
 
-function queueOf(machine: ShutdownMachine): DeadlineQueue {
-  let queue = queues.get(machine);
-  if (!queue) {
-    queue = new DeadlineQueue(() => machine.now());
-    queues.set(machine, queue);
+  constructor(machine: ShutdownMachine) {
+    this.queue = new DeadlineQueue(() => machine.now());
+    machine.subscribe(() => {
+      // A snapshot, as the machine's own listener list: a watch that ends while the others are
+      // told (or one that begins) does not change who is told of this transition.
+      const open: DeadlineWatch[] = [];
+      for (let w = this.first; w !== undefined; w = w.next) open.push(w);
+      for (const w of open) w.onState();
+    });
   }
-  return queue;
+
+  add(watch: DeadlineWatch): void {
+    watch.prev = this.last;
+    watch.next = undefined;
+    if (this.last) this.last.next = watch;
+    else this.first = watch;
+    this.last = watch;
+    watch.linked = true;
+  }
+
+  remove(watch: DeadlineWatch): void {
+    if (!watch.linked) return;
+    watch.linked = false;
+    if (watch.prev) watch.prev.next = watch.next;
+    else this.first = watch.next;
+    if (watch.next) watch.next.prev = watch.prev;
+    else this.last = watch.prev;
+    watch.prev = undefined;
+    watch.next = undefined;
+  }
+}
+
+const registries = new WeakMap<ShutdownMachine, MachineWatches>();
+
+function watchesOf(machine: ShutdownMachine): MachineWatches {
+  let watches = registries.get(machine);
+  if (!watches) {
+    watches = new MachineWatches(machine);
+    registries.set(machine, watches);
+  }
+  return watches;
 }
 
 /** What a watched job does when one of its deadlines fires (each at most once). */
@@ -33,23 +76,21 @@ export interface JobDeadlineHandlers {
 
 /**
  * One job's watch (a class: one per running job, so its reactions live on the prototype instead
- * of a set of closures per job). `end` and the state listener are its only per-job functions.
+ * of a set of closures per job). `end` is its only per-job function.
  */
 class DeadlineWatch {
+  /** Its place in {@link MachineWatches}' list (managed there). */
+  prev: DeadlineWatch | undefined;
+  next: DeadlineWatch | undefined;
+  linked = false;
   private timer: DeadlineEntry | undefined;
   private ended = false;
-  private readonly queue: DeadlineQueue;
+  private readonly watches: MachineWatches;
   /** Stops the watch (idempotent): what {@link watchJobDeadlines} returns. */
   readonly end = (): void => {
     this.ended = true;
-    if (this.timer) this.queue.remove(this.timer);
-    this.machine.unsubscribe(this.onState);
-  };
-  /** The machine's state listener. */
-  private readonly onState = (): void => {
-    // Any state past the FORCE_TIMEOUT_PATH instant means forced; DRAINING may move the deadline.
-    if (this.machine.forcedAt !== undefined) this.force();
-    else this.arm();
+    if (this.timer) this.watches.queue.remove(this.timer);
+    this.watches.remove(this);
   };
 
   constructor(
@@ -57,7 +98,7 @@ class DeadlineWatch {
     private readonly jobDeadlineAt: number | null,
     private readonly handlers: JobDeadlineHandlers,
   ) {
-    this.queue = queueOf(machine);
+    this.watches = watchesOf(machine);
   }
 
   /** Starts watching (or forces at once when the machine is already past FORCE_TIMEOUT_PATH). */
@@ -66,16 +107,25 @@ class DeadlineWatch {
       this.force();
       return;
     }
-    this.machine.subscribe(this.onState);
+    this.watches.add(this);
     this.arm();
   }
 
+  /** A transition of the machine (told by {@link MachineWatches}). */
+  onState(): void {
+    if (this.ended) return;
+    // Any state past the FORCE_TIMEOUT_PATH instant means forced; DRAINING may move the deadline.
+    if (this.machine.forcedAt !== undefined) this.force();
+    else this.arm();
+  }
+
   private arm(): void {
-    if (this.timer) this.queue.remove(this.timer);
+    const { queue } = this.watches;
+    if (this.timer) queue.remove(this.timer);
     this.timer = undefined;
     const deadline = this.machine.effectiveDeadline(this.jobDeadlineAt);
     if (deadline?.by !== "job_timeout") return;
-    this.timer = this.queue.add(deadline.at, () => this.fire());
+    this.timer = queue.add(deadline.at, () => this.fire());
   }
 
   private fire(): void {

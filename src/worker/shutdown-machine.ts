@@ -81,11 +81,6 @@ export class ShutdownMachine {
     };
   }
 
-  /** Removes a listener added by {@link subscribe} (idempotent; no closure, for per-job callers). */
-  unsubscribe(listener: ShutdownListener): void {
-    this.listeners.delete(listener);
-  }
-
   private enter(state: ShutdownState): void {
     this.current = state;
     for (const listener of [...this.listeners]) listener(state);
