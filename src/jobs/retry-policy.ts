@@ -1,4 +1,5 @@
 import { SoniqError } from "../errors.js";
+import { errorText } from "../worker/error-text.js";
 
 /**
  * How long to wait before retrying a failed job, in **seconds**.
@@ -59,7 +60,11 @@ export function retryDelaySeconds(
       }
       return { seconds: value };
     } catch (err) {
-      return { seconds: 0, problem: `custom retry policy threw ${String(err)}; retrying now` };
+      // errorText cannot throw: a value whose String() throws must not strand the job's row.
+      return {
+        seconds: 0,
+        problem: `custom retry policy threw ${errorText(err, 300)}; retrying now`,
+      };
     }
   }
   if (policy.kind === "fixed") return { seconds: policy.delay };

@@ -41,6 +41,24 @@ describe("retry policy (seconds)", () => {
       ),
     ).toMatchObject({ seconds: 0, problem: expect.stringContaining("bad") });
   });
+  it("a custom policy that throws or returns a value String() cannot print › retry now, with a problem (never a throw)", () => {
+    const unprintable = Object.create(null) as object;
+    expect(
+      retryDelaySeconds(
+        () => {
+          throw unprintable;
+        },
+        1,
+        new Error("x"),
+      ),
+    ).toMatchObject({ seconds: 0, problem: expect.stringContaining("custom retry policy threw") });
+    expect(
+      retryDelaySeconds(() => unprintable as unknown as number, 1, new Error("x")),
+    ).toMatchObject({
+      seconds: 0,
+      problem: expect.stringContaining("custom retry policy threw"),
+    });
+  });
   it("rejects bad numbers at definition", () => {
     expect(() => assertRetryPolicy({ kind: "fixed", delay: -1 }, "j")).toThrow(/INVALID_OPTION/);
     expect(() => assertRetryPolicy({ kind: "exponential", jitter: 2 }, "j")).toThrow(

@@ -128,4 +128,30 @@ describe("OutcomeRecorder", () => {
     expect(await backend.jobGet({ id: job.id })).toMatchObject({ status: "processing" });
     expect(events).toEqual([]);
   });
+
+  it("recordOutcome › error › a retry policy that throws an unprintable value still retries the row (not stranded)", async () => {
+    const parts = await workerParts((soniq) => {
+      soniq.job({
+        name: "rec.unprintable",
+        maxAttempts: 3,
+        retry: () => {
+          throw Object.create(null);
+        },
+        handler: async () => 1,
+      });
+    });
+    await parts.runtime.completions.start();
+    stops.push(() => parts.runtime.completions.stop());
+    const id = await parts.soniq.enqueue("rec.unprintable", {});
+    const [job] = await parts.claim();
+    if (!job) throw new Error("nothing claimed");
+    const changed = await parts.runtime.recorder.recordOutcome(
+      job,
+      { kind: "error", error: new Error("handler failed") },
+      parts.soniq.definitions.get("rec.unprintable"),
+      silent,
+    );
+    expect(changed).toBe(true);
+    expect(await parts.backend.jobGet({ id })).toMatchObject({ status: "queued", attempts: 1 });
+  });
 });
