@@ -1,12 +1,11 @@
 /**
  * The `ctx` an async handler receives (the {@link JobContext} shape). One object per job on the
- * worker's hot path, so it is a class: its lazy parts are accessors on the prototype, shared by
- * every job, instead of accessor pairs and closures made for each object (an object literal with
- * getters is built by a slow runtime path, per job). Nothing is created until a handler asks:
- * `ctx.signal` creates the job's `AbortSignal` on first read (LazyAbortController), `ctx.logger`
- * the job's child logger, `ctx.progress` its bound reporting function (so
- * `const { progress } = ctx` works as with a plain property), `ctx.schedule` reads the job's
- * `meta`.
+ * worker's hot path, so it is a class rather than an object literal with getters (which is built
+ * through a slow runtime path, per job). Nothing costly is created until a handler asks:
+ * `ctx.signal` creates the job's `AbortSignal` on first read (LazyAbortController) and
+ * `ctx.logger` the job's child logger. Those two are own, enumerable accessors (defined from one
+ * shared descriptor map), so `{ ...ctx }`, `Object.keys(ctx)` and destructuring see every field,
+ * as with a plain object; `progress` and `schedule` are plain properties.
  */
 import { type JobContext, type ScheduleContext, scheduleContextOf } from "../jobs/context.js";
 import { checkProgress } from "../jobs/progress.js";
@@ -16,6 +15,10 @@ import type { InFlight } from "./in-flight.js";
 
 /** See the module comment. */
 export class AsyncJobContext implements JobContext {
+  /** Own accessor (see the module comment): the job's stop signal; assignable. */
+  declare signal: AbortSignal;
+  /** Own accessor (see the module comment): the job's child logger, created on first read. */
+  declare logger: Logger;
   jobId: string;
   name: string;
   attempt: number;
@@ -24,11 +27,33 @@ export class AsyncJobContext implements JobContext {
   workerId: string;
   createdAt: Date;
   scheduledAt: Date;
+  schedule: ScheduleContext | undefined;
+  progress: (fraction: number, message?: string) => void;
   readonly #entry: InFlight;
   readonly #log: JobLogger | Logger;
   #signal: AbortSignal | undefined;
-  #progress: ((fraction: number, message?: string) => void) | undefined;
-  #schedule: ScheduleContext | undefined | null = null;
+
+  /** `signal` and `logger`, the same two accessor functions for every context. */
+  static readonly #accessors: PropertyDescriptorMap = {
+    signal: {
+      enumerable: true,
+      configurable: true,
+      get(this: AsyncJobContext): AbortSignal {
+        return this.#signal ?? this.#entry.controller.signal;
+      },
+      set(this: AsyncJobContext, value: AbortSignal): void {
+        this.#signal = value;
+      },
+    },
+    logger: {
+      enumerable: true,
+      configurable: true,
+      get(this: AsyncJobContext): Logger {
+        const log = this.#log;
+        return "logger" in log ? log.logger : log;
+      },
+    },
+  };
 
   /**
    * @param entry - the claimed job; its `controller` backs `signal`, its `progress` fields
@@ -39,6 +64,7 @@ export class AsyncJobContext implements JobContext {
     const { job } = entry;
     this.#entry = entry;
     this.#log = log;
+    Object.defineProperties(this, AsyncJobContext.#accessors);
     this.jobId = job.id;
     this.name = job.name;
     this.attempt = job.attempts + 1;
@@ -47,37 +73,11 @@ export class AsyncJobContext implements JobContext {
     this.workerId = workerId;
     this.createdAt = job.createdAt;
     this.scheduledAt = job.scheduledAt;
-  }
-
-  /** The job's stop signal, created on first read; assignable like a plain property. */
-  get signal(): AbortSignal {
-    return this.#signal ?? this.#entry.controller.signal;
-  }
-
-  set signal(value: AbortSignal) {
-    this.#signal = value;
-  }
-
-  /** The job's child logger (created on first read). */
-  get logger(): Logger {
-    const log = this.#log;
-    return "logger" in log ? log.logger : log;
-  }
-
-  /** The schedule occurrence the job runs for, read from its `meta` on first use. */
-  get schedule(): ScheduleContext | undefined {
-    if (this.#schedule === null) this.#schedule = scheduleContextOf(this.#entry.job.meta);
-    return this.#schedule;
-  }
-
-  /** Reports progress (see {@link JobContext.progress}); a bound function, made on first read. */
-  get progress(): (fraction: number, message?: string) => void {
-    this.#progress ??= (fraction, message) => {
+    this.schedule = job.meta === null ? undefined : scheduleContextOf(job.meta);
+    this.progress = (fraction, message) => {
       // Kept for the next heartbeat: no write per call.
-      const entry = this.#entry;
       entry.progress = checkProgress(fraction, message);
       entry.progressDirty = true;
     };
-    return this.#progress;
   }
 }

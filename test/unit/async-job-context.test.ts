@@ -1,5 +1,5 @@
-// The async handler's ctx: its lazy parts (signal, logger, progress, schedule) behave like plain
-// properties — destructured, assigned, read twice — and create nothing until read.
+// The async handler's ctx: its lazy parts (signal, logger) behave like plain properties —
+// destructured, spread, assigned, read twice — and create nothing until read.
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import type { ClaimedJob } from "../../src/backends/contract/index.js";
@@ -88,5 +88,33 @@ describe("AsyncJobContext", () => {
     });
     expect(ctx.schedule).toBe(ctx.schedule);
     expect(ctx.logger).toBe(parent);
+  });
+
+  it("a spread copy or Object.keys sees every field, the lazy ones included (found by a breaker)", () => {
+    const entry = entryOf(null);
+    const parent = pino({ level: "silent" });
+    const ctx = new AsyncJobContext(entry, parent, "w1");
+    expect(Object.keys(ctx).sort()).toEqual(
+      [
+        "attempt",
+        "createdAt",
+        "jobId",
+        "logger",
+        "maxAttempts",
+        "name",
+        "progress",
+        "queue",
+        "schedule",
+        "scheduledAt",
+        "signal",
+        "workerId",
+      ].sort(),
+    );
+    const copy = { ...ctx, step: 1 };
+    expect(copy.signal).toBe(entry.controller.signal);
+    expect(copy.logger).toBe(parent);
+    copy.progress(0.25);
+    expect(entry.progress).toEqual({ fraction: 0.25, message: null });
+    expect("schedule" in copy).toBe(true);
   });
 });
