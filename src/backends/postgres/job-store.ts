@@ -202,7 +202,8 @@ export class PgJobStore implements JobStore {
     }
     return items.map(
       (i) =>
-        some.has(`${i.id}/${i.owner.claimToken}`) ||
+        // The database answers in lower case (uuid text); a UUID matches in any case.
+        some.has(`${i.id.toLowerCase()}/${i.owner.claimToken.toLowerCase()}`) ||
         (whole.has(i.owner.workerId) && (!skipped || (isUuid(i.id) && isUuid(i.owner.claimToken)))),
     );
   }
