@@ -24,22 +24,16 @@ class LazyChild {
 
   constructor(
     private readonly parent: Logger,
-    private readonly bindings:
-      | Record<string, unknown>
-      | { id: string; name: string; attempts: number },
-    /** True when `bindings` is a claimed job, whose fields are bound only when the child is made. */
-    private readonly isJob = false,
+    private readonly fields: Record<string, unknown> = {},
   ) {}
 
+  /** The child's bindings, built when the child is made. */
+  protected bindings(): Record<string, unknown> {
+    return this.fields;
+  }
+
   get logger(): Logger {
-    if (!this.real) {
-      const b = this.bindings;
-      this.real = this.parent.child(
-        this.isJob
-          ? { job_id: b.id, job_name: b.name, attempt: (b.attempts as number) + 1 }
-          : (b as Record<string, unknown>),
-      );
-    }
+    this.real ??= this.parent.child(this.bindings());
     return this.real;
   }
 
@@ -68,6 +62,21 @@ class LazyChild {
   }
 }
 
+/** A {@link LazyChild} whose bindings are read from a claimed job when the child is made. */
+class LazyJobChild extends LazyChild {
+  constructor(
+    parent: Logger,
+    private readonly job: { id: string; name: string; attempts: number },
+  ) {
+    super(parent);
+  }
+
+  protected override bindings(): Record<string, unknown> {
+    const { job } = this;
+    return { job_id: job.id, job_name: job.name, attempt: job.attempts + 1 };
+  }
+}
+
 /**
  * A child of `parent` with `bindings`, created only when a line at an enabled level is written or
  * `.logger` is read (see the module comment). The parent's level is read at each line, so a level
@@ -86,5 +95,5 @@ export function lazyJobLogger(
   parent: Logger,
   job: { id: string; name: string; attempts: number },
 ): JobLogger {
-  return new LazyChild(parent, job, true) as unknown as JobLogger;
+  return new LazyJobChild(parent, job) as unknown as JobLogger;
 }
