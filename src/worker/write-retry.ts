@@ -49,18 +49,21 @@ function tryBoundMs(machine: ShutdownMachine, limit: number | undefined): number
 }
 
 /**
+ * When a failing outcome write first tried at `firstTry` gives up (machine clock, ms), or
+ * undefined while RUNNING (an outcome waits for the database).
+ */
+function outcomeGiveUpAt(machine: ShutdownMachine, firstTry: number): number | undefined {
+  if (machine.state === "RUNNING") return undefined;
+  return Math.max(machine.deadlineAt ?? firstTry, firstTry) + RECORD_GRACE_MS;
+}
+
+/**
  * The bound, in milliseconds, of the first try of an outcome write made now: what
  * {@link retryWrite} would give it. For a caller that makes the first try itself and hands a
  * failure to {@link retryWrite} as `firstFailure`.
  */
 export function firstTryBoundMs(machine: ShutdownMachine): number {
-  const now = machine.now();
-  return tryBoundMs(
-    machine,
-    machine.state === "RUNNING"
-      ? undefined
-      : Math.max(machine.deadlineAt ?? now, now) + RECORD_GRACE_MS,
-  );
+  return tryBoundMs(machine, outcomeGiveUpAt(machine, machine.now()));
 }
 
 /**
@@ -80,11 +83,8 @@ export async function retryWrite<T>(
   const { machine, logger } = context;
   const firstTry = firstFailure?.at ?? machine.now();
   /** When to give up, or undefined while RUNNING (an outcome waits for the database). */
-  const giveUpAt = (): number | undefined => {
-    if (bookkeeping) return firstTry + BOOKKEEPING_GRACE_MS;
-    if (machine.state === "RUNNING") return undefined;
-    return Math.max(machine.deadlineAt ?? firstTry, firstTry) + RECORD_GRACE_MS;
-  };
+  const giveUpAt = (): number | undefined =>
+    bookkeeping ? firstTry + BOOKKEEPING_GRACE_MS : outcomeGiveUpAt(machine, firstTry);
   let lastError: unknown;
   for (let attempt = 0; ; attempt++) {
     if (attempt === 0 && firstFailure) lastError = firstFailure.error;
