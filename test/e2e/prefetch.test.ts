@@ -388,14 +388,23 @@ for (const target of targets) {
       await new Promise((r) => setTimeout(r, 3500));
       const ranBefore = new Set(runs(log));
       w.child.kill("SIGCONT");
-      await waitFor(
-        async () => {
-          const rows = await Promise.all(buffered.map((id) => db.getJob(id)));
-          return rows.every((row) => row?.status === "queued");
-        },
-        30_000,
-        "every buffered row back to queued",
-      );
+      try {
+        await waitFor(
+          async () => {
+            const rows = await Promise.all(buffered.map((id) => db.getJob(id)));
+            return rows.every((row) => row?.status === "queued");
+          },
+          30_000,
+          "every buffered row back to queued",
+        );
+      } catch (err) {
+        // Say what the rows and the worker were doing (a CI run once timed out here).
+        const rows = await Promise.all(buffered.map((id) => db.getJob(id)));
+        const states = rows.map((row) => `${row?.id} ${row?.status} ${row?.workerId}`);
+        throw new Error(
+          `${String(err)}\nbuffered rows:\n${states.join("\n")}\nworker stderr:\n${w.stderr()}`,
+        );
+      }
       // The sleeps finish (done, or requeued had the worker's own maintenance presumed itself
       // dead); then the worker drains and exits, so no start can come later than the check below.
       await waitFor(async () => (await db.stats()).processing === 0, 30_000, "nothing processing");
