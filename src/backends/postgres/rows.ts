@@ -3,6 +3,7 @@
  * backend contract's shapes. JSON columns are selected as `::text` so they come back as the
  * exact text that was written; timestamps arrive as `Date` (millisecond precision).
  */
+import { type ClaimedRowFields, claimedJobOfRow } from "../claimed-job.js";
 import type {
   ClaimedJob,
   DeadLetterRow,
@@ -86,49 +87,14 @@ export interface RawJobRow {
 /** A `soniq_jobs` row as selected with {@link JOB_LIST_COLUMNS}: no result. */
 export type RawJobListRow = Omit<RawJobRow, "result">;
 
-/** A claimed row as returned with {@link CLAIMED_COLUMNS}. */
-export type RawClaimedRow = Pick<
-  RawJobRow,
-  | "id"
-  | "name"
-  | "queue"
-  | "args"
-  | "priority"
-  | "attempts"
-  | "max_attempts"
-  | "interruptions"
-  | "uncharged_recoveries"
-  | "meta"
-  | "trace_context"
-> & {
-  worker_id: string;
-  claim_token: string;
-  /** Epoch milliseconds (`numeric`, so decimal text; `Infinity`/`-Infinity` for infinite). */
-  scheduled_ms: string;
-  /** Epoch milliseconds (`numeric`, so decimal text; `Infinity`/`-Infinity` for infinite). */
-  created_ms: string;
-};
+/**
+ * A claimed row as returned with {@link CLAIMED_COLUMNS}: the instants as `numeric` epoch
+ * milliseconds (decimal text; `Infinity`/`-Infinity` for infinite). Mapped by `claimedJobOfRow`.
+ */
+export type RawClaimedRow = ClaimedRowFields & { scheduled_ms: string; created_ms: string };
 
-/** Maps a row selected with {@link CLAIMED_COLUMNS}. */
-export function toClaimedJob(row: RawClaimedRow): ClaimedJob {
-  return {
-    id: row.id,
-    name: row.name,
-    queue: row.queue,
-    args: row.args,
-    priority: row.priority,
-    attempts: row.attempts,
-    maxAttempts: row.max_attempts,
-    interruptions: row.interruptions,
-    unchargedRecoveries: row.uncharged_recoveries ?? 0,
-    scheduledAt: new Date(Number(row.scheduled_ms)),
-    createdAt: new Date(Number(row.created_ms)),
-    workerId: row.worker_id,
-    claimToken: row.claim_token,
-    meta: row.meta ?? null,
-    traceContext: row.trace_context ?? null,
-  };
-}
+/** Maps a row selected with {@link CLAIMED_COLUMNS} (the SQL backends' one mapper). */
+export const toClaimedJob: (row: RawClaimedRow) => ClaimedJob = claimedJobOfRow;
 
 /** A `soniq_dead_letter_jobs` row as selected with {@link DEAD_LETTER_COLUMNS}. */
 export interface RawDeadLetterRow

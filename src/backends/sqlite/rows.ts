@@ -6,8 +6,8 @@
  * test/schema/columns.test.ts holds both lists to their tables); the types (ms integers vs
  * `Date`, JSON text vs `text[]`), the casts PostgreSQL selects with and the mappers all differ.
  */
+import type { ClaimedRowFields } from "../claimed-job.js";
 import type {
-  ClaimedJob,
   DeadLetterRow,
   JobRow,
   JobStatus,
@@ -37,8 +37,8 @@ export const JOB_LIST_COLUMNS = `id, name, queue, args, status, priority, attemp
  * the mapping to a full `JobRow` and its six dates (docs/performance.md).
  */
 export const CLAIMED_COLUMNS = `id, name, queue, args, priority, attempts, max_attempts,
-  interruptions, uncharged_recoveries, scheduled_at, created_at, worker_id, claim_token, meta,
-  trace_context`;
+  interruptions, uncharged_recoveries, scheduled_at AS scheduled_ms, created_at AS created_ms,
+  worker_id, claim_token, meta, trace_context`;
 
 /** The columns of `soniq_dead_letter_jobs`, in table order: a {@link DeadLetterRecord}. */
 export const DEAD_LETTER_COLUMNS = `id, name, queue, args, priority, attempts, max_attempts,
@@ -81,45 +81,11 @@ export interface JobRecord {
   trace_context?: string | null;
 }
 
-/** A row selected with {@link CLAIMED_COLUMNS} (a claimed row: owner and token are set). */
-export interface ClaimedRecord {
-  id: string;
-  name: string;
-  queue: string;
-  args: string;
-  priority: number;
-  attempts: number;
-  max_attempts: number;
-  interruptions: number;
-  uncharged_recoveries: number;
-  scheduled_at: number;
-  created_at: number;
-  worker_id: string;
-  claim_token: string;
-  meta: string | null;
-  trace_context: string | null;
-}
-
-/** Maps a row selected with {@link CLAIMED_COLUMNS}. */
-export function toClaimedJob(row: ClaimedRecord): ClaimedJob {
-  return {
-    id: row.id,
-    name: row.name,
-    queue: row.queue,
-    args: row.args,
-    priority: row.priority,
-    attempts: row.attempts,
-    maxAttempts: row.max_attempts,
-    interruptions: row.interruptions,
-    unchargedRecoveries: row.uncharged_recoveries,
-    scheduledAt: new Date(row.scheduled_at),
-    createdAt: new Date(row.created_at),
-    workerId: row.worker_id,
-    claimToken: row.claim_token,
-    meta: row.meta,
-    traceContext: row.trace_context,
-  };
-}
+/**
+ * A row selected with {@link CLAIMED_COLUMNS}: the instants as INTEGER epoch milliseconds.
+ * Mapped by `claimedJobOfRow` (backends/claimed-job.ts), PostgreSQL's mapper too.
+ */
+export type ClaimedRecord = ClaimedRowFields & { scheduled_ms: number; created_ms: number };
 
 /** A row of `soniq_jobs` selected with {@link JOB_LIST_COLUMNS}: no result. */
 export type JobListRecord = Omit<JobRecord, "result">;

@@ -5,7 +5,7 @@
  * is the facade's job.
  */
 import { SoniqError } from "../../errors.js";
-import { claimedJobOf } from "../claimed-job.js";
+import { claimedJobOf, claimedJobOfRow } from "../claimed-job.js";
 import {
   type ClaimedJob,
   type CompletionItem,
@@ -19,7 +19,7 @@ import {
 } from "../contract/index.js";
 import { secondsToMs } from "./clock.js";
 import type { SqliteSession } from "./connection.js";
-import { type ClaimedRecord, type JobRecord, toClaimedJob, toJobRow } from "./rows.js";
+import { type ClaimedRecord, type JobRecord, toJobRow } from "./rows.js";
 
 /** The owner's fields as the named parameters of the fence (nothing else from the object). */
 export function fence(owner: Owner): { workerId: string; claimToken: string } {
@@ -171,7 +171,7 @@ export function claimDue(s: SqliteSession, request: JobClaimParams): ClaimedJob[
     const claimed: ClaimedJob[] = [];
     for (const id of ids) {
       const row = byId.get(id);
-      if (row) claimed.push(toClaimedJob(row));
+      if (row) claimed.push(claimedJobOfRow(row));
     }
     return claimed;
   });
