@@ -1,78 +1,36 @@
 /**
- * The memory backend facade: the {@link Backend} contract over in-process maps, delegating to
- * the memory job, worker, lease and schedule stores (one file each) over one `MemoryState`, plus
- * the operations store (`admin`, admin-store.ts).
+ * `memory:`: the SQLite backend on a private in-memory database, with an injectable clock.
  */
-import type { Backend, Capabilities, Notifier } from "../contract/index.js";
-import { DelegatingStores } from "../shared/delegating-stores.js";
-import { MemoryAdminStore } from "./admin-store.js";
-import { MemoryJobStore } from "./job-store.js";
-import { MemoryLeaseStore } from "./lease-store.js";
-import { MemoryScheduleStore } from "./schedule-store.js";
-import { MemoryState } from "./state.js";
-import { MemorySubmissionStore } from "./submission-store.js";
-import { MemoryWorkerStore } from "./worker-store.js";
+import { SqliteBackend } from "../sqlite/sqlite-backend.js";
 
 /** Options of {@link MemoryBackend}. */
 export interface MemoryBackendOptions {
-  /** The "database clock"; defaults to `Date.now`. Returns milliseconds since the epoch. */
+  /**
+   * The database clock, in **milliseconds** since the epoch; defaults to SQLite's own clock (the
+   * system time). Every time the backend stores or compares (`scheduled_at`, heartbeats, leases,
+   * retention, schedules' next runs) is read from it, so a test can move time forward without
+   * waiting. Read each time a statement needs "now"; values are rounded to whole milliseconds.
+   */
   clock?: () => number;
 }
 
 /**
- * In-process backend for unit tests of user code. Same contract and field semantics as the
- * SQLite and PostgreSQL backends (the shared contract suite proves it); nothing is persisted,
- * and wake-ups reach only this object's subscribers. Each method: see its contract in
- * `backends/contract/`.
+ * A fresh, private, non-durable store for tests of user code: the SQLite backend
+ * ({@link SqliteBackend}) on an in-memory database that this object alone holds, migrated when
+ * first used (calling {@link MemoryBackend.setup} is allowed and does nothing more). Same
+ * contract, SQL and field semantics as a SQLite file, so the shared contract suite covers it;
+ * nothing is written to disk, and wake-ups reach only this object's subscribers
+ * (`capabilities`: no transactional enqueue, no cross-process wake-ups, not durable).
+ *
+ * Errors: as {@link SqliteBackend}; `SoniqError("CLOSED")` after {@link MemoryBackend.close}
+ * (the database and every job in it are gone).
  */
-export class MemoryBackend extends DelegatingStores implements Backend {
+export class MemoryBackend extends SqliteBackend {
   /** Always `"memory"`. */
-  readonly kind = "memory" as const;
-  /** No transactional enqueue, no cross-process wake-ups, nothing durable. */
-  readonly capabilities: Capabilities = {
-    transactionalEnqueue: false,
-    crossProcessWake: false,
-    durable: false,
-  };
-  private readonly state: MemoryState;
-  /** The operations store (contract/admin-store.ts) over the same state. */
-  readonly admin: MemoryAdminStore;
-  /** Remote jobs' submission records (contract/submission-store.ts). */
-  readonly submissions: MemorySubmissionStore;
+  override readonly kind = "memory" as const;
 
-  /** Creates an empty store. */
+  /** Creates an empty store; nothing is opened before the first call. */
   constructor(options: MemoryBackendOptions = {}) {
-    const state = new MemoryState(options.clock ?? Date.now);
-    const jobs = new MemoryJobStore(state);
-    super({
-      jobs,
-      workers: new MemoryWorkerStore(state),
-      leases: new MemoryLeaseStore(state),
-      schedules: new MemoryScheduleStore(state, { insertJobs: (list) => jobs.insertJobs(list) }),
-    });
-    this.state = state;
-    this.admin = new MemoryAdminStore(state);
-    this.submissions = new MemorySubmissionStore(state);
-  }
-
-  /** In-process wake-ups of this object's own writes. */
-  get notifier(): Notifier {
-    return this.state.bus;
-  }
-
-  /** Nothing to create; rejects with `CLOSED` after close. */
-  async setup(): Promise<void> {
-    this.state.check();
-  }
-
-  /** See {@link Backend.close}. */
-  async close(): Promise<void> {
-    this.state.close();
-  }
-
-  /** The clock's now. */
-  async now(): Promise<Date> {
-    this.state.check();
-    return this.state.date();
+    super({ path: ":memory:" }, options.clock);
   }
 }

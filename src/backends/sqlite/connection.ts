@@ -7,6 +7,9 @@ import { existsSync, mkdirSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import Database from "better-sqlite3";
 import { SoniqError } from "../../errors.js";
+import { loadMigrations } from "../shared/migrations.js";
+import { NOW_MS } from "./clock.js";
+import { migrate } from "./migrate.js";
 import { SQL, type StatementName } from "./sql.js";
 
 /** Milliseconds one statement may wait inside SQLite for a lock before yielding to the event loop. */
@@ -35,22 +38,46 @@ export interface SqliteSession {
   nowMs(): number;
 }
 
+/** The SQL function an injected clock answers through (see {@link SqliteConnection}). */
+const CLOCK_FUNCTION = "soniq_clock_ms";
+
+/** Whether `path` names a private in-memory database rather than a file. */
+export function isInMemoryPath(path: string): boolean {
+  return path === ":memory:";
+}
+
 /**
  * One better-sqlite3 connection to {@link SqliteConnection.path}, with `journal_mode=WAL`,
  * `synchronous=NORMAL` and a {@link BUSY_SLICE_MS} ms `busy_timeout` per statement.
+ *
+ * An in-memory database (`":memory:"`) lives as long as this one connection and is migrated when
+ * it opens: there is no file to set up first, and no other connection could see it.
+ *
+ * With a `clock`, the database's "now" is that function (milliseconds since the epoch) instead of
+ * SQLite's `unixepoch('subsec')`: every catalogue statement is prepared with {@link NOW_MS}
+ * replaced by a call to it. For `MemoryBackend({ clock })` (tests that move time forward);
+ * read once per use in a statement, so a clock that moves only when told keeps one statement on
+ * one instant.
  */
 export class SqliteConnection implements SqliteSession {
   private open: Database.Database | null = null;
   private closed = false;
   private readonly prepared = new Map<StatementName, Database.Statement>();
+  private control: {
+    begin: Database.Statement;
+    commit: Database.Statement;
+    rollback: Database.Statement;
+  } | null = null;
 
   /**
    * @param path The database file (or `":memory:"`), as the backend was given it.
    * @param busyTimeoutMs How long, in milliseconds, a call retries a busy database.
+   * @param clock The database clock in milliseconds since the epoch; SQLite's own when omitted.
    */
   constructor(
     readonly path: string,
     readonly busyTimeoutMs: number,
+    private readonly clock?: () => number,
   ) {}
 
   /** The open database; only valid inside {@link use}. */
@@ -66,7 +93,7 @@ export class SqliteConnection implements SqliteSession {
   private connect(create: boolean): Database.Database {
     if (this.closed) throw new SoniqError("CLOSED", `the SQLite backend (${this.path}) is closed`);
     if (this.open) return this.open;
-    const inMemory = this.path === ":memory:";
+    const inMemory = isInMemoryPath(this.path);
     if (!inMemory && !create && !existsSync(this.path)) {
       throw new SoniqError(
         "SCHEMA_NOT_READY",
@@ -79,6 +106,9 @@ export class SqliteConnection implements SqliteSession {
       db.pragma(`busy_timeout = ${BUSY_SLICE_MS}`);
       db.pragma("journal_mode = WAL");
       db.pragma("synchronous = NORMAL");
+      const clock = this.clock;
+      if (clock) db.function(CLOCK_FUNCTION, () => Math.round(clock()));
+      if (inMemory) migrate(db, loadMigrations("sqlite"));
     } catch (err) {
       db.close();
       if ((err as { code?: unknown }).code === "SQLITE_NOTADB") {
@@ -144,14 +174,39 @@ export class SqliteConnection implements SqliteSession {
   statement(name: StatementName): Database.Statement {
     let statement = this.prepared.get(name);
     if (statement === undefined) {
-      statement = this.db.prepare(SQL[name]);
+      const text = this.clock ? SQL[name].replaceAll(NOW_MS, `${CLOCK_FUNCTION}()`) : SQL[name];
+      statement = this.db.prepare(text);
       this.prepared.set(name, statement);
     }
     return statement;
   }
 
+  /**
+   * `BEGIN IMMEDIATE`, `fn`, `COMMIT` with statements prepared once (better-sqlite3's
+   * `db.transaction(fn)` builds a new wrapper per call, a measurable share of a short write); a
+   * throw, or a failed `COMMIT`, rolls back. Inside an open transaction, `fn` runs in a savepoint.
+   */
   immediate<T>(fn: () => T): T {
-    return this.db.transaction(fn).immediate();
+    const db = this.db;
+    if (db.inTransaction) return db.transaction(fn)();
+    let control = this.control;
+    if (control === null) {
+      control = {
+        begin: db.prepare("BEGIN IMMEDIATE"),
+        commit: db.prepare("COMMIT"),
+        rollback: db.prepare("ROLLBACK"),
+      };
+      this.control = control;
+    }
+    control.begin.run();
+    try {
+      const result = fn();
+      control.commit.run();
+      return result;
+    } catch (err) {
+      if (db.inTransaction) control.rollback.run();
+      throw err;
+    }
   }
 
   nowMs(): number {
@@ -164,6 +219,7 @@ export class SqliteConnection implements SqliteSession {
     this.open = null;
     this.closed = true;
     this.prepared.clear();
+    this.control = null;
     db?.close();
   }
 }

@@ -8,7 +8,7 @@ export interface SqliteBackendOptions {
   /**
    * Path of the database file, relative to the working directory or absolute. Missing parent
    * directories are created. `":memory:"` opens a private in-memory database (one connection,
-   * so nothing is shared with other backends or processes).
+   * so nothing is shared with other backends or processes), migrated when first used.
    */
   path: string;
   /**

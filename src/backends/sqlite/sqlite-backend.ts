@@ -10,7 +10,7 @@ import { LocalHandOffDesk } from "../shared/hand-off-desk.js";
 import { loadMigrations } from "../shared/migrations.js";
 import { WakeBus } from "../shared/wake-bus.js";
 import { SqliteAdminStore } from "./admin-store.js";
-import { SqliteConnection } from "./connection.js";
+import { isInMemoryPath, SqliteConnection } from "./connection.js";
 import { SqliteJobStore } from "./job-store.js";
 import { SqliteLeaseStore } from "./lease-store.js";
 import { migrate } from "./migrate.js";
@@ -49,18 +49,14 @@ export { DEFAULT_SQLITE_BUSY_TIMEOUT_MS, type SqliteBackendOptions } from "./opt
  * {@link SqliteBackend.setup}); otherwise the driver's `SqliteError`.
  */
 export class SqliteBackend extends DelegatingStores implements Backend {
-  /** Always `"sqlite"`. */
-  readonly kind = "sqlite" as const;
+  /** `"sqlite"`; `"memory"` for a {@link MemoryBackend} (this class on an in-memory database). */
+  readonly kind: "sqlite" | "memory" = "sqlite";
   /** The database path exactly as given in {@link SqliteBackendOptions.path}. */
   readonly path: string;
   /** The busy timeout in milliseconds this connection uses. */
   readonly busyTimeoutMs: number;
-  /** No transactional enqueue; wake-ups stay in this process; durable. */
-  readonly capabilities: Capabilities = {
-    transactionalEnqueue: false,
-    crossProcessWake: false,
-    durable: true,
-  };
+  /** No transactional enqueue; wake-ups stay in this process; durable unless `":memory:"`. */
+  readonly capabilities: Capabilities;
 
   private readonly conn: SqliteConnection;
   /** Remote jobs' submission records (contract/submission-store.ts). */
@@ -78,12 +74,14 @@ export class SqliteBackend extends DelegatingStores implements Backend {
   /**
    * Validates the options (options.ts); the file is opened on first use. Does not create the
    * schema: call {@link SqliteBackend.setup}.
+   * @param clock Internal, for {@link MemoryBackend}: the database clock (milliseconds since the
+   * epoch) of an in-memory database.
    * @throws SoniqError `INVALID_OPTION` (see `validateOptions`). Opening errors (e.g. `EACCES`,
    * `SQLITE_NOTADB`) surface from the first call.
    */
-  constructor(options: SqliteBackendOptions) {
+  constructor(options: SqliteBackendOptions, clock?: () => number) {
     const { path, busyTimeoutMs } = validateOptions(options);
-    const conn = new SqliteConnection(path, busyTimeoutMs);
+    const conn = new SqliteConnection(path, busyTimeoutMs, clock);
     const bus = new WakeBus();
     const wake = (queue: string) => bus.wake(queue);
     const handOff = new LocalHandOffDesk();
@@ -99,6 +97,11 @@ export class SqliteBackend extends DelegatingStores implements Backend {
     });
     this.path = path;
     this.busyTimeoutMs = busyTimeoutMs;
+    this.capabilities = {
+      transactionalEnqueue: false,
+      crossProcessWake: false,
+      durable: !isInMemoryPath(path),
+    };
     this.conn = conn;
     this.bus = bus;
     this.handOff = handOff;
