@@ -1,8 +1,9 @@
 /**
- * The rescuer: crash recovery as a service (DESIGN.md §3.2–3.3). Each pass requeues every
- * `processing` row whose owner is not a live worker incarnation and dead-letters the ones caught
- * in a crash loop (`maintenance/policy.ts`), through `JobStore.jobRecoverStale` — one fenced,
- * idempotent statement, so passes from several processes at once are safe.
+ * The rescuer: crash recovery as a service (docs/reliability.md, "Crash recovery, in brief"). Each
+ * pass requeues every `processing` row whose owner is not a live worker incarnation and
+ * dead-letters the ones caught in a crash loop (`maintenance/policy.ts`), through
+ * `JobStore.jobRecoverStale` — one fenced, idempotent statement, so passes from several processes
+ * at once are safe.
  *
  * Recovery runs from three clocks: {@link Rescuer.runOnce} at every worker's start-up and from
  * `soniq recover`, and the leader's periodic pass while the {@link Rescuer} service runs (the
@@ -46,8 +47,9 @@ export const RESCUER_INTERVAL_MS = 5_000;
 export interface RescuerOptions extends Omit<BaseServiceOptions, "name"> {
   /**
    * The recovery method of the backend; its submission store (remote jobs are recovered by their
-   * phase first: `submitting` frozen, `accepted` handed off; seed 002); and its operations store,
-   * to write each recovery to the jobs' timelines (contract: admin-store.ts `jobEventsAppend`).
+   * phase first: `submitting` frozen, `accepted` handed off; docs/remote-jobs.md, "Dispositions");
+   * and its operations store, to write each recovery to the jobs' timelines (contract:
+   * admin-store.ts `jobEventsAppend`).
    */
   backend: Pick<Backend, "jobRecoverStale"> &
     Partial<Pick<Backend, "submissions">> & { admin?: Pick<AdminStore, "jobEventsAppend"> };
@@ -162,7 +164,7 @@ function timeline(result: RecoveryResult, maxInterruptions: number): NewJobEvent
   ];
 }
 
-/** Logs and emits the remote jobs one pass recovered by phase (the seed's safe fields only). */
+/** Logs and emits the remote jobs a pass recovered, by phase (fields: docs/remote-jobs.md). */
 function reportRemote(
   recovered: RecoveredSubmission[],
   logger: Logger,
