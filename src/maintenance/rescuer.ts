@@ -16,15 +16,9 @@
  * judges its own incarnation dead (`liveWorkerId`): its event loop may have been starved past
  * its heartbeat timeout while it still runs its jobs.
  *
- * Options (see {@link RescuerOptions}): `intervalMs` (milliseconds between periodic passes,
- * default {@link RESCUER_INTERVAL_MS}; the worker uses its `heartbeatInterval`),
- * `heartbeatTimeoutSeconds` (seconds), `maxInterruptions` (a count). No batch limit: a pass is
- * one atomic statement over the rows of owners that died, bounded by their total concurrency.
- *
- * Events: `job_recovered` per requeued row (`job_id`, `job_name`, `previous_owner`,
- * `interruptions`) and `job_dead_lettered` per crash-loop row (`job_id`, `job_name`, `reason`),
- * each also logged ("recovered a job whose worker is not live…", "a job keeps losing its
- * worker…").
+ * No batch limit: a pass is one atomic statement over the rows of owners that died, bounded by
+ * their total concurrency. Each requeued row is a `job_recovered` event and each crash-loop row a
+ * `job_dead_lettered` one (docs/events.md), both also logged.
  */
 import type {
   AdminStore,
