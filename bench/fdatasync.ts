@@ -1,7 +1,7 @@
 /**
  * The day's `fdatasync` time, printed at the start of a bench run: a PostgreSQL commit waits for
  * one WAL flush, so pick-up latency and any drain that waits for a commit per slot cycle move with
- * it minute by minute (docs/performance.md, "Reading the environment lines").
+ * it minute by minute (docs/performance.md, "Reading the CPU rows and the environment lines").
  *
  * With `pg_test_fsync` installed (found under /usr/lib/postgresql/<version>/bin) its first
  * section's `fdatasync` line ("one 8kB write", 1 s) is used and the tool is stopped right after

@@ -1,6 +1,7 @@
 /**
- * The remote checks of a chaos run (seed 002), from each remote job's final state and submission
- * record, the provider's counters (POSTs per idempotency key, tasks) and the workers' log lines.
+ * The remote checks of a chaos run (docs/remote-jobs.md), from each remote job's final state and
+ * submission record, the provider's counters (POSTs per idempotency key, tasks) and the workers'
+ * log lines.
  *
  * Counted: hand-offs (accepted → polling after a drain or a kill), releases, frozen jobs and how
  * each was resolved (reconcile or the operator step). Must be zero: duplicate POSTs per

@@ -1,9 +1,9 @@
 /**
- * The remote jobs of a chaos run (seed 002), decided up front from the seed like the rest of the
- * plan: which provider behaviour each one meets (how long the POST takes to answer — long enough,
- * often, for a kill or a SIGTERM to land while it is in flight —, how many polls answer
- * `processing`, whether the provider accepts and then drops the answer, whether the task fails)
- * and which job kind it is: `chaos.remote` defines `reconcile`; one in ten is
+ * The remote jobs of a chaos run (docs/remote-jobs.md), decided up front from the run's seed like
+ * the rest of the plan: which provider behaviour each one meets (how long the POST takes to answer
+ * — long enough, often, for a kill or a SIGTERM to land while it is in flight —, how many polls
+ * answer `processing`, whether the provider accepts and then drops the answer, whether the task
+ * fails) and which job kind it is: `chaos.remote` defines `reconcile`; one in ten is
  * `chaos.remote_manual`, which does not, so its frozen jobs wait for the operator step the harness
  * performs at the end (chaos/remote-phase.ts).
  */

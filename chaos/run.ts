@@ -9,8 +9,8 @@
  * injecting, waits for the queue to drain, SIGTERMs every worker, runs `soniq recover`, and checks
  * what is left (chaos/report.ts). Exit code 1 when a must-be-zero check fails.
  *
- * Remote jobs (seed 002) join the workload: the producer enqueues a tenth as many remote jobs
- * (chaos/remote-workload.ts) against the test provider, run as a child process
+ * Remote jobs (docs/remote-jobs.md) join the workload: the producer enqueues a tenth as many remote
+ * jobs (chaos/remote-workload.ts) against the test provider, run as a child process
  * (chaos/provider.ts); after the queue drained, chaos/remote-phase.ts waits for them, performs the
  * operator step for frozen jobs without `reconcile`, and chaos/remote-report.ts adds the remote
  * checks (hand-offs, releases, frozen jobs, duplicate POSTs, orphaned task ids, unexplained ends).

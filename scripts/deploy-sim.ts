@@ -1,8 +1,8 @@
 /**
- * `npm run deploy-sim [-- --json] [-- --engine sqlite|postgres]`: seed 002's eight deploy cases
- * with real `soniq worker` processes and the local test provider, on a SQLite file and (when
- * reachable) PostgreSQL. Prints one line per case (or JSON) and exits 1 when any case fails, a
- * submission was duplicated or a task id orphaned.
+ * `npm run deploy-sim [-- --json] [-- --engine sqlite|postgres]`: the eight deploy cases of
+ * docs/remote-jobs.md ("Verifying it") with real `soniq worker` processes and the local test
+ * provider, on a SQLite file and (when reachable) PostgreSQL. Prints one line per case (or JSON)
+ * and exits 1 when any case fails, a submission was duplicated or a task id orphaned.
  */
 import { dropSchemas, postgresAvailable } from "../test/helpers/postgres.js";
 import { startRemoteProvider } from "../test/helpers/remote-provider.js";

@@ -2,9 +2,9 @@
  * Soniq's settings, each declared once in {@link SETTINGS} (type, default, unit, doc; its `SONIQ_*`
  * variable is derived from its key), and the types derived from them: the zod schema, the input
  * type, the resolved type. Reading `SONIQ_*` variables and resolving options live in
- * `settings-resolution.ts`. Durations are **seconds** (as in the shutdown contract, seed 000),
- * fractions allowed. The README's settings table and the comment above each declaration are
- * generated from them (`npm run docs:settings`; test/unit/settings-docs.test.ts).
+ * `settings-resolution.ts`. Durations are **seconds**, fractions allowed. The README's settings
+ * table and the comment above each declaration are generated from them (`npm run docs:settings`;
+ * test/unit/settings-docs.test.ts).
  */
 import { z } from "zod";
 

@@ -61,8 +61,9 @@ export class Soniq implements JobEnqueuer {
   /** Builds and writes enqueued jobs (jobs/job-writer.ts). */
   private readonly writer: JobWriter;
   /**
-   * Remote jobs from outside (seed 002): `complete`/`fail` for provider callbacks (by job id or
-   * task id, exactly once), and the operator's `resolve`, `pollNow`, `list`, `show`, `counts`.
+   * Remote jobs from outside (docs/remote-jobs.md): `complete`/`fail` for provider callbacks (by
+   * job id or task id, exactly once), and the operator's `resolve`, `pollNow`, `list`, `show`,
+   * `counts`.
    */
   readonly remote: RemoteAdmin;
   private readonly jobRegistry: JobRegistry;
@@ -170,11 +171,11 @@ export class Soniq implements JobEnqueuer {
   }
 
   /**
-   * Defines and registers a **remote** job (seed 002): `submit` runs only after phase
-   * `submitting` is durable, `accepted(taskId)` is written with the hand-off to polling in one
-   * owner-fenced transaction, `poll` runs on any worker when due (no slot held between polls),
-   * an ambiguous submission is frozen (resolved by `reconcile` or an operator). Durations in
-   * seconds. See {@link RemoteJobOptions} and docs/remote-jobs.md.
+   * Defines and registers a **remote** job: `submit` runs only after phase `submitting` is durable,
+   * `accepted(taskId)` is written with the hand-off to polling in one owner-fenced transaction,
+   * `poll` runs on any worker when due (no slot held between polls), an ambiguous submission is
+   * frozen (resolved by `reconcile` or an operator). Durations in seconds. See
+   * {@link RemoteJobOptions} and docs/remote-jobs.md.
    * @throws SoniqError `INVALID_JOB_NAME`, `DUPLICATE_JOB`, `INVALID_OPTION`.
    */
   remoteJob<TArgs, TResult = unknown, TInput = TArgs>(

@@ -1,10 +1,10 @@
 /**
- * Bulk actions over ids or over everything a filter matches (DESIGN.md §6 "Operations"): the
- * matching set is counted first and checked against the caller's `expectedCount` (a mismatch
+ * Bulk actions over ids or over everything a filter matches (docs/operations.md, "Bulk actions"):
+ * the matching set is counted first and checked against the caller's `expectedCount` (a mismatch
  * changes nothing), then walked page by page (newest first, by a stable cursor — rows the action
  * changes do not shift later pages) and acted on one row at a time, so no statement holds many row
- * locks. Rows enqueued after the action began are not touched (the filter is bounded by the
- * instant it started).
+ * locks. Rows enqueued after the action began are not touched (the filter is bounded by the instant
+ * it started).
  */
 import { SoniqError } from "../errors.js";
 

@@ -1,7 +1,7 @@
 /**
- * The admin facade of an instance (DESIGN.md §4 "the admin facade"; §6 "Operations"): one
- * object per entity, all reading and writing through the backend's operations store. The CLI, the
- * dashboard and metrics stand on it.
+ * The admin facade of an instance (docs/operations.md, "The admin API"): one object per entity, all
+ * reading and writing through the backend's operations store. The CLI, the dashboard and metrics
+ * stand on it.
  */
 import { DeadLettersAdmin } from "./dead-letters-admin.js";
 import { type AdminDeps, JobsAdmin } from "./jobs-admin.js";

@@ -2,7 +2,7 @@
  * The shapes the admin API returns (and `--json` prints): jobs, dead letters and timeline entries
  * with arguments and results parsed from JSON, and how they are built from the store's rows. A
  * job's **timeline** is its row's happy path (enqueued → started → done) merged with the unusual
- * transitions the events table holds (DESIGN.md §6 "Operations"), in time order.
+ * transitions the events table holds (docs/operations.md, "The timeline"), in time order.
  */
 import type {
   DeadLetterRow,

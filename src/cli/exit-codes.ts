@@ -1,4 +1,4 @@
-/** The CLI's exit codes (DESIGN.md §2). */
+/** The CLI's exit codes (docs/shutdown.md, "Signals and exit codes"). */
 export const EXIT = {
   /** Drained: every in-flight job finished. */
   DRAINED: 0,

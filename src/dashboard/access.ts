@@ -1,6 +1,7 @@
 /**
  * Who may change what: the dashboard's actions and the access a user is granted — read-only unless
- * granted (DESIGN.md §6), `"all"`, or a per-action map (Oban Web's resolver shape).
+ * granted (docs/dashboard.md, "Secure by default"), `"all"`, or a per-action map (Oban Web's
+ * resolver shape).
  */
 
 /** Every write the dashboard offers. Reading needs no grant beyond `auth`. */

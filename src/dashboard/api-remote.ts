@@ -1,9 +1,9 @@
 /**
- * The remote-job routes (seed 002): remote jobs by phase (frozen, awaiting the remote side,
- * submitting), one remote job, and the operator's actions of `soniq remote resolve|poll-now`
- * through `soniq.remote`: resolve a frozen job as accepted <task id> / not submitted / failed
- * <reason>, and poll now. Bodies are the CLI's `--json` shapes (admin/json/remote-job.ts), with
- * error text cut like everywhere in the dashboard.
+ * The remote-job routes (docs/remote-jobs.md, "Operators"): remote jobs by phase (frozen, awaiting
+ * the remote side, submitting), one remote job, and the operator's actions of
+ * `soniq remote resolve|poll-now` through `soniq.remote`: resolve a frozen job as
+ * accepted <task id> / not submitted / failed <reason>, and poll now. Bodies are the CLI's `--json`
+ * shapes (admin/json/remote-job.ts), with error text cut like everywhere in the dashboard.
  */
 import { remoteJobJson } from "../admin/json/index.js";
 import type { SubmissionFilter } from "../backends/contract/submission-store.js";

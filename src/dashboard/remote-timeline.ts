@@ -1,8 +1,8 @@
 /**
- * The remote phases of a job's timeline (seed 002): a remote job's submission record holds when it
- * was submitted (with its idempotency key), accepted (with the task id) and frozen (with the
- * reason); the job detail merges them into the timeline in time order, beside the NACKs,
- * recoveries and retries.
+ * The remote phases of a job's timeline (docs/remote-jobs.md, "The phases"): a remote job's
+ * submission record holds when it was submitted (with its idempotency key), accepted (with the task
+ * id) and frozen (with the reason); the job detail merges them into the timeline in time order,
+ * beside the NACKs, recoveries and retries.
  */
 import type { TimelineEntryLike } from "../admin/json/index.js";
 import type { SubmissionRecord } from "../backends/contract/submission-store.js";

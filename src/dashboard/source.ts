@@ -1,9 +1,9 @@
 /**
  * What the dashboard reads and changes: the admin API of the instance (`soniq.jobs`,
  * `soniq.deadLetters`, `soniq.queues`, `soniq.workers()`, issue 14; `soniq.schedules`,
- * `soniq.remote`) — the one source for the CLI,
- * the dashboard and metrics (DESIGN.md §6) — plus the logger and event bus the audit writes to.
- * A `Soniq` instance is one; nothing beneath the admin API (no store, no SQL) is reached.
+ * `soniq.remote`) — the one source for the CLI, the dashboard and metrics (docs/operations.md) —
+ * plus the logger and event bus the audit writes to. A `Soniq` instance is one; nothing beneath the
+ * admin API (no store, no SQL) is reached.
  */
 import type { DeadLettersAdmin } from "../admin/dead-letters-admin.js";
 import type { DeadLetterQuery, JobQuery } from "../admin/filters.js";

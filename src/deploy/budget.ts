@@ -1,6 +1,7 @@
 /**
- * The deploy budget (DESIGN.md §3.9, docs/shutdown.md): how long the supervisor must wait between
- * SIGTERM and SIGKILL for a drain to finish, from the settings, as named terms in seconds:
+ * The deploy budget (docs/shutdown.md, "Bounds and the deploy budget"): how long the supervisor
+ * must wait between SIGTERM and SIGKILL for a drain to finish, from the settings, as named terms in
+ * seconds:
  *
  *     preStop + shutdownTimeout + shutdownSettle + NACK bound + margin (+ syncHandlerGraceSeconds)
  *

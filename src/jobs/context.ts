@@ -79,7 +79,7 @@ export class JobTimeoutError extends Error {
   }
 }
 
-/** The reason `ctx.signal` carries when the worker's shutdown deadline passed (DESIGN.md §2). */
+/** The reason `ctx.signal` carries when the shutdown deadline passed (docs/shutdown.md). */
 export class ShutdownTimeoutError extends Error {
   constructor() {
     super("shutdown_timeout reached: the worker is releasing this job");

@@ -1,12 +1,11 @@
 /**
- * Job ids: time-ordered UUIDs (version 7, RFC 9562 §5.7), made in this one place for every
- * backend. An id begins with the Unix time in milliseconds, so ids made later sort later, and
- * within one process they strictly increase (RFC 9562 §6.2 method 1: a 12-bit counter in
- * `rand_a`, started at a random value below 2,048 each millisecond). New rows then land at the
- * right edge of the primary-key index and next to each other in the heap, in claim order, instead
- * of at random places (perf-design §6.1.4 item 3). The column stays `uuid`: ids made before
- * (version 4) stay valid and are still accepted everywhere. An id reveals when its job was
- * enqueued (to the millisecond).
+ * Job ids: time-ordered UUIDs (version 7, RFC 9562 §5.7), made in this one place for every backend.
+ * An id begins with the Unix time in milliseconds, so ids made later sort later, and within one
+ * process they strictly increase (RFC 9562 §6.2 method 1: a 12-bit counter in `rand_a`, started at
+ * a random value below 2,048 each millisecond). New rows then land at the right edge of the
+ * primary-key index and next to each other in the heap, in claim order, instead of at random places
+ * (docs/backends.md, "Tables"). The column stays `uuid`: ids made before (version 4) stay valid and
+ * are still accepted everywhere. An id reveals when its job was enqueued (to the millisecond).
  */
 import { randomFillSync } from "node:crypto";
 

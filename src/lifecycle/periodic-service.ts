@@ -1,6 +1,6 @@
 /**
- * A service that runs one tick, waits an interval, and repeats (seed 004): the stop flag is the
- * run's `AbortSignal`, checked before each tick and passed into it so the tick can check it
+ * A service that runs one tick, waits an interval, and repeats ({@link BaseService}): the stop flag
+ * is the run's `AbortSignal`, checked before each tick and passed into it so the tick can check it
  * between its units of work; a tick that throws is logged and the loop goes on.
  */
 import { BaseService, type BaseServiceOptions, sleep } from "./service.js";

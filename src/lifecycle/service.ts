@@ -1,8 +1,9 @@
 /**
- * The one start/stop shape every background activity uses (seed 004, DESIGN.md §3.6): a guard
- * against double start, an `AbortSignal` handed to the service's body so it can check for a stop
- * between units of work, the body's promise kept as the in-flight marker so `stop()` waits for it,
- * and a bounded `stop()` whose bound has a name and sits well inside `shutdownTimeout`.
+ * The one start/stop shape every background activity uses (docs/reliability.md, "One start/stop
+ * shape for every background loop"): a guard against double start, an `AbortSignal` handed to the
+ * service's body so it can check for a stop between units of work, the body's promise kept as the
+ * in-flight marker so `stop()` waits for it, and a bounded `stop()` whose bound has a name and sits
+ * well inside `shutdownTimeout`.
  *
  * States: `idle` → `running` → `stopping` → `idle` (a stopped service may be started again).
  * - `start()` while `running` is a no-op (it resolves with the first start); `start()` while
@@ -11,7 +12,7 @@
  * - `stop()` aborts the signal first (a unit of work that has not begun does not begin), then
  *   waits for the body at most `boundMs` milliseconds and logs when the bound is reached; the
  *   body is then left to finish on its own (a unit blocked inside one database call is only
- *   bounded, never interrupted — the trade the seed makes in favour of restarting).
+ *   bounded, never interrupted: a slow restart is better than one that cannot complete).
  */
 import type { Logger } from "../observability/logger.js";
 

@@ -1,7 +1,7 @@
 /**
  * The elector: takes and renews the maintenance lease so that one process at a time leads the
- * leader-only services (DESIGN.md §3.3), and tells its listeners when this process gains or loses
- * the lead.
+ * leader-only services (docs/reliability.md, "Maintenance: small services behind one lease"), and
+ * tells its listeners when this process gains or loses the lead.
  *
  * Every `intervalMs` it calls `LeaseStore.leaseTryTake({ name: lease, holder, ttlSeconds })` (the database clock
  * decides expiry). A live leader renews well before its lease expires; a dead leader's lease

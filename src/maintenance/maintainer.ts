@@ -4,15 +4,12 @@
  * stops them when it loses it; on its own stop it stops the children first and then the elector,
  * which gives the lease up, so a successor never overlaps with this process's last tick.
  *
+ * The children are the rescuer, the pruner and the worker reaper, the schedules' scheduler
+ * service, and the queue sampler when metrics are on (maintenance.ts assembles them).
+ *
  * Transitions are applied one at a time, in order, so a quick gain → loss → gain leaves the
  * children in the state of the last one. A child that fails to start is logged and left stopped
  * until the next gain.
- *
- * Options (see {@link MaintainerOptions}): `elector`, `services` (the children: rescuer, pruner,
- * worker reaper; the cron scheduler is meant to be the next), `stopBoundMs` (milliseconds,
- * bounds the whole stop, default `SERVICE_STOP_BOUND_MS`).
- *
- * Events: the elector's (gaining and losing the lease); each child's own.
  */
 import { BaseService, type BaseServiceOptions, type Service } from "../lifecycle/service.js";
 import type { Elector } from "./elector.js";

@@ -1,8 +1,8 @@
 /**
- * Assembles one worker's maintenance (DESIGN.md §3.3): an elector on the maintenance lease and a
- * maintainer that runs the rescuer, the pruner and the worker reaper while this worker leads.
- * The rescuer is also handed back for the worker's start-up pass, one of recovery's other clocks
- * (the third is `soniq recover`).
+ * Assembles one worker's maintenance (docs/reliability.md, "Maintenance: small services behind one
+ * lease"): an elector on the maintenance lease and a maintainer that runs the rescuer, the pruner
+ * and the worker reaper while this worker leads. The rescuer is also handed back for the worker's
+ * start-up pass, one of recovery's other clocks (the third is `soniq recover`).
  */
 import type { Backend } from "../backends/contract/index.js";
 import type { Service } from "../lifecycle/service.js";

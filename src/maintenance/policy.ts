@@ -1,10 +1,10 @@
 /**
- * The crash-loop policy (DESIGN.md §3.2), in one place: the dead-letter reason, the `last_error`
- * text and the threshold. A job whose worker is lost again and again (a poison pill that kills
- * its process) is requeued by each recovery until its interruption count would exceed
- * `maxInterruptions` (`interruptions + 1 > maxInterruptions`); that recovery moves it to the
- * dead-letter queue instead, with reason {@link CRASH_LOOP_REASON}. `maxInterruptions: 0` sends a
- * job there at its first crash recovery.
+ * The crash-loop policy (docs/reliability.md, "Interruptions are earned"), in one place: the
+ * dead-letter reason, the `last_error` text and the threshold. A job whose worker is lost again and
+ * again (a poison pill that kills its process) is requeued by each recovery until its interruption
+ * count would exceed `maxInterruptions` (`interruptions + 1 > maxInterruptions`); that recovery
+ * moves it to the dead-letter queue instead, with reason {@link CRASH_LOOP_REASON}.
+ * `maxInterruptions: 0` sends a job there at its first crash recovery.
  *
  * The backends apply the rule inside their recovery statement, so the decision stays atomic and
  * fenced; they receive it as a {@link CrashLoopRule} built here and hold none of its words.

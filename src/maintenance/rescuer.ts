@@ -1,8 +1,9 @@
 /**
- * The rescuer: crash recovery as a service (DESIGN.md §3.2–3.3). Each pass requeues every
- * `processing` row whose owner is not a live worker incarnation and dead-letters the ones caught
- * in a crash loop (`maintenance/policy.ts`), through `JobStore.jobRecoverStale` — one fenced,
- * idempotent statement, so passes from several processes at once are safe.
+ * The rescuer: crash recovery as a service (docs/reliability.md, "Crash recovery, in brief"). Each
+ * pass requeues every `processing` row whose owner is not a live worker incarnation and
+ * dead-letters the ones caught in a crash loop (`maintenance/policy.ts`), through
+ * `JobStore.jobRecoverStale` — one fenced, idempotent statement, so passes from several processes
+ * at once are safe.
  *
  * Recovery runs from three clocks: {@link Rescuer.runOnce} at every worker's start-up and from
  * `soniq recover`, and the leader's periodic pass while the {@link Rescuer} service runs (the
@@ -15,15 +16,9 @@
  * judges its own incarnation dead (`liveWorkerId`): its event loop may have been starved past
  * its heartbeat timeout while it still runs its jobs.
  *
- * Options (see {@link RescuerOptions}): `intervalMs` (milliseconds between periodic passes,
- * default {@link RESCUER_INTERVAL_MS}; the worker uses its `heartbeatInterval`),
- * `heartbeatTimeoutSeconds` (seconds), `maxInterruptions` (a count). No batch limit: a pass is
- * one atomic statement over the rows of owners that died, bounded by their total concurrency.
- *
- * Events: `job_recovered` per requeued row (`job_id`, `job_name`, `previous_owner`,
- * `interruptions`) and `job_dead_lettered` per crash-loop row (`job_id`, `job_name`, `reason`),
- * each also logged ("recovered a job whose worker is not live…", "a job keeps losing its
- * worker…").
+ * No batch limit: a pass is one atomic statement over the rows of owners that died, bounded by
+ * their total concurrency. Each requeued row is a `job_recovered` event and each crash-loop row a
+ * `job_dead_lettered` one (docs/events.md), both also logged.
  */
 import type {
   AdminStore,
@@ -46,8 +41,9 @@ export const RESCUER_INTERVAL_MS = 5_000;
 export interface RescuerOptions extends Omit<BaseServiceOptions, "name"> {
   /**
    * The recovery method of the backend; its submission store (remote jobs are recovered by their
-   * phase first: `submitting` frozen, `accepted` handed off; seed 002); and its operations store,
-   * to write each recovery to the jobs' timelines (contract: admin-store.ts `jobEventsAppend`).
+   * phase first: `submitting` frozen, `accepted` handed off; docs/remote-jobs.md, "Dispositions");
+   * and its operations store, to write each recovery to the jobs' timelines (contract:
+   * admin-store.ts `jobEventsAppend`).
    */
   backend: Pick<Backend, "jobRecoverStale"> &
     Partial<Pick<Backend, "submissions">> & { admin?: Pick<AdminStore, "jobEventsAppend"> };
@@ -162,7 +158,7 @@ function timeline(result: RecoveryResult, maxInterruptions: number): NewJobEvent
   ];
 }
 
-/** Logs and emits the remote jobs one pass recovered by phase (the seed's safe fields only). */
+/** Logs and emits the remote jobs a pass recovered, by phase (fields: docs/remote-jobs.md). */
 function reportRemote(
   recovered: RecoveredSubmission[],
   logger: Logger,

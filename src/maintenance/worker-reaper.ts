@@ -1,9 +1,9 @@
 /**
- * The worker reaper: forgets worker rows not seen for a while (DESIGN.md §3.4), so a machine that
- * vanished does not stay listed for ever. Every process start registers a fresh incarnation, so
- * without it `soniq_workers` only grows. Deleting a row does not touch jobs: the rescuer treats
- * an unknown owner as dead, like a stale one. Leader-only: the maintainer runs it while this
- * process holds the maintenance lease.
+ * The worker reaper: forgets worker rows not seen for a while (docs/reliability.md, "Maintenance:
+ * small services behind one lease"), so a machine that vanished does not stay listed for ever.
+ * Every process start registers a fresh incarnation, so without it `soniq_workers` only grows.
+ * Deleting a row does not touch jobs: the rescuer treats an unknown owner as dead, like a stale
+ * one. Leader-only: the maintainer runs it while this process holds the maintenance lease.
  *
  * Each tick deletes in batches of at most `batchLimit` rows until a batch comes back short,
  * checking for a stop between batches.

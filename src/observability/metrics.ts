@@ -1,7 +1,8 @@
 /**
- * The metrics-sink interface (seed 000: `metrics_sink.emit("shutdown_nack", …)`) and the adapter
- * that makes a sink one subscriber of the event bus: every call is guarded, errors and rejections
- * are logged and dropped, and nothing waits on a sink while a row is being recorded.
+ * The metrics-sink interface (docs/events.md, "Metrics sink mapping"; a NACK at the shutdown
+ * deadline reaches it as `emit("shutdown_nack", …)`) and the adapter that makes a sink one
+ * subscriber of the event bus: every call is guarded, errors and rejections are logged and dropped,
+ * and nothing waits on a sink while a row is being recorded.
  */
 import type { EventBus, Unsubscribe } from "./event-bus.js";
 import type { SoniqEventMap } from "./events.js";

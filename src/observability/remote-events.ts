@@ -1,10 +1,11 @@
 /**
- * The payloads of the remote-job events (seed 002: `remote_phase`, `remote_handoff`,
- * `remote_poll`, `remote_reconcile`), part of the event catalogue in `events.ts` (which names them
- * in `SoniqEventMap` and re-exports them). Conventions as there: snake_case fields, ids as stored.
+ * The payloads of the remote-job events (docs/remote-jobs.md, "Logs and events": `remote_phase`,
+ * `remote_handoff`, `remote_poll`, `remote_reconcile`), part of the event catalogue in `events.ts`
+ * (which names them in `SoniqEventMap` and re-exports them). Conventions as there: snake_case
+ * fields, ids as stored.
  */
 
-/** Payload of `remote_phase`: a remote job's submission phase changed durably (seed 002). */
+/** Payload of `remote_phase`: a remote job's submission phase changed durably. */
 export type RemotePhaseEvent = {
   /** The worker that wrote it, or null (crash recovery, an operator, a callback). */
   worker_id: string | null;
@@ -31,7 +32,7 @@ export type RemoteHandoffEvent = {
   reason: "deadline" | "draining" | "crash";
 };
 
-/** Payload of `remote_poll`: one poll of an accepted remote task ended (seed 002). */
+/** Payload of `remote_poll`: one poll of an accepted remote task ended. */
 export type RemotePollEvent = {
   /** The worker that polled. */
   worker_id: string;
@@ -47,7 +48,7 @@ export type RemotePollEvent = {
   outcome: "pending" | "done" | "failed" | "error" | "deadline" | "timeout";
 };
 
-/** Payload of `remote_reconcile`: one `reconcile` of a frozen remote job ended (seed 002). */
+/** Payload of `remote_reconcile`: one `reconcile` of a frozen remote job ended. */
 export type RemoteReconcileEvent = {
   /** The worker that ran it. */
   worker_id: string;

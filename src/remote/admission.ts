@@ -1,10 +1,10 @@
 /**
- * The admission budget of one remote job (seed 002 "admission decides whether account capacity
- * permits a new submission"): at most `maxConcurrent` submissions in phase `submitting` at once
- * and at most `perMinute` submissions started in any 60 s, counted over every worker process
- * (the store counts durable `submitting` rows and their `submitted_at` in the same transaction
- * that marks a new one). A refusal delays the job without spending an attempt; it never stops
- * polls and never decides whether a worker may claim.
+ * The admission budget of one remote job (docs/remote-jobs.md, "Independent controls": it decides
+ * only whether capacity permits a new submission): at most `maxConcurrent` submissions in phase
+ * `submitting` at once and at most `perMinute` submissions started in any 60 s, counted over every
+ * worker process (the store counts durable `submitting` rows and their `submitted_at` in the same
+ * transaction that marks a new one). A refusal delays the job without spending an attempt; it never
+ * stops polls and never decides whether a worker may claim.
  */
 import { SoniqError } from "../errors.js";
 

@@ -1,10 +1,11 @@
 /**
- * A circuit breaker for one remote job's provider (seed 002 "the circuit breaker decides whether
- * dependency health permits a new submission"): `closed` until `failureThreshold` provider failures
- * fall within `windowSeconds`, then `open` for `cooldownSeconds`, then `half_open` (one trial
- * submission; its success closes the circuit, its failure opens it again). Per worker process, in
- * memory. An open circuit delays new submissions without spending an attempt; it never stops polls
- * of accepted tasks, and a planned drain is never reported to it as a failure.
+ * A circuit breaker for one remote job's provider (docs/remote-jobs.md, "Independent controls": it
+ * decides only whether the provider's health permits a new submission): `closed` until
+ * `failureThreshold` provider failures fall within `windowSeconds`, then `open` for
+ * `cooldownSeconds`, then `half_open` (one trial submission; its success closes the circuit, its
+ * failure opens it again). Per worker process, in memory. An open circuit delays new submissions
+ * without spending an attempt; it never stops polls of accepted tasks, and a planned drain is never
+ * reported to it as a failure.
  */
 import { SoniqError } from "../errors.js";
 

@@ -1,8 +1,8 @@
 /**
- * Dispositions (seed 002 "route every deadline state deliberately"): where a remote job was when
- * the drain deadline came or its worker died, and what happens to it. One table for both clocks —
- * the drain deadline (FORCE_TIMEOUT_PATH) and crash recovery after SIGKILL — because recovery
- * follows the last durable phase exactly as the deadline does. docs/remote-jobs.md renders it.
+ * Dispositions: where a remote job was when the drain deadline came or its worker died, and what
+ * happens to it. One table for both clocks — the drain deadline (FORCE_TIMEOUT_PATH) and crash
+ * recovery after SIGKILL — because recovery follows the last durable phase exactly as the deadline
+ * does. docs/remote-jobs.md renders it ("Dispositions").
  */
 
 /** Where a remote job is, as far as the worker holding it knows. */
@@ -16,7 +16,7 @@ export type RemoteWhere =
 
 /** What is done with it. */
 export type HandoffAction =
-  /** Back to `queued`, due now, attempts kept (the seed-000 NACK; crash recovery's requeue). */
+  /** Back to `queued`, due now, attempts kept (the shutdown NACK; crash recovery's requeue). */
   | "release"
   /** `frozen`: owner cleared, attempts kept, never claimed automatically; reconcile or operator. */
   | "freeze"

@@ -1,7 +1,8 @@
 /**
- * The submission phases of a remote job and the one table of legal transitions (seed 002 "persist
- * the phase before changing it"; DESIGN.md §6). Every store applies a transition only from the
- * phases listed here; this module is the rule and the words.
+ * The submission phases of a remote job and the one table of legal transitions
+ * (docs/remote-jobs.md, "The phases": each phase is durable before the side effect it announces).
+ * Every store applies a transition only from the phases listed here; this module is the rule and
+ * the words.
  *
  *   (claimed, no row) ─mark─▶ submitting ─accept─▶ accepted ─pending─▶ accepted
  *        ▲                     │  │                  │ └─done/failed─▶ finished

@@ -1,9 +1,9 @@
 /**
- * `soniq.remote`: completion from outside and the operator's actions on remote jobs (seed 002) —
- * the one source the CLI (`soniq remote …`) uses. Completion by job id or task id is exactly once:
- * the answer is stored (first answer wins) and applied by the next poll claim, which is itself
- * exactly once; a callback that arrives by task id before `accepted` was written is kept and
- * applied when it is.
+ * `soniq.remote`: completion from outside and the operator's actions on remote jobs
+ * (docs/remote-jobs.md, "Completion from outside" and "Operators") — the one source the CLI
+ * (`soniq remote …`) uses. Completion by job id or task id is exactly once: the answer is stored
+ * (first answer wins) and applied by the next poll claim, which is itself exactly once; a callback
+ * that arrives by task id before `accepted` was written is kept and applied when it is.
  */
 import type { Backend } from "../backends/contract/index.js";
 import type {

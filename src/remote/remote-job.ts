@@ -1,7 +1,7 @@
 /**
- * What `soniq.remoteJob(...)` takes (seed 002; DESIGN.md §3.8): the handlers of a job that calls a
- * remote API which accepts work and answers later, their contexts, and the checked settings the
- * worker runs them with ({@link RemoteSpec}). Durations are **seconds**.
+ * What `soniq.remoteJob(...)` takes (docs/remote-jobs.md, "Defining one"): the handlers of a job
+ * that calls a remote API which accepts work and answers later, their contexts, and the checked
+ * settings the worker runs them with ({@link RemoteSpec}). Durations are **seconds**.
  */
 import { SoniqError } from "../errors.js";
 import type { JobContext } from "../jobs/context.js";
@@ -32,7 +32,7 @@ export interface RemotePollContext {
   acceptedAt: Date;
   idempotencyKey: string;
   workerId: string;
-  /** A logger bound to `job_id` only (the seed's safe field set). */
+  /** A logger bound to `job_id` only (the fields of docs/remote-jobs.md, "Logs and events"). */
   logger: Logger;
 }
 

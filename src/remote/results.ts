@@ -1,8 +1,8 @@
 /**
- * What the handlers of a remote job return (seed 002; DESIGN.md §3.8, §6): `accepted(taskId)` or
- * `failed(error, { retry })` from `submit`, `pending({ every })` / `done(result)` / `failed(…)` from
- * `poll`, `accepted(taskId)` / `notSubmitted()` from `reconcile`; and the checks that turn anything
- * else into a `SoniqError` with code `INVALID_RESULT`.
+ * What the handlers of a remote job return (docs/remote-jobs.md, "Defining one"):
+ * `accepted(taskId)` or `failed(error, { retry })` from `submit`, `pending({ every })` /
+ * `done(result)` / `failed(…)` from `poll`, `accepted(taskId)` / `notSubmitted()` from `reconcile`;
+ * and the checks that turn anything else into a `SoniqError` with code `INVALID_RESULT`.
  */
 import { SoniqError } from "../errors.js";
 

@@ -1,5 +1,5 @@
 /**
- * The scheduler service (a {@link BaseService}, seed 004): run by the lease holder, it ticks, then
+ * The scheduler service (a {@link BaseService}): run by the lease holder, it ticks, then
  * sleeps until the next due instant by the database clock (at most `maxSleepMs`, so rows changed
  * by another process are seen), with no fixed polling. A tick is one transaction per schedule
  * that commits or rolls back; stop aborts the run's signal, which the tick checks between

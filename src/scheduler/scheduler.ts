@@ -1,9 +1,9 @@
 /**
- * One scheduler tick (DESIGN.md §6 "Schedules"): reads the schedules due by the database clock,
- * decides each due occurrence's outcome (outcomes.ts) and takes them with the store's
- * compare-and-set, one transaction per schedule — so two schedulers ticking the same instant
- * insert one job per occurrence, whoever holds the lease. Every outcome is logged and emitted.
- * The leader's scheduler service and every worker's heartbeat catch-up call {@link Scheduler.tick}.
+ * One scheduler tick (docs/schedules.md, "Guarantees"): reads the schedules due by the database
+ * clock, decides each due occurrence's outcome (outcomes.ts) and takes them with the store's
+ * compare-and-set, one transaction per schedule — so two schedulers ticking the same instant insert
+ * one job per occurrence, whoever holds the lease. Every outcome is logged and emitted. The
+ * leader's scheduler service and every worker's heartbeat catch-up call {@link Scheduler.tick}.
  */
 import type {
   NewJob,

@@ -1,5 +1,5 @@
 /**
- * The drain (shutdown contract, seed 000; DESIGN.md §2), driven by the {@link ShutdownMachine}:
+ * The drain (docs/shutdown.md, "The states"), driven by the {@link ShutdownMachine}:
  * at its start no new claims, heartbeats report `draining`, maintenance stops; one timer, armed
  * from the machine's deadline, moves the machine to FORCE_TIMEOUT_PATH (the executors learn of it
  * from the machine and abort/NACK async jobs, raise sync threads' stop flags); with threads still

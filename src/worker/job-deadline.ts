@@ -1,6 +1,6 @@
 /**
- * A running job's two deadlines, as the {@link ShutdownMachine} states them (DESIGN.md §2
- * precedence): the executor schedules its `job_timeout` — in the machine's one
+ * A running job's two deadlines, as the {@link ShutdownMachine} states them (the precedence rule
+ * of docs/shutdown.md): the executor schedules its `job_timeout` — in the machine's one
  * {@link DeadlineQueue} (one timer for all running jobs, exact: never before the deadline) — only
  * while the machine's
  * `effectiveDeadline` says `job_timeout` comes first, and re-reads it at every transition; the

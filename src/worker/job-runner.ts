@@ -294,7 +294,7 @@ export class JobRunner {
     }
     const { definition, args } = dispatched;
     if (definition.kind === "remote") {
-      // Seed 002: the submitter writes every phase itself (no new submission once draining, so
+      // The submitter writes every phase itself (no new submission once draining, so
       // nothing starts at or after FORCE_TIMEOUT_PATH); a remote job's arguments are never logged.
       await this.options.remote.run(entry, definition, args);
       this.options.table.freeSlot(entry);

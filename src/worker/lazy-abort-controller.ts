@@ -1,9 +1,9 @@
 /**
  * An `AbortController` that is created only when its signal is first read. Every job gets one
- * (`ctx.signal`, DESIGN.md §2: the handler's stop signal at `job_timeout` and at the shutdown
- * deadline), but most handlers never read it, and creating an `AbortSignal` per job was a
- * measurable share of a busy worker's CPU (docs/performance.md). The same holds for an operator's
- * cancel of a running job ({@link InFlight.cancel}), which the async executor watches with
+ * (`ctx.signal`: the handler's stop signal at `job_timeout` and at the shutdown deadline), but most
+ * handlers never read it, and creating an `AbortSignal` per job was a measurable share of a busy
+ * worker's CPU (docs/performance.md). The same holds for an operator's cancel of a running job
+ * ({@link InFlight.cancel}), which the async executor watches with
  * {@link LazyAbortController.onAbort} rather than through a signal.
  */
 export class LazyAbortController {

@@ -1,9 +1,9 @@
 /**
- * The prefetch window (docs/shutdown.md, "The prefetch window"): a FIFO of jobs the worker claimed
- * beyond its free slots, so a slot that frees takes its next job without waiting for a claim. The
- * seed's claimed-not-yet-running window made explicit: buffered rows are `processing` and owned by
- * the worker, never started, and never charged an interruption by crash recovery (a worker's
- * claim leaves `start_known` false).
+ * The prefetch window (docs/shutdown.md, "The claimed-not-yet-running window"): a FIFO of jobs the
+ * worker claimed beyond its free slots, so a slot that frees takes its next job without waiting for
+ * a claim. Buffered rows are claimed, not yet running: `processing` and owned by the worker, never
+ * started, and never charged an interruption by crash recovery (a worker's claim leaves
+ * `start_known` false).
  *
  * - **Size**: the target follows the worker's own pace,
  *   `floor(start rate × max(2 × claim time, BATCH_WINDOW_MS))`, capped by the `prefetch` setting:

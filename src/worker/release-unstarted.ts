@@ -1,7 +1,7 @@
 /**
  * The NACK of claimed rows that never started, in one write (the prefetch window; docs/shutdown.md):
- * the buffer at drain start, rows past their TTL, a claim answered after drain start. The seed's
- * `nack_job` field contract per row (back to `queued`, owner cleared, attempts, interruptions and
+ * the buffer at drain start, rows past their TTL, a claim answered after drain start. The NACK
+ * field contract per row (back to `queued`, owner cleared, attempts, interruptions and
  * `last_error` untouched), fenced on each row's owner, each queue woken once. Not a deadline
  * release: the rows are not in `WorkerExit.released` and the exit code is unaffected; they get a
  * `nack` timeline entry and one `prefetch_released` event per batch.

@@ -1,9 +1,9 @@
 /**
- * The durable writes of a remote job's worker side (seed 002), shared by the submitter and the
- * poll runner: each goes through the outcome recorder's retrying write, emits `remote_phase` (and
- * `remote_handoff` at a deadline), and logs only the seed's safe fields (`job_id`, `phase`,
- * `task_id`, `handoff_action`, with the worker's `worker_id`) — never arguments, URLs, tokens,
- * bodies or provider error text.
+ * The durable writes of a remote job's worker side (docs/remote-jobs.md), shared by the submitter
+ * and the poll runner: each goes through the outcome recorder's retrying write, emits
+ * `remote_phase` (and `remote_handoff` at a deadline), and logs only the safe fields of
+ * docs/remote-jobs.md, "Logs and events" (`job_id`, `phase`, `task_id`, `handoff_action`, with the
+ * worker's `worker_id`) — never arguments, URLs, tokens, bodies or provider error text.
  */
 import type { Backend, ClaimedJob, Owner } from "../backends/contract/index.js";
 import type { JobDefinition } from "../jobs/job-definition.js";
@@ -43,7 +43,7 @@ export interface RemoteDeps {
   breaker(name: string): CircuitBreaker | undefined;
 }
 
-/** A logger for one remote job: bound to `job_id` only (the seed's safe field set). */
+/** A logger for one remote job: bound to `job_id` only (docs/remote-jobs.md, "Logs and events"). */
 export function remoteLogger(deps: RemoteDeps, jobId: string): Logger {
   return deps.logger.child({ job_id: jobId });
 }

@@ -1,6 +1,6 @@
 /**
  * One poll (or reconcile) of a remote job in custody, run on any worker that claimed it through
- * `pollClaimDue` (seed 002: "hand unfinished polling to the next worker"): a stored callback or
+ * `pollClaimDue` (docs/remote-jobs.md, "The phases": any worker polls): a stored callback or
  * operator answer is applied first; an `accepted` task is polled by its durable task id
  * (`pending` → due again, not an attempt; `done` → job done; `failed` → kept as the job's error;
  * past `pollTimeout` → dead-lettered `remote_timeout`); a `frozen` one is reconciled

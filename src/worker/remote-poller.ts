@@ -1,5 +1,5 @@
 /**
- * The remote poller: a service (PeriodicService, seed 004) that, while the worker is RUNNING and
+ * The remote poller: a service (a PeriodicService) that, while the worker is RUNNING and
  * has free slots, claims due remote jobs in custody (`pollClaimDue`: accepted tasks to poll, frozen
  * ones to reconcile or with a stored answer) and runs each in a slot of the worker's in-flight
  * table — so a poll holds a slot only while it runs, the drain waits for it (and hands it off at

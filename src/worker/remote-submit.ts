@@ -1,6 +1,6 @@
 /**
- * The submit side of a remote job (seed 002, "persist the phase before changing it"), run on a
- * claimed job in one of the worker's slots:
+ * The submit side of a remote job (docs/remote-jobs.md, "The phases": each phase is written before
+ * the side effect it announces), run on a claimed job in one of the worker's slots:
  *
  *   preflight → (draining? release) → circuit breaker → mark `submitting` (admission checked in
  *   the same transaction) → submit(args, ctx) → `accepted(taskId)`: task id + hand-off written in
@@ -102,7 +102,7 @@ export class RemoteSubmitter {
       }
       if (end.kind !== "value") return this.releaseUnsubmitted(job, owner, "deadline", log);
     }
-    // During DRAINING no new submission starts (seed 002: close intake first).
+    // During DRAINING no new submission starts (docs/remote-jobs.md, "Dispositions").
     if (machine.state !== "RUNNING") return this.releaseUnsubmitted(job, owner, "draining", log);
 
     const breaker = this.deps.breaker(job.name);

@@ -1,5 +1,5 @@
 /**
- * Runs an async handler on the event loop (shutdown contract, async branch, DESIGN.md §2). Its
+ * Runs an async handler on the event loop (docs/shutdown.md, "The states": the async branch). Its
  * `job_timeout` aborts `ctx.signal` and ends the run as a timeout (an attempt counted); when the
  * shutdown machine reaches FORCE_TIMEOUT_PATH the signal is aborted with a ShutdownTimeoutError and
  * the handler has until the FORCE_TIMEOUT_PATH instant + `settleSeconds` to unwind: returning in

@@ -1,13 +1,14 @@
 /**
- * Runs a sync handler on the worker-thread pool (shutdown contract, sync branch, seed 000). The
- * permit is taken after the claim and outside the job timeout; a job still waiting for one when the
- * shutdown machine reaches FORCE_TIMEOUT_PATH is "released" (NACK'd by the caller). `job_timeout`
- * ends the run as a timeout while the thread keeps its permit until it returns; FORCE_TIMEOUT_PATH
- * only raises the thread's stop flag — a running sync job is never released. Both instants come
- * from the machine ({@link watchJobDeadlines}); this executor has no shutdown timer of its own.
- * `entry.thread` settles when the thread has returned, whatever was recorded. An operator's cancel
- * (`entry.cancel`) raises the stop flag (reason `cancelled`) and the run ends as "cancelled" when
- * the thread returns; a job still waiting for a permit ends as "cancelled" at once.
+ * Runs a sync handler on the worker-thread pool (docs/shutdown.md, "The states": the sync branch).
+ * The permit is taken after the claim and outside the job timeout; a job still waiting for one when
+ * the shutdown machine reaches FORCE_TIMEOUT_PATH is "released" (NACK'd by the caller).
+ * `job_timeout` ends the run as a timeout while the thread keeps its permit until it returns;
+ * FORCE_TIMEOUT_PATH only raises the thread's stop flag — a running sync job is never released.
+ * Both instants come from the machine ({@link watchJobDeadlines}); this executor has no shutdown
+ * timer of its own. `entry.thread` settles when the thread has returned, whatever was recorded. An
+ * operator's cancel (`entry.cancel`) raises the stop flag (reason `cancelled`) and the run ends as
+ * "cancelled" when the thread returns; a job still waiting for a permit ends as "cancelled" at
+ * once.
  */
 import {
   JobCancelledError,

@@ -339,7 +339,7 @@ export function buildRuntime(parts: RuntimeParts): WorkerRuntime {
   };
 }
 
-/** The remote-job parts (seed 002): the submitter, the poll runner, the breakers. */
+/** The remote-job parts (docs/remote-jobs.md): the submitter, the poll runner, the breakers. */
 function buildRemote(parts: RuntimeParts, recorder: OutcomeRecorder) {
   const definitions = new Map(
     [...parts.jobs].filter(([, definition]) => definition.kind === "remote"),

@@ -1,6 +1,6 @@
 /**
- * The worker's shutdown state machine (seed 000's diagram, DESIGN.md §2), as a small pure
- * module: no timers, no I/O; time comes from an injected clock in **milliseconds**.
+ * The worker's shutdown state machine (the diagram of docs/shutdown.md, "The states"), as a small
+ * pure module: no timers, no I/O; time comes from an injected clock in **milliseconds**.
  *
  *   RUNNING --stop--> DRAINING --all jobs settled--> STOPPED
  *                        |
@@ -166,8 +166,9 @@ export class ShutdownMachine {
   }
 
   /**
-   * The effective deadline of a job (DESIGN.md §2 precedence): `min(job deadline, shutdown
-   * deadline)`, and which of the two it is. `jobDeadlineAt` is null for a job without timeout.
+   * The effective deadline of a job (the precedence rule of docs/shutdown.md): `min(job deadline,
+   * shutdown deadline)`, and which of the two it is. `jobDeadlineAt` is null for a job without
+   * timeout.
    */
   effectiveDeadline(
     jobDeadlineAt: number | null,

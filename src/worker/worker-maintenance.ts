@@ -1,8 +1,8 @@
 /**
- * How a worker takes part in maintenance (DESIGN.md §3.3): recovery once at start-up, then the
- * maintainer (elector on the maintenance lease; rescuer, pruner and worker reaper while this
- * worker leads) until the drain starts, when it stops and hands the lease on. The only place the
- * worker touches `src/maintenance/`.
+ * How a worker takes part in maintenance (docs/reliability.md, "Maintenance: small services behind
+ * one lease"): recovery once at start-up, then the maintainer (elector on the maintenance lease;
+ * rescuer, pruner and worker reaper while this worker leads) until the drain starts, when it stops
+ * and hands the lease on. The only place the worker touches `src/maintenance/`.
  */
 import type { Backend } from "../backends/contract/index.js";
 import type { Service } from "../lifecycle/service.js";

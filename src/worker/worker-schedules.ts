@@ -1,10 +1,10 @@
 /**
- * How a worker takes part in schedules (docs/schedules.md): it reconciles the declared schedules
- * at start-up; its scheduler service runs as a leader-only child of the maintainer (woken at the
- * next due instant, and at once when this process changes a schedule); and every heartbeat runs a
- * catch-up for occurrences overdue by more than the lease time-to-live — the second clock of
- * seed 004, so a dead leader costs seconds, not a run. The only place the worker touches
- * `src/scheduler/`.
+ * How a worker takes part in schedules (docs/schedules.md): it reconciles the declared schedules at
+ * start-up; its scheduler service runs as a leader-only child of the maintainer (woken at the next
+ * due instant, and at once when this process changes a schedule); and every heartbeat runs a
+ * catch-up for occurrences overdue by more than the lease time-to-live — the second clock
+ * (docs/schedules.md, "Guarantees"), so a dead leader costs seconds, not a run. The only place the
+ * worker touches `src/scheduler/`.
  */
 import type { Backend } from "../backends/contract/index.js";
 import { isSoniqError } from "../errors.js";

@@ -1,7 +1,7 @@
 /**
  * The public worker: claims jobs into its concurrency slots, runs their handlers, records every
  * outcome with a fenced write, heartbeats its row, and drains on stop following the shutdown
- * contract (seed 000, DESIGN.md §2): stop claiming → wait for in-flight jobs → at
+ * contract (docs/shutdown.md): stop claiming → wait for in-flight jobs → at
  * `shutdown_timeout` abort their signals, wait the settle window, NACK what is still running →
  * STOPPED. This file holds the options, `start`, `stop` and the state the outside sees; the parts
  * are built by `runtime.ts` (claim loop, job runner, outcome recorder, heartbeat, drain).
@@ -62,7 +62,7 @@ export interface WorkerDeps {
   /** The instance's resolved settings (durations in seconds). */
   readonly settings: SoniqSettings;
   readonly logger: Logger;
-  /** The instance's event bus: the worker emits its events (DESIGN.md §4, docs/events.md) here. */
+  /** The instance's event bus: the worker emits its events (docs/events.md) here. */
   readonly eventBus: EventBus<SoniqEventMap>;
   /**
    * The backend, opened on first use.
@@ -100,7 +100,10 @@ type Life =
 
 /** A worker bound to one Soniq instance. Create it with `soniq.worker(options)`. */
 export class Worker {
-  /** This incarnation's id (fresh at every start of a process; DESIGN.md §3.4). */
+  /**
+   * This incarnation's id: fresh at every start of a process, so a restarted worker never takes a
+   * dead predecessor's claims for its own (docs/reliability.md, "Crash recovery, in brief").
+   */
   readonly id: string;
   private readonly settings: WorkerSettings;
   private readonly logger: Logger;

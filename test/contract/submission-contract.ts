@@ -1,6 +1,7 @@
 /**
- * The submission store's contract suite (remote jobs, seed 002): the same cases on memory, a
- * SQLite file and PostgreSQL, next to the backend contract (see memory/sqlite/postgres.test.ts).
+ * The submission store's contract suite (remote jobs, docs/remote-jobs.md): the same cases on
+ * memory, a SQLite file and PostgreSQL, next to the backend contract (see
+ * memory/sqlite/postgres.test.ts).
  */
 import { afterAll, describe, expect, it } from "vitest";
 import type { Backend, Owner } from "../../src/backends/contract/index.js";

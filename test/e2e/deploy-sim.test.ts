@@ -1,6 +1,7 @@
 /**
- * Seed 002's deploy cases with real `soniq worker` processes and the local test provider, on a
- * SQLite file and PostgreSQL (test/remote/deploy-sim.ts; the same run as `npm run deploy-sim`).
+ * The eight deploy cases (docs/remote-jobs.md, "Verifying it") with real `soniq worker` processes
+ * and the local test provider, on a SQLite file and PostgreSQL (test/remote/deploy-sim.ts; the
+ * same run as `npm run deploy-sim`).
  * SIGKILL between durable writes, many times each: test/e2e/remote-kill-stress.test.ts. Every job ends done, with zero duplicate submissions and zero
  * orphaned task ids.
  */

@@ -1,8 +1,8 @@
 /**
- * A small, real local HTTP server that behaves like an async generation API (seed 002's shape):
- * `POST /tasks` answers `202 {"task_id"}`; `GET /tasks/:id` answers `{"status"}` —
- * `processing | succeeded | failed | canceled`; `GET /tasks?idempotency_key=K` finds a task by
- * key (what a `reconcile` uses). It counts POSTs per idempotency key and GETs per task id.
+ * A small, real local HTTP server that behaves like an async generation API: `POST /tasks` answers
+ * `202 {"task_id"}`; `GET /tasks/:id` answers `{"status"}` —
+ * `processing | succeeded | failed | canceled`; `GET /tasks?idempotency_key=K` finds a task by key
+ * (what a `reconcile` uses). It counts POSTs per idempotency key and GETs per task id.
  *
  * Behaviour per request, from the POST body (synthetic jobs put it in their arguments):
  * `delayMs` (wait before answering), `drop` (accept the task, then destroy the connection without

@@ -1,8 +1,8 @@
 /**
- * The start/stop stress every service must survive (seed 004; issue "One shape for every part"):
- * many concurrent starts and stops, a stop before any start, a stop while a unit of work is in
- * flight, and a restart after a stop. Each case asserts the service ends `idle`, that `stop()`
- * never throws, and that it respects its bound.
+ * The start/stop stress every service must survive (docs/reliability.md, "One start/stop shape for
+ * every background loop"; issue "One shape for every part"): many concurrent starts and stops, a
+ * stop before any start, a stop while a unit of work is in flight, and a restart after a stop. Each
+ * case asserts the service ends `idle`, that `stop()` never throws, and that it respects its bound.
  */
 import { expect } from "vitest";
 import type { Service } from "../../src/lifecycle/service.js";

@@ -111,8 +111,8 @@ describePostgres("postgres: plans of the hot statements", () => {
 // the state of a table after earlier bursts), arrays of a real batch's size (200), at 1k, 20k
 // and 1M rows, custom and generic plans. No hot statement may read soniq_jobs by a sequential
 // scan: a claim's UPDATE reaches its rows by primary-key probes, and a batched finishing write
-// by primary key whatever the estimates (perf-design §3.3: at 20k rows today's completion
-// scanned the whole table, 8.5–15.6 ms per 200 rows instead of 1.2–2 ms).
+// by primary key whatever the estimates (what the other plans cost: docs/performance.md, "Why the
+// hot statements look as they do").
 const BATCH = 200;
 
 /** A PostgreSQL array literal of `values`. */

@@ -1,11 +1,11 @@
 /**
- * The deploy simulation (seed 002 "test the deploy, not only the module"): the eight deploy cases
- * with real `soniq worker` processes on the remote-jobs fixture, the local test provider, and a
- * SQLite file or a PostgreSQL schema. Each case runs one synthetic job through a signalled worker
- * and a successor, and reports the job's final durable state and the counters the seed asks for:
- * duplicate submissions (POSTs beyond the first per idempotency key), orphaned task ids (tasks the
- * provider accepted that no submission row records), redelivery delay, drain duration, forced
- * exits and frozen jobs. Used by `npm run deploy-sim` and test/e2e/deploy-sim.test.ts.
+ * The deploy simulation (docs/remote-jobs.md, "Verifying it"): the eight deploy cases with real
+ * `soniq worker` processes on the remote-jobs fixture, the local test provider, and a SQLite file
+ * or a PostgreSQL schema. Each case runs one synthetic job through a signalled worker and a
+ * successor, and reports the job's final durable state and these counters: duplicate submissions
+ * (POSTs beyond the first per idempotency key), orphaned task ids (tasks the provider accepted that
+ * no submission row records), redelivery delay, drain duration, forced exits and frozen jobs. Used
+ * by `npm run deploy-sim` and test/e2e/deploy-sim.test.ts.
  */
 import { join } from "node:path";
 import { pino } from "pino";
@@ -218,7 +218,7 @@ const CASES: CaseSpec[] = [
   },
 ];
 
-/** The case names, in the seed's order. */
+/** The case names, in the order docs/remote-jobs.md lists them. */
 export const CASE_NAMES = CASES.map((c) => c.name);
 
 async function runCase(

@@ -1,14 +1,14 @@
 /**
- * The remote kill stress (seed 002 "SIGKILL between every pair of durable writes, many times
- * each"): a real `soniq worker` process on the remote-jobs fixture is SIGKILLed at each boundary
- * (claim → submitting → POST → accepted → poll → done), `runs` times per boundary, at a seeded
- * random offset of 0–`maxDelayMs` after the boundary marker (so kills land on the marker, inside
- * the durable write or request that follows it, and at the next boundary), then an in-process
- * successor with `reconcile` finishes the job. After each run it checks: the state the kill left is
- * one that names a durable phase, no duplicate POST except one that follows a reconcile answering
- * `notSubmitted` (then with the same idempotency key), no orphaned task id (every task the
- * provider accepted for the job is the one its submission records), no second idempotency key, and
- * the job done. Used by `npm run remote-kill-stress` and test/e2e/remote-kill-stress.test.ts.
+ * The remote kill stress (docs/remote-jobs.md, "Verifying it"): a real `soniq worker` process on
+ * the remote-jobs fixture is SIGKILLed at each boundary (claim → submitting → POST → accepted →
+ * poll → done), `runs` times per boundary, at a seeded random offset of 0–`maxDelayMs` after the
+ * boundary marker (so kills land on the marker, inside the durable write or request that follows
+ * it, and at the next boundary), then an in-process successor with `reconcile` finishes the job.
+ * After each run it checks: the state the kill left is one that names a durable phase, no duplicate
+ * POST except one that follows a reconcile answering `notSubmitted` (then with the same idempotency
+ * key), no orphaned task id (every task the provider accepted for the job is the one its submission
+ * records), no second idempotency key, and the job done. Used by `npm run remote-kill-stress` and
+ * test/e2e/remote-kill-stress.test.ts.
  */
 import type { Backend } from "../../src/backends/contract/index.js";
 import { PostgresBackend } from "../../src/backends/postgres/postgres-backend.js";

@@ -1,6 +1,7 @@
 /**
- * Seed 002's twelve-test contract, on the real worker, on memory, a SQLite file and PostgreSQL,
- * against the local test provider (a real HTTP server).
+ * The twelve cases of the remote shutdown contract (docs/remote-jobs.md, "Verifying it"), on the
+ * real worker, on memory, a SQLite file and PostgreSQL, against the local test provider (a real
+ * HTTP server).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Backend } from "../../src/backends/contract/index.js";
@@ -26,7 +27,7 @@ afterAll(async () => {
 });
 
 for (const engine of engines) {
-  describe.skipIf(engine.skip)(`seed 002 contract: ${engine.label}`, () => {
+  describe.skipIf(engine.skip)(`remote shutdown contract: ${engine.label}`, () => {
     const setup = async (options: Parameters<typeof remoteInstance>[2] = {}) => {
       const backend = await freshBackend(engine.label);
       backends.push(backend);

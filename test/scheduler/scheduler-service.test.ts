@@ -1,6 +1,6 @@
 /**
- * The scheduler service (seed 004 shape): wakes at the next due instant, survives a throwing
- * tick, stops with nothing enqueued after its stop, and passes the start/stop stress.
+ * The scheduler service: wakes at the next due instant, survives a throwing tick, stops with
+ * nothing enqueued after its stop, and passes the start/stop stress.
  */
 import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";

@@ -1,4 +1,5 @@
-// The start/stop stress on every maintenance service (seed 004), on the memory backend.
+// The start/stop stress (helpers/service-stress.ts) on every maintenance service, on the memory
+// backend.
 import { pino } from "pino";
 import { describe, it } from "vitest";
 import { MemoryBackend } from "../../src/backends/memory/memory-backend.js";

@@ -1,6 +1,6 @@
-// The start/stop stress (seed 004) on every background activity of a worker: the claim loop, the
-// heartbeat, the completion batcher, the remote poller, the health server, and PostgreSQL's LISTEN
-// connection.
+// The start/stop stress (helpers/service-stress.ts) on every background activity of a worker: the
+// claim loop, the heartbeat, the completion batcher, the remote poller, the health server, and
+// PostgreSQL's LISTEN connection.
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import { MemoryBackend } from "../../src/backends/memory/memory-backend.js";

@@ -19,7 +19,7 @@ import {
 } from "../../src/remote/results.js";
 
 describe("phases", () => {
-  it("transition table › the seed's order › only forward moves; finished is terminal", () => {
+  it("transition table › the phase order › only forward moves; finished is terminal", () => {
     expect(canTransition("none", "submitting")).toBe(true);
     expect(canTransition("submitting", "accepted")).toBe(true);
     expect(canTransition("submitting", "frozen")).toBe(true);

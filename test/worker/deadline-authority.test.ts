@@ -1,7 +1,8 @@
-// The pure machine decides (DESIGN.md §2 precedence; aesthetics §4.1): both executors take every
-// shutdown instant from the ShutdownMachine. The machine's FORCE_TIMEOUT_PATH transition is
-// withheld or given here by the test (standing in for the drain), on fake timers: an executor with
-// a shutdown timer of its own would abort at the wall-clock deadline, not when the machine says.
+// The pure machine decides (docs/shutdown.md, its opening and the precedence rule): both executors
+// take every shutdown instant from the ShutdownMachine. The machine's FORCE_TIMEOUT_PATH transition
+// is withheld or given here by the test (standing in for the drain), on fake timers: an executor
+// with a shutdown timer of its own would abort at the wall-clock deadline, not when the machine
+// says.
 import { pino } from "pino";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { ClaimedJob } from "../../src/backends/contract/index.js";

@@ -1,8 +1,8 @@
 /**
- * Remote jobs (their submission records, seed 002) as JSON — the one shape `soniq remote list|show
- * --json` and the dashboard's `GET /api/remote` and `GET /api/remote/:id` share (issue 16):
- * snake_case keys (the CLI's established `--json` shape), instants as ISO-8601 text, the stored
- * answer's kind only (never a result), a zod schema to check a document against.
+ * Remote jobs (their submission records, docs/remote-jobs.md) as JSON — the one shape
+ * `soniq remote list|show --json` and the dashboard's `GET /api/remote` and `GET /api/remote/:id`
+ * share (issue 16): snake_case keys (the CLI's established `--json` shape), instants as ISO-8601
+ * text, the stored answer's kind only (never a result), a zod schema to check a document against.
  */
 import { z } from "zod";
 import type { SubmissionRecord } from "../../backends/contract/submission-store.js";

@@ -14,7 +14,7 @@
  */
 import type { DeadLetterRow, JobRow, JobStatus, Owner, WorkerRow } from "./types.js";
 
-/** The worker shutdown states, as the shutdown machine names them (seed 000). */
+/** The worker shutdown states, as the shutdown machine names them (docs/shutdown.md). */
 export type WorkerShutdownState =
   | "RUNNING"
   | "DRAINING"
@@ -251,7 +251,7 @@ export interface AdminStore {
   jobCancelRequest(params: { id: string; retentionSeconds: number }): Promise<CancelRequestState>;
   /**
    * The owner records the cancel: `cancelled`, `finished_at` now, kept `retentionSeconds`, owner
-   * cleared. Fenced (DESIGN.md §3.1): `false` when `owner` no longer holds the claim.
+   * cleared. Fenced (docs/backends.md, "Fencing"): `false` when `owner` no longer holds the claim.
    */
   jobCancelFinish(params: { id: string; owner: Owner; retentionSeconds: number }): Promise<boolean>;
   /**

@@ -38,7 +38,7 @@ export interface Backend extends JobStore, WorkerStore, LeaseStore, ScheduleStor
    * admin API and the worker's heartbeat use it.
    */
   readonly admin: AdminStore;
-  /** Remote jobs' durable submission records (seed 002): `submission-store.ts`. */
+  /** Remote jobs' durable submission records (docs/remote-jobs.md): `submission-store.ts`. */
   readonly submissions: SubmissionStore;
   /**
    * Hand-off at enqueue (hand-off.ts): where this process's workers offer free slots to a pool

@@ -1,10 +1,10 @@
 /**
- * Hand-off at enqueue (docs/performance.md, "Pick-up latency"): a pool enqueue of one job due now
- * may insert the row already claimed by an idle worker of the same process, so the job needs one
- * round trip and one commit flush instead of two of each (enqueue, then claim). The backend asks
- * the workers registered at its {@link HandOffDesk} for a slot {@link HandOffReservation} before
- * the insert; the database decides in the same statement whether the job is handed off (its queue
- * has no due backlog and is neither paused nor limited) or queued as usual.
+ * Hand-off at enqueue (docs/performance.md, "Hand-off at enqueue"): a pool enqueue of one job due
+ * now may insert the row already claimed by an idle worker of the same process, so the job needs
+ * one round trip and one commit flush instead of two of each (enqueue, then claim). The backend
+ * asks the workers registered at its {@link HandOffDesk} for a slot {@link HandOffReservation}
+ * before the insert; the database decides in the same statement whether the job is handed off (its
+ * queue has no due backlog and is neither paused nor limited) or queued as usual.
  *
  * Rules every implementation keeps:
  * - Only a pool enqueue of exactly one job, due now (no `runAt`, no delay), asks for a

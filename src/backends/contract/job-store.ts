@@ -3,15 +3,16 @@
  * object per method, names grouped by entity (`job…`, `deadLetter…`).
  *
  * Rules every implementation keeps:
- * - Times are decided by the **database clock** (DESIGN.md §3.5): due times, heartbeats,
- *   staleness. Durations are passed in **seconds**, absolute times as `Date`.
+ * - Times are decided by the **database clock** (docs/backends.md, "Time"): due times,
+ *   heartbeats, staleness. Durations are passed in **seconds**, absolute times as `Date`.
  * - Arguments and results travel as **JSON text** (already validated by the caller) and come
  *   back as the same text, byte for byte.
- * - Every write that finishes or releases a claimed job is **fenced** (DESIGN.md §3.1): it only
- *   changes a row whose `id`, `status = 'processing'`, `worker_id` and `claim_token` all match
- *   the {@link Owner}. A write by anyone else changes nothing and returns `false`.
- * - `attempts` counts outcomes, not claims (DESIGN.md §3.2): claim and NACK leave it alone;
- *   complete, retry and a dead-letter move after a run add one.
+ * - Every write that finishes or releases a claimed job is **fenced** (docs/backends.md,
+ *   "Fencing"): it only changes a row whose `id`, `status = 'processing'`, `worker_id` and
+ *   `claim_token` all match the {@link Owner}. A write by anyone else changes nothing and returns
+ *   `false`.
+ * - `attempts` counts outcomes, not claims (docs/reliability.md, "The guarantees"): claim and
+ *   NACK leave it alone; complete, retry and a dead-letter move after a run add one.
  * - A write that makes a job due now wakes the backend's `Notifier` for its queue.
  *
  * @internal Part of the backend contract, which is not a stable public API.
@@ -248,9 +249,10 @@ export interface JobStore {
   jobSnooze(params: JobSnoozeParams): Promise<boolean>;
 
   /**
-   * NACK (seed 000 field contract + owner match, DESIGN.md §2): `status='queued'`,
+   * NACK (docs/shutdown.md, "What each branch does to a row"): `status='queued'`,
    * `worker_id=NULL`, `claim_token=NULL`, `updated_at=now`, `scheduled_at=now`; `attempts` and
-   * `last_error` untouched; wakes its queue. Fenced; a no-op when the row already moved on.
+   * `last_error` untouched; wakes its queue. Fenced on the owner too, so a no-op when the row
+   * already moved on (recovered and claimed again by another worker, say).
    */
   jobNack(params: JobNackParams): Promise<boolean>;
 
@@ -297,14 +299,14 @@ export interface JobStore {
   jobPruneFinished(params: JobPruneFinishedParams): Promise<number>;
 
   /**
-   * Crash recovery (DESIGN.md §3.2–3.3): every `processing` row whose owner is not a live worker
-   * incarnation — no worker row, `status = 'stopped'`, or a heartbeat older than
-   * `staleAfterSeconds` — is requeued: `status='queued'`, due now, `worker_id` and `claim_token`
-   * cleared, `attempts` and `last_error` untouched, and charged: `interruptions + 1` when its
-   * start is known (`start_known`), else `uncharged_recoveries + 1` (an uncharged row is never
-   * dead-lettered); its queue wakes. A charged row whose interruptions would exceed
-   * `crashLoop.maxInterruptions` is moved to the dead-letter
-   * queue instead, with `crashLoop.reason` and `crashLoop.message` (attempts unchanged). Atomic
+   * Crash recovery (docs/reliability.md, "Crash recovery, in brief"): every `processing` row
+   * whose owner is not a live worker incarnation — no worker row, `status = 'stopped'`, or a
+   * heartbeat older than `staleAfterSeconds` — is requeued: `status='queued'`, due now,
+   * `worker_id` and `claim_token` cleared, `attempts` and `last_error` untouched, and charged:
+   * `interruptions + 1` when its start is known (`start_known`), else `uncharged_recoveries + 1`
+   * (an uncharged row is never dead-lettered); its queue wakes. A charged row whose interruptions
+   * would exceed `crashLoop.maxInterruptions` is moved to the dead-letter queue instead, with
+   * `crashLoop.reason` and `crashLoop.message` (attempts unchanged). Atomic
    * per row and fenced on state and owner: a live owner's row, or one that finished meanwhile,
    * is never touched. Idempotent: safe to run from several processes at once.
    *

@@ -1,5 +1,5 @@
 /**
- * The schedule store (DESIGN.md §6 "Schedules"): the rows of `soniq_schedules` and
+ * The schedule store (docs/schedules.md, "Guarantees"): the rows of `soniq_schedules` and
  * `soniq_schedule_runs`, and the one write that takes occurrences — a compare-and-set on the
  * durable `next_run_at` cursor (and the definition's `revision`) in the same transaction as the
  * jobs' insert and the history rows. Times are decided by the database clock; durations are

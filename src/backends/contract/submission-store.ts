@@ -1,5 +1,5 @@
 /**
- * The submission store: the durable record of remote jobs (seed 002; DESIGN.md §3.8, §6), one
+ * The submission store: the durable record of remote jobs (docs/remote-jobs.md), one
  * interface every backend implements in its own file and reaches from its facade as
  * `backend.submissions`. One params object per method.
  *

@@ -6,7 +6,7 @@
  * @internal Part of the backend contract, which is not a stable public API.
  */
 
-/** Job row states (DESIGN.md §6). Dead-lettered jobs live in `soniq_dead_letter_jobs`. */
+/** Job row states (docs/backends.md, "Tables"). Dead letters are in `soniq_dead_letter_jobs`. */
 export type JobStatus = "queued" | "processing" | "done" | "cancelled";
 
 /** A job to insert. Built by the instance after validation. */
@@ -120,7 +120,7 @@ export interface DeadLetterRow
   deadAt: Date;
 }
 
-/** The claim's owner; every finishing write must match it (DESIGN.md §3.1). */
+/** The claim's owner; every finishing write must match it (docs/backends.md, "Fencing"). */
 export interface Owner {
   /** The worker incarnation holding the claim. */
   workerId: string;
@@ -180,7 +180,7 @@ export interface CompletionItem {
   result: string | null;
 }
 
-/** A worker incarnation (one per process start, DESIGN.md §3.4). */
+/** A worker incarnation: a fresh id at every process start (docs/reliability.md). */
 export interface WorkerInfo {
   /** Fresh id per process start. */
   id: string;

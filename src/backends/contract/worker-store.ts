@@ -1,5 +1,6 @@
 /**
- * The worker store: rows of `soniq_workers`, one per process incarnation (DESIGN.md §3.4).
+ * The worker store: rows of `soniq_workers`, one per process incarnation (docs/reliability.md,
+ * "Crash recovery, in brief").
  * Times by the database clock; durations in **seconds**.
  *
  * @internal Part of the backend contract, which is not a stable public API.

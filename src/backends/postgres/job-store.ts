@@ -237,7 +237,7 @@ export class PgJobStore implements JobStore {
     return this.fenced(this.sql.markStarted, id, owner, []);
   }
 
-  /** The seed's nack_job field contract plus the owner; NOTIFYs. See {@link JobStore.jobNack}. */
+  /** The NACK field contract, owner included; NOTIFYs. See {@link JobStore.jobNack}. */
   jobNack({ id, owner }: JobNackParams): Promise<boolean> {
     return this.fencedNotify(this.sql.nack, id, owner, [this.channel]);
   }

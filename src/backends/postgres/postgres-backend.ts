@@ -1,5 +1,5 @@
 /**
- * The PostgreSQL backend facade: the production engine (DESIGN.md §1). Claims with
+ * The PostgreSQL backend facade: the production engine (docs/backends.md). Claims with
  * `FOR UPDATE SKIP LOCKED`, wakes workers with LISTEN/NOTIFY, enqueues a batch in one round
  * trip (optionally inside the caller's transaction) and decides every time by the database
  * clock. Tables live in one configurable schema, created by versioned migrations (`setup()`).

@@ -30,7 +30,10 @@ const PAYLOAD = "CASE WHEN octet_length(queue) <= 1024 THEN queue ELSE '*' END";
  */
 const IS_PROCESSING = "(status = 'processing') IS TRUE";
 
-/** The owner fence of every finishing write (DESIGN.md §3.1): `$1` id, `$2` worker, `$3` token. */
+/**
+ * The owner fence of every finishing write (docs/backends.md, "Fencing"): `$1` id, `$2` worker,
+ * `$3` token.
+ */
 const FENCE = `id = $1::uuid AND ${IS_PROCESSING} AND worker_id = $2 AND claim_token = $3::uuid`;
 
 /**
@@ -39,10 +42,8 @@ const FENCE = `id = $1::uuid AND ${IS_PROCESSING} AND worker_id = $2 AND claim_t
  * planner drives the statement from the batch and reaches each job by a primary-key probe, at
  * every table size, custom or generic plan. Each array goes through an uncorrelated sub-select
  * (`ARRAY(SELECT unnest(…))`, an InitPlan that keeps the order), so the planner prices the batch
- * as a handful of rows whatever its size. Given the 200-element constants of a custom plan, it
- * read a 20,000-row table with a full queue's statistics sequentially and hashed it (perf-design
- * §3.3: 8.5–15.6 ms per 200-row completion instead of 1.2–2 ms); given the batch's ids as an
- * index condition instead, its generic plan compared every job with every batch row (200 × 200).
+ * as a handful of rows whatever its size; the plans the plain forms got, with their cost, are in
+ * docs/performance.md, "Why the hot statements look as they do".
  */
 function batchRows(arrays: readonly string[]): string {
   return `unnest(${arrays.map((a) => `ARRAY(SELECT unnest(${a}))`).join(", ")})`;
@@ -63,26 +64,13 @@ function notifying(update: string, channel: string): string {
  * statements run on those connections; a caller's client for transactional enqueue is left
  * alone). → `pid`: the server process id (`pg_backend_pid()`), which NOTIFYs carry.
  *
- * It also turns bitmap scans off for the session. A claim must walk `soniq_jobs_claim_idx` in
- * order and stop after `limit` rows. When the table's statistics are stale — the usual case
- * right after a burst of enqueues into a table that was nearly empty when last analysed — the
- * planner expects a handful of queued rows and instead bitmap-scans every due row, then sorts
- * them all: 25 ms for a 300-row claim over 30,000 queued jobs here, growing with the backlog,
- * against 3.5 ms walking the index. No other statement of Soniq's needs a bitmap scan (each has
- * a selective index or scans the whole table).
- *
- * And it prices a random page read at 1.1 sequential ones (`random_page_cost`, default 4). The
- * hot statements are written to reach their rows through an index (the claim walks its index to
- * the limit; a batch's rows are found by primary-key probes, {@link batchRows}), and that alone
- * holds at 20,000 and 1,000,000 rows. At about 1,000 rows with a full queue's statistics the
- * default price still makes reading the whole table look cheaper: the claim sorted every due row
- * and the batched completion hashed the table (test/postgres/query-plans.test.ts plans both at
- * 1k, 20k and 1M rows, custom and generic). 1.1 describes what a job table is — hot, cached,
- * usually on SSD. A statement's text cannot take that choice away from the planner (there are no
- * hints) and a transaction-local `SET LOCAL` would cost a round trip per statement; the session
- * setting costs nothing per statement. Only Soniq's pool connections get it, and each of its
- * statements either has a selective index or wants the whole table, which a sequential scan
- * still wins.
+ * It also turns bitmap scans off for the session, so that a claim walks `soniq_jobs_claim_idx` in
+ * order to its limit even when the statistics predate a burst of enqueues; and it prices a random
+ * page read at 1.1 sequential ones (`random_page_cost`, default 4), so that a small table with a
+ * full queue's statistics is still reached by index, as a job table — hot, cached — should be. A
+ * session setting because the planner takes no hints and `SET LOCAL` would cost a round trip per
+ * statement. Measurements: docs/performance.md, "Why the hot statements look as they do";
+ * plans: test/postgres/query-plans.test.ts.
  */
 export const SESSION_SETUP = `SELECT pg_backend_pid() AS pid,
   set_config('enable_bitmapscan', 'off', false) AS setting,
@@ -283,7 +271,7 @@ export function buildStatements(schema: string) {
      * key (NULL = none), `$10` meta (JSON text or NULL), `$11` trace context (or NULL). The same
      * answer as {@link enqueue} for a batch of one (`id`, `inserted`, `due`, `holder_id`), from a
      * plain `INSERT … VALUES` instead of unnesting eleven one-element arrays and joining them
-     * back (perf-design §6.2.2); the insert trigger NOTIFYs the same way.
+     * back; the insert trigger NOTIFYs the same way.
      */
     enqueueOne: `WITH inserted AS (
         INSERT INTO ${jobs} (id, name, queue, args, priority, max_attempts, scheduled_at, dedup_key,
@@ -392,7 +380,10 @@ export function buildStatements(schema: string) {
      */
     markStarted: `UPDATE ${jobs} SET start_known = true WHERE ${FENCE}`,
 
-    /** Fence `$1..$3`, `$4` channel. The seed's nack_job field contract; NOTIFYs the queue. */
+    /**
+     * Fence `$1..$3`, `$4` channel. The NACK field contract (docs/shutdown.md, "What each branch
+     * does to a row"); NOTIFYs the queue.
+     */
     nack: notifying(nackUpdate, "$4"),
 
     /**

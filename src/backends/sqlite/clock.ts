@@ -1,6 +1,6 @@
 /**
- * The database clock for the SQLite backend (DESIGN.md §3.5): every stored time is INTEGER
- * milliseconds since the Unix epoch, computed by SQLite itself.
+ * The database clock for the SQLite backend (docs/backends.md, "Time"): every stored time is
+ * INTEGER milliseconds since the Unix epoch, computed by SQLite itself.
  */
 
 /**

@@ -31,10 +31,10 @@ export const JOB_LIST_COLUMNS = `id, name, queue, args, status, priority, attemp
   uncharged_recoveries, trace_context`;
 
 /**
- * The columns a claim returns: a {@link ClaimedRecord}, only what a `ClaimedJob` holds. Returning
- * every column of {@link JOB_COLUMNS} made a 500-row claim's `UPDATE … RETURNING` cost
- * 16.3 µs per row instead of 8.6 (better-sqlite3 builds each row object from every column), before
- * the mapping to a full `JobRow` and its six dates (docs/performance.md).
+ * The columns a claim returns: a {@link ClaimedRecord}, only what a `ClaimedJob` holds, because
+ * better-sqlite3 builds each row object from every column returned — every column of
+ * {@link JOB_COLUMNS} nearly doubled a claim's cost per row (docs/performance.md, "Why the hot
+ * statements look as they do").
  */
 export const CLAIMED_COLUMNS = `id, name, queue, args, priority, attempts, max_attempts,
   interruptions, uncharged_recoveries, scheduled_at AS scheduled_ms, created_at AS created_ms,

@@ -17,7 +17,8 @@ import {
 import { NOT_IN_REMOTE_CUSTODY, SUBMISSION_SQL } from "./submission-sql.js";
 
 /**
- * The owner fence of every finishing write (DESIGN.md §3.1): `@id`, `@workerId`, `@claimToken`.
+ * The owner fence of every finishing write (docs/backends.md, "Fencing"): `@id`, `@workerId`,
+ * `@claimToken`.
  */
 const OWNED =
   "id = @id AND status = 'processing' AND worker_id = @workerId AND claim_token = @claimToken";
@@ -201,10 +202,10 @@ export const SQL = {
    * random token, `started_at = updated_at = @now`, attempts unchanged → their rows
    * (`CLAIMED_COLUMNS`), in no particular order. Run inside the same `BEGIN IMMEDIATE` as the read
    * (the file's write lock is held from the start, so the rows read are the rows updated,
-   * exactly once across every process sharing the file). Measured against one
-   * `UPDATE … WHERE id IN (SELECT … LIMIT)`: that statement materialises its subquery and cost
-   * about 55 µs more per claim (docs/performance.md), and this pair skips the write when nothing
-   * is due.
+   * exactly once across every process sharing the file). Not one
+   * `UPDATE … WHERE id IN (SELECT … LIMIT)`: SQLite materialises that subquery, even when nothing
+   * is due (docs/performance.md, "Why the hot statements look as they do"); this pair skips the
+   * write when nothing is due.
    */
   claimByIds: `UPDATE soniq_jobs
     SET status = 'processing', worker_id = @workerId, claim_token = ${NEW_CLAIM_TOKEN},
@@ -259,7 +260,7 @@ export const SQL = {
     RETURNING queue`,
 
   /**
-   * NACK, fenced: the seed's `nack_job` field contract (`queued`, owner cleared,
+   * NACK, fenced: the NACK field contract (docs/shutdown.md; `queued`, owner cleared,
    * `updated_at = scheduled_at = now`; attempts and `last_error` untouched). → `queue`.
    */
   /**

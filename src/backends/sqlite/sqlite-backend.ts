@@ -30,8 +30,9 @@ export { DEFAULT_SQLITE_BUSY_TIMEOUT_MS, type SqliteBackendOptions } from "./opt
  *
  * Storage (migrations under `migrations/`): tables `soniq_jobs`, `soniq_dead_letter_jobs`,
  * `soniq_workers`, `soniq_leases`, `soniq_migrations`. Times are INTEGER **milliseconds** since
- * the epoch taken from SQLite's clock (DESIGN.md §3.5) and read back as `Date`; durations passed
- * in are **seconds**. Arguments and results are stored as the given JSON text, byte for byte.
+ * the epoch taken from SQLite's clock (docs/backends.md, "Time") and read back as `Date`;
+ * durations passed in are **seconds**. Arguments and results are stored as the given JSON text,
+ * byte for byte.
  *
  * Connection settings: `journal_mode=WAL` (readers never block the writer),
  * `synchronous=NORMAL`, a 20 ms `busy_timeout` per statement retried up to

@@ -1,7 +1,8 @@
 /**
- * SQLite's recovery of remote submissions (seed 002) whose owner is not live, by last durable
- * phase: `submitting` → frozen, `accepted` or `frozen` → handed on, due now. Runs inside the
- * caller's `BEGIN IMMEDIATE` transaction; each owner is cleared only if it still holds the row.
+ * SQLite's recovery of remote submissions whose owner is not live, by last durable phase
+ * (docs/remote-jobs.md, "Dispositions"): `submitting` → frozen, `accepted` or `frozen` → handed
+ * on, due now. Runs inside the caller's `BEGIN IMMEDIATE` transaction; each owner is cleared only
+ * if it still holds the row.
  */
 import type { RecoveredSubmission } from "../contract/submission-store.js";
 import type { SqliteSession } from "./connection.js";

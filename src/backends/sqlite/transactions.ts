@@ -199,7 +199,7 @@ export function completeAll(
 
 /**
  * NACKs claimed, never-started jobs in ONE statement ({@link SQL.nackMany}), each fenced on its
- * own owner (the seed's `nack_job` field contract).
+ * own owner (the NACK field contract, docs/shutdown.md, "What each branch does to a row").
  * @returns Per item, whether its row changed; and the distinct queues of the rows that did.
  */
 export function nackAll(

@@ -1,5 +1,6 @@
 /**
- * `soniq remote …`: the operator's view of remote jobs (seed 002) through `soniq.remote`:
+ * `soniq remote …`: the operator's view of remote jobs (docs/remote-jobs.md, "Operators") through
+ * `soniq.remote`:
  * `list [--frozen|--awaiting|--submitting] [--json]`, `show <job-id>`,
  * `resolve <job-id> (--accepted <task-id> | --not-submitted | --failed <reason>)`,
  * `poll-now <job-id>`. Errors (not found, not frozen, bad task id; poll-now on a frozen job whose

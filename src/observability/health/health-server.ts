@@ -1,7 +1,7 @@
 /**
- * The health server: a {@link healthHandler} on its own `node:http` server, as a service (seed 004
- * shape): `start()` listens (and rejects when the port cannot be bound), `stop()` closes the
- * listener and every open connection, bounded.
+ * The health server: a {@link healthHandler} on its own `node:http` server, as a
+ * {@link BaseService}: `start()` listens (and rejects when the port cannot be bound), `stop()`
+ * closes the listener and every open connection, bounded.
  */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";

@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { isSoniqError } from "../../../src/errors.js";
 import { type ContractContext, newJob, ownerOf } from "../helpers.js";
 
-/** The the dead-letter queue: the move, deadLetterGet, deadLetterReplay cases. */
+/** The dead-letter queue: the move, deadLetterGet, deadLetterReplay cases. */
 export function deadLetterCases(ctx: ContractContext): void {
   const { make } = ctx;
   describe("dead-letter", () => {

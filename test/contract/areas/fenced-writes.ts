@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import type { Owner } from "../../../src/backends/contract/index.js";
 import { type ContractContext, newJob, ownerOf } from "../helpers.js";
 
-/** The the fenced finishing writes: complete, completeMany, snooze, NACK cases. */
+/** The fenced finishing writes: complete, completeMany, snooze, NACK cases. */
 export function fencedWritesCases(ctx: ContractContext): void {
   const { make } = ctx;
   describe("fenced-writes", () => {
@@ -80,7 +80,7 @@ export function fencedWritesCases(ctx: ContractContext): void {
       expect(await b.jobClaim({ workerId: "w", queues: null, limit: 1 })).toHaveLength(0);
     });
 
-    it("jobNack › owned claim after a retry › seed's field contract; a second NACK changes nothing", async () => {
+    it("jobNack › owned claim after a retry › the NACK field contract; a second NACK changes nothing", async () => {
       const b = await make();
       const job = newJob({ maxAttempts: 5 });
       await b.jobEnqueue({ jobs: [job] });

@@ -4,7 +4,7 @@
 import { describe, expect, it } from "vitest";
 import type { ContractContext } from "../helpers.js";
 
-/** The the lease store cases. */
+/** The lease store cases. */
 export function leasesCases(ctx: ContractContext): void {
   const { make } = ctx;
   describe("leases", () => {

@@ -4,7 +4,7 @@
 import { describe, expect, it } from "vitest";
 import { type ContractContext, newJob } from "../helpers.js";
 
-/** The the notifier cases. */
+/** The notifier cases. */
 export function notifyCases(ctx: ContractContext): void {
   const { make } = ctx;
   describe("notify", () => {

@@ -4,7 +4,7 @@
 import { describe, expect, it } from "vitest";
 import type { ContractContext } from "../helpers.js";
 
-/** The the worker store cases. */
+/** The worker store cases. */
 export function workersCases(ctx: ContractContext): void {
   const { make } = ctx;
   describe("workers", () => {

@@ -1,8 +1,8 @@
 /**
- * The remote-jobs page (seed 002): remote jobs by phase — frozen (an operator must act), awaiting
- * the remote side, submitting — with task id, idempotency key, polls, last change and next poll;
- * resolve a frozen job (accepted <task id> / not submitted / failed <reason>) and poll now when
- * granted.
+ * The remote-jobs page (docs/remote-jobs.md): remote jobs by phase — frozen (an operator must act),
+ * awaiting the remote side, submitting — with task id, idempotency key, polls, last change and next
+ * poll; resolve a frozen job (accepted <task id> / not submitted / failed <reason>) and poll now
+ * when granted.
  */
 import { useState } from "preact/hooks";
 import type { RemoteJobJson } from "../../../admin/json/remote-job.js";
