@@ -1,6 +1,6 @@
--- Remote jobs (docs/remote-jobs.md): one submission row per remote job, keyed by the job id.
--- The phase is written before each side effect (submitting before the request; accepted with
--- the task id and the hand-off in one transaction).
+-- Remote jobs (seed 002): one submission row per remote job, keyed by the job id. The phase is
+-- written before each side effect (submitting before the request; accepted with the task id and
+-- the hand-off in one transaction).
 CREATE TABLE soniq_remote_submissions (
   job_id        uuid        PRIMARY KEY,
   job_name      text        NOT NULL,

@@ -1,7 +1,6 @@
--- Remote jobs (docs/remote-jobs.md): one submission row per remote job, keyed by the job id.
--- The phase is written before each side effect (submitting before the request; accepted with
--- the task id and the hand-off in one transaction). Times are INTEGER milliseconds
--- (database clock).
+-- Remote jobs (seed 002): one submission row per remote job, keyed by the job id. The phase is
+-- written before each side effect (submitting before the request; accepted with the task id and
+-- the hand-off in one transaction). Times are INTEGER milliseconds (database clock).
 CREATE TABLE soniq_remote_submissions (
   job_id        TEXT    NOT NULL PRIMARY KEY,
   job_name      TEXT    NOT NULL,
