@@ -41,6 +41,11 @@ export function newJob(overrides: Partial<NewJob> = {}): NewJob {
   };
 }
 
+/** Claims up to `limit` due jobs of every queue as worker `w` (not registered). */
+export function claimDue(b: Backend, limit = 1) {
+  return b.jobClaim({ workerId: "w", queues: null, limit });
+}
+
 /** The claim's owner of a claimed job. */
 export function ownerOf(job: { workerId: string; claimToken: string }): Owner {
   return { workerId: job.workerId, claimToken: job.claimToken };
