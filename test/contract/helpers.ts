@@ -1,27 +1,25 @@
 /**
- * What the contract areas share: the target a backend test file hands in, the context each area
- * receives, a job builder and the multi-process claimer.
+ * What the contract areas share: the target the suite runs on, the context each area receives, a
+ * job builder and the multi-process claimer.
  */
 import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import type { Backend, NewJob, Owner } from "../../src/backends/contract/index.js";
 
-/** How a test file hands the suite a fresh, isolated backend. */
+/** The backends of one kind the suite runs on. */
 export interface ContractTarget {
   /** Names the describe block. */
   label: string;
-  /** A fresh store (own file / schema), already set up. */
+  /** A fresh, set-up, empty store, closed after the test. */
   make(): Promise<Backend>;
   /** For multi-process cases: the createBackend options that reach the same store as `backend`. */
   share?(backend: Backend): { databaseUrl: string; schema: string };
-  /** Clean-up after the whole file. */
-  cleanup?(): Promise<void>;
 }
 
 /** What each area receives from the runner. */
 export interface ContractContext {
-  /** A fresh, set-up backend, closed by the runner after the file. */
+  /** A fresh, set-up backend, closed after the test. */
   make(): Promise<Backend>;
   /** The target itself (for cases that manage a backend's life on their own). */
   target: ContractTarget;
@@ -41,6 +39,11 @@ export function newJob(overrides: Partial<NewJob> = {}): NewJob {
     dedupKey: null,
     ...overrides,
   };
+}
+
+/** Claims up to `limit` due jobs of every queue as worker `w` (not registered). */
+export function claimDue(b: Backend, limit = 1) {
+  return b.jobClaim({ workerId: "w", queues: null, limit });
 }
 
 /** The claim's owner of a claimed job. */

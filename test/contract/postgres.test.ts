@@ -1,32 +1,4 @@
-import type { Backend } from "../../src/backends/contract/index.js";
-import { PostgresBackend } from "../../src/backends/postgres/postgres-backend.js";
-import { TEST_DATABASE_URL } from "../helpers/postgres.js";
-import { describePostgres, usePostgresSchemas } from "../helpers/postgres-suite.js";
-import { type ContractTarget, runBackendContract } from "./runner.js";
-import { runSubmissionContract } from "./submission-contract.js";
+import { describePostgres } from "../helpers/postgres-suite.js";
+import { runContracts } from "./runner.js";
 
-describePostgres("postgres", () => {
-  const schemas = usePostgresSchemas();
-  const schemaOf = new WeakMap<Backend, string>();
-  const target: ContractTarget = {
-    label: "postgres",
-    async make() {
-      const schema = schemas.next();
-      const backend = new PostgresBackend({
-        connectionString: TEST_DATABASE_URL,
-        schema,
-        poolSize: 4,
-      });
-      schemaOf.set(backend, schema);
-      await backend.setup();
-      return backend;
-    },
-    share(backend) {
-      const schema = schemaOf.get(backend);
-      if (!schema) throw new Error("not a backend made by this target");
-      return { databaseUrl: TEST_DATABASE_URL, schema };
-    },
-  };
-  runBackendContract(target);
-  runSubmissionContract(target);
-});
+describePostgres("postgres", () => runContracts("PostgreSQL"));

@@ -1,9 +1,11 @@
 /**
  * The shared backend contract suite: composes the areas under areas/ into one describe block per
- * backend. memory.test.ts, sqlite.test.ts and postgres.test.ts each call it with their target.
+ * backend. memory.test.ts, sqlite.test.ts and postgres.test.ts each run it, with the submission
+ * store's contract, on their kind of store ({@link runContracts}).
  */
-import { afterAll, afterEach, describe } from "vitest";
+import { describe } from "vitest";
 import type { Backend } from "../../src/backends/contract/index.js";
+import { type BackendKind, isShared, useBackends } from "../helpers/test-backends.js";
 import { adminBulkCases } from "./areas/admin-bulk.js";
 import { adminCancelCases } from "./areas/admin-cancel.js";
 import { adminDeadLetterCases } from "./areas/admin-dlq.js";
@@ -25,28 +27,40 @@ import { schedulesCases } from "./areas/schedules.js";
 import { traceContextCases } from "./areas/trace-context.js";
 import { workersCases } from "./areas/workers.js";
 import type { ContractTarget } from "./helpers.js";
+import { runSubmissionContract } from "./submission-contract.js";
 
 export { type ContractTarget, newJob } from "./helpers.js";
 
-/** Runs every contract area against `target`, closing the backends it made afterwards. */
+/**
+ * The target of `kind`: test-backends.ts's stores for the enclosing block (or file), with
+ * `share` when another process reaches them. Registers hooks: call it while collecting.
+ */
+export function contractTarget(kind: BackendKind): ContractTarget {
+  const stores = useBackends(kind);
+  const share = (backend: Backend) => {
+    const address = stores.address(backend);
+    if (!address) throw new Error(`no address reaches a ${kind} store`);
+    // The schema is a PostgreSQL notion; the other backends ignore it.
+    return { databaseUrl: address.databaseUrl, schema: address.schema ?? "public" };
+  };
+  return { label: kind, make: () => stores.open(), ...(isShared(kind) ? { share } : {}) };
+}
+
+/**
+ * The backend and submission store contracts on stores of `kind`. Each case makes its backends
+ * inside its body and they are closed when it ends, so a suite of many cases never holds more
+ * PostgreSQL connections than one case needs (the server is shared).
+ */
+export function runContracts(kind: BackendKind): void {
+  const target = contractTarget(kind);
+  runBackendContract(target);
+  runSubmissionContract(target);
+}
+
+/** Runs every contract area against `target`. */
 export function runBackendContract(target: ContractTarget): void {
   describe(`backend contract: ${target.label}`, () => {
-    const opened: Backend[] = [];
-    const make = async () => {
-      const backend = await target.make();
-      opened.push(backend);
-      return backend;
-    };
-    // Each case makes its own backends inside its body: close them when it ends, so a suite of many
-    // cases never holds more PostgreSQL connections than one case needs (the server is shared).
-    afterEach(async () => {
-      for (const backend of opened.splice(0)) await backend.close().catch(() => undefined);
-    });
-    afterAll(async () => {
-      for (const backend of opened) await backend.close().catch(() => undefined);
-      await target.cleanup?.();
-    });
-    const ctx = { make, target };
+    const ctx = { make: () => target.make(), target };
     lifecycleCases(ctx);
     enqueueCases(ctx);
     claimCases(ctx);

@@ -1,25 +1,3 @@
-import { join } from "node:path";
-import type { Backend } from "../../src/backends/contract/index.js";
-import { SqliteBackend } from "../../src/backends/sqlite/sqlite-backend.js";
-import { removeTempDirs, tempDir } from "../helpers/temp.js";
-import { type ContractTarget, runBackendContract } from "./runner.js";
-import { runSubmissionContract } from "./submission-contract.js";
+import { runContracts } from "./runner.js";
 
-const target: ContractTarget = {
-  label: "sqlite",
-  async make() {
-    const backend = new SqliteBackend({ path: join(tempDir("soniq-sqlite-"), "soniq.db") });
-    await backend.setup();
-    return backend;
-  },
-  share(backend: Backend) {
-    if (!(backend instanceof SqliteBackend)) throw new Error("not a SqliteBackend");
-    // The schema is a PostgreSQL notion; SQLite ignores it.
-    return { databaseUrl: `sqlite:${backend.path}`, schema: "public" };
-  },
-  async cleanup() {
-    removeTempDirs();
-  },
-};
-runBackendContract(target);
-runSubmissionContract(target);
+runContracts("SQLite file");

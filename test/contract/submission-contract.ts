@@ -3,7 +3,7 @@
  * memory, a SQLite file and PostgreSQL, next to the backend contract (see
  * memory/sqlite/postgres.test.ts).
  */
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { Backend, Owner } from "../../src/backends/contract/index.js";
 import { crashLoopRule } from "../../src/maintenance/policy.js";
 import { type ContractTarget, newJob } from "./helpers.js";
@@ -38,15 +38,7 @@ const poll = (b: Backend, workerId = "w1", reconcilable: string[] = []) =>
 
 export function runSubmissionContract(target: ContractTarget): void {
   describe(`submission store contract: ${target.label}`, () => {
-    const opened: Backend[] = [];
-    const make = async () => {
-      const backend = await target.make();
-      opened.push(backend);
-      return backend;
-    };
-    afterAll(async () => {
-      for (const backend of opened) await backend.close().catch(() => undefined);
-    });
+    const make = () => target.make();
 
     it("mark › owner holds a claimed job › submitting, generation 1; again → illegal; other owner → fenced", async () => {
       const b = await make();

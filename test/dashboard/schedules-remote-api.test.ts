@@ -4,30 +4,21 @@
  * does not grant), CSRF-checked and audited once, that frozen remote jobs reach the overview and
  * remote phases the job timeline, and that a live bulk operation reports its totals while it runs.
  */
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createDashboard, type DashboardAccess } from "../../src/dashboard/index.js";
 import { Soniq } from "../../src/index.js";
 import type { DashboardActionEvent } from "../../src/observability/events.js";
 import { DashboardClient, type Served, serve } from "../helpers/dashboard.js";
-import { TEST_DATABASE_URL } from "../helpers/postgres.js";
-import { POSTGRES_UP, usePostgresSchemas } from "../helpers/postgres-suite.js";
-import { removeTempDirs, tempDir } from "../helpers/temp.js";
+import { availableKinds, SHARED_KINDS, useBackends } from "../helpers/test-backends.js";
 import { waitFor } from "../helpers/wait.js";
 
-const schemas = usePostgresSchemas("soniq_dash_sr");
-afterAll(() => removeTempDirs());
+const available = await availableKinds(SHARED_KINDS);
 
 const USERS: Record<string, { name: string; access: DashboardAccess }> = {
   "token-admin": { name: "ada", access: "all" },
   "token-viewer": { name: "vic", access: "read-only" },
   "token-pauser": { name: "pat", access: { "schedules.pause": true } },
 };
-
-const TARGETS = [
-  { label: "SQLite file", skip: false },
-  { label: "PostgreSQL", skip: !POSTGRES_UP },
-] as const;
 
 /** A frozen remote job (phase written as a worker would: claim, submitting, freeze). */
 async function frozenJob(soniq: Soniq): Promise<string> {
@@ -52,19 +43,15 @@ async function frozenJob(soniq: Soniq): Promise<string> {
   return id;
 }
 
-for (const target of TARGETS) {
-  describe.skipIf(target.skip)(`dashboard schedules and remote jobs › ${target.label}`, () => {
+for (const kind of SHARED_KINDS) {
+  describe.skipIf(!available.has(kind))(`dashboard schedules and remote jobs › ${kind}`, () => {
+    const stores = useBackends(kind, { schemaPrefix: "soniq_dash_sr" });
     let soniq: Soniq;
     let served: Served;
     const audits: DashboardActionEvent[] = [];
 
     beforeAll(async () => {
-      soniq = new Soniq({
-        logLevel: "silent",
-        ...(target.label === "PostgreSQL"
-          ? { databaseUrl: TEST_DATABASE_URL, schema: schemas.next() }
-          : { databaseUrl: `sqlite:${join(tempDir(), "dash.db")}` }),
-      });
+      soniq = new Soniq({ logLevel: "silent", ...stores.freshAddress() });
       const report = soniq.job({ name: "report.send", handler: async () => "sent" });
       soniq.job({ name: "media.render", queue: "remote", handler: async () => null });
       soniq.job({ name: "bulk.noop", queue: "bulk", handler: async () => null });

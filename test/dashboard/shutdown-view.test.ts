@@ -12,7 +12,7 @@ import { serve } from "../helpers/dashboard.js";
 import { prepared, startWorker, targets } from "../helpers/e2e-targets.js";
 import { waitFor } from "../helpers/wait.js";
 
-const sqlite = targets[0];
+const sqlite = targets.find((t) => t.label === "SQLite file");
 let browser: Browser;
 beforeAll(async () => {
   browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: ["--no-sandbox"] });

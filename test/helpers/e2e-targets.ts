@@ -1,49 +1,43 @@
 /**
- * Shared set-up for real-process tests: a fresh SQLite file or PostgreSQL schema per test, the
- * `soniq setup` run, an inspecting Soniq instance, and `soniq worker` on the e2e fixture module.
+ * Shared set-up for real-process tests: a fresh store per test of each kind another process
+ * reaches (test-backends.ts: a SQLite file, PostgreSQL), the `soniq setup` run, an inspecting
+ * Soniq instance, and `soniq worker` on the e2e fixture module.
  */
-import { join } from "node:path";
 import { pino } from "pino";
-import { afterAll, expect } from "vitest";
+import { expect } from "vitest";
 import { Soniq } from "../../src/index.js";
 import { runCli, startCli } from "./cli.js";
-import { TEST_DATABASE_URL } from "./postgres.js";
-import { POSTGRES_UP, usePostgresSchemas } from "./postgres-suite.js";
-import { removeTempDirs, tempDir } from "./temp.js";
+import {
+  availableKinds,
+  type BackendKind,
+  SHARED_KINDS,
+  storeEnv,
+  useBackends,
+} from "./test-backends.js";
 import { waitFor } from "./wait.js";
 
 /** The jobs module the real-process tests run (`test/fixtures/e2e-jobs.ts`). */
 export const FIXTURE = "test/fixtures/e2e-jobs.ts";
 
-const schemas = usePostgresSchemas("soniq_e2e");
-
-afterAll(() => {
-  removeTempDirs();
-});
+const available = await availableKinds(SHARED_KINDS);
 
 export interface Target {
-  label: string;
+  /** The kind of store (test-backends.ts). */
+  label: BackendKind;
   skip: boolean;
-  /** SONIQ_* variables for a fresh, isolated store. */
+  /** SONIQ_* variables for a fresh, isolated store (not set up). */
   fresh(): Record<string, string>;
 }
 
-/** SQLite file and PostgreSQL (skipped loudly when unreachable, unless required). */
-export const targets: Target[] = [
-  {
-    label: "SQLite file",
-    skip: false,
-    fresh: () => ({ SONIQ_DATABASE_URL: `sqlite:${join(tempDir(), "soniq.db")}` }),
-  },
-  {
-    label: "PostgreSQL",
-    skip: !POSTGRES_UP,
-    fresh: () => {
-      const schema = schemas.next();
-      return { SONIQ_DATABASE_URL: TEST_DATABASE_URL, SONIQ_SCHEMA: schema };
-    },
-  },
-];
+/** One target per kind another process reaches (PostgreSQL skipped loudly when unreachable). */
+export const targets: Target[] = SHARED_KINDS.map((kind) => {
+  const stores = useBackends(kind, { schemaPrefix: "soniq_e2e" });
+  return {
+    label: kind,
+    skip: !available.has(kind),
+    fresh: () => storeEnv(stores.freshAddress()),
+  };
+});
 
 /** A Soniq instance on the same store, for enqueueing and reading rows. */
 export function inspector(env: Record<string, string>): Soniq {

@@ -1,6 +1,5 @@
 /** A worker's parts wired on the memory backend, for the role files' unit tests. */
 import { pino } from "pino";
-import { MemoryBackend } from "../../src/backends/memory/memory-backend.js";
 import { Soniq } from "../../src/index.js";
 import { EventBus } from "../../src/observability/event-bus.js";
 import type { SoniqEventMap } from "../../src/observability/events.js";
@@ -8,6 +7,7 @@ import { InFlightTable } from "../../src/worker/in-flight.js";
 import { buildRuntime, type WorkerSettings } from "../../src/worker/runtime.js";
 import { ShutdownMachine } from "../../src/worker/shutdown-machine.js";
 import { WakeLatch } from "../../src/worker/wake-latch.js";
+import { memoryBackend } from "./test-backends.js";
 
 export const silent = pino({ level: "silent" });
 
@@ -16,7 +16,7 @@ export async function workerParts(
   define: (soniq: Soniq) => void,
   extra: Record<string, unknown> = {},
 ) {
-  const backend = new MemoryBackend();
+  const backend = await memoryBackend();
   const soniq = new Soniq({
     backend,
     logger: silent,

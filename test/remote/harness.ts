@@ -1,53 +1,13 @@
 /**
- * Test harness for remote jobs in-process: a Soniq instance on a fresh memory, SQLite-file or
- * PostgreSQL store, with one remote job (`music.generate`) against the local test provider; the
- * behaviour of each job comes from its arguments.
+ * Test harness for remote jobs in-process: a Soniq instance on a given store (each suite gets its
+ * stores from describeEachBackend: memory, a SQLite file and PostgreSQL), with one remote job
+ * (`music.generate`) against the local test provider; the behaviour of each job comes from its
+ * arguments.
  */
-import { join } from "node:path";
 import { pino } from "pino";
 import type { Backend } from "../../src/backends/contract/index.js";
-import { PostgresBackend } from "../../src/backends/postgres/postgres-backend.js";
-import { SqliteBackend } from "../../src/backends/sqlite/sqlite-backend.js";
-import {
-  accepted,
-  done,
-  failed,
-  MemoryBackend,
-  notSubmitted,
-  pending,
-  Soniq,
-} from "../../src/index.js";
-import { freshSchema, postgresAvailable, TEST_DATABASE_URL } from "../helpers/postgres.js";
+import { accepted, done, failed, notSubmitted, pending, Soniq } from "../../src/index.js";
 import type { ProviderBehaviour, RemoteProvider } from "../helpers/remote-provider.js";
-import { tempDir } from "../helpers/temp.js";
-
-export const pgUp = await postgresAvailable();
-
-/** The engines every remote test runs on. */
-export const engines = [
-  { label: "memory", skip: false },
-  { label: "sqlite", skip: false },
-  { label: "postgres", skip: !pgUp },
-] as const;
-
-export type Engine = (typeof engines)[number]["label"];
-
-export const schemas: string[] = [];
-
-/** A fresh, set-up backend of `engine`. */
-export async function freshBackend(engine: Engine): Promise<Backend> {
-  let backend: Backend;
-  if (engine === "memory") backend = new MemoryBackend();
-  else if (engine === "sqlite") {
-    backend = new SqliteBackend({ path: join(tempDir("soniq-remote-"), "soniq.db") });
-  } else {
-    const schema = freshSchema("soniq_remote");
-    schemas.push(schema);
-    backend = new PostgresBackend({ connectionString: TEST_DATABASE_URL, schema, poolSize: 4 });
-  }
-  await backend.setup();
-  return backend;
-}
 
 /** Arguments of the test job. */
 export interface GenArgs {

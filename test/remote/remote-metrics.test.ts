@@ -7,9 +7,9 @@
  * with action freeze, reason deadline).
  */
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { MemoryBackend } from "../../src/index.js";
 import { prometheusMetrics } from "../../src/observability/prometheus/index.js";
 import { type RemoteProvider, startRemoteProvider } from "../helpers/remote-provider.js";
+import { memoryBackend } from "../helpers/test-backends.js";
 import { waitFor } from "../helpers/wait.js";
 import { remoteInstance } from "./harness.js";
 
@@ -28,7 +28,7 @@ function value(text: string, series: string): number {
 }
 
 it("prometheusMetrics › remote jobs submitted, polled, frozen, reconciled, frozen at the deadline › each counter counts exactly those", async () => {
-  const { soniq, job } = remoteInstance(new MemoryBackend(), provider, {
+  const { soniq, job } = remoteInstance(await memoryBackend(), provider, {
     reconcile: true,
     settings: { shutdownTimeout: 0.3, shutdownSettle: 0.1 },
   });

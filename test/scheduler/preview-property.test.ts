@@ -5,9 +5,9 @@
  */
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
-import { MemoryBackend } from "../../src/backends/memory/memory-backend.js";
 import { Soniq } from "../../src/index.js";
 import { Scheduler } from "../../src/scheduler/scheduler.js";
+import { memoryBackend } from "../helpers/test-backends.js";
 
 const silent = pino({ level: "silent" });
 
@@ -48,7 +48,7 @@ describe("scheduler › property", () => {
       const timezone = pick(rand, ZONES);
       const start = Date.parse(pick(rand, STARTS));
       const clock = { now: start };
-      const backend = new MemoryBackend({ clock: () => clock.now });
+      const backend = await memoryBackend({ clock: () => clock.now });
       const soniq = new Soniq({ backend, logger: silent, env: {} });
       const job = soniq.job({ name: "tick.job", handler: async () => 1 });
       soniq.schedule({

@@ -9,11 +9,11 @@ import type {
   ScheduleDueParams,
   ScheduleStore,
 } from "../../src/backends/contract/index.js";
-import { MemoryBackend } from "../../src/backends/memory/memory-backend.js";
 import { Soniq } from "../../src/index.js";
 import { Scheduler } from "../../src/scheduler/scheduler.js";
 import { SchedulerService } from "../../src/scheduler/scheduler-service.js";
 import { stressStartStop } from "../helpers/service-stress.js";
+import { memoryBackend } from "../helpers/test-backends.js";
 import { waitFor } from "../helpers/wait.js";
 
 const silent = pino({ level: "silent" });
@@ -25,7 +25,7 @@ afterEach(() => {
 });
 
 async function everySecond() {
-  const backend = new MemoryBackend();
+  const backend = await memoryBackend();
   const soniq = new Soniq({ backend, logger: silent, env: {} });
   const job = soniq.job({ name: "tick.job", handler: async () => "ok" });
   soniq.schedule({ id: "every.second", job, every: 1, args: {} });

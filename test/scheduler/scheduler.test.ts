@@ -6,17 +6,17 @@
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { MemoryBackend } from "../../src/backends/memory/memory-backend.js";
 import { isSoniqError } from "../../src/errors.js";
 import { Soniq } from "../../src/index.js";
 import { Scheduler } from "../../src/scheduler/scheduler.js";
+import { memoryBackend } from "../helpers/test-backends.js";
 
 const silent = pino({ level: "silent" });
 const H = 3_600_000;
 
-function setup(startIso: string) {
+async function setup(startIso: string) {
   const clock = { now: Date.parse(startIso) };
-  const backend = new MemoryBackend({ clock: () => clock.now });
+  const backend = await memoryBackend({ clock: () => clock.now });
   const soniq = new Soniq({ backend, logger: silent, env: {} });
   const report = soniq.job({
     name: "report.send",
@@ -53,7 +53,7 @@ describe("scheduler › missed-run policies (3 h down, hourly)", () => {
     ["all", ["late", "late", "late"], 3],
   ] as const) {
     it(`scheduler › policy ${policy} after 3 h of downtime › ${jobCount} job(s) and every miss recorded`, async () => {
-      const t = setup("2026-01-01T08:30:00Z");
+      const t = await setup("2026-01-01T08:30:00Z");
       t.soniq.schedule({
         id: "reports.hourly",
         job: t.report,
@@ -85,7 +85,7 @@ describe("scheduler › missed-run policies (3 h down, hourly)", () => {
   }
 
   it("scheduler › a schedule created during the gap › owes nothing from before its creation", async () => {
-    const t = setup("2026-01-01T11:30:00Z");
+    const t = await setup("2026-01-01T11:30:00Z");
     t.soniq.schedule({
       id: "reports.hourly",
       job: t.report,
@@ -99,7 +99,7 @@ describe("scheduler › missed-run policies (3 h down, hourly)", () => {
   });
 
   it("scheduler › an occurrence within grace › enqueued, not late", async () => {
-    const t = setup("2026-01-01T08:59:00Z");
+    const t = await setup("2026-01-01T08:59:00Z");
     t.soniq.schedule({
       id: "reports.hourly",
       job: t.report,
@@ -116,7 +116,7 @@ describe("scheduler › missed-run policies (3 h down, hourly)", () => {
 
 describe("scheduler › overlap, pause, resume", () => {
   it("scheduler › overlap skip while the previous job runs › skipped_overlap recorded, no second job", async () => {
-    const t = setup("2026-01-01T00:00:30Z");
+    const t = await setup("2026-01-01T00:00:30Z");
     t.soniq.schedule({
       id: "sync.often",
       job: t.report,
@@ -145,7 +145,7 @@ describe("scheduler › overlap, pause, resume", () => {
   });
 
   it("scheduler › paused, then resumed › paused occurrences recorded, no backfill after resume", async () => {
-    const t = setup("2026-01-01T00:00:30Z");
+    const t = await setup("2026-01-01T00:00:30Z");
     t.soniq.schedule({ id: "sync.often", job: t.report, every: 60, args: { day: "x" } });
     await t.soniq.schedules.sync();
     await t.soniq.schedules.pause("sync.often");
@@ -171,7 +171,7 @@ describe("scheduler › overlap, pause, resume", () => {
   });
 
   it("scheduler › run now › one manual job, cursor unchanged", async () => {
-    const t = setup("2026-01-01T00:00:30Z");
+    const t = await setup("2026-01-01T00:00:30Z");
     t.soniq.schedule({ id: "sync.often", job: t.report, every: 60, args: { day: "x" } });
     await t.soniq.schedules.sync();
     const id = await t.soniq.schedules.runNow("sync.often");
@@ -186,7 +186,7 @@ describe("scheduler › overlap, pause, resume", () => {
 
 describe("scheduler › DST and the database clock", () => {
   it("scheduler › Europe/Paris 02:30 on the spring-forward night › one job, at 03:00 local", async () => {
-    const t = setup("2026-03-28T12:00:00Z");
+    const t = await setup("2026-03-28T12:00:00Z");
     t.soniq.schedule({
       id: "paris.night",
       job: t.report,
@@ -207,7 +207,7 @@ describe("scheduler › DST and the database clock", () => {
   });
 
   it("scheduler › America/New_York 01:30 on the fall-back night › one job, at the first 01:30", async () => {
-    const t = setup("2026-10-31T12:00:00Z");
+    const t = await setup("2026-10-31T12:00:00Z");
     t.soniq.schedule({
       id: "ny.night",
       job: t.report,
@@ -227,7 +227,7 @@ describe("scheduler › DST and the database clock", () => {
   it("scheduler › the database clock 10 min behind or ahead of the process clock › due instants follow the database", async () => {
     // The injected database clock is far from the process clock (2026-12 today): a scheduler
     // reading its own clock would fire everything at once or nothing at all.
-    const t = setup("2031-06-01T00:00:00Z");
+    const t = await setup("2031-06-01T00:00:00Z");
     t.soniq.schedule({ id: "sync.often", job: t.report, every: 60, args: { day: "x" } });
     await t.soniq.schedules.sync();
     t.advance(59_000);
@@ -242,7 +242,7 @@ describe("scheduler › DST and the database clock", () => {
 
 describe("scheduler › split brain", () => {
   it("scheduler › two schedulers forced to tick the same instant 1000 times › one job per occurrence", async () => {
-    const t = setup("2026-01-01T00:00:00.500Z");
+    const t = await setup("2026-01-01T00:00:00.500Z");
     t.soniq.schedule({
       id: "every.second",
       job: t.report,
@@ -274,8 +274,8 @@ describe("scheduler › definitions and sync", () => {
     return undefined;
   }
 
-  it("schedule › bad input › a coded error at definition, nothing declared", () => {
-    const t = setup("2026-01-01T00:00:00Z");
+  it("schedule › bad input › a coded error at definition, nothing declared", async () => {
+    const t = await setup("2026-01-01T00:00:00Z");
     const base = { job: t.report, args: { day: "x" } };
     expect(code(() => t.soniq.schedule({ ...base, id: "a.b", cron: "61 * * * *" }))).toBe(
       "INVALID_SCHEDULE",
@@ -316,12 +316,12 @@ describe("scheduler › definitions and sync", () => {
     expect(code(() => t.soniq.schedule({ ...base, id: "a.b", every: 10 }))).toBe(
       "DUPLICATE_SCHEDULE",
     );
-    const foreign = new Soniq({ backend: new MemoryBackend(), logger: silent, env: {} });
+    const foreign = new Soniq({ backend: await memoryBackend(), logger: silent, env: {} });
     expect(code(() => foreign.schedule({ ...base, id: "c.d", every: 5 }))).toBe("INVALID_SCHEDULE");
   });
 
   it("sync › a changed expression › updates the row and recomputes the cursor; undeclared rows kept, pruned on demand", async () => {
-    const t = setup("2026-01-01T00:00:30Z");
+    const t = await setup("2026-01-01T00:00:30Z");
     t.soniq.schedule({ id: "sync.often", job: t.report, every: 60, args: { day: "x" } });
     t.soniq.schedule({ id: "old.one", job: t.report, every: 60, args: { day: "x" } });
     expect((await t.soniq.schedules.sync()).created.sort()).toEqual(["old.one", "sync.often"]);
@@ -344,7 +344,7 @@ describe("scheduler › definitions and sync", () => {
   });
 
   it("admin › show and preview › next instants from the cursor and from an expression", async () => {
-    const t = setup("2026-01-01T00:00:30Z");
+    const t = await setup("2026-01-01T00:00:30Z");
     t.soniq.schedule({ id: "sync.often", job: t.report, every: 60, args: { day: "x" } });
     await t.soniq.schedules.sync();
     const details = await t.soniq.schedules.show("sync.often", { next: 3 });

@@ -5,49 +5,27 @@
  * PostgreSQL; two schedulers on separate connections racing the same instants; and the process
  * clock skewed ±10 min against PostgreSQL's.
  */
-import { join } from "node:path";
 import { pino } from "pino";
-import { afterAll, describe, expect, it, vi } from "vitest";
-import { MemoryBackend, Soniq } from "../../src/index.js";
+import { describe, expect, it, vi } from "vitest";
+import { Soniq } from "../../src/index.js";
 import type { ScheduleContext } from "../../src/jobs/context.js";
 import { Scheduler } from "../../src/scheduler/scheduler.js";
 import {
-  dropSchemas,
-  freshSchema,
-  postgresAvailable,
-  TEST_DATABASE_URL,
-} from "../helpers/postgres.js";
-import { removeTempDirs, tempDir } from "../helpers/temp.js";
+  availableKinds,
+  kindAvailable,
+  memoryBackend,
+  SHARED_KINDS,
+  useBackends,
+} from "../helpers/test-backends.js";
 import { waitFor } from "../helpers/wait.js";
 
 const silent = pino({ level: "silent" });
-const pgAvailable = await postgresAvailable();
-const schemas: string[] = [];
-afterAll(async () => {
-  await dropSchemas(schemas.splice(0));
-  removeTempDirs();
-});
-
-const targets = [
-  { label: "sqlite", skip: false, url: () => `sqlite:${join(tempDir("soniq-ws-"), "s.db")}` },
-  {
-    label: "postgres",
-    skip: !pgAvailable,
-    url: () => {
-      const schema = freshSchema();
-      schemas.push(schema);
-      return { databaseUrl: TEST_DATABASE_URL, schema };
-    },
-  },
-];
-
-function settingsOf(url: string | { databaseUrl: string; schema: string }) {
-  return typeof url === "string" ? { databaseUrl: url } : url;
-}
+const available = await availableKinds(SHARED_KINDS);
+const pgAvailable = await kindAvailable("PostgreSQL");
 
 describe("worker › ctx.schedule", () => {
   it("worker › a scheduled and a manual job › the handler sees ctx.schedule", async () => {
-    const backend = new MemoryBackend();
+    const backend = await memoryBackend();
     const soniq = new Soniq({
       backend,
       logger: silent,
@@ -87,7 +65,7 @@ describe("worker › ctx.schedule", () => {
   });
 
   it("worker › a schedule whose arguments fail an asynchronous schema › the start fails (exit 2), nothing written", async () => {
-    const backend = new MemoryBackend();
+    const backend = await memoryBackend();
     const soniq = new Soniq({ backend, logger: silent, env: {} });
     // A Standard Schema whose validation is asynchronous: checked at sync, not at definition.
     const asyncSchema = {
@@ -109,10 +87,11 @@ describe("worker › ctx.schedule", () => {
   });
 });
 
-for (const target of targets) {
-  describe.skipIf(target.skip)(`worker schedules on ${target.label}`, () => {
-    it(`leader killed just before an occurrence › ${target.label} › another worker enqueues it within the lease TTL + one heartbeat; late only past the grace`, async () => {
-      const settings = settingsOf(target.url());
+for (const kind of SHARED_KINDS) {
+  describe.skipIf(!available.has(kind))(`worker schedules on ${kind}`, () => {
+    const stores = useBackends(kind);
+    it(`leader killed just before an occurrence › ${kind} › another worker enqueues it within the lease TTL + one heartbeat; late only past the grace`, async () => {
+      const settings = stores.freshAddress();
       const heartbeat = 0.2;
       const leaseTtl = 3 * heartbeat;
       const soniq = new Soniq({
@@ -186,8 +165,8 @@ for (const target of targets) {
       await soniq.close();
     });
 
-    it(`two schedulers on separate connections › ${target.label} › racing every instant for 3 s, one job per occurrence`, async () => {
-      const settings = settingsOf(target.url());
+    it(`two schedulers on separate connections › ${kind} › racing every instant for 3 s, one job per occurrence`, async () => {
+      const settings = stores.freshAddress();
       const make = () => new Soniq({ ...settings, logger: silent, env: {}, poolSize: 2 });
       const a = make();
       await a.setup();
@@ -231,10 +210,9 @@ for (const target of targets) {
 }
 
 describe.skipIf(!pgAvailable)("worker schedules › the database clock on PostgreSQL", () => {
+  const stores = useBackends("PostgreSQL");
   it("scheduler › the process clock 10 min ahead or behind PostgreSQL's › neither fires early nor skips", async () => {
-    const schema = freshSchema();
-    schemas.push(schema);
-    const soniq = new Soniq({ databaseUrl: TEST_DATABASE_URL, schema, logger: silent, env: {} });
+    const soniq = new Soniq({ ...stores.freshAddress(), logger: silent, env: {} });
     await soniq.setup();
     const backend = await soniq.backend();
     const job = soniq.job({ name: "tick.job", handler: async () => "ok" });

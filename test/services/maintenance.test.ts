@@ -2,7 +2,6 @@
 // backend.
 import { pino } from "pino";
 import { describe, it } from "vitest";
-import { MemoryBackend } from "../../src/backends/memory/memory-backend.js";
 import { Elector } from "../../src/maintenance/elector.js";
 import { createMaintenance } from "../../src/maintenance/maintenance.js";
 import { Pruner } from "../../src/maintenance/pruner.js";
@@ -12,20 +11,21 @@ import { WorkerReaper } from "../../src/maintenance/worker-reaper.js";
 import { EventBus } from "../../src/observability/event-bus.js";
 import type { SoniqEventMap } from "../../src/observability/events.js";
 import { stressStartStop } from "../helpers/service-stress.js";
+import { memoryBackend } from "../helpers/test-backends.js";
 
 const logger = pino({ level: "silent" });
 
 describe("maintenance services", () => {
   it("elector › concurrent starts and stops › always ends idle", async () => {
-    const backend = new MemoryBackend();
+    const backend = await memoryBackend();
     await stressStartStop(() => new Elector({ backend, holder: "a", logger, intervalMs: 3 }));
   });
 
   it("maintainer › concurrent starts and stops, leading › always ends idle", async () => {
     await stressStartStop(
-      () =>
+      async () =>
         createMaintenance({
-          backend: new MemoryBackend(),
+          backend: await memoryBackend(),
           workerId: "a",
           settings: { heartbeatInterval: 0.005, heartbeatTimeout: 0.05, maxInterruptions: 3 },
           logger,
@@ -35,7 +35,7 @@ describe("maintenance services", () => {
   });
 
   it("rescuer › concurrent starts and stops › always ends idle", async () => {
-    const backend = new MemoryBackend();
+    const backend = await memoryBackend();
     await stressStartStop(
       () =>
         new Rescuer({
@@ -49,17 +49,17 @@ describe("maintenance services", () => {
   });
 
   it("pruner › concurrent starts and stops › always ends idle", async () => {
-    const backend = new MemoryBackend();
+    const backend = await memoryBackend();
     await stressStartStop(() => new Pruner({ backend, logger, intervalMs: 3 }));
   });
 
   it("worker reaper › concurrent starts and stops › always ends idle", async () => {
-    const backend = new MemoryBackend();
+    const backend = await memoryBackend();
     await stressStartStop(() => new WorkerReaper({ backend, logger, intervalMs: 3 }));
   });
 
   it("queue sampler › concurrent starts and stops, sampling › always ends idle", async () => {
-    const backend = new MemoryBackend();
+    const backend = await memoryBackend();
     const events = new EventBus<SoniqEventMap>(logger);
     events.on("queue_metrics", () => undefined); // a listener, so every tick reads and emits
     await stressStartStop(

@@ -3,7 +3,7 @@
 // PostgreSQL's LISTEN connection.
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
-import { MemoryBackend } from "../../src/backends/memory/memory-backend.js";
+import type { Backend } from "../../src/backends/contract/index.js";
 import { PgListener } from "../../src/backends/postgres/listener.js";
 import { SoniqError } from "../../src/errors.js";
 import { HealthServer } from "../../src/observability/health/health-server.js";
@@ -17,11 +17,12 @@ import { ShutdownMachine } from "../../src/worker/shutdown-machine.js";
 import { WakeLatch } from "../../src/worker/wake-latch.js";
 import { postgresAvailable, TEST_DATABASE_URL } from "../helpers/postgres.js";
 import { stressStartStop } from "../helpers/service-stress.js";
+import { memoryBackend } from "../helpers/test-backends.js";
 
 const logger = pino({ level: "silent" });
 
-async function registered(): Promise<MemoryBackend> {
-  const backend = new MemoryBackend();
+async function registered(): Promise<Backend> {
+  const backend = await memoryBackend();
   await backend.workerRegister({
     id: "w1",
     hostname: "h",
@@ -32,7 +33,7 @@ async function registered(): Promise<MemoryBackend> {
   return backend;
 }
 
-function claimLoop(backend: MemoryBackend): ClaimLoop {
+function claimLoop(backend: Backend): ClaimLoop {
   const latch = new WakeLatch();
   return new ClaimLoop({
     backend,

@@ -6,9 +6,10 @@ import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import { checkGrace, drainBudget, startupBudgetWarning } from "../../src/deploy/budget.js";
 import { parseDuration, readManifest } from "../../src/deploy/manifest.js";
-import { MemoryBackend, Soniq } from "../../src/index.js";
+import { Soniq } from "../../src/index.js";
 import { resolveSettings } from "../../src/settings-resolution.js";
 import { REPO, runCli } from "../helpers/cli.js";
+import { memoryBackend } from "../helpers/test-backends.js";
 
 const defaults = resolveSettings({}, {});
 const temp = mkdtempSync(join(tmpdir(), "soniq-check-deploy-"));
@@ -125,7 +126,7 @@ spec:
     const logs: Array<Record<string, unknown>> = [];
     const logger = pino({ level: "warn" }, { write: (l: string) => void logs.push(JSON.parse(l)) });
     const soniq = new Soniq({
-      backend: new MemoryBackend(),
+      backend: await memoryBackend(),
       logger,
       env: { SONIQ_TERMINATION_GRACE_SECONDS: "20" },
     });

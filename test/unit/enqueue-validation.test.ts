@@ -2,10 +2,11 @@ import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { parseDatabaseUrl } from "../../src/backends/select.js";
-import { MemoryBackend, Soniq } from "../../src/index.js";
+import { Soniq } from "../../src/index.js";
+import { memoryBackend } from "../helpers/test-backends.js";
 
-function instance() {
-  const backend = new MemoryBackend();
+async function instance() {
+  const backend = await memoryBackend();
   const soniq = new Soniq({ backend, logger: pino({ level: "silent" }), env: {} });
   const job = soniq.job({
     name: "mail.send",
@@ -17,7 +18,7 @@ function instance() {
 
 describe("enqueue validation", () => {
   it("rejects bad arguments before anything is written", async () => {
-    const { soniq, job } = instance();
+    const { soniq, job } = await instance();
     await expect(job.enqueue({ to: "not-an-email" })).rejects.toMatchObject({
       code: "INVALID_ARGS",
     });
@@ -28,7 +29,7 @@ describe("enqueue validation", () => {
   });
 
   it("rejects payloads that would not round-trip or exceed the limit", async () => {
-    const { soniq } = instance();
+    const { soniq } = await instance();
     soniq.job({ name: "any.job", handler: async () => null });
     const cases: unknown[] = [
       { n: Number.NaN },
@@ -59,7 +60,7 @@ describe("enqueue validation", () => {
   });
 
   it("rejects naive, invalid and conflicting times", async () => {
-    const { job } = instance();
+    const { job } = await instance();
     const args = { to: "a@example.com" };
     await expect(job.enqueue(args, { runAt: "2030-01-01T10:00:00" })).rejects.toMatchObject({
       code: "INVALID_ENQUEUE_OPTION",
@@ -101,7 +102,7 @@ describe("enqueue validation", () => {
   });
 
   it("rejects unknown names by default and bad names always", async () => {
-    const { soniq } = instance();
+    const { soniq } = await instance();
     await expect(soniq.enqueue("not.registered", {})).rejects.toMatchObject({
       code: "UNKNOWN_JOB",
     });
@@ -115,7 +116,7 @@ describe("enqueue validation", () => {
   });
 
   it("deduplicates by key and by arguments", async () => {
-    const { soniq } = instance();
+    const { soniq } = await instance();
     const unique = soniq.job({
       name: "report.build",
       uniqueByArgs: true,
@@ -132,7 +133,7 @@ describe("enqueue validation", () => {
   });
 
   it("refuses transactional enqueue off PostgreSQL", async () => {
-    const { job } = instance();
+    const { job } = await instance();
     const connection = { query: async () => ({ rows: [], rowCount: 0 }) };
     await expect(job.enqueue({ to: "a@example.com" }, { connection })).rejects.toMatchObject({
       code: "UNSUPPORTED",

@@ -4,7 +4,6 @@
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import type { Backend, ClaimedJob, NewJob } from "../../src/backends/contract/index.js";
-import { MemoryBackend } from "../../src/backends/memory/memory-backend.js";
 import { isSoniqError } from "../../src/errors.js";
 import { BaseService, sleep } from "../../src/lifecycle/service.js";
 import { Elector, MAINTENANCE_LEASE } from "../../src/maintenance/elector.js";
@@ -20,13 +19,14 @@ import { Rescuer } from "../../src/maintenance/rescuer.js";
 import { WorkerReaper } from "../../src/maintenance/worker-reaper.js";
 import { EventBus } from "../../src/observability/event-bus.js";
 import type { SoniqEventMap } from "../../src/observability/events.js";
+import { memoryBackend } from "../helpers/test-backends.js";
 
 const logger = pino({ level: "silent" });
 
 /** A memory backend whose "database clock" the test moves by hand (milliseconds). */
-function backendAt(start = Date.UTC(2026, 0, 1)) {
+async function backendAt(start = Date.UTC(2026, 0, 1)) {
   const time = { now: start };
-  return { backend: new MemoryBackend({ clock: () => time.now }), time };
+  return { backend: await memoryBackend({ clock: () => time.now }), time };
 }
 
 /** Resolves with the next leadership change `elector` reports. */
@@ -73,7 +73,7 @@ class Child extends BaseService {
 
 describe("Elector", () => {
   it("elector › lease free › gains it, reports it, and a second holder stays follower", async () => {
-    const { backend } = backendAt();
+    const { backend } = await backendAt();
     const a = new Elector({ backend, holder: "a", logger, intervalMs: 10 });
     const b = new Elector({ backend, holder: "b", logger, intervalMs: 10 });
     const gained = nextChange(a);
@@ -88,7 +88,7 @@ describe("Elector", () => {
   });
 
   it("elector › stopped while leading › reports the loss and gives the lease up", async () => {
-    const { backend } = backendAt();
+    const { backend } = await backendAt();
     const a = new Elector({ backend, holder: "a", logger, intervalMs: 10 });
     const gained = nextChange(a);
     await a.start();
@@ -104,7 +104,7 @@ describe("Elector", () => {
   });
 
   it("elector › lease taken over after expiry › reports the loss at its next attempt", async () => {
-    const { backend, time } = backendAt();
+    const { backend, time } = await backendAt();
     const a = new Elector({ backend, holder: "a", logger, intervalMs: 10, ttlSeconds: 1 });
     const gained = nextChange(a);
     await a.start();
@@ -151,7 +151,7 @@ describe("Elector", () => {
 
 describe("Maintainer", () => {
   it("maintainer › lease gained then lost › starts the children, then stops them", async () => {
-    const { backend, time } = backendAt();
+    const { backend, time } = await backendAt();
     const elector = new Elector({ backend, holder: "a", logger, intervalMs: 10, ttlSeconds: 1 });
     const children = [new Child("one"), new Child("two")];
     const m = new Maintainer({ logger, elector, services: children });
@@ -173,7 +173,7 @@ describe("Maintainer", () => {
   });
 
   it("maintainer › stopped while leading › stops the children, then gives the lease up", async () => {
-    const { backend } = backendAt();
+    const { backend } = await backendAt();
     const elector = new Elector({ backend, holder: "a", logger, intervalMs: 10 });
     const child = new Child();
     let leaseFreeWhenChildStopped: boolean | undefined;
@@ -202,7 +202,7 @@ describe("Maintainer", () => {
   });
 
   it("maintainer › never leads › never starts its children", async () => {
-    const { backend } = backendAt();
+    const { backend } = await backendAt();
     await backend.leaseTryTake({ name: MAINTENANCE_LEASE, holder: "someone-else", ttlSeconds: 60 });
     const elector = new Elector({ backend, holder: "a", logger, intervalMs: 10 });
     const child = new Child();
@@ -216,7 +216,7 @@ describe("Maintainer", () => {
 
 describe("Rescuer", () => {
   it("rescuer › runOnce › requeues a stopped worker's rows and emits job_recovered", async () => {
-    const { backend } = backendAt();
+    const { backend } = await backendAt();
     const events: Array<[string, Record<string, unknown>]> = [];
     const bus = new EventBus<SoniqEventMap>(logger);
     bus.onAny((n, p) => void events.push([n, p as Record<string, unknown>]));
@@ -256,7 +256,7 @@ describe("Rescuer", () => {
   });
 
   it("rescuer › stale but not stopped owner › only a pass that vouches for staleness requeues", async () => {
-    const { backend, time } = backendAt();
+    const { backend, time } = await backendAt();
     await backend.workerRegister(worker("silent"));
     const job = newJob();
     await backend.jobEnqueue({ jobs: [job] });
@@ -273,7 +273,7 @@ describe("Rescuer", () => {
   });
 
   it("rescuer › periodic pass › treats staleness as death only once this worker has been healthy for heartbeatTimeout", async () => {
-    const { backend, time } = backendAt();
+    const { backend, time } = await backendAt();
     await backend.workerRegister(worker("silent"));
     const job = newJob();
     await backend.jobEnqueue({ jobs: [job] });
@@ -297,7 +297,7 @@ describe("Rescuer", () => {
   });
 
   it("rescuer › a worker's own rescuer, its own heartbeat stale (starved event loop) › never requeues or freezes its own rows; another stale worker's are recovered", async () => {
-    const { backend, time } = backendAt();
+    const { backend, time } = await backendAt();
     await backend.workerRegister(worker("self"));
     await backend.workerRegister(worker("other"));
     const mine = newJob();
@@ -343,7 +343,7 @@ describe("Rescuer", () => {
   });
 
   it("rescuer › past maxInterruptions › dead-letters with the policy's reason and words", async () => {
-    const { backend } = backendAt();
+    const { backend } = await backendAt();
     const events: string[] = [];
     const bus = new EventBus<SoniqEventMap>(logger);
     bus.onAny((n, _p) => void events.push(n));
@@ -372,7 +372,7 @@ describe("Rescuer", () => {
 
 describe("Pruner", () => {
   it("pruner › expired finished rows beyond one batch › deletes them all, batch by batch, and keeps the rest", async () => {
-    const { backend, time } = backendAt();
+    const { backend, time } = await backendAt();
     const jobs = Array.from({ length: 5 }, () => newJob());
     const kept = newJob();
     await backend.jobEnqueue({ jobs: [...jobs, kept] });
@@ -436,7 +436,7 @@ describe("Pruner › remote submissions", () => {
 
 describe("WorkerReaper", () => {
   it("reaper › worker rows not seen for an hour › forgotten; recent ones kept", async () => {
-    const { backend, time } = backendAt();
+    const { backend, time } = await backendAt();
     await backend.workerRegister(worker("vanished"));
     time.now += 3_601_000;
     await backend.workerRegister(worker("alive"));

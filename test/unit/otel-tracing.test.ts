@@ -9,13 +9,14 @@ import {
 } from "@opentelemetry/sdk-trace-base";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { MemoryBackend, Soniq } from "../../src/index.js";
+import { Soniq } from "../../src/index.js";
 import {
   formatTraceContext,
   otelTracing,
   parseTraceContext,
 } from "../../src/observability/otel/index.js";
 import { waitForEvent } from "../helpers/events.js";
+import { memoryBackend } from "../helpers/test-backends.js";
 
 const exporter = new InMemorySpanExporter();
 const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
@@ -29,9 +30,9 @@ afterAll(() => {
   context.disable();
 });
 
-function instance(propagation?: "off") {
+async function instance(propagation?: "off") {
   return new Soniq({
-    backend: new MemoryBackend(),
+    backend: await memoryBackend(),
     logger: pino({ level: "silent" }),
     env: {},
     pollInterval: 0.02,
@@ -46,7 +47,7 @@ const parentOf = (span: ReadableSpan) => span.parentSpanContext?.spanId;
 describe("otel tracing", () => {
   it("otelTracing › enqueue inside an active span, attempt 1 fails, the retry succeeds › producer is the request's child; attempt 1 its child; the retry a new trace linked to it", async () => {
     exporter.reset();
-    const soniq = instance();
+    const soniq = await instance();
     let runs = 0;
     const flaky = soniq.job({
       name: "otel.flaky",
@@ -116,7 +117,7 @@ describe("otel tracing", () => {
   it("otelTracing › a job that outlives shutdownTimeout › its span has the shutdown and NACK events and ends nacked", async () => {
     exporter.reset();
     const soniq = new Soniq({
-      backend: new MemoryBackend(),
+      backend: await memoryBackend(),
       logger: pino({ level: "silent" }),
       env: {},
       pollInterval: 0.02,
@@ -144,7 +145,7 @@ describe("otel tracing", () => {
   });
 
   it("otelTracing › propagation off › nothing stored with the job", async () => {
-    const soniq = instance("off");
+    const soniq = await instance("off");
     soniq.job({ name: "otel.plain", handler: async () => undefined });
     const started = waitForEvent(soniq, "job_started", undefined, 5000);
     await trace.getTracer("x").startActiveSpan("outer", async (span) => {

@@ -3,13 +3,14 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
-import { healthHandler, MemoryBackend, Soniq } from "../../src/index.js";
+import { healthHandler, Soniq } from "../../src/index.js";
 import { prometheusMetrics } from "../../src/observability/prometheus/index.js";
 import { waitForEvent } from "../helpers/events.js";
+import { memoryBackend } from "../helpers/test-backends.js";
 
-function instance(extra: Record<string, unknown> = {}) {
+async function instance(extra: Record<string, unknown> = {}) {
   return new Soniq({
-    backend: new MemoryBackend(),
+    backend: await memoryBackend(),
     logger: pino({ level: "silent" }),
     env: {},
     pollInterval: 0.02,
@@ -33,7 +34,7 @@ async function serve(handler: ReturnType<typeof healthHandler>): Promise<string>
 
 describe("prometheus exporter", () => {
   it("prometheusMetrics › 50 distinct unregistered job names › one job label value, _unknown", async () => {
-    const soniq = instance();
+    const soniq = await instance();
     soniq.job({ name: "known.one", handler: async () => undefined });
     const metrics = prometheusMetrics(soniq);
     for (let i = 0; i < 50; i++) await soniq.enqueue(`other.name${i}`, {});
@@ -47,7 +48,7 @@ describe("prometheus exporter", () => {
   });
 
   it("prometheusMetrics › only a job delayed an hour, sampled by the leader › age 0 and queued 1; stale after three intervals › series absent", async () => {
-    const soniq = instance({ metricsInterval: 1 });
+    const soniq = await instance({ metricsInterval: 1 });
     const later = soniq.job({ name: "q.later", handler: async () => undefined });
     let now = Date.now();
     const metrics = prometheusMetrics(soniq, { clock: () => now });
@@ -67,14 +68,14 @@ describe("prometheus exporter", () => {
   });
 
   it("prometheusMetrics › no exporter listening › the leader issues no queue query until one subscribes", async () => {
-    const backend = new MemoryBackend();
+    const backend = await memoryBackend();
     let reads = 0;
     const read = backend.jobQueueMetrics.bind(backend);
     backend.jobQueueMetrics = () => {
       reads += 1;
       return read();
     };
-    const soniq = instance({ backend, metricsInterval: 1 });
+    const soniq = await instance({ backend, metricsInterval: 1 });
     const job = soniq.job({ name: "q.any", handler: async () => undefined });
     const id = await job.enqueue({});
     const worker = soniq.worker();

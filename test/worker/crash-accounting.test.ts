@@ -6,14 +6,15 @@
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import type { Backend } from "../../src/backends/contract/index.js";
-import { MemoryBackend, Soniq } from "../../src/index.js";
+import { Soniq } from "../../src/index.js";
 import { crashLoopRule } from "../../src/maintenance/policy.js";
 import { StartIsolation } from "../../src/worker/start-isolation.js";
+import { memoryBackend } from "../helpers/test-backends.js";
 import { waitFor } from "../helpers/wait.js";
 
 /** The memory backend, with every call counted by method name. */
-function counted(): { backend: MemoryBackend; calls: Map<string, number> } {
-  const inner = new MemoryBackend();
+async function counted(): Promise<{ backend: Backend; calls: Map<string, number> }> {
+  const inner = await memoryBackend();
   const calls = new Map<string, number>();
   const backend = new Proxy(inner, {
     get(target, key, receiver) {
@@ -24,7 +25,7 @@ function counted(): { backend: MemoryBackend; calls: Map<string, number> } {
         return (value as (...a: unknown[]) => unknown).apply(target, args);
       };
     },
-  }) as MemoryBackend;
+  });
   return { backend, calls };
 }
 
@@ -41,7 +42,7 @@ function instance(backend: Backend, extra: Record<string, unknown> = {}) {
 
 describe("crash accounting on the memory backend", () => {
   it("worker › jobs without a crash history › no start mark, one completion write per job", async () => {
-    const { backend, calls } = counted();
+    const { backend, calls } = await counted();
     const soniq = instance(backend);
     const job = soniq.job({ name: "work.it", handler: async () => "ok" });
     const ids = await Promise.all(Array.from({ length: 20 }, () => job.enqueue({})));
@@ -59,7 +60,7 @@ describe("crash accounting on the memory backend", () => {
   });
 
   it("worker › a job with a crash history › one start mark before it runs, and it runs alone", async () => {
-    const { backend, calls } = counted();
+    const { backend, calls } = await counted();
     const soniq = instance(backend);
     let running = 0;
     let overlapWithSuspect = false;
@@ -100,7 +101,7 @@ describe("crash accounting on the memory backend", () => {
   });
 
   it("worker › FORCE_TIMEOUT_PATH while the argument schema still runs › abandoned, NACK'd, the handler never starts", async () => {
-    const backend = new MemoryBackend();
+    const backend = await memoryBackend();
     const soniq = instance(backend);
     let started = false;
     soniq.job({

@@ -6,8 +6,9 @@
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import type { Backend } from "../../src/backends/contract/index.js";
-import { MemoryBackend, Soniq } from "../../src/index.js";
+import { Soniq } from "../../src/index.js";
 import { crashLoopRule } from "../../src/maintenance/policy.js";
+import { memoryBackend } from "../helpers/test-backends.js";
 import { waitFor } from "../helpers/wait.js";
 
 /**
@@ -55,7 +56,7 @@ function instance(backend: Backend, extra: Record<string, unknown> = {}) {
 
 /** A worker (shutdown_timeout 0.2 s) running a 100 ms job, behind a switchable backend. */
 async function shortJobRunning() {
-  const memory = new MemoryBackend();
+  const memory = await memoryBackend();
   const { backend, state } = switchable(memory);
   // The worker declares a heartbeat timeout of 0.3 s: recovery judges it by that.
   const soniq = instance(backend, {
@@ -76,7 +77,7 @@ async function shortJobRunning() {
 
 describe("database faults", () => {
   it("an outcome that cannot be written while the database is away is written when it returns", async () => {
-    const memory = new MemoryBackend();
+    const memory = await memoryBackend();
     const { backend, state } = switchable(memory);
     const soniq = instance(backend);
     let release: () => void = () => undefined;
@@ -146,7 +147,7 @@ describe("database faults", () => {
   }, 30_000);
 
   it("rows taken by a claim whose answer was lost are released and run (the worker is live, so recovery would not)", async () => {
-    const memory = new MemoryBackend();
+    const memory = await memoryBackend();
     let loseNextClaimAnswer = false;
     const backend = new Proxy(memory, {
       get(target, prop, receiver) {
@@ -186,7 +187,7 @@ describe("database faults", () => {
   }, 30_000);
 
   it("after an outage longer than heartbeatTimeout, live workers' jobs are not 'recovered' (no duplicate runs)", async () => {
-    const memory = new MemoryBackend();
+    const memory = await memoryBackend();
     const { backend, state } = switchable(memory);
     const soniq = instance(backend, { heartbeatInterval: 0.1, heartbeatTimeout: 0.5 });
     let runs = 0;

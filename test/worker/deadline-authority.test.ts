@@ -6,7 +6,7 @@
 import { pino } from "pino";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { ClaimedJob } from "../../src/backends/contract/index.js";
-import { MemoryBackend, Soniq } from "../../src/index.js";
+import { Soniq } from "../../src/index.js";
 import { JobTimeoutError, ShutdownTimeoutError } from "../../src/jobs/context.js";
 import { STOP_FLAG } from "../../src/jobs/thread-context.js";
 import { type InFlight, InFlightTable, type Outcome } from "../../src/worker/in-flight.js";
@@ -16,9 +16,10 @@ import { runSyncHandler, type ThreadRunner } from "../../src/worker/run-sync-han
 import { ShutdownMachine } from "../../src/worker/shutdown-machine.js";
 import type { ThreadPool } from "../../src/worker/thread-pool.js";
 import type { ThreadOutcome, ThreadTask } from "../../src/worker/thread-task.js";
+import { memoryBackend } from "../helpers/test-backends.js";
 
 const log = pino({ level: "silent" });
-const soniq = new Soniq({ backend: new MemoryBackend(), logger: log, env: {} });
+const soniq = new Soniq({ backend: await memoryBackend(), logger: log, env: {} });
 
 function claimed(name: string): ClaimedJob {
   const now = new Date();

@@ -6,14 +6,15 @@
 import { Writable } from "node:stream";
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
-import { MemoryBackend, Soniq } from "../../src/index.js";
+import { Soniq } from "../../src/index.js";
 import { waitForEvent } from "../helpers/events.js";
+import { memoryBackend } from "../helpers/test-backends.js";
 import { waitFor } from "../helpers/wait.js";
 
 const HANDLERS = new URL("../fixtures/thread-handlers.mjs", import.meta.url);
 
 /** A Soniq on the memory backend whose log lines are collected as parsed objects. */
-function instance() {
+async function instance() {
   const lines: Array<Record<string, unknown>> = [];
   const sink = new Writable({
     write(chunk: Buffer, _enc, done) {
@@ -22,7 +23,7 @@ function instance() {
     },
   });
   const soniq = new Soniq({
-    backend: new MemoryBackend(),
+    backend: await memoryBackend(),
     logger: pino({ level: "info" }, sink),
     env: {},
     pollInterval: 0.05,
@@ -33,7 +34,7 @@ function instance() {
 
 describe("late and discarded results", () => {
   it("async handler › throws after its abort › logged, NACK'd", async () => {
-    const { soniq, lines } = instance();
+    const { soniq, lines } = await instance();
     soniq.job({
       name: "t.abortable",
       handler: (_args: object, ctx) =>
@@ -52,7 +53,7 @@ describe("late and discarded results", () => {
   });
 
   it("async handler › returns after its NACK › logged and late_result_discarded, nothing written", async () => {
-    const { soniq, lines } = instance();
+    const { soniq, lines } = await instance();
     soniq.job({
       name: "t.stubborn",
       handler: () => new Promise((resolve) => setTimeout(() => resolve("late"), 400)),
@@ -73,7 +74,7 @@ describe("late and discarded results", () => {
   });
 
   it("sync handler › returns a value that cannot be cloned › the failure keeps the real error text", async () => {
-    const { soniq } = instance();
+    const { soniq } = await instance();
     soniq.syncJob({
       name: "t.uncloneable",
       handlerModule: HANDLERS,

@@ -9,10 +9,11 @@
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import type { Backend } from "../../src/backends/contract/index.js";
-import { MemoryBackend, Soniq } from "../../src/index.js";
+import { Soniq } from "../../src/index.js";
 import { crashLoopRule } from "../../src/maintenance/policy.js";
 import type { PrefetchReleasedEvent } from "../../src/observability/events.js";
 import { describeEachBackend } from "../helpers/backend-targets.js";
+import { memoryBackend } from "../helpers/test-backends.js";
 import { waitFor } from "../helpers/wait.js";
 
 /** Least time a claim takes in {@link flooded}, in milliseconds. */
@@ -184,7 +185,7 @@ describe("start TTL behind a job with a crash history (memory)", () => {
   it("job runner › an ordinary job waits longer than the start TTL behind a job that runs alone › NACK'd unstarted (ttl), run later, done once", async () => {
     // Found by the chaos run: a worker frozen past the stale window while its jobs waited behind a
     // job with a crash history started them after recovery had handed them on.
-    const backend = new MemoryBackend();
+    const backend = await memoryBackend();
     const soniq = new Soniq({
       backend,
       logger: pino({ level: "silent" }),

@@ -1,9 +1,10 @@
 /** The README's sync-handler example (digest.ts) through a drain: the job is given back, no attempt spent. */
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
-import { MemoryBackend, type MetricsSink, Soniq } from "../../src/index.js";
+import { type MetricsSink, Soniq } from "../../src/index.js";
 import { linkedApp } from "../helpers/linked-app.js";
 import { readmeFiles } from "../helpers/readme.js";
+import { memoryBackend } from "../helpers/test-backends.js";
 import { waitFor } from "../helpers/wait.js";
 
 describe("README sync-handler example", () => {
@@ -14,7 +15,7 @@ describe("README sync-handler example", () => {
     const events: string[] = [];
     const metrics: MetricsSink = { emit: (name) => void events.push(name) };
     const soniq = new Soniq({
-      backend: new MemoryBackend(),
+      backend: await memoryBackend(),
       logger: pino({ level: "silent" }),
       metrics,
       env: {},

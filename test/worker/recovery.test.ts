@@ -1,12 +1,13 @@
 /** Crash recovery driven by workers: at start-up and from the leader's heartbeat clock. */
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
-import { MemoryBackend, Soniq } from "../../src/index.js";
+import { Soniq } from "../../src/index.js";
 import { crashLoopRule } from "../../src/maintenance/policy.js";
+import { memoryBackend } from "../helpers/test-backends.js";
 import { waitFor } from "../helpers/wait.js";
 
-function instance(extra: Record<string, unknown> = {}) {
-  const backend = new MemoryBackend();
+async function instance(extra: Record<string, unknown> = {}) {
+  const backend = await memoryBackend();
   const soniq = new Soniq({
     backend,
     logger: pino({ level: "silent" }),
@@ -21,7 +22,7 @@ function instance(extra: Record<string, unknown> = {}) {
 
 describe("recovery through the worker", () => {
   it("a worker starting up requeues and runs a dead worker's job; attempts count only the run", async () => {
-    const { soniq, backend } = instance();
+    const { soniq, backend } = await instance();
     const job = soniq.job({ name: "work.it", handler: async () => "ran" });
     const id = await job.enqueue({});
     // A worker that claimed it and died without a trace (no worker row).
@@ -37,7 +38,7 @@ describe("recovery through the worker", () => {
   });
 
   it("the leader requeues the job of a worker that stopped heartbeating, within the stale window", async () => {
-    const { soniq, backend } = instance();
+    const { soniq, backend } = await instance();
     const job = soniq.job({ name: "work.it", handler: async () => "ran" });
     // A zombie: registered (live for now), claims the job, then never heartbeats again.
     await backend.workerRegister({
@@ -66,7 +67,7 @@ describe("recovery through the worker", () => {
   });
 
   it("a job that keeps killing its worker ends in the DLQ as crash_loop", async () => {
-    const { soniq, backend } = instance({ maxInterruptions: 1 });
+    const { soniq, backend } = await instance({ maxInterruptions: 1 });
     soniq.job({ name: "poison.pill", handler: async () => "never" });
     const id = await soniq.enqueue("poison.pill", {});
     await backend.jobClaim({ workerId: "victim-1", queues: null, limit: 1 });

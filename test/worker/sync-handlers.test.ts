@@ -1,15 +1,16 @@
 /** Sync (worker-thread) handlers on the memory backend: the contract's sync branch. */
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
-import { MemoryBackend, type MetricsSink, Soniq } from "../../src/index.js";
+import { type MetricsSink, Soniq } from "../../src/index.js";
 import { waitForEvent } from "../helpers/events.js";
+import { memoryBackend } from "../helpers/test-backends.js";
 import { waitFor } from "../helpers/wait.js";
 
 const HANDLERS = new URL("../fixtures/thread-handlers.mjs", import.meta.url);
 const TS_HANDLER = new URL("../fixtures/thread-handler.ts", import.meta.url);
 
-function instance(extra: Record<string, unknown> = {}) {
-  const backend = new MemoryBackend();
+async function instance(extra: Record<string, unknown> = {}) {
+  const backend = await memoryBackend();
   const events: Array<{ name: string; payload: Record<string, unknown> }> = [];
   const metrics: MetricsSink = { emit: (name, payload) => void events.push({ name, payload }) };
   const soniq = new Soniq({
@@ -28,7 +29,7 @@ type Block = { ms: number; cooperative?: boolean };
 
 describe("sync handlers on worker threads", () => {
   it("run on a thread with their context; TypeScript handler modules work without a build", async () => {
-    const { soniq } = instance();
+    const { soniq } = await instance();
     const block = soniq.syncJob<Block>({
       name: "t.block",
       handlerModule: HANDLERS,
@@ -51,7 +52,7 @@ describe("sync handlers on worker threads", () => {
   });
 
   it("a thrown error fails the attempt and reaches the DLQ like any failure", async () => {
-    const { soniq } = instance();
+    const { soniq } = await instance();
     const bad = soniq.syncJob({
       name: "t.explode",
       handlerModule: HANDLERS,
@@ -70,7 +71,7 @@ describe("sync handlers on worker threads", () => {
   });
 
   it("at most syncHandlerPoolSize run at once; the permit is taken after the claim", async () => {
-    const { soniq } = instance({ syncHandlerPoolSize: 1, concurrency: 4 });
+    const { soniq } = await instance({ syncHandlerPoolSize: 1, concurrency: 4 });
     const block = soniq.syncJob<Block>({
       name: "t.block",
       handlerModule: HANDLERS,
@@ -98,7 +99,7 @@ describe("sync handlers on worker threads", () => {
   });
 
   it("job_timeout records a failure (attempt counted); the thread keeps its permit; its late result is discarded", async () => {
-    const { soniq } = instance({ syncHandlerPoolSize: 1 });
+    const { soniq } = await instance({ syncHandlerPoolSize: 1 });
     const slow = soniq.syncJob<Block>({
       name: "t.slow",
       handlerModule: HANDLERS,
@@ -134,7 +135,7 @@ describe("sync handlers on worker threads", () => {
   });
 
   it("shutdown: a thread that returns inside the grace is recorded done, never NACK'd (exit 1)", async () => {
-    const { soniq, events } = instance({ shutdownTimeout: 0.2, syncHandlerGraceSeconds: 5 });
+    const { soniq, events } = await instance({ shutdownTimeout: 0.2, syncHandlerGraceSeconds: 5 });
     const block = soniq.syncJob<Block>({
       name: "t.block",
       handlerModule: HANDLERS,
@@ -153,7 +154,7 @@ describe("sync handlers on worker threads", () => {
   });
 
   it("shutdown: a thread that outlives the flat grace is still waited for, then recorded", async () => {
-    const { soniq } = instance({ shutdownTimeout: 0.2, syncHandlerGraceSeconds: 0.2 });
+    const { soniq } = await instance({ shutdownTimeout: 0.2, syncHandlerGraceSeconds: 0.2 });
     const block = soniq.syncJob<Block>({
       name: "t.block",
       handlerModule: HANDLERS,
@@ -175,7 +176,7 @@ describe("sync handlers on worker threads", () => {
   });
 
   it("shutdown: the thread can observe the stop request; a job still waiting for a permit is NACK'd", async () => {
-    const { soniq, events } = instance({
+    const { soniq, events } = await instance({
       shutdownTimeout: 0.3,
       syncHandlerPoolSize: 1,
       concurrency: 2,
@@ -209,7 +210,7 @@ describe("sync handlers on worker threads", () => {
   });
 
   it("a thread handler can return snooze(): run again later, attempt not spent", async () => {
-    const { soniq } = instance();
+    const { soniq } = await instance();
     const { tempDir, removeTempDirs } = await import("../helpers/temp.js");
     const marker = `${tempDir()}/marker`;
     const later = soniq.syncJob<{ marker: string }>({
@@ -228,8 +229,8 @@ describe("sync handlers on worker threads", () => {
     expect(done).toMatchObject({ attempts: 1, result: "finished after a snooze" });
   });
 
-  it("rejects a missing or relative handler module at definition", () => {
-    const { soniq } = instance();
+  it("rejects a missing or relative handler module at definition", async () => {
+    const { soniq } = await instance();
     expect(() =>
       soniq.syncJob({ name: "t.missing", handlerModule: new URL("./nope.mjs", HANDLERS) }),
     ).toThrow(/INVALID_OPTION/);

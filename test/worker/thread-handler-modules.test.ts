@@ -1,13 +1,14 @@
 /** Thread-handler modules are checked on a thread at worker start; thread errors keep their identity. */
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
-import { MemoryBackend, Soniq } from "../../src/index.js";
+import { Soniq } from "../../src/index.js";
 import { linkedApp } from "../helpers/linked-app.js";
+import { memoryBackend } from "../helpers/test-backends.js";
 import { waitFor } from "../helpers/wait.js";
 
-function instance() {
+async function instance() {
   return new Soniq({
-    backend: new MemoryBackend(),
+    backend: await memoryBackend(),
     logger: pino({ level: "silent" }),
     env: {},
     pollInterval: 0.05,
@@ -19,7 +20,7 @@ describe("thread-handler modules", () => {
     const dir = linkedApp({
       "resize.ts": "export default function resize(args: { n: number }) {\n  return args.n +;\n}\n",
     });
-    const soniq = instance();
+    const soniq = await instance();
     const resize = soniq.syncJob<{ n: number }>({
       name: "image.resize",
       handlerModule: `${dir}/resize.ts`,
@@ -41,7 +42,7 @@ describe("thread-handler modules", () => {
   });
 
   it("worker start › a module without the named export › start fails listing the exports it has", async () => {
-    const soniq = instance();
+    const soniq = await instance();
     soniq.syncJob({
       name: "t.wrong",
       handlerModule: new URL("../fixtures/thread-errors.mjs", import.meta.url),
@@ -55,7 +56,7 @@ describe("thread-handler modules", () => {
   });
 
   it("thread error › a handler throws an Error subclass › last_error keeps its name, message and stack", async () => {
-    const soniq = instance();
+    const soniq = await instance();
     const job = soniq.syncJob({
       name: "t.invalid",
       handlerModule: new URL("../fixtures/thread-errors.mjs", import.meta.url),

@@ -1,17 +1,18 @@
 /** A worker's typed events on the memory backend: their order, payloads, and that no listener can strand a job. */
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
-import { MemoryBackend, Soniq, snooze } from "../../src/index.js";
+import { Soniq, snooze } from "../../src/index.js";
 import { waitForEvent } from "../helpers/events.js";
+import { memoryBackend } from "../helpers/test-backends.js";
 
-function instance(extra: Record<string, unknown> = {}) {
+async function instance(extra: Record<string, unknown> = {}) {
   const logs: Array<Record<string, unknown>> = [];
   const logger = pino(
     { level: "warn" },
     { write: (line: string) => void logs.push(JSON.parse(line) as Record<string, unknown>) },
   );
   const soniq = new Soniq({
-    backend: new MemoryBackend(),
+    backend: await memoryBackend(),
     logger,
     env: {},
     pollInterval: 0.05,
@@ -23,7 +24,7 @@ function instance(extra: Record<string, unknown> = {}) {
 
 describe("worker events", () => {
   it("worker events › a job done, one snoozed, one failed to the DLQ, then stop › each reported once, in order, with its fields", async () => {
-    const { soniq } = instance();
+    const { soniq } = await instance();
     const seen: Array<{ name: string; payload: Readonly<Record<string, unknown>> }> = [];
     soniq.events.onAny((name, payload) => void seen.push({ name, payload }));
     let snoozed = false;
@@ -90,7 +91,7 @@ describe("worker events", () => {
   });
 
   it("worker events › every listener throws or rejects › jobs are still recorded, the worker drains cleanly, failures are logged", async () => {
-    const { soniq, logs } = instance();
+    const { soniq, logs } = await instance();
     soniq.events.onAny(() => {
       throw new Error("sync listener broke");
     });

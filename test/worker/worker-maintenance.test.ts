@@ -5,7 +5,6 @@
  */
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
-import { MemoryBackend } from "../../src/backends/memory/memory-backend.js";
 import { EventBus } from "../../src/observability/event-bus.js";
 import type { SoniqEventMap } from "../../src/observability/events.js";
 import { resolveSettings } from "../../src/settings-resolution.js";
@@ -13,11 +12,12 @@ import {
   LEADERSHIP_SETTLE_MAX_MS,
   WorkerMaintenance,
 } from "../../src/worker/worker-maintenance.js";
+import { memoryBackend } from "../helpers/test-backends.js";
 import { waitFor } from "../helpers/wait.js";
 
 /** A WorkerMaintenance over a memory backend whose lease tries are timed (ms after `start`). */
-function joined(heartbeatInterval: number) {
-  const backend = new MemoryBackend();
+async function joined(heartbeatInterval: number) {
+  const backend = await memoryBackend();
   const tries: number[] = [];
   let startedAt = 0;
   const take = backend.leaseTryTake.bind(backend);
@@ -47,7 +47,7 @@ function joined(heartbeatInterval: number) {
 
 describe("WorkerMaintenance", () => {
   it("settle › heartbeatInterval 0.3 s › the first lease try comes about 300 ms after start", async () => {
-    const m = joined(0.3);
+    const m = await joined(0.3);
     expect(m.maintenance.settleMs).toBe(300);
     m.start();
     await waitFor(() => m.tries.length > 0, 5000, "a lease try");
@@ -56,12 +56,12 @@ describe("WorkerMaintenance", () => {
     await m.maintenance.stop();
   });
 
-  it("settle › the default 5 s heartbeatInterval › capped at LEADERSHIP_SETTLE_MAX_MS", () => {
-    expect(joined(5).maintenance.settleMs).toBe(LEADERSHIP_SETTLE_MAX_MS);
+  it("settle › the default 5 s heartbeatInterval › capped at LEADERSHIP_SETTLE_MAX_MS", async () => {
+    expect((await joined(5)).maintenance.settleMs).toBe(LEADERSHIP_SETTLE_MAX_MS);
   });
 
   it("stop › before the settle ends › never tries for the lease; a later start does nothing", async () => {
-    const m = joined(0.2);
+    const m = await joined(0.2);
     m.start();
     await m.maintenance.stop();
     m.maintenance.start();

@@ -3,12 +3,13 @@
 // goes straight to `stopped` without a `draining` heartbeat, a busy one's reports `draining`.
 import { pino } from "pino";
 import { describe, expect, it, vi } from "vitest";
-import { MemoryBackend, Soniq } from "../../src/index.js";
+import { Soniq } from "../../src/index.js";
+import { memoryBackend } from "../helpers/test-backends.js";
 
 describe("Worker", () => {
   it("start › stop() came before start() › starts nothing and is finished, exit 0", async () => {
     const soniq = new Soniq({
-      backend: new MemoryBackend(),
+      backend: await memoryBackend(),
       logger: pino({ level: "silent" }),
       env: {},
     });
@@ -22,7 +23,7 @@ describe("Worker", () => {
   });
 
   it("stop › an idle worker › no draining heartbeat: the row goes straight to stopped", async () => {
-    const backend = new MemoryBackend();
+    const backend = await memoryBackend();
     const soniq = new Soniq({ backend, logger: pino({ level: "silent" }), env: {} });
     let release: (() => void) | undefined;
     const job = soniq.job({

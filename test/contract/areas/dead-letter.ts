@@ -4,7 +4,7 @@
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { isSoniqError } from "../../../src/errors.js";
-import { type ContractContext, newJob, ownerOf } from "../helpers.js";
+import { type ContractContext, claimDue, newJob, ownerOf } from "../helpers.js";
 
 /** The dead-letter queue: the move, deadLetterGet, deadLetterReplay cases. */
 export function deadLetterCases(ctx: ContractContext): void {
@@ -14,7 +14,7 @@ export function deadLetterCases(ctx: ContractContext): void {
       const b = await make();
       const job = newJob({ maxAttempts: 2 });
       await b.jobEnqueue({ jobs: [job] });
-      const [c1] = await b.jobClaim({ workerId: "w", queues: null, limit: 1 });
+      const [c1] = await claimDue(b);
       expect(
         await b.jobRetry({ id: job.id, owner: ownerOf(c1!), error: "boom 1", delaySeconds: 3600 }),
       ).toBe(true);
@@ -28,15 +28,15 @@ export function deadLetterCases(ctx: ContractContext): void {
       });
       const now = await b.now();
       expect(retried!.scheduledAt.getTime()).toBeGreaterThan(now.getTime() + 3500 * 1000);
-      expect(await b.jobClaim({ workerId: "w", queues: null, limit: 1 })).toHaveLength(0);
+      expect(await claimDue(b)).toHaveLength(0);
 
       const job2 = newJob({ maxAttempts: 2 });
       await b.jobEnqueue({ jobs: [job2] });
-      const [c2] = await b.jobClaim({ workerId: "w", queues: null, limit: 1 });
+      const [c2] = await claimDue(b);
       expect(
         await b.jobRetry({ id: job2.id, owner: ownerOf(c2!), error: "first", delaySeconds: 0 }),
       ).toBe(true);
-      const [c3] = await b.jobClaim({ workerId: "w", queues: null, limit: 1 });
+      const [c3] = await claimDue(b);
       expect(c3?.id).toBe(job2.id);
       expect(c3?.attempts).toBe(1);
       expect(
@@ -64,7 +64,7 @@ export function deadLetterCases(ctx: ContractContext): void {
       const b = await make();
       const job = newJob();
       await b.jobEnqueue({ jobs: [job] });
-      const [c] = await b.jobClaim({ workerId: "w", queues: null, limit: 1 });
+      const [c] = await claimDue(b);
       expect(
         await b.jobDeadLetter({
           id: job.id,
@@ -84,7 +84,7 @@ export function deadLetterCases(ctx: ContractContext): void {
       const b = await make();
       const job = newJob({ maxAttempts: 1, dedupKey: "replay-me" });
       await b.jobEnqueue({ jobs: [job] });
-      const [c] = await b.jobClaim({ workerId: "w", queues: null, limit: 1 });
+      const [c] = await claimDue(b);
       await b.jobDeadLetter({
         id: job.id,
         owner: ownerOf(c!),
@@ -102,7 +102,7 @@ export function deadLetterCases(ctx: ContractContext): void {
       });
       expect(await b.deadLetterReplay({ id: job.id })).toBe(false);
       expect(await b.deadLetterReplay({ id: randomUUID() })).toBe(false);
-      const [again] = await b.jobClaim({ workerId: "w", queues: null, limit: 1 });
+      const [again] = await claimDue(b);
       expect(again?.id).toBe(job.id);
     });
 
@@ -110,7 +110,7 @@ export function deadLetterCases(ctx: ContractContext): void {
       const b = await make();
       const job = newJob({ dedupKey: "k" });
       await b.jobEnqueue({ jobs: [job] });
-      const [c] = await b.jobClaim({ workerId: "w", queues: null, limit: 1 });
+      const [c] = await claimDue(b);
       await b.jobDeadLetter({
         id: job.id,
         owner: ownerOf(c!),

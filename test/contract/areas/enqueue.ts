@@ -2,7 +2,7 @@
  * Contract area: jobEnqueue (dedup, timing) and jobCancel. Run on every backend by ../runner.ts.
  */
 import { describe, expect, it } from "vitest";
-import { type ContractContext, newJob, ownerOf } from "../helpers.js";
+import { type ContractContext, claimDue, newJob, ownerOf } from "../helpers.js";
 
 /** The jobEnqueue (dedup, timing) and jobCancel cases. */
 export function enqueueCases(ctx: ContractContext): void {
@@ -110,7 +110,7 @@ export function enqueueCases(ctx: ContractContext): void {
       ]);
       expect((await b.jobStats()).total).toBe(3);
       // A finished job still holds its key until it is pruned.
-      const [c] = await b.jobClaim({ workerId: "w", queues: null, limit: 1 });
+      const [c] = await claimDue(b);
       const key = (await b.jobGet({ id: c!.id }))?.dedupKey ?? null;
       await b.jobComplete({
         id: c!.id,
@@ -128,13 +128,13 @@ export function enqueueCases(ctx: ContractContext): void {
       const a = newJob();
       const p = newJob({ delaySeconds: 0 });
       await b.jobEnqueue({ jobs: [a] });
-      const [c] = await b.jobClaim({ workerId: "w", queues: null, limit: 1 });
+      const [c] = await claimDue(b);
       await b.jobEnqueue({ jobs: [p] });
       expect(await b.jobCancel({ id: c!.id, retentionSeconds: 60 })).toBe(false);
       expect(await b.jobCancel({ id: p.id, retentionSeconds: 60 })).toBe(true);
       expect(await b.jobGet({ id: p.id })).toMatchObject({ status: "cancelled" });
       expect(await b.jobCancel({ id: p.id, retentionSeconds: 60 })).toBe(false);
-      expect(await b.jobClaim({ workerId: "w", queues: null, limit: 1 })).toHaveLength(0);
+      expect(await claimDue(b)).toHaveLength(0);
       expect(await b.jobStats()).toMatchObject({ processing: 1, cancelled: 1, total: 2 });
     });
   });

@@ -4,7 +4,7 @@
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import type { Owner } from "../../../src/backends/contract/index.js";
-import { type ContractContext, newJob, ownerOf } from "../helpers.js";
+import { type ContractContext, claimDue, newJob, ownerOf } from "../helpers.js";
 
 /** The fenced finishing writes: complete, completeMany, snooze, NACK cases. */
 export function fencedWritesCases(ctx: ContractContext): void {
@@ -13,7 +13,7 @@ export function fencedWritesCases(ctx: ContractContext): void {
     it("jobCompleteMany › mixed owners › changes only owned rows, results in input order", async () => {
       const b = await make();
       await b.jobEnqueue({ jobs: [newJob(), newJob(), newJob()] });
-      const [x, y, z] = await b.jobClaim({ workerId: "w", queues: null, limit: 3 });
+      const [x, y, z] = await claimDue(b, 3);
       const res = await b.jobCompleteMany({
         items: [
           { id: x!.id, owner: ownerOf(x!), result: '{"n":1}' },
@@ -37,9 +37,9 @@ export function fencedWritesCases(ctx: ContractContext): void {
     it("jobCompleteMany › an earlier claim of the same job in the batch › only the current claim's item is true", async () => {
       const b = await make();
       await b.jobEnqueue({ jobs: [newJob(), newJob()] });
-      const [first] = await b.jobClaim({ workerId: "w", queues: null, limit: 1 });
+      const [first] = await claimDue(b);
       expect(await b.jobNack({ id: first!.id, owner: ownerOf(first!) })).toBe(true);
-      const again = await b.jobClaim({ workerId: "w", queues: null, limit: 2 });
+      const again = await claimDue(b, 2);
       const second = again.find((j) => j.id === first!.id);
       const other = again.find((j) => j.id !== first!.id);
       const res = await b.jobCompleteMany({
@@ -54,7 +54,7 @@ export function fencedWritesCases(ctx: ContractContext): void {
       expect(res).toEqual([false, false, true, true]);
       // Every item of a batch changing (the usual case), results all NULL.
       await b.jobEnqueue({ jobs: [newJob(), newJob(), newJob()] });
-      const three = await b.jobClaim({ workerId: "w", queues: null, limit: 3 });
+      const three = await claimDue(b, 3);
       const all = await b.jobCompleteMany({
         items: three.map((j) => ({ id: j.id, owner: ownerOf(j), result: null })),
         resultRetentionSeconds: 60,
@@ -69,7 +69,7 @@ export function fencedWritesCases(ctx: ContractContext): void {
       const b = await make();
       const job = newJob();
       await b.jobEnqueue({ jobs: [job] });
-      const [c] = await b.jobClaim({ workerId: "w", queues: null, limit: 1 });
+      const [c] = await claimDue(b);
       expect(await b.jobSnooze({ id: job.id, owner: ownerOf(c!), delaySeconds: 3600 })).toBe(true);
       expect(await b.jobGet({ id: job.id })).toMatchObject({
         status: "queued",
@@ -77,21 +77,21 @@ export function fencedWritesCases(ctx: ContractContext): void {
         workerId: null,
         claimToken: null,
       });
-      expect(await b.jobClaim({ workerId: "w", queues: null, limit: 1 })).toHaveLength(0);
+      expect(await claimDue(b)).toHaveLength(0);
     });
 
     it("jobNack › owned claim after a retry › the NACK field contract; a second NACK changes nothing", async () => {
       const b = await make();
       const job = newJob({ maxAttempts: 5 });
       await b.jobEnqueue({ jobs: [job] });
-      const [c1] = await b.jobClaim({ workerId: "w", queues: null, limit: 1 });
+      const [c1] = await claimDue(b);
       await b.jobRetry({
         id: job.id,
         owner: ownerOf(c1!),
         error: "earlier failure",
         delaySeconds: 0,
       });
-      const [c2] = await b.jobClaim({ workerId: "w", queues: null, limit: 1 });
+      const [c2] = await claimDue(b);
       const before = await b.jobGet({ id: job.id });
       const t0 = await b.now();
       expect(await b.jobNack({ id: job.id, owner: ownerOf(c2!) })).toBe(true);
@@ -110,7 +110,7 @@ export function fencedWritesCases(ctx: ContractContext): void {
       expect(after!.updatedAt.getTime()).toBeGreaterThanOrEqual(t0.getTime() - 5);
       // Idempotent: a second NACK is a no-op.
       expect(await b.jobNack({ id: job.id, owner: ownerOf(c2!) })).toBe(false);
-      const [c3] = await b.jobClaim({ workerId: "w", queues: null, limit: 1 });
+      const [c3] = await claimDue(b);
       expect(c3?.id).toBe(job.id);
     });
 
@@ -125,7 +125,7 @@ export function fencedWritesCases(ctx: ContractContext): void {
       await b.jobEnqueue({
         jobs: [newJob({ queue: "nack-a" }), newJob({ queue: "nack-b" })],
       });
-      const claimed = await b.jobClaim({ workerId: "w", queues: null, limit: 3 });
+      const claimed = await claimDue(b, 3);
       expect(claimed).toHaveLength(3);
       const [x, y, z] = claimed;
       woken.clear();

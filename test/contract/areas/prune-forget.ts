@@ -2,7 +2,7 @@
  * Contract area: jobPruneFinished and workerForget. Run on every backend by ../runner.ts.
  */
 import { describe, expect, it } from "vitest";
-import { type ContractContext, newJob, ownerOf } from "../helpers.js";
+import { type ContractContext, claimDue, newJob, ownerOf } from "../helpers.js";
 
 /** The jobPruneFinished and workerForget cases. */
 export function pruneForgetCases(ctx: ContractContext): void {
@@ -13,7 +13,7 @@ export function pruneForgetCases(ctx: ContractContext): void {
       const keep = newJob();
       const drop = newJob({ dedupKey: "pruned-key" });
       await b.jobEnqueue({ jobs: [keep, drop] });
-      for (const c of await b.jobClaim({ workerId: "w", queues: null, limit: 2 })) {
+      for (const c of await claimDue(b, 2)) {
         await b.jobComplete({
           id: c.id,
           owner: ownerOf(c),
@@ -33,7 +33,7 @@ export function pruneForgetCases(ctx: ContractContext): void {
       const b = await make();
       const jobs = [newJob(), newJob(), newJob()];
       await b.jobEnqueue({ jobs });
-      for (const c of await b.jobClaim({ workerId: "w", queues: null, limit: 3 })) {
+      for (const c of await claimDue(b, 3)) {
         await b.jobComplete({
           id: c.id,
           owner: ownerOf(c),

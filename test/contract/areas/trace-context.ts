@@ -3,7 +3,7 @@
  * job enqueued without one claims with null). Run on every backend by ../runner.ts.
  */
 import { describe, expect, it } from "vitest";
-import { type ContractContext, newJob } from "../helpers.js";
+import { type ContractContext, claimDue, newJob } from "../helpers.js";
 
 /** The trace-context cases. */
 export function traceContextCases(ctx: ContractContext): void {
@@ -17,7 +17,7 @@ export function traceContextCases(ctx: ContractContext): void {
       });
       const plain = newJob({ priority: 1 });
       await b.jobEnqueue({ jobs: [traced, plain] });
-      const claimed = await b.jobClaim({ workerId: "w", queues: null, limit: 2 });
+      const claimed = await claimDue(b, 2);
       expect(claimed.map((c) => [c.id, c.traceContext ?? null])).toEqual([
         [traced.id, traced.traceContext],
         [plain.id, null],
