@@ -1,5 +1,5 @@
 /**
- * Runs a describe block once per suite kind of test-backends.ts — memory, a SQLite file and
+ * Runs a describe block once per suite kind of test-backends.ts — a SQLite file and
  * PostgreSQL (skipped loudly when unreachable) — each test getting a fresh, set-up, empty store
  * from `target.open()`, closed after the test.
  */

@@ -29,8 +29,14 @@ import { tempDir } from "./temp.js";
 /** A kind of store the tests use; also the label of its describe blocks. */
 export type BackendKind = "memory" | "SQLite file" | "PostgreSQL";
 
-/** The kinds every multi-backend suite runs on (describeEachBackend, the remote-job suites). */
-export const SUITE_KINDS: readonly BackendKind[] = ["memory", "SQLite file", "PostgreSQL"];
+/**
+ * The kinds every multi-backend suite runs on (describeEachBackend, the remote-job suites): the
+ * two engines. Memory mode is the SQLite engine on an in-memory database, so a worker suite run on
+ * it repeats the SQLite file run's SQL and worker code; it keeps its own run where it adds
+ * coverage — the backend contract (test/contract/memory.test.ts: memory mode is a public backend)
+ * and the unit tests that move its clock.
+ */
+export const SUITE_KINDS: readonly BackendKind[] = ["SQLite file", "PostgreSQL"];
 
 /** Whether a URL reaches a store of `kind` from another process (memory lives in one object). */
 export function isShared(kind: BackendKind): boolean {

@@ -1,5 +1,5 @@
 /**
- * Hostile input to remote jobs, on memory, a SQLite file and PostgreSQL: ids that are not UUIDs,
+ * Hostile input to remote jobs, on each engine of test-backends.ts SUITE_KINDS (a SQLite file and PostgreSQL): ids that are not UUIDs,
  * task ids PostgreSQL cannot store (NUL, an unpaired surrogate), operator resolutions without a
  * reason, list limits out of range. Each gets the same coded error on every backend and leaves
  * the rows as they were.

@@ -2,7 +2,7 @@
  * Remote jobs through the real worker beyond the twelve contract cases (seed-contract.test.ts):
  * callbacks (before the task id is written, by job id), definite errors kept, retries with a new
  * key, admission and the circuit breaker delaying without spending attempts, crash recovery by
- * phase, pollTimeout — on memory, a SQLite file and PostgreSQL, against the local test provider.
+ * phase, pollTimeout — on each engine of test-backends.ts SUITE_KINDS (a SQLite file and PostgreSQL), against the local test provider.
  */
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";

@@ -1,6 +1,6 @@
 /**
  * The twelve cases of the remote shutdown contract (docs/remote-jobs.md, "Verifying it"), on the
- * real worker, on memory, a SQLite file and PostgreSQL, against the local test provider (a real
+ * real worker, on each engine of test-backends.ts SUITE_KINDS (a SQLite file and PostgreSQL), against the local test provider (a real
  * HTTP server).
  */
 import { afterAll, beforeAll, expect, it } from "vitest";

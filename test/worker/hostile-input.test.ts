@@ -1,5 +1,5 @@
 /**
- * Hostile input behaves the same on memory, a SQLite file and PostgreSQL: anything JSON admits
+ * Hostile input behaves the same on each engine of test-backends.ts SUITE_KINDS (a SQLite file and PostgreSQL): anything JSON admits
  * (NUL characters, lone surrogates, odd keys) round-trips faithfully through arguments, results
  * and errors; anything JSON would change is rejected at enqueue; no row is left `processing`.
  */

@@ -1,5 +1,5 @@
 /**
- * The prefetch window in a worker, on memory, a SQLite file and PostgreSQL, with every backend call
+ * The prefetch window in a worker, on each engine of test-backends.ts SUITE_KINDS (a SQLite file and PostgreSQL), with every backend call
  * counted: a flood of no-op jobs fills the buffer; SIGTERM with a full buffer NACKs it in ONE
  * write (one `jobNackMany`, no per-row NACK) while the running jobs finish (exit 0); buffered rows
  * are `processing` and go back to `queued` with attempts, interruptions and last_error unchanged;
