@@ -10,17 +10,13 @@ export function leasesCases(ctx: ContractContext): void {
   describe("leases", () => {
     it("leaseTryTake › another holder's lease › refused until it expires or is resigned", async () => {
       const b = await make();
-      expect(await b.leaseTryTake({ name: "maintenance", holder: "a", ttlSeconds: 0.15 })).toBe(
-        true,
-      );
-      expect(await b.leaseTryTake({ name: "maintenance", holder: "b", ttlSeconds: 0.15 })).toBe(
-        false,
-      );
-      expect(await b.leaseTryTake({ name: "maintenance", holder: "a", ttlSeconds: 0.15 })).toBe(
-        true,
-      ); // renewal
+      expect(await b.leaseTryTake({ name: "maintenance", holder: "a", ttlSeconds: 1 })).toBe(true);
+      expect(await b.leaseTryTake({ name: "maintenance", holder: "b", ttlSeconds: 1 })).toBe(false);
+      expect(await b.leaseTryTake({ name: "maintenance", holder: "a", ttlSeconds: 1 })).toBe(true); // renewal
       expect(await b.leaseTryTake({ name: "other", holder: "b", ttlSeconds: 10 })).toBe(true); // leases are independent
-      await new Promise((r) => setTimeout(r, 250));
+      // Past a's 1 s lease (expiry only gets later under load); the calls above, which must land
+      // inside it, have the whole second.
+      await new Promise((r) => setTimeout(r, 1100));
       expect(await b.leaseTryTake({ name: "maintenance", holder: "b", ttlSeconds: 10 })).toBe(true); // a's lease expired: fail-over
       expect(await b.leaseTryTake({ name: "maintenance", holder: "a", ttlSeconds: 10 })).toBe(
         false,

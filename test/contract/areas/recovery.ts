@@ -34,9 +34,11 @@ export function recoveryCases(ctx: ContractContext): void {
       });
       const [staleAgain] = await b.jobClaim({ workerId: "stale", queues: null, limit: 1 });
       await b.workerMarkStopped({ workerId: "stopped" });
-      // "stale" last beat at registration, at least 250 ms ago; "live" beats right before each
-      // recovery call, so a 0.2 s window tells them apart even on a loaded machine.
-      await new Promise((r) => setTimeout(r, 250));
+      // "stale" last beat at registration, at least 1.5 s ago; "live" beats right before each
+      // recovery call, so a 1 s window tells them apart with 0.5 s of margin on the stale side
+      // and a whole second for the two statements between a live beat and the recovery (a
+      // 40 ms window failed under a loaded full run).
+      await new Promise((r) => setTimeout(r, 1500));
       await b.workerHeartbeat({ workerId: "live", status: "running" });
       // Without a vouched-for timeout, a stale heartbeat is not enough: only the stopped and the
       // unknown owners' rows come back.
@@ -48,7 +50,7 @@ export function recoveryCases(ctx: ContractContext): void {
       });
       await b.workerHeartbeat({ workerId: "live", status: "running" });
       const result = await b.jobRecoverStale({
-        staleAfterSeconds: 0.2,
+        staleAfterSeconds: 1,
         crashLoop: crashLoopRule(3),
       });
       expect(result.deadLettered).toEqual([]);
@@ -78,9 +80,10 @@ export function recoveryCases(ctx: ContractContext): void {
           resultRetentionSeconds: 60,
         }),
       ).toBe(false);
-      // Idempotent: nothing left to recover.
+      // Idempotent: nothing left to recover (the live owner beats first, as it would).
+      await b.workerHeartbeat({ workerId: "live", status: "running" });
       expect(
-        await b.jobRecoverStale({ staleAfterSeconds: 0.04, crashLoop: crashLoopRule(3) }),
+        await b.jobRecoverStale({ staleAfterSeconds: 1, crashLoop: crashLoopRule(3) }),
       ).toEqual({
         requeued: [],
         deadLettered: [],
