@@ -5,8 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Backend } from "../../src/backends/contract/index.js";
+import { assertTransition } from "../../src/backends/contract/phases.js";
 import { accepted, isSoniqError, pending } from "../../src/index.js";
-import { assertTransition } from "../../src/remote/phases.js";
 import { waitForEvent } from "../helpers/events.js";
 import { dropSchemas } from "../helpers/postgres.js";
 import { type RemoteProvider, startRemoteProvider } from "../helpers/remote-provider.js";

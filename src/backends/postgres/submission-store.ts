@@ -6,9 +6,9 @@
  * contract/submission-store.ts.
  */
 import { SoniqError } from "../../errors.js";
-import { admissionDecision } from "../../remote/admission.js";
-import { parsePhase } from "../../remote/phases.js";
+import { admissionDecision } from "../contract/admission.js";
 import type { Owner } from "../contract/index.js";
+import { parsePhase } from "../contract/phases.js";
 import {
   type AnswerResult,
   type AnswerTarget,

@@ -3,8 +3,8 @@
  * a submission row joined with its job row, as a {@link SubmissionRecord}.
  */
 
-import { idempotencyKey, parsePhase } from "../../remote/phases.js";
 import type { JobStatus } from "../contract/index.js";
+import { idempotencyKey, parsePhase } from "../contract/phases.js";
 import {
   decodeAnswer,
   type SubmissionCounts,

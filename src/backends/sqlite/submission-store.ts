@@ -5,9 +5,9 @@
  */
 import { randomUUID } from "node:crypto";
 import { SoniqError } from "../../errors.js";
-import { admissionDecision } from "../../remote/admission.js";
-import { parsePhase } from "../../remote/phases.js";
+import { admissionDecision } from "../contract/admission.js";
 import type { ClaimedJob, Owner } from "../contract/index.js";
+import { parsePhase } from "../contract/phases.js";
 import {
   type AnswerResult,
   type AnswerTarget,
