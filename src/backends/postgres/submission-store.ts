@@ -26,9 +26,10 @@ import {
   type SubmissionRecoverParams,
   type SubmissionStore,
 } from "../contract/submission-store.js";
+import { countsOf, filterPhase } from "../shared/submission-reads.js";
 import type { PgConnection } from "./connection.js";
 import { isUuid } from "./identifiers.js";
-import { countsOf, filterPhase, type RecordRow, toRecord } from "./submission-reads.js";
+import { type RawSubmissionRecord, toSubmissionRecord } from "./rows.js";
 import { type SubmissionRunners, submissionRunners } from "./submission-runners.js";
 import type { SubmissionStatements } from "./submission-sql.js";
 
@@ -368,19 +369,19 @@ export class PostgresSubmissionStore implements SubmissionStore {
 
   async submissionGet(params: { jobId: string }): Promise<SubmissionRecord | null> {
     if (!isUuid(params.jobId)) return null;
-    const { rows } = await this.deps.run<RecordRow>(this.sql.get, { id: params.jobId });
-    return rows[0] ? toRecord(rows[0]) : null;
+    const { rows } = await this.deps.run<RawSubmissionRecord>(this.sql.get, { id: params.jobId });
+    return rows[0] ? toSubmissionRecord(rows[0]) : null;
   }
 
   async submissionList(params: {
     filter: SubmissionFilter;
     limit: number;
   }): Promise<SubmissionRecord[]> {
-    const { rows } = await this.deps.run<RecordRow>(this.sql.list, {
+    const { rows } = await this.deps.run<RawSubmissionRecord>(this.sql.list, {
       phase: filterPhase(params.filter),
       limit: params.limit,
     });
-    return rows.map(toRecord);
+    return rows.map(toSubmissionRecord);
   }
 
   async submissionCounts(): Promise<SubmissionCounts> {

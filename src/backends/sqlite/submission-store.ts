@@ -25,15 +25,10 @@ import {
   type SubmissionRecoverParams,
   type SubmissionStore,
 } from "../contract/submission-store.js";
-import { secondsToMs } from "./clock.js";
+import { countsOf, filterPhase } from "../shared/submission-reads.js";
+import { dateOrNull, secondsToMs } from "./clock.js";
 import type { SqliteConnection, SqliteSession } from "./connection.js";
-import {
-  countSubmissions,
-  date,
-  listSubmissions,
-  type RecordRow,
-  readSubmission,
-} from "./submission-reads.js";
+import { type SubmissionRecordRow, toSubmissionRecord } from "./rows.js";
 import { recoverSubmissions } from "./submission-recovery.js";
 
 /** See the module comment. */
@@ -269,7 +264,7 @@ export class SqliteSubmissionStore implements SubmissionStore {
           phase: sub.phase === "frozen" ? "frozen" : "accepted",
           taskId: sub.task_id,
           generation: sub.generation,
-          acceptedAt: date(sub.accepted_at),
+          acceptedAt: dateOrNull(sub.accepted_at),
           polls: sub.polls,
           answer: decodeAnswer(sub.answer),
         });
@@ -359,7 +354,7 @@ export class SqliteSubmissionStore implements SubmissionStore {
       }
       s.statement("subResolveReleased").run({ id: params.jobId, now });
       s.statement("subRequeueUnowned").run({ id: params.jobId, now });
-      const row = s.statement("subGet").get({ id: params.jobId }) as RecordRow;
+      const row = s.statement("subGet").get({ id: params.jobId }) as SubmissionRecordRow;
       return row.queue;
     });
     if (typeof queue === "string") this.wake(queue);
@@ -385,14 +380,29 @@ export class SqliteSubmissionStore implements SubmissionStore {
   }
 
   submissionGet(params: { jobId: string }): Promise<SubmissionRecord | null> {
-    return this.conn.use((s) => readSubmission(s, params.jobId));
+    return this.conn.use((s) => {
+      const row = s.statement("subGet").get({ id: params.jobId }) as
+        | SubmissionRecordRow
+        | undefined;
+      return row ? toSubmissionRecord(row) : null;
+    });
   }
 
+  /** Most recently updated first. */
   submissionList(params: { filter: SubmissionFilter; limit: number }): Promise<SubmissionRecord[]> {
-    return this.conn.use((s) => listSubmissions(s, params.filter, params.limit));
+    return this.conn.use((s) =>
+      (
+        s
+          .statement("subList")
+          .all({ phase: filterPhase(params.filter), limit: params.limit }) as SubmissionRecordRow[]
+      ).map(toSubmissionRecord),
+    );
   }
 
+  /** Submissions in custody whose job is processing. */
   submissionCounts(): Promise<SubmissionCounts> {
-    return this.conn.use((s) => countSubmissions(s));
+    return this.conn.use((s) =>
+      countsOf(s.statement("subCounts").all() as Array<{ phase: string; n: number }>),
+    );
   }
 }
