@@ -5,8 +5,9 @@
  */
 import { randomUUID } from "node:crypto";
 import { SoniqError } from "../../errors.js";
+import { claimedJobOfRow } from "../claimed-job.js";
 import { admissionDecision } from "../contract/admission.js";
-import type { ClaimedJob, Owner } from "../contract/index.js";
+import type { Owner } from "../contract/index.js";
 import { parsePhase } from "../contract/phases.js";
 import {
   type AnswerResult,
@@ -28,7 +29,7 @@ import {
 import { countsOf, filterPhase } from "../shared/submission-reads.js";
 import { dateOrNull, secondsToMs } from "./clock.js";
 import type { SqliteConnection, SqliteSession } from "./connection.js";
-import { type SubmissionRecordRow, toSubmissionRecord } from "./rows.js";
+import { type ClaimedRecord, type SubmissionRecordRow, toSubmissionRecord } from "./rows.js";
 import { recoverSubmissions } from "./submission-recovery.js";
 
 /** See the module comment. */
@@ -215,23 +216,10 @@ export class SqliteSubmissionStore implements SubmissionStore {
       }) as Array<{ job_id: string }>;
       const out: ClaimedRemote[] = [];
       for (const { job_id } of due) {
-        const claimToken = randomUUID();
         const job = s
           .statement("subTakeJob")
-          .get({ id: job_id, workerId: params.workerId, claimToken, now }) as
-          | {
-              id: string;
-              name: string;
-              queue: string;
-              args: string;
-              priority: number;
-              attempts: number;
-              max_attempts: number;
-              interruptions: number;
-              scheduled_at: number;
-              created_at: number;
-              meta: string | null;
-            }
+          .get({ id: job_id, workerId: params.workerId, claimToken: randomUUID(), now }) as
+          | ClaimedRecord
           | undefined;
         if (!job) continue;
         const sub = s.statement("subRow").get({ id: job_id }) as {
@@ -242,25 +230,8 @@ export class SqliteSubmissionStore implements SubmissionStore {
           polls: number;
           answer: string | null;
         };
-        const claimed: ClaimedJob = {
-          id: job.id,
-          name: job.name,
-          queue: job.queue,
-          args: job.args,
-          priority: job.priority,
-          attempts: job.attempts,
-          maxAttempts: job.max_attempts,
-          interruptions: job.interruptions,
-          // Polls never take the start-mark path: remote jobs are recovered by their phase.
-          unchargedRecoveries: 0,
-          scheduledAt: new Date(job.scheduled_at),
-          createdAt: new Date(job.created_at),
-          workerId: params.workerId,
-          claimToken,
-          meta: job.meta,
-        };
         out.push({
-          job: claimed,
+          job: claimedJobOfRow(job),
           phase: sub.phase === "frozen" ? "frozen" : "accepted",
           taskId: sub.task_id,
           generation: sub.generation,
