@@ -135,7 +135,7 @@ export const SQL = {
   /**
    * As {@link SQL.insertJob} for a job due now, inserted already claimed by `@workerId` (what
    * {@link SQL.claimByIds} writes: `processing`, a fresh random token, `started_at = @now`, start
-   * not known) → its row (`JOB_COLUMNS`).
+   * not known) → its claimed columns (`CLAIMED_COLUMNS`).
    */
   insertClaimedJob: `INSERT INTO soniq_jobs (id, name, queue, args, status, priority, max_attempts,
       scheduled_at, created_at, updated_at, dedup_key, meta, trace_context, worker_id,
@@ -143,7 +143,7 @@ export const SQL = {
     VALUES (@id, @name, @queue, @args, 'processing', @priority, @maxAttempts,
       @now, @now, @now, @dedupKey, @meta, @traceContext, @workerId,
       ${NEW_CLAIM_TOKEN}, @now, 0)
-    RETURNING ${JOB_COLUMNS}`,
+    RETURNING ${CLAIMED_COLUMNS}`,
 
   /**
    * → `restricted` 1 when any queue is paused or has a `max_running` (`soniq_queues`), else 0.
