@@ -55,7 +55,7 @@ export type SoniqErrorCode =
   | "UNEXPECTED"
   /** A remote job's handler returned something unusable (e.g. `accepted` without a task id). */
   | "INVALID_RESULT"
-  /** A remote submission cannot move between these phases (src/remote/phases.ts). */
+  /** A remote submission cannot move between these phases (src/backends/contract/phases.ts). */
   | "ILLEGAL_PHASE"
   /** A submission phase that Soniq does not know. */
   | "UNKNOWN_PHASE"

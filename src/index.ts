@@ -40,6 +40,7 @@ export type {
   TimelineEntry,
   TimelineKind,
 } from "./admin/views.js";
+export type { AdmissionBudget } from "./backends/contract/admission.js";
 export type {
   Backend,
   BackendKind,
@@ -62,6 +63,7 @@ export type {
   WorkerShutdownState,
   WorkerStatus,
 } from "./backends/contract/index.js";
+export { PHASE_TRANSITIONS } from "./backends/contract/phases.js";
 export type {
   AnswerResult,
   SubmissionCounts,
@@ -129,10 +131,8 @@ export { HealthServer, type HealthServerOptions } from "./observability/health/h
 export { createLogger, type Logger } from "./observability/logger.js";
 export type { MetricsSink } from "./observability/metrics.js";
 export type { Tracing } from "./observability/tracing.js";
-export type { AdmissionBudget } from "./remote/admission.js";
 export type { CircuitBreakerOptions, CircuitState } from "./remote/circuit-breaker.js";
 export { DISPOSITIONS, type HandoffAction } from "./remote/dispositions.js";
-export { PHASE_TRANSITIONS } from "./remote/phases.js";
 export type { RemoteAdmin, RemoteTarget } from "./remote/remote-admin.js";
 export type { RemotePollContext, RemoteSubmitContext } from "./remote/remote-job.js";
 export {

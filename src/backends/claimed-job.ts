@@ -1,36 +1,11 @@
 /**
- * The {@link ClaimedJob} view of a job row: {@link claimedJobOf} for a whole row (memory, and
- * SQLite's hand-off insert), {@link claimedJobOfRow} for the claim columns the SQL backends
- * select (postgres/rows.ts and sqlite/rows.ts `CLAIMED_COLUMNS`).
+ * The claim's row mapper: {@link claimedJobOfRow} maps the claimed columns both engines select
+ * (shared/columns.ts `CLAIMED_FIELDS`; postgres/rows.ts and sqlite/rows.ts `CLAIMED_COLUMNS`) to a
+ * {@link ClaimedJob}. Every claim goes through it: the claim, hand-off at enqueue and the remote
+ * poll claim. Written out by hand because it is on the hot path; test/schema/columns.test.ts holds
+ * it to the catalogue.
  */
-import type { ClaimedJob, JobRow } from "./contract/index.js";
-
-/**
- * The claimed-job fields of `row`, a row just claimed (so `workerId` and `claimToken` are set).
- * @throws Error when the row has no owner: a bug in the calling backend, not a user error.
- */
-export function claimedJobOf(row: JobRow): ClaimedJob {
-  if (row.workerId === null || row.claimToken === null) {
-    throw new Error(`claimed row ${row.id} has no owner`);
-  }
-  return {
-    id: row.id,
-    name: row.name,
-    queue: row.queue,
-    args: row.args,
-    priority: row.priority,
-    attempts: row.attempts,
-    maxAttempts: row.maxAttempts,
-    interruptions: row.interruptions,
-    unchargedRecoveries: row.unchargedRecoveries,
-    scheduledAt: row.scheduledAt,
-    createdAt: row.createdAt,
-    workerId: row.workerId,
-    claimToken: row.claimToken,
-    meta: row.meta,
-    traceContext: row.traceContext ?? null,
-  };
-}
+import type { ClaimedJob } from "./contract/index.js";
 
 /**
  * A claimed row as the SQL backends select it (`CLAIMED_COLUMNS`, snake_case), its two instants as
@@ -65,12 +40,12 @@ export function claimedJobOfRow(row: ClaimedRowFields): ClaimedJob {
     attempts: row.attempts,
     maxAttempts: row.max_attempts,
     interruptions: row.interruptions,
-    unchargedRecoveries: row.uncharged_recoveries ?? 0,
+    unchargedRecoveries: row.uncharged_recoveries,
     scheduledAt: new Date(Number(row.scheduled_ms)),
     createdAt: new Date(Number(row.created_ms)),
     workerId: row.worker_id,
     claimToken: row.claim_token,
-    meta: row.meta ?? null,
-    traceContext: row.trace_context ?? null,
+    meta: row.meta,
+    traceContext: row.trace_context,
   };
 }

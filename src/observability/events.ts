@@ -346,7 +346,7 @@ export type SoniqEventMap = {
    * docs/shutdown.md): not a deadline release (the exit code is unaffected), not a failure.
    */
   prefetch_released: PrefetchReleasedEvent;
-  /** A remote job's submission phase changed durably (every transition, src/remote/phases.ts). */
+  /** A remote job's submission phase changed durably (every transition, src/backends/contract/phases.ts). */
   remote_phase: RemotePhaseEvent;
   /** A remote job was released, frozen or handed to polling at the drain deadline or after a crash. */
   remote_handoff: RemoteHandoffEvent;

@@ -3,10 +3,12 @@
  * that calls a remote API which accepts work and answers later, their contexts, and the checked
  * settings the worker runs them with ({@link RemoteSpec}). Durations are **seconds**.
  */
+
+import type { AdmissionBudget } from "../backends/contract/admission.js";
 import { SoniqError } from "../errors.js";
 import type { JobContext } from "../jobs/context.js";
 import type { Logger } from "../observability/logger.js";
-import { type AdmissionBudget, assertAdmissionBudget } from "./admission.js";
+import { assertAdmissionBudget } from "./admission.js";
 import { assertCircuitOptions, type CircuitBreakerOptions } from "./circuit-breaker.js";
 import type { PollResult, ReconcileResult, SubmitResult } from "./results.js";
 

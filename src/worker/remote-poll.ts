@@ -8,10 +8,11 @@
  * A poll cut off by the shutdown deadline (after the settle window) is handed off: owner cleared,
  * due now, on any worker. Polls never consult the circuit breaker.
  */
+
+import { idempotencyKey } from "../backends/contract/phases.js";
 import type { ClaimedRemote } from "../backends/contract/submission-store.js";
 import type { JobDefinition } from "../jobs/job-definition.js";
 import { dispositionOf } from "../remote/dispositions.js";
-import { idempotencyKey } from "../remote/phases.js";
 import type { RemotePollContext, RemoteSpec } from "../remote/remote-job.js";
 import { checkPollResult, checkReconcileResult } from "../remote/results.js";
 import type { InFlight } from "./in-flight.js";

@@ -13,12 +13,12 @@
  * reported to the circuit breaker as a provider failure.
  */
 import type { ClaimedJob, Owner } from "../backends/contract/index.js";
+import { idempotencyKey } from "../backends/contract/phases.js";
 import { isSoniqError } from "../errors.js";
 import { type JobContext, scheduleContextOf } from "../jobs/context.js";
 import type { JobDefinition } from "../jobs/job-definition.js";
 import { checkProgress } from "../jobs/progress.js";
 import { dispositionOf } from "../remote/dispositions.js";
-import { idempotencyKey } from "../remote/phases.js";
 import type { RemoteSpec, RemoteSubmitContext } from "../remote/remote-job.js";
 import { checkSubmitResult } from "../remote/results.js";
 import { errorText } from "./error-text.js";

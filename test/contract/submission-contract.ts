@@ -4,23 +4,28 @@
  * memory/sqlite/postgres.test.ts).
  */
 import { describe, expect, it } from "vitest";
-import type { Backend, Owner } from "../../src/backends/contract/index.js";
+import type { Backend, NewJob, Owner } from "../../src/backends/contract/index.js";
 import { crashLoopRule } from "../../src/maintenance/policy.js";
 import { type ContractTarget, newJob } from "./helpers.js";
 
 const NAME = "remote.gen";
 
-async function claimed(b: Backend, workerId = "w1") {
+async function claimed(b: Backend, workerId = "w1", enqueued: Partial<NewJob> = {}) {
   await b.workerRegister({ id: workerId, hostname: "h", pid: 1, queues: null, concurrency: 1 });
-  await b.jobEnqueue({ jobs: [newJob({ name: NAME })] });
+  await b.jobEnqueue({ jobs: [newJob({ name: NAME, ...enqueued })] });
   const [job] = await b.jobClaim({ workerId, queues: null, limit: 1 });
   if (!job) throw new Error("nothing claimed");
   const owner: Owner = { workerId: job.workerId, claimToken: job.claimToken };
   return { job, owner };
 }
 
-async function accepted(b: Backend, taskId = "tsk_1", workerId = "w1") {
-  const { job, owner } = await claimed(b, workerId);
+async function accepted(
+  b: Backend,
+  taskId = "tsk_1",
+  workerId = "w1",
+  enqueued: Partial<NewJob> = {},
+) {
+  const { job, owner } = await claimed(b, workerId, enqueued);
   await b.submissions.submissionMarkSubmitting({
     jobId: job.id,
     owner,
@@ -190,6 +195,16 @@ export function runSubmissionContract(target: ContractTarget): void {
           limit: 5,
         }),
       ).toEqual([]);
+    });
+
+    it("pollClaimDue › a job enqueued with a trace context › the polled job is the claimed job, trace context kept", async () => {
+      const b = await make();
+      const traceContext =
+        "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01 congo=t61rcWkgMzE";
+      const job = await accepted(b, "tsk_t", "w1", { traceContext });
+      expect(job.traceContext).toBe(traceContext);
+      const [p] = await poll(b, "w2");
+      expect(p?.job).toEqual({ ...job, workerId: "w2", claimToken: p?.job.claimToken });
     });
 
     it("complete › poll owner › job done (attempts + 1, result), phase finished", async () => {

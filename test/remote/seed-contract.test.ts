@@ -4,8 +4,8 @@
  * HTTP server).
  */
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { assertTransition } from "../../src/backends/contract/phases.js";
 import { accepted, isSoniqError, pending } from "../../src/index.js";
-import { assertTransition } from "../../src/remote/phases.js";
 import { describeEachBackend } from "../helpers/backend-targets.js";
 import { waitForEvent } from "../helpers/events.js";
 import { type RemoteProvider, startRemoteProvider } from "../helpers/remote-provider.js";

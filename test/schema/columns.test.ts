@@ -1,9 +1,12 @@
-// Each engine's declared column lists (rows.ts) name the columns of its tables, in table order, as
-// the committed schema dumps show them: the row types, mappers and positional INSERT … SELECT
-// statements rely on that order.
+// The column catalogue (src/backends/shared/columns.ts) against the committed schema dumps: each
+// engine's column lists built from it (rows.ts) name the columns of its tables, in table order
+// (the positional INSERT … SELECT statements rely on that order), and the claim's hand-written
+// mapper reads exactly the claimed columns of the catalogue.
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
+import { type ClaimedRowFields, claimedJobOfRow } from "../../src/backends/claimed-job.js";
 import * as pgRows from "../../src/backends/postgres/rows.js";
+import { CLAIMED_FIELDS, JOBS } from "../../src/backends/shared/columns.js";
 import * as sqliteRows from "../../src/backends/sqlite/rows.js";
 
 /**
@@ -45,6 +48,38 @@ describe("column lists", () => {
     expect(names(rows.DEAD_LETTER_COLUMNS)).toEqual(tables.get("soniq_dead_letter_jobs"));
     expect(names(rows.WORKER_COLUMNS)).toEqual(tables.get("soniq_workers"));
   });
+});
+
+describe("the claim's mapper", () => {
+  it.each([
+    ["sqlite", sqliteRows],
+    ["postgres", pgRows],
+  ] as const)(
+    "%s › claimedJobOfRow › fills each claimed field of the catalogue from its column, nothing else",
+    (engine, rows) => {
+      const columns = names(rows.CLAIMED_COLUMNS);
+      for (const nulls of [false, true]) {
+        const row: Record<string, unknown> = {};
+        const expected: Record<string, unknown> = {};
+        CLAIMED_FIELDS.forEach((field, i) => {
+          const [, kind] = JOBS[field];
+          const instant = kind.startsWith("instant");
+          const value =
+            nulls && kind.endsWith("?")
+              ? null
+              : instant
+                ? 1_700_000_000_000 + i
+                : kind === "number"
+                  ? i
+                  : `${field} value`;
+          // A claim returns instants as epoch ms: PostgreSQL's numeric arrives as decimal text.
+          row[columns[i]!] = instant && engine === "postgres" ? String(value) : value;
+          expected[field] = instant ? new Date(value as number) : value;
+        });
+        expect(claimedJobOfRow(row as unknown as ClaimedRowFields)).toStrictEqual(expected);
+      }
+    },
+  );
 });
 
 /** The comma-separated parts of a table body, commas inside parentheses left alone. */

@@ -1,5 +1,6 @@
 // Guards the layering of src/: no module imports itself through a chain of imports (type-only
-// imports included, so a type cannot smuggle a cycle back in).
+// imports included, so a type cannot smuggle a cycle back in), and the backends layer points down:
+// nothing under src/backends imports a module of the floors above it.
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -15,11 +16,17 @@ function sources(dir: string): string[] {
   });
 }
 
-/** Relative imports of `file` (static `import`/`export … from`), resolved to .ts paths. */
-function importsOf(file: string): string[] {
+/**
+ * Relative imports of `file` (static `import`/`export … from`; with `dynamic`, `import("…")` too),
+ * resolved to .ts paths.
+ */
+function importsOf(file: string, dynamic = false): string[] {
   const text = readFileSync(file, "utf8");
   const found: string[] = [];
-  for (const match of text.matchAll(/(?:import|export)\s[^;]*?from\s+["'](\.{1,2}\/[^"']+)["']/g)) {
+  const pattern = dynamic
+    ? /(?:(?:import|export)\s[^;]*?from\s+|import\s*\(\s*)["'](\.{1,2}\/[^"']+)["']/g
+    : /(?:import|export)\s[^;]*?from\s+["'](\.{1,2}\/[^"']+)["']/g;
+  for (const match of text.matchAll(pattern)) {
     const spec = match[1] as string;
     found.push(resolve(dirname(file), spec.replace(/\.js$/, ".ts")));
   }
@@ -48,8 +55,35 @@ function findCycles(files: string[]): string[][] {
   return cycles;
 }
 
+/**
+ * The modules outside src/backends that src/backends may import: leaves that import nothing under
+ * src/ but each other.
+ */
+const BACKEND_LEAVES = ["errors.ts", "lifecycle/service.ts", "observability/logger.ts"];
+
+/** Each import of a module under src/ outside src/backends by `files`, as `importer → imported`. */
+function upwardImports(files: string[], allowed: readonly string[]): string[] {
+  const backends = join(SRC, "backends");
+  return files.flatMap((file) =>
+    importsOf(file, true)
+      .filter((target) => target.startsWith(SRC) && !target.startsWith(`${backends}/`))
+      .map((target) => relative(SRC, target))
+      .filter((target) => !allowed.includes(target))
+      .map((target) => `${relative(SRC, file)} → ${target}`),
+  );
+}
+
 describe("src/ imports", () => {
   it("import graph › every module under src/ › has no cycle", () => {
     expect(findCycles(sources(SRC))).toEqual([]);
+  });
+
+  it("layers › src/backends › imports nothing from the floors above it but the leaf modules", () => {
+    expect(upwardImports(sources(join(SRC, "backends")), BACKEND_LEAVES)).toEqual([]);
+  });
+
+  it("layers › the leaf modules src/backends may import › import no other module under src/", () => {
+    const leaves = BACKEND_LEAVES.map((leaf) => join(SRC, leaf));
+    expect(upwardImports(leaves, BACKEND_LEAVES)).toEqual([]);
   });
 });

@@ -1,15 +1,16 @@
 /** The pure rules of remote jobs: phases, dispositions, admission, circuit breaker, results. */
 import { describe, expect, it } from "vitest";
-import { admissionDecision, assertAdmissionBudget } from "../../src/remote/admission.js";
-import { assertCircuitOptions, CircuitBreaker } from "../../src/remote/circuit-breaker.js";
-import { DISPOSITIONS, dispositionOf } from "../../src/remote/dispositions.js";
+import { admissionDecision } from "../../src/backends/contract/admission.js";
 import {
   assertTransition,
   canTransition,
   PHASE_TRANSITIONS,
   parsePhase,
   phasesInto,
-} from "../../src/remote/phases.js";
+} from "../../src/backends/contract/phases.js";
+import { assertAdmissionBudget } from "../../src/remote/admission.js";
+import { assertCircuitOptions, CircuitBreaker } from "../../src/remote/circuit-breaker.js";
+import { DISPOSITIONS, dispositionOf } from "../../src/remote/dispositions.js";
 import {
   checkPollResult,
   checkReconcileResult,

@@ -28,13 +28,18 @@ function claimed(name: string): ClaimedJob {
     name,
     queue: "default",
     args: "{}",
+    priority: 0,
     attempts: 0,
     maxAttempts: 5,
+    interruptions: 0,
+    unchargedRecoveries: 0,
     createdAt: now,
     scheduledAt: now,
     workerId: "w1",
     claimToken: "t1",
-  } as ClaimedJob;
+    meta: null,
+    traceContext: null,
+  };
 }
 
 function entryFor(job: ClaimedJob): InFlight {

@@ -5,7 +5,7 @@
  *
  * Model. A remote job is an ordinary row of `soniq_jobs` plus one row of
  * `soniq_remote_submissions` (keyed by the job id) holding its `phase`
- * (src/remote/phases.ts), submission `generation` (the idempotency key is
+ * (contract/phases.ts), submission `generation` (the idempotency key is
  * `<job id>:<generation>`), the remote `task_id`, when it is next due (`due_at`) and a stored
  * callback `answer`. While a job is in the remote side's custody — `accepted` (awaiting the remote
  * side) or `frozen` — its job row stays `processing` with **no owner** (`worker_id` and
@@ -19,21 +19,16 @@
  * the row is no longer the caller's. Times are the database clock; durations are **seconds**.
  */
 
-import type { SubmissionPhase } from "../../remote/phases.js";
+import type { AdmissionBudget } from "./admission.js";
+import type { SubmissionPhase } from "./phases.js";
 import type { ClaimedJob, JobStatus, Owner } from "./types.js";
 
-export type { SubmissionPhase } from "../../remote/phases.js";
+export type { SubmissionPhase } from "./phases.js";
 
 /** A definite answer stored by a callback (`soniq.remote.complete/fail`) or an operator. */
 export type RemoteAnswer =
   | { kind: "done" /** The result as JSON text, or null. */; result: string | null }
   | { kind: "failed"; error: string; retry: boolean };
-
-/** The admission budget a mark is checked against (src/remote/admission.ts). */
-export interface SubmissionBudget {
-  maxConcurrent?: number;
-  perMinute?: number;
-}
 
 /** Params of {@link SubmissionStore.submissionMarkSubmitting}. */
 export interface MarkSubmittingParams {
@@ -43,8 +38,8 @@ export interface MarkSubmittingParams {
   /** The job's name (admission counts per name). */
   name: string;
   queue: string;
-  /** Checked atomically with the write; absent: unlimited. */
-  budget?: SubmissionBudget;
+  /** The admission budget (contract/admission.ts), checked atomically with the write; absent: unlimited. */
+  budget?: AdmissionBudget;
 }
 
 /** What {@link SubmissionStore.submissionMarkSubmitting} did. */

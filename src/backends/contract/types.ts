@@ -167,7 +167,7 @@ export interface ClaimedJob {
   /** Soniq's metadata as JSON text (see {@link NewJob.meta}), or null. */
   meta: string | null;
   /** The trace context stored at enqueue ({@link NewJob.traceContext}), or null. */
-  traceContext?: string | null;
+  traceContext: string | null;
 }
 
 /** One completion of `JobStore.jobCompleteMany`. */

@@ -1,30 +1,16 @@
 /**
  * Parameters and rows of the PostgreSQL operations statements (sql.ts `buildAdminStatements`):
- * the contract's filters as positional parameters (NULL when not given), listed rows as
- * `JobListItem`s (no result) and the one-job row as a `JobDetailRow`.
+ * the contract's filters as positional parameters (NULL when not given), and the shapes of the
+ * listed and the one-job rows (mapped by rows.ts `toListed`, `toDetailed`).
  */
-import type {
-  DeadLetterFilter,
-  JobControls,
-  JobDetailRow,
-  JobFilter,
-  JobListItem,
-} from "../contract/index.js";
+import type { DeadLetterFilter, JobFilter } from "../contract/index.js";
 import { isUuid } from "./identifiers.js";
-import { type RawJobListRow, type RawJobRow, toJobListRow, toJobRow } from "./rows.js";
+import type { RawControls, RawJobListRow, RawJobRow } from "./rows.js";
 
-/** The controls columns of a listed or detailed job (`CONTROL_COLUMNS`). */
-interface RawControls {
-  cancel_requested_at: Date | null;
-  progress: number | null;
-  progress_message: string | null;
-  progress_at: Date | null;
-}
-
-/** A `jobList` row: the job without its result, its controls and its cursor. */
+/** A `jobList` row: the job without its result, its controls and its cursor (rows.ts `toListed`). */
 export type RawListedJob = RawJobListRow & RawControls & { cursor_us: string };
 
-/** A `jobGet` row: the whole job and its controls. */
+/** A `jobGet` row: the whole job and its controls (rows.ts `toDetailed`). */
 export type RawDetailedJob = RawJobRow & RawControls;
 
 /** Only UUIDs can match: the others are dropped (a list of none matches nothing). */
@@ -58,23 +44,4 @@ export function deadFilterParams(f: DeadLetterFilter): unknown[] {
     f.deadAfter ?? null,
     f.deadBefore ?? null,
   ];
-}
-
-function toControls(row: RawControls): JobControls {
-  return {
-    cancelRequestedAt: row.cancel_requested_at,
-    progress: row.progress,
-    progressMessage: row.progress_message,
-    progressAt: row.progress_at,
-  };
-}
-
-/** Maps a `jobList` row (no result). */
-export function toListed(row: RawListedJob): JobListItem {
-  return { ...toJobListRow(row), ...toControls(row) };
-}
-
-/** Maps a `jobGet` row (result included). */
-export function toDetailed(row: RawDetailedJob): JobDetailRow {
-  return { ...toJobRow(row), ...toControls(row) };
 }

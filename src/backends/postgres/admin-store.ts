@@ -35,11 +35,16 @@ import {
   jobFilterParams,
   type RawDetailedJob,
   type RawListedJob,
-  toDetailed,
-  toListed,
 } from "./admin-params.js";
 import { isUuid } from "./identifiers.js";
-import { type RawDeadLetterRow, type RawWorkerRow, toDeadLetterRow, toWorkerRow } from "./rows.js";
+import {
+  type RawDeadLetterRow,
+  type RawWorkerRow,
+  toDeadLetterRow,
+  toDetailed,
+  toListed,
+  toWorkerRow,
+} from "./rows.js";
 import type { AdminStatements } from "./sql.js";
 
 /** What the store needs from its backend. */

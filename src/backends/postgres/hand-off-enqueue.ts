@@ -6,9 +6,10 @@
  * that this statement's snapshot cannot see) takes the ordinary path of enqueue.ts.
  */
 import { isSoniqError } from "../../errors.js";
+import { claimedJobOfRow } from "../claimed-job.js";
 import type { EnqueueResult, HandOffReservation, NewJob } from "../contract/index.js";
 import type { PgJobStoreDeps } from "./connection.js";
-import { type RawClaimedRow, toClaimedJob } from "./rows.js";
+import type { RawClaimedRow } from "./rows.js";
 
 /** What the PostgreSQL enqueue needs for hand-offs: the desk and the statement. */
 export type PgHandOff = NonNullable<PgJobStoreDeps["handOff"]>;
@@ -81,7 +82,7 @@ export async function enqueueHandedOff(
     return row.holder_id === null ? undefined : { id: row.holder_id, inserted: false };
   }
   if (truthy(row.handed)) {
-    reservation.deliver(toClaimedJob(row));
+    reservation.deliver(claimedJobOfRow(row));
   } else {
     // Queued behind a due backlog (or a paused or limited queue): wake the workers as usual.
     reservation.cancel();

@@ -4,6 +4,7 @@
  * wake-ups after the pool's own NOTIFYing writes.
  */
 import { SoniqError } from "../../errors.js";
+import { claimedJobOfRow } from "../claimed-job.js";
 import {
   type ClaimedJob,
   type CompletionItem,
@@ -42,7 +43,6 @@ import {
   type RawClaimedRow,
   type RawDeadLetterRow,
   type RawJobRow,
-  toClaimedJob,
   toDeadLetterRow,
   toJobRow,
 } from "./rows.js";
@@ -108,7 +108,7 @@ export class PgJobStore implements JobStore {
     const { rows } = params.signal
       ? await this.conn.runCancellable<RawClaimedRow>(text, values, params.signal)
       : await this.run<RawClaimedRow>(text, values);
-    if (rows.length >= limit) return rows.map(toClaimedJob);
+    if (rows.length >= limit) return rows.map(claimedJobOfRow);
     // Queues with a max_running: each claimed under its queue row's lock (limited-claim.ts).
     const limited = await this.deps.claimLimited({
       workerId: params.workerId,
@@ -116,7 +116,7 @@ export class PgJobStore implements JobStore {
       queues,
       startKnown,
     });
-    return [...rows, ...limited].map(toClaimedJob);
+    return [...rows, ...limited].map(claimedJobOfRow);
   }
 
   /** Runs a fenced write; `false` at once when the ids cannot match (not UUIDs). */

@@ -4,9 +4,11 @@
  * `search_path` (transactional enqueue). Every time is the database's (`now()`); durations are
  * seconds (`make_interval(secs => …)`). Parameter lists are documented per statement.
  */
+import { columnNames, DEAD_LETTERS } from "../shared/columns.js";
 import { quoteIdent } from "./identifiers.js";
 import {
   CLAIMED_COLUMNS,
+  CONTROL_COLUMNS,
   DEAD_LETTER_COLUMNS,
   JOB_COLUMNS,
   JOB_LIST_COLUMNS,
@@ -412,9 +414,7 @@ export function buildStatements(schema: string) {
      * the DELETE and the INSERT commit together, so the job is in exactly one table.
      */
     deadLetter: `WITH moved AS (DELETE FROM ${jobs} WHERE ${FENCE} RETURNING *)
-      INSERT INTO ${dead} (id, name, queue, args, priority, attempts, max_attempts, interruptions,
-                           scheduled_at, created_at, updated_at, started_at, finished_at,
-                           worker_id, claim_token, last_error, dedup_key, reason, dead_at)
+      INSERT INTO ${dead} (${columnNames(DEAD_LETTERS)})
       SELECT id, name, queue, args, priority,
              attempts + CASE WHEN $6::boolean THEN 1 ELSE 0 END, max_attempts, interruptions,
              scheduled_at, created_at, now(), started_at, finished_at,
@@ -639,9 +639,6 @@ const MICROS = (column: string) => `((extract(epoch FROM ${column}) * 1000000)::
 /** Integer microseconds since the epoch (`param`, bigint) as a timestamptz, exactly. */
 const FROM_MICROS = (param: string) =>
   `(timestamptz 'epoch' + ${param}::bigint * interval '1 microsecond')`;
-
-/** The controls of a listed job (`c`: soniq_job_controls). */
-const CONTROL_COLUMNS = "c.cancel_requested_at, c.progress, c.progress_message, c.progress_at";
 
 /**
  * The operations statements (contract: admin-store.ts), for `schema` (already validated). Tables

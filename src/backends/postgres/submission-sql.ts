@@ -5,6 +5,7 @@
  * Durations are seconds. The job-row fence is `@id`, `@workerId`, `@claimToken`.
  */
 import { quoteIdent } from "./identifiers.js";
+import { claimedColumns } from "./rows.js";
 
 /** A statement with named parameters compiled to `$n`, and the order of its parameter names. */
 export interface NamedStatement {
@@ -115,7 +116,10 @@ export function buildSubmissionStatements(schema: string) {
         result = @result::json, finished_at = now(), updated_at = now(),
         result_expires_at = now() + make_interval(secs => @retention::float8)
       WHERE ${owned}`),
-    /** Picks and owns due unowned rows in custody → claimed job columns + submission columns. */
+    /**
+     * Picks and owns due unowned rows in custody → the claimed columns (`CLAIMED_COLUMNS`) +
+     * submission columns.
+     */
     claimDue: named(`WITH due AS (
         SELECT s.job_id FROM ${subs} AS s JOIN ${jobs} AS j ON j.id = s.job_id
         WHERE s.phase IN ('accepted', 'frozen') AND s.due_at <= now()
@@ -129,14 +133,10 @@ export function buildSubmissionStatements(schema: string) {
         UPDATE ${jobs} AS j SET worker_id = @workerId, claim_token = gen_random_uuid(),
           updated_at = now()
         FROM due WHERE j.id = due.job_id
-        RETURNING j.id, j.name, j.queue, j.args::text AS args, j.priority, j.attempts,
-          j.max_attempts, j.interruptions, j.scheduled_at, j.created_at,
-          j.claim_token::text AS claim_token, j.meta::text AS meta
+        RETURNING ${claimedColumns("j")}
       )
-      SELECT t.id::text AS id, t.name, t.queue, t.args, t.priority, t.attempts, t.max_attempts,
-        t.interruptions, t.scheduled_at, t.created_at, t.claim_token, t.meta, s.phase, s.task_id,
-        s.generation, s.accepted_at, s.polls, s.answer
-      FROM taken AS t JOIN ${subs} AS s ON s.job_id = t.id
+      SELECT t.*, s.phase, s.task_id, s.generation, s.accepted_at, s.polls, s.answer
+      FROM taken AS t JOIN ${subs} AS s ON s.job_id = t.id::uuid
       ORDER BY s.due_at, s.job_id`),
     /** Next due time of a row in custody; `@count` 0/1 polls. */
     reschedule: named(`UPDATE ${subs} SET due_at = now() + make_interval(secs => @delay::float8),

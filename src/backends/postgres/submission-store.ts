@@ -6,9 +6,10 @@
  * contract/submission-store.ts.
  */
 import { SoniqError } from "../../errors.js";
-import { admissionDecision } from "../../remote/admission.js";
-import { parsePhase } from "../../remote/phases.js";
+import { claimedJobOfRow } from "../claimed-job.js";
+import { admissionDecision } from "../contract/admission.js";
 import type { Owner } from "../contract/index.js";
+import { parsePhase } from "../contract/phases.js";
 import {
   type AnswerResult,
   type AnswerTarget,
@@ -26,9 +27,10 @@ import {
   type SubmissionRecoverParams,
   type SubmissionStore,
 } from "../contract/submission-store.js";
+import { countsOf, filterPhase } from "../shared/submission-reads.js";
 import type { PgConnection } from "./connection.js";
 import { isUuid } from "./identifiers.js";
-import { countsOf, filterPhase, type RecordRow, toRecord } from "./submission-reads.js";
+import { type RawClaimedRow, type RawSubmissionRecord, toSubmissionRecord } from "./rows.js";
 import { type SubmissionRunners, submissionRunners } from "./submission-runners.js";
 import type { SubmissionStatements } from "./submission-sql.js";
 
@@ -195,49 +197,23 @@ export class PostgresSubmissionStore implements SubmissionStore {
   }): Promise<ClaimedRemote[]> {
     const limit = Math.floor(params.limit);
     if (!(limit >= 1)) return [];
-    const { rows } = await this.deps.run<{
-      id: string;
-      name: string;
-      queue: string;
-      args: string;
-      priority: number;
-      attempts: number;
-      max_attempts: number;
-      interruptions: number;
-      scheduled_at: Date;
-      created_at: Date;
-      claim_token: string;
-      meta: string | null;
-      phase: string;
-      task_id: string | null;
-      generation: number;
-      accepted_at: Date | null;
-      polls: number;
-      answer: string | null;
-    }>(this.sql.claimDue, {
+    const { rows } = await this.deps.run<
+      RawClaimedRow & {
+        phase: string;
+        task_id: string | null;
+        generation: number;
+        accepted_at: Date | null;
+        polls: number;
+        answer: string | null;
+      }
+    >(this.sql.claimDue, {
       workerId: params.workerId,
       names: params.names,
       reconcilable: params.reconcilable,
       limit,
     });
     return rows.map((r) => ({
-      job: {
-        id: r.id,
-        name: r.name,
-        queue: r.queue,
-        args: r.args,
-        priority: r.priority,
-        attempts: r.attempts,
-        maxAttempts: r.max_attempts,
-        interruptions: r.interruptions,
-        // Polls never take the start-mark path: remote jobs are recovered by their phase.
-        unchargedRecoveries: 0,
-        scheduledAt: r.scheduled_at,
-        createdAt: r.created_at,
-        workerId: params.workerId,
-        claimToken: r.claim_token,
-        meta: r.meta,
-      },
+      job: claimedJobOfRow(r),
       phase: r.phase === "frozen" ? "frozen" : "accepted",
       taskId: r.task_id,
       generation: r.generation,
@@ -368,19 +344,19 @@ export class PostgresSubmissionStore implements SubmissionStore {
 
   async submissionGet(params: { jobId: string }): Promise<SubmissionRecord | null> {
     if (!isUuid(params.jobId)) return null;
-    const { rows } = await this.deps.run<RecordRow>(this.sql.get, { id: params.jobId });
-    return rows[0] ? toRecord(rows[0]) : null;
+    const { rows } = await this.deps.run<RawSubmissionRecord>(this.sql.get, { id: params.jobId });
+    return rows[0] ? toSubmissionRecord(rows[0]) : null;
   }
 
   async submissionList(params: {
     filter: SubmissionFilter;
     limit: number;
   }): Promise<SubmissionRecord[]> {
-    const { rows } = await this.deps.run<RecordRow>(this.sql.list, {
+    const { rows } = await this.deps.run<RawSubmissionRecord>(this.sql.list, {
       phase: filterPhase(params.filter),
       limit: params.limit,
     });
-    return rows.map(toRecord);
+    return rows.map(toSubmissionRecord);
   }
 
   async submissionCounts(): Promise<SubmissionCounts> {

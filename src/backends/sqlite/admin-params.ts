@@ -1,45 +1,33 @@
 /**
  * Parameters and rows of the SQLite operations statements (sql.ts "Operations"): the contract's
- * filters as named parameters (lists as JSON arrays, times as ms), listed rows as `JobListItem`s
- * (no result) and the one-job row as a `JobDetailRow`.
+ * filters as named parameters (lists as JSON arrays, times as ms), the shapes of the listed and the
+ * one-job rows (mapped by rows.ts `toListed`, `toDetailed`), queue and worker rows.
  */
 import type {
   DeadLetterFilter,
-  JobControls,
-  JobDetailRow,
   JobFilter,
-  JobListItem,
   QueueInfo,
   WorkerDetail,
   WorkerShutdownState,
 } from "../contract/index.js";
+import { dateOrNull } from "./clock.js";
 import {
+  type ControlsRecord,
   type JobListRecord,
   type JobRecord,
-  toJobListRow,
-  toJobRow,
   toWorkerRow,
   type WorkerRecord,
 } from "./rows.js";
 
-/** The controls columns of a listed or detailed job (`CONTROL_COLUMNS`). */
-interface ControlsRecord {
-  cancel_requested_at: number | null;
-  progress: number | null;
-  progress_message: string | null;
-  progress_at: number | null;
-}
-
-/** A `jobList` row: the job without its result, and its controls. */
+/** A `jobList` row: the job without its result, and its controls (rows.ts `toListed`). */
 export type ListedRecord = JobListRecord & ControlsRecord;
 
-/** A `jobGet` row: the whole job and its controls. */
+/** A `jobGet` row: the whole job and its controls (rows.ts `toDetailed`). */
 export type DetailedRecord = JobRecord & ControlsRecord;
 
 export const list = (values: readonly string[] | undefined) =>
   values === undefined ? null : JSON.stringify(values);
 export const ms = (date: Date | undefined) => (date === undefined ? null : date.getTime());
-export const dateOrNull = (value: number | null) => (value === null ? null : new Date(value));
 
 /** A JSON path (`$."a"."b"`) for SQLite's json functions, from object keys. */
 export function jsonPath(path: readonly string[]): string {
@@ -72,25 +60,6 @@ export function deadFilterParams(f: DeadLetterFilter): Record<string, unknown> {
     deadAfter: ms(f.deadAfter),
     deadBefore: ms(f.deadBefore),
   };
-}
-
-function toControls(r: ControlsRecord): JobControls {
-  return {
-    cancelRequestedAt: dateOrNull(r.cancel_requested_at),
-    progress: r.progress,
-    progressMessage: r.progress_message,
-    progressAt: dateOrNull(r.progress_at),
-  };
-}
-
-/** Converts a `jobList` row (no result). */
-export function toListed(r: ListedRecord): JobListItem {
-  return { ...toJobListRow(r), ...toControls(r) };
-}
-
-/** Converts a `jobGet` row (result included). */
-export function toDetailed(r: DetailedRecord): JobDetailRow {
-  return { ...toJobRow(r), ...toControls(r) };
 }
 
 /** A row of the `queueList` statement. */

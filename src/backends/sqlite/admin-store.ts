@@ -34,15 +34,13 @@ import {
   jobFilterParams,
   type ListedRecord,
   type QueueRecord,
-  toDetailed,
-  toListed,
   toQueueInfo,
   toWorkerDetail,
   type WorkerDetailRecord,
 } from "./admin-params.js";
 import { secondsToMs } from "./clock.js";
 import type { SqliteConnection, SqliteSession } from "./connection.js";
-import { type DeadLetterRecord, toDeadLetterRow } from "./rows.js";
+import { type DeadLetterRecord, toDeadLetterRow, toDetailed, toListed } from "./rows.js";
 import { fence } from "./transactions.js";
 
 /** Appends one event inside the caller's unit of work. */

@@ -14,3 +14,6 @@ export const NOW_MS = "CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER)";
 export function secondsToMs(seconds: number): number {
   return Math.round(seconds * 1000);
 }
+
+/** A stored instant (ms) as a `Date`, or null. */
+export const dateOrNull = (ms: number | null): Date | null => (ms === null ? null : new Date(ms));

@@ -6,12 +6,13 @@
  * "→ changes" means the caller reads the number of changed rows. Each statement is prepared
  * once per connection (see connection.ts).
  */
+import { columnNames, DEAD_LETTERS, JOBS, LIST_FIELDS, selectList } from "../shared/columns.js";
 import { NOW_MS } from "./clock.js";
 import {
   CLAIMED_COLUMNS,
+  CONTROL_COLUMNS,
   DEAD_LETTER_COLUMNS,
   JOB_COLUMNS,
-  JOB_LIST_COLUMNS,
   WORKER_COLUMNS,
 } from "./rows.js";
 import { NOT_IN_REMOTE_CUSTODY, SUBMISSION_SQL } from "./submission-sql.js";
@@ -27,9 +28,7 @@ const OWNED =
 const CLAIM_ORDER = "priority, scheduled_at, created_at, id";
 
 /** The dead-letter columns a move into `soniq_dead_letter_jobs` writes, in table order. */
-const DEAD_LETTER_INSERT = `INSERT INTO soniq_dead_letter_jobs (id, name, queue, args, priority,
-    attempts, max_attempts, interruptions, scheduled_at, created_at, updated_at, started_at,
-    finished_at, worker_id, claim_token, last_error, dedup_key, reason, dead_at)`;
+const DEAD_LETTER_INSERT = `INSERT INTO soniq_dead_letter_jobs (${columnNames(DEAD_LETTERS)})`;
 
 /** Skips rows of queues that are paused or have a `max_running` (the claim's filter). */
 const UNRESTRICTED = `AND queue NOT IN (SELECT name FROM soniq_queues
@@ -85,21 +84,11 @@ const DEAD_FILTER = `(@reasons IS NULL OR d.reason IN (SELECT value FROM json_ea
     AND (@deadAfter IS NULL OR d.dead_at >= @deadAfter)
     AND (@deadBefore IS NULL OR d.dead_at < @deadBefore)`;
 
-/** A column list qualified by the alias `j`. */
-const qualifiedJ = (columns: string) =>
-  columns
-    .split(",")
-    .map((column) => `j.${column.trim()}`)
-    .join(", ");
-
 /** {@link JOB_COLUMNS} qualified by the alias `j`. */
-const JOB_COLUMNS_J = qualifiedJ(JOB_COLUMNS);
+const JOB_COLUMNS_J = selectList(JOBS, "sqlite", { alias: "j" });
 
-/** {@link JOB_LIST_COLUMNS} (no result) qualified by the alias `j`. */
-const JOB_LIST_COLUMNS_J = qualifiedJ(JOB_LIST_COLUMNS);
-
-/** The controls of a listed job (`c`: soniq_job_controls). */
-const CONTROL_COLUMNS = "c.cancel_requested_at, c.progress, c.progress_message, c.progress_at";
+/** The list columns (no result) qualified by the alias `j`. */
+const JOB_LIST_COLUMNS_J = selectList(JOBS, "sqlite", { alias: "j", fields: LIST_FIELDS });
 
 /** A schedule row with its last job's status (`last_job_status`, NULL when the job is gone). */
 const SCHEDULE_SELECT = `SELECT s.id, s.job_name, s.queue, s.priority, s.max_attempts, s.args,
@@ -146,7 +135,7 @@ export const SQL = {
   /**
    * As {@link SQL.insertJob} for a job due now, inserted already claimed by `@workerId` (what
    * {@link SQL.claimByIds} writes: `processing`, a fresh random token, `started_at = @now`, start
-   * not known) → its row (`JOB_COLUMNS`).
+   * not known) → its claimed columns (`CLAIMED_COLUMNS`).
    */
   insertClaimedJob: `INSERT INTO soniq_jobs (id, name, queue, args, status, priority, max_attempts,
       scheduled_at, created_at, updated_at, dedup_key, meta, trace_context, worker_id,
@@ -154,7 +143,7 @@ export const SQL = {
     VALUES (@id, @name, @queue, @args, 'processing', @priority, @maxAttempts,
       @now, @now, @now, @dedupKey, @meta, @traceContext, @workerId,
       ${NEW_CLAIM_TOKEN}, @now, 0)
-    RETURNING ${JOB_COLUMNS}`,
+    RETURNING ${CLAIMED_COLUMNS}`,
 
   /**
    * → `restricted` 1 when any queue is paused or has a `max_running` (`soniq_queues`), else 0.
@@ -299,7 +288,7 @@ export const SQL = {
    * `last_error`, `created_at` and `dedup_key` kept. The caller then runs
    * {@link SQL.deleteDeadLetter} in the same transaction.
    */
-  replay: `INSERT INTO soniq_jobs (${JOB_COLUMNS})
+  replay: `INSERT INTO soniq_jobs (${columnNames(JOBS)})
     SELECT id, name, queue, args, 'queued', priority, 0, max_attempts, 0, @now,
       created_at, @now, NULL, NULL, NULL, NULL, last_error, NULL, NULL, dedup_key, NULL, 1, 0, NULL
     FROM soniq_dead_letter_jobs WHERE id = @id`,

@@ -3,6 +3,7 @@
  * catalogue (sql.ts `SQL`). Same conventions: `@name` parameters, INTEGER milliseconds, `@now`
  * read once per transaction. The job-row fence is `@id`, `@workerId`, `@claimToken`.
  */
+import { CLAIMED_COLUMNS } from "./rows.js";
 
 /** The submission columns every read returns, plus the job row's status, owner, attempts, error. */
 const RECORD = `s.job_id, s.job_name, s.queue, s.phase, s.generation, s.task_id, s.submitted_at,
@@ -104,12 +105,14 @@ export const SUBMISSION_SQL = {
           OR (s.answer IS NOT NULL AND s.job_name IN (SELECT value FROM json_each(@names))))))
     ORDER BY s.due_at, s.job_id LIMIT @limit`,
 
-  /** `@id`, `@workerId`, `@claimToken`, `@now`: gives an unowned processing row an owner. */
+  /**
+   * `@id`, `@workerId`, `@claimToken`, `@now`: gives an unowned processing row an owner → its
+   * claimed columns (`CLAIMED_COLUMNS`).
+   */
   subTakeJob: `UPDATE soniq_jobs SET worker_id = @workerId, claim_token = @claimToken,
       updated_at = @now
     WHERE id = @id AND status = 'processing' AND worker_id IS NULL
-    RETURNING id, name, queue, args, priority, attempts, max_attempts, interruptions,
-      scheduled_at, created_at, meta`,
+    RETURNING ${CLAIMED_COLUMNS}`,
 
   /** `@id` → the submission columns of one row. */
   subRow: `SELECT phase, task_id, generation, accepted_at, polls, answer

@@ -5,9 +5,10 @@
  */
 import { randomUUID } from "node:crypto";
 import { SoniqError } from "../../errors.js";
-import { admissionDecision } from "../../remote/admission.js";
-import { parsePhase } from "../../remote/phases.js";
-import type { ClaimedJob, Owner } from "../contract/index.js";
+import { claimedJobOfRow } from "../claimed-job.js";
+import { admissionDecision } from "../contract/admission.js";
+import type { Owner } from "../contract/index.js";
+import { parsePhase } from "../contract/phases.js";
 import {
   type AnswerResult,
   type AnswerTarget,
@@ -25,15 +26,10 @@ import {
   type SubmissionRecoverParams,
   type SubmissionStore,
 } from "../contract/submission-store.js";
-import { secondsToMs } from "./clock.js";
+import { countsOf, filterPhase } from "../shared/submission-reads.js";
+import { dateOrNull, secondsToMs } from "./clock.js";
 import type { SqliteConnection, SqliteSession } from "./connection.js";
-import {
-  countSubmissions,
-  date,
-  listSubmissions,
-  type RecordRow,
-  readSubmission,
-} from "./submission-reads.js";
+import { type ClaimedRecord, type SubmissionRecordRow, toSubmissionRecord } from "./rows.js";
 import { recoverSubmissions } from "./submission-recovery.js";
 
 /** See the module comment. */
@@ -220,23 +216,10 @@ export class SqliteSubmissionStore implements SubmissionStore {
       }) as Array<{ job_id: string }>;
       const out: ClaimedRemote[] = [];
       for (const { job_id } of due) {
-        const claimToken = randomUUID();
         const job = s
           .statement("subTakeJob")
-          .get({ id: job_id, workerId: params.workerId, claimToken, now }) as
-          | {
-              id: string;
-              name: string;
-              queue: string;
-              args: string;
-              priority: number;
-              attempts: number;
-              max_attempts: number;
-              interruptions: number;
-              scheduled_at: number;
-              created_at: number;
-              meta: string | null;
-            }
+          .get({ id: job_id, workerId: params.workerId, claimToken: randomUUID(), now }) as
+          | ClaimedRecord
           | undefined;
         if (!job) continue;
         const sub = s.statement("subRow").get({ id: job_id }) as {
@@ -247,29 +230,12 @@ export class SqliteSubmissionStore implements SubmissionStore {
           polls: number;
           answer: string | null;
         };
-        const claimed: ClaimedJob = {
-          id: job.id,
-          name: job.name,
-          queue: job.queue,
-          args: job.args,
-          priority: job.priority,
-          attempts: job.attempts,
-          maxAttempts: job.max_attempts,
-          interruptions: job.interruptions,
-          // Polls never take the start-mark path: remote jobs are recovered by their phase.
-          unchargedRecoveries: 0,
-          scheduledAt: new Date(job.scheduled_at),
-          createdAt: new Date(job.created_at),
-          workerId: params.workerId,
-          claimToken,
-          meta: job.meta,
-        };
         out.push({
-          job: claimed,
+          job: claimedJobOfRow(job),
           phase: sub.phase === "frozen" ? "frozen" : "accepted",
           taskId: sub.task_id,
           generation: sub.generation,
-          acceptedAt: date(sub.accepted_at),
+          acceptedAt: dateOrNull(sub.accepted_at),
           polls: sub.polls,
           answer: decodeAnswer(sub.answer),
         });
@@ -359,7 +325,7 @@ export class SqliteSubmissionStore implements SubmissionStore {
       }
       s.statement("subResolveReleased").run({ id: params.jobId, now });
       s.statement("subRequeueUnowned").run({ id: params.jobId, now });
-      const row = s.statement("subGet").get({ id: params.jobId }) as RecordRow;
+      const row = s.statement("subGet").get({ id: params.jobId }) as SubmissionRecordRow;
       return row.queue;
     });
     if (typeof queue === "string") this.wake(queue);
@@ -385,14 +351,29 @@ export class SqliteSubmissionStore implements SubmissionStore {
   }
 
   submissionGet(params: { jobId: string }): Promise<SubmissionRecord | null> {
-    return this.conn.use((s) => readSubmission(s, params.jobId));
+    return this.conn.use((s) => {
+      const row = s.statement("subGet").get({ id: params.jobId }) as
+        | SubmissionRecordRow
+        | undefined;
+      return row ? toSubmissionRecord(row) : null;
+    });
   }
 
+  /** Most recently updated first. */
   submissionList(params: { filter: SubmissionFilter; limit: number }): Promise<SubmissionRecord[]> {
-    return this.conn.use((s) => listSubmissions(s, params.filter, params.limit));
+    return this.conn.use((s) =>
+      (
+        s
+          .statement("subList")
+          .all({ phase: filterPhase(params.filter), limit: params.limit }) as SubmissionRecordRow[]
+      ).map(toSubmissionRecord),
+    );
   }
 
+  /** Submissions in custody whose job is processing. */
   submissionCounts(): Promise<SubmissionCounts> {
-    return this.conn.use((s) => countSubmissions(s));
+    return this.conn.use((s) =>
+      countsOf(s.statement("subCounts").all() as Array<{ phase: string; n: number }>),
+    );
   }
 }

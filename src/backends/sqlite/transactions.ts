@@ -5,7 +5,7 @@
  * is the facade's job.
  */
 import { SoniqError } from "../../errors.js";
-import { claimedJobOf, claimedJobOfRow } from "../claimed-job.js";
+import { claimedJobOfRow } from "../claimed-job.js";
 import {
   type ClaimedJob,
   type CompletionItem,
@@ -19,7 +19,7 @@ import {
 } from "../contract/index.js";
 import { secondsToMs } from "./clock.js";
 import type { SqliteSession } from "./connection.js";
-import { type ClaimedRecord, type JobRecord, toJobRow } from "./rows.js";
+import type { ClaimedRecord } from "./rows.js";
 
 /** The owner's fields as the named parameters of the fence (nothing else from the object). */
 export function fence(owner: Owner): { workerId: string; claimToken: string } {
@@ -115,8 +115,8 @@ export function insertHandedOff(
       s.statement("insertJob").run(params);
       return { result };
     }
-    const row = s.statement("insertClaimedJob").get({ ...params, workerId }) as JobRecord;
-    return { result, claimed: claimedJobOf(toJobRow(row)) };
+    const row = s.statement("insertClaimedJob").get({ ...params, workerId }) as ClaimedRecord;
+    return { result, claimed: claimedJobOfRow(row) };
   });
 }
 

@@ -13,7 +13,7 @@
  * marks `submitting` again — with the same idempotency key after `notSubmitted`, a new one after a
  * definite failure.
  */
-import { SoniqError } from "../errors.js";
+import { SoniqError } from "../../errors.js";
 
 /** The durable phases of a submission (column `phase` of `soniq_remote_submissions`). */
 export type SubmissionPhase = "submitting" | "accepted" | "frozen" | "released" | "finished";
