@@ -63,9 +63,34 @@ export async function prepared(target: Target, extra: Record<string, string> = {
   return { env, db: inspector(env) };
 }
 
-/** `soniq worker` on the fixture; `ready` resolves once it logged "worker started". */
+/**
+ * Longest wait for a worker's "worker started", in milliseconds. It only has to catch a worker
+ * that never starts (one that exits first fails at once). A start costs about 1.5 s of CPU (Node,
+ * the CLI, tsx and the fixture module: 1.17 s user + 0.30 s system measured), so on a 2-core
+ * machine at load average L it takes about 0.75 × L seconds: 12.5 s was measured at load 15, and
+ * the former 20 s bound was exceeded at load 35 (the whole suite beside other work). 45 s covers
+ * load 60 and stays under the 60 s test timeout, so a failure names the start, not the test.
+ */
+export const WORKER_READY_TIMEOUT_MS = 45_000;
+
+/**
+ * `soniq worker` on the fixture; `ready` resolves once it logged "worker started", and rejects at
+ * once (with its stderr) if it exits before that.
+ */
 export function startWorker(env: Record<string, string>, args: string[] = []) {
   const worker = startCli(["worker", FIXTURE, ...args], env);
-  const ready = waitFor(() => worker.stderr().includes("worker started"), 20_000, "worker started");
+  const started = () => worker.stderr().includes("worker started");
+  const ready = Promise.race([
+    waitFor(started, WORKER_READY_TIMEOUT_MS, "worker started"),
+    worker.exited.then((exit) => {
+      if (started()) return true;
+      throw new Error(
+        `the worker exited (${exit.signal ?? exit.code}) before it started:\n${exit.stderr}`,
+      );
+    }),
+  ]);
+  // A test that does not wait for the start (the worker is meant to die) leaves no unhandled
+  // rejection behind; one that awaits `ready` still sees the failure.
+  ready.catch(() => undefined);
   return { ...worker, ready };
 }
