@@ -38,6 +38,7 @@ import { decideRecovery, recoveryResult, type StaleClaim } from "../shared/recov
 import type { PgConnection, PgJobStoreDeps, PgResult } from "./connection.js";
 import { enqueueBatch } from "./enqueue.js";
 import { isUuid } from "./identifiers.js";
+import { LimitedClaim } from "./limited-claim.js";
 import {
   type RawClaimedRow,
   type RawDeadLetterRow,
@@ -70,6 +71,7 @@ export class PgJobStore implements JobStore {
   private readonly sql: Statements;
   private readonly channel: string;
   private readonly wake: (queue: string) => void;
+  private readonly limited: LimitedClaim;
 
   /** @param deps The pool, statements, channel and local wake. */
   constructor(private readonly deps: PgJobStoreDeps) {
@@ -77,6 +79,7 @@ export class PgJobStore implements JobStore {
     this.sql = deps.sql;
     this.channel = deps.channel;
     this.wake = deps.wake;
+    this.limited = new LimitedClaim(deps.conn, deps.sql);
   }
 
   private run<R>(text: string, values: unknown[], via?: PgQueryable): Promise<PgResult<R>> {
@@ -110,7 +113,7 @@ export class PgJobStore implements JobStore {
       : await this.run<RawClaimedRow>(text, values);
     if (rows.length >= limit) return rows.map(toClaimedJob);
     // Queues with a max_running: each claimed under its queue row's lock (limited-claim.ts).
-    const limited = await this.deps.claimLimited({
+    const limited = await this.limited.claim({
       workerId: params.workerId,
       limit: limit - rows.length,
       queues,

@@ -327,6 +327,17 @@ export function buildStatements(schema: string) {
      */
     claimLimited: claimWhere("queue = $3::text", "$4", true),
 
+    /** → `name` of the queues that are not paused and have a limit. */
+    limitedQueues: `SELECT name FROM ${queues}
+      WHERE NOT paused AND max_running IS NOT NULL`,
+
+    /** `$1` queue: locks its configuration row (serialises limited claims). → `max_running`. */
+    lockLimitedQueue: `SELECT max_running FROM ${queues}
+      WHERE name = $1 AND NOT paused AND max_running IS NOT NULL FOR UPDATE`,
+
+    /** `$1` queue → `n`: its processing rows. */
+    countProcessing: `SELECT count(*) AS n FROM ${jobs} WHERE status = 'processing' AND queue = $1`,
+
     /** Fence `$1..$3`, `$4` result JSON text or NULL, `$5` retention seconds. */
     complete: `UPDATE ${jobs}
       SET status = 'done', attempts = attempts + 1, result = $4::json, finished_at = now(),
@@ -862,17 +873,6 @@ export function buildAdminStatements(schema: string) {
         RETURNING name
       )
       SELECT name, pg_notify($5, name) FROM up`,
-
-    /** → `name`, `max_running` of the queues that are not paused and have a limit. */
-    limitedQueues: `SELECT name, max_running FROM ${queues}
-      WHERE NOT paused AND max_running IS NOT NULL`,
-
-    /** `$1` queue: locks its configuration row (serialises limited claims). → `max_running`. */
-    lockLimitedQueue: `SELECT max_running FROM ${queues}
-      WHERE name = $1 AND NOT paused AND max_running IS NOT NULL FOR UPDATE`,
-
-    /** `$1` queue → `n`: its processing rows. */
-    countProcessing: `SELECT count(*) AS n FROM ${jobs} WHERE status = 'processing' AND queue = $1`,
 
     /** `$1` worker id, `$2` heartbeat timeout seconds. */
     workerDeclare: `UPDATE ${workers} SET heartbeat_timeout = $2::float8 WHERE id = $1`,

@@ -188,13 +188,13 @@ export const SQL = {
   dueIdsInLimitedQueue: dueIdsStatement("AND queue = @queue"),
 
   /**
-   * `@queues` (JSON array, or NULL for every queue) → `name`, `room` of each queue that is not
-   * paused and has a `max_running`: how many more jobs it may run (`max_running` minus its
-   * processing rows; may be ≤ 0). Read inside the claim's `BEGIN IMMEDIATE`, so it holds across
-   * every process sharing the file.
+   * `@queues` (JSON array, or NULL for every queue) → `name`, `maxRunning`, `processing` (its
+   * processing rows) of each queue that is not paused and has a `max_running`, in name order.
+   * Read inside the claim's `BEGIN IMMEDIATE`, so the counts hold across every process sharing
+   * the file; the room is shared/claim-policy.ts `limitedRoom`.
    */
-  limitedRoom: `SELECT q.name, q.max_running - (SELECT count(*) FROM soniq_jobs AS j
-        WHERE j.status = 'processing' AND j.queue = q.name) AS room
+  limitedQueues: `SELECT q.name, q.max_running AS maxRunning, (SELECT count(*) FROM soniq_jobs AS j
+        WHERE j.status = 'processing' AND j.queue = q.name) AS processing
     FROM soniq_queues AS q
     WHERE q.paused = 0 AND q.max_running IS NOT NULL
       AND (@queues IS NULL OR q.name IN (SELECT value FROM json_each(@queues)))

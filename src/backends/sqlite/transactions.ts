@@ -17,6 +17,7 @@ import {
   type Owner,
   type RecoveryResult,
 } from "../contract/index.js";
+import { limitedRoom } from "../shared/claim-policy.js";
 import { decideRecovery, recoveryResult, type StaleClaim } from "../shared/recovery-policy.js";
 import { secondsToMs } from "./clock.js";
 import type { SqliteSession } from "./connection.js";
@@ -150,14 +151,14 @@ export function claimDue(s: SqliteSession, request: JobClaimParams): ClaimedJob[
     if (restricted) {
       // Queues with a max_running: at most their room, counted inside this same transaction.
       const dueInQueue = s.statement("dueIdsInLimitedQueue").pluck();
-      const rooms = s.statement("limitedRoom").all({ queues }) as Array<{
+      const limited = s.statement("limitedQueues").all({ queues }) as Array<{
         name: string;
-        room: number;
+        maxRunning: number;
+        processing: number;
       }>;
-      for (const { name, room } of rooms) {
-        const want = Math.min(room, limit - ids.length);
-        if (want <= 0) continue;
-        ids.push(...(dueInQueue.all({ now, limit: want, queue: name }) as string[]));
+      for (const { name, ...load } of limited) {
+        const room = limitedRoom({ ...load, wanted: limit - ids.length });
+        if (room > 0) ids.push(...(dueInQueue.all({ now, limit: room, queue: name }) as string[]));
       }
     }
     if (ids.length === 0) return [];
