@@ -29,7 +29,7 @@ export class LimitedClaim {
 
   /**
    * Claims up to `limit` jobs from the limited queues among `queues` (null: every queue), one
-   * transaction per queue, in order, until the limit is reached.
+   * transaction per queue, in name order, until the limit is reached.
    * @returns The claimed rows, as `claimLimited` (sql.ts) returns them.
    */
   async claim(request: {
@@ -60,7 +60,7 @@ export class LimitedClaim {
     return out;
   }
 
-  /** The limited queues among `queues` (null: every queue); cached for a second. */
+  /** The limited queues among `queues` (null: every queue), in name order; cached for a second. */
   private async limitedAmong(queues: readonly string[] | null): Promise<string[]> {
     if (Date.now() - this.readAt > LIMITED_QUEUES_TTL_MS) {
       const { rows } = await this.conn.run<{ name: string }>(this.sql.limitedQueues, []);

@@ -327,9 +327,12 @@ export function buildStatements(schema: string) {
      */
     claimLimited: claimWhere("queue = $3::text", "$4", true),
 
-    /** → `name` of the queues that are not paused and have a limit. */
+    /**
+     * → `name` of the queues that are not paused and have a limit, in name order
+     * (the order a claim serves them in: shared/claim-policy.ts).
+     */
     limitedQueues: `SELECT name FROM ${queues}
-      WHERE NOT paused AND max_running IS NOT NULL`,
+      WHERE NOT paused AND max_running IS NOT NULL ORDER BY name`,
 
     /** `$1` queue: locks its configuration row (serialises limited claims). → `max_running`. */
     lockLimitedQueue: `SELECT max_running FROM ${queues}
