@@ -6,8 +6,9 @@
  * moves it to the dead-letter queue instead, with reason {@link CRASH_LOOP_REASON}.
  * `maxInterruptions: 0` sends a job there at its first crash recovery.
  *
- * The backends apply the rule inside their recovery statement, so the decision stays atomic and
- * fenced; they receive it as a {@link CrashLoopRule} built here and hold none of its words.
+ * The backends receive the rule as a {@link CrashLoopRule} built here and hold none of its words;
+ * the decision is src/backends/shared/recovery-policy.ts, written by each backend atomically and
+ * fenced.
  */
 
 import {

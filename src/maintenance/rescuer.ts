@@ -2,8 +2,8 @@
  * The rescuer: crash recovery as a service (docs/reliability.md, "Crash recovery, in brief"). Each
  * pass requeues every `processing` row whose owner is not a live worker incarnation and
  * dead-letters the ones caught in a crash loop (`maintenance/policy.ts`), through
- * `JobStore.jobRecoverStale` — one fenced, idempotent statement, so passes from several processes
- * at once are safe.
+ * `JobStore.jobRecoverStale` — fenced and idempotent, so passes from several processes at once
+ * are safe.
  *
  * Recovery runs from three clocks: {@link Rescuer.runOnce} at every worker's start-up and from
  * `soniq recover`, and the leader's periodic pass while the {@link Rescuer} service runs (the
@@ -16,7 +16,7 @@
  * judges its own incarnation dead (`liveWorkerId`): its event loop may have been starved past
  * its heartbeat timeout while it still runs its jobs.
  *
- * No batch limit: a pass is one atomic statement over the rows of owners that died, bounded by
+ * No batch limit: a pass is one atomic write over the rows of owners that died, bounded by
  * their total concurrency. Each requeued row is a `job_recovered` event and each crash-loop row a
  * `job_dead_lettered` one (docs/events.md), both also logged.
  */

@@ -223,6 +223,35 @@ const HOT: Hot[] = [
     byPrimaryKey: true,
   },
   {
+    // Crash recovery's read: the processing rows (their partial index), never the queued ones.
+    name: "stale_claims",
+    reaches: /Index Scan using soniq_jobs_processing_idx on soniq_jobs j/,
+    types: "float8, text",
+    text: (sql) => sql.staleClaims,
+    args: () => "30, NULL",
+    byPrimaryKey: false,
+  },
+  {
+    // Crash recovery's write: each row of the batch locked and written by primary key.
+    name: "recover_stale",
+    types: "uuid[], text[], uuid[], text[], int[], boolean[], text[], text, float8, text",
+    text: (sql) => sql.recoverStale,
+    args: (b) =>
+      [
+        arrayLiteral(b.ids),
+        arrayLiteral(b.ids.map(() => b.worker)),
+        arrayLiteral(b.tokens),
+        arrayLiteral(b.ids.map((_, i) => ["cancel", "requeue", "deadLetter"][i % 3] ?? "requeue")),
+        arrayLiteral(b.ids.map(() => "1")),
+        arrayLiteral(b.ids.map(() => "true")),
+        arrayLiteral(b.ids.map(() => "crash_loop")),
+        "'crash_loop'",
+        "60",
+        "'soniq_x'",
+      ].join(", "),
+    byPrimaryKey: true,
+  },
+  {
     name: "owned_by",
     types: "text",
     text: (sql) => sql.ownedBy,

@@ -11,7 +11,6 @@ import type { PgQueryable } from "../contract/index.js";
 import type { LocalHandOffDesk } from "../shared/hand-off-desk.js";
 import { checkOut } from "./checkout.js";
 import type { HandOffStatements } from "./hand-off-sql.js";
-import type { RawClaimedRow } from "./rows.js";
 import { SESSION_SETUP, type Statements } from "./sql.js";
 
 /** SQLSTATEs meaning the schema or a table is missing: undefined_table, invalid_schema_name. */
@@ -294,17 +293,6 @@ export interface PgJobStoreDeps {
   channel: string;
   /** Wakes this process's subscribers for a queue. */
   wake: (queue: string) => void;
-  /**
-   * Claims from the queues that have a `max_running` (limited-claim.ts), after the ordinary
-   * claim statements, which skip those queues. → claimed rows.
-   */
-  claimLimited: (request: {
-    workerId: string;
-    limit: number;
-    queues: readonly string[] | null;
-    /** Stored in `start_known` (see `JobClaimParams.deferStart`). */
-    startKnown: boolean;
-  }) => Promise<RawClaimedRow[]>;
   /** Hand-off at enqueue (hand-off-enqueue.ts): this process's idle workers and the statement. */
   handOff?: { desk: LocalHandOffDesk; sql: HandOffStatements };
 }

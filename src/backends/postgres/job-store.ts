@@ -11,7 +11,6 @@ import {
   DEFAULT_CANCELLED_RETENTION_SECONDS,
   type DeadLetterRow,
   type EnqueueResult,
-  INTERRUPTIONS_PLACEHOLDER,
   type JobCancelParams,
   type JobClaimParams,
   type JobCompleteManyParams,
@@ -36,9 +35,11 @@ import {
   type QueueStats,
   type RecoveryResult,
 } from "../contract/index.js";
+import { decideRecovery, recoveryResult, type StaleClaim } from "../shared/recovery-policy.js";
 import type { PgConnection, PgJobStoreDeps, PgResult } from "./connection.js";
 import { enqueueBatch } from "./enqueue.js";
 import { isUuid } from "./identifiers.js";
+import { LimitedClaim } from "./limited-claim.js";
 import {
   type RawClaimedRow,
   type RawDeadLetterRow,
@@ -70,6 +71,7 @@ export class PgJobStore implements JobStore {
   private readonly sql: Statements;
   private readonly channel: string;
   private readonly wake: (queue: string) => void;
+  private readonly limited: LimitedClaim;
 
   /** @param deps The pool, statements, channel and local wake. */
   constructor(private readonly deps: PgJobStoreDeps) {
@@ -77,6 +79,7 @@ export class PgJobStore implements JobStore {
     this.sql = deps.sql;
     this.channel = deps.channel;
     this.wake = deps.wake;
+    this.limited = new LimitedClaim(deps.conn, deps.sql);
   }
 
   private run<R>(text: string, values: unknown[], via?: PgQueryable): Promise<PgResult<R>> {
@@ -110,7 +113,7 @@ export class PgJobStore implements JobStore {
       : await this.run<RawClaimedRow>(text, values);
     if (rows.length >= limit) return rows.map(claimedJobOfRow);
     // Queues with a max_running: each claimed under its queue row's lock (limited-claim.ts).
-    const limited = await this.deps.claimLimited({
+    const limited = await this.limited.claim({
       workerId: params.workerId,
       limit: limit - rows.length,
       queues,
@@ -320,48 +323,37 @@ export class PgJobStore implements JobStore {
     return rowCount;
   }
 
-  /** One statement; requeued rows NOTIFY their queues. See {@link JobStore.jobRecoverStale}. */
+  /**
+   * Two statements: reads the stale claims (`staleClaims`), lets the shared policy decide
+   * (shared/recovery-policy.ts), then writes every decision in one batched statement that locks
+   * each row and re-checks it is still as read (`recoverStale`); requeued rows NOTIFY their
+   * queues. See {@link JobStore.jobRecoverStale}.
+   */
   async jobRecoverStale({
     staleAfterSeconds,
     crashLoop,
     cancelledRetentionSeconds = DEFAULT_CANCELLED_RETENTION_SECONDS,
     liveWorkerId,
   }: JobRecoverStaleParams): Promise<RecoveryResult> {
-    const { rows } = await this.run<{
-      kind: string;
-      id: string;
-      name: string;
-      queue: string;
-      previous_owner: string | null;
-      interruptions: number;
-      charged: boolean;
-    }>(this.sql.recoverStale, [
+    const stale = await this.run<StaleClaim>(this.sql.staleClaims, [
       staleAfterSeconds ?? null,
-      crashLoop.maxInterruptions,
-      this.channel,
-      crashLoop.reason,
-      crashLoop.message,
-      INTERRUPTIONS_PLACEHOLDER,
-      cancelledRetentionSeconds,
       liveWorkerId ?? null,
     ]);
-    const result: RecoveryResult = { requeued: [], deadLettered: [], cancelled: [] };
-    for (const row of rows) {
-      const job = {
-        id: row.id,
-        name: row.name,
-        queue: row.queue,
-        previousOwner: row.previous_owner,
-        interruptions: row.interruptions,
-        charged: row.charged,
-      };
-      (row.kind === "dead"
-        ? result.deadLettered
-        : row.kind === "cancelled"
-          ? result.cancelled
-          : result.requeued
-      ).push(job);
-    }
+    const decided = stale.rows.map((claim) => decideRecovery(claim, crashLoop));
+    if (decided.length === 0) return recoveryResult(decided, new Set());
+    const written = await this.run<{ id: string }>(this.sql.recoverStale, [
+      decided.map((d) => d.claim.id),
+      decided.map((d) => d.claim.workerId),
+      decided.map((d) => d.claim.claimToken),
+      decided.map((d) => d.kind),
+      decided.map((d) => d.job.interruptions),
+      decided.map((d) => d.job.charged),
+      decided.map((d) => (d.kind === "deadLetter" ? storableText(d.error) : null)),
+      storableText(crashLoop.reason),
+      cancelledRetentionSeconds,
+      this.channel,
+    ]);
+    const result = recoveryResult(decided, new Set(written.rows.map((row) => row.id)));
     for (const queue of new Set(result.requeued.map((job) => job.queue))) this.wake(queue);
     return result;
   }

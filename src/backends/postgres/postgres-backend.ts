@@ -16,7 +16,6 @@ import { buildHandOffStatements } from "./hand-off-sql.js";
 import { notifyChannel, validateSchemaName } from "./identifiers.js";
 import { PgJobStore } from "./job-store.js";
 import { PgLeaseStore } from "./lease-store.js";
-import { claimLimitedQueues, LimitedQueues } from "./limited-claim.js";
 import { migrate } from "./migrate.js";
 import { PgNotifier } from "./notifier.js";
 import { PgScheduleStore } from "./schedule-store.js";
@@ -138,24 +137,13 @@ export class PostgresBackend extends DelegatingStores implements Backend {
       run: (text, values) => conn.run(text, values),
       wake: (queue) => wakeUps.wake(queue),
     });
-    const adminSql = admin.sql;
     const handOff = new LocalHandOffDesk();
-    const limited = new LimitedQueues(() =>
-      conn.run<{ name: string; max_running: number }>(adminSql.limitedQueues, []),
-    );
     const jobs = new PgJobStore({
       conn,
       sql,
       channel,
       wake: (queue) => wakeUps.wake(queue),
       handOff: { desk: handOff, sql: buildHandOffStatements(schema) },
-      claimLimited: async (request) => {
-        const queues = await limited.get(request.queues);
-        if (queues.length === 0) return [];
-        return conn.track(() =>
-          claimLimitedQueues(conn.pool, sql.claimLimited, adminSql, { ...request, queues }),
-        );
-      },
     });
     super({
       jobs,

@@ -38,6 +38,11 @@ const IS_PROCESSING = "(status = 'processing') IS TRUE";
  */
 const FENCE = `id = $1::uuid AND ${IS_PROCESSING} AND worker_id = $2 AND claim_token = $3::uuid`;
 
+/** The `INSERT INTO` head of a move into the DLQ (`dead`: its table), columns in table order. */
+function deadLetterInsert(dead: string): string {
+  return `INSERT INTO ${dead} (${columnNames(DEAD_LETTERS)})`;
+}
+
 /**
  * The rows of a batch (`arrays`: parameter references with their array types, such as
  * `["$1::uuid[]", "$3::uuid[]"]`), as `unnest(…)` over the arrays zipped, written so that the
@@ -322,6 +327,20 @@ export function buildStatements(schema: string) {
      */
     claimLimited: claimWhere("queue = $3::text", "$4", true),
 
+    /**
+     * → `name` of the queues that are not paused and have a limit, in name order
+     * (the order a claim serves them in: shared/claim-policy.ts).
+     */
+    limitedQueues: `SELECT name FROM ${queues}
+      WHERE NOT paused AND max_running IS NOT NULL ORDER BY name`,
+
+    /** `$1` queue: locks its configuration row (serialises limited claims). → `max_running`. */
+    lockLimitedQueue: `SELECT max_running FROM ${queues}
+      WHERE name = $1 AND NOT paused AND max_running IS NOT NULL FOR UPDATE`,
+
+    /** `$1` queue → `n`: its processing rows. */
+    countProcessing: `SELECT count(*) AS n FROM ${jobs} WHERE status = 'processing' AND queue = $1`,
+
     /** Fence `$1..$3`, `$4` result JSON text or NULL, `$5` retention seconds. */
     complete: `UPDATE ${jobs}
       SET status = 'done', attempts = attempts + 1, result = $4::json, finished_at = now(),
@@ -414,7 +433,7 @@ export function buildStatements(schema: string) {
      * the DELETE and the INSERT commit together, so the job is in exactly one table.
      */
     deadLetter: `WITH moved AS (DELETE FROM ${jobs} WHERE ${FENCE} RETURNING *)
-      INSERT INTO ${dead} (${columnNames(DEAD_LETTERS)})
+      ${deadLetterInsert(dead)}
       SELECT id, name, queue, args, priority,
              attempts + CASE WHEN $6::boolean THEN 1 ELSE 0 END, max_attempts, interruptions,
              scheduled_at, created_at, now(), started_at, finished_at,
@@ -502,78 +521,82 @@ export function buildStatements(schema: string) {
       FROM ${workers} ORDER BY started_at DESC, id`,
 
     /**
-     * Crash recovery, one statement. `$1` heartbeat timeout seconds (NULL: a stale heartbeat does
-     * not count as dead, only stopped or unknown owners), `$2` max interruptions,
-     * `$3` channel, `$4` crash-loop reason, `$5` crash-loop message, `$6` the placeholder in `$5`
-     * replaced by the interruption count (the words: `src/maintenance/policy.ts`), `$7` retention
-     * seconds of a cancelled row, `$8` the caller's own worker incarnation (NULL: none), whose
-     * rows are never touched. A worker's own declared `heartbeat_timeout` wins over `$1`. A
-     * stale row with a cancel request for its claim is finalised `cancelled`, not requeued
-     * (kind 'cancelled'). Locks the stale
-     * rows (SKIP LOCKED: a row being finished right now is left to its writer), moves those over
-     * the interruption limit to the DLQ (reason `$4`) and requeues
-     * the rest, NOTIFYing their queues. Only a row whose start is known (`start_known`) is charged
-     * an interruption (and may be dead-lettered); any other is requeued with
-     * `uncharged_recoveries + 1`. → `kind` ('requeued' | 'dead'), `id`, `name`, `queue`,
-     * `previous_owner`, `interruptions`, `charged`.
+     * Crash recovery's read (docs/backends.md, "Shared policy and engine code"): `$1` heartbeat
+     * timeout seconds for workers that declared none (NULL: a stale heartbeat is not enough, only
+     * stopped or unknown owners), `$2` the caller's own incarnation (NULL: none), never touched →
+     * each `processing` row whose owner is not live, as a `StaleClaim` (shared/recovery-policy.ts).
+     * Locks nothing: `recoverStale` locks and re-checks each row it writes.
      */
-    recoverStale: `WITH stale AS (
-        SELECT j.id, j.worker_id, j.start_known, EXISTS (
-            SELECT 1 FROM ${controls} AS c
-            WHERE c.job_id = j.id AND c.cancel_claim_token = j.claim_token) AS cancel
-        FROM ${jobs} AS j
-        WHERE j.status = 'processing' AND ${notInRemoteCustody(schema)}
-          AND ($8::text IS NULL OR j.worker_id IS DISTINCT FROM $8::text)
-          AND NOT EXISTS (
-            SELECT 1 FROM ${workers} AS w
-            WHERE w.id = j.worker_id AND w.status <> 'stopped'
-              AND ($1::float8 IS NULL
-                   OR w.last_heartbeat_at
-                      >= now() - make_interval(secs => COALESCE(w.heartbeat_timeout, $1::float8))))
+    staleClaims: `SELECT j.id::text AS id, j.name, j.queue, j.worker_id AS "workerId",
+        j.claim_token::text AS "claimToken", j.interruptions, j.start_known AS "startKnown",
+        EXISTS (SELECT 1 FROM ${controls} AS c
+                WHERE c.job_id = j.id AND c.cancel_claim_token = j.claim_token) AS "cancelRequested"
+      FROM ${jobs} AS j
+      WHERE j.status = 'processing' AND ${notInRemoteCustody(schema)}
+        AND ($2::text IS NULL OR j.worker_id IS DISTINCT FROM $2::text)
+        AND NOT EXISTS (
+          SELECT 1 FROM ${workers} AS w
+          WHERE w.id = j.worker_id AND w.status <> 'stopped'
+            AND ($1::float8 IS NULL
+                 OR w.last_heartbeat_at
+                    >= now() - make_interval(secs => COALESCE(w.heartbeat_timeout, $1::float8))))`,
+
+    /**
+     * Crash recovery's writes, one statement for the pass: `$1` ids, `$2` worker ids, `$3` claim
+     * tokens (the owners `staleClaims` read), then per row the shared policy's decision: `$4` kind
+     * (`cancel`, `requeue`, `deadLetter`), `$5` interruptions, `$6` charged, `$7` `last_error`;
+     * `$8` dead-letter reason, `$9` retention seconds of a cancelled row, `$10` channel. A row is
+     * locked (SKIP LOCKED: one another writer holds is left to it) and written only if still as
+     * read: processing, outside remote custody, same owner, a cancel request exactly when the
+     * decision is `cancel`, else `start_known` = charged. Found by primary key; the cancel test is
+     * `(…) IS TRUE` so that it is never a join key (test/postgres/query-plans.test.ts). Requeued
+     * queues are NOTIFYed once each. → `id` of each changed row.
+     */
+    recoverStale: `WITH b AS (
+        SELECT * FROM unnest($1::uuid[], $2::text[], $3::uuid[], $4::text[], $5::int[],
+                             $6::boolean[], $7::text[])
+          AS b(id, worker_id, claim_token, kind, interruptions, charged, error)
+      ), locked AS (
+        SELECT j.id, b.kind, b.interruptions, b.charged, b.error
+        FROM ${jobs} AS j JOIN b ON b.id = j.id
+        WHERE j.id = ANY(ARRAY(SELECT unnest($1::uuid[])))
+          AND ${IS_PROCESSING} AND ${notInRemoteCustody(schema)}
+          AND j.worker_id IS NOT DISTINCT FROM b.worker_id
+          AND j.claim_token IS NOT DISTINCT FROM b.claim_token
+          AND ((b.kind = 'cancel') = EXISTS (SELECT 1 FROM ${controls} AS c
+                WHERE c.job_id = j.id AND c.cancel_claim_token = j.claim_token)) IS TRUE
+          AND (b.kind = 'cancel' OR j.start_known = b.charged)
         FOR UPDATE OF j SKIP LOCKED
-      ), finalised AS (
+      ), cancelled AS (
         UPDATE ${jobs} AS j
         SET status = 'cancelled', finished_at = now(), updated_at = now(),
-            result_expires_at = now() + make_interval(secs => $7::float8)
-        FROM stale
-        WHERE j.id = stale.id AND stale.cancel AND j.status = 'processing'
-        RETURNING j.id, j.name, j.queue, stale.worker_id, j.interruptions
-      ), doomed AS (
-        DELETE FROM ${jobs} AS j USING stale
-        WHERE j.id = stale.id AND NOT stale.cancel AND j.status = 'processing' AND stale.start_known
-          AND j.interruptions + 1 > $2::int
-        RETURNING j.*
+            result_expires_at = now() + make_interval(secs => $9::float8)
+        FROM locked AS l WHERE j.id = l.id AND l.kind = 'cancel'
+        RETURNING j.id
+      ), moved AS (
+        DELETE FROM ${jobs} AS j USING locked AS l WHERE j.id = l.id AND l.kind = 'deadLetter'
+        RETURNING j.*, l.interruptions AS recovered_interruptions, l.error AS recovered_error
       ), buried AS (
-        INSERT INTO ${dead} (id, name, queue, args, priority, attempts, max_attempts, interruptions,
-                             scheduled_at, created_at, updated_at, started_at, finished_at,
-                             worker_id, claim_token, last_error, dedup_key, reason, dead_at)
-        SELECT id, name, queue, args, priority, attempts, max_attempts, interruptions + 1,
+        ${deadLetterInsert(dead)}
+        SELECT id, name, queue, args, priority, attempts, max_attempts, recovered_interruptions,
                scheduled_at, created_at, now(), started_at, finished_at, worker_id, claim_token,
-               replace($5::text, $6::text, (interruptions + 1)::text),
-               dedup_key, $4::text, now()
-        FROM doomed
-        RETURNING id, name, queue, worker_id, interruptions
+               recovered_error, dedup_key, $8::text, now()
+        FROM moved
+        RETURNING id
       ), requeued AS (
         UPDATE ${jobs} AS j
         SET status = 'queued', worker_id = NULL, claim_token = NULL,
-            interruptions = j.interruptions + CASE WHEN stale.start_known THEN 1 ELSE 0 END,
-            uncharged_recoveries = j.uncharged_recoveries
-              + CASE WHEN stale.start_known THEN 0 ELSE 1 END,
+            interruptions = l.interruptions,
+            uncharged_recoveries = j.uncharged_recoveries + (NOT l.charged)::int,
             scheduled_at = now(), updated_at = now()
-        FROM stale
-        WHERE j.id = stale.id AND NOT stale.cancel AND j.status = 'processing'
-          AND (NOT stale.start_known OR j.interruptions + 1 <= $2::int)
-        RETURNING j.id, j.name, j.queue, stale.worker_id, j.interruptions, stale.start_known
+        FROM locked AS l WHERE j.id = l.id AND l.kind = 'requeue'
+        RETURNING j.id, ${PAYLOAD} AS queue
       ), woken AS (
-        SELECT pg_notify($3, q.queue) FROM (SELECT DISTINCT ${PAYLOAD} AS queue FROM requeued) AS q
+        SELECT pg_notify($10, q.queue) FROM (SELECT DISTINCT queue FROM requeued) AS q
       )
-      SELECT 'requeued' AS kind, id::text AS id, name, queue, worker_id AS previous_owner,
-             interruptions, start_known AS charged, (SELECT count(*) FROM woken) AS notified
-      FROM requeued
-      UNION ALL
-      SELECT 'dead', id::text, name, queue, worker_id, interruptions, true, 0 FROM buried
-      UNION ALL
-      SELECT 'cancelled', id::text, name, queue, worker_id, interruptions, false, 0 FROM finalised`,
+      SELECT id::text AS id, (SELECT count(*) FROM woken) AS notified FROM requeued
+      UNION ALL SELECT id::text, 0 FROM cancelled
+      UNION ALL SELECT id::text, 0 FROM buried`,
 
     /** `$1` worker id → `id`, `claim_token` of the processing rows it owns. */
     ownedBy: `SELECT id::text AS id, claim_token::text AS claim_token FROM ${jobs}
@@ -850,17 +873,6 @@ export function buildAdminStatements(schema: string) {
         RETURNING name
       )
       SELECT name, pg_notify($5, name) FROM up`,
-
-    /** → `name`, `max_running` of the queues that are not paused and have a limit. */
-    limitedQueues: `SELECT name, max_running FROM ${queues}
-      WHERE NOT paused AND max_running IS NOT NULL`,
-
-    /** `$1` queue: locks its configuration row (serialises limited claims). → `max_running`. */
-    lockLimitedQueue: `SELECT max_running FROM ${queues}
-      WHERE name = $1 AND NOT paused AND max_running IS NOT NULL FOR UPDATE`,
-
-    /** `$1` queue → `n`: its processing rows. */
-    countProcessing: `SELECT count(*) AS n FROM ${jobs} WHERE status = 'processing' AND queue = $1`,
 
     /** `$1` worker id, `$2` heartbeat timeout seconds. */
     workerDeclare: `UPDATE ${workers} SET heartbeat_timeout = $2::float8 WHERE id = $1`,

@@ -170,7 +170,7 @@ export function buildSubmissionStatements(schema: string) {
      * Crash recovery by phase, one statement: rows in custody whose owner is set and not live →
      * owner cleared; `submitting` → `frozen` (reason `crash`); all due now. `@timeout` seconds
      * (NULL: only stopped or unknown owners); a worker's own declared `heartbeat_timeout` wins
-     * over it (issue 14's rule, as in `recoverStale`). `@live`: the caller's own incarnation,
+     * over it (issue 14's rule, as in `staleClaims`). `@live`: the caller's own incarnation,
      * never treated as not live (NULL: none).
      */
     recover: named(`WITH stale AS (

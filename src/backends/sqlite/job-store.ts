@@ -3,32 +3,31 @@
  * (contract shapes ↔ statement parameters and rows) and `BEGIN IMMEDIATE` transactions
  * (transactions.ts) around the named statements of sql.ts. Reached through `SqliteBackend`.
  */
-import {
-  type ClaimedJob,
-  DEFAULT_CANCELLED_RETENTION_SECONDS,
-  type DeadLetterRow,
-  type EnqueueResult,
-  type JobCancelParams,
-  type JobClaimParams,
-  type JobCompleteManyParams,
-  type JobCompleteParams,
-  type JobDeadLetterParams,
-  type JobEnqueueParams,
-  type JobIdParams,
-  type JobMarkStartedParams,
-  type JobNackManyParams,
-  type JobNackParams,
-  type JobOwnedByParams,
-  type JobPruneFinishedParams,
-  type JobRecoverStaleParams,
-  type JobRetryParams,
-  type JobRow,
-  type JobSnoozeParams,
-  type JobStore,
-  type OwnedJob,
-  type QueueMetrics,
-  type QueueStats,
-  type RecoveryResult,
+import type {
+  ClaimedJob,
+  DeadLetterRow,
+  EnqueueResult,
+  JobCancelParams,
+  JobClaimParams,
+  JobCompleteManyParams,
+  JobCompleteParams,
+  JobDeadLetterParams,
+  JobEnqueueParams,
+  JobIdParams,
+  JobMarkStartedParams,
+  JobNackManyParams,
+  JobNackParams,
+  JobOwnedByParams,
+  JobPruneFinishedParams,
+  JobRecoverStaleParams,
+  JobRetryParams,
+  JobRow,
+  JobSnoozeParams,
+  JobStore,
+  OwnedJob,
+  QueueMetrics,
+  QueueStats,
+  RecoveryResult,
 } from "../contract/index.js";
 import { assertNoConnection } from "../shared/capability-guard.js";
 import type { LocalHandOffDesk } from "../shared/hand-off-desk.js";
@@ -212,21 +211,8 @@ export class SqliteJobStore implements JobStore {
    * One immediate transaction (transactions.ts `recoverStaleClaims`), so it is exactly-once
    * across processes sharing the file. See {@link JobStore.jobRecoverStale}.
    */
-  async jobRecoverStale({
-    staleAfterSeconds,
-    crashLoop,
-    cancelledRetentionSeconds = DEFAULT_CANCELLED_RETENTION_SECONDS,
-    liveWorkerId,
-  }: JobRecoverStaleParams): Promise<RecoveryResult> {
-    const result = await this.conn.use((s) =>
-      recoverStaleClaims(
-        s,
-        staleAfterSeconds ?? null,
-        crashLoop,
-        cancelledRetentionSeconds,
-        liveWorkerId ?? null,
-      ),
-    );
+  async jobRecoverStale(params: JobRecoverStaleParams): Promise<RecoveryResult> {
+    const result = await this.conn.use((s) => recoverStaleClaims(s, params));
     for (const queue of new Set(result.requeued.map((j) => j.queue))) this.wake(queue);
     return result;
   }

@@ -24,6 +24,10 @@ import { NOT_IN_REMOTE_CUSTODY, SUBMISSION_SQL } from "./submission-sql.js";
 const OWNED =
   "id = @id AND status = 'processing' AND worker_id = @workerId AND claim_token = @claimToken";
 
+/** As {@link OWNED}, for the owner crash recovery read (either may be NULL: `IS`, not `=`). */
+const STALE_OWNED =
+  "id = @id AND status = 'processing' AND worker_id IS @workerId AND claim_token IS @claimToken";
+
 /** The order claims take jobs in (backend.ts `Backend.claim`), `id` last as a stable tie-break. */
 const CLAIM_ORDER = "priority, scheduled_at, created_at, id";
 
@@ -173,13 +177,13 @@ export const SQL = {
   dueIdsInLimitedQueue: dueIdsStatement("AND queue = @queue"),
 
   /**
-   * `@queues` (JSON array, or NULL for every queue) → `name`, `room` of each queue that is not
-   * paused and has a `max_running`: how many more jobs it may run (`max_running` minus its
-   * processing rows; may be ≤ 0). Read inside the claim's `BEGIN IMMEDIATE`, so it holds across
-   * every process sharing the file.
+   * `@queues` (JSON array, or NULL for every queue) → `name`, `maxRunning`, `processing` (its
+   * processing rows) of each queue that is not paused and has a `max_running`, in name order.
+   * Read inside the claim's `BEGIN IMMEDIATE`, so the counts hold across every process sharing
+   * the file; the room is shared/claim-policy.ts `limitedRoom`.
    */
-  limitedRoom: `SELECT q.name, q.max_running - (SELECT count(*) FROM soniq_jobs AS j
-        WHERE j.status = 'processing' AND j.queue = q.name) AS room
+  limitedQueues: `SELECT q.name, q.max_running AS maxRunning, (SELECT count(*) FROM soniq_jobs AS j
+        WHERE j.status = 'processing' AND j.queue = q.name) AS processing
     FROM soniq_queues AS q
     WHERE q.paused = 0 AND q.max_running IS NOT NULL
       AND (@queues IS NULL OR q.name IN (SELECT value FROM json_each(@queues)))
@@ -391,13 +395,13 @@ export const SQL = {
   /**
    * `@now`, `@timeoutMs` (NULL: a stale heartbeat does not count as dead, only stopped or unknown
    * owners; a worker's declared `heartbeat_timeout_ms` wins over it), `@liveWorkerId` (the
-   * caller's own incarnation, never not live; NULL: none) → `id`, `name`, `queue`, `worker_id`,
-   * `interruptions`, `start_known`, `cancel` (0/1: its claim has a cancel request) of every
-   * `processing` row whose owner is not a live worker.
+   * caller's own incarnation, never not live; NULL: none) → every `processing` row whose owner is
+   * not a live worker, as a `StaleClaim` (shared/recovery-policy.ts) with 0/1 for its booleans.
    */
-  staleClaims: `SELECT j.id, j.name, j.queue, j.worker_id, j.interruptions, j.start_known,
+  staleClaims: `SELECT j.id, j.name, j.queue, j.worker_id AS workerId, j.claim_token AS claimToken,
+      j.interruptions, j.start_known AS startKnown,
       EXISTS (SELECT 1 FROM soniq_job_controls AS c
-              WHERE c.job_id = j.id AND c.cancel_claim_token = j.claim_token) AS cancel
+              WHERE c.job_id = j.id AND c.cancel_claim_token = j.claim_token) AS cancelRequested
     FROM soniq_jobs AS j
     WHERE j.status = 'processing' AND ${NOT_IN_REMOTE_CUSTODY}
       AND (@liveWorkerId IS NULL OR j.worker_id IS NOT @liveWorkerId)
@@ -408,37 +412,35 @@ export const SQL = {
                OR @now - w.last_heartbeat_at <= COALESCE(w.heartbeat_timeout_ms, @timeoutMs)))`,
 
   /**
-   * `@id`, `@owner`, `@now`, `@retentionMs`: crash recovery of a row whose claim has a cancel
-   * request: finalised `cancelled` (finished now, kept `@retentionMs`), never requeued.
-   * → changes.
+   * Crash recovery's cancel, fenced ({@link STALE_OWNED}), `@now`, `@retentionMs`: `cancelled`,
+   * finished now, kept `@retentionMs`. → changes.
    */
   cancelStale: `UPDATE soniq_jobs
     SET status = 'cancelled', finished_at = @now, updated_at = @now,
         result_expires_at = @now + @retentionMs
-    WHERE id = @id AND status = 'processing' AND worker_id IS @owner`,
+    WHERE ${STALE_OWNED}`,
 
   /**
-   * `@id`, `@owner` (the stale owner, or NULL), `@now`, `@charge` (1: the start was known, charge
-   * an interruption; 0: count an uncharged recovery): crash recovery's requeue (`queued`, due at
-   * `@now`, owner cleared, attempts untouched). → changes.
+   * Crash recovery's requeue, fenced ({@link STALE_OWNED}), `@now`, `@interruptions` (the count
+   * after this recovery), `@charge` (1: charged; 0: `uncharged_recoveries + 1`): `queued`, due at
+   * `@now`, owner cleared, attempts untouched. → changes.
    */
   requeueStale: `UPDATE soniq_jobs
-    SET status = 'queued', worker_id = NULL, claim_token = NULL,
-        interruptions = interruptions + @charge,
+    SET status = 'queued', worker_id = NULL, claim_token = NULL, interruptions = @interruptions,
         uncharged_recoveries = uncharged_recoveries + 1 - @charge,
         scheduled_at = @now, updated_at = @now
-    WHERE id = @id AND status = 'processing' AND worker_id IS @owner`,
+    WHERE ${STALE_OWNED}`,
 
   /**
-   * `@id`, `@owner`, `@now`, `@error`, `@reason`: crash recovery past the interruption limit,
-   * copies the row into the DLQ with the crash-loop reason and `interruptions + 1`. → changes. The caller
-   * deletes the job ({@link SQL.deleteJob}) in the same transaction.
+   * Crash recovery's dead-letter copy, fenced ({@link STALE_OWNED}), `@now`, `@interruptions`,
+   * `@error`, `@reason`. → changes. The caller deletes the job ({@link SQL.deleteJob}) in the
+   * same transaction.
    */
   buryStale: `${DEAD_LETTER_INSERT}
-    SELECT id, name, queue, args, priority, attempts, max_attempts, interruptions + 1,
+    SELECT id, name, queue, args, priority, attempts, max_attempts, @interruptions,
       scheduled_at, created_at, @now, started_at, finished_at, worker_id, claim_token,
       @error, dedup_key, @reason, @now
-    FROM soniq_jobs WHERE id = @id AND status = 'processing' AND worker_id IS @owner`,
+    FROM soniq_jobs WHERE ${STALE_OWNED}`,
 
   /** `@workerId` → `id`, `claim_token` of the processing rows it owns. */
   ownedBy: `SELECT id, claim_token FROM soniq_jobs

@@ -9,14 +9,16 @@ import { claimedJobOfRow } from "../claimed-job.js";
 import {
   type ClaimedJob,
   type CompletionItem,
-  type CrashLoopRule,
-  crashLoopText,
+  DEFAULT_CANCELLED_RETENTION_SECONDS,
   type EnqueueResult,
   type JobClaimParams,
+  type JobRecoverStaleParams,
   type NewJob,
   type Owner,
   type RecoveryResult,
 } from "../contract/index.js";
+import { limitedRoom } from "../shared/claim-policy.js";
+import { decideRecovery, recoveryResult, type StaleClaim } from "../shared/recovery-policy.js";
 import { secondsToMs } from "./clock.js";
 import type { SqliteSession } from "./connection.js";
 import type { ClaimedRecord } from "./rows.js";
@@ -149,14 +151,14 @@ export function claimDue(s: SqliteSession, request: JobClaimParams): ClaimedJob[
     if (restricted) {
       // Queues with a max_running: at most their room, counted inside this same transaction.
       const dueInQueue = s.statement("dueIdsInLimitedQueue").pluck();
-      const rooms = s.statement("limitedRoom").all({ queues }) as Array<{
+      const limited = s.statement("limitedQueues").all({ queues }) as Array<{
         name: string;
-        room: number;
+        maxRunning: number;
+        processing: number;
       }>;
-      for (const { name, room } of rooms) {
-        const want = Math.min(room, limit - ids.length);
-        if (want <= 0) continue;
-        ids.push(...(dueInQueue.all({ now, limit: want, queue: name }) as string[]));
+      for (const { name, ...load } of limited) {
+        const room = limitedRoom({ ...load, wanted: limit - ids.length });
+        if (room > 0) ids.push(...(dueInQueue.all({ now, limit: room, queue: name }) as string[]));
       }
     }
     if (ids.length === 0) return [];
@@ -280,81 +282,54 @@ export function replayEntry(s: SqliteSession, id: string): string | undefined {
   });
 }
 
-/** A row of the `staleClaims` statement. */
-interface StaleClaim {
-  id: string;
-  name: string;
-  queue: string;
-  worker_id: string | null;
-  interruptions: number;
-  /** 1 when its claim has a cancel request. */
-  cancel: number;
-  /** 1 when the claim's start is durably known. */
-  start_known: number;
-}
-
 /**
- * Crash recovery: every `processing` row whose owner is not live by the database clock is
- * requeued (`interruptions + 1`, due now, owner cleared, attempts untouched) or, past
- * `crashLoop.maxInterruptions`, moved to the DLQ under the crash-loop rule. A row whose claim has
- * a cancel request is finalised `cancelled` (kept `cancelledRetentionSeconds`) instead.
- * @param heartbeatTimeoutSeconds Seconds after which a silent owner counts as dead; `null`: only
- * stopped or unknown owners do.
+ * Crash recovery (`JobStore.jobRecoverStale`) in one `BEGIN IMMEDIATE`: reads the stale claims,
+ * lets the shared policy decide (shared/recovery-policy.ts) and applies each decision in a write
+ * fenced on the owner it read.
  */
 export function recoverStaleClaims(
   s: SqliteSession,
-  heartbeatTimeoutSeconds: number | null,
-  crashLoop: CrashLoopRule,
-  cancelledRetentionSeconds: number,
-  liveWorkerId: string | null,
+  params: JobRecoverStaleParams,
 ): RecoveryResult {
-  const timeoutMs = heartbeatTimeoutSeconds === null ? null : secondsToMs(heartbeatTimeoutSeconds);
+  const { staleAfterSeconds, cancelledRetentionSeconds } = params;
+  const timeoutMs = staleAfterSeconds === undefined ? null : secondsToMs(staleAfterSeconds);
+  const retentionMs = secondsToMs(cancelledRetentionSeconds ?? DEFAULT_CANCELLED_RETENTION_SECONDS);
   const find = s.statement("staleClaims");
+  const cancel = s.statement("cancelStale");
   const requeue = s.statement("requeueStale");
   const bury = s.statement("buryStale");
-  const cancel = s.statement("cancelStale");
   const remove = s.statement("deleteJob");
-  const retentionMs = secondsToMs(cancelledRetentionSeconds);
   return s.immediate(() => {
-    const result: RecoveryResult = { requeued: [], deadLettered: [], cancelled: [] };
     const now = s.nowMs();
-    for (const row of find.all({ now, timeoutMs, liveWorkerId }) as StaleClaim[]) {
-      if (row.cancel === 1) {
-        // An operator asked to cancel this claim: finalise it, never requeue it.
-        if (cancel.run({ id: row.id, owner: row.worker_id, now, retentionMs }).changes > 0) {
-          result.cancelled.push({
-            id: row.id,
-            name: row.name,
-            queue: row.queue,
-            previousOwner: row.worker_id,
-            interruptions: row.interruptions,
-            charged: false,
-          });
-        }
-        continue;
-      }
-      // Charged only where the start is durably known (docs/reliability.md).
-      const charged = row.start_known === 1;
-      const interruptions = row.interruptions + (charged ? 1 : 0);
-      const job = {
-        id: row.id,
-        name: row.name,
-        queue: row.queue,
-        previousOwner: row.worker_id,
-        interruptions,
-        charged,
-      };
-      const params = { id: row.id, owner: row.worker_id, now };
-      if (charged && interruptions > crashLoop.maxInterruptions) {
-        const error = crashLoopText(crashLoop.message, interruptions);
-        if (bury.run({ ...params, error, reason: crashLoop.reason }).changes > 0) {
-          remove.run({ id: row.id });
-          result.deadLettered.push(job);
-        }
-      } else if (requeue.run({ ...params, charge: charged ? 1 : 0 }).changes > 0) {
-        result.requeued.push(job);
-      }
+    const liveWorkerId = params.liveWorkerId ?? null;
+    const read = find.all({ now, timeoutMs, liveWorkerId }) as StaleRecord[];
+    const decisions = read.map((row) => {
+      const cancelRequested = row.cancelRequested === 1;
+      const claim = { ...row, startKnown: row.startKnown === 1, cancelRequested };
+      return decideRecovery(claim, params.crashLoop);
+    });
+    const changed = new Set<string>();
+    for (const d of decisions) {
+      const { claim, job } = d;
+      const { id, workerId, claimToken } = claim;
+      // Each statement reads the named parameters it has and ignores the rest.
+      const row = { id, workerId, claimToken, now, interruptions: job.interruptions };
+      const written =
+        d.kind === "cancel"
+          ? cancel.run({ ...row, retentionMs })
+          : d.kind === "requeue"
+            ? requeue.run({ ...row, charge: job.charged ? 1 : 0 })
+            : bury.run({ ...row, error: d.error, reason: d.reason });
+      if (written.changes === 0) continue;
+      if (d.kind === "deadLetter") remove.run({ id });
+      changed.add(id);
     }
-    return result;
+    return recoveryResult(decisions, changed);
   });
 }
+
+/** A row of the `staleClaims` statement: a {@link StaleClaim} with 0/1 for its booleans. */
+type StaleRecord = Omit<StaleClaim, "startKnown" | "cancelRequested"> & {
+  startKnown: number;
+  cancelRequested: number;
+};

@@ -135,6 +135,25 @@ export function adminQueueCases({ make, target }: ContractContext): void {
       });
     });
 
+    it("maxRunning on two queues › a claim smaller than their rooms › serves them in queue-name order", async () => {
+      const b = await make();
+      const soniq = soniqOn(b);
+      for (const queue of ["lim-b", "lim-a"]) {
+        for (let i = 0; i < 3; i++) await put(b, { queue });
+      }
+      // Limited in the opposite order of their names (PostgreSQL once served them in the order
+      // of their configuration rows).
+      await soniq.queues.set("lim-b", { maxRunning: 5 });
+      await soniq.queues.set("lim-a", { maxRunning: 5 });
+      for (const queues of [null, ["lim-b", "lim-a"]]) {
+        const claimed = await b.jobClaim({ workerId: "w1", queues, limit: 4 });
+        expect(claimed.map((j) => j.queue)).toEqual(["lim-a", "lim-a", "lim-a", "lim-b"]);
+        await b.jobNackMany({
+          items: claimed.map((j) => ({ id: j.id, owner: ownerOf(j) })),
+        });
+      }
+    });
+
     it("pause in one process › another process's worker claims nothing; resume › it runs them within a wake-up", async () => {
       const b = await make();
       const soniq = soniqOn(b);
