@@ -2,27 +2,11 @@
  * Memory mode (docs/backends.md, "Memory mode"): the SQLite backend on a private in-memory
  * database, with an injectable clock.
  */
-import { randomUUID } from "node:crypto";
 import { readdirSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
-import type { NewJob } from "../../src/backends/contract/index.js";
 import { createBackend } from "../../src/backends/select.js";
 import { isSoniqError, MemoryBackend } from "../../src/index.js";
-
-function job(overrides: Partial<NewJob> = {}): NewJob {
-  return {
-    id: randomUUID(),
-    name: "test.job",
-    queue: "default",
-    args: "{}",
-    priority: 0,
-    maxAttempts: 3,
-    runAt: null,
-    delaySeconds: 0,
-    dedupKey: null,
-    ...overrides,
-  };
-}
+import { newJob as job } from "../contract/helpers.js";
 
 const opened: MemoryBackend[] = [];
 afterEach(async () => {
