@@ -10,7 +10,7 @@
  */
 
 import type { ChildProcess } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import pg from "pg";
@@ -45,44 +45,48 @@ const RELEASED = "claimed jobs that never started went back to queued";
 type E2eDb = Awaited<ReturnType<typeof prepared>>["db"];
 
 /**
- * Waits until every sleep job is claimed and a row of the tail (enqueued after the sleeps) is
- * held unstarted: with the 10 slots, no tail row can start before the sleeps have started and
- * ended, so the buffer cannot empty before the test freezes the worker.
+ * Waits until every gate job (one per slot, enqueued between the noops and the tail) has started
+ * and a row of the tail is held unstarted. The gate jobs log their start and run until the test
+ * opens the gate, so from then on every slot is held and no row can start: the worker holds the
+ * rest unstarted (its buffer) until the gate opens. A gate that is only claimed is not enough: the
+ * buffer is FIFO, and a worker still starting the noops claimed before the gates is caught by the
+ * freeze in the middle of a start (docs/shutdown.md, "The claimed-not-yet-running window").
+ * The freeze must still come within the start TTL (1.4 s or 2 s below) of the tail's claim, or the
+ * worker NACKs the tail first: measured 56–295 ms from the oldest buffered row's claim to the freeze
+ * at load average 12–18 on 2 cores (20 runs), a margin of over 1.1 s.
  */
 async function waitForTailBuffered(
   db: E2eDb,
   log: string,
-  sleeps: ReadonlySet<string>,
+  gates: ReadonlySet<string>,
   tail: ReadonlySet<string>,
 ): Promise<void> {
   await waitFor(
     async () => {
-      const processing = (await db.jobs.list({ status: "processing" }, { limit: 1000 })).jobs;
       const ran = new Set(runs(log));
-      return (
-        processing.filter((job) => sleeps.has(job.id)).length === sleeps.size &&
-        processing.some((job) => tail.has(job.id) && !ran.has(job.id))
-      );
+      if ([...gates].some((id) => !ran.has(id))) return false;
+      const processing = (await db.jobs.list({ status: "processing" }, { limit: 1000 })).jobs;
+      return processing.some((job) => tail.has(job.id) && !ran.has(job.id));
     },
     60_000,
-    "the sleeps claimed and a tail row buffered",
+    "the gate jobs running in every slot and a tail row buffered",
   );
 }
 
 /**
- * The rows a frozen worker holds unstarted: `processing`, not a sleep, not in the run log. Read
- * after a pause, once the statements it sent before the freeze have landed (a row that started
- * between the wait above and the freeze is in the log by then, and is not buffered).
+ * The rows a frozen worker holds unstarted: `processing`, not a gate job, not in the run log (no
+ * row can start while the gates hold every slot, so none is half-started). Read after a pause,
+ * once the statements it sent before the freeze have landed (a claim in flight).
  */
 async function bufferedWhileFrozen(
   db: E2eDb,
   log: string,
-  sleeps: ReadonlySet<string>,
+  gates: ReadonlySet<string>,
 ): Promise<string[]> {
   await new Promise((r) => setTimeout(r, 300));
   const processing = (await db.jobs.list({ status: "processing" }, { limit: 1000 })).jobs;
   const ran = new Set(runs(log));
-  const buffered = processing.map((job) => job.id).filter((id) => !sleeps.has(id) && !ran.has(id));
+  const buffered = processing.map((job) => job.id).filter((id) => !gates.has(id) && !ran.has(id));
   expect(buffered.length).toBeGreaterThan(0);
   return buffered;
 }
@@ -320,15 +324,15 @@ for (const target of targets) {
         SONIQ_PREFETCH: "500",
         E2E_RUN_LOG: log,
       });
+      const gate = join(tempDir(), "gate");
       await db.enqueueMany(items("e2e.noop", 3000));
-      const sleeps = await db.enqueueMany(items("e2e.sleep", 10, { ms: 4000 }));
+      const gates = new Set(await db.enqueueMany(items("e2e.gate", 10, { path: gate })));
       const tail = await db.enqueueMany(items("e2e.noop", 500));
       const w = startWorker(env);
       await w.ready;
-      const sleepSet = new Set(sleeps);
-      await waitForTailBuffered(db, log, sleepSet, new Set(tail));
+      await waitForTailBuffered(db, log, gates, new Set(tail));
       stopOutsideWriteLock(w.child, env);
-      const buffered = await bufferedWhileFrozen(db, log, sleepSet);
+      const buffered = await bufferedWhileFrozen(db, log, gates);
       const ranBefore = new Set(runs(log));
       const backend = await db.backend();
       // Past the stale window (5 s): recovery requeues every row of the frozen worker, uncharged.
@@ -341,6 +345,8 @@ for (const target of targets) {
       const requeued = new Set(recovered.requeued.map((job) => job.id));
       for (const id of buffered) expect(requeued.has(id)).toBe(true);
       expect(recovered.requeued.every((job) => !job.charged)).toBe(true);
+      // The gate jobs end as soon as the worker runs again: it resumes with free slots.
+      writeFileSync(gate, "");
       w.child.kill("SIGCONT");
       // The TTL check refuses the stale buffer (its NACK is fenced out: the rows moved on).
       await waitFor(
@@ -349,7 +355,7 @@ for (const target of targets) {
         "the buffered rows refused at their TTL",
       );
       await new Promise((r) => setTimeout(r, 500));
-      const startedAfter = runs(log).filter((id) => !ranBefore.has(id) && !sleepSet.has(id));
+      const startedAfter = runs(log).filter((id) => !ranBefore.has(id) && !gates.has(id));
       expect(startedAfter.filter((id) => buffered.includes(id))).toEqual([]);
       for (const id of buffered) {
         expect(await db.getJob(id)).toMatchObject({
@@ -371,15 +377,15 @@ for (const target of targets) {
         SONIQ_PREFETCH: "500",
         E2E_RUN_LOG: log,
       });
+      const gate = join(tempDir(), "gate");
       await db.enqueueMany(items("e2e.noop", 3000));
-      const sleeps = await db.enqueueMany(items("e2e.sleep", 10, { ms: 4000 }));
+      const gates = new Set(await db.enqueueMany(items("e2e.gate", 10, { path: gate })));
       const tail = await db.enqueueMany(items("e2e.noop", 500));
       const w = startWorker(env);
       await w.ready;
-      const sleepSet = new Set(sleeps);
-      await waitForTailBuffered(db, log, sleepSet, new Set(tail));
+      await waitForTailBuffered(db, log, gates, new Set(tail));
       stopOutsideWriteLock(w.child, env);
-      const buffered = await bufferedWhileFrozen(db, log, sleepSet);
+      const buffered = await bufferedWhileFrozen(db, log, gates);
       // Rows the worker NACKs go back to queued and stay there: what starts later can only come
       // from the buffer it held when frozen.
       await db.queues.pause("default");
@@ -387,6 +393,8 @@ for (const target of targets) {
       // recovers the rows: the resumed worker's own clock must refuse them.
       await new Promise((r) => setTimeout(r, 3500));
       const ranBefore = new Set(runs(log));
+      // The gate jobs end as soon as the worker runs again: it resumes with free slots.
+      writeFileSync(gate, "");
       w.child.kill("SIGCONT");
       try {
         await waitFor(
@@ -405,7 +413,7 @@ for (const target of targets) {
           `${String(err)}\nbuffered rows:\n${states.join("\n")}\nworker stderr:\n${w.stderr()}`,
         );
       }
-      // The sleeps finish (done, or requeued had the worker's own maintenance presumed itself
+      // The gate jobs finish (done, or requeued had the worker's own maintenance presumed itself
       // dead); then the worker drains and exits, so no start can come later than the check below.
       await waitFor(async () => (await db.stats()).processing === 0, 30_000, "nothing processing");
       w.child.kill("SIGTERM");
