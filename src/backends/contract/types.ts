@@ -178,6 +178,12 @@ export interface CompletionItem {
   owner: Owner;
   /** The result as JSON text, or null. */
   result: string | null;
+  /**
+   * How long the finished row is kept, in **seconds**, when the job's definition sets its own
+   * `resultRetention`; omitted: the batch's `resultRetentionSeconds`. `0` keeps nothing: the row
+   * is deleted, with no finished row and no dedup window.
+   */
+  resultRetentionSeconds?: number;
 }
 
 /** A worker incarnation: a fresh id at every process start (docs/reliability.md). */
