@@ -30,6 +30,7 @@ import {
 } from "../contract/admin-store.js";
 import type { DeadLetterRow } from "../contract/index.js";
 import { decodeCursor, encodeCursor } from "../shared/cursor.js";
+import { jobTablesFor } from "../shared/job-tables.js";
 import {
   deadFilterParams,
   jobFilterParams,
@@ -86,12 +87,15 @@ export class PgAdminStore implements AdminStore {
   async jobList(params: JobListParams): Promise<Page<JobListItem>> {
     const cursor = decodeCursor(params.cursor);
     const cursorId = cursor && isUuid(cursor.id) ? cursor.id : null;
-    const { rows } = await this.host.run<RawListedJob>(this.host.sql.jobList, [
-      ...jobFilterParams(params.filter),
-      cursorId === null ? null : cursor?.time,
-      cursorId,
-      params.limit + 1,
-    ]);
+    const { rows } = await this.host.run<RawListedJob>(
+      this.host.sql.jobList[jobTablesFor(params.filter)],
+      [
+        ...jobFilterParams(params.filter),
+        cursorId === null ? null : cursor?.time,
+        cursorId,
+        params.limit + 1,
+      ],
+    );
     const items = rows.slice(0, params.limit);
     const last = rows.length > params.limit ? items.at(-1) : undefined;
     return {
@@ -102,7 +106,7 @@ export class PgAdminStore implements AdminStore {
 
   async jobCount(params: { filter: JobFilter }): Promise<number> {
     const { rows } = await this.host.run<{ n: string }>(
-      this.host.sql.jobCount,
+      this.host.sql.jobCount[jobTablesFor(params.filter)],
       jobFilterParams(params.filter),
     );
     return Number(rows[0]?.n ?? 0);
