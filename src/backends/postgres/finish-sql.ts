@@ -11,7 +11,7 @@
  * The columns of `soniq_jobs` and `soniq_finished_jobs`, in table order (the two tables have the
  * same columns: migration 010).
  */
-const JOB_TABLE_COLUMNS = [
+export const JOB_TABLE_COLUMNS = [
   "id",
   "name",
   "queue",
