@@ -308,8 +308,9 @@ export interface JobStore {
 
   /**
    * Deletes finished (`done`, `cancelled`) rows whose `result_expires_at` has passed, at most
-   * `limit` of them, in one statement, and forgets dedup keys whose hold has passed; returns how
-   * many job rows.
+   * `limit` of them, in one statement, and forgets dedup keys whose hold has passed; then folds
+   * the finished-job counters (older minutes into fewer rows, sums unchanged); returns how many
+   * job rows.
    */
   jobPruneFinished(params: JobPruneFinishedParams): Promise<number>;
 

@@ -62,6 +62,8 @@ export interface FinishMove {
   finished: string;
   /** `soniq_dedup_keys`, schema-qualified. */
   dedup: string;
+  /** `soniq_job_counts`, schema-qualified. */
+  counts: string;
   /** The CTE that deleted the live rows (`RETURNING *`, plus any extra columns `set` uses). */
   moved: string;
   /** The final status: `'done'` or `'cancelled'`. */
@@ -105,6 +107,39 @@ export function finishMove(m: FinishMove): string {
       ), ${n}_freed AS (
         DELETE FROM ${m.dedup} AS d
         WHERE ${m.retention}::float8 <= 0 AND ${ownKeys(m.moved)}
+        RETURNING 1
+      )${countRows(m.counts, m.moved, `'${m.status}'`, `${n}_counted`)}${countRows(
+        m.counts,
+        m.moved,
+        `'${m.status}_gone'`,
+        `${n}_uncounted`,
+        `${m.retention}::float8 <= 0`,
+      )}`;
+}
+
+/**
+ * A CTE (comma first) that adds the rows of `from` (which has `queue`, `started_at`,
+ * `scheduled_at`) to `soniq_job_counts` as `kind` (an SQL expression over `r`, e.g. `'done'` or
+ * `r.status || '_gone'`) for this minute and this server process, grouped by queue and kind;
+ * done jobs also add their wait from due to start (`wait_s`). `where` filters the rows.
+ */
+export function countRows(
+  counts: string,
+  from: string,
+  kind: string,
+  name: string,
+  where?: string,
+): string {
+  return `, ${name} AS (
+        INSERT INTO ${counts} AS c (queue, kind, bucket, writer, n, wait_s)
+        SELECT r.queue, ${kind}, date_trunc('minute', now()), pg_backend_pid(), count(*),
+               CASE WHEN ${kind} = 'done'
+                    THEN COALESCE(sum(extract(epoch FROM r.started_at - r.scheduled_at)), 0)
+                    ELSE 0 END
+        FROM ${from} AS r${where ? ` WHERE ${where}` : ""}
+        GROUP BY r.queue, r.status
+        ON CONFLICT (queue, kind, bucket, writer)
+          DO UPDATE SET n = c.n + EXCLUDED.n, wait_s = c.wait_s + EXCLUDED.wait_s
         RETURNING 1
       )`;
 }

@@ -322,9 +322,13 @@ export class PgJobStore implements JobStore {
     }));
   }
 
-  /** One statement (finished rows and dedup keys). See {@link JobStore.jobPruneFinished}. */
+  /**
+   * One statement (finished rows and dedup keys), then one that folds the counters. See
+   * {@link JobStore.jobPruneFinished}.
+   */
   async jobPruneFinished({ limit }: JobPruneFinishedParams): Promise<number> {
     const { rows } = await this.run<{ pruned: number }>(this.sql.pruneFinished, [limit ?? null]);
+    await this.run(this.sql.foldCounts, []);
     return rows[0]?.pruned ?? 0;
   }
 

@@ -6,7 +6,7 @@
  */
 import { columnNames, DEAD_LETTERS } from "../shared/columns.js";
 import type { JobTables } from "../shared/job-tables.js";
-import { copyJobRows, finishMove, releaseKeys, takeKeys } from "./finish-sql.js";
+import { copyJobRows, countRows, finishMove, releaseKeys, takeKeys } from "./finish-sql.js";
 import { quoteIdent } from "./identifiers.js";
 import {
   CLAIMED_COLUMNS,
@@ -172,12 +172,26 @@ function scheduleStatements(schema: string) {
   };
 }
 
+/**
+ * The finished jobs kept, from the counters (`soniq_job_counts`, migration 010), never from the
+ * finished table: `status` (`done`, `cancelled`) and `n` (bigint), per `queue` too when
+ * `perQueue`. Each is what moved in minus what left (pruned, deleted, run again).
+ */
+function finishedCounts(counts: string, perQueue: boolean): string {
+  const queue = perQueue ? "queue, " : "";
+  return `SELECT ${queue}split_part(kind, '_', 1) AS status,
+      sum(CASE WHEN kind IN ('done_gone', 'cancelled_gone') THEN -n ELSE n END)::bigint AS n
+    FROM ${counts} WHERE kind IN ('done', 'cancelled', 'done_gone', 'cancelled_gone')
+    GROUP BY ${queue}split_part(kind, '_', 1)`;
+}
+
 /** Builds every runtime statement for `schema` (already validated). */
 export function buildStatements(schema: string) {
   const s = quoteIdent(schema);
   const jobs = `${s}.${quoteIdent("soniq_jobs")}`;
   const finished = `${s}.${quoteIdent("soniq_finished_jobs")}`;
   const dedup = `${s}.${quoteIdent("soniq_dedup_keys")}`;
+  const counts = `${s}.${quoteIdent("soniq_job_counts")}`;
   const dead = `${s}.${quoteIdent("soniq_dead_letter_jobs")}`;
   const workers = `${s}.${quoteIdent("soniq_workers")}`;
   const leases = `${s}.${quoteIdent("soniq_leases")}`;
@@ -359,6 +373,7 @@ export function buildStatements(schema: string) {
     complete: `WITH moved AS (DELETE FROM ${jobs} WHERE ${FENCE} RETURNING *)${finishMove({
       finished,
       dedup,
+      counts,
       moved: "moved",
       status: "done",
       retention: "$5",
@@ -398,6 +413,7 @@ export function buildStatements(schema: string) {
       )${finishMove({
         finished,
         dedup,
+        counts,
         moved: "moved",
         status: "done",
         retention: "$5",
@@ -499,7 +515,7 @@ export function buildStatements(schema: string) {
      */
     cancel: `WITH moved AS (
         DELETE FROM ${jobs} WHERE id = $1::uuid AND status = 'queued' RETURNING *
-      )${finishMove({ finished, dedup, moved: "moved", status: "cancelled", retention: "$2" })}
+      )${finishMove({ finished, dedup, counts, moved: "moved", status: "cancelled", retention: "$2" })}
       SELECT id FROM moved`,
 
     /** `$1` id → job row, live or finished. */
@@ -511,7 +527,7 @@ export function buildStatements(schema: string) {
 
     /** → `status`, `n` (bigint as text): one row per job status present, plus `dead_letter`. */
     stats: `SELECT status, count(*) AS n FROM ${jobs} GROUP BY status
-      UNION ALL SELECT status, count(*) FROM ${finished} GROUP BY status
+      UNION ALL ${finishedCounts(counts, false)}
       UNION ALL SELECT 'dead_letter', count(*) FROM ${dead}`,
 
     /**
@@ -530,9 +546,9 @@ export function buildStatements(schema: string) {
             min(scheduled_at) FILTER (WHERE status = 'queued' AND scheduled_at <= now()) AS oldest_due
           FROM ${jobs} GROUP BY queue
           UNION ALL
-          SELECT queue, 0, 0, count(*) FILTER (WHERE status = 'done'),
-            count(*) FILTER (WHERE status = 'cancelled'), NULL
-          FROM ${finished} GROUP BY queue
+          SELECT queue, 0, 0, CASE WHEN status = 'done' THEN n ELSE 0 END,
+            CASE WHEN status = 'cancelled' THEN n ELSE 0 END, NULL
+          FROM (${finishedCounts(counts, true)}) AS f
         ) AS per_table GROUP BY queue
       ), dlq AS (
         SELECT queue, count(*) AS dead_letter FROM ${dead} GROUP BY queue
@@ -624,7 +640,7 @@ export function buildStatements(schema: string) {
       ), cancelled AS (
         DELETE FROM ${jobs} AS j USING locked AS l WHERE j.id = l.id AND l.kind = 'cancel'
         RETURNING j.*
-      )${finishMove({ finished, dedup, moved: "cancelled", status: "cancelled", retention: "$9", name: "cancel" })}, moved AS (
+      )${finishMove({ finished, dedup, counts, moved: "cancelled", status: "cancelled", retention: "$9", name: "cancel" })}, moved AS (
         DELETE FROM ${jobs} AS j USING locked AS l WHERE j.id = l.id AND l.kind = 'deadLetter'
         RETURNING j.*, l.interruptions AS recovered_interruptions, l.error AS recovered_error
       )${releaseKeys(dedup, "moved")}, buried AS (
@@ -675,14 +691,33 @@ export function buildStatements(schema: string) {
     pruneFinished: `WITH pruned AS (
         DELETE FROM ${finished} WHERE id IN (
           SELECT id FROM ${finished} WHERE result_expires_at <= now() LIMIT $1::int)
-        RETURNING 1
-      ), forgotten AS (
+        RETURNING queue, status, started_at, scheduled_at
+      )${countRows(counts, "pruned", "r.status || '_gone'", "uncounted")}, forgotten AS (
         DELETE FROM ${dedup} WHERE dedup_key IN (
           SELECT dedup_key FROM ${dedup} WHERE held_until <= now() LIMIT $1::int)
         RETURNING 1
       )
       SELECT (SELECT count(*) FROM pruned)::int AS pruned,
              (SELECT count(*) FROM forgotten)::int AS forgotten`,
+
+    /**
+     * Folds the counters (`soniq_job_counts`): per-process rows older than two minutes into
+     * writer 0 of the same minute, and minutes older than 25 hours into one row per queue and
+     * kind (bucket `-infinity`), so the table stays a few thousand rows whatever the history.
+     * Sums are unchanged. Run by the pruner after each prune.
+     */
+    foldCounts: `WITH old AS (
+        DELETE FROM ${counts}
+        WHERE (writer <> 0 AND bucket < now() - interval '2 minutes')
+           OR (bucket > '-infinity' AND bucket < now() - interval '25 hours')
+        RETURNING queue, kind,
+          CASE WHEN bucket < now() - interval '25 hours' THEN '-infinity'::timestamptz
+               ELSE bucket END AS bucket, n, wait_s
+      )
+      INSERT INTO ${counts} AS c (queue, kind, bucket, writer, n, wait_s)
+      SELECT queue, kind, bucket, 0, sum(n), sum(wait_s) FROM old GROUP BY queue, kind, bucket
+      ON CONFLICT (queue, kind, bucket, writer)
+        DO UPDATE SET n = c.n + EXCLUDED.n, wait_s = c.wait_s + EXCLUDED.wait_s`,
 
     ...scheduleStatements(schema),
   };
@@ -735,6 +770,7 @@ export function buildAdminStatements(schema: string) {
   const jobs = `${s}.${quoteIdent("soniq_jobs")}`;
   const finished = `${s}.${quoteIdent("soniq_finished_jobs")}`;
   const dedup = `${s}.${quoteIdent("soniq_dedup_keys")}`;
+  const counts = `${s}.${quoteIdent("soniq_job_counts")}`;
   const dead = `${s}.${quoteIdent("soniq_dead_letter_jobs")}`;
   const workers = `${s}.${quoteIdent("soniq_workers")}`;
   const queues = `${s}.${quoteIdent("soniq_queues")}`;
@@ -807,7 +843,7 @@ export function buildAdminStatements(schema: string) {
 
     /** → `queue`, `status`, `n`: counts per queue × status, dead letters as `dead_letter`. */
     jobCountByQueueStatus: `SELECT queue, status, count(*) AS n FROM ${jobs} GROUP BY queue, status
-      UNION ALL SELECT queue, status, count(*) FROM ${finished} GROUP BY queue, status
+      UNION ALL SELECT * FROM (${finishedCounts(counts, true)}) AS f WHERE f.n > 0
       UNION ALL SELECT queue, 'dead_letter', count(*) FROM ${dead} GROUP BY queue
       ORDER BY 1, 2`,
 
@@ -842,7 +878,7 @@ export function buildAdminStatements(schema: string) {
         DELETE FROM ${jobs} AS j USING target
         WHERE j.id = target.id AND target.status = 'queued'
         RETURNING j.*
-      )${finishMove({ finished, dedup, moved: "cancelled", status: "cancelled", retention: "$2" })}, requested AS (
+      )${finishMove({ finished, dedup, counts, moved: "cancelled", status: "cancelled", retention: "$2" })}, requested AS (
         INSERT INTO ${controls} AS c (job_id, cancel_requested_at, cancel_claim_token)
         SELECT j.id, now(), j.claim_token FROM ${jobs} AS j JOIN target ON target.id = j.id
         WHERE target.status = 'processing'
@@ -878,7 +914,7 @@ export function buildAdminStatements(schema: string) {
         WHERE id = $1::uuid AND (status = 'processing') IS TRUE AND worker_id = $2
           AND claim_token = $3::uuid
         RETURNING *
-      )${finishMove({ finished, dedup, moved: "fin", status: "cancelled", retention: "$4" })}
+      )${finishMove({ finished, dedup, counts, moved: "fin", status: "cancelled", retention: "$4" })}
       INSERT INTO ${events} (job_id, kind, attempt, worker_id, detail)
       SELECT id, 'cancelled', attempts + 1, worker_id, 'stopped by its worker' FROM fin
       RETURNING job_id`,
@@ -901,7 +937,7 @@ export function buildAdminStatements(schema: string) {
         DELETE FROM ${finished} AS f USING fin
         WHERE f.id = fin.id AND NOT EXISTS (SELECT 1 FROM live)
         RETURNING f.*
-      ), reinserted AS (
+      )${countRows(counts, "revived", "r.status || '_gone'", "uncounted")}, reinserted AS (
         ${copyJobRows(jobs, "revived", {
           status: "'queued'",
           scheduled_at: "now()",
@@ -940,11 +976,14 @@ export function buildAdminStatements(schema: string) {
         WHERE j.id = live.id AND live.status <> 'processing' RETURNING j.id, j.dedup_key
       ), gone_finished AS (
         DELETE FROM ${finished} AS f USING fin
-        WHERE f.id = fin.id AND NOT EXISTS (SELECT 1 FROM live) RETURNING f.id, f.dedup_key
-      ), gone AS (SELECT * FROM gone_live UNION ALL SELECT * FROM gone_finished)${releaseKeys(
-        dedup,
-        "gone",
-      )}, cleared AS (
+        WHERE f.id = fin.id AND NOT EXISTS (SELECT 1 FROM live)
+        RETURNING f.id, f.dedup_key, f.queue, f.status, f.started_at, f.scheduled_at
+      )${countRows(counts, "gone_finished", "r.status || '_gone'", "uncounted")},
+      gone AS (SELECT id, dedup_key FROM gone_live
+               UNION ALL SELECT id, dedup_key FROM gone_finished)${releaseKeys(
+                 dedup,
+                 "gone",
+               )}, cleared AS (
         DELETE FROM ${controls} WHERE job_id IN (SELECT id FROM gone) RETURNING 1
       ), logged AS (
         INSERT INTO ${events} (job_id, kind) SELECT id, 'deleted' FROM gone RETURNING 1
@@ -987,7 +1026,8 @@ export function buildAdminStatements(schema: string) {
      * `updated_at`, `queued`, `processing`, `oldest_due_s` (seconds the oldest due queued job has
      * waited), by name.
      */
-    queueList: `WITH names AS (SELECT name FROM ${queues} UNION SELECT DISTINCT queue FROM ${jobs}),
+    queueList: `WITH names AS (SELECT name FROM ${queues} UNION SELECT DISTINCT queue FROM ${jobs}
+        UNION SELECT f.queue FROM (${finishedCounts(counts, true)}) AS f WHERE f.n > 0),
       counts AS (
         SELECT queue, count(*) FILTER (WHERE status = 'queued') AS queued,
                count(*) FILTER (WHERE status = 'processing') AS processing,

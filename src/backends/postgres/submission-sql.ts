@@ -41,6 +41,7 @@ export function buildSubmissionStatements(schema: string) {
   const jobs = `${s}.${quoteIdent("soniq_jobs")}`;
   const finished = `${s}.${quoteIdent("soniq_finished_jobs")}`;
   const dedup = `${s}.${quoteIdent("soniq_dedup_keys")}`;
+  const counts = `${s}.${quoteIdent("soniq_job_counts")}`;
   /** The job of submission `s`, live or finished, as `j` (for a LEFT JOIN … ON true). */
   const jobOf = `LATERAL (SELECT status, worker_id, attempts, last_error FROM ${jobs} WHERE id = s.job_id
       UNION ALL (SELECT status, worker_id, attempts, last_error FROM ${finished} WHERE id = s.job_id)
@@ -123,6 +124,7 @@ export function buildSubmissionStatements(schema: string) {
     completeJob: named(`WITH moved AS (DELETE FROM ${jobs} WHERE ${owned} RETURNING *)${finishMove({
       finished,
       dedup,
+      counts,
       moved: "moved",
       status: "done",
       retention: "@retention",

@@ -82,6 +82,26 @@ ALTER TABLE soniq_jobs DROP CONSTRAINT soniq_jobs_status_check;
 ALTER TABLE soniq_jobs ADD CONSTRAINT soniq_jobs_status_check
   CHECK (status IN ('queued', 'processing'));
 
+-- Counts of finished jobs, so that no operator read counts the history (docs/backends.md,
+-- "Counting without scanning"): each statement that moves jobs into soniq_finished_jobs adds them
+-- here per queue, status and minute (`kind` = 'done' or 'cancelled'), and each that removes them
+-- (prune, delete, run again) adds them as 'done_gone' / 'cancelled_gone'; kept = in − gone. A row
+-- belongs to one server process (`writer` = pg_backend_pid()), so concurrent completions never
+-- wait on one counter row. The maintenance leader folds older minutes into writer 0, and minutes
+-- older than a day into one row per queue and kind (bucket '-infinity').
+CREATE TABLE soniq_job_counts (
+  queue  text             NOT NULL,
+  kind   text             NOT NULL,
+  bucket timestamptz      NOT NULL,
+  writer integer          NOT NULL,
+  n      bigint           NOT NULL,
+  -- Seconds from due to start, summed over the done jobs counted (the wait a queue's jobs saw).
+  wait_s double precision NOT NULL DEFAULT 0,
+  CONSTRAINT soniq_job_counts_pkey PRIMARY KEY (queue, kind, bucket, writer)
+);
+INSERT INTO soniq_job_counts (queue, kind, bucket, writer, n)
+SELECT queue, status, '-infinity', 0, count(*) FROM soniq_finished_jobs GROUP BY queue, status;
+
 -- Listings order by the time-ordered id (UUIDv7). Ids made before version 7 (a database older
 -- than time-ordered ids) are not in time order: these two indexes, empty for every job made
 -- since, let a listing show those older rows after the rest, by created_at.
