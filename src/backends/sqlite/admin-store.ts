@@ -27,7 +27,7 @@ import type {
   WorkerDetail,
 } from "../contract/admin-store.js";
 import type { DeadLetterRow, Owner } from "../contract/index.js";
-import { decodeCursor, encodeCursor } from "../shared/cursor.js";
+import { decodeCursor, encodeCursor, isTimeOrderedId } from "../shared/cursor.js";
 import {
   type DetailedRecord,
   deadFilterParams,
@@ -41,7 +41,15 @@ import {
 import { secondsToMs } from "./clock.js";
 import type { SqliteConnection, SqliteSession } from "./connection.js";
 import { type DeadLetterRecord, toDeadLetterRow, toDetailed, toListed } from "./rows.js";
-import { fence } from "./transactions.js";
+import { ID_MAX, TIME_MAX } from "./sql.js";
+import {
+  CANCEL_OWNED,
+  CANCEL_QUEUED,
+  fence,
+  finishJob,
+  releaseKey,
+  takeDedupKey,
+} from "./transactions.js";
 
 /** Appends one event inside the caller's unit of work. */
 function appendEvent(s: SqliteSession, e: NewJobEvent): void {
@@ -63,16 +71,36 @@ export class SqliteAdminStore implements AdminStore {
     private readonly wake: (queue: string) => void,
   ) {}
 
+  /**
+   * Newest first by id (contract: admin-store.ts `Page`), from one snapshot: the UUIDv7 rows of
+   * both job tables by id (sql.ts `jobListById`), then, when the page is not full, the legacy rows
+   * by `created_at` (`jobListLegacy`). A cursor whose id is a UUIDv7 continues the first segment;
+   * any other continues the second.
+   */
   async jobList(params: JobListParams): Promise<Page<JobListItem>> {
     const cursor = decodeCursor(params.cursor);
-    const rows = await this.conn.use(
-      (s) =>
-        s.statement("jobList").all({
-          ...jobFilterParams(params.filter),
-          cursorMs: cursor ? Number(cursor.time) : null,
-          cursorId: cursor ? cursor.id : null,
-          limit: params.limit + 1,
-        }) as ListedRecord[],
+    const filter = jobFilterParams(params.filter);
+    const want = params.limit + 1;
+    const rows = await this.conn.use((s) =>
+      s.db.transaction((): ListedRecord[] => {
+        if (cursor !== null && !isTimeOrderedId(cursor.id)) {
+          const beforeMs = Number(cursor.time);
+          const after = { ...filter, beforeMs, beforeId: cursor.id, limit: want };
+          return s.statement("jobListLegacy").all(after) as ListedRecord[];
+        }
+        const beforeId = cursor === null ? ID_MAX : cursor.id;
+        const page = s
+          .statement("jobListById")
+          .all({ ...filter, beforeId, limit: want }) as ListedRecord[];
+        if (page.length < want) {
+          const start = { ...filter, beforeMs: TIME_MAX, beforeId: ID_MAX };
+          const legacy = s
+            .statement("jobListLegacy")
+            .all({ ...start, limit: want - page.length }) as ListedRecord[];
+          page.push(...legacy);
+        }
+        return page;
+      })(),
     );
     const items = rows.slice(0, params.limit);
     const last = rows.length > params.limit ? items.at(-1) : undefined;
@@ -160,7 +188,7 @@ export class SqliteAdminStore implements AdminStore {
         if (!job) return "not_found";
         const now = s.nowMs();
         if (job.status === "queued") {
-          s.statement("cancelQueued").run({ id: params.id, retentionMs, now });
+          finishJob(s, CANCEL_QUEUED, { id: params.id }, retentionMs);
           appendEvent(s, { jobId: params.id, kind: "cancelled" });
           return "cancelled";
         }
@@ -193,17 +221,13 @@ export class SqliteAdminStore implements AdminStore {
     const retentionMs = secondsToMs(params.retentionSeconds);
     return this.conn.use((s) =>
       s.immediate(() => {
-        const row = s.statement("cancelFinish").get({
-          id: params.id,
-          ...fence(params.owner),
-          now: s.nowMs(),
-          retentionMs,
-        }) as { attempts: number } | undefined;
+        const owned = { id: params.id, ...fence(params.owner), now: s.nowMs() };
+        const row = finishJob(s, CANCEL_OWNED, owned, retentionMs);
         if (!row) return false;
         appendEvent(s, {
           jobId: params.id,
           kind: "cancelled",
-          attempt: row.attempts + 1,
+          attempt: (row.attempts ?? 0) + 1,
           workerId: params.owner.workerId,
           detail: "stopped by its worker",
         });
@@ -212,12 +236,24 @@ export class SqliteAdminStore implements AdminStore {
     );
   }
 
+  /**
+   * A queued job is made due now; a finished one moves back into `soniq_jobs` as queued and takes
+   * its dedup key again if it can (else it runs without it). A processing job is refused.
+   */
   async jobRetryNow(params: { id: string }): Promise<JobActionState> {
     const result = await this.conn.use((s) =>
       s.immediate((): { state: JobActionState; queue?: string } => {
-        const moved = s.statement("retryNow").get({ id: params.id, now: s.nowMs() }) as
-          | { queue: string }
-          | undefined;
+        const { id } = params;
+        const now = s.nowMs();
+        type Moved = { queue: string; dedup_key: string | null } | undefined;
+        let moved = s.statement("retryNow").get({ id, now }) as Moved;
+        if (!moved) {
+          moved = s.statement("retryNowFinished").get({ id, now }) as Moved;
+          if (moved) {
+            s.statement("deleteFinishedJob").run({ id });
+            if (moved.dedup_key !== null) takeDedupKey(s, moved.dedup_key, id, now);
+          }
+        }
         if (!moved) {
           return {
             state: s.statement("jobState").get({ id: params.id }) ? "processing" : "not_found",
@@ -232,12 +268,18 @@ export class SqliteAdminStore implements AdminStore {
     return result.state;
   }
 
+  /** A queued or finished job is deleted from its table, and its dedup key released. */
   async jobDelete(params: { id: string }): Promise<JobActionState> {
     return this.conn.use((s) =>
       s.immediate((): JobActionState => {
-        if (s.statement("deleteIdleJob").run({ id: params.id }).changes === 0) {
-          return s.statement("jobState").get({ id: params.id }) ? "processing" : "not_found";
+        const { id } = params;
+        type Deleted = { dedup_key: string | null } | undefined;
+        const row = (s.statement("deleteIdleJob").get({ id }) ??
+          s.statement("deleteFinishedJob").get({ id })) as Deleted;
+        if (row === undefined) {
+          return s.statement("jobState").get({ id }) ? "processing" : "not_found";
         }
+        releaseKey(s, row.dedup_key, id);
         s.statement("deleteControls").run({ id: params.id });
         appendEvent(s, { jobId: params.id, kind: "deleted" });
         return "done";

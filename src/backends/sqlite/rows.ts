@@ -40,9 +40,12 @@ export const CLAIMED_COLUMNS = selectList(JOBS, "sqlite", {
 /** The columns of `soniq_dead_letter_jobs`, in table order: a {@link DeadLetterRecord}. */
 export const DEAD_LETTER_COLUMNS = selectList(DEAD_LETTERS, "sqlite");
 
-/** The columns of `soniq_workers`, in table order: a {@link WorkerRecord}, then the operations'. */
+/**
+ * The columns of `soniq_workers`, in table order: a {@link WorkerRecord}, then the operations',
+ * then the schema version the worker was built for (migration 008; no contract row shows it).
+ */
 export const WORKER_COLUMNS = `${selectList(WORKERS, "sqlite")}, heartbeat_timeout_ms,
-  shutdown_state, drain_started_at, deadline_at`;
+  shutdown_state, drain_started_at, deadline_at, schema_version`;
 
 /** The controls of a listed or detailed job (`c`: soniq_job_controls): a {@link ControlsRecord}. */
 export const CONTROL_COLUMNS = selectList(CONTROLS, "sqlite", { alias: "c" });
