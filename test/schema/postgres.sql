@@ -72,6 +72,16 @@ CREATE TABLE soniq_job_controls (
   CONSTRAINT soniq_job_controls_progress_check CHECK (((progress >= (0)::double precision) AND (progress <= (1)::double precision)))
 );
 
+CREATE TABLE soniq_job_counts (
+  queue text NOT NULL,
+  kind text NOT NULL,
+  bucket timestamp with time zone NOT NULL,
+  writer integer NOT NULL,
+  n bigint NOT NULL,
+  wait_s double precision NOT NULL DEFAULT 0,
+  CONSTRAINT soniq_job_counts_pkey PRIMARY KEY (queue, kind, bucket, writer)
+);
+
 CREATE TABLE soniq_job_events (
   id bigint NOT NULL,
   job_id uuid NOT NULL,

@@ -41,11 +41,11 @@ export const CLAIMED_COLUMNS = selectList(JOBS, "sqlite", {
 export const DEAD_LETTER_COLUMNS = selectList(DEAD_LETTERS, "sqlite");
 
 /**
- * The columns of `soniq_workers`, in table order: a {@link WorkerRecord}, then the operations',
- * then the schema version the worker was built for (migration 008; no contract row shows it).
+ * The columns of `soniq_workers` a read needs, in table order: a {@link WorkerRecord}, then the
+ * operations' (not `schema_version`: written at registration, read only by the table's trigger).
  */
 export const WORKER_COLUMNS = `${selectList(WORKERS, "sqlite")}, heartbeat_timeout_ms,
-  shutdown_state, drain_started_at, deadline_at, schema_version`;
+  shutdown_state, drain_started_at, deadline_at`;
 
 /** The controls of a listed or detailed job (`c`: soniq_job_controls): a {@link ControlsRecord}. */
 export const CONTROL_COLUMNS = selectList(CONTROLS, "sqlite", { alias: "c" });
