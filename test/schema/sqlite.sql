@@ -67,6 +67,17 @@ CREATE TABLE soniq_job_controls (
   progress_at         INTEGER
 ) STRICT;
 
+CREATE TABLE soniq_job_counts (
+  queue  TEXT    NOT NULL,
+  kind   TEXT    NOT NULL,
+  bucket INTEGER NOT NULL,
+  writer INTEGER NOT NULL,
+  n      INTEGER NOT NULL,
+  -- Seconds from due to start, summed over the done jobs counted.
+  wait_s REAL    NOT NULL DEFAULT 0,
+  PRIMARY KEY (queue, kind, bucket, writer)
+) STRICT;
+
 CREATE TABLE soniq_job_events (
   id        INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
   job_id    TEXT    NOT NULL,

@@ -38,6 +38,7 @@ describe("sqlite: schema", () => {
       "soniq_dedup_keys",
       "soniq_finished_jobs",
       "soniq_job_controls",
+      "soniq_job_counts",
       "soniq_job_events",
       "soniq_jobs",
       "soniq_leases",

@@ -40,6 +40,7 @@ import {
 } from "./admin-params.js";
 import { secondsToMs } from "./clock.js";
 import type { SqliteConnection, SqliteSession } from "./connection.js";
+import { type CountedRow, countOne } from "./finished-counts.js";
 import { type DeadLetterRecord, toDeadLetterRow, toDetailed, toListed } from "./rows.js";
 import { ID_MAX, TIME_MAX } from "./sql.js";
 import {
@@ -61,6 +62,9 @@ function appendEvent(s: SqliteSession, e: NewJobEvent): void {
     detail: e.detail ?? null,
   });
 }
+
+/** A finished row deleted (`deleteFinishedJob`): counted as gone. */
+type GoneRow = CountedRow & { dedup_key: string | null; status: "done" | "cancelled" };
 
 /** See the module comment. */
 export class SqliteAdminStore implements AdminStore {
@@ -250,7 +254,8 @@ export class SqliteAdminStore implements AdminStore {
         if (!moved) {
           moved = s.statement("retryNowFinished").get({ id, now }) as Moved;
           if (moved) {
-            s.statement("deleteFinishedJob").run({ id });
+            const gone = s.statement("deleteFinishedJob").get({ id }) as GoneRow;
+            countOne(s, gone, `${gone.status}_gone`);
             if (moved.dedup_key !== null) takeDedupKey(s, moved.dedup_key, id, now);
           }
         }
@@ -274,8 +279,12 @@ export class SqliteAdminStore implements AdminStore {
       s.immediate((): JobActionState => {
         const { id } = params;
         type Deleted = { dedup_key: string | null } | undefined;
-        const row = (s.statement("deleteIdleJob").get({ id }) ??
-          s.statement("deleteFinishedJob").get({ id })) as Deleted;
+        let row = s.statement("deleteIdleJob").get({ id }) as Deleted;
+        if (row === undefined) {
+          const gone = s.statement("deleteFinishedJob").get({ id }) as GoneRow | undefined;
+          if (gone !== undefined) countOne(s, gone, `${gone.status}_gone`);
+          row = gone;
+        }
         if (row === undefined) {
           return s.statement("jobState").get({ id }) ? "processing" : "not_found";
         }

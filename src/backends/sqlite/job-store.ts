@@ -34,6 +34,7 @@ import { assertNoConnection } from "../shared/capability-guard.js";
 import type { LocalHandOffDesk } from "../shared/hand-off-desk.js";
 import { secondsToMs } from "./clock.js";
 import type { SqliteConnection } from "./connection.js";
+import { type CountedRow, FinishedTally } from "./finished-counts.js";
 import { countJobs, countJobsByQueue } from "./job-counts.js";
 import { type DeadLetterRecord, type JobRecord, toDeadLetterRow, toJobRow } from "./rows.js";
 import {
@@ -206,15 +207,25 @@ export class SqliteJobStore implements JobStore {
   }
 
   /**
-   * Expired finished rows, then dedup keys whose hold has passed (each at most `limit`), in one
-   * immediate transaction. See {@link JobStore.jobPruneFinished}.
+   * Expired finished rows (counted as gone), then dedup keys whose hold has passed (each at most
+   * `limit`), then the counters folded, in one immediate transaction. See
+   * {@link JobStore.jobPruneFinished}.
    */
   async jobPruneFinished({ limit }: JobPruneFinishedParams): Promise<number> {
     return this.conn.use((s) =>
       s.immediate(() => {
-        const pruned = s.statement("pruneFinished").run({ limit: limit ?? -1 }).changes;
+        const pruned = s.statement("pruneFinished").all({ limit: limit ?? -1 }) as Array<
+          CountedRow & { status: "done" | "cancelled" }
+        >;
+        const tally = new FinishedTally();
+        for (const row of pruned) tally.add(row, `${row.status}_gone`);
+        tally.write(s);
         s.statement("pruneDedupKeys").run({ limit: limit ?? -1 });
-        return pruned;
+        // Fold the counters of minutes older than 25 hours (sums unchanged).
+        const cutoff = s.nowMs() - 25 * 3_600_000;
+        s.statement("foldCounts").run({ cutoff });
+        s.statement("dropFoldedCounts").run({ cutoff });
+        return pruned.length;
       }),
     );
   }

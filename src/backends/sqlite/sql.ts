@@ -61,10 +61,24 @@ interface FinishSet {
 }
 
 /**
+ * The finished jobs kept, from the counters (`soniq_job_counts`, migration 008), never from the
+ * finished table: `status` (`done`, `cancelled`) and `n`, per `queue` too when `perQueue`. Each
+ * is what moved in minus what left (pruned, deleted, run again).
+ */
+function finishedCounts(perQueue: boolean): string {
+  const queue = perQueue ? "queue, " : "";
+  return `SELECT ${queue}substr(kind, 1, instr(kind || '_', '_') - 1) AS status,
+      sum(CASE WHEN kind IN ('done_gone', 'cancelled_gone') THEN -n ELSE n END) AS n
+    FROM soniq_job_counts WHERE kind IN ('done', 'cancelled', 'done_gone', 'cancelled_gone')
+    GROUP BY ${queue}substr(kind, 1, instr(kind || '_', '_') - 1)`;
+}
+
+/**
  * The move of a finished job (docs/backends.md, "Two tables: live jobs and finished jobs"), first
  * half: copies the live rows matching `where` into `soniq_finished_jobs` as `status`, with
  * `finished_at = updated_at = now` and `result_expires_at = now + @retentionMs` (`now` an SQL
- * expression). → `dedup_key`, `result_expires_at` (and `extra`) of the copied row. The caller
+ * expression). → `dedup_key`, `result_expires_at`, `queue`, `started_at`, `scheduled_at` (and
+ * `extra`) of the copied row (the caller counts it: {@link SQL.countFinished}). The caller
  * deletes the live row ({@link SQL.deleteJob}) in the same transaction, and only when a row was
  * copied: a refused fence moves nothing.
  */
@@ -81,15 +95,16 @@ function finishMove(
       worker_id, claim_token, last_error, ${set.result ?? "result"}, ${now} + @retentionMs,
       dedup_key, meta, start_known, uncharged_recoveries, trace_context
     FROM soniq_jobs WHERE ${where}
-    RETURNING dedup_key, result_expires_at${extra}`;
+    RETURNING dedup_key, result_expires_at, queue, started_at, scheduled_at${extra}`;
 }
 
 /**
  * As {@link finishMove} for a retention of 0: the live rows matching `where` are deleted, nothing
- * is kept. → `dedup_key` (and `extra`) of the deleted row.
+ * is kept. → `dedup_key`, `queue`, `started_at`, `scheduled_at` (and `extra`) of the deleted row.
  */
 function finishDrop(where: string, extra = ""): string {
-  return `DELETE FROM soniq_jobs WHERE ${where} RETURNING dedup_key${extra}`;
+  return `DELETE FROM soniq_jobs WHERE ${where}
+    RETURNING dedup_key, queue, started_at, scheduled_at${extra}`;
 }
 
 /**
@@ -437,10 +452,9 @@ export const SQL = {
       FROM soniq_jobs GROUP BY queue
     ),
     fin AS (
-      SELECT queue,
-        count(*) FILTER (WHERE status = 'done') AS done,
-        count(*) FILTER (WHERE status = 'cancelled') AS cancelled
-      FROM soniq_finished_jobs GROUP BY queue
+      SELECT queue, sum(n) FILTER (WHERE status = 'done') AS done,
+        sum(n) FILTER (WHERE status = 'cancelled') AS cancelled
+      FROM (${finishedCounts(true)}) GROUP BY queue HAVING sum(n) > 0
     ),
     dlq AS (SELECT queue, count(*) AS dead_letter FROM soniq_dead_letter_jobs GROUP BY queue),
     names AS (SELECT queue FROM live UNION SELECT queue FROM fin UNION SELECT queue FROM dlq)
@@ -462,9 +476,9 @@ export const SQL = {
         count(*) FILTER (WHERE status = 'processing') AS processing
       FROM soniq_jobs),
     fin AS (SELECT
-        count(*) FILTER (WHERE status = 'done') AS done,
-        count(*) FILTER (WHERE status = 'cancelled') AS cancelled
-      FROM soniq_finished_jobs)
+        coalesce(sum(n) FILTER (WHERE status = 'done'), 0) AS done,
+        coalesce(sum(n) FILTER (WHERE status = 'cancelled'), 0) AS cancelled
+      FROM (${finishedCounts(false)}))
     SELECT live.queued, live.processing, fin.done, fin.cancelled,
       live.queued + live.processing + fin.done + fin.cancelled AS jobs,
       (SELECT count(*) FROM soniq_dead_letter_jobs) AS dead_letter
@@ -508,7 +522,30 @@ export const SQL = {
    * (the expiry index). → changes.
    */
   pruneFinished: `DELETE FROM soniq_finished_jobs WHERE id IN (SELECT id FROM soniq_finished_jobs
-    WHERE result_expires_at <= ${NOW_MS} LIMIT @limit)`,
+    WHERE result_expires_at <= ${NOW_MS} LIMIT @limit)
+    RETURNING queue, status, started_at, scheduled_at`,
+
+  /**
+   * `@queue`, `@kind` (`done`, `cancelled`, `done_gone`, `cancelled_gone`), `@n`, `@waitS`
+   * (seconds from due to start, summed): adds to this minute's counter (`soniq_job_counts`).
+   */
+  countFinished: `INSERT INTO soniq_job_counts (queue, kind, bucket, writer, n, wait_s)
+    VALUES (@queue, @kind, (${NOW_MS} / 60000) * 60000, 0, @n, @waitS)
+    ON CONFLICT (queue, kind, bucket, writer)
+      DO UPDATE SET n = n + excluded.n, wait_s = wait_s + excluded.wait_s`,
+
+  /**
+   * `@cutoff` (ms): folds the counters of minutes before it into one row per queue and kind
+   * (bucket 0), sums unchanged; {@link SQL.dropFoldedCounts} then deletes the folded minutes.
+   */
+  foldCounts: `INSERT INTO soniq_job_counts (queue, kind, bucket, writer, n, wait_s)
+    SELECT queue, kind, 0, 0, sum(n), sum(wait_s) FROM soniq_job_counts
+    WHERE bucket > 0 AND bucket < @cutoff GROUP BY queue, kind
+    ON CONFLICT (queue, kind, bucket, writer)
+      DO UPDATE SET n = n + excluded.n, wait_s = wait_s + excluded.wait_s`,
+
+  /** `@cutoff` (ms): deletes the minutes {@link SQL.foldCounts} folded. */
+  dropFoldedCounts: "DELETE FROM soniq_job_counts WHERE bucket > 0 AND bucket < @cutoff",
 
   /**
    * `@limit` (-1: no limit): forgets at most that many dedup keys whose hold has passed. →
@@ -624,7 +661,7 @@ export const SQL = {
 
   /** → `queue`, `status`, `n` per queue × status; dead letters as `dead_letter`. */
   jobCountByQueueStatus: `SELECT queue, status, count(*) AS n FROM soniq_jobs GROUP BY queue, status
-    UNION ALL SELECT queue, status, count(*) FROM soniq_finished_jobs GROUP BY queue, status
+    UNION ALL SELECT * FROM (${finishedCounts(true)}) WHERE n > 0
     UNION ALL SELECT queue, 'dead_letter', count(*) FROM soniq_dead_letter_jobs GROUP BY queue
     ORDER BY 1, 2`,
 
@@ -700,7 +737,8 @@ export const SQL = {
   deleteIdleJob: "DELETE FROM soniq_jobs WHERE id = @id AND status = 'queued' RETURNING dedup_key",
 
   /** `@id`: deletes a finished job. → `dedup_key` of the deleted row. */
-  deleteFinishedJob: "DELETE FROM soniq_finished_jobs WHERE id = @id RETURNING dedup_key",
+  deleteFinishedJob: `DELETE FROM soniq_finished_jobs WHERE id = @id
+    RETURNING dedup_key, queue, status, started_at, scheduled_at`,
 
   /**
    * {@link DEAD_FILTER} parameters, `@cursorMs`/`@cursorId`, `@limit` → dead-letter rows,
@@ -730,7 +768,7 @@ export const SQL = {
    * `updated_at`, `queued`, `processing`, `oldest_due_ms`, by name.
    */
   queueList: `WITH names AS (SELECT name FROM soniq_queues UNION SELECT queue FROM soniq_jobs
-      UNION SELECT queue FROM soniq_finished_jobs),
+      UNION SELECT queue FROM (${finishedCounts(true)}) WHERE n > 0),
     counts AS (
       SELECT queue, sum(status = 'queued') AS queued, sum(status = 'processing') AS processing,
              min(CASE WHEN status = 'queued' AND scheduled_at <= ${NOW_MS} THEN scheduled_at END) AS due

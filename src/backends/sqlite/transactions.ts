@@ -21,6 +21,7 @@ import { limitedRoom } from "../shared/claim-policy.js";
 import { decideRecovery, recoveryResult, type StaleClaim } from "../shared/recovery-policy.js";
 import { secondsToMs } from "./clock.js";
 import type { SqliteSession } from "./connection.js";
+import { type CountedRow, countOne, FinishedTally } from "./finished-counts.js";
 import type { ClaimedRecord } from "./rows.js";
 import type { StatementName } from "./sql.js";
 
@@ -195,7 +196,7 @@ export function claimDue(s: SqliteSession, request: JobClaimParams): ClaimedJob[
 }
 
 /** A row a finishing move returns (sql.ts `finishMove`, `finishDrop`). */
-interface FinishedRecord {
+interface FinishedRecord extends CountedRow {
   dedup_key: string | null;
   /** Absent after a drop (retention 0). */
   result_expires_at?: number;
@@ -207,6 +208,8 @@ interface FinishedRecord {
 export interface FinishStatements {
   move: StatementName;
   drop: StatementName;
+  /** The status the job finishes with (what it is counted as). */
+  status: "done" | "cancelled";
 }
 
 /**
@@ -235,25 +238,39 @@ export function finishJob(
       const heldUntil = row.result_expires_at;
       s.statement("holdDedupKey").run({ dedupKey: row.dedup_key, id, heldUntil });
     }
+    countOne(s, row, statements.status);
     return row;
   }
   const row = s.statement(statements.drop).get(params) as FinishedRecord | undefined;
   if (row === undefined) return undefined;
   if (row.dedup_key !== null) s.statement("releaseDedupKey").run({ dedupKey: row.dedup_key, id });
+  const tally = new FinishedTally();
+  tally.add(row, statements.status);
+  tally.add(row, `${statements.status}_gone`);
+  tally.write(s);
   return row;
 }
 
 /** A job's success ({@link finishJob}): `completeMove` / `completeDrop`, fenced on the owner. */
-export const COMPLETE: FinishStatements = { move: "completeMove", drop: "completeDrop" };
+export const COMPLETE: FinishStatements = {
+  move: "completeMove",
+  drop: "completeDrop",
+  status: "done",
+};
 
 /** The cancel of a queued job by id ({@link finishJob}): `cancelQueuedMove` / `cancelQueuedDrop`. */
 export const CANCEL_QUEUED: FinishStatements = {
   move: "cancelQueuedMove",
   drop: "cancelQueuedDrop",
+  status: "cancelled",
 };
 
 /** The owner's cancel of its running job ({@link finishJob}), fenced: `cancelOwned…`. */
-export const CANCEL_OWNED: FinishStatements = { move: "cancelOwnedMove", drop: "cancelOwnedDrop" };
+export const CANCEL_OWNED: FinishStatements = {
+  move: "cancelOwnedMove",
+  drop: "cancelOwnedDrop",
+  status: "cancelled",
+};
 
 /**
  * Completes each item, fenced on its own, in one transaction: `done`, moved to
@@ -272,8 +289,9 @@ export function completeAll(
   const drop = s.statement("completeDrop");
   const remove = s.statement("deleteJob");
   const batchRetentionMs = secondsToMs(retentionSeconds);
-  return s.immediate(() =>
-    items.map((item) => {
+  const tally = new FinishedTally();
+  return s.immediate(() => {
+    const moved = items.map((item) => {
       const id = item.id;
       const params = { id, ...fence(item.owner), result: item.result };
       const retentionMs =
@@ -288,6 +306,7 @@ export function completeAll(
           const heldUntil = row.result_expires_at;
           s.statement("holdDedupKey").run({ dedupKey: row.dedup_key, id, heldUntil });
         }
+        tally.add(row, "done");
         return true;
       }
       const row = drop.get(params) as FinishedRecord | undefined;
@@ -295,9 +314,13 @@ export function completeAll(
       if (row.dedup_key !== null) {
         s.statement("releaseDedupKey").run({ dedupKey: row.dedup_key, id });
       }
+      tally.add(row, "done");
+      tally.add(row, "done_gone");
       return true;
-    }),
-  );
+    });
+    tally.write(s);
+    return moved;
+  });
 }
 
 /**
@@ -442,7 +465,11 @@ export function recoverStaleClaims(
 }
 
 /** Crash recovery's cancel ({@link finishJob}), fenced on the stale owner it read. */
-const CANCEL_STALE: FinishStatements = { move: "cancelStaleMove", drop: "cancelStaleDrop" };
+const CANCEL_STALE: FinishStatements = {
+  move: "cancelStaleMove",
+  drop: "cancelStaleDrop",
+  status: "cancelled",
+};
 
 /** A row of the `staleClaims` statement: a {@link StaleClaim} with 0/1 for its booleans. */
 type StaleRecord = Omit<StaleClaim, "startKnown" | "cancelRequested"> & {

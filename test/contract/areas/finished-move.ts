@@ -274,6 +274,53 @@ export function finishedMoveCases({ make }: ContractContext): void {
       });
     });
 
+    it("counts › stats, queue metrics and counts by queue × status equal the rows kept, through every way a finished job comes and goes", async () => {
+      const b = await make();
+      /** The counters' answers against the rows themselves (jobCount reads the tables). */
+      const agree = async (step: string) => {
+        const stats = await b.jobStats();
+        for (const status of ["done", "cancelled"] as const) {
+          const rows = await b.admin.jobCount({ filter: { status: [status] } });
+          expect(stats[status], `${step}: ${status}`).toBe(rows);
+          const perQueue = await b.admin.jobCountByQueueStatus({});
+          for (const queue of ["a", "b"]) {
+            const cell = perQueue.find((c) => c.queue === queue && c.status === status);
+            const inQueue = await b.admin.jobCount({
+              filter: { status: [status], queue: [queue] },
+            });
+            expect(cell?.count ?? 0, `${step}: ${queue} ${status}`).toBe(inQueue);
+            const metrics = (await b.jobQueueMetrics()).find((m) => m.queue === queue);
+            expect(metrics?.[status] ?? 0, `${step}: metrics ${queue} ${status}`).toBe(inQueue);
+          }
+        }
+      };
+      const done: string[] = [];
+      for (const [queue, retention] of [
+        ["a", 60],
+        ["a", 0],
+        ["b", 60],
+        ["b", 0.001],
+        ["a", 60],
+      ] as const) {
+        done.push(await finishOne(b, retention, { queue }));
+      }
+      await agree("completions");
+      const cancelled = v7Job({ queue: "b", delaySeconds: 3600 });
+      const dropped = v7Job({ queue: "b", delaySeconds: 3600 });
+      await b.jobEnqueue({ jobs: [cancelled, dropped] });
+      await b.jobCancel({ id: cancelled.id, retentionSeconds: 60 });
+      await b.jobCancel({ id: dropped.id, retentionSeconds: 0 });
+      await agree("cancels");
+      expect(await b.admin.jobDelete({ id: done[0] ?? "" })).toBe("done");
+      await agree("delete");
+      expect(await b.admin.jobRetryNow({ id: cancelled.id })).toBe("done");
+      await agree("retry now");
+      await sleep(20);
+      expect(await b.jobPruneFinished({})).toBe(1);
+      await agree("prune");
+      expect(await b.jobStats()).toMatchObject({ done: 2, cancelled: 0, queued: 1 });
+    });
+
     it("listing › ids made before time-ordered ids list after every other job, by creation time, across pages", async () => {
       const b = await make();
       const legacy: string[] = [];

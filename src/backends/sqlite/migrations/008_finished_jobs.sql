@@ -69,6 +69,25 @@ SELECT id, name, queue, args, status, priority, attempts, max_attempts, interrup
        meta, start_known, uncharged_recoveries, trace_context
 FROM soniq_jobs WHERE status IN ('done', 'cancelled');
 
+-- Counts of finished jobs, so that no operator read counts the history (docs/backends.md,
+-- "Counting without scanning"): each transaction that moves jobs into soniq_finished_jobs adds
+-- them here per queue, status and minute (`kind` = 'done' or 'cancelled'; `bucket` = the minute's
+-- first millisecond), and each that removes them (prune, delete, run again) adds them as
+-- 'done_gone' / 'cancelled_gone'; kept = in − gone. `writer` is always 0 here (one writer at a
+-- time). The pruner folds minutes older than a day into one row per queue and kind (bucket 0).
+CREATE TABLE soniq_job_counts (
+  queue  TEXT    NOT NULL,
+  kind   TEXT    NOT NULL,
+  bucket INTEGER NOT NULL,
+  writer INTEGER NOT NULL,
+  n      INTEGER NOT NULL,
+  -- Seconds from due to start, summed over the done jobs counted.
+  wait_s REAL    NOT NULL DEFAULT 0,
+  PRIMARY KEY (queue, kind, bucket, writer)
+) STRICT;
+INSERT INTO soniq_job_counts (queue, kind, bucket, writer, n)
+SELECT queue, status, 0, 0, count(*) FROM soniq_finished_jobs GROUP BY queue, status;
+
 -- SQLite cannot change a CHECK in place: the live rows move to a new soniq_jobs.
 CREATE TABLE soniq_live_jobs (
   id                   TEXT    NOT NULL PRIMARY KEY,
