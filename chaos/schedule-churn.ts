@@ -160,11 +160,11 @@ function sqliteStore(): Store {
             .all(SCHEDULE) as Array<{ occurrence: number; outcome: string; job_id: string | null }>,
           jobs: db
             .prepare(
-              `SELECT id, dedup_key, meta FROM soniq_jobs WHERE dedup_key LIKE ?1
-               UNION ALL SELECT id, dedup_key, meta FROM soniq_finished_jobs WHERE dedup_key LIKE ?1
-               UNION ALL SELECT id, dedup_key, NULL FROM soniq_dead_letter_jobs WHERE dedup_key LIKE ?1`,
+              `SELECT id, dedup_key, meta FROM soniq_jobs WHERE dedup_key LIKE @p
+               UNION ALL SELECT id, dedup_key, meta FROM soniq_finished_jobs WHERE dedup_key LIKE @p
+               UNION ALL SELECT id, dedup_key, NULL FROM soniq_dead_letter_jobs WHERE dedup_key LIKE @p`,
             )
-            .all(`schedule:${SCHEDULE}:%`) as Array<{
+            .all({ p: `schedule:${SCHEDULE}:%` }) as Array<{
             id: string;
             dedup_key: string;
             meta: string | null;
