@@ -63,6 +63,9 @@ function storable(text: string | null | undefined): string | null {
   return text === null || text === undefined ? null : text.replaceAll("\u0000", "\uFFFD");
 }
 
+/** The cursor id of a first page: above every uuid, so a listing starts at the newest. */
+const LIST_START = "ffffffff-ffff-ffff-ffff-ffffffffffff";
+
 /** See the module comment. */
 export class PgAdminStore implements AdminStore {
   private readonly cancelListeners = new Set<(jobId: string) => void>();
@@ -86,21 +89,25 @@ export class PgAdminStore implements AdminStore {
 
   async jobList(params: JobListParams): Promise<Page<JobListItem>> {
     const cursor = decodeCursor(params.cursor);
-    const cursorId = cursor && isUuid(cursor.id) ? cursor.id : null;
-    const { rows } = await this.host.run<RawListedJob>(
+    // The first page, or a cursor that is not ours: from the top of the time-ordered ids.
+    const [time, id] = cursor && isUuid(cursor.id) ? [cursor.time, cursor.id] : ["-1", LIST_START];
+    const { rows: answer } = await this.host.run<RawListedJob & { bound: string | null }>(
       this.host.sql.jobList[jobTablesFor(params.filter)],
-      [
-        ...jobFilterParams(params.filter),
-        cursorId === null ? null : cursor?.time,
-        cursorId,
-        params.limit + 1,
-      ],
+      [...jobFilterParams(params.filter), time, id, params.limit + 1],
     );
+    // An empty page comes back as one row holding only `bound`.
+    const rows = answer.filter((row) => row.id !== null);
     const items = rows.slice(0, params.limit);
     const last = rows.length > params.limit ? items.at(-1) : undefined;
+    // A page cut short by the read window: the next one starts below what was read.
+    const bound = answer[0]?.bound ?? null;
     return {
       items: items.map(toListed),
-      nextCursor: last ? encodeCursor({ time: last.cursor_us, id: last.id }) : null,
+      nextCursor: last
+        ? encodeCursor({ time: last.cursor_us, id: last.id })
+        : bound
+          ? encodeCursor({ time: "-1", id: bound })
+          : null,
     };
   }
 

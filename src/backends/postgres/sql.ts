@@ -78,12 +78,18 @@ function notifying(update: string, channel: string): string {
  * page read at 1.1 sequential ones (`random_page_cost`, default 4), so that a small table with a
  * full queue's statistics is still reached by index, as a job table — hot, cached — should be. A
  * session setting because the planner takes no hints and `SET LOCAL` would cost a round trip per
- * statement. Measurements: docs/performance.md, "Why the hot statements look as they do";
+ * statement. It also turns parallel query and JIT compilation off: every statement of Soniq
+ * reads a few rows, and on this machine starting parallel workers cost a listing page 50–60 ms
+ * (for a branch the planner expected to read nothing) and compiling a generic plan whose cost
+ * estimate crossed `jit_above_cost` cost it 90 ms, for 3 ms of execution. Measurements:
+ * docs/performance.md, "Why the hot statements look as they do";
  * plans: test/postgres/query-plans.test.ts.
  */
 export const SESSION_SETUP = `SELECT pg_backend_pid() AS pid,
   set_config('enable_bitmapscan', 'off', false) AS setting,
-  set_config('random_page_cost', '1.1', false) AS page_cost`;
+  set_config('random_page_cost', '1.1', false) AS page_cost,
+  set_config('max_parallel_workers_per_gather', '0', false) AS parallel,
+  set_config('jit', 'off', false) AS jit`;
 
 /**
  * The schedule store's statements (postgres/schedule-store.ts, migration 004), schema-qualified:
@@ -753,6 +759,12 @@ const DEAD_FILTER = `($1::text[] IS NULL OR d.reason = ANY($1::text[]))
   AND ($5::timestamptz IS NULL OR d.dead_at >= $5::timestamptz)
   AND ($6::timestamptz IS NULL OR d.dead_at < $6::timestamptz)`;
 
+/**
+ * Rows of each job table a listing page reads at most (`jobListOf`): a bound on the work of a
+ * page whatever the history and the filter (≈ 10 ms per table on this machine).
+ */
+const LIST_WINDOW = 5000;
+
 /** A timestamptz as integer microseconds since the epoch, as text (list cursors). */
 const MICROS = (column: string) => `((extract(epoch FROM ${column}) * 1000000)::bigint)::text`;
 
@@ -780,40 +792,74 @@ export function buildAdminStatements(schema: string) {
   const tablesOf = (which: JobTables) =>
     which === "live" ? [jobs] : which === "finished" ? [finished] : [jobs, finished];
   /**
-   * One page of a job listing over `which` tables (contract: admin-store.ts `Page`). Rows with a
-   * time-ordered id come first, by id descending: each table's primary key walked backwards,
-   * merged, to the limit. Rows with an older id (a database older than time-ordered ids) follow,
-   * by `created_at` then id, from the tables' `legacy_order` partial indexes, which hold nothing
-   * else. The cursor is the last row's (`created_at` micros, id): a time-ordered id continues
-   * below that id and then with every older row; an older id continues below (time, id) among
-   * older rows only. Controls are joined to the page, not to the tables.
+   * One page of a job listing over `which` tables (contract: admin-store.ts `Page`).
+   *
+   * Jobs with a time-ordered id come first, by id descending. Each table is read as a **window**:
+   * its next {@link LIST_WINDOW} rows below the cursor id, walked backwards on its primary key
+   * (an index condition and a limit, so the plan is the same at every history size and for every
+   * filter); the filter applies to the windows' rows. When a table's window is full, rows below
+   * its last id were not read: the page holds only rows at or above the highest such id
+   * (`bound`), and the next page starts below it — a page may then hold fewer than the limit,
+   * with a cursor, when a filter matches rarely. Rows with an older id (a database older than
+   * time-ordered ids) follow every other row, by `created_at` then id, from the tables'
+   * `legacy_order` partial indexes, which hold nothing else. Controls are joined to the page.
+   *
+   * Parameters after the filter's twelve: `$13` the cursor's segment and time — `-1` for a
+   * time-ordered cursor (or the first page), else the legacy cursor's `created_at` in
+   * microseconds; `$14` the cursor id (the first page: the highest uuid); `$15` the limit.
+   * → the page's rows (time-ordered first) with `cursor_us` (-1 for time-ordered rows), and
+   * `bound` on every row (NULL when no window was cut short); an empty page is one row with only
+   * `bound` set.
    */
   const jobListOf = (which: JobTables) => {
-    const branch = (table: string, segment: "v7" | "legacy") => `SELECT j.id AS sort_id,
-          j.created_at AS sort_at, ${JOB_LIST_COLUMNS}
-        FROM ${table} AS j
-        WHERE ${JOB_FILTER} AND ${
-          segment === "v7"
-            ? `substr(j.id::text, 15, 1) = '7'
-          AND ($14::uuid IS NULL OR (substr($14::text, 15, 1) = '7' AND j.id < $14::uuid))`
-            : `substr(j.id::text, 15, 1) <> '7'
-          AND ($14::uuid IS NULL OR substr($14::text, 15, 1) = '7'
-               OR (j.created_at, j.id) < (${FROM_MICROS("$13")}, $14::uuid))`
-        }`;
-    const union = (segment: "v7" | "legacy") =>
-      tablesOf(which)
-        .map((t) => `(${branch(t, segment)})`)
-        .join(" UNION ALL ");
-    return `WITH v7 AS (
-        SELECT * FROM (${union("v7")}) AS u ORDER BY u.sort_id DESC LIMIT $15::int
+    const tables = tablesOf(which);
+    // The windows read ids only: an index-only scan of the primary key, backwards.
+    const windows = tables.map(
+      (table, i) => `w${i} AS (
+        SELECT j.id FROM ${table} AS j WHERE $13::bigint = -1 AND j.id < $14::uuid
+        ORDER BY j.id DESC LIMIT ${LIST_WINDOW}
+      )`,
+    );
+    const names = windows.map((_, i) => `w${i}`);
+    const v7 = tables
+      .map(
+        (table, i) => `(SELECT j.id AS sort_id, j.created_at AS sort_at, ${JOB_LIST_COLUMNS}
+          FROM ${table} AS j
+          WHERE j.id = ANY(ARRAY(SELECT w${i}.id FROM w${i})) AND j.id >= (SELECT lo FROM bound)
+            AND substr(j.id::text, 15, 1) = '7' AND ${JOB_FILTER}
+          ORDER BY j.id DESC LIMIT $15::int)`,
+      )
+      .join(" UNION ALL ");
+    const legacy = tables
+      .map(
+        (table) => `(SELECT j.id AS sort_id, j.created_at AS sort_at, ${JOB_LIST_COLUMNS}
+          FROM ${table} AS j
+          WHERE substr(j.id::text, 15, 1) <> '7' AND ${JOB_FILTER}
+            AND ($13::bigint = -1 OR (j.created_at, j.id) < (${FROM_MICROS("$13")}, $14::uuid)))`,
+      )
+      .join(" UNION ALL ");
+    return `WITH ${windows.join(", ")}, cut AS (
+        SELECT (SELECT c.b FROM (${names
+          .map(
+            (w) => `SELECT (SELECT ${w}.id FROM ${w} ORDER BY ${w}.id LIMIT 1) AS b
+              WHERE (SELECT count(*) FROM ${w}) = ${LIST_WINDOW}`,
+          )
+          .join(" UNION ALL ")}) AS c ORDER BY c.b DESC LIMIT 1) AS b
+      ), bound AS (
+        SELECT cut.b, COALESCE(cut.b, '00000000-0000-0000-0000-000000000000'::uuid) AS lo FROM cut
+      ), v7 AS (
+        SELECT * FROM (${v7}) AS u ORDER BY u.sort_id DESC LIMIT $15::int
       ), legacy AS (
-        SELECT * FROM (${union("legacy")}) AS u
+        SELECT * FROM (${legacy}) AS u
+        WHERE (SELECT b FROM bound) IS NULL
         ORDER BY u.sort_at DESC, u.sort_id DESC LIMIT $15::int
       ), page AS (
         SELECT 0 AS seg, * FROM v7 UNION ALL SELECT 1 AS seg, * FROM legacy
       )
-      SELECT p.*, ${CONTROL_COLUMNS}, ${MICROS("p.sort_at")} AS cursor_us
-      FROM page AS p LEFT JOIN ${controls} AS c ON c.job_id = p.sort_id
+      SELECT p.*, ${CONTROL_COLUMNS},
+        CASE WHEN p.seg = 0 THEN '-1' ELSE ${MICROS("p.sort_at")} END AS cursor_us,
+        bound.b::text AS bound
+      FROM bound LEFT JOIN (page AS p LEFT JOIN ${controls} AS c ON c.job_id = p.sort_id) ON true
       ORDER BY p.seg, CASE WHEN p.seg = 1 THEN p.sort_at END DESC, p.sort_id DESC
       LIMIT $15::int`;
   };
