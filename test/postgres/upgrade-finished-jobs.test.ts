@@ -223,8 +223,27 @@ describePostgres("postgres: upgrade to live and finished job tables", () => {
       expect(String(refused)).toMatch(
         /upgraded by soniq setup to schema version 10.*upgrade the worker/,
       );
-      // This version registers.
+      // An old worker that was stopped through the upgrade is refused at its next heartbeat.
+      const beat = await pool
+        .query(`UPDATE ${t("soniq_workers")} SET last_heartbeat_at = now(), status = 'running'
+                WHERE id = 'old-worker'`)
+        .catch((e: unknown) => e);
+      expect(String(beat)).toMatch(/upgrade the worker/);
+      // This version registers and heartbeats.
       await b.workerRegister({ id: "new", hostname: "h", pid: 3, queues: null, concurrency: 1 });
+      await b.workerHeartbeat({ workerId: "new", status: "running" });
+      // The previous version's enqueue (its statement, as it wrote it) still works; a key a live
+      // job of either version holds is refused by the live table's unique index.
+      const oldEnqueue = `INSERT INTO ${t("soniq_jobs")} (id, name, queue, args, priority, max_attempts,
+          scheduled_at, dedup_key) VALUES ($1, 'old.job', 'q', '{}', 0, 5, now(), $2)
+        ON CONFLICT (dedup_key) WHERE dedup_key IS NOT NULL DO NOTHING RETURNING id`;
+      expect((await pool.query(oldEnqueue, [newJobId(), null])).rowCount).toBe(1);
+      expect((await pool.query(oldEnqueue, [newJobId(), "live-key"])).rowCount).toBe(0);
+      const oldKeyed = newJobId();
+      expect((await pool.query(oldEnqueue, [oldKeyed, "old-key"])).rowCount).toBe(1);
+      // This version, meeting a key only that old job holds, answers it as the holder.
+      const [meets] = await b.jobEnqueue({ jobs: [dup("old-key")] });
+      expect(meets).toEqual({ id: oldKeyed, inserted: false });
     } finally {
       await b.close();
     }

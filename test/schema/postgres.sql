@@ -250,6 +250,7 @@ CREATE INDEX soniq_finished_jobs_legacy_order_idx ON soniq_finished_jobs USING b
 CREATE INDEX soniq_job_events_at_idx ON soniq_job_events USING btree (at);
 CREATE INDEX soniq_job_events_job_idx ON soniq_job_events USING btree (job_id, id);
 CREATE INDEX soniq_jobs_claim_idx ON soniq_jobs USING btree (priority, scheduled_at, created_at, id) WHERE (status = 'queued'::text);
+CREATE UNIQUE INDEX soniq_jobs_dedup_key_idx ON soniq_jobs USING btree (dedup_key) WHERE (dedup_key IS NOT NULL);
 CREATE INDEX soniq_jobs_legacy_order_idx ON soniq_jobs USING btree (created_at DESC, id DESC) WHERE (substr((id)::text, 15, 1) <> '7'::text);
 CREATE INDEX soniq_jobs_processing_idx ON soniq_jobs USING btree (worker_id) WHERE (status = 'processing'::text);
 CREATE INDEX soniq_jobs_queue_claim_idx ON soniq_jobs USING btree (queue, priority, scheduled_at, created_at, id) WHERE (status = 'queued'::text);
@@ -287,14 +288,11 @@ CREATE OR REPLACE FUNCTION soniq_refuse_old_workers()
  LANGUAGE plpgsql
 AS $function$
 BEGIN
-  IF NEW.schema_version IS NULL OR NEW.schema_version < 10 THEN
-    RAISE EXCEPTION USING ERRCODE = 'SQ001',
-      MESSAGE = 'this database was upgraded by soniq setup to schema version 10; this worker '
-        || 'is of an earlier version of soniq and cannot run on it: upgrade the worker';
-  END IF;
-  RETURN NEW;
+  RAISE EXCEPTION USING ERRCODE = 'SQ001',
+    MESSAGE = 'this database was upgraded by soniq setup to schema version 10; this worker '
+      || 'is of an earlier version of soniq and cannot run on it: upgrade the worker';
 END;
 $function$;
 
 CREATE TRIGGER soniq_jobs_notify_insert AFTER INSERT ON soniq_jobs REFERENCING NEW TABLE AS inserted_jobs FOR EACH STATEMENT EXECUTE FUNCTION soniq_notify_inserted_jobs();
-CREATE TRIGGER soniq_workers_schema_version BEFORE INSERT OR UPDATE OF schema_version ON soniq_workers FOR EACH ROW EXECUTE FUNCTION soniq_refuse_old_workers();
+CREATE TRIGGER soniq_workers_schema_version BEFORE INSERT OR UPDATE ON soniq_workers FOR EACH ROW WHEN (((new.schema_version IS NULL) OR (new.schema_version < 10))) EXECUTE FUNCTION soniq_refuse_old_workers();

@@ -257,3 +257,9 @@ WHEN NEW.schema_version IS NULL OR NEW.schema_version < 8
 BEGIN
   SELECT RAISE(ABORT, 'this database was upgraded by soniq setup to schema version 8; this worker is of an earlier version of soniq and cannot run on it: upgrade the worker');
 END;
+
+CREATE TRIGGER soniq_workers_schema_version_update BEFORE UPDATE ON soniq_workers
+WHEN NEW.schema_version IS NULL OR NEW.schema_version < 8
+BEGIN
+  SELECT RAISE(ABORT, 'this database was upgraded by soniq setup to schema version 8; this worker is of an earlier version of soniq and cannot run on it: upgrade the worker');
+END;

@@ -219,6 +219,14 @@ describe("sqlite: upgrade to live and finished job tables", () => {
               started_at, last_heartbeat_at, stopped_at) VALUES ('older', 'h', 2, NULL, 1, 'running', 1, 1, NULL)`)
           .run(),
       ).toThrow(/upgraded by soniq setup to schema version 8.*upgrade the worker/);
+      // An old worker stopped through the upgrade is refused at its next heartbeat too.
+      expect(() =>
+        raw
+          .prepare(
+            "UPDATE soniq_workers SET last_heartbeat_at = 2, status = 'running' WHERE id = 'old-worker'",
+          )
+          .run(),
+      ).toThrow(/upgrade the worker/);
     } finally {
       raw.close();
     }

@@ -164,15 +164,30 @@ function ownKeys(moved: string): string {
 }
 
 /**
- * CTE `taken` (comma first) over `input` (`id`, `dedup_key` columns): takes each key that is free
- * or whose hold has passed, for its job. `RETURNING job_id`: the jobs that may be inserted.
+ * CTE `taken` (comma first) over `input` (`id`, `dedup_key` columns): takes each key that is free,
+ * whose hold has passed, or that the job itself holds (a finished job run again). `RETURNING job_id`: the jobs that may be inserted.
+ *
+ * Two steps, so that a refused key is never locked: an insert that does nothing on a conflict,
+ * then, for keys that were there, an update of only those whose hold has passed (a concurrent
+ * taker's update is waited for and re-checked, so one of them wins). An `ON CONFLICT DO UPDATE …
+ * WHERE` would lock every conflicting row, held or not: a refused duplicate enqueued in an open
+ * transaction would then block the holder's completion, and two such transactions could
+ * deadlock.
  */
 export function takeKeys(dedup: string, input: string, name = "taken"): string {
-  return `, ${name} AS (
+  return `, ${name}_new AS (
         INSERT INTO ${dedup} AS d (dedup_key, job_id)
         SELECT i.dedup_key, i.id FROM ${input} AS i WHERE i.dedup_key IS NOT NULL
-        ON CONFLICT (dedup_key) DO UPDATE SET job_id = EXCLUDED.job_id, held_until = NULL
-          WHERE d.held_until IS NOT NULL AND d.held_until <= now()
+        ORDER BY i.dedup_key
+        ON CONFLICT (dedup_key) DO NOTHING
         RETURNING d.job_id
+      ), ${name}_over AS (
+        UPDATE ${dedup} AS d SET job_id = i.id, held_until = NULL
+        FROM ${input} AS i
+        WHERE d.dedup_key = i.dedup_key AND (d.held_until <= now() OR d.job_id = i.id)
+          AND i.id NOT IN (SELECT n.job_id FROM ${name}_new AS n)
+        RETURNING d.job_id
+      ), ${name} AS (
+        SELECT job_id FROM ${name}_new UNION ALL SELECT job_id FROM ${name}_over
       )`;
 }

@@ -69,7 +69,8 @@ export function buildHandOffStatements(schema: string) {
       )
       SELECT i.id IS NOT NULL AS inserted, i.status IS NOT DISTINCT FROM 'processing' AS handed,
              CASE WHEN i.id IS NULL
-                  THEN (SELECT h.job_id::text FROM ${dedup} AS h WHERE h.dedup_key = $7::text)
+                  THEN (SELECT h.job_id::text FROM ${dedup} AS h WHERE h.dedup_key = $7::text
+                          AND (h.held_until IS NULL OR h.held_until > now()))
              END AS holder_id,
              ${CLAIMED_COLUMNS}
       FROM (SELECT 1) AS one LEFT JOIN inserted AS i ON true`,

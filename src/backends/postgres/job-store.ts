@@ -393,7 +393,14 @@ export class PgJobStore implements JobStore {
     if (!isUuid(id)) return false;
     const { rows } = await this.run<{ found: boolean; queue: string | null }>(this.sql.replay, [
       id,
-    ]);
+    ]).catch((err: unknown) => {
+      // A live job of the previous version holds the key in the live table's unique index.
+      if ((err as { code?: unknown }).code !== "23505") throw err;
+      throw new SoniqError("DEDUP_CONFLICT", `a live job already holds the dedup key of ${id}`, {
+        cause: err,
+        details: { id },
+      });
+    });
     const answer = rows[0];
     if (!answer?.found) return false;
     if (answer.queue !== null) {

@@ -298,6 +298,7 @@ export function buildStatements(schema: string) {
       LEFT JOIN inserted ON inserted.id = input.id
       LEFT JOIN ${dedup} AS holder
         ON inserted.id IS NULL AND holder.dedup_key = input.dedup_key
+          AND (holder.held_until IS NULL OR holder.held_until > now())
       ORDER BY input.ord`,
 
     /**
@@ -322,7 +323,14 @@ export function buildStatements(schema: string) {
              COALESCE((SELECT due FROM inserted), false) AS due,
              (SELECT holder.job_id::text FROM ${dedup} AS holder
               WHERE $9::text IS NOT NULL AND holder.dedup_key = $9::text
+                AND (holder.held_until IS NULL OR holder.held_until > now())
                 AND NOT EXISTS (SELECT 1 FROM inserted)) AS holder_id`,
+
+    /**
+     * `$1` dedup key → `id` of the live job holding it in the live table's unique index (a job
+     * enqueued by the previous version holds it there only).
+     */
+    liveHolder: `SELECT id::text AS id FROM ${jobs} WHERE dedup_key = $1::text`,
 
     /** `$1` dedup keys text[] → `id`, `dedup_key` of the jobs holding them now. */
     holders: `SELECT job_id::text AS id, dedup_key FROM ${dedup}
@@ -967,13 +975,20 @@ export function buildAdminStatements(schema: string) {
 
     /**
      * `$1` id, `$2` channel. Run now: a job that is not processing goes to `queued`, due now
-     * (result, owner and finish cleared, attempts kept, controls dropped); NOTIFYs its queue.
-     * → `status` (before), `moved` (0/1), `queue`; no row when there is no such job.
+     * (result, owner and finish cleared, attempts kept, controls dropped); NOTIFYs its queue. A
+     * finished job moves back into `soniq_jobs` and takes its dedup key again (free, passed, or
+     * its own); a key another job holds moves nothing. → `status` (before), `moved` (0/1),
+     * `queue`, `holder_id` (the job holding the key when that refused the move); no row when
+     * there is no such job.
      */
     retryNow: `WITH live AS (SELECT id, status FROM ${jobs} WHERE id = $1::uuid FOR UPDATE),
-      fin AS (SELECT id, status FROM ${finished} WHERE id = $1::uuid FOR UPDATE),
-      target AS (SELECT * FROM live UNION ALL SELECT * FROM fin WHERE NOT EXISTS (SELECT 1 FROM live)),
-      requeued AS (
+      fin AS (SELECT id, status, dedup_key FROM ${finished} WHERE id = $1::uuid FOR UPDATE),
+      target AS (SELECT * FROM live
+                 UNION ALL SELECT id, status FROM fin WHERE NOT EXISTS (SELECT 1 FROM live)),
+      keyed AS (SELECT id, dedup_key FROM fin WHERE NOT EXISTS (SELECT 1 FROM live))${takeKeys(
+        dedup,
+        "keyed",
+      )}, requeued AS (
         UPDATE ${jobs} AS j
         SET status = 'queued', scheduled_at = now(), updated_at = now(), finished_at = NULL,
             result = NULL, result_expires_at = NULL, worker_id = NULL, claim_token = NULL
@@ -982,6 +997,7 @@ export function buildAdminStatements(schema: string) {
       ), revived AS (
         DELETE FROM ${finished} AS f USING fin
         WHERE f.id = fin.id AND NOT EXISTS (SELECT 1 FROM live)
+          AND (fin.dedup_key IS NULL OR EXISTS (SELECT 1 FROM taken))
         RETURNING f.*
       )${countRows(counts, "revived", "r.status || '_gone'", "uncounted")}, reinserted AS (
         ${copyJobRows(jobs, "revived", {
@@ -995,10 +1011,6 @@ export function buildAdminStatements(schema: string) {
           claim_token: "NULL",
         })}
         RETURNING id, queue
-      ), rekeyed AS (
-        UPDATE ${dedup} AS d SET held_until = NULL FROM revived AS r
-        WHERE d.dedup_key = r.dedup_key AND d.job_id = r.id
-        RETURNING 1
       ), moved AS (SELECT * FROM requeued UNION ALL SELECT * FROM reinserted), cleared AS (
         DELETE FROM ${controls} WHERE job_id IN (SELECT id FROM moved) RETURNING 1
       ), logged AS (
@@ -1007,7 +1019,10 @@ export function buildAdminStatements(schema: string) {
       SELECT t.status, (SELECT count(*) FROM moved) AS moved,
              (SELECT queue FROM moved LIMIT 1) AS queue,
              (SELECT count(*) FROM woken) + (SELECT count(*) FROM cleared)
-               + (SELECT count(*) FROM logged) + (SELECT count(*) FROM rekeyed) AS written
+               + (SELECT count(*) FROM logged) AS written,
+             (SELECT k.job_id::text FROM ${dedup} AS k JOIN fin ON k.dedup_key = fin.dedup_key
+              WHERE NOT EXISTS (SELECT 1 FROM taken)
+                AND (k.held_until IS NULL OR k.held_until > now())) AS holder_id
       FROM target AS t`,
 
     /**

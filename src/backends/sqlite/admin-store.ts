@@ -6,6 +6,7 @@
  * cancel request from their next heartbeat and a resumed queue from their next poll).
  */
 
+import { SoniqError } from "../../errors.js";
 import type {
   AdminStore,
   CancelRequestState,
@@ -60,6 +61,13 @@ function appendEvent(s: SqliteSession, e: NewJobEvent): void {
     attempt: e.attempt ?? null,
     workerId: e.workerId ?? null,
     detail: e.detail ?? null,
+  });
+}
+
+/** The error of a retry-now whose dedup key another job holds (as a replay's). */
+function dedupConflict(id: string, holder: string): SoniqError {
+  return new SoniqError("DEDUP_CONFLICT", `job ${holder} already holds the dedup key of ${id}`, {
+    details: { id, holderId: holder },
   });
 }
 
@@ -242,7 +250,8 @@ export class SqliteAdminStore implements AdminStore {
 
   /**
    * A queued job is made due now; a finished one moves back into `soniq_jobs` as queued and takes
-   * its dedup key again if it can (else it runs without it). A processing job is refused.
+   * its dedup key again — refused with `DEDUP_CONFLICT` (nothing changed) when another job holds
+   * it now. A processing job is refused.
    */
   async jobRetryNow(params: { id: string }): Promise<JobActionState> {
     const result = await this.conn.use((s) =>
@@ -256,7 +265,11 @@ export class SqliteAdminStore implements AdminStore {
           if (moved) {
             const gone = s.statement("deleteFinishedJob").get({ id }) as GoneRow;
             countOne(s, gone, `${gone.status}_gone`);
-            if (moved.dedup_key !== null) takeDedupKey(s, moved.dedup_key, id, now);
+            if (moved.dedup_key !== null) {
+              const holder = takeDedupKey(s, moved.dedup_key, id, now);
+              // Held by another job: nothing changes (the transaction rolls back).
+              if (holder !== undefined) throw dedupConflict(id, holder);
+            }
           }
         }
         if (!moved) {

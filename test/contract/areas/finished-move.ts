@@ -215,6 +215,23 @@ export function finishedMoveCases({ make }: ContractContext): void {
       expect((await b.jobEnqueue({ jobs: [taker] }))[0]?.inserted).toBe(true);
     });
 
+    it("operations › retry-now of a finished job whose key another job took since › DEDUP_CONFLICT, nothing changes", async () => {
+      const b = await make();
+      const first = await finishOne(b, 0.05, { dedupKey: "taken" });
+      await sleep(100);
+      const taker = v7Job({ dedupKey: "taken", delaySeconds: 3600 });
+      expect((await b.jobEnqueue({ jobs: [taker] }))[0]?.inserted).toBe(true);
+      const err = await b.admin.jobRetryNow({ id: first }).catch((e: unknown) => e);
+      expect(isSoniqError(err, "DEDUP_CONFLICT")).toBe(true);
+      expect((await b.jobGet({ id: first }))?.status).toBe("done");
+      expect(await b.jobStats()).toMatchObject({ queued: 1, done: 1 });
+      // Once the key is free again (the taker is deleted), the retry takes it.
+      expect(await b.admin.jobDelete({ id: taker.id })).toBe("done");
+      expect(await b.admin.jobRetryNow({ id: first })).toBe("done");
+      const dup = v7Job({ dedupKey: "taken" });
+      expect((await b.jobEnqueue({ jobs: [dup] }))[0]).toEqual({ id: first, inserted: false });
+    });
+
     it("listing › live and finished jobs in one order, newest first, across pages; counts and status filters span both", async () => {
       const b = await make();
       const ids: string[] = [];

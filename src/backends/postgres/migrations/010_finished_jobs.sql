@@ -77,7 +77,8 @@ DELETE FROM soniq_jobs WHERE status IN ('done', 'cancelled');
 
 DROP INDEX soniq_jobs_created_idx;
 DROP INDEX soniq_jobs_prune_idx;
-DROP INDEX soniq_jobs_dedup_key_idx;
+-- soniq_jobs_dedup_key_idx stays: it holds that no two live jobs share a key, and processes of
+-- the previous version still enqueue through it (their `ON CONFLICT` names it) during an upgrade.
 ALTER TABLE soniq_jobs DROP CONSTRAINT soniq_jobs_status_check;
 ALTER TABLE soniq_jobs ADD CONSTRAINT soniq_jobs_status_check
   CHECK (status IN ('queued', 'processing'));
@@ -126,13 +127,13 @@ ALTER TABLE soniq_workers ADD COLUMN schema_version integer;
 CREATE FUNCTION soniq_refuse_old_workers() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
-  IF NEW.schema_version IS NULL OR NEW.schema_version < 10 THEN
-    RAISE EXCEPTION USING ERRCODE = 'SQ001',
-      MESSAGE = 'this database was upgraded by soniq setup to schema version 10; this worker '
-        || 'is of an earlier version of soniq and cannot run on it: upgrade the worker';
-  END IF;
-  RETURN NEW;
+  RAISE EXCEPTION USING ERRCODE = 'SQ001',
+    MESSAGE = 'this database was upgraded by soniq setup to schema version 10; this worker '
+      || 'is of an earlier version of soniq and cannot run on it: upgrade the worker';
 END;
 $$;
-CREATE TRIGGER soniq_workers_schema_version BEFORE INSERT OR UPDATE OF schema_version
-  ON soniq_workers FOR EACH ROW EXECUTE FUNCTION soniq_refuse_old_workers();
+-- On every write of such a row, so that a worker of the previous version that was stopped (or
+-- paused) through the upgrade and comes back is refused at its next heartbeat as well.
+CREATE TRIGGER soniq_workers_schema_version BEFORE INSERT OR UPDATE ON soniq_workers
+  FOR EACH ROW WHEN (NEW.schema_version IS NULL OR NEW.schema_version < 10)
+  EXECUTE FUNCTION soniq_refuse_old_workers();

@@ -146,3 +146,10 @@ WHEN NEW.schema_version IS NULL OR NEW.schema_version < 8
 BEGIN
   SELECT RAISE(ABORT, 'this database was upgraded by soniq setup to schema version 8; this worker is of an earlier version of soniq and cannot run on it: upgrade the worker');
 END;
+-- On every update of such a row too, so that a worker of the previous version that was stopped
+-- (or paused) through the upgrade and comes back is refused at its next heartbeat as well.
+CREATE TRIGGER soniq_workers_schema_version_update BEFORE UPDATE ON soniq_workers
+WHEN NEW.schema_version IS NULL OR NEW.schema_version < 8
+BEGIN
+  SELECT RAISE(ABORT, 'this database was upgraded by soniq setup to schema version 8; this worker is of an earlier version of soniq and cannot run on it: upgrade the worker');
+END;
