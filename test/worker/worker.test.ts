@@ -91,6 +91,13 @@ describeEachBackend("worker", (target) => {
     expect(again).not.toBe(gone);
     await waitFor(async () => (ran.length === 2 ? true : null));
     await worker.stop();
+    // A queued job cancelled by an operator follows its definition's retention too.
+    const later = await ping.enqueue({ n: 3 }, { delay: 3600 });
+    expect(await soniq.jobs.cancel(later)).toBe("cancelled");
+    expect(await soniq.getJob(later)).toBeNull();
+    const keptLater = await kept.enqueue({}, { delay: 3600 });
+    expect(await soniq.jobs.cancel(keptLater)).toBe("cancelled");
+    expect((await soniq.getJob(keptLater))?.status).toBe("cancelled");
     expect(() =>
       soniq.job({ name: "bad.retention", resultRetention: -1, handler: async () => 1 }),
     ).toThrow(/resultRetention must be a number of seconds >= 0/);
