@@ -110,7 +110,11 @@ export interface JobDetailRow extends JobRow, JobControls {}
  */
 export interface Page<T> {
   items: T[];
-  /** Pass back as `cursor` for the next page; null when this page is the last. */
+  /**
+   * Pass back as `cursor` for the next page; null when this page is the last. A page may hold
+   * fewer items than the limit and still carry a cursor: a backend bounds the rows one page reads
+   * (docs/backends.md, "Reads"), so a filter that matches rarely continues on the next page.
+   */
   nextCursor: string | null;
 }
 
