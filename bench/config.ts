@@ -13,6 +13,8 @@
  * Every library the harness knows, in the default order of round 1. The `…-prefetch0` entries are
  * this checkout's Soniq with `prefetch: 0`, compared with the default configuration in a ratio
  * column (what the prefetch window buys); they are neither peers nor the Soniq compared with them.
+ * `soniq-pg-retention0` is Soniq on PostgreSQL keeping no finished job (`resultRetention: 0`): a
+ * Soniq column of its own, compared with the peers like the defaults.
  */
 export const LIBRARIES = [
   "soniq-pg",
@@ -22,6 +24,7 @@ export const LIBRARIES = [
   "bullmq",
   "soniq-pg-prefetch0",
   "soniq-sqlite-prefetch0",
+  "soniq-pg-retention0",
 ];
 
 /**

@@ -354,7 +354,9 @@ function postgresStore(): Store {
     },
     async final() {
       const jobs = await pgQuery<JobState>(
-        `SELECT id::text AS id, status, attempts, interruptions FROM ${q("soniq_jobs")} WHERE ${NOT_REMOTE}`,
+        `SELECT id::text AS id, status, attempts, interruptions FROM ${q("soniq_jobs")} WHERE ${NOT_REMOTE}
+         UNION ALL
+         SELECT id::text, status, attempts, interruptions FROM ${q("soniq_finished_jobs")} WHERE ${NOT_REMOTE}`,
       );
       const dead = await pgQuery<DeadState>(
         `SELECT id::text AS id, reason, attempts, interruptions FROM ${q("soniq_dead_letter_jobs")} WHERE ${NOT_REMOTE}`,
@@ -394,7 +396,9 @@ function sqliteStore(dir: string): Store {
     },
     async final() {
       const jobs = read<JobState>(
-        `SELECT id, status, attempts, interruptions FROM soniq_jobs WHERE ${NOT_REMOTE}`,
+        `SELECT id, status, attempts, interruptions FROM soniq_jobs WHERE ${NOT_REMOTE}
+         UNION ALL
+         SELECT id, status, attempts, interruptions FROM soniq_finished_jobs WHERE ${NOT_REMOTE}`,
       );
       const dead = read<DeadState>(
         `SELECT id, reason, attempts, interruptions FROM soniq_dead_letter_jobs WHERE ${NOT_REMOTE}`,

@@ -130,6 +130,9 @@ async function postgresStore(url: string): Promise<Store> {
         `SELECT id::text AS id, dedup_key, meta::text AS meta FROM "${schema}".soniq_jobs
          WHERE dedup_key LIKE 'schedule:${SCHEDULE}:%'
          UNION ALL
+         SELECT id::text AS id, dedup_key, meta::text AS meta FROM "${schema}".soniq_finished_jobs
+         WHERE dedup_key LIKE 'schedule:${SCHEDULE}:%'
+         UNION ALL
          SELECT id::text, dedup_key, NULL FROM "${schema}".soniq_dead_letter_jobs
          WHERE dedup_key LIKE 'schedule:${SCHEDULE}:%'`,
       ),
@@ -157,10 +160,11 @@ function sqliteStore(): Store {
             .all(SCHEDULE) as Array<{ occurrence: number; outcome: string; job_id: string | null }>,
           jobs: db
             .prepare(
-              `SELECT id, dedup_key, meta FROM soniq_jobs WHERE dedup_key LIKE ?
-               UNION ALL SELECT id, dedup_key, NULL FROM soniq_dead_letter_jobs WHERE dedup_key LIKE ?`,
+              `SELECT id, dedup_key, meta FROM soniq_jobs WHERE dedup_key LIKE @p
+               UNION ALL SELECT id, dedup_key, meta FROM soniq_finished_jobs WHERE dedup_key LIKE @p
+               UNION ALL SELECT id, dedup_key, NULL FROM soniq_dead_letter_jobs WHERE dedup_key LIKE @p`,
             )
-            .all(`schedule:${SCHEDULE}:%`, `schedule:${SCHEDULE}:%`) as Array<{
+            .all({ p: `schedule:${SCHEDULE}:%` }) as Array<{
             id: string;
             dedup_key: string;
             meta: string | null;

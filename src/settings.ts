@@ -188,13 +188,14 @@ export const SETTINGS = {
   }),
   /**
    * `SONIQ_RESULT_RETENTION`. How long a done or cancelled job (and its result and dedup key) is
-   * kept. Accepts 0–31536000 seconds. Default 604800 (7 days).
+   * kept; 0 keeps nothing (deleted when it finishes). A job definition's `resultRetention`
+   * overrides it. Accepts 0–31536000 seconds. Default 604800 (7 days).
    */
   resultRetention: setting({
     type: seconds(0, 365 * DAY),
     default: 7 * DAY,
     unit: "seconds",
-    doc: "How long a done or cancelled job (and its result and dedup key) is kept.",
+    doc: "How long a done or cancelled job (and its result and dedup key) is kept; 0 keeps nothing (deleted when it finishes). A job definition's `resultRetention` overrides it.",
   }),
   /**
    * `SONIQ_DEAD_LETTER_RETENTION`. How long a dead-letter entry is kept before the pruner deletes

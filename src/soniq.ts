@@ -115,6 +115,7 @@ export class Soniq implements JobEnqueuer {
     } = createAdmin({
       backend: () => this.backend(),
       retentionSeconds: this.settings.resultRetention,
+      retentionOf: (name) => this.jobRegistry.definitions.get(name)?.resultRetention,
       heartbeatTimeoutSeconds: this.settings.heartbeatTimeout,
       events: this.eventBus,
     }));

@@ -4,7 +4,7 @@ import type { BenchConfig } from "../config.js";
 import { bullMq } from "./bullmq.js";
 import { graphile } from "./graphile.js";
 import { pgBoss } from "./pgboss.js";
-import { baselineBuild, NO_PREFETCH, soniqPostgres, soniqSqlite } from "./soniq.js";
+import { baselineBuild, NO_PREFETCH, RETENTION0, soniqPostgres, soniqSqlite } from "./soniq.js";
 import type { AdapterFactory } from "./types.js";
 
 /** The factories of `config.libraries`; `baseline` is the build of `--baseline`, if given. */
@@ -18,6 +18,7 @@ export function selectFactories(config: BenchConfig, baseline?: Baseline): Adapt
     "soniq-sqlite": () => soniqSqlite(),
     "soniq-pg-prefetch0": () => soniqPostgres(config.pgUrl, NO_PREFETCH),
     "soniq-sqlite-prefetch0": () => soniqSqlite(NO_PREFETCH),
+    "soniq-pg-retention0": () => soniqPostgres(config.pgUrl, RETENTION0),
     "soniq-baseline-pg": baselineOnly((b) => soniqPostgres(config.pgUrl, baselineBuild(b))),
     "soniq-baseline-sqlite": baselineOnly((b) => soniqSqlite(baselineBuild(b))),
     "graphile-worker": () => graphile(config.pgUrl),

@@ -61,7 +61,7 @@ export function pgBoss(pgUrl: string): AdapterFactory {
     isSoniq: false,
     version: () => packageVersion("pg-boss"),
     database: "postgres",
-    configuration: `schema ${PGBOSS_SCHEMA}; min(c, 10) work() loops × batchSize c/loops, pollingIntervalSeconds 0.5 (minimum), schedule false, pool 10; insert() per batch, send() per job`,
+    configuration: `schema ${PGBOSS_SCHEMA}; work() loops of batchSize min(c, 10), c ÷ batchSize of them (c = in-flight cap: 10 → 1 × 10, 100 → 10 × 10; a batch runs concurrently, Promise.allSettled), pollingIntervalSeconds 0.5 (the minimum; a loop fetches once per interval, also after a full batch, so a drain runs ≈ 2c jobs/s by design), schedule false, pool 10; insert() per batch, send() per job`,
     check: () => checkPostgres(pgUrl),
     async prepare() {
       await sql(pgUrl, `DROP SCHEMA IF EXISTS ${PGBOSS_SCHEMA} CASCADE`);

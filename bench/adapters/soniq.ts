@@ -23,6 +23,7 @@ import {
   SONIQ_BASELINE_SCHEMA,
   SONIQ_JOB,
   SONIQ_NO_PREFETCH_SCHEMA,
+  SONIQ_RETENTION0_SCHEMA,
   SONIQ_SCHEMA,
   soniqOptions,
 } from "./soniq-config.js";
@@ -50,7 +51,24 @@ export interface SoniqBuild {
    * compared with its default-configured counterpart like a baseline); undefined: the default.
    */
   prefetch?: number;
+  /**
+   * The `resultRetention` setting, when this build is measured keeping no finished job
+   * (`soniq-pg-retention0`, a Soniq column of its own beside the defaults); undefined: the default.
+   */
+  resultRetention?: number;
 }
+
+/** This checkout's Soniq with `resultRetention: 0`: finished jobs are deleted, not kept. */
+export const RETENTION0: SoniqBuild = {
+  root: REPO_ROOT,
+  load: async () => Soniq,
+  workerEnv: { BENCH_SONIQ_RESULT_RETENTION: "0" },
+  schema: SONIQ_RETENTION0_SCHEMA,
+  labelSuffix: " retention 0",
+  baselineOf: false,
+  version: () => `${packageVersion("soniq")} (this checkout, resultRetention: 0)`,
+  resultRetention: 0,
+};
 
 /** This checkout's Soniq with `prefetch: 0`: what the prefetch window buys, side by side. */
 export const NO_PREFETCH: SoniqBuild = {
@@ -105,7 +123,13 @@ class SoniqAdapter implements Adapter {
 
   async setup(): Promise<void> {
     const soniq = new this.SoniqOf(
-      soniqOptions(this.databaseUrl, "warn", this.build.schema, this.build.prefetch),
+      soniqOptions(
+        this.databaseUrl,
+        "warn",
+        this.build.schema,
+        this.build.prefetch,
+        this.build.resultRetention,
+      ),
     );
     this.soniq = soniq;
     this.job = soniq.job<BenchPayload, void>({
@@ -163,6 +187,7 @@ class SoniqAdapter implements Adapter {
 /** `soniq-pg` → `soniq-baseline-pg` for a baseline, `soniq-pg-prefetch0` for {@link NO_PREFETCH}. */
 function variantName(base: string, build: SoniqBuild): string {
   if (build.prefetch !== undefined) return `${base}-prefetch0`;
+  if (build.resultRetention !== undefined) return `${base}-retention0`;
   return build.baselineOf ? base.replace("soniq-", "soniq-baseline-") : base;
 }
 
@@ -185,7 +210,8 @@ export function soniqPostgres(pgUrl: string, build: SoniqBuild = CURRENT): Adapt
     sql(
       pgUrl,
       `DO $$ DECLARE t text; BEGIN
-         FOREACH t IN ARRAY ARRAY['soniq_jobs', 'soniq_dead_letter_jobs', 'soniq_workers'] LOOP
+         FOREACH t IN ARRAY ARRAY['soniq_jobs', 'soniq_finished_jobs', 'soniq_dedup_keys',
+                                  'soniq_dead_letter_jobs', 'soniq_workers'] LOOP
            IF to_regclass(format('%I.%I', '${schema}', t)) IS NOT NULL THEN
              EXECUTE format('TRUNCATE %I.%I', '${schema}', t);
            END IF;
@@ -199,7 +225,7 @@ export function soniqPostgres(pgUrl: string, build: SoniqBuild = CURRENT): Adapt
     baselineOf: build.baselineOf ? "soniq-pg" : undefined,
     version: build.version,
     database: "postgres",
-    configuration: `schema ${schema}; poolSize 10, pollInterval 1 s, LISTEN/NOTIFY, prefetch ${build.prefetch ?? "500 (adaptive)"}${build.prefetch === undefined ? " (defaults)" : ""}; logLevel warn; enqueueMany per batch; worker({ concurrency })`,
+    configuration: `schema ${schema}; poolSize 10, pollInterval 1 s, LISTEN/NOTIFY, prefetch ${build.prefetch ?? "500 (adaptive)"}${build.prefetch === undefined ? " (defaults)" : ""}; resultRetention ${build.resultRetention ?? "7 days (default)"}; logLevel warn; enqueueMany per batch; worker({ concurrency })`,
     check: () => checkPostgres(pgUrl),
     async prepare() {
       SoniqOf = await build.load();

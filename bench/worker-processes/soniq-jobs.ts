@@ -2,7 +2,7 @@
  * The module given to `soniq worker` (node dist/cli/main.js worker <this file>) by the SIGTERM
  * and RSS workloads (and by the profiling script). The database comes from
  * BENCH_SONIQ_DATABASE_URL, the PostgreSQL schema from BENCH_SONIQ_SCHEMA (BENCH_SONIQ_LOG_LEVEL
- * overrides the level, for profiling; BENCH_SONIQ_PREFETCH sets `prefetch`); the jobs are the same as in process, with the
+ * overrides the level, for profiling; BENCH_SONIQ_PREFETCH sets `prefetch`, BENCH_SONIQ_RESULT_RETENTION `resultRetention`); the jobs are the same as in process, with the
  * child-process handler of ./protocol.ts. For a `--baseline` build, BENCH_SONIQ_DIST names that
  * build's dist/index.js, so the instance is the baseline's own (the one its CLI runs).
  */
@@ -21,12 +21,14 @@ const { Soniq } = (
 ) as SoniqModule;
 
 const prefetch = process.env.BENCH_SONIQ_PREFETCH;
+const retention = process.env.BENCH_SONIQ_RESULT_RETENTION;
 export const soniq = new Soniq(
   soniqOptions(
     url,
     process.env.BENCH_SONIQ_LOG_LEVEL ?? "warn",
     process.env.BENCH_SONIQ_SCHEMA,
     prefetch === undefined ? undefined : Number(prefetch),
+    retention === undefined ? undefined : Number(retention),
   ),
 );
 

@@ -24,6 +24,11 @@ export interface AdminDeps {
   backend(): Promise<Backend>;
   /** `resultRetention`, in seconds: how long a cancelled job is kept. */
   readonly retentionSeconds: number;
+  /**
+   * The `resultRetention` (seconds) a job definition of this instance sets for `name`, if any: a
+   * queued job cancelled here is kept that long instead (0: not kept).
+   */
+  readonly retentionOf?: (name: string) => number | undefined;
   /** The instance's event bus: a queued job cancelled here emits `job_cancelled`. */
   readonly events?: EventBus<SoniqEventMap>;
 }
@@ -101,6 +106,13 @@ export class JobsAdmin {
     };
   }
 
+  /** How long job `id` is kept once cancelled: its definition's `resultRetention`, if any. */
+  private async retentionFor(backend: Backend, id: string): Promise<number> {
+    if (this.deps.retentionOf === undefined) return this.deps.retentionSeconds;
+    const row = await backend.jobGet({ id });
+    return (row && this.deps.retentionOf(row.name)) ?? this.deps.retentionSeconds;
+  }
+
   /**
    * Cancels a job: a queued one at once (`cancelled`); a running one through its owner, which
    * aborts `ctx.signal` (reason `JobCancelledError`) and records `cancelled` when the handler
@@ -113,7 +125,7 @@ export class JobsAdmin {
     const backend = await this.deps.backend();
     const state = await backend.admin.jobCancelRequest({
       id,
-      retentionSeconds: this.deps.retentionSeconds,
+      retentionSeconds: await this.retentionFor(backend, id),
     });
     if (state === "not_found") {
       if (await backend.deadLetterGet({ id })) {
@@ -199,7 +211,7 @@ export class JobsAdmin {
       if (action === "cancel") {
         const state = await backend.admin.jobCancelRequest({
           id,
-          retentionSeconds: this.deps.retentionSeconds,
+          retentionSeconds: await this.retentionFor(backend, id),
         });
         if (state === "cancelled") await this.emitCancelled(backend, id);
         return state === "cancelled" || state === "requested";

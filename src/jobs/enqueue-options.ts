@@ -18,8 +18,8 @@ export interface EnqueueOptions {
   /** Overrides the job's max attempts (1..1000). */
   maxAttempts?: number;
   /**
-   * A duplicate (same key while a job with it is in `soniq_jobs`) returns the existing job's id
-   * instead of inserting. Up to 500 characters.
+   * A duplicate (same key while a job holds it: queued, processing, or finished within its
+   * `resultRetention`) returns the existing job's id instead of inserting. Up to 500 characters.
    */
   dedupKey?: string;
   /** Use a key derived from the name and the canonical JSON of the arguments as `dedupKey`. */

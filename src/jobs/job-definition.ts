@@ -42,6 +42,14 @@ export interface JobSettings<TArgs, TInput = TArgs> {
   /** Deduplicate by the arguments: a job with the same name and arguments already stored is returned instead. */
   uniqueByArgs?: boolean;
   /**
+   * How long a finished (done or cancelled) job of this definition is kept, with its result and
+   * its dedup key, in **seconds** (default: the instance's `resultRetention`, 7 days). `0` keeps
+   * nothing: the job is deleted when it finishes (no result to read, `jobs.get` finds nothing,
+   * its dedup key is free at once) — the cheapest completion (docs/performance.md, "What
+   * retention costs"). Dead-lettered jobs follow `deadLetterRetention` instead.
+   */
+  resultRetention?: number;
+  /**
    * Argument schema (any Standard Schema: zod, valibot, arktype…), checked at enqueue and
    * again before the handler runs. The handler receives the schema's output.
    */
@@ -107,6 +115,8 @@ export class JobDefinition<TArgs, TResult, TInput = TArgs> {
   /** Seconds; 0 = none. */
   readonly timeout: number;
   readonly uniqueByArgs: boolean;
+  /** Seconds a finished job is kept (`0`: nothing kept); undefined: the instance's setting. */
+  readonly resultRetention: number | undefined;
   readonly argsSchema: StandardSchemaV1<TInput, TArgs> | undefined;
   /** `async` (event loop, `handler`) or `sync` (worker thread, `handlerModule`). */
   readonly kind: JobKind;
@@ -141,6 +151,7 @@ export class JobDefinition<TArgs, TResult, TInput = TArgs> {
           "maxAttempts",
           "retry",
           "uniqueByArgs",
+          "resultRetention",
           "args",
           ...REMOTE_OPTION_KEYS,
         ]
@@ -152,6 +163,7 @@ export class JobDefinition<TArgs, TResult, TInput = TArgs> {
           "retry",
           "timeout",
           "uniqueByArgs",
+          "resultRetention",
           "args",
           "handler" in options ? "handler" : "handlerModule",
           ...("handler" in options ? [] : ["exportName"]),
@@ -212,6 +224,18 @@ export class JobDefinition<TArgs, TResult, TInput = TArgs> {
       );
     }
     this.uniqueByArgs = options.uniqueByArgs ?? false;
+    this.resultRetention = options.resultRetention;
+    if (
+      this.resultRetention !== undefined &&
+      (typeof this.resultRetention !== "number" ||
+        !Number.isFinite(this.resultRetention) ||
+        this.resultRetention < 0)
+    ) {
+      throw new SoniqError(
+        "INVALID_OPTION",
+        `job ${this.name}: resultRetention must be a number of seconds >= 0 (0 = keep nothing)`,
+      );
+    }
     if (options.args !== undefined && typeof options.args?.["~standard"]?.validate !== "function") {
       throw new SoniqError(
         "INVALID_OPTION",

@@ -1,6 +1,6 @@
 /**
- * The pruner: deletes finished jobs whose results have expired, so `soniq_jobs` does not grow for
- * ever and their dedup keys are freed; then dead letters older than `deadLetterRetention`
+ * The pruner: deletes finished jobs (`soniq_finished_jobs`) whose results have expired, so the
+ * history does not grow for ever, and dedup keys whose hold has passed; then dead letters older than `deadLetterRetention`
  * (default 30 days), timeline events older than `jobEventRetention` (default 30 days), the
  * controls (cancel request, progress) of jobs that are gone, and the remote-submission rows
  * (`soniq_remote_submissions`) of jobs that are gone — neither a job row nor a dead letter — so a

@@ -4,8 +4,8 @@
  *
  * Names are snake_case and stable: they reach metrics sinks as strings. Payload fields are
  * snake_case like log fields. Instants are ISO 8601 strings (UTC); durations say their unit in
- * the field name (`_ms` = milliseconds). Job ids and worker ids are the ones stored in
- * `soniq_jobs` and `soniq_workers`.
+ * the field name (`_ms` = milliseconds). Job ids and worker ids are the ones stored in the job
+ * tables and `soniq_workers`.
  */
 import type { BackendKind, ScheduleOutcome } from "../backends/contract/index.js";
 import type {
@@ -95,7 +95,7 @@ export type JobFencedOutEvent = {
 /** One queue in a `queue_metrics` sample. */
 export type QueueSample = {
   queue: string;
-  /** Rows of `soniq_jobs` in this queue, by status. */
+  /** Jobs in this queue, by status (live and finished). */
   queued: number;
   processing: number;
   done: number;

@@ -91,7 +91,18 @@ export class OutcomeRecorder {
           outcome,
           what: "completion",
           op: "complete",
-          write: (tryMs) => completions.complete({ id: job.id, owner, result: text }, tryMs),
+          write: (tryMs) =>
+            completions.complete(
+              definition?.resultRetention === undefined
+                ? { id: job.id, owner, result: text }
+                : {
+                    id: job.id,
+                    owner,
+                    result: text,
+                    resultRetentionSeconds: definition.resultRetention,
+                  },
+              tryMs,
+            ),
           bounded: true,
         };
       }
@@ -118,7 +129,7 @@ export class OutcomeRecorder {
             backend.admin.jobCancelFinish({
               id: job.id,
               owner,
-              retentionSeconds: this.options.retentionSeconds,
+              retentionSeconds: definition?.resultRetention ?? this.options.retentionSeconds,
             }),
         };
       case "error":

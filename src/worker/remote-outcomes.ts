@@ -185,7 +185,7 @@ export class RemoteOutcomes {
         jobId: job.id,
         owner,
         result: text,
-        retentionSeconds: this.deps.retentionSeconds,
+        retentionSeconds: definition.resultRetention ?? this.deps.retentionSeconds,
       }),
     );
     if (ok) {

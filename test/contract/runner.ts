@@ -17,6 +17,7 @@ import { claimCases } from "./areas/claim.js";
 import { deadLetterCases } from "./areas/dead-letter.js";
 import { enqueueCases } from "./areas/enqueue.js";
 import { fencedWritesCases } from "./areas/fenced-writes.js";
+import { finishedMoveCases } from "./areas/finished-move.js";
 import { leasesCases } from "./areas/leases.js";
 import { lifecycleCases } from "./areas/lifecycle.js";
 import { notifyCases } from "./areas/notify.js";
@@ -71,6 +72,7 @@ export function runBackendContract(target: ContractTarget): void {
     leasesCases(ctx);
     notifyCases(ctx);
     pruneForgetCases(ctx);
+    finishedMoveCases(ctx);
     adminListCases(ctx);
     adminCancelCases(ctx);
     adminBulkCases(ctx);

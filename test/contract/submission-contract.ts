@@ -554,7 +554,8 @@ export function runSubmissionContract(target: ContractTarget): void {
         ).toBe(true);
         return job.id;
       };
-      const expired = [await finish("tsk_p1", 0), await finish("tsk_p2", 0)];
+      // A retention of 1 ms (0 would keep nothing, so there would be nothing to prune).
+      const expired = [await finish("tsk_p1", 0.001), await finish("tsk_p2", 0.001)];
       const kept = await finish("tsk_p3", 3600);
       const frozen = await claimed(b);
       await s.submissionMarkSubmitting({
@@ -583,7 +584,7 @@ export function runSubmissionContract(target: ContractTarget): void {
       await s.submissionFinish({ jobId: buried.job.id });
 
       expect(await s.submissionPrune({ limit: 10 })).toBe(0); // every job still has a row
-      await new Promise((resolve) => setTimeout(resolve, 20)); // past result_expires_at = now
+      await new Promise((resolve) => setTimeout(resolve, 20)); // past result_expires_at
       expect(await b.jobPruneFinished({ limit: 10 })).toBe(2);
       expect(await s.submissionPrune({ limit: 1 })).toBe(1); // bounded by the limit
       expect(await s.submissionPrune({ limit: 10 })).toBe(1);

@@ -12,6 +12,10 @@ import { childEnv, REPO } from "../helpers/cli.js";
 import { tempDir } from "../helpers/temp.js";
 import { waitFor } from "../helpers/wait.js";
 
+/** Every job, live (`soniq_jobs`) or finished (`soniq_finished_jobs`), as the CTE `jobs`. */
+const JOBS = `WITH jobs AS (SELECT id, name, status, args FROM soniq_jobs
+  UNION ALL SELECT id, name, status, args FROM soniq_finished_jobs)`;
+
 // A stable part of node_modules (the test runner writes caches elsewhere in it).
 const INPUT = resolve(REPO, "node_modules", "zod");
 
@@ -72,12 +76,12 @@ describe("examples/file-digest on real files", () => {
     const doneAfterFirst = new Set(
       (
         db
-          .prepare("SELECT id FROM soniq_jobs WHERE status = 'done' AND name = 'files.digest'")
+          .prepare(`${JOBS} SELECT id FROM jobs WHERE status = 'done' AND name = 'files.digest'`)
           .all() as Array<{ id: string }>
       ).map((r) => r.id),
     );
     const leftAfterFirst = (
-      db.prepare("SELECT count(*) AS n FROM soniq_jobs WHERE status <> 'done'").get() as {
+      db.prepare(`${JOBS} SELECT count(*) AS n FROM jobs WHERE status <> 'done'`).get() as {
         n: number;
       }
     ).n;
@@ -93,12 +97,12 @@ describe("examples/file-digest on real files", () => {
     const counts = Object.fromEntries(
       (
         check
-          .prepare("SELECT status, count(*) AS n FROM soniq_jobs GROUP BY status")
+          .prepare(`${JOBS} SELECT status, count(*) AS n FROM jobs GROUP BY status`)
           .all() as Array<{ status: string; n: number }>
       ).map((r) => [r.status, r.n]),
     );
     const digests = check
-      .prepare("SELECT args FROM soniq_jobs WHERE name = 'files.digest'")
+      .prepare(`${JOBS} SELECT args FROM jobs WHERE name = 'files.digest'`)
       .all() as Array<{ args: string }>;
     const dead = (
       check.prepare("SELECT count(*) AS n FROM soniq_dead_letter_jobs").get() as { n: number }

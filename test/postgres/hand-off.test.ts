@@ -424,11 +424,12 @@ describePostgres("postgres: hand-off at enqueue", () => {
     const backend = await openBackend();
     const c = await client();
     const jobs = `"${backend.schema}".soniq_jobs`;
-    // 20,000 rows: queued in another queue, done and future ones in this one; then ANALYZE.
+    // 20,000 rows: queued in another queue, processing ones in this one; then ANALYZE.
     await c.query(
-      `INSERT INTO ${jobs} (id, name, queue, args, max_attempts, status, scheduled_at)
+      `INSERT INTO ${jobs} (id, name, queue, args, max_attempts, status, scheduled_at, worker_id)
        SELECT gen_random_uuid(), 'x', CASE WHEN i % 4 = 0 THEN 'q' ELSE 'other' END, '{}', 1,
-              CASE WHEN i % 4 = 0 THEN 'done' ELSE 'queued' END, now()
+              CASE WHEN i % 4 = 0 THEN 'processing' ELSE 'queued' END, now(),
+              CASE WHEN i % 4 = 0 THEN 'w0' END
        FROM generate_series(1, 20000) AS i`,
     );
     await c.query(`ANALYZE ${jobs}`);

@@ -2,9 +2,11 @@
 // engine's column lists built from it (rows.ts) name the columns of its tables, in table order
 // (the positional INSERT … SELECT statements rely on that order), and the claim's hand-written
 // mapper reads exactly the claimed columns of the catalogue.
+
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { type ClaimedRowFields, claimedJobOfRow } from "../../src/backends/claimed-job.js";
+import { JOB_TABLE_COLUMNS } from "../../src/backends/postgres/finish-sql.js";
 import * as pgRows from "../../src/backends/postgres/rows.js";
 import { CLAIMED_FIELDS, JOBS } from "../../src/backends/shared/columns.js";
 import * as sqliteRows from "../../src/backends/sqlite/rows.js";
@@ -16,7 +18,7 @@ import * as sqliteRows from "../../src/backends/sqlite/rows.js";
  */
 function tableColumns(dump: string): Map<string, string[]> {
   const tables = new Map<string, string[]>();
-  for (const block of dump.matchAll(/CREATE TABLE (\w+) \(\n([\s\S]*?)\n?\)(?: STRICT)?;/g)) {
+  for (const block of dump.matchAll(/CREATE TABLE "?(\w+)"? \(\n([\s\S]*?)\n?\)(?: STRICT)?;/g)) {
     const columns = topLevelParts(block[2]!)
       .map((part) => /^\s*(\w+)\s/.exec(part)?.[1])
       .filter((name): name is string => name !== undefined && name !== "CONSTRAINT")
@@ -46,7 +48,13 @@ describe("column lists", () => {
       tables.get("soniq_jobs")?.filter((column) => column !== "result"),
     );
     expect(names(rows.DEAD_LETTER_COLUMNS)).toEqual(tables.get("soniq_dead_letter_jobs"));
-    expect(names(rows.WORKER_COLUMNS)).toEqual(tables.get("soniq_workers"));
+    // `schema_version` is written at registration and read by the table's trigger only.
+    expect(names(rows.WORKER_COLUMNS)).toEqual(
+      tables.get("soniq_workers")?.filter((column) => column !== "schema_version"),
+    );
+    // A finished job is the live row moved: both tables have the same columns, in order.
+    expect(tables.get("soniq_finished_jobs")).toEqual(tables.get("soniq_jobs"));
+    if (engine === "postgres") expect([...JOB_TABLE_COLUMNS]).toEqual(tables.get("soniq_jobs"));
   });
 });
 

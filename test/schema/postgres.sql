@@ -1,6 +1,6 @@
 -- The PostgreSQL schema after every migration, as a fresh `setup()` leaves it.
 -- Written by `npm run schema:dump`; checked by test/schema/schema.test.ts. Do not edit.
--- Migrations: 001_initial.sql, 002_leases.sql, 003_queue_claim_index.sql, 004_schedules.sql, 005_start_marks.sql, 006_operations.sql, 007_remote_submissions.sql, 008_trace_context.sql, 009_notify_queued_only.sql
+-- Migrations: 001_initial.sql, 002_leases.sql, 003_queue_claim_index.sql, 004_schedules.sql, 005_start_marks.sql, 006_operations.sql, 007_remote_submissions.sql, 008_trace_context.sql, 009_notify_queued_only.sql, 010_finished_jobs.sql
 
 CREATE TABLE soniq_dead_letter_jobs (
   id uuid NOT NULL,
@@ -25,6 +25,42 @@ CREATE TABLE soniq_dead_letter_jobs (
   CONSTRAINT soniq_dead_letter_jobs_pkey PRIMARY KEY (id)
 );
 
+CREATE TABLE soniq_dedup_keys (
+  dedup_key text NOT NULL,
+  job_id uuid NOT NULL,
+  held_until timestamp with time zone,
+  CONSTRAINT soniq_dedup_keys_pkey PRIMARY KEY (dedup_key)
+);
+
+CREATE TABLE soniq_finished_jobs (
+  id uuid NOT NULL,
+  name text NOT NULL,
+  queue text NOT NULL,
+  args json NOT NULL,
+  status text NOT NULL,
+  priority integer NOT NULL,
+  attempts integer NOT NULL,
+  max_attempts integer NOT NULL,
+  interruptions integer NOT NULL,
+  scheduled_at timestamp with time zone NOT NULL,
+  created_at timestamp with time zone NOT NULL,
+  updated_at timestamp with time zone NOT NULL,
+  started_at timestamp with time zone,
+  finished_at timestamp with time zone NOT NULL,
+  worker_id text,
+  claim_token uuid,
+  last_error text,
+  result json,
+  result_expires_at timestamp with time zone NOT NULL,
+  dedup_key text,
+  meta json,
+  start_known boolean NOT NULL,
+  uncharged_recoveries integer NOT NULL,
+  trace_context text,
+  CONSTRAINT soniq_finished_jobs_pkey PRIMARY KEY (id),
+  CONSTRAINT soniq_finished_jobs_status_check CHECK ((status = ANY (ARRAY['done'::text, 'cancelled'::text])))
+);
+
 CREATE TABLE soniq_job_controls (
   job_id uuid NOT NULL,
   cancel_requested_at timestamp with time zone,
@@ -34,6 +70,16 @@ CREATE TABLE soniq_job_controls (
   progress_at timestamp with time zone,
   CONSTRAINT soniq_job_controls_pkey PRIMARY KEY (job_id),
   CONSTRAINT soniq_job_controls_progress_check CHECK (((progress >= (0)::double precision) AND (progress <= (1)::double precision)))
+);
+
+CREATE TABLE soniq_job_counts (
+  queue text NOT NULL,
+  kind text NOT NULL,
+  bucket timestamp with time zone NOT NULL,
+  writer integer NOT NULL,
+  n bigint NOT NULL,
+  wait_s double precision NOT NULL DEFAULT 0,
+  CONSTRAINT soniq_job_counts_pkey PRIMARY KEY (queue, kind, bucket, writer)
 );
 
 CREATE TABLE soniq_job_events (
@@ -76,7 +122,7 @@ CREATE TABLE soniq_jobs (
   CONSTRAINT soniq_jobs_interruptions_check CHECK ((interruptions >= 0)),
   CONSTRAINT soniq_jobs_max_attempts_check CHECK ((max_attempts >= 1)),
   CONSTRAINT soniq_jobs_pkey PRIMARY KEY (id),
-  CONSTRAINT soniq_jobs_status_check CHECK ((status = ANY (ARRAY['queued'::text, 'processing'::text, 'done'::text, 'cancelled'::text]))),
+  CONSTRAINT soniq_jobs_status_check CHECK ((status = ANY (ARRAY['queued'::text, 'processing'::text]))),
   CONSTRAINT soniq_jobs_uncharged_recoveries_check CHECK ((uncharged_recoveries >= 0))
 );
 
@@ -192,19 +238,21 @@ CREATE TABLE soniq_workers (
   shutdown_state text NOT NULL DEFAULT 'RUNNING'::text,
   drain_started_at timestamp with time zone,
   deadline_at timestamp with time zone,
+  schema_version integer,
   CONSTRAINT soniq_workers_pkey PRIMARY KEY (id),
   CONSTRAINT soniq_workers_shutdown_state_check CHECK ((shutdown_state = ANY (ARRAY['RUNNING'::text, 'DRAINING'::text, 'FORCE_TIMEOUT_PATH'::text, 'WAIT_FOR_THREAD'::text, 'STOPPED'::text]))),
   CONSTRAINT soniq_workers_status_check CHECK ((status = ANY (ARRAY['running'::text, 'draining'::text, 'stopped'::text])))
 );
 
 CREATE INDEX soniq_dead_letter_jobs_dead_at_idx ON soniq_dead_letter_jobs USING btree (dead_at);
+CREATE INDEX soniq_finished_jobs_expiry_idx ON soniq_finished_jobs USING btree (result_expires_at);
+CREATE INDEX soniq_finished_jobs_legacy_order_idx ON soniq_finished_jobs USING btree (created_at DESC, id DESC) WHERE (substr((id)::text, 15, 1) <> '7'::text);
 CREATE INDEX soniq_job_events_at_idx ON soniq_job_events USING btree (at);
 CREATE INDEX soniq_job_events_job_idx ON soniq_job_events USING btree (job_id, id);
 CREATE INDEX soniq_jobs_claim_idx ON soniq_jobs USING btree (priority, scheduled_at, created_at, id) WHERE (status = 'queued'::text);
-CREATE INDEX soniq_jobs_created_idx ON soniq_jobs USING btree (created_at DESC, id DESC);
 CREATE UNIQUE INDEX soniq_jobs_dedup_key_idx ON soniq_jobs USING btree (dedup_key) WHERE (dedup_key IS NOT NULL);
+CREATE INDEX soniq_jobs_legacy_order_idx ON soniq_jobs USING btree (created_at DESC, id DESC) WHERE (substr((id)::text, 15, 1) <> '7'::text);
 CREATE INDEX soniq_jobs_processing_idx ON soniq_jobs USING btree (worker_id) WHERE (status = 'processing'::text);
-CREATE INDEX soniq_jobs_prune_idx ON soniq_jobs USING btree (result_expires_at) WHERE (status = ANY (ARRAY['done'::text, 'cancelled'::text]));
 CREATE INDEX soniq_jobs_queue_claim_idx ON soniq_jobs USING btree (queue, priority, scheduled_at, created_at, id) WHERE (status = 'queued'::text);
 CREATE INDEX soniq_remote_submissions_admission_idx ON soniq_remote_submissions USING btree (job_name, submitted_at);
 CREATE INDEX soniq_remote_submissions_due_idx ON soniq_remote_submissions USING btree (due_at) WHERE (phase = ANY (ARRAY['accepted'::text, 'frozen'::text]));
@@ -235,4 +283,16 @@ BEGIN
 END;
 $function$;
 
+CREATE OR REPLACE FUNCTION soniq_refuse_old_workers()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+  RAISE EXCEPTION USING ERRCODE = 'SQ001',
+    MESSAGE = 'this database was upgraded by soniq setup to schema version 10; this worker '
+      || 'is of an earlier version of soniq and cannot run on it: upgrade the worker';
+END;
+$function$;
+
 CREATE TRIGGER soniq_jobs_notify_insert AFTER INSERT ON soniq_jobs REFERENCING NEW TABLE AS inserted_jobs FOR EACH STATEMENT EXECUTE FUNCTION soniq_notify_inserted_jobs();
+CREATE TRIGGER soniq_workers_schema_version BEFORE INSERT OR UPDATE ON soniq_workers FOR EACH ROW WHEN (((new.schema_version IS NULL) OR (new.schema_version < 10))) EXECUTE FUNCTION soniq_refuse_old_workers();

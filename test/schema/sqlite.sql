@@ -1,6 +1,6 @@
 -- The SQLite schema after every migration, as a fresh `setup()` leaves it.
 -- Written by `npm run schema:dump`; checked by test/schema/schema.test.ts. Do not edit.
--- Migrations: 001_initial, 002_leases, 003_schedules, 004_start_marks, 005_operations, 006_remote_submissions, 007_trace_context
+-- Migrations: 001_initial, 002_leases, 003_schedules, 004_start_marks, 005_operations, 006_remote_submissions, 007_trace_context, 008_finished_jobs
 
 CREATE TABLE soniq_dead_letter_jobs (
   id            TEXT    NOT NULL PRIMARY KEY,
@@ -24,6 +24,40 @@ CREATE TABLE soniq_dead_letter_jobs (
   dead_at       INTEGER NOT NULL
 ) STRICT;
 
+CREATE TABLE soniq_dedup_keys (
+  dedup_key  TEXT    NOT NULL PRIMARY KEY,
+  job_id     TEXT    NOT NULL,
+  -- NULL while the job is live; its finish sets it to the end of the job's retention.
+  held_until INTEGER
+) STRICT;
+
+CREATE TABLE soniq_finished_jobs (
+  id                   TEXT    NOT NULL PRIMARY KEY,
+  name                 TEXT    NOT NULL,
+  queue                TEXT    NOT NULL,
+  args                 TEXT    NOT NULL,
+  status               TEXT    NOT NULL CHECK (status IN ('done', 'cancelled')),
+  priority             INTEGER NOT NULL,
+  attempts             INTEGER NOT NULL,
+  max_attempts         INTEGER NOT NULL,
+  interruptions        INTEGER NOT NULL,
+  scheduled_at         INTEGER NOT NULL,
+  created_at           INTEGER NOT NULL,
+  updated_at           INTEGER NOT NULL,
+  started_at           INTEGER,
+  finished_at          INTEGER NOT NULL,
+  worker_id            TEXT,
+  claim_token          TEXT,
+  last_error           TEXT,
+  result               TEXT,
+  result_expires_at    INTEGER NOT NULL,
+  dedup_key            TEXT,
+  meta                 TEXT,
+  start_known          INTEGER NOT NULL CHECK (start_known IN (0, 1)),
+  uncharged_recoveries INTEGER NOT NULL,
+  trace_context        TEXT
+) STRICT;
+
 CREATE TABLE soniq_job_controls (
   job_id              TEXT    NOT NULL PRIMARY KEY,
   cancel_requested_at INTEGER,
@@ -31,6 +65,17 @@ CREATE TABLE soniq_job_controls (
   progress            REAL    CHECK (progress >= 0 AND progress <= 1),
   progress_message    TEXT,
   progress_at         INTEGER
+) STRICT;
+
+CREATE TABLE soniq_job_counts (
+  queue  TEXT    NOT NULL,
+  kind   TEXT    NOT NULL,
+  bucket INTEGER NOT NULL,
+  writer INTEGER NOT NULL,
+  n      INTEGER NOT NULL,
+  -- Seconds from due to start, summed over the done jobs counted.
+  wait_s REAL    NOT NULL DEFAULT 0,
+  PRIMARY KEY (queue, kind, bucket, writer)
 ) STRICT;
 
 CREATE TABLE soniq_job_events (
@@ -43,31 +88,32 @@ CREATE TABLE soniq_job_events (
   detail    TEXT
 ) STRICT;
 
-CREATE TABLE soniq_jobs (
-  id                TEXT    NOT NULL PRIMARY KEY,
-  name              TEXT    NOT NULL,
-  queue             TEXT    NOT NULL,
-  args              TEXT    NOT NULL,
-  status            TEXT    NOT NULL DEFAULT 'queued'
-                    CHECK (status IN ('queued', 'processing', 'done', 'cancelled')),
-  priority          INTEGER NOT NULL DEFAULT 0,
-  attempts          INTEGER NOT NULL DEFAULT 0,
-  max_attempts      INTEGER NOT NULL,
-  interruptions     INTEGER NOT NULL DEFAULT 0,
-  scheduled_at      INTEGER NOT NULL,
-  created_at        INTEGER NOT NULL,
-  updated_at        INTEGER NOT NULL,
-  started_at        INTEGER,
-  finished_at       INTEGER,
-  worker_id         TEXT,
-  claim_token       TEXT,
-  last_error        TEXT,
-  result            TEXT,
-  result_expires_at INTEGER,
-  dedup_key         TEXT
-, meta TEXT, start_known INTEGER NOT NULL DEFAULT 1
-  CHECK (start_known IN (0, 1)), uncharged_recoveries INTEGER NOT NULL DEFAULT 0
-  CHECK (uncharged_recoveries >= 0), trace_context TEXT) STRICT;
+CREATE TABLE "soniq_jobs" (
+  id                   TEXT    NOT NULL PRIMARY KEY,
+  name                 TEXT    NOT NULL,
+  queue                TEXT    NOT NULL,
+  args                 TEXT    NOT NULL,
+  status               TEXT    NOT NULL DEFAULT 'queued' CHECK (status IN ('queued', 'processing')),
+  priority             INTEGER NOT NULL DEFAULT 0,
+  attempts             INTEGER NOT NULL DEFAULT 0,
+  max_attempts         INTEGER NOT NULL,
+  interruptions        INTEGER NOT NULL DEFAULT 0,
+  scheduled_at         INTEGER NOT NULL,
+  created_at           INTEGER NOT NULL,
+  updated_at           INTEGER NOT NULL,
+  started_at           INTEGER,
+  finished_at          INTEGER,
+  worker_id            TEXT,
+  claim_token          TEXT,
+  last_error           TEXT,
+  result               TEXT,
+  result_expires_at    INTEGER,
+  dedup_key            TEXT,
+  meta                 TEXT,
+  start_known          INTEGER NOT NULL DEFAULT 1 CHECK (start_known IN (0, 1)),
+  uncharged_recoveries INTEGER NOT NULL DEFAULT 0 CHECK (uncharged_recoveries >= 0),
+  trace_context        TEXT
+) STRICT;
 
 CREATE TABLE soniq_leases (
   name       TEXT    NOT NULL PRIMARY KEY,
@@ -168,11 +214,16 @@ CREATE TABLE soniq_workers (
   stopped_at        INTEGER
 , heartbeat_timeout_ms INTEGER, shutdown_state TEXT NOT NULL DEFAULT 'RUNNING'
   CHECK (shutdown_state IN ('RUNNING', 'DRAINING', 'FORCE_TIMEOUT_PATH', 'WAIT_FOR_THREAD',
-                            'STOPPED')), drain_started_at INTEGER, deadline_at INTEGER) STRICT;
+                            'STOPPED')), drain_started_at INTEGER, deadline_at INTEGER, schema_version INTEGER) STRICT;
 
 CREATE TABLE sqlite_sequence(name,seq);
 
 CREATE INDEX soniq_dead_letter_jobs_dead_at ON soniq_dead_letter_jobs (dead_at);
+
+CREATE INDEX soniq_finished_jobs_expiry ON soniq_finished_jobs (result_expires_at);
+
+CREATE INDEX soniq_finished_jobs_legacy_order ON soniq_finished_jobs (created_at DESC, id DESC)
+  WHERE substr(id, 15, 1) <> '7';
 
 CREATE INDEX soniq_job_events_at ON soniq_job_events (at);
 
@@ -181,12 +232,8 @@ CREATE INDEX soniq_job_events_job ON soniq_job_events (job_id, id);
 CREATE INDEX soniq_jobs_claim ON soniq_jobs (priority, scheduled_at, created_at, id)
   WHERE status = 'queued';
 
-CREATE INDEX soniq_jobs_created ON soniq_jobs (created_at DESC, id DESC);
-
-CREATE UNIQUE INDEX soniq_jobs_dedup_key ON soniq_jobs (dedup_key) WHERE dedup_key IS NOT NULL;
-
-CREATE INDEX soniq_jobs_expiry ON soniq_jobs (result_expires_at)
-  WHERE status IN ('done', 'cancelled');
+CREATE INDEX soniq_jobs_legacy_order ON soniq_jobs (created_at DESC, id DESC)
+  WHERE substr(id, 15, 1) <> '7';
 
 CREATE INDEX soniq_jobs_processing ON soniq_jobs (worker_id) WHERE status = 'processing';
 
@@ -204,3 +251,15 @@ CREATE INDEX soniq_schedules_next_run_at ON soniq_schedules (next_run_at)
   WHERE next_run_at IS NOT NULL;
 
 CREATE INDEX soniq_workers_started_at ON soniq_workers (started_at);
+
+CREATE TRIGGER soniq_workers_schema_version BEFORE INSERT ON soniq_workers
+WHEN NEW.schema_version IS NULL OR NEW.schema_version < 8
+BEGIN
+  SELECT RAISE(ABORT, 'this database was upgraded by soniq setup to schema version 8; this worker is of an earlier version of soniq and cannot run on it: upgrade the worker');
+END;
+
+CREATE TRIGGER soniq_workers_schema_version_update BEFORE UPDATE ON soniq_workers
+WHEN NEW.schema_version IS NULL OR NEW.schema_version < 8
+BEGIN
+  SELECT RAISE(ABORT, 'this database was upgraded by soniq setup to schema version 8; this worker is of an earlier version of soniq and cannot run on it: upgrade the worker');
+END;

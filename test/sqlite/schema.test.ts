@@ -35,7 +35,10 @@ describe("sqlite: schema", () => {
       .all() as Array<{ name: string }>;
     expect(tables.map((t) => t.name)).toEqual([
       "soniq_dead_letter_jobs",
+      "soniq_dedup_keys",
+      "soniq_finished_jobs",
       "soniq_job_controls",
+      "soniq_job_counts",
       "soniq_job_events",
       "soniq_jobs",
       "soniq_leases",
@@ -49,14 +52,27 @@ describe("sqlite: schema", () => {
     ]);
   });
 
-  it("enforces the status CHECK, unique dedup keys and the interruptions default", () => {
+  it("enforces the live status CHECK, one holder per dedup key and the interruptions default", () => {
     expect(() => insert("bad-status", "dead", null)).toThrow(/CHECK constraint/);
-    insert("k1", "done", "key");
-    expect(() => insert("k2", "queued", "key")).toThrow(/UNIQUE constraint/);
+    // Finished jobs live in soniq_finished_jobs (migration 008).
+    expect(() => insert("done-here", "done", null)).toThrow(/CHECK constraint/);
+    const key = db.prepare("INSERT INTO soniq_dedup_keys (dedup_key, job_id) VALUES (?, ?)");
+    key.run("key", "k1");
+    expect(() => key.run("key", "k2")).toThrow(/UNIQUE constraint/);
     insert("n1", "queued", null);
     insert("n2", "queued", null);
     const row = db.prepare("SELECT interruptions, attempts FROM soniq_jobs WHERE id = 'n1'").get();
     expect(row).toEqual({ interruptions: 0, attempts: 0 });
+  });
+
+  it("refuses a worker registration without a schema version of at least 8", () => {
+    const register = db.prepare(
+      `INSERT INTO soniq_workers (id, hostname, pid, concurrency, status, started_at,
+         last_heartbeat_at, schema_version) VALUES (?, 'h', 1, 1, 'running', 0, 0, ?)`,
+    );
+    expect(() => register.run("w-old", null)).toThrow(/schema version 8/);
+    expect(() => register.run("w-7", 7)).toThrow(/upgrade the worker/);
+    register.run("w-8", 8);
   });
 
   it("claims through the partial claim index", () => {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { pgBossPlan } from "../../bench/adapters/pgboss-config.js";
 import { loadConfig } from "../../bench/config.js";
 
 describe("bench config: --baseline", () => {
@@ -30,5 +31,18 @@ describe("bench config: --baseline", () => {
     expect(() => loadConfig(["--baseline", "HEAD", "--only", "bullmq"], {})).toThrow(
       /soniq-pg or soniq-sqlite/,
     );
+  });
+});
+
+describe("bench config: pg-boss work() loops", () => {
+  it("runs batches of min(c, 10) in c ÷ batch loops, never more than the cap in flight", () => {
+    expect(pgBossPlan(10)).toEqual({ loops: 1, batchSize: 10 });
+    expect(pgBossPlan(100)).toEqual({ loops: 10, batchSize: 10 });
+    expect(pgBossPlan(1)).toEqual({ loops: 1, batchSize: 1 });
+    for (const c of [1, 3, 10, 15, 50, 100, 101]) {
+      const { loops, batchSize } = pgBossPlan(c);
+      expect(loops * batchSize).toBeLessThanOrEqual(c);
+      expect(loops).toBeGreaterThanOrEqual(1);
+    }
   });
 });

@@ -45,6 +45,32 @@ describe("MemoryBackend", () => {
     expect((await b.jobStats()).total).toBe(0);
   });
 
+  it("finished-job counters › minutes older than 25 hours are folded by the pruner, counts unchanged", async () => {
+    let now = Date.parse("2026-01-01T00:00:00Z");
+    const backend = open(() => now);
+    for (let day = 0; day < 3; day += 1) {
+      const j = job({ queue: day === 2 ? "late" : "q" });
+      await backend.jobEnqueue({ jobs: [j] });
+      const [c] = await backend.jobClaim({ workerId: "w", queues: null, limit: 1 });
+      if (!c) throw new Error("nothing claimed");
+      await backend.jobComplete({
+        id: c.id,
+        owner: { workerId: "w", claimToken: c.claimToken },
+        result: null,
+        resultRetentionSeconds: 30 * 86_400,
+      });
+      now += 86_400_000; // a day later
+    }
+    const before = await backend.jobStats();
+    expect(before).toMatchObject({ done: 3, total: 3 });
+    expect(await backend.jobPruneFinished({})).toBe(0);
+    expect(await backend.jobStats()).toEqual(before);
+    expect(await backend.admin.jobCountByQueueStatus()).toEqual([
+      { queue: "late", status: "done", count: 1 },
+      { queue: "q", status: "done", count: 2 },
+    ]);
+  });
+
   it("memory: URLs open a fresh store each time", async () => {
     const a = await createBackend({ databaseUrl: "memory:", schema: "public", poolSize: 1 });
     const b = await createBackend({ databaseUrl: "memory:", schema: "public", poolSize: 1 });

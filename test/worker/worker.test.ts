@@ -62,6 +62,47 @@ describeEachBackend("worker", (target) => {
     expect(rows[0]).toMatchObject({ id: worker.id, status: "stopped", live: false });
   });
 
+  it("resultRetention per job definition › 0 keeps nothing (the job and its dedup key are gone when it finishes); others keep the instance's", async () => {
+    const { soniq } = await instance();
+    const ran: string[] = [];
+    const ping = soniq.job({
+      name: "ping.forget",
+      resultRetention: 0,
+      handler: async (args: { n: number }) => {
+        ran.push(`ping ${args.n}`);
+        return { pong: args.n };
+      },
+    });
+    const kept = soniq.job({
+      name: "ping.keep",
+      handler: async () => "kept",
+    });
+    const gone = await ping.enqueue({ n: 1 }, { dedupKey: "ping-1" });
+    const stays = await kept.enqueue({});
+    const worker = soniq.worker();
+    await worker.start();
+    await waitFor(async () => ((await soniq.getJob(stays))?.status === "done" ? true : null));
+    await waitFor(async () =>
+      ran.length === 1 && (await soniq.getJob(gone)) === null ? true : null,
+    );
+    expect(await soniq.stats()).toMatchObject({ done: 1, total: 1 });
+    // The key was released with the job: the same key enqueues a new job at once.
+    const again = await ping.enqueue({ n: 2 }, { dedupKey: "ping-1" });
+    expect(again).not.toBe(gone);
+    await waitFor(async () => (ran.length === 2 ? true : null));
+    await worker.stop();
+    // A queued job cancelled by an operator follows its definition's retention too.
+    const later = await ping.enqueue({ n: 3 }, { delay: 3600 });
+    expect(await soniq.jobs.cancel(later)).toBe("cancelled");
+    expect(await soniq.getJob(later)).toBeNull();
+    const keptLater = await kept.enqueue({}, { delay: 3600 });
+    expect(await soniq.jobs.cancel(keptLater)).toBe("cancelled");
+    expect((await soniq.getJob(keptLater))?.status).toBe("cancelled");
+    expect(() =>
+      soniq.job({ name: "bad.retention", resultRetention: -1, handler: async () => 1 }),
+    ).toThrow(/resultRetention must be a number of seconds >= 0/);
+  });
+
   it("retries per policy, then moves the job to the DLQ with the reason and last error", async () => {
     const { soniq } = await instance();
     const errors: unknown[] = [];

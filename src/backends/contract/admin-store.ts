@@ -102,10 +102,19 @@ export interface JobListItem extends Omit<JobRow, "result">, JobControls {}
 /** One job as {@link AdminStore.jobDetail} reads it: the whole row (result included) plus its controls. */
 export interface JobDetailRow extends JobRow, JobControls {}
 
-/** A page of a list: newest first (`created_at`, then `id`, descending). */
+/**
+ * A page of a list, newest first. Jobs: by id, descending — ids are time-ordered (UUIDv7), so
+ * this is creation order without an index on `created_at`; rows whose id predates version 7 (a
+ * database older than time-ordered ids) come after every other row, by `created_at` then id,
+ * descending. Dead letters: by `dead_at`, then id, descending.
+ */
 export interface Page<T> {
   items: T[];
-  /** Pass back as `cursor` for the next page; null when this page is the last. */
+  /**
+   * Pass back as `cursor` for the next page; null when this page is the last. A page may hold
+   * fewer items than the limit and still carry a cursor: a backend bounds the rows one page reads
+   * (docs/backends.md, "Reads"), so a filter that matches rarely continues on the next page.
+   */
   nextCursor: string | null;
 }
 

@@ -1,6 +1,17 @@
 /**
- * The job store: every read and write of `soniq_jobs` and `soniq_dead_letter_jobs`, one params
- * object per method, names grouped by entity (`job…`, `deadLetter…`).
+ * The job store: every read and write of the job tables, one params object per method, names
+ * grouped by entity (`job…`, `deadLetter…`).
+ *
+ * Storage (docs/backends.md, "Two tables: live jobs and finished jobs"): a job is in exactly one
+ * of three tables. `soniq_jobs` holds live jobs (`queued`, `processing`); a job that ends `done`
+ * or `cancelled` leaves it in the same fenced write and goes to `soniq_finished_jobs` until its
+ * retention passes (retention 0: it is deleted, nothing is kept); a dead-lettered job goes to
+ * `soniq_dead_letter_jobs`. Rules below speak of a job's **status**, never of its table: "the row"
+ * of a job is wherever it is.
+ *
+ * Dedup keys (`soniq_dedup_keys`): a key is held by the job that took it while that job is
+ * `queued` or `processing`, and after it ends `done` or `cancelled` until its retention passes;
+ * moving it to the dead-letter queue (or deleting it) releases the key.
  *
  * Rules every implementation keeps:
  * - Times are decided by the **database clock** (docs/backends.md, "Time"): due times,
@@ -219,7 +230,9 @@ export interface JobStore {
 
   /**
    * Success: `status='done'`, `attempts+1`, `result`, `finished_at=now`,
-   * `result_expires_at = now + resultRetentionSeconds`. Fenced; `false` when not the owner.
+   * `result_expires_at = now + resultRetentionSeconds`; the row leaves `soniq_jobs` (kept in
+   * `soniq_finished_jobs`, or deleted when the retention is 0). Fenced; `false` when not the
+   * owner, and then nothing moves.
    */
   jobComplete(params: JobCompleteParams): Promise<boolean>;
 
@@ -274,14 +287,15 @@ export interface JobStore {
 
   /**
    * Cancels a `queued` job: `status='cancelled'`, `finished_at=now`,
-   * `result_expires_at = now + retentionSeconds`. `false` if it is not queued.
+   * `result_expires_at = now + retentionSeconds` (moved out of `soniq_jobs` as a completion is;
+   * 0 deletes it). `false` if it is not queued.
    */
   jobCancel(params: JobCancelParams): Promise<boolean>;
 
-  /** The row of `soniq_jobs`, or `null`. */
+  /** The job's row, live or finished, or `null` (dead letters: {@link JobStore.deadLetterGet}). */
   jobGet(params: JobIdParams): Promise<JobRow | null>;
 
-  /** Counts by state (one snapshot); `total` = rows of `soniq_jobs` + dead-letter entries. */
+  /** Counts by state (one snapshot); `total` = live + finished jobs + dead-letter entries. */
   jobStats(): Promise<QueueStats>;
 
   /**
@@ -293,8 +307,10 @@ export interface JobStore {
   jobQueueMetrics(): Promise<QueueMetrics[]>;
 
   /**
-   * Deletes `done` and `cancelled` rows whose `result_expires_at` has passed, at most `limit` of
-   * them, in one statement; returns how many.
+   * Deletes finished (`done`, `cancelled`) rows whose `result_expires_at` has passed, at most
+   * `limit` of them, in one statement, and forgets dedup keys whose hold has passed; then folds
+   * the finished-job counters (older minutes into fewer rows, sums unchanged); returns how many
+   * job rows.
    */
   jobPruneFinished(params: JobPruneFinishedParams): Promise<number>;
 

@@ -3,7 +3,7 @@
  * interface every backend implements in its own file and reaches from its facade as
  * `backend.submissions`. One params object per method.
  *
- * Model. A remote job is an ordinary row of `soniq_jobs` plus one row of
+ * Model. A remote job is an ordinary job (a live row of `soniq_jobs`, then finished) plus one row of
  * `soniq_remote_submissions` (keyed by the job id) holding its `phase`
  * (contract/phases.ts), submission `generation` (the idempotency key is
  * `<job id>:<generation>`), the remote `task_id`, when it is next due (`due_at`) and a stored
@@ -209,8 +209,8 @@ export interface SubmissionStore {
   }): Promise<boolean>;
 
   /**
-   * Deletes up to `limit` submission rows whose job is gone: neither in `soniq_jobs` (pruned after
-   * its result expired, or deleted) nor in `soniq_dead_letter_jobs` (pruned after
+   * Deletes up to `limit` submission rows whose job is gone: neither live nor finished (pruned
+   * after its result expired, or deleted) nor in `soniq_dead_letter_jobs` (pruned after
    * `deadLetterRetention`). A submission row thus lives exactly as long as its job's row or dead
    * letter, so `soniq remote show` works while the job can still be looked at. One statement on
    * PostgreSQL and SQLite. Returns the rows deleted (the pruner repeats while it gets `limit`).

@@ -28,8 +28,9 @@ export interface NewJob {
   /** Delay in **seconds** from the database's now; used only when `runAt` is null. */
   delaySeconds: number;
   /**
-   * Deduplication key. Unique among the rows of `soniq_jobs` (any status); a job in the
-   * dead-letter queue does not hold its key. A duplicate returns the existing job's id.
+   * Deduplication key, held in `soniq_dedup_keys` while its job is queued or processing and,
+   * once done or cancelled, until its retention passes; a job in the dead-letter queue does not
+   * hold its key. A duplicate returns the holder's id.
    */
   dedupKey: string | null;
   /**
@@ -178,6 +179,12 @@ export interface CompletionItem {
   owner: Owner;
   /** The result as JSON text, or null. */
   result: string | null;
+  /**
+   * How long the finished row is kept, in **seconds**, when the job's definition sets its own
+   * `resultRetention`; omitted: the batch's `resultRetentionSeconds`. `0` keeps nothing: the row
+   * is deleted, with no finished row and no dedup window.
+   */
+  resultRetentionSeconds?: number;
 }
 
 /** A worker incarnation: a fresh id at every process start (docs/reliability.md). */
@@ -211,7 +218,7 @@ export interface WorkerRow extends WorkerInfo {
 
 /** Counts by state, as `soniq status` prints them. */
 export interface QueueStats {
-  /** Rows of `soniq_jobs` plus dead-letter entries. */
+  /** Live and finished jobs plus dead-letter entries. */
   total: number;
   /** `queued` rows. */
   queued: number;
@@ -228,7 +235,7 @@ export interface QueueStats {
 /** One queue's counts and lateness, as `JobStore.jobQueueMetrics` reports it. */
 export interface QueueMetrics {
   queue: string;
-  /** Rows of `soniq_jobs` in this queue, by status. */
+  /** Jobs in this queue, by status (live and finished). */
   queued: number;
   processing: number;
   done: number;

@@ -6,6 +6,7 @@
  * this process's own subscribers are called directly (the backend skips its own notifications).
  */
 
+import { SoniqError } from "../../errors.js";
 import {
   type AdminStore,
   CANCEL_NOTIFY_PREFIX,
@@ -30,6 +31,7 @@ import {
 } from "../contract/admin-store.js";
 import type { DeadLetterRow } from "../contract/index.js";
 import { decodeCursor, encodeCursor } from "../shared/cursor.js";
+import { jobTablesFor } from "../shared/job-tables.js";
 import {
   deadFilterParams,
   jobFilterParams,
@@ -62,6 +64,9 @@ function storable(text: string | null | undefined): string | null {
   return text === null || text === undefined ? null : text.replaceAll("\u0000", "\uFFFD");
 }
 
+/** The cursor id of a first page: above every uuid, so a listing starts at the newest. */
+const LIST_START = "ffffffff-ffff-ffff-ffff-ffffffffffff";
+
 /** See the module comment. */
 export class PgAdminStore implements AdminStore {
   private readonly cancelListeners = new Set<(jobId: string) => void>();
@@ -85,24 +90,31 @@ export class PgAdminStore implements AdminStore {
 
   async jobList(params: JobListParams): Promise<Page<JobListItem>> {
     const cursor = decodeCursor(params.cursor);
-    const cursorId = cursor && isUuid(cursor.id) ? cursor.id : null;
-    const { rows } = await this.host.run<RawListedJob>(this.host.sql.jobList, [
-      ...jobFilterParams(params.filter),
-      cursorId === null ? null : cursor?.time,
-      cursorId,
-      params.limit + 1,
-    ]);
+    // The first page, or a cursor that is not ours: from the top of the time-ordered ids.
+    const [time, id] = cursor && isUuid(cursor.id) ? [cursor.time, cursor.id] : ["-1", LIST_START];
+    const { rows: answer } = await this.host.run<RawListedJob & { bound: string | null }>(
+      this.host.sql.jobList[jobTablesFor(params.filter)],
+      [...jobFilterParams(params.filter), time, id, params.limit + 1],
+    );
+    // An empty page comes back as one row holding only `bound`.
+    const rows = answer.filter((row) => row.id !== null);
     const items = rows.slice(0, params.limit);
     const last = rows.length > params.limit ? items.at(-1) : undefined;
+    // A page cut short by the read window: the next one starts below what was read.
+    const bound = answer[0]?.bound ?? null;
     return {
       items: items.map(toListed),
-      nextCursor: last ? encodeCursor({ time: last.cursor_us, id: last.id }) : null,
+      nextCursor: last
+        ? encodeCursor({ time: last.cursor_us, id: last.id })
+        : bound
+          ? encodeCursor({ time: "-1", id: bound })
+          : null,
     };
   }
 
   async jobCount(params: { filter: JobFilter }): Promise<number> {
     const { rows } = await this.host.run<{ n: string }>(
-      this.host.sql.jobCount,
+      this.host.sql.jobCount[jobTablesFor(params.filter)],
       jobFilterParams(params.filter),
     );
     return Number(rows[0]?.n ?? 0);
@@ -168,12 +180,24 @@ export class PgAdminStore implements AdminStore {
     return rowCount;
   }
 
+  /**
+   * Runs a statement that acts on one job wherever it is (live or finished) and answers no row
+   * when there is no such job; an empty answer is asked once more. A job finishing at that moment
+   * is invisible to the first run: the statement waits for the live row's lock, finds it gone,
+   * and its snapshot predates the finished row (the second run's snapshot sees it).
+   */
+  private async onJob<R>(text: string, values: unknown[]): Promise<R[]> {
+    const first = await this.host.run<R>(text, values);
+    if (first.rows.length > 0) return first.rows;
+    return (await this.host.run<R>(text, values)).rows;
+  }
+
   async jobCancelRequest(params: {
     id: string;
     retentionSeconds: number;
   }): Promise<CancelRequestState> {
     if (!isUuid(params.id)) return "not_found";
-    const { rows } = await this.host.run<{ status: string; cancelled: string; requested: string }>(
+    const rows = await this.onJob<{ status: string; cancelled: string; requested: string }>(
       this.host.sql.cancelRequest,
       [params.id, params.retentionSeconds, this.host.channel, CANCEL_NOTIFY_PREFIX],
     );
@@ -204,12 +228,32 @@ export class PgAdminStore implements AdminStore {
 
   async jobRetryNow(params: { id: string }): Promise<JobActionState> {
     if (!isUuid(params.id)) return "not_found";
-    const { rows } = await this.host.run<{ status: string; moved: string; queue: string | null }>(
-      this.host.sql.retryNow,
-      [params.id, this.host.channel],
-    );
+    const rows = await this.onJob<{
+      status: string;
+      moved: string;
+      queue: string | null;
+      holder_id: string | null;
+    }>(this.host.sql.retryNow, [params.id, this.host.channel]).catch((err: unknown) => {
+      // A live job of the previous version holds the key in the live table's unique index.
+      if ((err as { code?: unknown }).code !== "23505") throw err;
+      throw new SoniqError(
+        "DEDUP_CONFLICT",
+        `a live job already holds the dedup key of ${params.id}`,
+        {
+          cause: err,
+          details: { id: params.id },
+        },
+      );
+    });
     const row = rows[0];
     if (!row) return "not_found";
+    if (row.holder_id !== null) {
+      throw new SoniqError(
+        "DEDUP_CONFLICT",
+        `job ${row.holder_id} already holds the dedup key of ${params.id}`,
+        { details: { id: params.id, holderId: row.holder_id } },
+      );
+    }
     if (Number(row.moved) === 0) return "processing";
     if (row.queue !== null) this.host.wake(row.queue);
     return "done";
@@ -217,10 +261,9 @@ export class PgAdminStore implements AdminStore {
 
   async jobDelete(params: { id: string }): Promise<JobActionState> {
     if (!isUuid(params.id)) return "not_found";
-    const { rows } = await this.host.run<{ status: string; gone: string }>(
-      this.host.sql.jobDelete,
-      [params.id],
-    );
+    const rows = await this.onJob<{ status: string; gone: string }>(this.host.sql.jobDelete, [
+      params.id,
+    ]);
     const row = rows[0];
     if (!row) return "not_found";
     return Number(row.gone) > 0 ? "done" : "processing";

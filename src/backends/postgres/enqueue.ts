@@ -3,6 +3,7 @@
  * client, inside its transaction; a single job through a plain `INSERT … VALUES`), dedup within the batch and against the table, and the
  * look-up of holders that committed after the insert's snapshot.
  */
+import { SoniqError } from "../../errors.js";
 import type { EnqueueResult, NewJob, PgQueryable } from "../contract/index.js";
 import type { PgJobStoreDeps } from "./connection.js";
 import { enqueueHandedOff } from "./hand-off-enqueue.js";
@@ -102,6 +103,35 @@ function insertStatement(deps: PgJobStoreDeps, batch: readonly NewJob[]): [strin
   ];
 }
 
+/** One row of the enqueue statements' answer. */
+interface EnqueueRow {
+  id: string;
+  inserted: unknown;
+  due: unknown;
+  holder_id: string | null;
+}
+
+/**
+ * Whether `err` is the live table's dedup index refusing a row: a live job inserted by a process
+ * of the previous version (which did not record its key in `soniq_dedup_keys`) holds the key.
+ */
+function heldByEarlierVersion(err: unknown): boolean {
+  const e = err as { code?: unknown; constraint?: unknown };
+  return e.code === "23505" && e.constraint === "soniq_jobs_dedup_key_idx";
+}
+
+/** {@link insertStatement} for one job on the pool; a key a live job holds answers that job. */
+async function insertAlone(deps: PgJobStoreDeps, job: NewJob): Promise<EnqueueRow> {
+  try {
+    const { rows } = await deps.conn.run<EnqueueRow>(...insertStatement(deps, [job]));
+    return rows[0] as EnqueueRow;
+  } catch (err) {
+    if (!heldByEarlierVersion(err)) throw err;
+    const { rows } = await deps.conn.run<{ id: string }>(deps.sql.liveHolder, [job.dedupKey]);
+    return { id: job.id, inserted: false, due: false, holder_id: rows[0]?.id ?? null };
+  }
+}
+
 /** Inserts jobs whose dedup keys are distinct; results aligned with `jobs`. */
 async function insertUnique(
   deps: PgJobStoreDeps,
@@ -112,12 +142,22 @@ async function insertUnique(
   let pending = jobs.map((_, i) => i);
   for (let attempt = 0; attempt < ENQUEUE_ATTEMPTS && pending.length > 0; attempt += 1) {
     const batch = pending.map((i) => jobs[i] as NewJob);
-    const { rows } = await deps.conn.run<{
-      id: string;
-      inserted: unknown;
-      due: unknown;
-      holder_id: string | null;
-    }>(...insertStatement(deps, batch), via);
+    let rows: EnqueueRow[];
+    try {
+      rows = (await deps.conn.run<EnqueueRow>(...insertStatement(deps, batch), via)).rows;
+    } catch (err) {
+      if (!heldByEarlierVersion(err)) throw err;
+      if (via) {
+        throw new SoniqError(
+          "DEDUP_CONFLICT",
+          "a queued or running job enqueued by an earlier version of soniq holds a dedup key of this batch (nothing was inserted)",
+          { cause: err },
+        );
+      }
+      // Rare (an upgrade in progress): one job per statement, each answered on its own.
+      rows = [];
+      for (const job of batch) rows.push(await insertAlone(deps, job));
+    }
     const unresolved: number[] = [];
     const woken = new Set<string>();
     rows.forEach((row, k) => {

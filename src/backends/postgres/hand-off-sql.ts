@@ -3,6 +3,7 @@
  * one job inserted either already claimed by a worker of this process or queued as usual, the
  * choice made by the database in the same statement.
  */
+import { takeKeys } from "./finish-sql.js";
 import { quoteIdent } from "./identifiers.js";
 import { CLAIMED_COLUMNS } from "./rows.js";
 
@@ -14,6 +15,7 @@ export function buildHandOffStatements(schema: string) {
   const s = quoteIdent(schema);
   const jobs = `${s}.${quoteIdent("soniq_jobs")}`;
   const queues = `${s}.${quoteIdent("soniq_queues")}`;
+  const dedup = `${s}.${quoteIdent("soniq_dedup_keys")}`;
   return {
     /**
      * One job due now, inserted as claimed by worker `$10` when its queue is free — no due
@@ -29,7 +31,7 @@ export function buildHandOffStatements(schema: string) {
      * limited (`max_running`: those are claimed under
      * their queue row's lock) — else queued exactly as `enqueue` does. A claimed row gets what a
      * worker's claim writes (`processing`, owner, fresh `claim_token`, `started_at` now, start not
-     * known); a queued row keeps the defaults. Dedup: a held key inserts nothing.
+     * known); a queued row keeps the defaults. Dedup: a held key inserts nothing (`takeKeys`).
      *
      * `$1` id, `$2` name, `$3` queue, `$4` args (JSON text), `$5` priority, `$6` max attempts,
      * `$7` dedup key (NULL = none), `$8` meta (JSON text or NULL), `$9` trace context (or NULL),
@@ -49,7 +51,8 @@ export function buildHandOffStatements(schema: string) {
            AND NOT EXISTS (SELECT 1 FROM ${queues} AS q
                            WHERE q.name = $3::text AND (q.paused OR q.max_running IS NOT NULL))
              AS free
-      ), inserted AS (
+      ), input AS (SELECT $1::uuid AS id, $7::text AS dedup_key)${takeKeys(dedup, "input")},
+      inserted AS (
         INSERT INTO ${jobs} (id, name, queue, args, priority, max_attempts, scheduled_at,
                              dedup_key, meta, trace_context, status, worker_id, claim_token,
                              started_at, start_known)
@@ -61,12 +64,13 @@ export function buildHandOffStatements(schema: string) {
                CASE WHEN gate.free THEN now() END,
                NOT gate.free
         FROM gate
-        ON CONFLICT (dedup_key) WHERE dedup_key IS NOT NULL DO NOTHING
+        WHERE $7::text IS NULL OR EXISTS (SELECT 1 FROM taken)
         RETURNING *
       )
       SELECT i.id IS NOT NULL AS inserted, i.status IS NOT DISTINCT FROM 'processing' AS handed,
              CASE WHEN i.id IS NULL
-                  THEN (SELECT h.id::text FROM ${jobs} AS h WHERE h.dedup_key = $7::text)
+                  THEN (SELECT h.job_id::text FROM ${dedup} AS h WHERE h.dedup_key = $7::text
+                          AND (h.held_until IS NULL OR h.held_until > now()))
              END AS holder_id,
              ${CLAIMED_COLUMNS}
       FROM (SELECT 1) AS one LEFT JOIN inserted AS i ON true`,

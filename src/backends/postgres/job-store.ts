@@ -49,12 +49,6 @@ import {
 } from "./rows.js";
 import type { Statements } from "./sql.js";
 
-/** SQLSTATE unique_violation. */
-const UNIQUE_VIOLATION = "23505";
-
-/** The unique index that holds dedup keys (migrations/001_initial.sql). */
-const DEDUP_INDEX = "soniq_jobs_dedup_key_idx";
-
 /** PostgreSQL text cannot hold NUL: error messages and reasons get U+FFFD in its place. */
 function storableText(text: string): string {
   return text.includes("\u0000") ? text.replaceAll("\u0000", "\uFFFD") : text;
@@ -158,8 +152,9 @@ export class PgJobStore implements JobStore {
   }
 
   /**
-   * One UPDATE per owner (a worker's batch has one owner, so one statement; the worker id is
-   * sent once, not per row), answered with one row: per row only when some row was refused.
+   * One statement per owner and retention (a worker's batch has one owner, so usually one
+   * statement; the worker id is sent once, not per row) that moves the rows out of the live
+   * table, answered with one row: per row only when some row was refused.
    * Items whose id or token is not a UUID cannot match and are not sent. See
    * {@link JobStore.jobCompleteMany}.
    */
@@ -167,25 +162,32 @@ export class PgJobStore implements JobStore {
     items,
     resultRetentionSeconds,
   }: JobCompleteManyParams): Promise<boolean[]> {
-    const byWorker = new Map<string, CompletionItem[]>();
+    // One statement per owner and retention: a worker's batch has one owner and, unless its
+    // job definitions set their own `resultRetention`, one retention.
+    const groups = new Map<
+      string,
+      { workerId: string; retention: number; items: CompletionItem[] }
+    >();
     let skipped = false;
     for (const item of items) {
       if (!isUuid(item.id) || !isUuid(item.owner.claimToken)) {
         skipped = true;
         continue;
       }
-      const group = byWorker.get(item.owner.workerId);
-      if (group) group.push(item);
-      else byWorker.set(item.owner.workerId, [item]);
+      const retention = item.resultRetentionSeconds ?? resultRetentionSeconds;
+      const key = `${retention}\u0000${item.owner.workerId}`;
+      const group = groups.get(key);
+      if (group) group.items.push(item);
+      else groups.set(key, { workerId: item.owner.workerId, retention, items: [item] });
     }
-    if (byWorker.size === 0) {
+    if (groups.size === 0) {
       this.conn.assertOpen();
       return items.map(() => false);
     }
-    /** Owners whose every row changed (the usual answer), and `id/token` of those that did in the rest. */
+    /** Groups whose every row changed (the usual answer), and `id/token` of those that did in the rest. */
     const whole = new Set<string>();
     const some = new Set<string>();
-    for (const [workerId, group] of byWorker) {
+    for (const [key, { workerId, retention, items: group }] of groups) {
       let ids = "";
       let tokens = "";
       let results: (string | null)[] | null = null;
@@ -197,17 +199,20 @@ export class PgJobStore implements JobStore {
       }
       const { rows } = await this.run<{ changed: number; claims: string[] | null }>(
         this.sql.completeMany,
-        [ids, workerId, tokens, results, resultRetentionSeconds, group.length],
+        [ids, workerId, tokens, results, retention, group.length],
       );
       const answer = rows[0];
-      if (answer?.changed === group.length) whole.add(workerId);
+      if (answer?.changed === group.length) whole.add(key);
       else for (const claim of answer?.claims ?? []) some.add(claim);
     }
     return items.map(
       (i) =>
         // The database answers in lower case (uuid text); a UUID matches in any case.
         some.has(`${i.id.toLowerCase()}/${i.owner.claimToken.toLowerCase()}`) ||
-        (whole.has(i.owner.workerId) && (!skipped || (isUuid(i.id) && isUuid(i.owner.claimToken)))),
+        (whole.has(
+          `${i.resultRetentionSeconds ?? resultRetentionSeconds}\u0000${i.owner.workerId}`,
+        ) &&
+          (!skipped || (isUuid(i.id) && isUuid(i.owner.claimToken)))),
     );
   }
 
@@ -317,10 +322,14 @@ export class PgJobStore implements JobStore {
     }));
   }
 
-  /** One DELETE. See {@link JobStore.jobPruneFinished}. */
+  /**
+   * One statement (finished rows and dedup keys), then one that folds the counters. See
+   * {@link JobStore.jobPruneFinished}.
+   */
   async jobPruneFinished({ limit }: JobPruneFinishedParams): Promise<number> {
-    const { rowCount } = await this.run(this.sql.pruneFinished, [limit ?? null]);
-    return rowCount;
+    const { rows } = await this.run<{ pruned: number }>(this.sql.pruneFinished, [limit ?? null]);
+    await this.run(this.sql.foldCounts, []);
+    return rows[0]?.pruned ?? 0;
   }
 
   /**
@@ -375,27 +384,35 @@ export class PgJobStore implements JobStore {
   }
 
   /**
-   * One statement moves the entry back (the insert trigger NOTIFYs); a dedup clash is read from
-   * the unique index's violation. See {@link JobStore.deadLetterReplay}.
+   * One statement takes the entry's dedup key again and moves it back (the insert trigger
+   * NOTIFYs); a key held by another job moves nothing and is reported. See
+   * {@link JobStore.deadLetterReplay}.
    */
   async deadLetterReplay({ id }: JobIdParams): Promise<boolean> {
     this.conn.assertOpen();
     if (!isUuid(id)) return false;
-    try {
-      const { rows } = await this.run<{ queue: string }>(this.sql.replay, [id]);
-      for (const row of rows) this.wake(row.queue);
-      return rows.length > 0;
-    } catch (err) {
-      const e = err as { code?: unknown; constraint?: unknown };
-      if (e.code !== UNIQUE_VIOLATION || e.constraint !== DEDUP_INDEX) throw err;
-      const holder = await this.run<{ id: string }>(this.sql.replayHolder, [id]).catch(() => ({
-        rows: [] as Array<{ id: string }>,
-      }));
-      const by = holder.rows[0] ? `job ${holder.rows[0].id}` : "a live job";
-      throw new SoniqError("DEDUP_CONFLICT", `${by} already holds the dedup key of ${id}`, {
+    const { rows } = await this.run<{ found: boolean; queue: string | null }>(this.sql.replay, [
+      id,
+    ]).catch((err: unknown) => {
+      // A live job of the previous version holds the key in the live table's unique index.
+      if ((err as { code?: unknown }).code !== "23505") throw err;
+      throw new SoniqError("DEDUP_CONFLICT", `a live job already holds the dedup key of ${id}`, {
         cause: err,
-        details: { id, holderId: holder.rows[0]?.id },
+        details: { id },
       });
+    });
+    const answer = rows[0];
+    if (!answer?.found) return false;
+    if (answer.queue !== null) {
+      this.wake(answer.queue);
+      return true;
     }
+    const holder = await this.run<{ id: string }>(this.sql.replayHolder, [id]).catch(() => ({
+      rows: [] as Array<{ id: string }>,
+    }));
+    const by = holder.rows[0] ? `job ${holder.rows[0].id}` : "a live job";
+    throw new SoniqError("DEDUP_CONFLICT", `${by} already holds the dedup key of ${id}`, {
+      details: { id, holderId: holder.rows[0]?.id },
+    });
   }
 }

@@ -92,6 +92,9 @@ export class PgListener extends BaseService {
   /**
    * One connection: connect, LISTEN, call `onListening`, then wait until it fails, ends or the
    * signal aborts. Resolves with the error that ended it (undefined for a plain end or a stop).
+   * A stop resolves as soon as the connection was told to end (Terminate sent): nothing depends on
+   * the server closing its side, which takes its backend's exit (10–30 ms on a busy host), so a
+   * stop does not wait for it; the socket closes on its own, its errors still caught here.
    */
   private async listenOnce(signal: AbortSignal, onListening: () => void): Promise<unknown> {
     const client = new pg.Client({
@@ -108,26 +111,38 @@ export class PgListener extends BaseService {
       if (!active || message.channel !== this.options.channel) return;
       this.options.onNotify(message.payload || "*", message.processId);
     });
+    let ended = false;
     const end = () => {
+      if (ended) return;
+      ended = true;
       client.end().catch(() => undefined);
     };
-    signal.addEventListener("abort", end, { once: true });
+    let stopped: () => void = () => undefined;
+    const stop = new Promise<{ error: undefined }>((resolve) => {
+      stopped = () => resolve({ error: undefined });
+    });
+    const onAbort = () => {
+      end();
+      stopped();
+    };
+    signal.addEventListener("abort", onAbort, { once: true });
     try {
       const ready = (async () => {
         await client.connect();
         await client.query(`LISTEN ${quoteIdent(this.options.channel)}`);
         return { error: undefined, ready: true as const };
       })();
-      const first = await Promise.race([ready, lost]).catch((error: unknown) => ({ error }));
+      ready.catch(() => undefined); // a stop may leave it behind; its error is `lost`'s too
+      const first = await Promise.race([ready, lost, stop]).catch((error: unknown) => ({ error }));
       if (!("ready" in first)) return first.error;
       if (signal.aborted) return undefined;
       this.isListening = true;
       onListening();
-      return (await lost).error;
+      return (await Promise.race([lost, stop])).error;
     } finally {
       active = false;
       this.isListening = false;
-      signal.removeEventListener("abort", end);
+      signal.removeEventListener("abort", onAbort);
       end();
     }
   }

@@ -5,6 +5,8 @@
  * seconds (`make_interval(secs => …)`). Parameter lists are documented per statement.
  */
 import { columnNames, DEAD_LETTERS } from "../shared/columns.js";
+import type { JobTables } from "../shared/job-tables.js";
+import { copyJobRows, countRows, finishMove, releaseKeys, takeKeys } from "./finish-sql.js";
 import { quoteIdent } from "./identifiers.js";
 import {
   CLAIMED_COLUMNS,
@@ -76,12 +78,18 @@ function notifying(update: string, channel: string): string {
  * page read at 1.1 sequential ones (`random_page_cost`, default 4), so that a small table with a
  * full queue's statistics is still reached by index, as a job table — hot, cached — should be. A
  * session setting because the planner takes no hints and `SET LOCAL` would cost a round trip per
- * statement. Measurements: docs/performance.md, "Why the hot statements look as they do";
+ * statement. It also turns parallel query and JIT compilation off: every statement of Soniq
+ * reads a few rows, and on this machine starting parallel workers cost a listing page 50–60 ms
+ * (for a branch the planner expected to read nothing) and compiling a generic plan whose cost
+ * estimate crossed `jit_above_cost` cost it 90 ms, for 3 ms of execution. Measurements:
+ * docs/performance.md, "Why the hot statements look as they do";
  * plans: test/postgres/query-plans.test.ts.
  */
 export const SESSION_SETUP = `SELECT pg_backend_pid() AS pid,
   set_config('enable_bitmapscan', 'off', false) AS setting,
-  set_config('random_page_cost', '1.1', false) AS page_cost`;
+  set_config('random_page_cost', '1.1', false) AS page_cost,
+  set_config('max_parallel_workers_per_gather', '0', false) AS parallel,
+  set_config('jit', 'off', false) AS jit`;
 
 /**
  * The schedule store's statements (postgres/schedule-store.ts, migration 004), schema-qualified:
@@ -170,10 +178,26 @@ function scheduleStatements(schema: string) {
   };
 }
 
+/**
+ * The finished jobs kept, from the counters (`soniq_job_counts`, migration 010), never from the
+ * finished table: `status` (`done`, `cancelled`) and `n` (bigint), per `queue` too when
+ * `perQueue`. Each is what moved in minus what left (pruned, deleted, run again).
+ */
+function finishedCounts(counts: string, perQueue: boolean): string {
+  const queue = perQueue ? "queue, " : "";
+  return `SELECT ${queue}split_part(kind, '_', 1) AS status,
+      sum(CASE WHEN kind IN ('done_gone', 'cancelled_gone') THEN -n ELSE n END)::bigint AS n
+    FROM ${counts} WHERE kind IN ('done', 'cancelled', 'done_gone', 'cancelled_gone')
+    GROUP BY ${queue}split_part(kind, '_', 1)`;
+}
+
 /** Builds every runtime statement for `schema` (already validated). */
 export function buildStatements(schema: string) {
   const s = quoteIdent(schema);
   const jobs = `${s}.${quoteIdent("soniq_jobs")}`;
+  const finished = `${s}.${quoteIdent("soniq_finished_jobs")}`;
+  const dedup = `${s}.${quoteIdent("soniq_dedup_keys")}`;
+  const counts = `${s}.${quoteIdent("soniq_job_counts")}`;
   const dead = `${s}.${quoteIdent("soniq_dead_letter_jobs")}`;
   const workers = `${s}.${quoteIdent("soniq_workers")}`;
   const leases = `${s}.${quoteIdent("soniq_leases")}`;
@@ -247,6 +271,9 @@ export function buildStatements(schema: string) {
      * → per input, in order: `id`, `inserted`, `due` (inserted and due by the database's clock:
      * exactly the rows the insert trigger NOTIFYs for), `holder_id` (the existing holder when not
      * inserted; NULL if it is not visible to this statement's snapshot yet).
+     *
+     * A job with a dedup key is inserted only when it takes the key in `soniq_dedup_keys` (free,
+     * or its hold has passed: {@link takeKeys}).
      */
     enqueue: `WITH input AS (
         SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::int[],
@@ -254,22 +281,24 @@ export function buildStatements(schema: string) {
                              $11::text[])
           WITH ORDINALITY AS t(id, name, queue, args, priority, max_attempts, run_at,
                                delay_seconds, dedup_key, meta, trace_context, ord)
-      ), inserted AS (
+      )${takeKeys(dedup, "input")}, inserted AS (
         INSERT INTO ${jobs} (id, name, queue, args, priority, max_attempts, scheduled_at, dedup_key,
                              meta, trace_context)
         SELECT id, name, queue, args::json, priority, max_attempts,
                COALESCE(run_at, now() + make_interval(secs => delay_seconds)), dedup_key,
                meta::json, trace_context
-        FROM input ORDER BY ord
-        ON CONFLICT (dedup_key) WHERE dedup_key IS NOT NULL DO NOTHING
+        FROM input
+        WHERE input.dedup_key IS NULL OR input.id IN (SELECT taken.job_id FROM taken)
+        ORDER BY ord
         RETURNING id, scheduled_at <= now() AS due
       )
       SELECT input.id::text AS id, inserted.id IS NOT NULL AS inserted,
-             inserted.due IS TRUE AS due, holder.id::text AS holder_id
+             inserted.due IS TRUE AS due, holder.job_id::text AS holder_id
       FROM input
       LEFT JOIN inserted ON inserted.id = input.id
-      LEFT JOIN ${jobs} AS holder
+      LEFT JOIN ${dedup} AS holder
         ON inserted.id IS NULL AND holder.dedup_key = input.dedup_key
+          AND (holder.held_until IS NULL OR holder.held_until > now())
       ORDER BY input.ord`,
 
     /**
@@ -280,23 +309,32 @@ export function buildStatements(schema: string) {
      * plain `INSERT … VALUES` instead of unnesting eleven one-element arrays and joining them
      * back; the insert trigger NOTIFYs the same way.
      */
-    enqueueOne: `WITH inserted AS (
+    enqueueOne: `WITH input AS (SELECT $1::uuid AS id, $9::text AS dedup_key)${takeKeys(dedup, "input")},
+      inserted AS (
         INSERT INTO ${jobs} (id, name, queue, args, priority, max_attempts, scheduled_at, dedup_key,
                              meta, trace_context)
-        VALUES ($1::uuid, $2::text, $3::text, $4::text::json, $5::int, $6::int,
-                COALESCE($7::timestamptz, now() + make_interval(secs => $8::float8)), $9::text,
-                $10::text::json, $11::text)
-        ON CONFLICT (dedup_key) WHERE dedup_key IS NOT NULL DO NOTHING
+        SELECT $1::uuid, $2::text, $3::text, $4::text::json, $5::int, $6::int,
+               COALESCE($7::timestamptz, now() + make_interval(secs => $8::float8)), $9::text,
+               $10::text::json, $11::text
+        WHERE $9::text IS NULL OR EXISTS (SELECT 1 FROM taken)
         RETURNING scheduled_at <= now() AS due
       )
       SELECT $1::uuid::text AS id, EXISTS (SELECT 1 FROM inserted) AS inserted,
              COALESCE((SELECT due FROM inserted), false) AS due,
-             (SELECT holder.id::text FROM ${jobs} AS holder
+             (SELECT holder.job_id::text FROM ${dedup} AS holder
               WHERE $9::text IS NOT NULL AND holder.dedup_key = $9::text
+                AND (holder.held_until IS NULL OR holder.held_until > now())
                 AND NOT EXISTS (SELECT 1 FROM inserted)) AS holder_id`,
 
-    /** `$1` dedup keys text[] → `id`, `dedup_key` of the rows holding them. */
-    holders: `SELECT id::text AS id, dedup_key FROM ${jobs} WHERE dedup_key = ANY($1::text[])`,
+    /**
+     * `$1` dedup key → `id` of the live job holding it in the live table's unique index (a job
+     * enqueued by the previous version holds it there only).
+     */
+    liveHolder: `SELECT id::text AS id FROM ${jobs} WHERE dedup_key = $1::text`,
+
+    /** `$1` dedup keys text[] → `id`, `dedup_key` of the jobs holding them now. */
+    holders: `SELECT job_id::text AS id, dedup_key FROM ${dedup}
+      WHERE dedup_key = ANY($1::text[]) AND (held_until IS NULL OR held_until > now())`,
 
     /**
      * `$1` worker id, `$2` limit, `$3` start known (false: a worker's claim, started only by
@@ -341,11 +379,21 @@ export function buildStatements(schema: string) {
     /** `$1` queue → `n`: its processing rows. */
     countProcessing: `SELECT count(*) AS n FROM ${jobs} WHERE status = 'processing' AND queue = $1`,
 
-    /** Fence `$1..$3`, `$4` result JSON text or NULL, `$5` retention seconds. */
-    complete: `UPDATE ${jobs}
-      SET status = 'done', attempts = attempts + 1, result = $4::json, finished_at = now(),
-          updated_at = now(), result_expires_at = now() + make_interval(secs => $5::float8)
-      WHERE ${FENCE}`,
+    /**
+     * Fence `$1..$3`, `$4` result JSON text or NULL, `$5` retention seconds (<= 0: keep
+     * nothing). The live row leaves `soniq_jobs` for `soniq_finished_jobs` ({@link finishMove}).
+     * → one row per moved job.
+     */
+    complete: `WITH moved AS (DELETE FROM ${jobs} WHERE ${FENCE} RETURNING *)${finishMove({
+      finished,
+      dedup,
+      counts,
+      moved: "moved",
+      status: "done",
+      retention: "$5",
+      set: { attempts: "attempts + 1", result: "$4::json" },
+    })}
+      SELECT id FROM moved`,
 
     /**
      * Batched completion: `$1` ids (comma-separated uuid text), `$2` the worker id (one per
@@ -366,24 +414,29 @@ export function buildStatements(schema: string) {
      * constant worker id, `soniq_jobs_processing_idx` (worker_id, every row claimed since the
      * last vacuum) would otherwise look attractive (see `IS_PROCESSING`).
      */
-    completeMany: `WITH done AS (
-        UPDATE ${jobs} AS j
-        SET status = 'done', attempts = j.attempts + 1, result = b.result::json,
-            finished_at = now(), updated_at = now(),
-            result_expires_at = now() + make_interval(secs => $5::float8)
-        FROM ${batchRows([
+    completeMany: `WITH moved AS (
+        DELETE FROM ${jobs} AS j
+        USING ${batchRows([
           "string_to_array($1::text, ',')::uuid[]",
           "string_to_array($3::text, ',')::uuid[]",
           "$4::text[]",
         ])} AS b(id, claim_token, result)
         WHERE j.id = b.id AND ${IS_PROCESSING} AND (j.worker_id = $2::text) IS TRUE
           AND j.claim_token = b.claim_token
-        RETURNING j.id, j.claim_token
-      )
+        RETURNING j.*, b.result AS new_result
+      )${finishMove({
+        finished,
+        dedup,
+        counts,
+        moved: "moved",
+        status: "done",
+        retention: "$5",
+        set: { attempts: "attempts + 1", result: "new_result::json" },
+      })}
       SELECT count(*)::int AS changed,
              CASE WHEN count(*) = $6::int THEN NULL
                   ELSE array_agg(id::text || '/' || claim_token::text) END AS claims
-      FROM done`,
+      FROM moved`,
 
     /** Fence `$1..$3`, `$4` error, `$5` delay seconds. */
     retry: retryUpdate,
@@ -430,9 +483,10 @@ export function buildStatements(schema: string) {
 
     /**
      * Fence `$1..$3`, `$4` error, `$5` reason, `$6` whether to count an attempt. One statement:
-     * the DELETE and the INSERT commit together, so the job is in exactly one table.
+     * the DELETE and the INSERT commit together, so the job is in exactly one table. Its dedup
+     * key is released.
      */
-    deadLetter: `WITH moved AS (DELETE FROM ${jobs} WHERE ${FENCE} RETURNING *)
+    deadLetter: `WITH moved AS (DELETE FROM ${jobs} WHERE ${FENCE} RETURNING *)${releaseKeys(dedup, "moved")}
       ${deadLetterInsert(dead)}
       SELECT id, name, queue, args, priority,
              attempts + CASE WHEN $6::boolean THEN 1 ELSE 0 END, max_attempts, interruptions,
@@ -441,35 +495,53 @@ export function buildStatements(schema: string) {
       FROM moved`,
 
     /**
-     * `$1` id. One statement (DELETE from the DLQ + INSERT as queued, due now); the insert
-     * trigger NOTIFYs. A held dedup key fails it with 23505 on `soniq_jobs_dedup_key_idx`.
+     * `$1` id. One statement: the entry takes its dedup key again ({@link takeKeys}), then moves
+     * (DELETE from the DLQ + INSERT as queued, due now; the insert trigger NOTIFYs). A key held
+     * by another job moves nothing. → one row: `found` (the entry exists), `queue` (NULL when
+     * nothing moved: the key is held).
      */
-    replay: `WITH moved AS (DELETE FROM ${dead} WHERE id = $1::uuid RETURNING *)
-      INSERT INTO ${jobs} (id, name, queue, args, status, priority, attempts, max_attempts,
-                           interruptions, scheduled_at, created_at, updated_at, last_error,
-                           dedup_key)
-      SELECT id, name, queue, args, 'queued', priority, 0, max_attempts,
-             0, now(), created_at, now(), last_error, dedup_key
-      FROM moved
-      RETURNING ${PAYLOAD} AS queue`,
+    replay: `WITH target AS (SELECT id, dedup_key FROM ${dead} WHERE id = $1::uuid FOR UPDATE)${takeKeys(
+      dedup,
+      "target",
+    )}, moved AS (
+        DELETE FROM ${dead} AS x USING target AS t
+        WHERE x.id = t.id AND (t.dedup_key IS NULL OR EXISTS (SELECT 1 FROM taken))
+        RETURNING x.*
+      ), inserted AS (
+        INSERT INTO ${jobs} (id, name, queue, args, status, priority, attempts, max_attempts,
+                             interruptions, scheduled_at, created_at, updated_at, last_error,
+                             dedup_key)
+        SELECT id, name, queue, args, 'queued', priority, 0, max_attempts,
+               0, now(), created_at, now(), last_error, dedup_key
+        FROM moved
+        RETURNING ${PAYLOAD} AS queue
+      )
+      SELECT EXISTS (SELECT 1 FROM target) AS found, (SELECT queue FROM inserted) AS queue`,
 
-    /** `$1` dead-letter id → `id` of the job holding its dedup key. */
-    replayHolder: `SELECT j.id::text AS id FROM ${jobs} AS j
-      JOIN ${dead} AS d ON d.dedup_key = j.dedup_key WHERE d.id = $1::uuid`,
+    /** `$1` dead-letter id → `id` of the job holding its dedup key now. */
+    replayHolder: `SELECT k.job_id::text AS id FROM ${dedup} AS k
+      JOIN ${dead} AS d ON d.dedup_key = k.dedup_key WHERE d.id = $1::uuid
+        AND (k.held_until IS NULL OR k.held_until > now())`,
 
-    /** `$1` id, `$2` retention seconds. */
-    cancel: `UPDATE ${jobs}
-      SET status = 'cancelled', finished_at = now(), updated_at = now(),
-          result_expires_at = now() + make_interval(secs => $2::float8)
-      WHERE id = $1::uuid AND status = 'queued'`,
+    /**
+     * `$1` id, `$2` retention seconds (<= 0: keep nothing): a queued job moves to the finished
+     * jobs as `cancelled`. → one row when it did.
+     */
+    cancel: `WITH moved AS (
+        DELETE FROM ${jobs} WHERE id = $1::uuid AND status = 'queued' RETURNING *
+      )${finishMove({ finished, dedup, counts, moved: "moved", status: "cancelled", retention: "$2" })}
+      SELECT id FROM moved`,
 
-    /** `$1` id → job row. */
-    getJob: `SELECT ${JOB_COLUMNS} FROM ${jobs} WHERE id = $1::uuid`,
+    /** `$1` id → job row, live or finished. */
+    getJob: `SELECT ${JOB_COLUMNS} FROM ${jobs} WHERE id = $1::uuid
+      UNION ALL (SELECT ${JOB_COLUMNS} FROM ${finished} WHERE id = $1::uuid)
+      LIMIT 1`,
     /** `$1` id → dead-letter row. */
     getDeadLetter: `SELECT ${DEAD_LETTER_COLUMNS} FROM ${dead} WHERE id = $1::uuid`,
 
     /** → `status`, `n` (bigint as text): one row per job status present, plus `dead_letter`. */
     stats: `SELECT status, count(*) AS n FROM ${jobs} GROUP BY status
+      UNION ALL ${finishedCounts(counts, false)}
       UNION ALL SELECT 'dead_letter', count(*) FROM ${dead}`,
 
     /**
@@ -478,13 +550,20 @@ export function buildStatements(schema: string) {
      * `scheduled_at`; 0 when none is due). One grouped scan of each table.
      */
     queueMetrics: `WITH live AS (
-        SELECT queue,
-          count(*) FILTER (WHERE status = 'queued') AS queued,
-          count(*) FILTER (WHERE status = 'processing') AS processing,
-          count(*) FILTER (WHERE status = 'done') AS done,
-          count(*) FILTER (WHERE status = 'cancelled') AS cancelled,
-          min(scheduled_at) FILTER (WHERE status = 'queued' AND scheduled_at <= now()) AS oldest_due
-        FROM ${jobs} GROUP BY queue
+        SELECT queue, sum(queued) AS queued, sum(processing) AS processing, sum(done) AS done,
+               sum(cancelled) AS cancelled, min(oldest_due) AS oldest_due
+        FROM (
+          SELECT queue,
+            count(*) FILTER (WHERE status = 'queued') AS queued,
+            count(*) FILTER (WHERE status = 'processing') AS processing,
+            0 AS done, 0 AS cancelled,
+            min(scheduled_at) FILTER (WHERE status = 'queued' AND scheduled_at <= now()) AS oldest_due
+          FROM ${jobs} GROUP BY queue
+          UNION ALL
+          SELECT queue, 0, 0, CASE WHEN status = 'done' THEN n ELSE 0 END,
+            CASE WHEN status = 'cancelled' THEN n ELSE 0 END, NULL
+          FROM (${finishedCounts(counts, true)}) AS f
+        ) AS per_table GROUP BY queue
       ), dlq AS (
         SELECT queue, count(*) AS dead_letter FROM ${dead} GROUP BY queue
       )
@@ -496,10 +575,15 @@ export function buildStatements(schema: string) {
       FROM live FULL JOIN dlq ON dlq.queue = live.queue
       ORDER BY 1`,
 
-    /** `$1` id, `$2` hostname, `$3` pid, `$4` queues text[] or NULL, `$5` concurrency. */
+    /**
+     * `$1` id, `$2` hostname, `$3` pid, `$4` queues text[] or NULL, `$5` concurrency, `$6` the
+     * schema version this build knows (a lower one is refused by the table's trigger:
+     * migration 010).
+     */
     registerWorker: `INSERT INTO ${workers}
-        (id, hostname, pid, queues, concurrency, status, started_at, last_heartbeat_at, stopped_at)
-      VALUES ($1, $2, $3, $4::text[], $5, 'running', now(), now(), NULL)
+        (id, hostname, pid, queues, concurrency, status, started_at, last_heartbeat_at, stopped_at,
+         schema_version)
+      VALUES ($1, $2, $3, $4::text[], $5, 'running', now(), now(), NULL, $6::int)
       ON CONFLICT (id) DO UPDATE SET hostname = EXCLUDED.hostname, pid = EXCLUDED.pid,
         queues = EXCLUDED.queues, concurrency = EXCLUDED.concurrency, status = 'running',
         started_at = now(), last_heartbeat_at = now(), stopped_at = NULL`,
@@ -568,15 +652,12 @@ export function buildStatements(schema: string) {
           AND (b.kind = 'cancel' OR j.start_known = b.charged)
         FOR UPDATE OF j SKIP LOCKED
       ), cancelled AS (
-        UPDATE ${jobs} AS j
-        SET status = 'cancelled', finished_at = now(), updated_at = now(),
-            result_expires_at = now() + make_interval(secs => $9::float8)
-        FROM locked AS l WHERE j.id = l.id AND l.kind = 'cancel'
-        RETURNING j.id
-      ), moved AS (
+        DELETE FROM ${jobs} AS j USING locked AS l WHERE j.id = l.id AND l.kind = 'cancel'
+        RETURNING j.*
+      )${finishMove({ finished, dedup, counts, moved: "cancelled", status: "cancelled", retention: "$9", name: "cancel" })}, moved AS (
         DELETE FROM ${jobs} AS j USING locked AS l WHERE j.id = l.id AND l.kind = 'deadLetter'
         RETURNING j.*, l.interruptions AS recovered_interruptions, l.error AS recovered_error
-      ), buried AS (
+      )${releaseKeys(dedup, "moved")}, buried AS (
         ${deadLetterInsert(dead)}
         SELECT id, name, queue, args, priority, attempts, max_attempts, recovered_interruptions,
                scheduled_at, created_at, now(), started_at, finished_at, worker_id, claim_token,
@@ -617,10 +698,40 @@ export function buildStatements(schema: string) {
     /** `$1` lease name, `$2` holder. */
     resign: `DELETE FROM ${leases} WHERE name = $1 AND holder = $2`,
 
-    /** `$1` limit (NULL: all): deletes finished rows whose retention has passed. */
-    pruneFinished: `DELETE FROM ${jobs} WHERE id IN (
-        SELECT id FROM ${jobs}
-        WHERE status IN ('done', 'cancelled') AND result_expires_at <= now() LIMIT $1::int)`,
+    /**
+     * `$1` limit (NULL: all): deletes finished rows whose retention has passed, and as many dedup
+     * keys whose hold has passed. → one row: `pruned`, the job rows deleted.
+     */
+    pruneFinished: `WITH pruned AS (
+        DELETE FROM ${finished} WHERE id IN (
+          SELECT id FROM ${finished} WHERE result_expires_at <= now() LIMIT $1::int)
+        RETURNING queue, status, started_at, scheduled_at
+      )${countRows(counts, "pruned", "r.status || '_gone'", "uncounted")}, forgotten AS (
+        DELETE FROM ${dedup} WHERE dedup_key IN (
+          SELECT dedup_key FROM ${dedup} WHERE held_until <= now() LIMIT $1::int)
+        RETURNING 1
+      )
+      SELECT (SELECT count(*) FROM pruned)::int AS pruned,
+             (SELECT count(*) FROM forgotten)::int AS forgotten`,
+
+    /**
+     * Folds the counters (`soniq_job_counts`): per-process rows older than two minutes into
+     * writer 0 of the same minute, and minutes older than 25 hours into one row per queue and
+     * kind (bucket `-infinity`), so the table stays a few thousand rows whatever the history.
+     * Sums are unchanged. Run by the pruner after each prune.
+     */
+    foldCounts: `WITH old AS (
+        DELETE FROM ${counts}
+        WHERE (writer <> 0 AND bucket < now() - interval '2 minutes')
+           OR (bucket > '-infinity' AND bucket < now() - interval '25 hours')
+        RETURNING queue, kind,
+          CASE WHEN bucket < now() - interval '25 hours' THEN '-infinity'::timestamptz
+               ELSE bucket END AS bucket, n, wait_s
+      )
+      INSERT INTO ${counts} AS c (queue, kind, bucket, writer, n, wait_s)
+      SELECT queue, kind, bucket, 0, sum(n), sum(wait_s) FROM old GROUP BY queue, kind, bucket
+      ON CONFLICT (queue, kind, bucket, writer)
+        DO UPDATE SET n = c.n + EXCLUDED.n, wait_s = c.wait_s + EXCLUDED.wait_s`,
 
     ...scheduleStatements(schema),
   };
@@ -656,6 +767,12 @@ const DEAD_FILTER = `($1::text[] IS NULL OR d.reason = ANY($1::text[]))
   AND ($5::timestamptz IS NULL OR d.dead_at >= $5::timestamptz)
   AND ($6::timestamptz IS NULL OR d.dead_at < $6::timestamptz)`;
 
+/**
+ * Rows of each job table a listing page reads at most (`jobListOf`): a bound on the work of a
+ * page whatever the history and the filter (≈ 10 ms per table on this machine).
+ */
+const LIST_WINDOW = 5000;
+
 /** A timestamptz as integer microseconds since the epoch, as text (list cursors). */
 const MICROS = (column: string) => `((extract(epoch FROM ${column}) * 1000000)::bigint)::text`;
 
@@ -671,38 +788,124 @@ const FROM_MICROS = (param: string) =>
 export function buildAdminStatements(schema: string) {
   const s = quoteIdent(schema);
   const jobs = `${s}.${quoteIdent("soniq_jobs")}`;
+  const finished = `${s}.${quoteIdent("soniq_finished_jobs")}`;
+  const dedup = `${s}.${quoteIdent("soniq_dedup_keys")}`;
+  const counts = `${s}.${quoteIdent("soniq_job_counts")}`;
   const dead = `${s}.${quoteIdent("soniq_dead_letter_jobs")}`;
   const workers = `${s}.${quoteIdent("soniq_workers")}`;
   const queues = `${s}.${quoteIdent("soniq_queues")}`;
   const controls = `${s}.${quoteIdent("soniq_job_controls")}`;
   const events = `${s}.${quoteIdent("soniq_job_events")}`;
-  const jobSelect = `SELECT ${JOB_COLUMNS}, ${CONTROL_COLUMNS}, ${MICROS("j.created_at")} AS cursor_us
-    FROM ${jobs} AS j LEFT JOIN ${controls} AS c ON c.job_id = j.id`;
-  // Lists leave the result out: it may be megabytes and no list shows it (jobGet reads it).
-  const jobListSelect = `SELECT ${JOB_LIST_COLUMNS}, ${CONTROL_COLUMNS}, ${MICROS("j.created_at")} AS cursor_us
-    FROM ${jobs} AS j LEFT JOIN ${controls} AS c ON c.job_id = j.id`;
+  /** The job tables a listing or count reads: live, finished or both (by the status filter). */
+  const tablesOf = (which: JobTables) =>
+    which === "live" ? [jobs] : which === "finished" ? [finished] : [jobs, finished];
+  /**
+   * One page of a job listing over `which` tables (contract: admin-store.ts `Page`).
+   *
+   * Jobs with a time-ordered id come first, by id descending. Each table is read as a **window**:
+   * its next {@link LIST_WINDOW} rows below the cursor id, walked backwards on its primary key
+   * (an index condition and a limit, so the plan is the same at every history size and for every
+   * filter); the filter applies to the windows' rows. When a table's window is full, rows below
+   * its last id were not read: the page holds only rows at or above the highest such id
+   * (`bound`), and the next page starts below it — a page may then hold fewer than the limit,
+   * with a cursor, when a filter matches rarely. Rows with an older id (a database older than
+   * time-ordered ids) follow every other row, by `created_at` then id, from the tables'
+   * `legacy_order` partial indexes, which hold nothing else. Controls are joined to the page.
+   *
+   * Parameters after the filter's twelve: `$13` the cursor's segment and time — `-1` for a
+   * time-ordered cursor (or the first page), else the legacy cursor's `created_at` in
+   * microseconds; `$14` the cursor id (the first page: the highest uuid); `$15` the limit.
+   * → the page's rows (time-ordered first) with `cursor_us` (-1 for time-ordered rows), and
+   * `bound` on every row (NULL when no window was cut short); an empty page is one row with only
+   * `bound` set.
+   */
+  const jobListOf = (which: JobTables) => {
+    const tables = tablesOf(which);
+    // The windows read ids only: an index-only scan of the primary key, backwards.
+    const windows = tables.map(
+      (table, i) => `w${i} AS (
+        SELECT j.id FROM ${table} AS j WHERE $13::bigint = -1 AND j.id < $14::uuid
+        ORDER BY j.id DESC LIMIT ${LIST_WINDOW}
+      )`,
+    );
+    const names = windows.map((_, i) => `w${i}`);
+    const v7 = tables
+      .map(
+        (table, i) => `(SELECT j.id AS sort_id, j.created_at AS sort_at, ${JOB_LIST_COLUMNS}
+          FROM ${table} AS j
+          WHERE j.id = ANY(ARRAY(SELECT w${i}.id FROM w${i})) AND j.id >= (SELECT lo FROM bound)
+            AND substr(j.id::text, 15, 1) = '7' AND ${JOB_FILTER}
+          ORDER BY j.id DESC LIMIT $15::int)`,
+      )
+      .join(" UNION ALL ");
+    const legacy = tables
+      .map(
+        (table) => `(SELECT j.id AS sort_id, j.created_at AS sort_at, ${JOB_LIST_COLUMNS}
+          FROM ${table} AS j
+          WHERE substr(j.id::text, 15, 1) <> '7' AND ${JOB_FILTER}
+            AND ($13::bigint = -1 OR (j.created_at, j.id) < (${FROM_MICROS("$13")}, $14::uuid)))`,
+      )
+      .join(" UNION ALL ");
+    return `WITH ${windows.join(", ")}, cut AS (
+        SELECT (SELECT c.b FROM (${names
+          .map(
+            (w) => `SELECT (SELECT ${w}.id FROM ${w} ORDER BY ${w}.id LIMIT 1) AS b
+              WHERE (SELECT count(*) FROM ${w}) = ${LIST_WINDOW}`,
+          )
+          .join(" UNION ALL ")}) AS c ORDER BY c.b DESC LIMIT 1) AS b
+      ), bound AS (
+        SELECT cut.b, COALESCE(cut.b, '00000000-0000-0000-0000-000000000000'::uuid) AS lo FROM cut
+      ), v7 AS (
+        SELECT * FROM (${v7}) AS u ORDER BY u.sort_id DESC LIMIT $15::int
+      ), legacy AS (
+        SELECT * FROM (${legacy}) AS u
+        WHERE (SELECT b FROM bound) IS NULL
+        ORDER BY u.sort_at DESC, u.sort_id DESC LIMIT $15::int
+      ), page AS (
+        SELECT 0 AS seg, * FROM v7 UNION ALL SELECT 1 AS seg, * FROM legacy
+      )
+      SELECT p.*, ${CONTROL_COLUMNS},
+        CASE WHEN p.seg = 0 THEN '-1' ELSE ${MICROS("p.sort_at")} END AS cursor_us,
+        bound.b::text AS bound
+      FROM bound LEFT JOIN (page AS p LEFT JOIN ${controls} AS c ON c.job_id = p.sort_id) ON true
+      ORDER BY p.seg, CASE WHEN p.seg = 1 THEN p.sort_at END DESC, p.sort_id DESC
+      LIMIT $15::int`;
+  };
+  const jobCountOf = (which: JobTables) =>
+    `SELECT (${tablesOf(which)
+      .map((t) => `(SELECT count(*) FROM ${t} AS j WHERE ${JOB_FILTER})`)
+      .join(" + ")})::bigint AS n`;
 
   return {
     /**
      * {@link JOB_FILTER} `$1..$12`, then `$13` cursor micros (bigint, NULL: first page), `$14`
-     * cursor id, `$15` limit → job rows without their result, plus controls and `cursor_us`,
-     * newest first.
+     * cursor id (uuid), `$15` limit → job rows without their result, plus controls and
+     * `cursor_us`, newest first (see `jobListOf`). One statement per set of tables.
      */
-    jobList: `${jobListSelect}
-      WHERE ${JOB_FILTER}
-        AND ($13::bigint IS NULL OR (j.created_at, j.id) < (${FROM_MICROS("$13")}, $14::uuid))
-      ORDER BY j.created_at DESC, j.id DESC LIMIT $15::int`,
+    jobList: {
+      live: jobListOf("live"),
+      finished: jobListOf("finished"),
+      all: jobListOf("all"),
+    } satisfies Record<JobTables, string>,
 
-    /** {@link JOB_FILTER} `$1..$12` → `n` (bigint as text). */
-    jobCount: `SELECT count(*) AS n FROM ${jobs} AS j WHERE ${JOB_FILTER}`,
+    /** {@link JOB_FILTER} `$1..$12` → `n` (bigint as text), per set of tables. */
+    jobCount: {
+      live: jobCountOf("live"),
+      finished: jobCountOf("finished"),
+      all: jobCountOf("all"),
+    } satisfies Record<JobTables, string>,
 
     /** → `queue`, `status`, `n`: counts per queue × status, dead letters as `dead_letter`. */
     jobCountByQueueStatus: `SELECT queue, status, count(*) AS n FROM ${jobs} GROUP BY queue, status
+      UNION ALL SELECT * FROM (${finishedCounts(counts, true)}) AS f WHERE f.n > 0
       UNION ALL SELECT queue, 'dead_letter', count(*) FROM ${dead} GROUP BY queue
       ORDER BY 1, 2`,
 
-    /** `$1` id → the job row plus controls. */
-    jobGet: `${jobSelect} WHERE j.id = $1::uuid`,
+    /** `$1` id → the job row (live, else finished) plus controls. */
+    jobGet: `SELECT ${JOB_COLUMNS}, ${CONTROL_COLUMNS}, ${MICROS("j.created_at")} AS cursor_us
+      FROM (SELECT * FROM ${jobs} WHERE id = $1::uuid
+            UNION ALL (SELECT * FROM ${finished} WHERE id = $1::uuid) LIMIT 1) AS j
+      LEFT JOIN ${controls} AS c ON c.job_id = j.id`,
 
     /** `$1` job ids uuid[], `$2` kinds, `$3` attempts int[], `$4` worker ids, `$5` details. */
     eventsAppend: `INSERT INTO ${events} (job_id, kind, attempt, worker_id, detail)
@@ -726,12 +929,10 @@ export function buildAdminStatements(schema: string) {
     cancelRequest: `WITH target AS (
         SELECT id, status, worker_id, attempts FROM ${jobs} WHERE id = $1::uuid FOR UPDATE
       ), cancelled AS (
-        UPDATE ${jobs} AS j
-        SET status = 'cancelled', finished_at = now(), updated_at = now(),
-            result_expires_at = now() + make_interval(secs => $2::float8)
-        FROM target WHERE j.id = target.id AND target.status = 'queued'
-        RETURNING j.id
-      ), requested AS (
+        DELETE FROM ${jobs} AS j USING target
+        WHERE j.id = target.id AND target.status = 'queued'
+        RETURNING j.*
+      )${finishMove({ finished, dedup, counts, moved: "cancelled", status: "cancelled", retention: "$2" })}, requested AS (
         INSERT INTO ${controls} AS c (job_id, cancel_requested_at, cancel_claim_token)
         SELECT j.id, now(), j.claim_token FROM ${jobs} AS j JOIN target ON target.id = j.id
         WHERE target.status = 'processing'
@@ -752,7 +953,10 @@ export function buildAdminStatements(schema: string) {
       SELECT t.status, (SELECT count(*) FROM cancelled) AS cancelled,
              (SELECT count(*) FROM requested) AS requested,
              (SELECT count(*) FROM notified) + (SELECT count(*) FROM logged) AS written
-      FROM target AS t`,
+      FROM target AS t
+      UNION ALL
+      SELECT f.status, 0, 0, 0 FROM ${finished} AS f
+      WHERE f.id = $1::uuid AND NOT EXISTS (SELECT 1 FROM target)`,
 
     /**
      * Fence `$1` id, `$2` worker, `$3` token; `$4` retention seconds. The owner records a cancel:
@@ -760,30 +964,54 @@ export function buildAdminStatements(schema: string) {
      * it changed.
      */
     cancelFinish: `WITH fin AS (
-        UPDATE ${jobs}
-        SET status = 'cancelled', finished_at = now(), updated_at = now(),
-            result_expires_at = now() + make_interval(secs => $4::float8)
+        DELETE FROM ${jobs}
         WHERE id = $1::uuid AND (status = 'processing') IS TRUE AND worker_id = $2
           AND claim_token = $3::uuid
-        RETURNING id, attempts, worker_id
-      )
+        RETURNING *
+      )${finishMove({ finished, dedup, counts, moved: "fin", status: "cancelled", retention: "$4" })}
       INSERT INTO ${events} (job_id, kind, attempt, worker_id, detail)
       SELECT id, 'cancelled', attempts + 1, worker_id, 'stopped by its worker' FROM fin
       RETURNING job_id`,
 
     /**
      * `$1` id, `$2` channel. Run now: a job that is not processing goes to `queued`, due now
-     * (result, owner and finish cleared, attempts kept, controls dropped); NOTIFYs its queue.
-     * → `status` (before), `moved` (0/1), `queue`; no row when there is no such job.
+     * (result, owner and finish cleared, attempts kept, controls dropped); NOTIFYs its queue. A
+     * finished job moves back into `soniq_jobs` and takes its dedup key again (free, passed, or
+     * its own); a key another job holds moves nothing. → `status` (before), `moved` (0/1),
+     * `queue`, `holder_id` (the job holding the key when that refused the move); no row when
+     * there is no such job.
      */
-    retryNow: `WITH target AS (SELECT id, status FROM ${jobs} WHERE id = $1::uuid FOR UPDATE),
-      moved AS (
+    retryNow: `WITH live AS (SELECT id, status FROM ${jobs} WHERE id = $1::uuid FOR UPDATE),
+      fin AS (SELECT id, status, dedup_key FROM ${finished} WHERE id = $1::uuid FOR UPDATE),
+      target AS (SELECT * FROM live
+                 UNION ALL SELECT id, status FROM fin WHERE NOT EXISTS (SELECT 1 FROM live)),
+      keyed AS (SELECT id, dedup_key FROM fin WHERE NOT EXISTS (SELECT 1 FROM live))${takeKeys(
+        dedup,
+        "keyed",
+      )}, requeued AS (
         UPDATE ${jobs} AS j
         SET status = 'queued', scheduled_at = now(), updated_at = now(), finished_at = NULL,
             result = NULL, result_expires_at = NULL, worker_id = NULL, claim_token = NULL
-        FROM target WHERE j.id = target.id AND target.status <> 'processing'
+        FROM live WHERE j.id = live.id AND live.status <> 'processing'
         RETURNING j.id, j.queue
-      ), cleared AS (
+      ), revived AS (
+        DELETE FROM ${finished} AS f USING fin
+        WHERE f.id = fin.id AND NOT EXISTS (SELECT 1 FROM live)
+          AND (fin.dedup_key IS NULL OR EXISTS (SELECT 1 FROM taken))
+        RETURNING f.*
+      )${countRows(counts, "revived", "r.status || '_gone'", "uncounted")}, reinserted AS (
+        ${copyJobRows(jobs, "revived", {
+          status: "'queued'",
+          scheduled_at: "now()",
+          updated_at: "now()",
+          finished_at: "NULL",
+          result: "NULL",
+          result_expires_at: "NULL",
+          worker_id: "NULL",
+          claim_token: "NULL",
+        })}
+        RETURNING id, queue
+      ), moved AS (SELECT * FROM requeued UNION ALL SELECT * FROM reinserted), cleared AS (
         DELETE FROM ${controls} WHERE job_id IN (SELECT id FROM moved) RETURNING 1
       ), logged AS (
         INSERT INTO ${events} (job_id, kind) SELECT id, 'run_now' FROM moved RETURNING 1
@@ -791,18 +1019,32 @@ export function buildAdminStatements(schema: string) {
       SELECT t.status, (SELECT count(*) FROM moved) AS moved,
              (SELECT queue FROM moved LIMIT 1) AS queue,
              (SELECT count(*) FROM woken) + (SELECT count(*) FROM cleared)
-               + (SELECT count(*) FROM logged) AS written
+               + (SELECT count(*) FROM logged) AS written,
+             (SELECT k.job_id::text FROM ${dedup} AS k JOIN fin ON k.dedup_key = fin.dedup_key
+              WHERE NOT EXISTS (SELECT 1 FROM taken)
+                AND (k.held_until IS NULL OR k.held_until > now())) AS holder_id
       FROM target AS t`,
 
     /**
      * `$1` id: deletes a job that is not processing, with its controls; appends `deleted`.
      * → `status` (before), `gone` (0/1); no row when there is no such job.
      */
-    jobDelete: `WITH target AS (SELECT id, status FROM ${jobs} WHERE id = $1::uuid FOR UPDATE),
-      gone AS (
-        DELETE FROM ${jobs} AS j USING target
-        WHERE j.id = target.id AND target.status <> 'processing' RETURNING j.id
-      ), cleared AS (
+    jobDelete: `WITH live AS (SELECT id, status FROM ${jobs} WHERE id = $1::uuid FOR UPDATE),
+      fin AS (SELECT id, status FROM ${finished} WHERE id = $1::uuid FOR UPDATE),
+      target AS (SELECT * FROM live UNION ALL SELECT * FROM fin WHERE NOT EXISTS (SELECT 1 FROM live)),
+      gone_live AS (
+        DELETE FROM ${jobs} AS j USING live
+        WHERE j.id = live.id AND live.status <> 'processing' RETURNING j.id, j.dedup_key
+      ), gone_finished AS (
+        DELETE FROM ${finished} AS f USING fin
+        WHERE f.id = fin.id AND NOT EXISTS (SELECT 1 FROM live)
+        RETURNING f.id, f.dedup_key, f.queue, f.status, f.started_at, f.scheduled_at
+      )${countRows(counts, "gone_finished", "r.status || '_gone'", "uncounted")},
+      gone AS (SELECT id, dedup_key FROM gone_live
+               UNION ALL SELECT id, dedup_key FROM gone_finished)${releaseKeys(
+                 dedup,
+                 "gone",
+               )}, cleared AS (
         DELETE FROM ${controls} WHERE job_id IN (SELECT id FROM gone) RETURNING 1
       ), logged AS (
         INSERT INTO ${events} (job_id, kind) SELECT id, 'deleted' FROM gone RETURNING 1
@@ -837,6 +1079,7 @@ export function buildAdminStatements(schema: string) {
     controlsPrune: `DELETE FROM ${controls} WHERE job_id IN (
         SELECT c.job_id FROM ${controls} AS c
         WHERE NOT EXISTS (SELECT 1 FROM ${jobs} AS j WHERE j.id = c.job_id)
+          AND NOT EXISTS (SELECT 1 FROM ${finished} AS f WHERE f.id = c.job_id)
         LIMIT $1::int)`,
 
     /**
@@ -844,7 +1087,8 @@ export function buildAdminStatements(schema: string) {
      * `updated_at`, `queued`, `processing`, `oldest_due_s` (seconds the oldest due queued job has
      * waited), by name.
      */
-    queueList: `WITH names AS (SELECT name FROM ${queues} UNION SELECT DISTINCT queue FROM ${jobs}),
+    queueList: `WITH names AS (SELECT name FROM ${queues} UNION SELECT DISTINCT queue FROM ${jobs}
+        UNION SELECT f.queue FROM (${finishedCounts(counts, true)}) AS f WHERE f.n > 0),
       counts AS (
         SELECT queue, count(*) FILTER (WHERE status = 'queued') AS queued,
                count(*) FILTER (WHERE status = 'processing') AS processing,

@@ -4,6 +4,7 @@
  * each runs inside the store's transaction, where `now()` is the transaction's one instant.
  * Durations are seconds. The job-row fence is `@id`, `@workerId`, `@claimToken`.
  */
+import { finishMove } from "./finish-sql.js";
 import { quoteIdent } from "./identifiers.js";
 import { claimedColumns } from "./rows.js";
 
@@ -38,6 +39,13 @@ export function buildSubmissionStatements(schema: string) {
   const subs = `${s}.${quoteIdent("soniq_remote_submissions")}`;
   const early = `${s}.${quoteIdent("soniq_remote_early_answers")}`;
   const jobs = `${s}.${quoteIdent("soniq_jobs")}`;
+  const finished = `${s}.${quoteIdent("soniq_finished_jobs")}`;
+  const dedup = `${s}.${quoteIdent("soniq_dedup_keys")}`;
+  const counts = `${s}.${quoteIdent("soniq_job_counts")}`;
+  /** The job of submission `s`, live or finished, as `j` (for a LEFT JOIN … ON true). */
+  const jobOf = `LATERAL (SELECT status, worker_id, attempts, last_error FROM ${jobs} WHERE id = s.job_id
+      UNION ALL (SELECT status, worker_id, attempts, last_error FROM ${finished} WHERE id = s.job_id)
+      LIMIT 1) AS j`;
   const workers = `${s}.${quoteIdent("soniq_workers")}`;
   const dead = `${s}.${quoteIdent("soniq_dead_letter_jobs")}`;
   const owned =
@@ -53,8 +61,9 @@ export function buildSubmissionStatements(schema: string) {
     /** Locks an unowned processing job row → `queue`. */
     unownedJob: named(`SELECT queue FROM ${jobs}
       WHERE id = @id::uuid AND status = 'processing' AND worker_id IS NULL FOR UPDATE`),
-    /** → `status` of the job row. */
-    jobStatus: named(`SELECT status FROM ${jobs} WHERE id = @id::uuid`),
+    /** → `status` of the job, live or finished. */
+    jobStatus: named(`SELECT status FROM ${jobs} WHERE id = @id::uuid
+      UNION ALL (SELECT status FROM ${finished} WHERE id = @id::uuid) LIMIT 1`),
     /** Locks the submission row → `phase`, `generation`, `answer`, `job_name`, `queue`. */
     phase: named(`SELECT phase, generation, answer, job_name, queue FROM ${subs}
       WHERE job_id = @id::uuid FOR UPDATE`),
@@ -112,10 +121,16 @@ export function buildSubmissionStatements(schema: string) {
     finish: named(`UPDATE ${subs} SET phase = 'finished', due_at = NULL, updated_at = now()
       WHERE job_id = @id::uuid AND phase IN ${custody}`),
     /** Job `done`, fenced. */
-    completeJob: named(`UPDATE ${jobs} SET status = 'done', attempts = attempts + 1,
-        result = @result::json, finished_at = now(), updated_at = now(),
-        result_expires_at = now() + make_interval(secs => @retention::float8)
-      WHERE ${owned}`),
+    completeJob: named(`WITH moved AS (DELETE FROM ${jobs} WHERE ${owned} RETURNING *)${finishMove({
+      finished,
+      dedup,
+      counts,
+      moved: "moved",
+      status: "done",
+      retention: "@retention",
+      set: { attempts: "attempts + 1", result: "@result::json" },
+    })}
+      SELECT id FROM moved`),
     /**
      * Picks and owns due unowned rows in custody → the claimed columns (`CLAIMED_COLUMNS`) +
      * submission columns.
@@ -204,13 +219,14 @@ export function buildSubmissionStatements(schema: string) {
     prune: named(`DELETE FROM ${subs} WHERE job_id IN (
         SELECT s.job_id FROM ${subs} AS s
         WHERE NOT EXISTS (SELECT 1 FROM ${jobs} AS j WHERE j.id = s.job_id)
+          AND NOT EXISTS (SELECT 1 FROM ${finished} AS f WHERE f.id = s.job_id)
           AND NOT EXISTS (SELECT 1 FROM ${dead} AS d WHERE d.id = s.job_id)
         LIMIT @limit::int)`),
     /** One record. */
-    get: named(`SELECT ${record} FROM ${subs} AS s LEFT JOIN ${jobs} AS j ON j.id = s.job_id
+    get: named(`SELECT ${record} FROM ${subs} AS s LEFT JOIN ${jobOf} ON true
       WHERE s.job_id = @id::uuid`),
     /** Records by phase (NULL: all), most recently updated first. */
-    list: named(`SELECT ${record} FROM ${subs} AS s LEFT JOIN ${jobs} AS j ON j.id = s.job_id
+    list: named(`SELECT ${record} FROM ${subs} AS s LEFT JOIN ${jobOf} ON true
       WHERE @phase::text IS NULL OR s.phase = @phase
       ORDER BY s.updated_at DESC, s.job_id LIMIT @limit::int`),
     /** → `phase`, `n` in custody whose job is processing. */

@@ -10,9 +10,16 @@ import type {
   WorkerRegisterParams,
   WorkerStore,
 } from "../contract/index.js";
+import { loadMigrations } from "../shared/migrations.js";
 import type { PgConnection } from "./connection.js";
 import { type RawWorkerRow, toWorkerRow } from "./rows.js";
 import type { Statements } from "./sql.js";
+
+/**
+ * The schema version this build was made for (its newest migration): a worker registers with it,
+ * and a schema that needs a newer one refuses the registration (migration 010's trigger).
+ */
+const SCHEMA_VERSION = loadMigrations("postgres").at(-1)?.version ?? 0;
 
 /** {@link WorkerStore} on PostgreSQL; liveness is computed by the database clock. */
 export class PgWorkerStore implements WorkerStore {
@@ -30,6 +37,7 @@ export class PgWorkerStore implements WorkerStore {
       worker.pid,
       worker.queues === null ? null : [...worker.queues],
       worker.concurrency,
+      SCHEMA_VERSION,
     ]);
   }
 

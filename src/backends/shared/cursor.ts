@@ -44,3 +44,13 @@ export function decodeCursor(text: string | null | undefined): Cursor | null {
     },
   );
 }
+
+/**
+ * Whether `id` is a time-ordered id (UUID version 7, the version nibble at text offset 14), which
+ * every job made by this version has. Job listings order these by id; older ids (version 4, from
+ * a database older than time-ordered ids) list after them, by creation time (contract:
+ * admin-store.ts `Page`).
+ */
+export function isTimeOrderedId(id: string): boolean {
+  return id.charAt(14) === "7";
+}

@@ -6,6 +6,7 @@
  * cancel request from their next heartbeat and a resumed queue from their next poll).
  */
 
+import { SoniqError } from "../../errors.js";
 import type {
   AdminStore,
   CancelRequestState,
@@ -27,7 +28,7 @@ import type {
   WorkerDetail,
 } from "../contract/admin-store.js";
 import type { DeadLetterRow, Owner } from "../contract/index.js";
-import { decodeCursor, encodeCursor } from "../shared/cursor.js";
+import { decodeCursor, encodeCursor, isTimeOrderedId } from "../shared/cursor.js";
 import {
   type DetailedRecord,
   deadFilterParams,
@@ -40,8 +41,17 @@ import {
 } from "./admin-params.js";
 import { secondsToMs } from "./clock.js";
 import type { SqliteConnection, SqliteSession } from "./connection.js";
+import { type CountedRow, countOne } from "./finished-counts.js";
 import { type DeadLetterRecord, toDeadLetterRow, toDetailed, toListed } from "./rows.js";
-import { fence } from "./transactions.js";
+import { ID_MAX, TIME_MAX } from "./sql.js";
+import {
+  CANCEL_OWNED,
+  CANCEL_QUEUED,
+  fence,
+  finishJob,
+  releaseKey,
+  takeDedupKey,
+} from "./transactions.js";
 
 /** Appends one event inside the caller's unit of work. */
 function appendEvent(s: SqliteSession, e: NewJobEvent): void {
@@ -54,6 +64,16 @@ function appendEvent(s: SqliteSession, e: NewJobEvent): void {
   });
 }
 
+/** The error of a retry-now whose dedup key another job holds (as a replay's). */
+function dedupConflict(id: string, holder: string): SoniqError {
+  return new SoniqError("DEDUP_CONFLICT", `job ${holder} already holds the dedup key of ${id}`, {
+    details: { id, holderId: holder },
+  });
+}
+
+/** A finished row deleted (`deleteFinishedJob`): counted as gone. */
+type GoneRow = CountedRow & { dedup_key: string | null; status: "done" | "cancelled" };
+
 /** See the module comment. */
 export class SqliteAdminStore implements AdminStore {
   private readonly cancelListeners = new Set<(jobId: string) => void>();
@@ -63,16 +83,36 @@ export class SqliteAdminStore implements AdminStore {
     private readonly wake: (queue: string) => void,
   ) {}
 
+  /**
+   * Newest first by id (contract: admin-store.ts `Page`), from one snapshot: the UUIDv7 rows of
+   * both job tables by id (sql.ts `jobListById`), then, when the page is not full, the legacy rows
+   * by `created_at` (`jobListLegacy`). A cursor whose id is a UUIDv7 continues the first segment;
+   * any other continues the second.
+   */
   async jobList(params: JobListParams): Promise<Page<JobListItem>> {
     const cursor = decodeCursor(params.cursor);
-    const rows = await this.conn.use(
-      (s) =>
-        s.statement("jobList").all({
-          ...jobFilterParams(params.filter),
-          cursorMs: cursor ? Number(cursor.time) : null,
-          cursorId: cursor ? cursor.id : null,
-          limit: params.limit + 1,
-        }) as ListedRecord[],
+    const filter = jobFilterParams(params.filter);
+    const want = params.limit + 1;
+    const rows = await this.conn.use((s) =>
+      s.db.transaction((): ListedRecord[] => {
+        if (cursor !== null && !isTimeOrderedId(cursor.id)) {
+          const beforeMs = Number(cursor.time);
+          const after = { ...filter, beforeMs, beforeId: cursor.id, limit: want };
+          return s.statement("jobListLegacy").all(after) as ListedRecord[];
+        }
+        const beforeId = cursor === null ? ID_MAX : cursor.id;
+        const page = s
+          .statement("jobListById")
+          .all({ ...filter, beforeId, limit: want }) as ListedRecord[];
+        if (page.length < want) {
+          const start = { ...filter, beforeMs: TIME_MAX, beforeId: ID_MAX };
+          const legacy = s
+            .statement("jobListLegacy")
+            .all({ ...start, limit: want - page.length }) as ListedRecord[];
+          page.push(...legacy);
+        }
+        return page;
+      })(),
     );
     const items = rows.slice(0, params.limit);
     const last = rows.length > params.limit ? items.at(-1) : undefined;
@@ -160,7 +200,7 @@ export class SqliteAdminStore implements AdminStore {
         if (!job) return "not_found";
         const now = s.nowMs();
         if (job.status === "queued") {
-          s.statement("cancelQueued").run({ id: params.id, retentionMs, now });
+          finishJob(s, CANCEL_QUEUED, { id: params.id }, retentionMs);
           appendEvent(s, { jobId: params.id, kind: "cancelled" });
           return "cancelled";
         }
@@ -193,17 +233,13 @@ export class SqliteAdminStore implements AdminStore {
     const retentionMs = secondsToMs(params.retentionSeconds);
     return this.conn.use((s) =>
       s.immediate(() => {
-        const row = s.statement("cancelFinish").get({
-          id: params.id,
-          ...fence(params.owner),
-          now: s.nowMs(),
-          retentionMs,
-        }) as { attempts: number } | undefined;
+        const owned = { id: params.id, ...fence(params.owner), now: s.nowMs() };
+        const row = finishJob(s, CANCEL_OWNED, owned, retentionMs);
         if (!row) return false;
         appendEvent(s, {
           jobId: params.id,
           kind: "cancelled",
-          attempt: row.attempts + 1,
+          attempt: (row.attempts ?? 0) + 1,
           workerId: params.owner.workerId,
           detail: "stopped by its worker",
         });
@@ -212,12 +248,30 @@ export class SqliteAdminStore implements AdminStore {
     );
   }
 
+  /**
+   * A queued job is made due now; a finished one moves back into `soniq_jobs` as queued and takes
+   * its dedup key again — refused with `DEDUP_CONFLICT` (nothing changed) when another job holds
+   * it now. A processing job is refused.
+   */
   async jobRetryNow(params: { id: string }): Promise<JobActionState> {
     const result = await this.conn.use((s) =>
       s.immediate((): { state: JobActionState; queue?: string } => {
-        const moved = s.statement("retryNow").get({ id: params.id, now: s.nowMs() }) as
-          | { queue: string }
-          | undefined;
+        const { id } = params;
+        const now = s.nowMs();
+        type Moved = { queue: string; dedup_key: string | null } | undefined;
+        let moved = s.statement("retryNow").get({ id, now }) as Moved;
+        if (!moved) {
+          moved = s.statement("retryNowFinished").get({ id, now }) as Moved;
+          if (moved) {
+            const gone = s.statement("deleteFinishedJob").get({ id }) as GoneRow;
+            countOne(s, gone, `${gone.status}_gone`);
+            if (moved.dedup_key !== null) {
+              const holder = takeDedupKey(s, moved.dedup_key, id, now);
+              // Held by another job: nothing changes (the transaction rolls back).
+              if (holder !== undefined) throw dedupConflict(id, holder);
+            }
+          }
+        }
         if (!moved) {
           return {
             state: s.statement("jobState").get({ id: params.id }) ? "processing" : "not_found",
@@ -232,12 +286,22 @@ export class SqliteAdminStore implements AdminStore {
     return result.state;
   }
 
+  /** A queued or finished job is deleted from its table, and its dedup key released. */
   async jobDelete(params: { id: string }): Promise<JobActionState> {
     return this.conn.use((s) =>
       s.immediate((): JobActionState => {
-        if (s.statement("deleteIdleJob").run({ id: params.id }).changes === 0) {
-          return s.statement("jobState").get({ id: params.id }) ? "processing" : "not_found";
+        const { id } = params;
+        type Deleted = { dedup_key: string | null } | undefined;
+        let row = s.statement("deleteIdleJob").get({ id }) as Deleted;
+        if (row === undefined) {
+          const gone = s.statement("deleteFinishedJob").get({ id }) as GoneRow | undefined;
+          if (gone !== undefined) countOne(s, gone, `${gone.status}_gone`);
+          row = gone;
         }
+        if (row === undefined) {
+          return s.statement("jobState").get({ id }) ? "processing" : "not_found";
+        }
+        releaseKey(s, row.dedup_key, id);
         s.statement("deleteControls").run({ id: params.id });
         appendEvent(s, { jobId: params.id, kind: "deleted" });
         return "done";

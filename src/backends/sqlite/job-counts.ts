@@ -5,11 +5,11 @@
 import type { QueueMetrics, QueueStats } from "../contract/index.js";
 import type { SqliteSession } from "./connection.js";
 
-/** See `JobStore.jobStats`. */
+/** See `JobStore.jobStats`: live counts from `soniq_jobs`, finished from `soniq_finished_jobs`. */
 export function countJobs(s: SqliteSession): QueueStats {
-  const row = s.statement("stats").get() as Omit<QueueStats, "total"> & { live: number };
-  const { live, ...counts } = row;
-  return { total: live + counts.dead_letter, ...counts };
+  const row = s.statement("stats").get() as Omit<QueueStats, "total"> & { jobs: number };
+  const { jobs, ...counts } = row;
+  return { total: jobs + counts.dead_letter, ...counts };
 }
 
 /** See `JobStore.jobQueueMetrics`. */

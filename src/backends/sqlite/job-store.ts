@@ -1,5 +1,6 @@
 /**
- * The SQLite backend's {@link JobStore}: `soniq_jobs` and `soniq_dead_letter_jobs`, as marshalling
+ * The SQLite backend's {@link JobStore}: `soniq_jobs` (live jobs), `soniq_finished_jobs`,
+ * `soniq_dedup_keys` and `soniq_dead_letter_jobs`, as marshalling
  * (contract shapes ↔ statement parameters and rows) and `BEGIN IMMEDIATE` transactions
  * (transactions.ts) around the named statements of sql.ts. Reached through `SqliteBackend`.
  */
@@ -33,12 +34,15 @@ import { assertNoConnection } from "../shared/capability-guard.js";
 import type { LocalHandOffDesk } from "../shared/hand-off-desk.js";
 import { secondsToMs } from "./clock.js";
 import type { SqliteConnection } from "./connection.js";
+import { type CountedRow, FinishedTally } from "./finished-counts.js";
 import { countJobs, countJobsByQueue } from "./job-counts.js";
 import { type DeadLetterRecord, type JobRecord, toDeadLetterRow, toJobRow } from "./rows.js";
 import {
+  CANCEL_QUEUED,
   claimDue,
   completeAll,
   fence,
+  finishJob,
   insertHandedOff,
   insertJobs,
   moveToDeadLetter,
@@ -96,25 +100,23 @@ export class SqliteJobStore implements JobStore {
     return this.conn.use((s) => claimDue(s, params), false, params.signal);
   }
 
-  /** See {@link JobStore.jobComplete}. */
+  /**
+   * The move to `soniq_finished_jobs` in one immediate transaction (transactions.ts
+   * `completeAll`). See {@link JobStore.jobComplete}.
+   */
   async jobComplete({
     id,
     owner,
     result,
     resultRetentionSeconds,
   }: JobCompleteParams): Promise<boolean> {
-    return this.conn.use(
-      (s) =>
-        s.statement("complete").run({
-          id,
-          ...fence(owner),
-          result,
-          retentionMs: secondsToMs(resultRetentionSeconds),
-        }).changes > 0,
+    const [moved] = await this.conn.use((s) =>
+      completeAll(s, [{ id, owner, result }], resultRetentionSeconds),
     );
+    return moved === true;
   }
 
-  /** One immediate transaction. See {@link JobStore.jobCompleteMany}. */
+  /** One immediate transaction (transactions.ts `completeAll`). See {@link JobStore.jobCompleteMany}. */
   async jobCompleteMany({
     items,
     resultRetentionSeconds,
@@ -178,10 +180,12 @@ export class SqliteJobStore implements JobStore {
     return this.conn.use((s) => moveToDeadLetter(s, id, owner, { error, reason, countAttempt }));
   }
 
-  /** See {@link JobStore.jobCancel}. */
+  /** The move to `soniq_finished_jobs` in one immediate transaction. See {@link JobStore.jobCancel}. */
   async jobCancel({ id, retentionSeconds }: JobCancelParams): Promise<boolean> {
     const retentionMs = secondsToMs(retentionSeconds);
-    return this.conn.use((s) => s.statement("cancel").run({ id, retentionMs }).changes > 0);
+    return this.conn.use((s) =>
+      s.immediate(() => finishJob(s, CANCEL_QUEUED, { id }, retentionMs) !== undefined),
+    );
   }
 
   /** See {@link JobStore.jobGet}. */
@@ -202,9 +206,28 @@ export class SqliteJobStore implements JobStore {
     return this.conn.use(countJobsByQueue);
   }
 
-  /** See {@link JobStore.jobPruneFinished}. */
+  /**
+   * Expired finished rows (counted as gone), then dedup keys whose hold has passed (each at most
+   * `limit`), then the counters folded, in one immediate transaction. See
+   * {@link JobStore.jobPruneFinished}.
+   */
   async jobPruneFinished({ limit }: JobPruneFinishedParams): Promise<number> {
-    return this.conn.use((s) => s.statement("pruneFinished").run({ limit: limit ?? -1 }).changes);
+    return this.conn.use((s) =>
+      s.immediate(() => {
+        const pruned = s.statement("pruneFinished").all({ limit: limit ?? -1 }) as Array<
+          CountedRow & { status: "done" | "cancelled" }
+        >;
+        const tally = new FinishedTally();
+        for (const row of pruned) tally.add(row, `${row.status}_gone`);
+        tally.write(s);
+        s.statement("pruneDedupKeys").run({ limit: limit ?? -1 });
+        // Fold the counters of minutes older than 25 hours (sums unchanged).
+        const cutoff = s.nowMs() - 25 * 3_600_000;
+        s.statement("foldCounts").run({ cutoff });
+        s.statement("dropFoldedCounts").run({ cutoff });
+        return pruned.length;
+      }),
+    );
   }
 
   /**

@@ -40,7 +40,10 @@ export const CLAIMED_COLUMNS = selectList(JOBS, "sqlite", {
 /** The columns of `soniq_dead_letter_jobs`, in table order: a {@link DeadLetterRecord}. */
 export const DEAD_LETTER_COLUMNS = selectList(DEAD_LETTERS, "sqlite");
 
-/** The columns of `soniq_workers`, in table order: a {@link WorkerRecord}, then the operations'. */
+/**
+ * The columns of `soniq_workers` a read needs, in table order: a {@link WorkerRecord}, then the
+ * operations' (not `schema_version`: written at registration, read only by the table's trigger).
+ */
 export const WORKER_COLUMNS = `${selectList(WORKERS, "sqlite")}, heartbeat_timeout_ms,
   shutdown_state, drain_started_at, deadline_at`;
 

@@ -28,6 +28,9 @@ const OWNED =
 const STALE_OWNED =
   "id = @id AND status = 'processing' AND worker_id IS @workerId AND claim_token IS @claimToken";
 
+/** A queued job by id (`@id`): what a cancel of a job that is not running finds. */
+const QUEUED_ID = "id = @id AND status = 'queued'";
+
 /** The order claims take jobs in (backend.ts `Backend.claim`), `id` last as a stable tie-break. */
 const CLAIM_ORDER = "priority, scheduled_at, created_at, id";
 
@@ -45,6 +48,64 @@ const UNRESTRICTED = `AND queue NOT IN (SELECT name FROM soniq_queues
 const NEW_CLAIM_TOKEN = `lower(hex(randomblob(4)) || '-' || hex(randomblob(2)) || '-4'
     || substr(hex(randomblob(2)), 2) || '-' || substr('89AB', 1 + (abs(random()) % 4), 1)
     || substr(hex(randomblob(2)), 2) || '-' || hex(randomblob(6)))`;
+
+/** The columns of `soniq_jobs` and of `soniq_finished_jobs`: the same, in table order (migration 008). */
+const JOB_TABLE_COLUMNS = columnNames(JOBS);
+
+/** What a finishing write changes besides the status and the finish times. */
+interface FinishSet {
+  /** Expression for `attempts` (default: unchanged). */
+  attempts?: string;
+  /** Expression for `result` (default: unchanged). */
+  result?: string;
+}
+
+/**
+ * The finished jobs kept, from the counters (`soniq_job_counts`, migration 008), never from the
+ * finished table: `status` (`done`, `cancelled`) and `n`, per `queue` too when `perQueue`. Each
+ * is what moved in minus what left (pruned, deleted, run again).
+ */
+function finishedCounts(perQueue: boolean): string {
+  const queue = perQueue ? "queue, " : "";
+  return `SELECT ${queue}substr(kind, 1, instr(kind || '_', '_') - 1) AS status,
+      sum(CASE WHEN kind IN ('done_gone', 'cancelled_gone') THEN -n ELSE n END) AS n
+    FROM soniq_job_counts WHERE kind IN ('done', 'cancelled', 'done_gone', 'cancelled_gone')
+    GROUP BY ${queue}substr(kind, 1, instr(kind || '_', '_') - 1)`;
+}
+
+/**
+ * The move of a finished job (docs/backends.md, "Two tables: live jobs and finished jobs"), first
+ * half: copies the live rows matching `where` into `soniq_finished_jobs` as `status`, with
+ * `finished_at = updated_at = now` and `result_expires_at = now + @retentionMs` (`now` an SQL
+ * expression). → `dedup_key`, `result_expires_at`, `queue`, `started_at`, `scheduled_at` (and
+ * `extra`) of the copied row (the caller counts it: {@link SQL.countFinished}). The caller
+ * deletes the live row ({@link SQL.deleteJob}) in the same transaction, and only when a row was
+ * copied: a refused fence moves nothing.
+ */
+function finishMove(
+  status: "done" | "cancelled",
+  where: string,
+  now: string,
+  set: FinishSet = {},
+  extra = "",
+): string {
+  return `INSERT INTO soniq_finished_jobs (${JOB_TABLE_COLUMNS})
+    SELECT id, name, queue, args, '${status}', priority, ${set.attempts ?? "attempts"},
+      max_attempts, interruptions, scheduled_at, created_at, ${now}, started_at, ${now},
+      worker_id, claim_token, last_error, ${set.result ?? "result"}, ${now} + @retentionMs,
+      dedup_key, meta, start_known, uncharged_recoveries, trace_context
+    FROM soniq_jobs WHERE ${where}
+    RETURNING dedup_key, result_expires_at, queue, started_at, scheduled_at${extra}`;
+}
+
+/**
+ * As {@link finishMove} for a retention of 0: the live rows matching `where` are deleted, nothing
+ * is kept. → `dedup_key`, `queue`, `started_at`, `scheduled_at` (and `extra`) of the deleted row.
+ */
+function finishDrop(where: string, extra = ""): string {
+  return `DELETE FROM soniq_jobs WHERE ${where}
+    RETURNING dedup_key, queue, started_at, scheduled_at${extra}`;
+}
 
 /**
  * The due queued rows that also match `filter`, in claim order, at most `@limit` (`@now`) → ids.
@@ -94,7 +155,39 @@ const JOB_COLUMNS_J = selectList(JOBS, "sqlite", { alias: "j" });
 /** The list columns (no result) qualified by the alias `j`. */
 const JOB_LIST_COLUMNS_J = selectList(JOBS, "sqlite", { alias: "j", fields: LIST_FIELDS });
 
-/** A schedule row with its last job's status (`last_job_status`, NULL when the job is gone). */
+/** `j`'s id is a UUIDv7 (shared/cursor.ts `isTimeOrderedId`): listed by id. */
+const TIME_ORDERED = "substr(j.id, 15, 1) = '7'";
+
+/**
+ * `j` is a legacy row (its id is not a UUIDv7; the WHERE of the `…_legacy_order` partial
+ * indexes, written the same way so that they serve it) after the cursor `@beforeMs`, `@beforeId`.
+ */
+const LEGACY_AFTER = "substr(j.id, 15, 1) <> '7' AND (j.created_at, j.id) < (@beforeMs, @beforeId)";
+
+/** An id above every job id (a listing's first page), for `@beforeId`. */
+export const ID_MAX = "\u{10FFFF}";
+
+/** A time above every `created_at` (ms; a listing's first page), for `@beforeMs`. */
+export const TIME_MAX = Number.MAX_SAFE_INTEGER;
+
+/**
+ * One table's part of a job listing: `j` (`table`) with its controls, filtered by
+ * {@link JOB_FILTER}, `where`, and the table's flag. The flags say which job tables a listing or
+ * a count reads, from its status filter (admin-params.ts `jobFilterParams`): `@live` 1 to read
+ * `soniq_jobs`, `@finished` 1 to read `soniq_finished_jobs`; a table the filter cannot match is
+ * not read at all (a constant term: SQLite tests it once, before the loop).
+ */
+function jobListArm(table: "soniq_jobs" | "soniq_finished_jobs", where: string): string {
+  const flag = table === "soniq_jobs" ? "@live" : "@finished";
+  return `SELECT ${JOB_LIST_COLUMNS_J}, ${CONTROL_COLUMNS}
+    FROM ${table} AS j LEFT JOIN soniq_job_controls AS c ON c.job_id = j.id
+    WHERE ${flag} = 1 AND ${where} AND ${JOB_FILTER}`;
+}
+
+/**
+ * A schedule row with its last job's status (`last_job_status`: `queued` or `processing` while
+ * that job is live, NULL once it finished or is gone).
+ */
 const SCHEDULE_SELECT = `SELECT s.id, s.job_name, s.queue, s.priority, s.max_attempts, s.args,
     s.cron, s.every_seconds, s.timezone, s.start_at, s.end_at, s.missed_policy, s.missed_grace,
     s.missed_within, s.missed_max, s.overlap, s.history_limit, s.next_run_at, s.last_run_at,
@@ -109,8 +202,33 @@ export const SQL = {
   /** → `now`: the database clock, ms. */
   now: `SELECT ${NOW_MS} AS now`,
 
-  /** `@dedupKey` → `id` of the `soniq_jobs` row holding that dedup key, if any. */
-  dedupHolder: "SELECT id FROM soniq_jobs WHERE dedup_key = @dedupKey",
+  /**
+   * `@dedupKey`, `@now` → `id` of the job holding that dedup key (`soniq_dedup_keys`: a live job,
+   * or a finished one whose hold has not passed), if any.
+   */
+  dedupHolder: `SELECT job_id AS id FROM soniq_dedup_keys
+    WHERE dedup_key = @dedupKey AND (held_until IS NULL OR held_until > @now)`,
+
+  /**
+   * `@dedupKey`, `@id`, `@now`: job `@id` takes the key — inserted when absent, taken over when
+   * its hold has passed (`held_until <= @now`), held again (`held_until = NULL`) when `@id` is
+   * already its job. → changes (1: taken; 0: another job holds it, see {@link SQL.dedupHolder}).
+   */
+  takeDedupKey: `INSERT INTO soniq_dedup_keys (dedup_key, job_id, held_until)
+    VALUES (@dedupKey, @id, NULL)
+    ON CONFLICT (dedup_key) DO UPDATE SET job_id = excluded.job_id, held_until = NULL
+    WHERE soniq_dedup_keys.job_id = excluded.job_id
+      OR (soniq_dedup_keys.held_until IS NOT NULL AND soniq_dedup_keys.held_until <= @now)`,
+
+  /**
+   * `@dedupKey`, `@id`, `@heldUntil` (ms): a finished job keeps its key until its retention
+   * passes, if it still holds it.
+   */
+  holdDedupKey: `UPDATE soniq_dedup_keys SET held_until = @heldUntil
+    WHERE dedup_key = @dedupKey AND job_id = @id`,
+
+  /** `@dedupKey`, `@id`: releases the key, if job `@id` holds it. */
+  releaseDedupKey: "DELETE FROM soniq_dedup_keys WHERE dedup_key = @dedupKey AND job_id = @id",
 
   /**
    * `@id`, `@name`, `@queue`, `@args` (JSON text), `@priority`, `@maxAttempts`, `@scheduledAt`
@@ -207,15 +325,15 @@ export const SQL = {
     RETURNING ${CLAIMED_COLUMNS}`,
 
   /**
-   * Success, fenced ({@link OWNED}): `@result` (JSON text or NULL), `@retentionMs`. `done`,
-   * `attempts + 1`, `finished_at = updated_at = now`, `result_expires_at = now + @retentionMs`.
-   * → changes.
+   * Success, fenced ({@link OWNED}): `@result` (JSON text or NULL), `@retentionMs` (> 0). Copies
+   * the job into `soniq_finished_jobs` as `done`, `attempts + 1`, `finished_at = updated_at =
+   * now`, `result_expires_at = now + @retentionMs` ({@link finishMove}; the caller deletes the
+   * live row). → `dedup_key`, `result_expires_at`.
    */
-  complete: `UPDATE soniq_jobs
-    SET status = 'done', attempts = attempts + 1, result = @result,
-        finished_at = ${NOW_MS}, updated_at = ${NOW_MS},
-        result_expires_at = ${NOW_MS} + @retentionMs
-    WHERE ${OWNED}`,
+  completeMove: finishMove("done", OWNED, NOW_MS, { attempts: "attempts + 1", result: "@result" }),
+
+  /** Success with a retention of 0, fenced: deletes the job ({@link finishDrop}). → `dedup_key`. */
+  completeDrop: finishDrop(OWNED),
 
   /**
    * Failure with attempts left, fenced: `@error`, `@delayMs`. `queued`, `attempts + 1`,
@@ -230,16 +348,18 @@ export const SQL = {
 
   /**
    * Copies the job into the DLQ, fenced: `@error`, `@reason`, `@now`, `@increment` (1 to count
-   * an attempt, else 0); `updated_at = dead_at = @now`. → changes. The caller deletes the job
-   * ({@link SQL.deleteJob}) in the same transaction.
+   * an attempt, else 0); `updated_at = dead_at = @now`. → `dedup_key` of the copied row. The
+   * caller deletes the job ({@link SQL.deleteJob}) and releases its key
+   * ({@link SQL.releaseDedupKey}) in the same transaction.
    */
   deadLetter: `${DEAD_LETTER_INSERT}
     SELECT id, name, queue, args, priority, attempts + @increment,
       max_attempts, interruptions, scheduled_at, created_at, @now, started_at,
       finished_at, worker_id, claim_token, @error, dedup_key, @reason, @now
-    FROM soniq_jobs WHERE ${OWNED}`,
+    FROM soniq_jobs WHERE ${OWNED}
+    RETURNING dedup_key`,
 
-  /** `@id`: deletes the job row (the second half of a move to the DLQ). */
+  /** `@id`: deletes the live job row (the second half of a move to the DLQ or to the finished jobs). */
   deleteJob: "DELETE FROM soniq_jobs WHERE id = @id",
 
   /**
@@ -301,24 +421,22 @@ export const SQL = {
   deleteDeadLetter: "DELETE FROM soniq_dead_letter_jobs WHERE id = @id",
 
   /**
-   * `@id`, `@retentionMs`: cancels a queued job (`cancelled`, `finished_at = updated_at = now`,
-   * `result_expires_at = now + @retentionMs`). → changes.
+   * `@id`, `@retentionMs` (> 0): cancels a queued job — copied into `soniq_finished_jobs` as
+   * `cancelled`, `finished_at = updated_at = now`, `result_expires_at = now + @retentionMs`
+   * ({@link finishMove}; the caller deletes the live row). → `dedup_key`, `result_expires_at`.
    */
-  cancel: `UPDATE soniq_jobs
-    SET status = 'cancelled', finished_at = ${NOW_MS}, updated_at = ${NOW_MS},
-        result_expires_at = ${NOW_MS} + @retentionMs
-    WHERE id = @id AND status = 'queued'`,
+  cancelQueuedMove: finishMove("cancelled", QUEUED_ID, NOW_MS),
 
-  /** `@id` → the job row (`JOB_COLUMNS`). */
-  getJob: `SELECT ${JOB_COLUMNS} FROM soniq_jobs WHERE id = @id`,
+  /** `@id`: cancels a queued job with a retention of 0 (deleted). → `dedup_key`. */
+  cancelQueuedDrop: finishDrop(QUEUED_ID),
+
+  /** `@id` → the job row (`JOB_COLUMNS`), live or finished. */
+  getJob: `SELECT ${JOB_COLUMNS} FROM soniq_jobs WHERE id = @id
+    UNION ALL SELECT ${JOB_COLUMNS} FROM soniq_finished_jobs WHERE id = @id`,
 
   /** `@id` → the dead-letter row (`DEAD_LETTER_COLUMNS`). */
   getDeadLetter: `SELECT ${DEAD_LETTER_COLUMNS} FROM soniq_dead_letter_jobs WHERE id = @id`,
 
-  /**
-   * → one row: `queued`, `processing`, `done`, `cancelled`, `live` (all of `soniq_jobs`),
-   * `dead_letter`, from one snapshot.
-   */
   /**
    * → per queue: `queue`, `queued`, `processing`, `done`, `cancelled`, `dead_letter` and
    * `oldest_age_ms` (the database's now minus the oldest due queued row's `scheduled_at`; 0 when
@@ -329,43 +447,57 @@ export const SQL = {
       SELECT queue,
         count(*) FILTER (WHERE status = 'queued') AS queued,
         count(*) FILTER (WHERE status = 'processing') AS processing,
-        count(*) FILTER (WHERE status = 'done') AS done,
-        count(*) FILTER (WHERE status = 'cancelled') AS cancelled,
         min(scheduled_at) FILTER (WHERE status = 'queued' AND scheduled_at <= (SELECT now FROM t))
           AS oldest_due
       FROM soniq_jobs GROUP BY queue
     ),
+    fin AS (
+      SELECT queue, sum(n) FILTER (WHERE status = 'done') AS done,
+        sum(n) FILTER (WHERE status = 'cancelled') AS cancelled
+      FROM (${finishedCounts(true)}) GROUP BY queue HAVING sum(n) > 0
+    ),
     dlq AS (SELECT queue, count(*) AS dead_letter FROM soniq_dead_letter_jobs GROUP BY queue),
-    names AS (SELECT queue FROM live UNION SELECT queue FROM dlq)
+    names AS (SELECT queue FROM live UNION SELECT queue FROM fin UNION SELECT queue FROM dlq)
     SELECT names.queue AS queue,
       coalesce(live.queued, 0) AS queued, coalesce(live.processing, 0) AS processing,
-      coalesce(live.done, 0) AS done, coalesce(live.cancelled, 0) AS cancelled,
+      coalesce(fin.done, 0) AS done, coalesce(fin.cancelled, 0) AS cancelled,
       coalesce(dlq.dead_letter, 0) AS dead_letter,
       coalesce((SELECT now FROM t) - live.oldest_due, 0) AS oldest_age_ms
-    FROM names LEFT JOIN live ON live.queue = names.queue LEFT JOIN dlq ON dlq.queue = names.queue
+    FROM names LEFT JOIN live ON live.queue = names.queue
+      LEFT JOIN fin ON fin.queue = names.queue LEFT JOIN dlq ON dlq.queue = names.queue
     ORDER BY names.queue`,
 
-  stats: `SELECT
-      count(*) FILTER (WHERE status = 'queued') AS queued,
-      count(*) FILTER (WHERE status = 'processing') AS processing,
-      count(*) FILTER (WHERE status = 'done') AS done,
-      count(*) FILTER (WHERE status = 'cancelled') AS cancelled,
-      count(*) AS live,
+  /**
+   * → one row: `queued`, `processing` (`soniq_jobs`), `done`, `cancelled`
+   * (`soniq_finished_jobs`), `jobs` (the rows of both), `dead_letter`, from one snapshot.
+   */
+  stats: `WITH live AS (SELECT
+        count(*) FILTER (WHERE status = 'queued') AS queued,
+        count(*) FILTER (WHERE status = 'processing') AS processing
+      FROM soniq_jobs),
+    fin AS (SELECT
+        coalesce(sum(n) FILTER (WHERE status = 'done'), 0) AS done,
+        coalesce(sum(n) FILTER (WHERE status = 'cancelled'), 0) AS cancelled
+      FROM (${finishedCounts(false)}))
+    SELECT live.queued, live.processing, fin.done, fin.cancelled,
+      live.queued + live.processing + fin.done + fin.cancelled AS jobs,
       (SELECT count(*) FROM soniq_dead_letter_jobs) AS dead_letter
-    FROM soniq_jobs`,
+    FROM live, fin`,
 
   /**
-   * `@id`, `@hostname`, `@pid`, `@queues` (JSON array text or NULL), `@concurrency`: inserts
-   * (or replaces) the worker row as `running`, `started_at = last_heartbeat_at = now`.
+   * `@id`, `@hostname`, `@pid`, `@queues` (JSON array text or NULL), `@concurrency`,
+   * `@schemaVersion` (the newest migration this build has: the schema refuses an older one):
+   * inserts (or replaces) the worker row as `running`, `started_at = last_heartbeat_at = now`.
    */
   registerWorker: `INSERT INTO soniq_workers (id, hostname, pid, queues, concurrency, status,
-      started_at, last_heartbeat_at, stopped_at)
-    VALUES (@id, @hostname, @pid, @queues, @concurrency, 'running', ${NOW_MS}, ${NOW_MS}, NULL)
+      started_at, last_heartbeat_at, stopped_at, schema_version)
+    VALUES (@id, @hostname, @pid, @queues, @concurrency, 'running', ${NOW_MS}, ${NOW_MS}, NULL,
+      @schemaVersion)
     ON CONFLICT (id) DO UPDATE SET
       hostname = excluded.hostname, pid = excluded.pid, queues = excluded.queues,
       concurrency = excluded.concurrency, status = excluded.status,
       started_at = excluded.started_at, last_heartbeat_at = excluded.last_heartbeat_at,
-      stopped_at = NULL`,
+      stopped_at = NULL, schema_version = excluded.schema_version`,
 
   /** `@id`, `@status`: `last_heartbeat_at = now` and the worker's status. */
   heartbeat: `UPDATE soniq_workers SET last_heartbeat_at = ${NOW_MS}, status = @status
@@ -386,11 +518,41 @@ export const SQL = {
     FROM soniq_workers ORDER BY started_at DESC, rowid DESC`,
 
   /**
-   * `@limit` (-1: no limit): deletes at most that many `done` and `cancelled` rows whose
-   * retention has passed. → changes.
+   * `@limit` (-1: no limit): deletes at most that many finished rows whose retention has passed
+   * (the expiry index). → changes.
    */
-  pruneFinished: `DELETE FROM soniq_jobs WHERE id IN (SELECT id FROM soniq_jobs
-    WHERE status IN ('done', 'cancelled') AND result_expires_at <= ${NOW_MS} LIMIT @limit)`,
+  pruneFinished: `DELETE FROM soniq_finished_jobs WHERE id IN (SELECT id FROM soniq_finished_jobs
+    WHERE result_expires_at <= ${NOW_MS} LIMIT @limit)
+    RETURNING queue, status, started_at, scheduled_at`,
+
+  /**
+   * `@queue`, `@kind` (`done`, `cancelled`, `done_gone`, `cancelled_gone`), `@n`, `@waitS`
+   * (seconds from due to start, summed): adds to this minute's counter (`soniq_job_counts`).
+   */
+  countFinished: `INSERT INTO soniq_job_counts (queue, kind, bucket, writer, n, wait_s)
+    VALUES (@queue, @kind, (${NOW_MS} / 60000) * 60000, 0, @n, @waitS)
+    ON CONFLICT (queue, kind, bucket, writer)
+      DO UPDATE SET n = n + excluded.n, wait_s = wait_s + excluded.wait_s`,
+
+  /**
+   * `@cutoff` (ms): folds the counters of minutes before it into one row per queue and kind
+   * (bucket 0), sums unchanged; {@link SQL.dropFoldedCounts} then deletes the folded minutes.
+   */
+  foldCounts: `INSERT INTO soniq_job_counts (queue, kind, bucket, writer, n, wait_s)
+    SELECT queue, kind, 0, 0, sum(n), sum(wait_s) FROM soniq_job_counts
+    WHERE bucket > 0 AND bucket < @cutoff GROUP BY queue, kind
+    ON CONFLICT (queue, kind, bucket, writer)
+      DO UPDATE SET n = n + excluded.n, wait_s = wait_s + excluded.wait_s`,
+
+  /** `@cutoff` (ms): deletes the minutes {@link SQL.foldCounts} folded. */
+  dropFoldedCounts: "DELETE FROM soniq_job_counts WHERE bucket > 0 AND bucket < @cutoff",
+
+  /**
+   * `@limit` (-1: no limit): forgets at most that many dedup keys whose hold has passed. →
+   * changes.
+   */
+  pruneDedupKeys: `DELETE FROM soniq_dedup_keys WHERE dedup_key IN (
+    SELECT dedup_key FROM soniq_dedup_keys WHERE held_until <= ${NOW_MS} LIMIT @limit)`,
 
   /**
    * `@now`, `@timeoutMs` (NULL: a stale heartbeat does not count as dead, only stopped or unknown
@@ -412,13 +574,14 @@ export const SQL = {
                OR @now - w.last_heartbeat_at <= COALESCE(w.heartbeat_timeout_ms, @timeoutMs)))`,
 
   /**
-   * Crash recovery's cancel, fenced ({@link STALE_OWNED}), `@now`, `@retentionMs`: `cancelled`,
-   * finished now, kept `@retentionMs`. → changes.
+   * Crash recovery's cancel, fenced ({@link STALE_OWNED}), `@now`, `@retentionMs` (> 0): copied
+   * into `soniq_finished_jobs` as `cancelled`, finished now, kept `@retentionMs`
+   * ({@link finishMove}). → `dedup_key`, `result_expires_at`.
    */
-  cancelStale: `UPDATE soniq_jobs
-    SET status = 'cancelled', finished_at = @now, updated_at = @now,
-        result_expires_at = @now + @retentionMs
-    WHERE ${STALE_OWNED}`,
+  cancelStaleMove: finishMove("cancelled", STALE_OWNED, "@now"),
+
+  /** Crash recovery's cancel with a retention of 0, fenced: deleted. → `dedup_key`. */
+  cancelStaleDrop: finishDrop(STALE_OWNED),
 
   /**
    * Crash recovery's requeue, fenced ({@link STALE_OWNED}), `@now`, `@interruptions` (the count
@@ -433,14 +596,15 @@ export const SQL = {
 
   /**
    * Crash recovery's dead-letter copy, fenced ({@link STALE_OWNED}), `@now`, `@interruptions`,
-   * `@error`, `@reason`. → changes. The caller deletes the job ({@link SQL.deleteJob}) in the
-   * same transaction.
+   * `@error`, `@reason`. → `dedup_key` of the copied row. The caller deletes the job
+   * ({@link SQL.deleteJob}) and releases its key in the same transaction.
    */
   buryStale: `${DEAD_LETTER_INSERT}
     SELECT id, name, queue, args, priority, attempts, max_attempts, @interruptions,
       scheduled_at, created_at, @now, started_at, finished_at, worker_id, claim_token,
       @error, dedup_key, @reason, @now
-    FROM soniq_jobs WHERE ${STALE_OWNED}`,
+    FROM soniq_jobs WHERE ${STALE_OWNED}
+    RETURNING dedup_key`,
 
   /** `@workerId` → `id`, `claim_token` of the processing rows it owns. */
   ownedBy: `SELECT id, claim_token FROM soniq_jobs
@@ -469,28 +633,44 @@ export const SQL = {
   // ---- Operations (contract: admin-store.ts; tables of migration 005) ----
 
   /**
-   * {@link JOB_FILTER} parameters, then `@cursorMs`/`@cursorId` (NULL: first page) and `@limit`
-   * → job rows without their result (no list shows it; `jobGet` reads it), plus controls, newest
-   * `created_at` first.
+   * The time-ordered segment of a job listing (contract: admin-store.ts `Page`): {@link JOB_FILTER}
+   * parameters, `@live`, `@finished` ({@link jobListArm}), `@beforeId` (the cursor's id, or {@link ID_MAX} for the
+   * first page), `@limit` → the rows of both job tables whose id is a UUIDv7 and below
+   * `@beforeId`, without their result (no list shows it; `jobDetail` reads it), plus controls,
+   * by id descending. Each table is walked backwards along its primary key and the two walks are
+   * merged: no sort, and a page costs its rows whatever the tables hold (test/sqlite/listing.test.ts).
    */
-  jobList: `SELECT ${JOB_LIST_COLUMNS_J}, ${CONTROL_COLUMNS}
-    FROM soniq_jobs AS j LEFT JOIN soniq_job_controls AS c ON c.job_id = j.id
-    WHERE ${JOB_FILTER}
-      AND (@cursorMs IS NULL OR j.created_at < @cursorMs
-           OR (j.created_at = @cursorMs AND j.id < @cursorId))
-    ORDER BY j.created_at DESC, j.id DESC LIMIT @limit`,
+  jobListById: `${jobListArm("soniq_jobs", `${TIME_ORDERED} AND j.id < @beforeId`)}
+    UNION ALL ${jobListArm("soniq_finished_jobs", `${TIME_ORDERED} AND j.id < @beforeId`)}
+    ORDER BY id DESC LIMIT @limit`,
 
-  /** {@link JOB_FILTER} parameters → `n`. */
-  jobCount: `SELECT count(*) AS n FROM soniq_jobs AS j WHERE ${JOB_FILTER}`,
+  /**
+   * The legacy segment of a job listing: as {@link SQL.jobListById} for the rows whose id is not
+   * a UUIDv7 (made before time-ordered ids), after `(@beforeMs, @beforeId)` (the cursor, or
+   * {@link TIME_MAX}, {@link ID_MAX}), by `created_at` then id, descending (the partial
+   * `…_legacy_order` indexes, empty on a database made since).
+   */
+  jobListLegacy: `${jobListArm("soniq_jobs", LEGACY_AFTER)}
+    UNION ALL ${jobListArm("soniq_finished_jobs", LEGACY_AFTER)}
+    ORDER BY created_at DESC, id DESC LIMIT @limit`,
+
+  /** {@link JOB_FILTER} parameters, `@live`, `@finished` ({@link jobListArm}) → `n`, over both job tables. */
+  jobCount: `SELECT (SELECT count(*) FROM soniq_jobs AS j WHERE @live = 1 AND ${JOB_FILTER})
+      + (SELECT count(*) FROM soniq_finished_jobs AS j WHERE @finished = 1 AND ${JOB_FILTER})
+    AS n`,
 
   /** → `queue`, `status`, `n` per queue × status; dead letters as `dead_letter`. */
   jobCountByQueueStatus: `SELECT queue, status, count(*) AS n FROM soniq_jobs GROUP BY queue, status
+    UNION ALL SELECT * FROM (${finishedCounts(true)}) WHERE n > 0
     UNION ALL SELECT queue, 'dead_letter', count(*) FROM soniq_dead_letter_jobs GROUP BY queue
     ORDER BY 1, 2`,
 
-  /** `@id` → the job row plus controls. */
+  /** `@id` → the job row plus controls, live or finished. */
   jobGet: `SELECT ${JOB_COLUMNS_J}, ${CONTROL_COLUMNS}
-    FROM soniq_jobs AS j LEFT JOIN soniq_job_controls AS c ON c.job_id = j.id WHERE j.id = @id`,
+    FROM soniq_jobs AS j LEFT JOIN soniq_job_controls AS c ON c.job_id = j.id WHERE j.id = @id
+    UNION ALL SELECT ${JOB_COLUMNS_J}, ${CONTROL_COLUMNS}
+    FROM soniq_finished_jobs AS j LEFT JOIN soniq_job_controls AS c ON c.job_id = j.id
+    WHERE j.id = @id`,
 
   /** `@jobId`, `@kind`, `@attempt`, `@workerId`, `@detail`: appends one timeline event, now. */
   eventAppend: `INSERT INTO soniq_job_events (job_id, at, kind, attempt, worker_id, detail)
@@ -504,14 +684,10 @@ export const SQL = {
   eventsPrune: `DELETE FROM soniq_job_events WHERE id IN (SELECT id FROM soniq_job_events
     WHERE at < ${NOW_MS} - @ageMs LIMIT @limit)`,
 
-  /** `@id` → `status`, `attempts`, `worker_id`, `claim_token` of the job. */
-  jobState: "SELECT status, attempts, worker_id, claim_token FROM soniq_jobs WHERE id = @id",
-
-  /** `@id`, `@retentionMs`, `@now`: cancels a queued job. → changes. */
-  cancelQueued: `UPDATE soniq_jobs
-    SET status = 'cancelled', finished_at = @now, updated_at = @now,
-        result_expires_at = @now + @retentionMs
-    WHERE id = @id AND status = 'queued'`,
+  /** `@id` → `status`, `attempts`, `worker_id`, `claim_token` of the job, live or finished. */
+  jobState: `SELECT status, attempts, worker_id, claim_token FROM soniq_jobs WHERE id = @id
+    UNION ALL SELECT status, attempts, worker_id, claim_token FROM soniq_finished_jobs
+    WHERE id = @id`,
 
   /** `@id` → `cancel_claim_token` of its controls. */
   cancelToken: "SELECT cancel_claim_token FROM soniq_job_controls WHERE job_id = @id",
@@ -523,30 +699,46 @@ export const SQL = {
       cancel_claim_token = excluded.cancel_claim_token`,
 
   /**
-   * Fenced ({@link OWNED}), `@now`, `@retentionMs`: the owner records a cancel (`cancelled`,
-   * finished now, attempts unchanged). → `attempts` of the changed row.
+   * Fenced ({@link OWNED}), `@now`, `@retentionMs` (> 0): the owner records a cancel — copied into
+   * `soniq_finished_jobs` as `cancelled`, finished now, attempts unchanged ({@link finishMove}; the
+   * caller deletes the live row). → `dedup_key`, `result_expires_at`, `attempts`.
    */
-  cancelFinish: `UPDATE soniq_jobs
-    SET status = 'cancelled', finished_at = @now, updated_at = @now,
-        result_expires_at = @now + @retentionMs
-    WHERE ${OWNED}
-    RETURNING attempts`,
+  cancelOwnedMove: finishMove("cancelled", OWNED, "@now", {}, ", attempts"),
+
+  /** As {@link SQL.cancelOwnedMove} with a retention of 0: deleted. → `dedup_key`, `attempts`. */
+  cancelOwnedDrop: finishDrop(OWNED, ", attempts"),
 
   /**
-   * `@id`, `@now`: run now — a job that is not processing goes to `queued`, due now (result,
-   * owner and finish cleared, attempts kept). → `queue` of the changed row.
+   * `@id`, `@now`: run now — a queued job becomes due now (result, owner and finish cleared,
+   * attempts kept). → `queue`, `dedup_key` of the changed row.
    */
   retryNow: `UPDATE soniq_jobs
     SET status = 'queued', scheduled_at = @now, updated_at = @now, finished_at = NULL,
         result = NULL, result_expires_at = NULL, worker_id = NULL, claim_token = NULL
-    WHERE id = @id AND status <> 'processing'
-    RETURNING queue`,
+    WHERE id = @id AND status = 'queued'
+    RETURNING queue, dedup_key`,
+
+  /**
+   * `@id`, `@now`: run now of a finished job — copied back into `soniq_jobs` as `queued`, due
+   * now, with the fields {@link SQL.retryNow} writes (the caller deletes the finished row). →
+   * `queue`, `dedup_key`.
+   */
+  retryNowFinished: `INSERT INTO soniq_jobs (${JOB_TABLE_COLUMNS})
+    SELECT id, name, queue, args, 'queued', priority, attempts, max_attempts, interruptions,
+      @now, created_at, @now, started_at, NULL, NULL, NULL, last_error, NULL, NULL, dedup_key,
+      meta, start_known, uncharged_recoveries, trace_context
+    FROM soniq_finished_jobs WHERE id = @id
+    RETURNING queue, dedup_key`,
 
   /** `@id`: deletes the job's controls. */
   deleteControls: "DELETE FROM soniq_job_controls WHERE job_id = @id",
 
-  /** `@id`: deletes a job that is not processing. → changes. */
-  deleteIdleJob: "DELETE FROM soniq_jobs WHERE id = @id AND status <> 'processing'",
+  /** `@id`: deletes a queued job. → `dedup_key` of the deleted row. */
+  deleteIdleJob: "DELETE FROM soniq_jobs WHERE id = @id AND status = 'queued' RETURNING dedup_key",
+
+  /** `@id`: deletes a finished job. → `dedup_key` of the deleted row. */
+  deleteFinishedJob: `DELETE FROM soniq_finished_jobs WHERE id = @id
+    RETURNING dedup_key, queue, status, started_at, scheduled_at`,
 
   /**
    * {@link DEAD_FILTER} parameters, `@cursorMs`/`@cursorId`, `@limit` → dead-letter rows,
@@ -565,20 +757,22 @@ export const SQL = {
   deadLetterPrune: `DELETE FROM soniq_dead_letter_jobs WHERE id IN (
     SELECT id FROM soniq_dead_letter_jobs WHERE dead_at < ${NOW_MS} - @ageMs LIMIT @limit)`,
 
-  /** `@limit`: deletes at most that many controls whose job is gone. → changes. */
+  /** `@limit`: deletes at most that many controls whose job is gone (live nor finished). → changes. */
   controlsPrune: `DELETE FROM soniq_job_controls WHERE job_id IN (
     SELECT c.job_id FROM soniq_job_controls AS c
-    WHERE NOT EXISTS (SELECT 1 FROM soniq_jobs AS j WHERE j.id = c.job_id) LIMIT @limit)`,
+    WHERE NOT EXISTS (SELECT 1 FROM soniq_jobs AS j WHERE j.id = c.job_id)
+      AND NOT EXISTS (SELECT 1 FROM soniq_finished_jobs AS f WHERE f.id = c.job_id) LIMIT @limit)`,
 
   /**
-   * → per queue with jobs or a configuration row: `name`, `paused` (0/1), `max_running`,
+   * → per queue with jobs (live or finished) or a configuration row: `name`, `paused` (0/1), `max_running`,
    * `updated_at`, `queued`, `processing`, `oldest_due_ms`, by name.
    */
-  queueList: `WITH names AS (SELECT name FROM soniq_queues UNION SELECT DISTINCT queue FROM soniq_jobs),
+  queueList: `WITH names AS (SELECT name FROM soniq_queues UNION SELECT queue FROM soniq_jobs
+      UNION SELECT queue FROM (${finishedCounts(true)}) WHERE n > 0),
     counts AS (
       SELECT queue, sum(status = 'queued') AS queued, sum(status = 'processing') AS processing,
              min(CASE WHEN status = 'queued' AND scheduled_at <= ${NOW_MS} THEN scheduled_at END) AS due
-      FROM soniq_jobs WHERE status IN ('queued', 'processing') GROUP BY queue
+      FROM soniq_jobs GROUP BY queue
     )
     SELECT n.name, COALESCE(q.paused, 0) AS paused, q.max_running, q.updated_at,
            COALESCE(c.queued, 0) AS queued, COALESCE(c.processing, 0) AS processing,

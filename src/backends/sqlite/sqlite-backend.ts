@@ -28,8 +28,10 @@ export { DEFAULT_SQLITE_BUSY_TIMEOUT_MS, type SqliteBackendOptions } from "./opt
  * contract asks). Each method's semantics are in `backends/contract/`; the comments here say
  * only what is specific to SQLite.
  *
- * Storage (migrations under `migrations/`): tables `soniq_jobs`, `soniq_dead_letter_jobs`,
- * `soniq_workers`, `soniq_leases`, `soniq_migrations`. Times are INTEGER **milliseconds** since
+ * Storage (migrations under `migrations/`): tables `soniq_jobs` (live jobs: queued,
+ * processing), `soniq_finished_jobs` (done, cancelled, until their retention passes),
+ * `soniq_dedup_keys`, `soniq_dead_letter_jobs`, `soniq_workers`, `soniq_leases`,
+ * `soniq_migrations`, and the operations, schedule and remote-job tables. Times are INTEGER **milliseconds** since
  * the epoch taken from SQLite's clock (docs/backends.md, "Time") and read back as `Date`;
  * durations passed in are **seconds**. Arguments and results are stored as the given JSON text,
  * byte for byte.

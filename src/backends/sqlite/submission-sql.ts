@@ -5,11 +5,19 @@
  */
 import { CLAIMED_COLUMNS } from "./rows.js";
 
+/** `column` of the submission's job row: the live row `j`, else the finished row `f` ({@link JOB_ROWS}). */
+const jobColumn = (column: string) =>
+  `CASE WHEN j.id IS NOT NULL THEN j.${column} ELSE f.${column} END`;
+
 /** The submission columns every read returns, plus the job row's status, owner, attempts, error. */
 const RECORD = `s.job_id, s.job_name, s.queue, s.phase, s.generation, s.task_id, s.submitted_at,
     s.accepted_at, s.frozen_at, s.frozen_reason, s.due_at, s.polls, s.answer, s.updated_at,
-    j.status AS job_status, j.worker_id AS job_worker_id, j.attempts AS job_attempts,
-    j.last_error AS job_last_error`;
+    ${jobColumn("status")} AS job_status, ${jobColumn("worker_id")} AS job_worker_id,
+    ${jobColumn("attempts")} AS job_attempts, ${jobColumn("last_error")} AS job_last_error`;
+
+/** The job row of submission `s`, wherever it is: live (`j`) or finished (`f`); each by primary key. */
+const JOB_ROWS = `LEFT JOIN soniq_jobs AS j ON j.id = s.job_id
+    LEFT JOIN soniq_finished_jobs AS f ON f.id = s.job_id`;
 
 const OWNED_JOB =
   "id = @id AND status = 'processing' AND worker_id = @workerId AND claim_token = @claimToken";
@@ -86,12 +94,6 @@ export const SUBMISSION_SQL = {
       updated_at = @now
     WHERE job_id = @id AND phase IN ('submitting', 'accepted', 'frozen')`,
 
-  /** `@id`, `@workerId`, `@claimToken`, `@result`, `@retentionMs`, `@now`: job `done`. */
-  subCompleteJob: `UPDATE soniq_jobs
-    SET status = 'done', attempts = attempts + 1, result = @result, finished_at = @now,
-        updated_at = @now, result_expires_at = @now + @retentionMs
-    WHERE ${OWNED_JOB}`,
-
   /**
    * `@now`, `@names`, `@reconcilable` (JSON arrays), `@limit` → `job_id` of due unowned rows in
    * custody, oldest due first.
@@ -126,8 +128,9 @@ export const SUBMISSION_SQL = {
   /** `@taskId` → `job_id`, `job_name` of submissions with that task id. */
   subByTask: `SELECT job_id, job_name FROM soniq_remote_submissions WHERE task_id = @taskId`,
 
-  /** `@id` → `status` of the job row. */
-  subJobStatus: "SELECT status, worker_id FROM soniq_jobs WHERE id = @id",
+  /** `@id` → `status`, `worker_id` of the job row, live or finished. */
+  subJobStatus: `SELECT status, worker_id FROM soniq_jobs WHERE id = @id
+    UNION ALL SELECT status, worker_id FROM soniq_finished_jobs WHERE id = @id`,
 
   /** `@id`, `@answer`, `@now`: stores an answer (first wins); due now unless submitting. */
   subStoreAnswer: `UPDATE soniq_remote_submissions
@@ -188,20 +191,20 @@ export const SUBMISSION_SQL = {
         due_at = @now, updated_at = @now
     WHERE job_id = @id AND phase IN ('submitting', 'accepted', 'frozen')`,
 
-  /** `@limit` → deletes submission rows whose job is neither a job row nor a dead letter. */
+  /** `@limit` → deletes submission rows whose job is in none of the job tables. */
   subPrune: `DELETE FROM soniq_remote_submissions WHERE job_id IN (
       SELECT s.job_id FROM soniq_remote_submissions AS s
       WHERE NOT EXISTS (SELECT 1 FROM soniq_jobs AS j WHERE j.id = s.job_id)
+        AND NOT EXISTS (SELECT 1 FROM soniq_finished_jobs AS f WHERE f.id = s.job_id)
         AND NOT EXISTS (SELECT 1 FROM soniq_dead_letter_jobs AS d WHERE d.id = s.job_id)
       LIMIT @limit)`,
 
   /** `@id` → one record (submission + job columns). */
-  subGet: `SELECT ${RECORD} FROM soniq_remote_submissions AS s
-    LEFT JOIN soniq_jobs AS j ON j.id = s.job_id WHERE s.job_id = @id`,
+  subGet: `SELECT ${RECORD} FROM soniq_remote_submissions AS s ${JOB_ROWS}
+    WHERE s.job_id = @id`,
 
   /** `@phase` (NULL: all), `@limit` → records, most recently updated first. */
-  subList: `SELECT ${RECORD} FROM soniq_remote_submissions AS s
-    LEFT JOIN soniq_jobs AS j ON j.id = s.job_id
+  subList: `SELECT ${RECORD} FROM soniq_remote_submissions AS s ${JOB_ROWS}
     WHERE @phase IS NULL OR s.phase = @phase
     ORDER BY s.updated_at DESC, s.job_id LIMIT @limit`,
 

@@ -31,6 +31,7 @@ import { dateOrNull, secondsToMs } from "./clock.js";
 import type { SqliteConnection, SqliteSession } from "./connection.js";
 import { type ClaimedRecord, type SubmissionRecordRow, toSubmissionRecord } from "./rows.js";
 import { recoverSubmissions } from "./submission-recovery.js";
+import { COMPLETE, fence, finishJob } from "./transactions.js";
 
 /** See the module comment. */
 export class SqliteSubmissionStore implements SubmissionStore {
@@ -183,14 +184,9 @@ export class SqliteSubmissionStore implements SubmissionStore {
     return this.tx((s, now) => {
       if (!this.owns(s, params.jobId, params.owner)) return false;
       if (s.statement("subFinish").run({ id: params.jobId, now }).changes === 0) return false;
-      s.statement("subCompleteJob").run({
-        id: params.jobId,
-        workerId: params.owner.workerId,
-        claimToken: params.owner.claimToken,
-        result: params.result,
-        retentionMs: secondsToMs(params.retentionSeconds),
-        now,
-      });
+      // The job's success: moved to soniq_finished_jobs (or deleted at retention 0), as jobComplete.
+      const owned = { id: params.jobId, ...fence(params.owner), result: params.result };
+      finishJob(s, COMPLETE, owned, secondsToMs(params.retentionSeconds));
       return true;
     });
   }

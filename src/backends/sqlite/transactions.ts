@@ -21,7 +21,9 @@ import { limitedRoom } from "../shared/claim-policy.js";
 import { decideRecovery, recoveryResult, type StaleClaim } from "../shared/recovery-policy.js";
 import { secondsToMs } from "./clock.js";
 import type { SqliteSession } from "./connection.js";
+import { type CountedRow, countOne, FinishedTally } from "./finished-counts.js";
 import type { ClaimedRecord } from "./rows.js";
+import type { StatementName } from "./sql.js";
 
 /** The owner's fields as the named parameters of the fence (nothing else from the object). */
 export function fence(owner: Owner): { workerId: string; claimToken: string } {
@@ -29,16 +31,32 @@ export function fence(owner: Owner): { workerId: string; claimToken: string } {
 }
 
 /**
+ * Job `id` takes `dedupKey` in `soniq_dedup_keys` (sql.ts `takeDedupKey`: absent, its hold
+ * passed, or already `id`'s), inside the caller's transaction.
+ * @returns `undefined` when taken; else the id of the job that holds it.
+ */
+export function takeDedupKey(
+  s: SqliteSession,
+  dedupKey: string,
+  id: string,
+  now: number,
+): string | undefined {
+  if (s.statement("takeDedupKey").run({ dedupKey, id, now }).changes > 0) return undefined;
+  // Not taken, so held (the holder read is the take's condition negated, at the same `now`).
+  return (s.statement("dedupHolder").get({ dedupKey, now }) as { id: string }).id;
+}
+
+/**
  * Inserts `jobs`, all or nothing. `scheduled_at` is `runAt`, or the database's now plus
- * `delaySeconds` (seconds). A job whose dedup key is held by any row of `soniq_jobs` (including
- * one inserted earlier in the batch) gets its holder's id with `inserted: false`.
+ * `delaySeconds` (seconds). A job whose dedup key is held (`soniq_dedup_keys`, including by a job
+ * inserted earlier in the batch) gets its holder's id with `inserted: false`; otherwise the job
+ * takes the key.
  * @returns One result per job, in input order, and the queues that received a job.
  */
 export function insertJobs(
   s: SqliteSession,
   jobs: readonly NewJob[],
 ): { results: EnqueueResult[]; queues: Set<string> } {
-  const holderOf = s.statement("dedupHolder");
   const insert = s.statement("insertJob");
   return s.immediate(() => {
     const now = s.nowMs();
@@ -46,9 +64,9 @@ export function insertJobs(
     const queues = new Set<string>();
     for (const job of jobs) {
       if (job.dedupKey !== null) {
-        const holder = holderOf.get({ dedupKey: job.dedupKey }) as { id: string } | undefined;
-        if (holder) {
-          results.push({ id: holder.id, inserted: false });
+        const holder = takeDedupKey(s, job.dedupKey, job.id, now);
+        if (holder !== undefined) {
+          results.push({ id: holder, inserted: false });
           continue;
         }
       }
@@ -99,10 +117,8 @@ export function insertHandedOff(
   return s.immediate(() => {
     const now = s.nowMs();
     if (job.dedupKey !== null) {
-      const holder = s.statement("dedupHolder").get({ dedupKey: job.dedupKey }) as
-        | { id: string }
-        | undefined;
-      if (holder) return { result: { id: holder.id, inserted: false } };
+      const holder = takeDedupKey(s, job.dedupKey, job.id, now);
+      if (holder !== undefined) return { result: { id: holder, inserted: false } };
     }
     const params = insertParams(job, now);
     const result = { id: job.id, inserted: true };
@@ -179,24 +195,132 @@ export function claimDue(s: SqliteSession, request: JobClaimParams): ClaimedJob[
   });
 }
 
+/** A row a finishing move returns (sql.ts `finishMove`, `finishDrop`). */
+interface FinishedRecord extends CountedRow {
+  dedup_key: string | null;
+  /** Absent after a drop (retention 0). */
+  result_expires_at?: number;
+  /** Only the statements that return it (`cancelOwned…`). */
+  attempts?: number;
+}
+
+/** The pair of statements of one finishing write: kept (`move`) or, with retention 0, deleted. */
+export interface FinishStatements {
+  move: StatementName;
+  drop: StatementName;
+  /** The status the job finishes with (what it is counted as). */
+  status: "done" | "cancelled";
+}
+
 /**
- * Completes each item, fenced on its own, with `result_expires_at = now + retentionSeconds`.
- * @returns Per item, in input order, whether its row changed.
+ * One finishing write (docs/backends.md, "Two tables: live jobs and finished jobs"), inside the
+ * caller's transaction: with a positive retention the job is copied into `soniq_finished_jobs`
+ * (`statements.move`), its live row deleted and its dedup key held until `result_expires_at`;
+ * with a retention of 0 (or less) the live row is deleted (`statements.drop`) and its key
+ * released. `params` carries the statement's fence (and `@id`).
+ * @returns The moved row's `dedup_key` (and `attempts` when the statement returns it), or
+ * `undefined` when nothing matched (a refused fence moves nothing).
+ */
+export function finishJob(
+  s: SqliteSession,
+  statements: FinishStatements,
+  params: { id: string } & Record<string, unknown>,
+  retentionMs: number,
+): FinishedRecord | undefined {
+  const id = params.id;
+  if (retentionMs > 0) {
+    const row = s.statement(statements.move).get({ ...params, retentionMs }) as
+      | FinishedRecord
+      | undefined;
+    if (row === undefined) return undefined;
+    s.statement("deleteJob").run({ id });
+    if (row.dedup_key !== null) {
+      const heldUntil = row.result_expires_at;
+      s.statement("holdDedupKey").run({ dedupKey: row.dedup_key, id, heldUntil });
+    }
+    countOne(s, row, statements.status);
+    return row;
+  }
+  const row = s.statement(statements.drop).get(params) as FinishedRecord | undefined;
+  if (row === undefined) return undefined;
+  if (row.dedup_key !== null) s.statement("releaseDedupKey").run({ dedupKey: row.dedup_key, id });
+  const tally = new FinishedTally();
+  tally.add(row, statements.status);
+  tally.add(row, `${statements.status}_gone`);
+  tally.write(s);
+  return row;
+}
+
+/** A job's success ({@link finishJob}): `completeMove` / `completeDrop`, fenced on the owner. */
+export const COMPLETE: FinishStatements = {
+  move: "completeMove",
+  drop: "completeDrop",
+  status: "done",
+};
+
+/** The cancel of a queued job by id ({@link finishJob}): `cancelQueuedMove` / `cancelQueuedDrop`. */
+export const CANCEL_QUEUED: FinishStatements = {
+  move: "cancelQueuedMove",
+  drop: "cancelQueuedDrop",
+  status: "cancelled",
+};
+
+/** The owner's cancel of its running job ({@link finishJob}), fenced: `cancelOwned…`. */
+export const CANCEL_OWNED: FinishStatements = {
+  move: "cancelOwnedMove",
+  drop: "cancelOwnedDrop",
+  status: "cancelled",
+};
+
+/**
+ * Completes each item, fenced on its own, in one transaction: `done`, moved to
+ * `soniq_finished_jobs` with `result_expires_at = now + retention` (each item's own
+ * `resultRetentionSeconds`, else `retentionSeconds`), or deleted when that retention is 0; its
+ * dedup key held until then (or released). The statements are those of {@link finishJob},
+ * prepared once for the batch.
+ * @returns Per item, in input order, whether its row moved.
  */
 export function completeAll(
   s: SqliteSession,
   items: readonly CompletionItem[],
   retentionSeconds: number,
 ): boolean[] {
-  const update = s.statement("complete");
-  const retentionMs = secondsToMs(retentionSeconds);
-  return s.immediate(() =>
-    items.map(
-      (item) =>
-        update.run({ id: item.id, ...fence(item.owner), result: item.result, retentionMs })
-          .changes > 0,
-    ),
-  );
+  const move = s.statement("completeMove");
+  const drop = s.statement("completeDrop");
+  const remove = s.statement("deleteJob");
+  const batchRetentionMs = secondsToMs(retentionSeconds);
+  const tally = new FinishedTally();
+  return s.immediate(() => {
+    const moved = items.map((item) => {
+      const id = item.id;
+      const params = { id, ...fence(item.owner), result: item.result };
+      const retentionMs =
+        item.resultRetentionSeconds === undefined
+          ? batchRetentionMs
+          : secondsToMs(item.resultRetentionSeconds);
+      if (retentionMs > 0) {
+        const row = move.get({ ...params, retentionMs }) as FinishedRecord | undefined;
+        if (row === undefined) return false;
+        remove.run({ id });
+        if (row.dedup_key !== null) {
+          const heldUntil = row.result_expires_at;
+          s.statement("holdDedupKey").run({ dedupKey: row.dedup_key, id, heldUntil });
+        }
+        tally.add(row, "done");
+        return true;
+      }
+      const row = drop.get(params) as FinishedRecord | undefined;
+      if (row === undefined) return false;
+      if (row.dedup_key !== null) {
+        s.statement("releaseDedupKey").run({ dedupKey: row.dedup_key, id });
+      }
+      tally.add(row, "done");
+      tally.add(row, "done_gone");
+      return true;
+    });
+    tally.write(s);
+    return moved;
+  });
 }
 
 /**
@@ -232,7 +356,8 @@ export interface DeadLetterWrite {
 }
 
 /**
- * Moves the job `owner` holds into `soniq_dead_letter_jobs` (same id, in exactly one table).
+ * Moves the job `owner` holds into `soniq_dead_letter_jobs` (same id, in exactly one table) and
+ * releases its dedup key.
  * @returns `false` (nothing changed) when `owner` does not hold the claim.
  */
 export function moveToDeadLetter(
@@ -246,37 +371,45 @@ export function moveToDeadLetter(
   return s.immediate(() => {
     const { error, reason } = write;
     const params = { id, ...fence(owner), error, reason, increment: write.countAttempt ? 1 : 0 };
-    if (move.run({ ...params, now: s.nowMs() }).changes === 0) return false;
+    const row = move.get({ ...params, now: s.nowMs() }) as { dedup_key: string | null } | undefined;
+    if (row === undefined) return false;
     remove.run({ id });
+    releaseKey(s, row.dedup_key, id);
     return true;
   });
 }
 
+/** Releases `dedupKey` (when not null) if job `id` holds it, inside the caller's transaction. */
+export function releaseKey(s: SqliteSession, dedupKey: string | null, id: string): void {
+  if (dedupKey !== null) s.statement("releaseDedupKey").run({ dedupKey, id });
+}
+
 /**
- * Moves dead-letter entry `id` back to `soniq_jobs` (see the `replay` statement).
+ * Moves dead-letter entry `id` back to `soniq_jobs` (see the `replay` statement); the job takes
+ * its dedup key again.
  * @returns The job's queue, or `undefined` when there is no such entry.
- * @throws SoniqError `DEDUP_CONFLICT` when a row of `soniq_jobs` holds the entry's dedup key
- * (nothing changes).
+ * @throws SoniqError `DEDUP_CONFLICT` when another job holds the entry's dedup key (nothing
+ * changes).
  */
 export function replayEntry(s: SqliteSession, id: string): string | undefined {
   const find = s.statement("deadLetterEntry");
-  const holderOf = s.statement("dedupHolder");
   const restore = s.statement("replay");
   const remove = s.statement("deleteDeadLetter");
   return s.immediate(() => {
     const entry = find.get({ id }) as { queue: string; dedup_key: string | null } | undefined;
     if (!entry) return undefined;
+    const now = s.nowMs();
     if (entry.dedup_key !== null) {
-      const holder = holderOf.get({ dedupKey: entry.dedup_key }) as { id: string } | undefined;
-      if (holder) {
+      const holder = takeDedupKey(s, entry.dedup_key, id, now);
+      if (holder !== undefined) {
         throw new SoniqError(
           "DEDUP_CONFLICT",
-          `job ${holder.id} already holds dedup key ${JSON.stringify(entry.dedup_key)}`,
-          { details: { id, holder: holder.id, dedupKey: entry.dedup_key } },
+          `job ${holder} already holds dedup key ${JSON.stringify(entry.dedup_key)}`,
+          { details: { id, holder, dedupKey: entry.dedup_key } },
         );
       }
     }
-    restore.run({ id, now: s.nowMs() });
+    restore.run({ id, now });
     remove.run({ id });
     return entry.queue;
   });
@@ -295,7 +428,6 @@ export function recoverStaleClaims(
   const timeoutMs = staleAfterSeconds === undefined ? null : secondsToMs(staleAfterSeconds);
   const retentionMs = secondsToMs(cancelledRetentionSeconds ?? DEFAULT_CANCELLED_RETENTION_SECONDS);
   const find = s.statement("staleClaims");
-  const cancel = s.statement("cancelStale");
   const requeue = s.statement("requeueStale");
   const bury = s.statement("buryStale");
   const remove = s.statement("deleteJob");
@@ -314,19 +446,30 @@ export function recoverStaleClaims(
       const { id, workerId, claimToken } = claim;
       // Each statement reads the named parameters it has and ignores the rest.
       const row = { id, workerId, claimToken, now, interruptions: job.interruptions };
-      const written =
-        d.kind === "cancel"
-          ? cancel.run({ ...row, retentionMs })
-          : d.kind === "requeue"
-            ? requeue.run({ ...row, charge: job.charged ? 1 : 0 })
-            : bury.run({ ...row, error: d.error, reason: d.reason });
-      if (written.changes === 0) continue;
-      if (d.kind === "deadLetter") remove.run({ id });
+      if (d.kind === "cancel") {
+        if (finishJob(s, CANCEL_STALE, row, retentionMs) === undefined) continue;
+      } else if (d.kind === "requeue") {
+        if (requeue.run({ ...row, charge: job.charged ? 1 : 0 }).changes === 0) continue;
+      } else {
+        const buried = bury.get({ ...row, error: d.error, reason: d.reason }) as
+          | { dedup_key: string | null }
+          | undefined;
+        if (buried === undefined) continue;
+        remove.run({ id });
+        releaseKey(s, buried.dedup_key, id);
+      }
       changed.add(id);
     }
     return recoveryResult(decisions, changed);
   });
 }
+
+/** Crash recovery's cancel ({@link finishJob}), fenced on the stale owner it read. */
+const CANCEL_STALE: FinishStatements = {
+  move: "cancelStaleMove",
+  drop: "cancelStaleDrop",
+  status: "cancelled",
+};
 
 /** A row of the `staleClaims` statement: a {@link StaleClaim} with 0/1 for its booleans. */
 type StaleRecord = Omit<StaleClaim, "startKnown" | "cancelRequested"> & {

@@ -11,9 +11,20 @@ import type {
   WorkerRegisterParams,
   WorkerStore,
 } from "../contract/index.js";
+import { loadMigrations } from "../shared/migrations.js";
 import { secondsToMs } from "./clock.js";
 import type { SqliteConnection } from "./connection.js";
 import { toWorkerRow, type WorkerRecord } from "./rows.js";
+
+/**
+ * The schema version this build was made for: the newest SQLite migration it has. A worker
+ * records it at registration; the schema refuses one older than itself (migration 008's trigger).
+ */
+function schemaVersion(): number {
+  const newest = loadMigrations("sqlite").at(-1);
+  if (newest === undefined) throw new Error("this build has no SQLite migrations");
+  return newest.version;
+}
 
 /** {@link WorkerStore} on SQLite. */
 export class SqliteWorkerStore implements WorkerStore {
@@ -29,6 +40,7 @@ export class SqliteWorkerStore implements WorkerStore {
         pid: worker.pid,
         queues: worker.queues === null ? null : JSON.stringify(worker.queues),
         concurrency: worker.concurrency,
+        schemaVersion: schemaVersion(),
       });
     });
   }

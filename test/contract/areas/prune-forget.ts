@@ -18,9 +18,10 @@ export function pruneForgetCases(ctx: ContractContext): void {
           id: c.id,
           owner: ownerOf(c),
           result: null,
-          resultRetentionSeconds: c.id === drop.id ? 0 : 3600,
+          resultRetentionSeconds: c.id === drop.id ? 0.001 : 3600,
         });
       }
+      await new Promise((r) => setTimeout(r, 20)); // past the 1 ms retention
       expect(await b.jobPruneFinished({})).toBe(1);
       expect(await b.jobGet({ id: drop.id })).toBeNull();
       expect(await b.jobGet({ id: keep.id })).not.toBeNull();
@@ -38,9 +39,10 @@ export function pruneForgetCases(ctx: ContractContext): void {
           id: c.id,
           owner: ownerOf(c),
           result: null,
-          resultRetentionSeconds: 0,
+          resultRetentionSeconds: 0.001,
         });
       }
+      await new Promise((r) => setTimeout(r, 20)); // past the 1 ms retention
       expect(await b.jobPruneFinished({ limit: 2 })).toBe(2);
       expect(await b.jobPruneFinished({ limit: 2 })).toBe(1);
       expect(await b.jobPruneFinished({ limit: 2 })).toBe(0);

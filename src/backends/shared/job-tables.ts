@@ -1,0 +1,28 @@
+/**
+ * Which job tables a filtered read must look at (docs/backends.md, "Two tables: live jobs and
+ * finished jobs"): live jobs (`queued`, `processing`) are in `soniq_jobs`, finished ones (`done`,
+ * `cancelled`) in `soniq_finished_jobs`. A listing or count reads only the tables its filter can
+ * match, so a filter on live states never walks the finished history.
+ */
+import type { JobFilter } from "../contract/admin-store.js";
+
+/** The tables a read covers: live jobs, finished jobs, or both. */
+export type JobTables = "live" | "finished" | "all";
+
+/** The statuses kept in the live table. */
+const LIVE: ReadonlySet<string> = new Set(["queued", "processing"]);
+
+/**
+ * The tables `filter` can match: by its statuses when given (an empty list matches nothing and
+ * reads the live table only); a finish-time bound matches finished jobs only; else both.
+ */
+export function jobTablesFor(filter: JobFilter): JobTables {
+  const finishBound = filter.finishedAfter != null || filter.finishedBefore != null;
+  if (filter.status) {
+    const live = filter.status.some((s) => LIVE.has(s));
+    const finished = filter.status.some((s) => !LIVE.has(s));
+    if (finished && (finishBound || !live)) return "finished";
+    return finished ? "all" : "live";
+  }
+  return finishBound ? "finished" : "all";
+}
