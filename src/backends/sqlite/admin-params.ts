@@ -10,6 +10,7 @@ import type {
   WorkerDetail,
   WorkerShutdownState,
 } from "../contract/index.js";
+import { jobTablesFor } from "../shared/job-tables.js";
 import { dateOrNull } from "./clock.js";
 import {
   type ControlsRecord,
@@ -34,20 +35,15 @@ export function jsonPath(path: readonly string[]): string {
   return `$${path.map((key) => `.${JSON.stringify(key)}`).join("")}`;
 }
 
-/** The statuses each job table holds (migration 008). */
-const LIVE_STATUSES: readonly string[] = ["queued", "processing"];
-const FINISHED_STATUSES: readonly string[] = ["done", "cancelled"];
-
 /**
  * The job filter as named parameters (sql.ts `JOB_FILTER`), plus `@live` and `@finished`: 1 for
- * each job table the status filter can match (sql.ts `jobListArm`).
+ * each job table the filter can match (shared/job-tables.ts; sql.ts `jobListArm`).
  */
 export function jobFilterParams(f: JobFilter): Record<string, unknown> {
-  const reads = (statuses: readonly string[]) =>
-    f.status === undefined || f.status.some((status) => statuses.includes(status)) ? 1 : 0;
+  const tables = jobTablesFor(f);
   return {
-    live: reads(LIVE_STATUSES),
-    finished: reads(FINISHED_STATUSES),
+    live: tables === "finished" ? 0 : 1,
+    finished: tables === "live" ? 0 : 1,
     statuses: list(f.status),
     queues: list(f.queue),
     names: list(f.name),
