@@ -3,8 +3,8 @@
  * share (docs/backends.md, "Two tables: live jobs and finished jobs"). A finishing write deletes
  * the live row from `soniq_jobs` in a CTE (`DELETE … RETURNING *`, fenced as before); these
  * fragments then, in the same statement, write it to `soniq_finished_jobs` (unless the retention
- * is 0) and hold or release its dedup key, so a refused fence moves nothing and nothing is ever
- * in two tables.
+ * is 0), hold or release its dedup key and count it (`soniq_job_counts`), so a refused fence
+ * moves nothing, nothing is ever in two tables, and the counts change with the rows.
  */
 
 /**
@@ -80,7 +80,8 @@ export interface FinishMove {
  * CTEs (to follow `moved` in a `WITH`, comma first) that keep the moved rows as finished (when
  * the retention is positive) and hold their dedup keys until the retention passes — or, with
  * retention <= 0, release them. Each key is written only while the moved job still holds it.
- * Keys are reached by primary-key probes from the moved rows' keys.
+ * Keys are reached by primary-key probes from the moved rows' keys. The rows are counted as
+ * `status` (and, when nothing is kept, as `status_gone` too: in − gone stays what is kept).
  */
 export function finishMove(m: FinishMove): string {
   const n = m.name ?? "fin";
