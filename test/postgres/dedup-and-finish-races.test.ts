@@ -7,6 +7,7 @@ import { PostgresBackend } from "../../src/backends/postgres/postgres-backend.js
 import { buildStatements } from "../../src/backends/postgres/sql.js";
 import { isSoniqError } from "../../src/errors.js";
 import { newJobId } from "../../src/jobs/job-id.js";
+import { newJob } from "../contract/helpers.js";
 import { TEST_DATABASE_URL } from "../helpers/postgres.js";
 import { describePostgres, usePostgresSchemas } from "../helpers/postgres-suite.js";
 
@@ -24,20 +25,9 @@ async function client(): Promise<pg.Client> {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-function job(overrides: Partial<NewJob> = {}): NewJob {
-  return {
-    id: newJobId(),
-    name: "race.job",
-    queue: "q",
-    args: "{}",
-    priority: 0,
-    maxAttempts: 3,
-    runAt: null,
-    delaySeconds: 0,
-    dedupKey: null,
-    ...overrides,
-  };
-}
+/** A due job of queue `q` with a time-ordered id (the contract's builder). */
+const job = (overrides: Partial<NewJob> = {}): NewJob =>
+  newJob({ id: newJobId(), name: "race.job", queue: "q", ...overrides });
 
 describePostgres("postgres: dedup keys and the finished-jobs move under races", () => {
   const schemas = usePostgresSchemas();
