@@ -29,6 +29,7 @@ import type {
 } from "../contract/admin-store.js";
 import type { DeadLetterRow, Owner } from "../contract/index.js";
 import { decodeCursor, encodeCursor, isTimeOrderedId } from "../shared/cursor.js";
+import { countableByCounters } from "../shared/job-tables.js";
 import {
   type DetailedRecord,
   deadFilterParams,
@@ -123,6 +124,12 @@ export class SqliteAdminStore implements AdminStore {
   }
 
   async jobCount(params: { filter: JobFilter }): Promise<number> {
+    if (countableByCounters(params.filter)) {
+      const { statuses, queues } = jobFilterParams(params.filter);
+      return this.conn.use(
+        (s) => (s.statement("jobCountByCounters").get({ statuses, queues }) as { n: number }).n,
+      );
+    }
     return this.conn.use(
       (s) => (s.statement("jobCount").get(jobFilterParams(params.filter)) as { n: number }).n,
     );

@@ -659,6 +659,19 @@ export const SQL = {
       + (SELECT count(*) FROM soniq_finished_jobs AS j WHERE @finished = 1 AND ${JOB_FILTER})
     AS n`,
 
+  /**
+   * `@statuses`, `@queues` (JSON arrays or NULL: any) → `n`: the live jobs counted, plus the
+   * finished jobs kept from the counters (never the finished table), so the answer costs the
+   * same at any history size (`countableByCounters`).
+   */
+  jobCountByCounters: `SELECT (SELECT count(*) FROM soniq_jobs AS j
+      WHERE (@statuses IS NULL OR j.status IN (SELECT value FROM json_each(@statuses)))
+        AND (@queues IS NULL OR j.queue IN (SELECT value FROM json_each(@queues))))
+    + (SELECT COALESCE(sum(f.n), 0) FROM (${finishedCounts(true)}) AS f
+      WHERE (@statuses IS NULL OR f.status IN (SELECT value FROM json_each(@statuses)))
+        AND (@queues IS NULL OR f.queue IN (SELECT value FROM json_each(@queues))))
+    AS n`,
+
   /** → `queue`, `status`, `n` per queue × status; dead letters as `dead_letter`. */
   jobCountByQueueStatus: `SELECT queue, status, count(*) AS n FROM soniq_jobs GROUP BY queue, status
     UNION ALL SELECT * FROM (${finishedCounts(true)}) WHERE n > 0

@@ -293,19 +293,31 @@ export function finishedMoveCases({ make }: ContractContext): void {
 
     it("counts › stats, queue metrics and counts by queue × status equal the rows kept, through every way a finished job comes and goes", async () => {
       const b = await make();
-      /** The counters' answers against the rows themselves (jobCount reads the tables). */
+      /**
+       * The counters' answers against the rows themselves. A count filtered by status and queue
+       * only is answered by the counters too; a creation bound that every job passes makes it
+       * count the rows.
+       */
+      const byRows = { createdAfter: new Date(0) };
       const agree = async (step: string) => {
         const stats = await b.jobStats();
         for (const status of ["done", "cancelled"] as const) {
-          const rows = await b.admin.jobCount({ filter: { status: [status] } });
+          const rows = await b.admin.jobCount({ filter: { status: [status], ...byRows } });
           expect(stats[status], `${step}: ${status}`).toBe(rows);
+          expect(await b.admin.jobCount({ filter: { status: [status] } }), `${step}: count`).toBe(
+            rows,
+          );
           const perQueue = await b.admin.jobCountByQueueStatus({});
           for (const queue of ["a", "b"]) {
             const cell = perQueue.find((c) => c.queue === queue && c.status === status);
             const inQueue = await b.admin.jobCount({
-              filter: { status: [status], queue: [queue] },
+              filter: { status: [status], queue: [queue], ...byRows },
             });
             expect(cell?.count ?? 0, `${step}: ${queue} ${status}`).toBe(inQueue);
+            expect(
+              await b.admin.jobCount({ filter: { status: [status], queue: [queue] } }),
+              `${step}: count ${queue} ${status}`,
+            ).toBe(inQueue);
             const metrics = (await b.jobQueueMetrics()).find((m) => m.queue === queue);
             expect(metrics?.[status] ?? 0, `${step}: metrics ${queue} ${status}`).toBe(inQueue);
           }
@@ -336,6 +348,22 @@ export function finishedMoveCases({ make }: ContractContext): void {
       expect(await b.jobPruneFinished({})).toBe(1);
       await agree("prune");
       expect(await b.jobStats()).toMatchObject({ done: 2, cancelled: 0, queued: 1 });
+      // Counts over live and finished states at once, by the counters and by the rows.
+      const filters: Array<{
+        status?: Array<"queued" | "processing" | "done" | "cancelled">;
+        queue?: string[];
+      }> = [
+        {},
+        { queue: ["a", "b"] },
+        { status: ["queued", "done"] },
+        { status: [] },
+        { queue: ["none"] },
+      ];
+      for (const filter of filters) {
+        expect(await b.admin.jobCount({ filter }), JSON.stringify(filter)).toBe(
+          await b.admin.jobCount({ filter: { ...filter, ...byRows } }),
+        );
+      }
     });
 
     it("listing › ids made before time-ordered ids list after every other job, by creation time, across pages", async () => {
