@@ -366,6 +366,40 @@ export function finishedMoveCases({ make }: ContractContext): void {
       }
     });
 
+    it("listing › a filter that matches rarely, over more history than one page reads: every match once, newest first, across pages", async () => {
+      const b = await make();
+      const oldRare = v7Job({ name: "rare" });
+      await b.jobEnqueue({ jobs: [oldRare] });
+      await sleep(3); // the next ids are later
+      for (let made = 0; made < 6000; made += 1000) {
+        await b.jobEnqueue({ jobs: Array.from({ length: 1000 }, () => v7Job({ name: "common" })) });
+      }
+      for (;;) {
+        const claimed = await b.jobClaim({ workerId: "w", queues: null, limit: 1000 });
+        if (claimed.length === 0) break;
+        await b.jobCompleteMany({
+          items: claimed.map((c) => ({ id: c.id, owner: ownerOf(c), result: null })),
+          resultRetentionSeconds: 3600,
+        });
+      }
+      await sleep(3);
+      const newRare = v7Job({ name: "rare", delaySeconds: 3600 });
+      await b.jobEnqueue({ jobs: [newRare] });
+
+      const found: string[] = [];
+      let cursor: string | null = null;
+      let pages = 0;
+      do {
+        const page = await b.admin.jobList({ filter: { name: ["rare"] }, limit: 10, cursor });
+        found.push(...page.items.map((j) => j.id));
+        cursor = page.nextCursor;
+        pages += 1;
+      } while (cursor !== null && pages < 50);
+      expect(found).toEqual([newRare.id, oldRare.id]);
+      expect(cursor).toBeNull();
+      expect(await b.admin.jobCount({ filter: { name: ["rare"] } })).toBe(2);
+    });
+
     it("listing › ids made before time-ordered ids list after every other job, by creation time, across pages", async () => {
       const b = await make();
       const legacy: string[] = [];
