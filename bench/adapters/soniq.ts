@@ -18,6 +18,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { type JobDefinition, Soniq, type Worker } from "soniq";
 import type { Baseline } from "../baseline.js";
+import { fillHistory, type HistoryFill, type OperatorApi } from "../history.js";
 import type { BenchHandler, BenchPayload } from "../payload.js";
 import {
   SONIQ_BASELINE_SCHEMA,
@@ -27,7 +28,7 @@ import {
   SONIQ_SCHEMA,
   soniqOptions,
 } from "./soniq-config.js";
-import { checkPostgres, packageVersion, REPO_ROOT, sql } from "./support.js";
+import { checkPostgres, packageVersion, REPO_ROOT, sql, withClient } from "./support.js";
 import type { Adapter, AdapterFactory, WorkerProcessSpec } from "./types.js";
 
 /** The class the adapters construct: this checkout's, or a baseline build's. */
@@ -177,6 +178,18 @@ class SoniqAdapter implements Adapter {
     };
   }
 
+  fillHistory(size: number): Promise<HistoryFill> {
+    if (!this.databaseUrl.startsWith("postgres")) {
+      throw new Error("the history fill is written for PostgreSQL only");
+    }
+    return withClient(this.databaseUrl, (client) => fillHistory(client, this.build.schema, size));
+  }
+
+  operatorApi(): OperatorApi {
+    if (!this.soniq) throw new Error("setup() was not called");
+    return this.soniq;
+  }
+
   async teardown(): Promise<void> {
     await this.worker?.stop();
     await this.soniq?.close();
@@ -199,8 +212,9 @@ function loaded(name: string, SoniqOf: SoniqClass | undefined): SoniqClass {
 
 /**
  * Soniq on PostgreSQL, tables in schema `bench_soniq` (a baseline's: `bench_soniq_baseline`).
- * Between measurements the job, dead-letter and worker tables are emptied (those that exist, so
- * a baseline with fewer tables works too).
+ * Between measurements the job, dead-letter, worker and counter tables are emptied (those that
+ * exist, so a baseline with fewer tables works too). The history workload writes finished jobs
+ * into the schema by SQL (../history.ts).
  */
 export function soniqPostgres(pgUrl: string, build: SoniqBuild = CURRENT): AdapterFactory {
   const schema = build.schema;
@@ -211,7 +225,8 @@ export function soniqPostgres(pgUrl: string, build: SoniqBuild = CURRENT): Adapt
       pgUrl,
       `DO $$ DECLARE t text; BEGIN
          FOREACH t IN ARRAY ARRAY['soniq_jobs', 'soniq_finished_jobs', 'soniq_dedup_keys',
-                                  'soniq_dead_letter_jobs', 'soniq_workers'] LOOP
+                                  'soniq_dead_letter_jobs', 'soniq_workers',
+                                  'soniq_job_counts'] LOOP
            IF to_regclass(format('%I.%I', '${schema}', t)) IS NOT NULL THEN
              EXECUTE format('TRUNCATE %I.%I', '${schema}', t);
            END IF;
