@@ -83,6 +83,8 @@ export interface BenchConfig {
    */
   historySize: number;
   historyReadTimes: number;
+  /** In how many rounds (the first) the history workload runs (`--history-rounds`, default 1). */
+  historyRounds: number;
   /** No-op jobs of each of the history workload's drains: 10,000, never fewer (also `--quick`). */
   historyDrainJobs: number;
   jsonOut: string | undefined;
@@ -158,14 +160,16 @@ export const DEFAULT_HISTORY_SIZE = 2_000_000;
 export const QUICK_HISTORY_SIZE = 200_000;
 
 export const USAGE = `usage: npm run bench -- [--quick] [--rounds N] [--only LIBS] [--workloads LIST]
-                        [--baseline REF] [--history-size N] [--json FILE] [--markdown FILE]
+                        [--baseline REF] [--history-size N] [--history-rounds R]
+                        [--json FILE] [--markdown FILE]
   libraries: ${LIBRARIES.join(", ")} (by default); also ${OPTIONAL_LIBRARIES.join(", ")} with --only
   --baseline REF: also build Soniq at git REF (a commit id, HEAD~5, a branch) in a temporary
     folder and measure it in the same run as ${Object.keys(BASELINE_LIBRARIES).join(", ")}
     (added after soniq-pg / soniq-sqlite); the table gives this checkout ÷ REF
   workloads: ${WORKLOADS.join(", ")}
   --history-size N: finished jobs the history workload writes between its drains
-    (default ${DEFAULT_HISTORY_SIZE.toLocaleString("en-US")}, with --quick ${QUICK_HISTORY_SIZE.toLocaleString("en-US")})
+    (default ${DEFAULT_HISTORY_SIZE.toLocaleString("en-US")}, with --quick ${QUICK_HISTORY_SIZE.toLocaleString("en-US")}); --history-rounds R: it runs in
+    the first R rounds only (default 1)
   env: BENCH_SCALE (job-count multiplier), BENCH_PG_URL, BENCH_REDIS_URL, BENCH_TIME_BOX_MS`;
 
 export function loadConfig(
@@ -201,6 +205,7 @@ export function loadConfig(
         (quick ? QUICK_HISTORY_SIZE : DEFAULT_HISTORY_SIZE),
     ),
     historyReadTimes: 5,
+    historyRounds: Math.round(positive(flagValue(argv, "history-rounds"), "--history-rounds") ?? 1),
     historyDrainJobs: n(10_000, 10_000),
     jsonOut: flagValue(argv, "json"),
     markdownOut: flagValue(argv, "markdown"),

@@ -220,6 +220,7 @@ async function runBench(config: BenchConfig, baseline: Baseline | undefined): Pr
     for (let round = 0; round < config.rounds && !interrupted; round += 1) {
       const order = orderFor(factories, round);
       for (const workload of workloads) {
+        if (workload.rounds && round >= workload.rounds(config)) continue;
         for (const f of order) {
           if (interrupted) break;
           log(`round ${round + 1}/${config.rounds} · ${workload.id} · ${f.name}`);

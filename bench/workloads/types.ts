@@ -40,6 +40,8 @@ export interface Workload {
    * absent: its rows are in the main table.
    */
   section?(config: BenchConfig): string;
+  /** In how many rounds (the first ones) it runs; absent: every round. */
+  rounds?(config: BenchConfig): number;
   metrics(config: BenchConfig): MetricSpec[];
   /** Measures one library once; returns a sample per metric key it could measure. */
   run(factory: AdapterFactory, ctx: WorkloadContext): Promise<Record<string, Sample>>;
