@@ -6,7 +6,8 @@
  * The fill is one `INSERT … SELECT generate_series(…)` into `soniq_finished_jobs` (whatever that
  * table is made of: plain or partitioned, the insert routes the rows), plus the matching counter
  * rows in `soniq_job_counts`, then `VACUUM ANALYZE` so the planner sees the statistics a settled
- * production table has. The rows look like the product's:
+ * production table has, and a `CHECKPOINT` so the fill's writes are not flushed during the drain
+ * that follows. The rows look like the product's:
  *
  * - ids are time-ordered UUIDv7 (48-bit millisecond prefix, version 7, variant 8, random rest),
  *   created evenly over the day before now, so listings (ordered by id) behave as in production;
@@ -16,8 +17,12 @@
  *   each with its own job name;
  * - `result_expires_at` = finish + 7 days (the default `resultRetention`): in the future.
  *
+ * On SQLite ({@link fillSqliteHistory}) the same rows (a recursive CTE instead of
+ * `generate_series`, instants in milliseconds, random bits from `randomblob`), then `ANALYZE`.
+ *
  * Nothing here issues DDL on the finished-jobs table.
  */
+import type Database from "better-sqlite3";
 import type pg from "pg";
 
 /** The queues of the history and the job name each carries (`default` is the bench's own). */
@@ -38,7 +43,7 @@ export interface HistoryFill {
   rows: number;
   /** The INSERT (and the counters). */
   insertSeconds: number;
-  /** `VACUUM ANALYZE` of the table. */
+  /** `VACUUM ANALYZE` of the table and a `CHECKPOINT` (SQLite: `ANALYZE`). */
   vacuumSeconds: number;
 }
 
@@ -101,16 +106,66 @@ export async function fillHistory(
       LATERAL (SELECT lpad(to_hex((extract(epoch FROM t) * 1000)::bigint), 12, '0') AS ms_hex,
                       md5(i::text) AS r) AS bits`);
   if (table === "soniq_finished_jobs") {
-    await client.query(`INSERT INTO ${schema}.soniq_job_counts (queue, kind, bucket, writer, n)
-      SELECT queue, status, '-infinity', 0, count(*) FROM (${historyRows(n)}) AS h
+    // A done job waited 20 ms from due to start (the counters sum the wait of done jobs).
+    await client.query(`INSERT INTO ${schema}.soniq_job_counts (queue, kind, bucket, writer, n,
+        wait_s)
+      SELECT queue, status, '-infinity', 0, count(*),
+        sum(CASE WHEN status = 'done' THEN 0.02 ELSE 0 END)
+      FROM (${historyRows(n)}) AS h
       GROUP BY queue, status
       ON CONFLICT (queue, kind, bucket, writer)
-        DO UPDATE SET n = ${schema}.soniq_job_counts.n + EXCLUDED.n`);
+        DO UPDATE SET n = ${schema}.soniq_job_counts.n + EXCLUDED.n,
+          wait_s = ${schema}.soniq_job_counts.wait_s + EXCLUDED.wait_s`);
   }
   const inserted = performance.now();
   await client.query(`VACUUM ANALYZE ${schema}.${table}`);
+  // The fill wrote ~400 bytes of WAL a row: without a checkpoint now, the next one (by
+  // max_wal_size) would write those pages out during the drain that follows, and bill it.
+  await client.query("CHECKPOINT").catch(() => undefined);
   return {
     table,
+    rows: n,
+    insertSeconds: (inserted - started) / 1000,
+    vacuumSeconds: (performance.now() - inserted) / 1000,
+  };
+}
+
+/**
+ * {@link fillHistory} on SQLite: `n` finished jobs in `soniq_finished_jobs` of the open database
+ * `db` plus their counters (bucket 0, the folded one), in one transaction, then `ANALYZE`.
+ */
+export function fillSqliteHistory(db: Database.Database, n: number): HistoryFill {
+  if (!Number.isInteger(n) || n < 1) throw new Error(`history size must be a positive integer`);
+  const started = performance.now();
+  const day = 86_400_000;
+  const rows = `WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < ${n})
+    SELECT i, CAST(unixepoch('subsec') * 1000 AS INTEGER) - ${day} + i * ${day} / ${n} AS t,
+      ${byQueue("queue")} AS queue, ${byQueue("name")} AS name,
+      CASE WHEN i % 20 = 7 THEN 'cancelled' ELSE 'done' END AS status
+    FROM s`;
+  const done = "status = 'done'";
+  db.transaction(() => {
+    db.exec(`INSERT INTO soniq_finished_jobs (id, name, queue, args, status, priority, attempts,
+        max_attempts, interruptions, scheduled_at, created_at, updated_at, started_at,
+        finished_at, worker_id, claim_token, result_expires_at, start_known, uncharged_recoveries)
+      SELECT substr(h, 1, 8) || '-' || substr(h, 9, 4) || '-7' || substr(r, 1, 3) || '-8'
+          || substr(r, 4, 3) || '-' || substr(r, 7, 12),
+        name, queue, '{"i":' || i || '}', status, 0, CASE WHEN ${done} THEN 1 ELSE 0 END, 5, 0,
+        t, t, t + 40, CASE WHEN ${done} THEN t + 20 END, t + 40,
+        CASE WHEN ${done} THEN 'history-worker-' || (i % 4) END,
+        CASE WHEN ${done} THEN lower(hex(randomblob(16))) END,
+        t + 40 + 7 * ${day}, CASE WHEN ${done} THEN 1 ELSE 0 END, 0
+      FROM (SELECT *, printf('%012x', t) AS h, lower(hex(randomblob(9))) AS r FROM (${rows}))`);
+    db.exec(`INSERT INTO soniq_job_counts (queue, kind, bucket, writer, n, wait_s)
+      SELECT queue, status, 0, 0, count(*), sum(CASE WHEN ${done} THEN 0.02 ELSE 0 END)
+      FROM (${rows}) GROUP BY queue, status
+      ON CONFLICT (queue, kind, bucket, writer)
+        DO UPDATE SET n = n + excluded.n, wait_s = wait_s + excluded.wait_s`);
+  })();
+  const inserted = performance.now();
+  db.exec("ANALYZE");
+  return {
+    table: "soniq_finished_jobs",
     rows: n,
     insertSeconds: (inserted - started) / 1000,
     vacuumSeconds: (performance.now() - inserted) / 1000,

@@ -16,9 +16,10 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
+import Database from "better-sqlite3";
 import { type JobDefinition, Soniq, type Worker } from "soniq";
 import type { Baseline } from "../baseline.js";
-import { fillHistory, type HistoryFill, type OperatorApi } from "../history.js";
+import { fillHistory, fillSqliteHistory, type HistoryFill, type OperatorApi } from "../history.js";
 import type { BenchHandler, BenchPayload } from "../payload.js";
 import {
   SONIQ_BASELINE_SCHEMA,
@@ -183,8 +184,14 @@ class SoniqAdapter implements Adapter {
   }
 
   fillHistory(size: number): Promise<HistoryFill> {
-    if (!this.databaseUrl.startsWith("postgres")) {
-      throw new Error("the history fill is written for PostgreSQL only");
+    if (this.databaseUrl.startsWith("sqlite:")) {
+      const db = new Database(this.databaseUrl.slice("sqlite:".length));
+      db.pragma("busy_timeout = 10000");
+      try {
+        return Promise.resolve(fillSqliteHistory(db, size));
+      } finally {
+        db.close();
+      }
     }
     return withClient(this.databaseUrl, (client) => fillHistory(client, this.build.schema, size));
   }
@@ -280,8 +287,7 @@ export function soniqSqlite(build: SoniqBuild = CURRENT): AdapterFactory {
     database: "in-process",
     configuration: `a new file per measurement in the OS temp folder; WAL, synchronous=NORMAL (defaults); pollInterval 1 s (in-process wake-ups only); prefetch ${build.prefetch ?? "500 (adaptive, default)"}; logLevel warn`,
     check: async () => null,
-    historyNotMeasured:
-      "not measured: the history fill is written for PostgreSQL only (SQLite keeps its finished jobs in the same two-table layout)",
+    ...(build.prefetch === undefined ? {} : { historyNotMeasured: PREFETCH_HISTORY }),
     async prepare() {
       SoniqOf = await build.load();
       dir = mkdtempSync(join(tmpdir(), "soniq-bench-"));
