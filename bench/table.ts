@@ -120,5 +120,5 @@ export const TABLE_LEGEND = [
   "Ratio columns: Soniq's median ÷ the best peer's median on that row (for ↑ rows above 1 means Soniq is faster; for ↓ rows below 1 means Soniq is better).",
   "With --baseline, the \"÷ @ref\" columns: this checkout's median ÷ the baseline build's (on ↑ rows below 1 is a slowdown, on ↓ rows above 1).",
   "* a time box cut the drain short in at least one round (throughput from the jobs that ran). ! see notes below the table.",
-  "history rows: the drains before and after the fill run in the same measurement, the ratio is theirs per round; a read's cell is the median of its calls over all rounds (max: the slowest call).",
+  "history rows: the drains before and after the fill run in the same measurement (each pair after one other drain: untimed before, the cold-cache row after the fill), the ratio is theirs per round; a read's cell is the median of its calls over all rounds (max: the slowest call).",
 ].join("\n");

@@ -3,14 +3,16 @@
  * finished jobs of a busy week are present?
  *
  * One measurement, on one adapter (the storage is emptied once, at its set-up):
- * 1. drain `historyDrainJobs` no-op jobs (10,000, also with `--quick`: a shorter drain is noise)
- *    with 10, then 100 in flight on the empty schema (as the `drain` workload: throughput from the
- *    first handler start to the last handler end);
+ * 1. one untimed warm-up drain, then `historyDrainJobs` no-op jobs (10,000, also with `--quick`:
+ *    a shorter drain is noise) with 10, then 100 in flight on the empty schema (as the `drain`
+ *    workload: throughput from the first handler start to the last handler end);
  * 2. write `historySize` finished jobs by SQL as the product stores them, then `VACUUM ANALYZE`
  *    and `CHECKPOINT` (../history.ts: one `INSERT … SELECT generate_series(…)` plus the counters;
  *    SQLite: a recursive CTE, then `ANALYZE`);
- * 3. the same two drains again, next to that history; the ratio of each to its empty-schema drain
- *    of step 1 (same measurement, minutes apart);
+ * 3. a first drain right after the fill (10 in flight, its own row: the fill has pushed the live
+ *    table's pages out of the caches, which a production table with history is not), then the same
+ *    two drains as in step 1, next to that history; the ratio of each to its empty-schema drain of
+ *    step 1 (same measurement, minutes apart);
  * 4. each operator read of issue 24 item 7 through the public API (`soniq.stats()`,
  *    `soniq.jobs.list(…)`, …), `historyReadTimes` calls in a row, milliseconds per call.
  *
@@ -60,13 +62,19 @@ function metrics(config: BenchConfig): MetricSpec[] {
     },
   ]);
   return [
+    ...drains,
     {
       key: "history.fill",
       label: `write ${n} finished jobs by SQL, VACUUM ANALYZE, CHECKPOINT (set-up; SQLite: ANALYZE)`,
       unit: "s",
       better: "lower",
     },
-    ...drains,
+    {
+      key: "history.cold.c10",
+      label: `drain ${fmt(config.historyDrainJobs)} no-op jobs, 10 in flight, the first after the fill (cold caches)`,
+      unit: "jobs/s",
+      better: "higher",
+    },
     ...OPERATOR_READS.map(
       (read): MetricSpec => ({
         key: `history.read.${read.key}`,
@@ -103,6 +111,8 @@ async function run(
     }
     const out: Record<string, Sample> = {};
     const empty = new Map<number, Sample>();
+    // Untimed: the first drain of a fresh instance and schema (as the first after the fill below).
+    await drainOn(adapter, factory, config, config.historyDrainJobs, CAPS[0], "noop");
     for (const c of CAPS) {
       const r = await drainOn(adapter, factory, config, config.historyDrainJobs, c, "noop");
       empty.set(c, r.sample);
@@ -113,6 +123,8 @@ async function run(
       `  ${factory.name}: ${fmt(fill.rows)} finished jobs in ${fill.table}: insert ${fill.insertSeconds.toFixed(1)} s, then statistics ${fill.vacuumSeconds.toFixed(1)} s`,
     );
     out["history.fill"] = { value: fill.insertSeconds + fill.vacuumSeconds };
+    const cold = await drainOn(adapter, factory, config, config.historyDrainJobs, 10, "noop");
+    out["history.cold.c10"] = cold.sample;
     for (const c of CAPS) {
       const r = await drainOn(adapter, factory, config, config.historyDrainJobs, c, "noop");
       out[`history.full.c${c}`] = r.sample;
