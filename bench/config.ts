@@ -7,6 +7,7 @@
  *   BENCH_SCALE=0.5 npm run bench        # every job count halved
  *   npm run bench -- --quick --baseline HEAD~5   # also Soniq built at HEAD~5, as a ratio
  *   npm run bench -- --json out.json --markdown out.md
+ *   npm run bench -- --only soniq-pg,soniq-pg-retention0 --workloads history --history-size 10000000
  */
 
 /**
@@ -44,7 +45,7 @@ export const BASELINE_LIBRARIES: Record<string, string> = {
 };
 
 /** Every workload, in the order they run within a round. */
-export const WORKLOADS = ["enqueue", "drain", "latency", "handlers", "process"];
+export const WORKLOADS = ["enqueue", "drain", "latency", "handlers", "process", "history"];
 
 export interface BenchConfig {
   quick: boolean;
@@ -76,6 +77,16 @@ export interface BenchConfig {
   rssJobs: number;
   /** How long a handler of the "10 in flight" SIGTERM test sleeps. */
   busyHandlerMs: number;
+  /**
+   * The `history` workload: finished jobs written between its two drains (`--history-size`; not
+   * scaled by BENCH_SCALE), and how many times each operator read is timed.
+   */
+  historySize: number;
+  historyReadTimes: number;
+  /** In how many rounds (the first) the history workload runs (`--history-rounds`, default 1). */
+  historyRounds: number;
+  /** No-op jobs of each of the history workload's drains: 10,000, never fewer (also `--quick`). */
+  historyDrainJobs: number;
   jsonOut: string | undefined;
   markdownOut: string | undefined;
 }
@@ -144,13 +155,21 @@ function baselineRef(argv: string[]): string | undefined {
   return ref;
 }
 
+/** The history workload's size: full run, and `--quick`. */
+export const DEFAULT_HISTORY_SIZE = 2_000_000;
+export const QUICK_HISTORY_SIZE = 200_000;
+
 export const USAGE = `usage: npm run bench -- [--quick] [--rounds N] [--only LIBS] [--workloads LIST]
-                        [--baseline REF] [--json FILE] [--markdown FILE]
+                        [--baseline REF] [--history-size N] [--history-rounds R]
+                        [--json FILE] [--markdown FILE]
   libraries: ${LIBRARIES.join(", ")} (by default); also ${OPTIONAL_LIBRARIES.join(", ")} with --only
   --baseline REF: also build Soniq at git REF (a commit id, HEAD~5, a branch) in a temporary
     folder and measure it in the same run as ${Object.keys(BASELINE_LIBRARIES).join(", ")}
     (added after soniq-pg / soniq-sqlite); the table gives this checkout ÷ REF
   workloads: ${WORKLOADS.join(", ")}
+  --history-size N: finished jobs the history workload writes between its drains
+    (default ${DEFAULT_HISTORY_SIZE.toLocaleString("en-US")}, with --quick ${QUICK_HISTORY_SIZE.toLocaleString("en-US")}); --history-rounds R: it runs in
+    the first R rounds only (default 1)
   env: BENCH_SCALE (job-count multiplier), BENCH_PG_URL, BENCH_REDIS_URL, BENCH_TIME_BOX_MS`;
 
 export function loadConfig(
@@ -181,6 +200,13 @@ export function loadConfig(
     latencySamples: quick ? 20 : 40,
     rssJobs: n(5000),
     busyHandlerMs: 1000,
+    historySize: Math.round(
+      positive(flagValue(argv, "history-size"), "--history-size") ??
+        (quick ? QUICK_HISTORY_SIZE : DEFAULT_HISTORY_SIZE),
+    ),
+    historyReadTimes: 5,
+    historyRounds: Math.round(positive(flagValue(argv, "history-rounds"), "--history-rounds") ?? 1),
+    historyDrainJobs: n(10_000, 10_000),
     jsonOut: flagValue(argv, "json"),
     markdownOut: flagValue(argv, "markdown"),
   };

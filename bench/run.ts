@@ -22,6 +22,7 @@ import { CPU_ROUNDS, calibrateCpuWork, sleep } from "./payload.js";
 import { type Errors, type Results, renderTable, TABLE_LEGEND } from "./table.js";
 import { drainWorkload, handlersWorkload } from "./workloads/drain.js";
 import { enqueueWorkload } from "./workloads/enqueue.js";
+import { historyWorkload } from "./workloads/history.js";
 import { latencyWorkload } from "./workloads/latency.js";
 import { processWorkload } from "./workloads/process.js";
 import type { MetricSpec, Sample, Workload } from "./workloads/types.js";
@@ -32,6 +33,7 @@ const ALL_WORKLOADS: Workload[] = [
   latencyWorkload,
   handlersWorkload,
   processWorkload,
+  historyWorkload,
 ];
 
 const began = performance.now();
@@ -65,10 +67,39 @@ function notes(
   return [...new Set(out)];
 }
 
+/**
+ * The tables: one for the workloads without a section of their own, then one per section under its
+ * heading (only the libraries with a value in it: the others get a line saying so).
+ */
+function tables(
+  config: BenchConfig,
+  workloads: Workload[],
+  factories: AdapterFactory[],
+  results: Results,
+  errors: Errors,
+): string[] {
+  const main = workloads.filter((w) => !w.section).flatMap((w) => w.metrics(config));
+  const out = main.length > 0 ? [renderTable(main, factories, results, errors)] : [];
+  for (const w of workloads) {
+    if (!w.section) continue;
+    const metrics = w.metrics(config);
+    const measured = factories.filter((f) =>
+      metrics.some((m) => (results[m.key]?.[f.name] ?? []).some((s) => Number.isFinite(s.value))),
+    );
+    const shown = measured.length > 0 ? measured : factories;
+    const left = factories.filter((f) => !shown.includes(f)).map((f) => f.label);
+    if (out.length > 0) out.push("");
+    out.push(`### ${w.section(config)}`, "", renderTable(metrics, shown, results, errors));
+    if (left.length > 0) out.push("", `Not in this table: ${left.join(", ")} (see the notes).`);
+  }
+  return out;
+}
+
 function report(
   config: BenchConfig,
   env: Environment,
   cpuMs: number,
+  workloads: Workload[],
   factories: AdapterFactory[],
   metrics: MetricSpec[],
   results: Results,
@@ -76,7 +107,7 @@ function report(
 ): string {
   const noteLines = notes(metrics, factories, results, errors);
   return [
-    renderTable(metrics, factories, results, errors),
+    ...tables(config, workloads, factories, results, errors),
     "",
     TABLE_LEGEND,
     ...(noteLines.length > 0 ? ["", "Notes:", ...noteLines] : []),
@@ -189,6 +220,7 @@ async function runBench(config: BenchConfig, baseline: Baseline | undefined): Pr
     for (let round = 0; round < config.rounds && !interrupted; round += 1) {
       const order = orderFor(factories, round);
       for (const workload of workloads) {
+        if (workload.rounds && round >= workload.rounds(config)) continue;
         for (const f of order) {
           if (interrupted) break;
           log(`round ${round + 1}/${config.rounds} · ${workload.id} · ${f.name}`);
@@ -214,7 +246,7 @@ async function runBench(config: BenchConfig, baseline: Baseline | undefined): Pr
     await cleanup();
   }
 
-  const text = report(config, env, cpuMs, factories, metrics, results, errors);
+  const text = report(config, env, cpuMs, workloads, factories, metrics, results, errors);
   process.stdout.write(`\n${text}\n`);
   if (unavailable.length > 0) process.stdout.write(`\n${unavailable.join("\n")}\n`);
   if (config.markdownOut) writeFileSync(config.markdownOut, `${text}\n`);

@@ -41,7 +41,9 @@ function cell(
   const s = summarize(samples.map((x) => x.value));
   const marks = `${samples.some((x) => x.capped) ? "*" : ""}${samples.some((x) => x.note) || error ? "!" : ""}`;
   const range = s.n > 1 ? ` [${compact(s.min)}–${compact(s.max)}]` : "";
-  return `${compact(central(metric, samples) ?? s.median)}${range}${marks}`;
+  const raw = samples.flatMap((x) => x.raw ?? []);
+  const max = metric.showMax && raw.length > 0 ? ` (max ${compact(Math.max(...raw))})` : "";
+  return `${compact(central(metric, samples) ?? s.median)}${max}${range}${marks}`;
 }
 
 /** The Markdown table. */
@@ -118,4 +120,5 @@ export const TABLE_LEGEND = [
   "Ratio columns: Soniq's median ÷ the best peer's median on that row (for ↑ rows above 1 means Soniq is faster; for ↓ rows below 1 means Soniq is better).",
   "With --baseline, the \"÷ @ref\" columns: this checkout's median ÷ the baseline build's (on ↑ rows below 1 is a slowdown, on ↓ rows above 1).",
   "* a time box cut the drain short in at least one round (throughput from the jobs that ran). ! see notes below the table.",
+  "history rows: the drains before and after the fill run in the same measurement (each pair after one other drain: untimed before, the cold-cache row after the fill), the ratio is theirs per round; a read's cell is the median of its calls over all rounds (max: the slowest call).",
 ].join("\n");

@@ -102,6 +102,8 @@ export function bullMq(redisUrl: string): AdapterFactory {
     },
     prepare: () => deleteKeys(redisUrl),
     create: () => new BullMqAdapter(redisUrl),
+    historyNotMeasured:
+      "n/a: the bench runs BullMQ with removeOnComplete (its advice for throughput), so it keeps no history",
     cleanup: () => deleteKeys(redisUrl),
   };
 }

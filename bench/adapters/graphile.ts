@@ -113,6 +113,8 @@ export function graphile(pgUrl: string, variant: GraphileVariant = "fastest"): A
       }
     },
     create: () => new GraphileAdapter(pgUrl, variant),
+    historyNotMeasured:
+      "n/a: graphile-worker deletes a job when it succeeds, so it keeps no history to drain next to",
     cleanup: () => sql(pgUrl, `DROP SCHEMA IF EXISTS ${schema} CASCADE`),
   };
 }

@@ -74,6 +74,8 @@ export function pgBoss(pgUrl: string): AdapterFactory {
       }
     },
     create: () => new PgBossAdapter(pgUrl),
+    historyNotMeasured:
+      "not measured: pg-boss keeps completed jobs (archived after 12 h, deleted after 7 days by default), but the bench has no fill matching its storage yet",
     cleanup: () => sql(pgUrl, `DROP SCHEMA IF EXISTS ${PGBOSS_SCHEMA} CASCADE`),
   };
 }

@@ -16,8 +16,10 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
+import Database from "better-sqlite3";
 import { type JobDefinition, Soniq, type Worker } from "soniq";
 import type { Baseline } from "../baseline.js";
+import { fillHistory, fillSqliteHistory, type HistoryFill, type OperatorApi } from "../history.js";
 import type { BenchHandler, BenchPayload } from "../payload.js";
 import {
   SONIQ_BASELINE_SCHEMA,
@@ -27,7 +29,7 @@ import {
   SONIQ_SCHEMA,
   soniqOptions,
 } from "./soniq-config.js";
-import { checkPostgres, packageVersion, REPO_ROOT, sql } from "./support.js";
+import { checkPostgres, packageVersion, REPO_ROOT, sql, withClient } from "./support.js";
 import type { Adapter, AdapterFactory, WorkerProcessSpec } from "./types.js";
 
 /** The class the adapters construct: this checkout's, or a baseline build's. */
@@ -107,6 +109,10 @@ export function baselineBuild(baseline: Baseline): SoniqBuild {
   };
 }
 
+/** Why the `…-prefetch0` variants skip the history workload. */
+const PREFETCH_HISTORY =
+  "not measured: the prefetch window does not change what history costs (see the column with the defaults)";
+
 class SoniqAdapter implements Adapter {
   private soniq: Soniq | undefined;
   private job: JobDefinition<BenchPayload, void> | undefined;
@@ -177,6 +183,24 @@ class SoniqAdapter implements Adapter {
     };
   }
 
+  fillHistory(size: number): Promise<HistoryFill> {
+    if (this.databaseUrl.startsWith("sqlite:")) {
+      const db = new Database(this.databaseUrl.slice("sqlite:".length));
+      db.pragma("busy_timeout = 10000");
+      try {
+        return Promise.resolve(fillSqliteHistory(db, size));
+      } finally {
+        db.close();
+      }
+    }
+    return withClient(this.databaseUrl, (client) => fillHistory(client, this.build.schema, size));
+  }
+
+  operatorApi(): OperatorApi {
+    if (!this.soniq) throw new Error("setup() was not called");
+    return this.soniq;
+  }
+
   async teardown(): Promise<void> {
     await this.worker?.stop();
     await this.soniq?.close();
@@ -199,8 +223,9 @@ function loaded(name: string, SoniqOf: SoniqClass | undefined): SoniqClass {
 
 /**
  * Soniq on PostgreSQL, tables in schema `bench_soniq` (a baseline's: `bench_soniq_baseline`).
- * Between measurements the job, dead-letter and worker tables are emptied (those that exist, so
- * a baseline with fewer tables works too).
+ * Between measurements the job, dead-letter, worker and counter tables are emptied (those that
+ * exist, so a baseline with fewer tables works too). The history workload writes finished jobs
+ * into the schema by SQL (../history.ts).
  */
 export function soniqPostgres(pgUrl: string, build: SoniqBuild = CURRENT): AdapterFactory {
   const schema = build.schema;
@@ -211,7 +236,8 @@ export function soniqPostgres(pgUrl: string, build: SoniqBuild = CURRENT): Adapt
       pgUrl,
       `DO $$ DECLARE t text; BEGIN
          FOREACH t IN ARRAY ARRAY['soniq_jobs', 'soniq_finished_jobs', 'soniq_dedup_keys',
-                                  'soniq_dead_letter_jobs', 'soniq_workers'] LOOP
+                                  'soniq_dead_letter_jobs', 'soniq_workers',
+                                  'soniq_job_counts'] LOOP
            IF to_regclass(format('%I.%I', '${schema}', t)) IS NOT NULL THEN
              EXECUTE format('TRUNCATE %I.%I', '${schema}', t);
            END IF;
@@ -238,6 +264,7 @@ export function soniqPostgres(pgUrl: string, build: SoniqBuild = CURRENT): Adapt
       }
     },
     create: () => new SoniqAdapter(loaded(name, SoniqOf), build, pgUrl, clear, () => undefined),
+    ...(build.prefetch === undefined ? {} : { historyNotMeasured: PREFETCH_HISTORY }),
     cleanup: () => sql(pgUrl, `DROP SCHEMA IF EXISTS ${schema} CASCADE`),
   };
 }
@@ -260,6 +287,7 @@ export function soniqSqlite(build: SoniqBuild = CURRENT): AdapterFactory {
     database: "in-process",
     configuration: `a new file per measurement in the OS temp folder; WAL, synchronous=NORMAL (defaults); pollInterval 1 s (in-process wake-ups only); prefetch ${build.prefetch ?? "500 (adaptive, default)"}; logLevel warn`,
     check: async () => null,
+    ...(build.prefetch === undefined ? {} : { historyNotMeasured: PREFETCH_HISTORY }),
     async prepare() {
       SoniqOf = await build.load();
       dir = mkdtempSync(join(tmpdir(), "soniq-bench-"));

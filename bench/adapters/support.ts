@@ -20,15 +20,25 @@ export function packageVersion(pkg: string): string {
   }
 }
 
-/** Runs `statements` one after another on a short-lived connection. */
-export async function sql(url: string, ...statements: string[]): Promise<void> {
+/** Runs `fn` with a short-lived connection to `url`. */
+export async function withClient<T>(
+  url: string,
+  fn: (client: pg.Client) => Promise<T>,
+): Promise<T> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
-    for (const text of statements) await client.query(text);
+    return await fn(client);
   } finally {
     await client.end();
   }
+}
+
+/** Runs `statements` one after another on a short-lived connection. */
+export async function sql(url: string, ...statements: string[]): Promise<void> {
+  await withClient(url, async (client) => {
+    for (const text of statements) await client.query(text);
+  });
 }
 
 /** `null` when PostgreSQL at `url` answers, else the error text. */

@@ -3,6 +3,7 @@
  * storage); a fresh adapter per measurement, so no connection, timer or poller of one
  * measurement lives on into the next.
  */
+import type { HistoryFill, OperatorApi } from "../history.js";
 import type { BenchHandler, BenchPayload } from "../payload.js";
 
 /** How to start a separate worker process of a library (for the SIGTERM and RSS workloads). */
@@ -28,6 +29,13 @@ export interface Adapter {
   workerProcess(concurrency: number): WorkerProcessSpec;
   /** Closes connections; the storage stays for the next adapter of the library. */
   teardown(): Promise<void>;
+  /**
+   * The `history` workload: writes `size` finished jobs the way the library stores them into this
+   * adapter's storage, next to what is there (../history.ts). Absent: not measured.
+   */
+  fillHistory?(size: number): Promise<HistoryFill>;
+  /** Soniq's operator API on this adapter's instance (the history workload's reads); Soniq only. */
+  operatorApi?(): OperatorApi;
 }
 
 /** One library as the orchestrator sees it. */
@@ -62,6 +70,8 @@ export interface AdapterFactory {
   prepare(): Promise<void>;
   /** A new, unconnected adapter. */
   create(): Adapter;
+  /** Why the `history` workload does not measure this library (its adapters have no `fillHistory`). */
+  readonly historyNotMeasured?: string;
   /** After the last round: drops every schema, key or file the library used. */
   cleanup(): Promise<void>;
 }

@@ -15,10 +15,12 @@
  * /proc, 10 ms ticks; readable when the server runs on this machine) per job.
  *
  * `--retention S`: the completions' retention in seconds (0: nothing kept). `--history N`: before
- * the fill, N finished no-op jobs are written by one SQL statement as the product stores them
- * (`soniq_finished_jobs` and its counter, or `done` rows of `soniq_jobs` for a build from before
- * the two tables), then `VACUUM ANALYZE`. `--reads`: after the drain, times the operator reads
- * (stats, counts by queue × status, queue metrics, first pages of listings and filters).
+ * the fill, N finished jobs are written by one SQL statement as the product stores them
+ * (`soniq_finished_jobs` and its counters, or finished rows of `soniq_jobs` for a build from
+ * before the two tables), then `VACUUM ANALYZE` (../history.ts, shared with the bench's `history`
+ * workload). `--reads`: after the drain, times the operator reads once each through the public
+ * API (the same list as the workload: stats, counts by queue × status, queue list, first pages of
+ * listings and filters, filtered counts).
  *
  * On a shared machine the throughput moves with the load; CPU per job moves much less. Compare
  * numbers taken in the same minutes. Talks to `BENCH_PG_URL` (default the test database).
@@ -27,7 +29,9 @@ import { readFileSync } from "node:fs";
 import pg from "pg";
 import type { ClaimedJob, NewJob } from "../../src/backends/contract/index.js";
 import { PostgresBackend } from "../../src/backends/postgres/postgres-backend.js";
+import { Soniq } from "../../src/index.js";
 import { newJobId } from "../../src/jobs/job-id.js";
+import { fillHistory, timeReads } from "../history.js";
 
 /** The value of `--name`, or `fallback`. */
 function flag(name: string, fallback: string): string {
@@ -110,7 +114,7 @@ async function round(n: number): Promise<void> {
   const timings = new Timings();
   try {
     await backend.setup();
-    if (history > 0) await fillHistory(admin, schema, history);
+    if (history > 0) await writeHistory(admin, schema, history);
     if (analyze === "empty") await admin.query(`ANALYZE ${schema}.soniq_jobs`);
     for (let done = 0; done < jobs; done += 1000) {
       const size = Math.min(1000, jobs - done);
@@ -169,7 +173,7 @@ async function round(n: number): Promise<void> {
         `  ${kind.padEnd(32)} ${String(count).padStart(6)} × ${(ms / count).toFixed(2).padStart(7)} ms`,
       );
     }
-    if (reads) await timeReads(backend);
+    if (reads) await printReads(url.toString(), schema);
   } finally {
     await backend.close();
     await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
@@ -177,60 +181,26 @@ async function round(n: number): Promise<void> {
   }
 }
 
-/**
- * Writes `n` finished no-op jobs (time-ordered ids over the last day) as the product stores them:
- * `soniq_finished_jobs` plus its counter, or, for a build from before the two tables, `done` rows
- * of `soniq_jobs`. Then `VACUUM ANALYZE`, as a settled table would be.
- */
-async function fillHistory(admin: pg.Client, schema: string, n: number): Promise<void> {
-  const started = performance.now();
-  const split = await admin.query("SELECT to_regclass($1) AS t", [`${schema}.soniq_finished_jobs`]);
-  const table = split.rows[0]?.t ? "soniq_finished_jobs" : "soniq_jobs";
-  const hex = "lpad(to_hex(ms), 12, '0')";
-  const rnd = "md5(i::text)";
-  await admin.query(`INSERT INTO ${schema}.${table} (id, name, queue, args, status, priority,
-      attempts, max_attempts, interruptions, scheduled_at, created_at, updated_at, started_at,
-      finished_at, worker_id, claim_token, result_expires_at, start_known, uncharged_recoveries)
-    SELECT (substr(${hex}, 1, 8) || '-' || substr(${hex}, 9, 4) || '-7' || substr(${rnd}, 1, 3)
-            || '-8' || substr(${rnd}, 4, 3) || '-' || substr(${rnd}, 7, 12))::uuid,
-      'bench.noop', 'default', '{}', 'done', 0, 1, 3, 0, t, t, t, t, t, 'history',
-      gen_random_uuid(), t + interval '7 days', true, 0
-    FROM generate_series(1, ${n}) AS i,
-      LATERAL (SELECT now() - interval '1 day' + i * (interval '1 day' / ${n}) AS t) AS at,
-      LATERAL (SELECT (extract(epoch FROM at.t) * 1000)::bigint AS ms) AS m`);
-  if (table === "soniq_finished_jobs") {
-    await admin.query(`INSERT INTO ${schema}.soniq_job_counts (queue, kind, bucket, writer, n)
-      VALUES ('default', 'done', '-infinity', 0, ${n})`);
-  }
-  await admin.query(`VACUUM ANALYZE ${schema}.${table}`);
+/** Writes the history (../history.ts) and prints what it took. */
+async function writeHistory(admin: pg.Client, schema: string, n: number): Promise<void> {
+  const fill = await fillHistory(admin, schema, n);
   console.log(
-    `  history: ${n} finished jobs in ${table} (${((performance.now() - started) / 1000).toFixed(1)} s)`,
+    `  history: ${n} finished jobs in ${fill.table} (insert ${fill.insertSeconds.toFixed(1)} s, VACUUM ANALYZE + CHECKPOINT ${fill.vacuumSeconds.toFixed(1)} s)`,
   );
 }
 
-/** Times each operator read once (warm: after the drain), in milliseconds. */
-async function timeReads(backend: PostgresBackend): Promise<void> {
-  const reads: Array<[string, () => Promise<unknown>]> = [
-    ["stats()", () => backend.jobStats()],
-    ["countByQueueStatus", () => backend.admin.jobCountByQueueStatus()],
-    ["queueMetrics", () => backend.jobQueueMetrics()],
-    ["queue list", () => backend.admin.queueList()],
-    ["list: first page", () => backend.admin.jobList({ filter: {}, limit: 50 })],
-    ["list: queued", () => backend.admin.jobList({ filter: { status: ["queued"] }, limit: 50 })],
-    ["list: done", () => backend.admin.jobList({ filter: { status: ["done"] }, limit: 50 })],
-    ["list: queue", () => backend.admin.jobList({ filter: { queue: ["default"] }, limit: 50 })],
-    [
-      "list: no match (name)",
-      () => backend.admin.jobList({ filter: { name: ["none"] }, limit: 50 }),
-    ],
-    ["count: done (filter)", () => backend.admin.jobCount({ filter: { status: ["done"] } })],
-  ];
-  for (const [label, read] of reads) {
-    const started = performance.now();
-    await read();
-    console.log(
-      `  read ${label.padEnd(26)} ${(performance.now() - started).toFixed(1).padStart(8)} ms`,
-    );
+/**
+ * Times each operator read once (warm: after the drain), in milliseconds, through the public API
+ * of an instance on the round's schema (../history.ts, the bench's `history` workload's reads).
+ */
+async function printReads(url: string, schema: string): Promise<void> {
+  const soniq = new Soniq({ databaseUrl: url, schema, logLevel: "warn" });
+  try {
+    for (const { read, ms } of await timeReads(soniq, 1)) {
+      console.log(`  read ${read.label.padEnd(50)} ${(ms[0] ?? 0).toFixed(1).padStart(8)} ms`);
+    }
+  } finally {
+    await soniq.close();
   }
 }
 

@@ -8,7 +8,7 @@
  * (the PostgreSQL backends serving this process, or the Redis server) from just before the worker
  * starts to the last handler's end.
  */
-import type { AdapterFactory } from "../adapters/types.js";
+import type { Adapter, AdapterFactory } from "../adapters/types.js";
 import type { BenchConfig } from "../config.js";
 import {
   type DatabaseReading,
@@ -72,65 +72,81 @@ export async function runDrain(
   /** Called right before the worker starts and right after the drain (profile harness). */
   around?: { before(): void; after(): void },
 ): Promise<DrainResult> {
-  return withAdapter(factory, async (adapter) => {
-    await fill(adapter, jobs, config.bulkBatch);
-    const meter = await databaseMeter(factory, config);
-    try {
-      const seen = new Uint8Array(jobs);
-      let handled = 0;
-      let duplicates = 0;
-      let firstStart = 0;
-      let lastEnd = 0;
-      let cpuAtFirst = 0;
-      let cpuAtLast = 0;
-      const all = deferred();
-      const handler = async (payload: BenchPayload) => {
-        if (firstStart === 0) {
-          firstStart = performance.now();
-          cpuAtFirst = selfCpuMicros();
-        }
-        if (seen[payload.i]) duplicates += 1;
-        seen[payload.i] = 1;
-        await work(kind, payload);
-        handled += 1;
-        lastEnd = performance.now();
-        if (handled >= jobs) {
-          cpuAtLast = selfCpuMicros();
-          all.resolve();
-        }
-      };
-      const before = await meter?.read();
-      around?.before();
-      const boxed = deferred();
-      const timer = setTimeout(() => boxed.resolve(), config.timeBoxMs);
-      await adapter.startWorker(concurrency, handler);
-      await Promise.race([all.promise, boxed.promise]);
-      clearTimeout(timer);
-      if (cpuAtLast === 0) cpuAtLast = selfCpuMicros();
-      around?.after();
-      const after = await meter?.read();
-      await adapter.stopWorker();
-      if (handled < 2) throw new Error(`only ${handled} jobs ran within the time box`);
-      const sample: Sample = {
-        value: handled / ((lastEnd - firstStart) / 1000),
-        capped: handled < jobs,
-      };
-      if (duplicates > 0) sample.note = `${duplicates} jobs ran twice`;
-      const result: DrainResult = {
-        sample,
-        workerMicrosPerJob: (cpuAtLast - cpuAtFirst) / handled,
-        jobs: handled,
-      };
-      if (before && after) {
-        const usage = usageBetween(before, after);
-        result.databaseMicrosPerJob = usage.cpuMicros / handled;
-        if (usage.walBytes !== undefined) result.walBytesPerJob = usage.walBytes / handled;
+  return withAdapter(factory, (adapter) =>
+    drainOn(adapter, factory, config, jobs, concurrency, kind, around),
+  );
+}
+
+/**
+ * {@link runDrain} on an adapter already set up (its storage is not emptied first: the history
+ * workload drains next to the finished jobs it wrote).
+ */
+export async function drainOn(
+  adapter: Adapter,
+  factory: AdapterFactory,
+  config: BenchConfig,
+  jobs: number,
+  concurrency: number,
+  kind: HandlerKind,
+  around?: { before(): void; after(): void },
+): Promise<DrainResult> {
+  await fill(adapter, jobs, config.bulkBatch);
+  const meter = await databaseMeter(factory, config);
+  try {
+    const seen = new Uint8Array(jobs);
+    let handled = 0;
+    let duplicates = 0;
+    let firstStart = 0;
+    let lastEnd = 0;
+    let cpuAtFirst = 0;
+    let cpuAtLast = 0;
+    const all = deferred();
+    const handler = async (payload: BenchPayload) => {
+      if (firstStart === 0) {
+        firstStart = performance.now();
+        cpuAtFirst = selfCpuMicros();
       }
-      return result;
-    } finally {
-      await meter?.close();
+      if (seen[payload.i]) duplicates += 1;
+      seen[payload.i] = 1;
+      await work(kind, payload);
+      handled += 1;
+      lastEnd = performance.now();
+      if (handled >= jobs) {
+        cpuAtLast = selfCpuMicros();
+        all.resolve();
+      }
+    };
+    const before = await meter?.read();
+    around?.before();
+    const boxed = deferred();
+    const timer = setTimeout(() => boxed.resolve(), config.timeBoxMs);
+    await adapter.startWorker(concurrency, handler);
+    await Promise.race([all.promise, boxed.promise]);
+    clearTimeout(timer);
+    if (cpuAtLast === 0) cpuAtLast = selfCpuMicros();
+    around?.after();
+    const after = await meter?.read();
+    await adapter.stopWorker();
+    if (handled < 2) throw new Error(`only ${handled} jobs ran within the time box`);
+    const sample: Sample = {
+      value: handled / ((lastEnd - firstStart) / 1000),
+      capped: handled < jobs,
+    };
+    if (duplicates > 0) sample.note = `${duplicates} jobs ran twice`;
+    const result: DrainResult = {
+      sample,
+      workerMicrosPerJob: (cpuAtLast - cpuAtFirst) / handled,
+      jobs: handled,
+    };
+    if (before && after) {
+      const usage = usageBetween(before, after);
+      result.databaseMicrosPerJob = usage.cpuMicros / handled;
+      if (usage.walBytes !== undefined) result.walBytesPerJob = usage.walBytes / handled;
     }
-  });
+    return result;
+  } finally {
+    await meter?.close();
+  }
 }
 
 /** One drain's throughput (see {@link runDrain}). */

@@ -14,6 +14,8 @@ export interface MetricSpec {
    * rounds pooled (Sample.raw), the range the spread of the per-round values.
    */
   pooledQuantile?: number;
+  /** The cell also gives the largest raw value of all rounds (`max …`): timed reads. */
+  showMax?: boolean;
 }
 
 /** One value of one metric from one round. `capped`: a time box cut the measurement short. */
@@ -33,6 +35,13 @@ export interface WorkloadContext {
 
 export interface Workload {
   id: string;
+  /**
+   * A heading when the workload's rows get a table of their own below the main one (history);
+   * absent: its rows are in the main table.
+   */
+  section?(config: BenchConfig): string;
+  /** In how many rounds (the first ones) it runs; absent: every round. */
+  rounds?(config: BenchConfig): number;
   metrics(config: BenchConfig): MetricSpec[];
   /** Measures one library once; returns a sample per metric key it could measure. */
   run(factory: AdapterFactory, ctx: WorkloadContext): Promise<Record<string, Sample>>;
