@@ -224,7 +224,7 @@ export function jobHistoryCases({ make }: ContractContext): void {
       const d = await claimOne(b, "b");
       await b.jobRetry({ id: d.id, owner: ownerOf(d), error: "x", delaySeconds: 3600 });
       const before = await b.admin.queueHistory({ windowSeconds: DAY });
-      await b.jobPruneFinished({ limit: null });
+      await b.jobPruneFinished({});
       const after = await b.admin.queueHistory({ windowSeconds: DAY });
       expect(after.points).toEqual(before.points);
       expect(totals(after)).toEqual({ ...zero, done: 1, failed: 1 });
