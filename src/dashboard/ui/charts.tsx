@@ -100,38 +100,73 @@ function label(n: number): string {
 }
 
 /**
- * An SVG path through `values` (one per minute); a null value breaks the line. `x` and `y` map a
- * slot and a value into the drawing.
+ * An SVG path through `values` (one per minute); a null value breaks the line, and a minute with
+ * no neighbour is a short dash (a dot with the round line caps of the stylesheet). `x` and `y` map
+ * a slot and a value into the drawing.
  */
-function pathOf(values: (number | null)[], x: (i: number) => number, y: (v: number) => number) {
+function linePath(
+  values: (number | null)[],
+  x: (i: number) => number,
+  y: (v: number) => number,
+): string {
   let d = "";
-  let open = false;
   values.forEach((v, i) => {
-    if (v === null) {
-      open = false;
-      return;
-    }
-    d += `${open ? "L" : "M"}${x(i).toFixed(1)} ${y(v).toFixed(1)}`;
-    open = true;
+    if (v === null) return;
+    const here = `${x(i).toFixed(1)} ${y(v).toFixed(1)}`;
+    const before = i > 0 && values[i - 1] !== null && values[i - 1] !== undefined;
+    const after = i + 1 < values.length && values[i + 1] !== null;
+    d += before ? `L${here}` : after ? `M${here}` : `M${here}h0.5`;
   });
   return d;
 }
 
-/** One chart: `lines` over the window's minutes, a y axis in `unit`, x ticks every 6 hours. */
+/**
+ * Stacked bars, one per minute: for each series in order, an SVG path of vertical strokes from
+ * the top of the series below it to its own top. Minutes at zero draw nothing.
+ */
+function stackedPaths(
+  stack: Array<{ key: string; values: number[] }>,
+  x: (i: number) => number,
+  y: (v: number) => number,
+): Array<{ key: string; d: string }> {
+  const base = new Array<number>(stack[0]?.values.length ?? 0).fill(0);
+  return stack.map(({ key, values }) => {
+    let d = "";
+    values.forEach((v, i) => {
+      if (v <= 0) return;
+      const from = base[i] ?? 0;
+      d += `M${x(i).toFixed(1)} ${y(from).toFixed(1)}V${y(from + v).toFixed(1)}`;
+      base[i] = from + v;
+    });
+    return { key, d };
+  });
+}
+
+/**
+ * One chart over the window's minutes, a y axis in `unit`, x ticks every 6 hours: `bars` stacked
+ * per minute (counts), or `line` (a value per minute, null where there is none).
+ */
 function Chart({
   title,
   unit,
   dense,
-  lines,
+  bars,
+  line,
   testId,
 }: {
   title: string;
   unit: string;
   dense: Dense;
-  lines: Array<{ key: string; values: (number | null)[] }>;
+  bars?: Array<{ key: string; values: number[] }>;
+  line?: { key: string; values: (number | null)[] };
   testId: string;
 }) {
-  const max = niceMax(Math.max(0, ...lines.flatMap((l) => l.values.map((v) => v ?? 0))));
+  let top = 0;
+  for (let i = 0; i < dense.minutes; i++) {
+    const stacked = (bars ?? []).reduce((sum, b) => sum + (b.values[i] ?? 0), 0);
+    top = Math.max(top, stacked, line?.values[i] ?? 0);
+  }
+  const max = niceMax(top);
   const plotW = WIDTH - LEFT - RIGHT;
   const plotH = HEIGHT - TOP - BOTTOM;
   const x = (i: number) => LEFT + (dense.minutes <= 1 ? 0 : (i / (dense.minutes - 1)) * plotW);
@@ -179,9 +214,11 @@ function Chart({
             {t.text}
           </text>
         ))}
-        {lines.map((l) => (
-          <path key={l.key} class={`series series-${l.key}`} d={pathOf(l.values, x, y)} />
-        ))}
+        {bars &&
+          stackedPaths(bars, x, y).map((b) => (
+            <path key={b.key} class={`series bars series-${b.key}`} d={b.d} />
+          ))}
+        {line && <path class={`series line series-${line.key}`} d={linePath(line.values, x, y)} />}
       </svg>
     </figure>
   );
@@ -253,18 +290,18 @@ export function HistoryCharts({ queue }: { queue: string | null }) {
             </li>
           </ul>
           <Chart
-            title="Jobs per minute"
+            title="Jobs per minute (stacked: done, failed attempts, dead-lettered)"
             unit="jobs / min"
             dense={dense}
             testId="chart-jobs"
-            lines={COUNT_SERIES.map((s) => ({ key: s.key, values: dense[s.key] }))}
+            bars={COUNT_SERIES.map((s) => ({ key: s.key, values: dense[s.key] }))}
           />
           <Chart
             title="Mean wait from due to start, per minute"
             unit="seconds"
             dense={dense}
             testId="chart-wait"
-            lines={[{ key: "wait", values: dense.wait }]}
+            line={{ key: "wait", values: dense.wait }}
           />
         </>
       )}
