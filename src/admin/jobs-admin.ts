@@ -72,7 +72,13 @@ export class JobsAdmin {
     return { jobs: result.items.map(jobListView), nextCursor: result.nextCursor };
   }
 
-  /** How many jobs match `query`. @throws SoniqError `INVALID_OPTION`. */
+  /**
+   * How many jobs match `query` (dead letters are not jobs here: `soniq.deadLetters`). Exact. A
+   * query by status and queue only is answered from the live table and the finished-job counters,
+   * in the same time at any history size; any other filter counts the matching rows of both job
+   * tables (docs/backends.md, "Counting without scanning").
+   * @throws SoniqError `INVALID_OPTION` for a bad filter.
+   */
   async count(query: JobQuery = {}): Promise<number> {
     const filter = toJobFilter(query);
     return (await this.deps.backend()).admin.jobCount({ filter });

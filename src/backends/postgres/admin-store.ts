@@ -34,7 +34,7 @@ import {
 } from "../contract/admin-store.js";
 import type { DeadLetterRow } from "../contract/index.js";
 import { decodeCursor, encodeCursor } from "../shared/cursor.js";
-import { jobTablesFor } from "../shared/job-tables.js";
+import { countableByCounters, jobTablesFor } from "../shared/job-tables.js";
 import {
   deadFilterParams,
   jobFilterParams,
@@ -116,6 +116,13 @@ export class PgAdminStore implements AdminStore {
   }
 
   async jobCount(params: { filter: JobFilter }): Promise<number> {
+    if (countableByCounters(params.filter)) {
+      const { rows } = await this.host.run<{ n: string }>(this.host.sql.jobCountByCounters, [
+        params.filter.status ?? null,
+        params.filter.queue ?? null,
+      ]);
+      return Number(rows[0]?.n ?? 0);
+    }
     const { rows } = await this.host.run<{ n: string }>(
       this.host.sql.jobCount[jobTablesFor(params.filter)],
       jobFilterParams(params.filter),

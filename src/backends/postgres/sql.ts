@@ -915,6 +915,18 @@ export function buildAdminStatements(schema: string) {
       all: jobCountOf("all"),
     } satisfies Record<JobTables, string>,
 
+    /**
+     * `$1` statuses text[], `$2` queues text[] (each NULL: any) → `n` (bigint as text): the live
+     * jobs counted, plus the finished jobs kept from the counters (never the finished table), so
+     * the answer costs the same at any history size (`countableByCounters`).
+     */
+    jobCountByCounters: `SELECT ((SELECT count(*) FROM ${jobs} AS j
+        WHERE ($1::text[] IS NULL OR j.status = ANY($1::text[]))
+          AND ($2::text[] IS NULL OR j.queue = ANY($2::text[])))
+      + (SELECT COALESCE(sum(f.n), 0) FROM (${finishedCounts(counts, true)}) AS f
+        WHERE ($1::text[] IS NULL OR f.status = ANY($1::text[]))
+          AND ($2::text[] IS NULL OR f.queue = ANY($2::text[]))))::bigint AS n`,
+
     /** → `queue`, `status`, `n`: counts per queue × status, dead letters as `dead_letter`. */
     jobCountByQueueStatus: `SELECT queue, status, count(*) AS n FROM ${jobs} GROUP BY queue, status
       UNION ALL SELECT * FROM (${finishedCounts(counts, true)}) AS f WHERE f.n > 0

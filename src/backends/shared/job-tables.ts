@@ -26,3 +26,15 @@ export function jobTablesFor(filter: JobFilter): JobTables {
   }
   return finishBound ? "finished" : "all";
 }
+
+/**
+ * Whether the counters can answer a count of `filter` exactly (docs/backends.md, "Counting
+ * without scanning"): when it filters by status and queue only. The live table is then counted
+ * (it holds live jobs only) and the finished jobs kept come from `soniq_job_counts`, so the count
+ * costs the same at any history size. Any other filter counts the rows it matches.
+ */
+export function countableByCounters(filter: JobFilter): boolean {
+  return Object.entries(filter).every(
+    ([key, value]) => value === undefined || key === "status" || key === "queue",
+  );
+}

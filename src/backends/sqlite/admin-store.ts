@@ -31,6 +31,7 @@ import type {
 } from "../contract/admin-store.js";
 import type { DeadLetterRow, Owner } from "../contract/index.js";
 import { decodeCursor, encodeCursor, isTimeOrderedId } from "../shared/cursor.js";
+import { countableByCounters } from "../shared/job-tables.js";
 import {
   type DetailedRecord,
   deadFilterParams,
@@ -89,12 +90,17 @@ export class SqliteAdminStore implements AdminStore {
    * Newest first by id (contract: admin-store.ts `Page`), from one snapshot: the UUIDv7 rows of
    * both job tables by id (sql.ts `jobListById`), then, when the page is not full, the legacy rows
    * by `created_at` (`jobListLegacy`). A cursor whose id is a UUIDv7 continues the first segment;
-   * any other continues the second.
+   * any other continues the second. Each table is read as a window of at most `LIST_WINDOW`
+   * rows below the cursor (sql.ts `jobListCuts`): when a window is cut short, the page holds
+   * only rows above the cut and the next page starts below it — a short page with a cursor when
+   * a filter matches rarely, as on PostgreSQL.
    */
   async jobList(params: JobListParams): Promise<Page<JobListItem>> {
     const cursor = decodeCursor(params.cursor);
     const filter = jobFilterParams(params.filter);
     const want = params.limit + 1;
+    /** Set when a table's window was cut short: the next page starts below this id. */
+    let bound: string | null = null;
     const rows = await this.conn.use((s) =>
       s.db.transaction((): ListedRecord[] => {
         if (cursor !== null && !isTimeOrderedId(cursor.id)) {
@@ -103,10 +109,20 @@ export class SqliteAdminStore implements AdminStore {
           return s.statement("jobListLegacy").all(after) as ListedRecord[];
         }
         const beforeId = cursor === null ? ID_MAX : cursor.id;
+        const cuts = s.statement("jobListCuts").get({ ...filter, beforeId }) as {
+          live_cut: string | null;
+          finished_cut: string | null;
+        };
+        const cut = [cuts.live_cut, cuts.finished_cut].reduce<string | null>(
+          (high, id) => (id !== null && (high === null || id > high) ? id : high),
+          null,
+        );
         const page = s
           .statement("jobListById")
-          .all({ ...filter, beforeId, limit: want }) as ListedRecord[];
-        if (page.length < want) {
+          .all({ ...filter, beforeId, lowId: cut ?? "", limit: want }) as ListedRecord[];
+        if (page.length < want && cut !== null) {
+          bound = cut;
+        } else if (page.length < want) {
           const start = { ...filter, beforeMs: TIME_MAX, beforeId: ID_MAX };
           const legacy = s
             .statement("jobListLegacy")
@@ -120,11 +136,21 @@ export class SqliteAdminStore implements AdminStore {
     const last = rows.length > params.limit ? items.at(-1) : undefined;
     return {
       items: items.map(toListed),
-      nextCursor: last ? encodeCursor({ time: String(last.created_at), id: last.id }) : null,
+      nextCursor: last
+        ? encodeCursor({ time: String(last.created_at), id: last.id })
+        : bound !== null
+          ? encodeCursor({ time: "0", id: bound })
+          : null,
     };
   }
 
   async jobCount(params: { filter: JobFilter }): Promise<number> {
+    if (countableByCounters(params.filter)) {
+      const { statuses, queues } = jobFilterParams(params.filter);
+      return this.conn.use(
+        (s) => (s.statement("jobCountByCounters").get({ statuses, queues }) as { n: number }).n,
+      );
+    }
     return this.conn.use(
       (s) => (s.statement("jobCount").get(jobFilterParams(params.filter)) as { n: number }).n,
     );

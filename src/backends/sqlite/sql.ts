@@ -164,6 +164,12 @@ const TIME_ORDERED = "substr(j.id, 15, 1) = '7'";
  */
 const LEGACY_AFTER = "substr(j.id, 15, 1) <> '7' AND (j.created_at, j.id) < (@beforeMs, @beforeId)";
 
+/**
+ * Rows of each job table a listing page reads at most (`jobListCuts`): a bound on the work of a
+ * page whatever the history and the filter.
+ */
+export const LIST_WINDOW = 5000;
+
 /** An id above every job id (a listing's first page), for `@beforeId`. */
 export const ID_MAX = "\u{10FFFF}";
 
@@ -642,9 +648,22 @@ export const SQL = {
    * by id descending. Each table is walked backwards along its primary key and the two walks are
    * merged: no sort, and a page costs its rows whatever the tables hold (test/sqlite/listing.test.ts).
    */
-  jobListById: `${jobListArm("soniq_jobs", `${TIME_ORDERED} AND j.id < @beforeId`)}
-    UNION ALL ${jobListArm("soniq_finished_jobs", `${TIME_ORDERED} AND j.id < @beforeId`)}
+  jobListById: `${jobListArm("soniq_jobs", `${TIME_ORDERED} AND j.id < @beforeId AND j.id >= @lowId`)}
+    UNION ALL ${jobListArm("soniq_finished_jobs", `${TIME_ORDERED} AND j.id < @beforeId AND j.id >= @lowId`)}
     ORDER BY id DESC LIMIT @limit`,
+
+  /**
+   * The windows of a listing page (`@live`, `@finished` as {@link jobListArm}, `@beforeId`):
+   * for each job table, the UUIDv7 id {@link LIST_WINDOW} rows below `@beforeId` on its primary
+   * key (`live_cut`, `finished_cut`), NULL when fewer rows are left. A page reads no row below the
+   * higher cut (`@lowId` of {@link SQL.jobListById}), so a filter that rarely matches costs the
+   * same at any history size; the next page starts below the cut.
+   */
+  jobListCuts: `SELECT
+      (SELECT id FROM soniq_jobs WHERE @live = 1 AND substr(id, 15, 1) = '7' AND id < @beforeId
+        ORDER BY id DESC LIMIT 1 OFFSET ${LIST_WINDOW - 1}) AS live_cut,
+      (SELECT id FROM soniq_finished_jobs WHERE @finished = 1 AND substr(id, 15, 1) = '7' AND id < @beforeId
+        ORDER BY id DESC LIMIT 1 OFFSET ${LIST_WINDOW - 1}) AS finished_cut`,
 
   /**
    * The legacy segment of a job listing: as {@link SQL.jobListById} for the rows whose id is not
@@ -659,6 +678,19 @@ export const SQL = {
   /** {@link JOB_FILTER} parameters, `@live`, `@finished` ({@link jobListArm}) → `n`, over both job tables. */
   jobCount: `SELECT (SELECT count(*) FROM soniq_jobs AS j WHERE @live = 1 AND ${JOB_FILTER})
       + (SELECT count(*) FROM soniq_finished_jobs AS j WHERE @finished = 1 AND ${JOB_FILTER})
+    AS n`,
+
+  /**
+   * `@statuses`, `@queues` (JSON arrays or NULL: any) → `n`: the live jobs counted, plus the
+   * finished jobs kept from the counters (never the finished table), so the answer costs the
+   * same at any history size (`countableByCounters`).
+   */
+  jobCountByCounters: `SELECT (SELECT count(*) FROM soniq_jobs AS j
+      WHERE (@statuses IS NULL OR j.status IN (SELECT value FROM json_each(@statuses)))
+        AND (@queues IS NULL OR j.queue IN (SELECT value FROM json_each(@queues))))
+    + (SELECT COALESCE(sum(f.n), 0) FROM (${finishedCounts(true)}) AS f
+      WHERE (@statuses IS NULL OR f.status IN (SELECT value FROM json_each(@statuses)))
+        AND (@queues IS NULL OR f.queue IN (SELECT value FROM json_each(@queues))))
     AS n`,
 
   /** → `queue`, `status`, `n` per queue × status; dead letters as `dead_letter`. */

@@ -293,19 +293,31 @@ export function finishedMoveCases({ make }: ContractContext): void {
 
     it("counts › stats, queue metrics and counts by queue × status equal the rows kept, through every way a finished job comes and goes", async () => {
       const b = await make();
-      /** The counters' answers against the rows themselves (jobCount reads the tables). */
+      /**
+       * The counters' answers against the rows themselves. A count filtered by status and queue
+       * only is answered by the counters too; a creation bound that every job passes makes it
+       * count the rows.
+       */
+      const byRows = { createdAfter: new Date(0) };
       const agree = async (step: string) => {
         const stats = await b.jobStats();
         for (const status of ["done", "cancelled"] as const) {
-          const rows = await b.admin.jobCount({ filter: { status: [status] } });
+          const rows = await b.admin.jobCount({ filter: { status: [status], ...byRows } });
           expect(stats[status], `${step}: ${status}`).toBe(rows);
+          expect(await b.admin.jobCount({ filter: { status: [status] } }), `${step}: count`).toBe(
+            rows,
+          );
           const perQueue = await b.admin.jobCountByQueueStatus({});
           for (const queue of ["a", "b"]) {
             const cell = perQueue.find((c) => c.queue === queue && c.status === status);
             const inQueue = await b.admin.jobCount({
-              filter: { status: [status], queue: [queue] },
+              filter: { status: [status], queue: [queue], ...byRows },
             });
             expect(cell?.count ?? 0, `${step}: ${queue} ${status}`).toBe(inQueue);
+            expect(
+              await b.admin.jobCount({ filter: { status: [status], queue: [queue] } }),
+              `${step}: count ${queue} ${status}`,
+            ).toBe(inQueue);
             const metrics = (await b.jobQueueMetrics()).find((m) => m.queue === queue);
             expect(metrics?.[status] ?? 0, `${step}: metrics ${queue} ${status}`).toBe(inQueue);
           }
@@ -336,6 +348,56 @@ export function finishedMoveCases({ make }: ContractContext): void {
       expect(await b.jobPruneFinished({})).toBe(1);
       await agree("prune");
       expect(await b.jobStats()).toMatchObject({ done: 2, cancelled: 0, queued: 1 });
+      // Counts over live and finished states at once, by the counters and by the rows.
+      const filters: Array<{
+        status?: Array<"queued" | "processing" | "done" | "cancelled">;
+        queue?: string[];
+      }> = [
+        {},
+        { queue: ["a", "b"] },
+        { status: ["queued", "done"] },
+        { status: [] },
+        { queue: ["none"] },
+      ];
+      for (const filter of filters) {
+        expect(await b.admin.jobCount({ filter }), JSON.stringify(filter)).toBe(
+          await b.admin.jobCount({ filter: { ...filter, ...byRows } }),
+        );
+      }
+    });
+
+    it("listing › a filter that matches rarely, over more history than one page reads: every match once, newest first, across pages", async () => {
+      const b = await make();
+      const oldRare = v7Job({ name: "rare" });
+      await b.jobEnqueue({ jobs: [oldRare] });
+      await sleep(3); // the next ids are later
+      for (let made = 0; made < 6000; made += 1000) {
+        await b.jobEnqueue({ jobs: Array.from({ length: 1000 }, () => v7Job({ name: "common" })) });
+      }
+      for (;;) {
+        const claimed = await b.jobClaim({ workerId: "w", queues: null, limit: 1000 });
+        if (claimed.length === 0) break;
+        await b.jobCompleteMany({
+          items: claimed.map((c) => ({ id: c.id, owner: ownerOf(c), result: null })),
+          resultRetentionSeconds: 3600,
+        });
+      }
+      await sleep(3);
+      const newRare = v7Job({ name: "rare", delaySeconds: 3600 });
+      await b.jobEnqueue({ jobs: [newRare] });
+
+      const found: string[] = [];
+      let cursor: string | null = null;
+      let pages = 0;
+      do {
+        const page = await b.admin.jobList({ filter: { name: ["rare"] }, limit: 10, cursor });
+        found.push(...page.items.map((j) => j.id));
+        cursor = page.nextCursor;
+        pages += 1;
+      } while (cursor !== null && pages < 50);
+      expect(found).toEqual([newRare.id, oldRare.id]);
+      expect(cursor).toBeNull();
+      expect(await b.admin.jobCount({ filter: { name: ["rare"] } })).toBe(2);
     });
 
     it("listing › ids made before time-ordered ids list after every other job, by creation time, across pages", async () => {
