@@ -158,6 +158,10 @@ for (const kind of ["sqlite", "postgres"] as const) {
         expect(await jobs.locator("text.tick").allTextContents()).toEqual(
           expect.arrayContaining(["0", "−24 h", "−12 h", "now"]),
         );
+        // The overview's 24 h card reads the same counters.
+        const day = p.locator('[data-testid="window-24h"]');
+        expect(await day.textContent()).toContain(`${want.done} done`);
+        expect(await day.textContent()).toContain(`${want.dead + 1} dead-lettered`);
         const wait = p.locator('[data-testid="chart-wait"]');
         expect(await wait.locator("text.unit").textContent()).toBe("seconds");
         expect(await wait.locator("path.series-wait").getAttribute("d")).toMatch(/^M/);

@@ -58,7 +58,7 @@ export function OverviewPage() {
       <HistoryCharts queue={null} />
       <section class="cards">
         {(["1h", "24h"] as const).map((w) => (
-          <div class="card" key={w}>
+          <div class="card" key={w} data-testid={`window-${w}`}>
             <h3>Last {w}</h3>
             <p>{data.windows[w].done} done</p>
             <p>{data.windows[w].deadLettered} dead-lettered</p>
