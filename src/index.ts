@@ -31,7 +31,7 @@ export type {
   ScheduleRunJson,
   TimelineEntryJson,
 } from "./admin/json/index.js";
-export type { QueueSettings, QueuesAdmin } from "./admin/queues-admin.js";
+export type { QueueHistoryOptions, QueueSettings, QueuesAdmin } from "./admin/queues-admin.js";
 export type {
   DeadLetterView,
   JobDetail,
@@ -47,11 +47,13 @@ export type {
   ClaimedJob,
   DeadLetterRow,
   EnqueueResult,
+  HistoryPoint,
   JobRow,
   JobStatus,
   NewJob,
   Owner,
   PgQueryable,
+  QueueHistory,
   QueueInfo,
   QueueStats,
   ScheduleOutcome,

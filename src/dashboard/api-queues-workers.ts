@@ -1,7 +1,7 @@
 /**
- * The queue and worker routes: queues with counts, oldest claimable age and paused state; pause,
- * resume and `maxRunning`; worker incarnations with their shutdown state, drain start, deadline
- * and in-flight jobs.
+ * The queue and worker routes: queues with counts, oldest claimable age and paused state; the
+ * per-minute history the charts draw; pause, resume and `maxRunning`; worker incarnations with
+ * their shutdown state, drain start, deadline and in-flight jobs.
  */
 import { BadRequest, jsonBody, type Route } from "./route.js";
 
@@ -12,6 +12,26 @@ export const queueWorkerRoutes: Route[] = [
     path: "/api/queues",
     async handle({ options }) {
       return { body: { queues: await options.soniq.queues.list() } };
+    },
+  },
+  {
+    method: "GET",
+    path: "/api/history",
+    /**
+     * `?queue=` (optional: every queue), `?window=` seconds (60–86400, default 86400) →
+     * `{ history }`: `soniq.queues.history()` (a `QueueHistory`, instants as ISO text).
+     */
+    async handle({ url, options }) {
+      const queue = url.searchParams.get("queue");
+      const window = url.searchParams.get("window");
+      if (window !== null && !/^[0-9]{1,6}$/.test(window)) {
+        throw new BadRequest("window must be a whole number of seconds");
+      }
+      const history = await options.soniq.queues.history({
+        queue: queue === null || queue === "" ? null : queue,
+        ...(window === null ? {} : { windowSeconds: Number(window) }),
+      });
+      return { body: { history } };
     },
   },
   {

@@ -3,19 +3,21 @@
  * oldest claimable age per queue, dead letters by reason, workers by shutdown state, remote jobs by
  * phase (frozen ones need an operator), and warnings derived from that state — all read through the admin API.
  *
- * Throughput counts jobs that finished `done` in the window (rows still kept: `resultRetention`
- * bounds what is counted); failures count entries dead-lettered in the window.
+ * Throughput and failures come from the job counters (`soniq.queues.history()`: whole minutes,
+ * never a scan of the job tables): jobs that finished `done` in the window, whatever their
+ * retention, and jobs moved to the dead-letter queue in the window (replayed or deleted since or
+ * not).
  */
 import type { DashboardSource } from "./source.js";
 
 /** The dead-letter reasons counted one by one (others are summed as `other`). */
 export const KNOWN_REASONS = ["max_attempts_exceeded", "crash_loop", "unknown_job", "invalid_args"];
 
-/** One window's throughput. */
+/** One window's throughput (whole minutes: the window's first minute counts whole). */
 export interface WindowStats {
   /** Jobs that finished `done` in the window. */
   done: number;
-  /** Jobs dead-lettered in the window. */
+  /** Jobs moved to the dead-letter queue in the window. */
   deadLettered: number;
   /** deadLettered / (done + deadLettered), or 0. */
   failureRate: number;
@@ -39,24 +41,25 @@ export interface Overview {
   warnings: Warning[];
 }
 
-async function window(soniq: DashboardSource, seconds: number, now: number): Promise<WindowStats> {
-  const since = new Date(now - seconds * 1000).toISOString();
-  const [done, deadLettered] = await Promise.all([
-    soniq.jobs.count({ status: "done", finishedAfter: since }),
-    soniq.deadLetters.count({ deadAfter: since }),
-  ]);
+async function window(soniq: DashboardSource, seconds: number): Promise<WindowStats> {
+  const { points } = await soniq.queues.history({ windowSeconds: seconds });
+  let done = 0;
+  let deadLettered = 0;
+  for (const p of points) {
+    done += p.done;
+    deadLettered += p.dead;
+  }
   const total = done + deadLettered;
   return { done, deadLettered, failureRate: total === 0 ? 0 : deadLettered / total };
 }
 
 /** Builds the overview. */
 export async function overview(soniq: DashboardSource): Promise<Overview> {
-  const now = Date.now();
   const [remote, counts, hour, day, queues, workers, dlTotal, ...reasonCounts] = await Promise.all([
     soniq.remote.counts(),
     soniq.jobs.countByQueueStatus(),
-    window(soniq, 3600, now),
-    window(soniq, 86400, now),
+    window(soniq, 3600),
+    window(soniq, 86400),
     soniq.queues.list(),
     soniq.workers(),
     soniq.deadLetters.count({}),

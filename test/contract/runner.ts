@@ -18,6 +18,7 @@ import { deadLetterCases } from "./areas/dead-letter.js";
 import { enqueueCases } from "./areas/enqueue.js";
 import { fencedWritesCases } from "./areas/fenced-writes.js";
 import { finishedMoveCases } from "./areas/finished-move.js";
+import { jobHistoryCases } from "./areas/job-history.js";
 import { leasesCases } from "./areas/leases.js";
 import { lifecycleCases } from "./areas/lifecycle.js";
 import { notifyCases } from "./areas/notify.js";
@@ -82,6 +83,7 @@ export function runBackendContract(target: ContractTarget): void {
     adminWorkerCases(ctx);
     schedulesCases(ctx);
     queueMetricsCases(ctx);
+    jobHistoryCases(ctx);
     traceContextCases(ctx);
   });
 }

@@ -22,6 +22,15 @@ afterAll(async () => {
   await provider.close();
 });
 
+/** The failed attempts and dead-letter moves the counters hold for the remote queue (24 h). */
+async function counted(soniq: ReturnType<typeof remoteInstance>["soniq"]) {
+  const h = await soniq.queues.history({ queue: "generation" });
+  return {
+    failed: h.points.reduce((n, p) => n + p.failed, 0),
+    dead: h.points.reduce((n, p) => n + p.dead, 0),
+  };
+}
+
 describeEachBackend("remote jobs on the worker", (target) => {
   const setup = async (options: Parameters<typeof remoteInstance>[2] = {}) => {
     const backend = await target.open();
@@ -102,6 +111,7 @@ describeEachBackend("remote jobs on the worker", (target) => {
       attempts: 1,
     });
     expect(provider.postsByKey.get(`${id}:1`)).toBe(1);
+    expect(await counted(soniq)).toEqual({ failed: 0, dead: 1 });
   });
 
   it("retryable failure › 503 › retried with a new idempotency key after the retry delay", async () => {
@@ -115,6 +125,10 @@ describeEachBackend("remote jobs on the worker", (target) => {
     expect(provider.postsByKey.get(`${id}:1`)).toBe(1);
     const row = await soniq.getJob(id);
     expect(row?.lastError).toBe("synthetic 503");
+    // Each failed attempt was counted once: as `failed` while retried, as `dead` if it was the last.
+    const { failed, dead } = await counted(soniq);
+    expect(failed).toBeGreaterThanOrEqual(1);
+    expect(failed + dead).toBe(row?.attempts);
   });
 
   it("crash recovery › a dead worker's submission › frozen (crash), reconcile finds nothing › resubmitted with the same key", async () => {

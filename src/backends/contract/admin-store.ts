@@ -190,6 +190,64 @@ export interface QueueSetParams {
   maxRunning?: number | null;
 }
 
+/**
+ * Params of {@link AdminStore.queueHistory}: the window is the minutes from
+ * `now − windowSeconds` (rounded down to its minute) to now, database clock.
+ */
+export interface QueueHistoryParams {
+  /** One queue; null or left out: every queue summed. */
+  queue?: string | null;
+  /**
+   * How far back, in **seconds**: 60 to {@link HISTORY_MAX_WINDOW_SECONDS} (older minutes are
+   * folded into one row and have no per-minute history).
+   */
+  windowSeconds: number;
+}
+
+/** The longest window of {@link AdminStore.queueHistory}, in seconds (24 h). */
+export const HISTORY_MAX_WINDOW_SECONDS = 86_400;
+
+/**
+ * One minute of history from the counters (`soniq_job_counts`; docs/backends.md, "Counting
+ * without scanning"). Each count is of events that happened in that minute, by the database
+ * clock.
+ */
+export interface HistoryPoint {
+  /** The minute's start (whole minute, database clock). */
+  minute: Date;
+  /** Jobs that finished `done`. */
+  done: number;
+  /** Failed attempts (an error or `job_timeout`) that were requeued for a retry. */
+  failed: number;
+  /**
+   * Jobs moved to the dead-letter queue, for any reason (attempts exhausted, crash loop, a remote
+   * failure, an unknown job). The attempt that ended there is counted here, not in `failed`.
+   */
+  dead: number;
+  /** Jobs cancelled (while queued, or a cancel request honoured). */
+  cancelled: number;
+  /**
+   * Mean **seconds** from due (`scheduled_at`) to start of the jobs counted in `done`; null when
+   * `done` is 0.
+   */
+  waitAvgSeconds: number | null;
+}
+
+/** What {@link AdminStore.queueHistory} returns. */
+export interface QueueHistory {
+  /** The queue asked for, or null for every queue. */
+  queue: string | null;
+  /** Start of the first minute of the window (database clock). */
+  since: Date;
+  /** The database's now when read (the last minute is still filling). */
+  until: Date;
+  /**
+   * Minutes of the window that counted anything, oldest first; minutes with no event are left
+   * out (read them as zeros).
+   */
+  points: HistoryPoint[];
+}
+
 /** A worker as listed: its row, what it declared, and what it holds. */
 export interface WorkerDetail extends WorkerRow {
   /** The heartbeat timeout it declared (seconds); null for a worker of an older version. */
@@ -287,6 +345,12 @@ export interface AdminStore {
 
   /** Every queue that has jobs or a configuration row, by name. */
   queueList(params: Record<string, never>): Promise<QueueInfo[]>;
+  /**
+   * Per-minute history of finished, failed, dead-lettered and cancelled jobs and the mean wait,
+   * read from the counters only (a few rows per queue, kind and minute: never the job tables),
+   * so its cost does not grow with history. The caller validates `windowSeconds`.
+   */
+  queueHistory(params: QueueHistoryParams): Promise<QueueHistory>;
   /**
    * Creates or updates a queue's configuration. Resuming wakes the queue's workers (a
    * notification on PostgreSQL, in-process elsewhere; other SQLite processes poll).

@@ -13,6 +13,7 @@ import {
   type CancelRequestState,
   type DeadLetterFilter,
   type DeadLetterListParams,
+  type HistoryPoint,
   type JobActionState,
   type JobDetailRow,
   type JobEvent,
@@ -22,6 +23,8 @@ import {
   type JobListParams,
   type NewJobEvent,
   type Page,
+  type QueueHistory,
+  type QueueHistoryParams,
   type QueueInfo,
   type QueueSetParams,
   type QueueStatusCount,
@@ -351,6 +354,37 @@ export class PgAdminStore implements AdminStore {
       oldestDueAgeSeconds: Number(r.oldest_due_s),
       updatedAt: r.updated_at,
     }));
+  }
+
+  /** One statement over `soniq_job_counts`. See {@link AdminStore.queueHistory}. */
+  async queueHistory(params: QueueHistoryParams): Promise<QueueHistory> {
+    const queue = params.queue ?? null;
+    const { rows } = await this.host.run<{
+      since: Date;
+      until: Date;
+      minute: Date | null;
+      done: string | null;
+      failed: string | null;
+      dead: string | null;
+      cancelled: string | null;
+      wait_s: number | null;
+    }>(this.host.sql.queueHistory, [params.windowSeconds, queue]);
+    const first = rows[0];
+    if (!first) throw new Error("queueHistory returned no row");
+    const points: HistoryPoint[] = [];
+    for (const r of rows) {
+      if (r.minute === null) continue;
+      const done = Number(r.done);
+      points.push({
+        minute: r.minute,
+        done,
+        failed: Number(r.failed),
+        dead: Number(r.dead),
+        cancelled: Number(r.cancelled),
+        waitAvgSeconds: done > 0 ? Number(r.wait_s) / done : null,
+      });
+    }
+    return { queue, since: first.since, until: first.until, points };
   }
 
   async queueSet(params: QueueSetParams): Promise<QueueInfo> {

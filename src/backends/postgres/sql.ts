@@ -69,6 +69,22 @@ function notifying(update: string, channel: string): string {
 }
 
 /**
+ * A failed attempt's requeue (`update`, a fenced `UPDATE` of `soniq_jobs` without `RETURNING`)
+ * that also counts it as `failed` in `counts` (`soniq_job_counts`: this minute, this server
+ * process) in the same statement, so a refused fence counts nothing. → `queue` of each changed row
+ * (the NOTIFY payload form); with `channel`, also NOTIFYs that queue (the job is due now).
+ */
+function failing(update: string, counts: string, channel?: string): string {
+  return `WITH moved AS (${update} RETURNING queue, status, started_at, scheduled_at)${countRows(
+    counts,
+    "moved",
+    "'failed'",
+    "counted",
+  )}
+    SELECT ${channel ? `pg_notify(${channel}, ${PAYLOAD}), ` : ""}${PAYLOAD} AS queue FROM moved`;
+}
+
+/**
  * What each connection of the backend's pool runs once, before its first use (only Soniq's own
  * statements run on those connections; a caller's client for transactional enqueue is left
  * alone). → `pid`: the server process id (`pg_backend_pid()`), which NOTIFYs carry.
@@ -438,10 +454,13 @@ export function buildStatements(schema: string) {
                   ELSE array_agg(id::text || '/' || claim_token::text) END AS claims
       FROM moved`,
 
-    /** Fence `$1..$3`, `$4` error, `$5` delay seconds. */
-    retry: retryUpdate,
+    /**
+     * Fence `$1..$3`, `$4` error, `$5` delay seconds. Counts the failed attempt (`failed`,
+     * {@link failing}). → `queue` of the changed row.
+     */
+    retry: failing(retryUpdate, counts),
     /** As {@link retry}, plus `$6` channel: NOTIFYs the queue (the job is due now). */
-    retryNotify: notifying(retryUpdate, "$6"),
+    retryNotify: failing(retryUpdate, counts, "$6"),
 
     /** Fence `$1..$3`, `$4` delay seconds. */
     snooze: snoozeUpdate,
@@ -484,9 +503,9 @@ export function buildStatements(schema: string) {
     /**
      * Fence `$1..$3`, `$4` error, `$5` reason, `$6` whether to count an attempt. One statement:
      * the DELETE and the INSERT commit together, so the job is in exactly one table. Its dedup
-     * key is released.
+     * key is released, and the move counted (`dead`, `soniq_job_counts`).
      */
-    deadLetter: `WITH moved AS (DELETE FROM ${jobs} WHERE ${FENCE} RETURNING *)${releaseKeys(dedup, "moved")}
+    deadLetter: `WITH moved AS (DELETE FROM ${jobs} WHERE ${FENCE} RETURNING *)${releaseKeys(dedup, "moved")}${countRows(counts, "moved", "'dead'", "dead_counted")}
       ${deadLetterInsert(dead)}
       SELECT id, name, queue, args, priority,
              attempts + CASE WHEN $6::boolean THEN 1 ELSE 0 END, max_attempts, interruptions,
@@ -634,7 +653,8 @@ export function buildStatements(schema: string) {
      * read: processing, outside remote custody, same owner, a cancel request exactly when the
      * decision is `cancel`, else `start_known` = charged. Found by primary key; the cancel test is
      * `(…) IS TRUE` so that it is never a join key (test/postgres/query-plans.test.ts). Requeued
-     * queues are NOTIFYed once each. → `id` of each changed row.
+     * queues are NOTIFYed once each; dead-lettered rows are counted (`dead`, `soniq_job_counts`).
+     * → `id` of each changed row.
      */
     recoverStale: `WITH b AS (
         SELECT * FROM unnest($1::uuid[], $2::text[], $3::uuid[], $4::text[], $5::int[],
@@ -657,7 +677,7 @@ export function buildStatements(schema: string) {
       )${finishMove({ finished, dedup, counts, moved: "cancelled", status: "cancelled", retention: "$9", name: "cancel" })}, moved AS (
         DELETE FROM ${jobs} AS j USING locked AS l WHERE j.id = l.id AND l.kind = 'deadLetter'
         RETURNING j.*, l.interruptions AS recovered_interruptions, l.error AS recovered_error
-      )${releaseKeys(dedup, "moved")}, buried AS (
+      )${releaseKeys(dedup, "moved")}${countRows(counts, "moved", "'dead'", "dead_counted")}, buried AS (
         ${deadLetterInsert(dead)}
         SELECT id, name, queue, args, priority, attempts, max_attempts, recovered_interruptions,
                scheduled_at, created_at, now(), started_at, finished_at, worker_id, claim_token,
@@ -1113,6 +1133,29 @@ export function buildAdminStatements(schema: string) {
       FROM names AS n LEFT JOIN ${queues} AS q ON q.name = n.name
       LEFT JOIN counts AS c ON c.queue = n.name
       ORDER BY n.name`,
+
+    /**
+     * `$1` window seconds, `$2` queue (NULL: every queue) → `since` (the window's first minute),
+     * `until` (now), then per minute that counted anything, oldest first: `minute`, `done`,
+     * `failed`, `dead`, `cancelled` (bigint as text), `wait_s` (seconds from due to start summed
+     * over the done jobs). An empty window is one row whose `minute` is NULL. Reads only
+     * `soniq_job_counts` (its primary key leads with the queue), never a job table.
+     */
+    queueHistory: `WITH w AS (
+        SELECT now() AS until, date_trunc('minute', now() - make_interval(secs => $1::float8)) AS since
+      ), p AS (
+        SELECT c.bucket AS minute,
+          COALESCE(sum(c.n) FILTER (WHERE c.kind = 'done'), 0)::text AS done,
+          COALESCE(sum(c.n) FILTER (WHERE c.kind = 'failed'), 0)::text AS failed,
+          COALESCE(sum(c.n) FILTER (WHERE c.kind = 'dead'), 0)::text AS dead,
+          COALESCE(sum(c.n) FILTER (WHERE c.kind = 'cancelled'), 0)::text AS cancelled,
+          COALESCE(sum(c.wait_s) FILTER (WHERE c.kind = 'done'), 0)::float8 AS wait_s
+        FROM ${counts} AS c, w
+        WHERE c.bucket >= w.since AND c.kind IN ('done', 'failed', 'dead', 'cancelled')
+          AND ($2::text IS NULL OR c.queue = $2::text)
+        GROUP BY c.bucket
+      )
+      SELECT w.since, w.until, p.* FROM w LEFT JOIN p ON true ORDER BY p.minute`,
 
     /**
      * `$1` name, `$2` paused (NULL: keep), `$3` whether to set max_running, `$4` max_running

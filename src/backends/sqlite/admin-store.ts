@@ -21,6 +21,8 @@ import type {
   JobListParams,
   NewJobEvent,
   Page,
+  QueueHistory,
+  QueueHistoryParams,
   QueueInfo,
   QueueSetParams,
   QueueStatusCount,
@@ -398,6 +400,36 @@ export class SqliteAdminStore implements AdminStore {
   async queueList(): Promise<QueueInfo[]> {
     const rows = await this.conn.use((s) => s.statement("queueList").all() as QueueRecord[]);
     return rows.map(toQueueInfo);
+  }
+
+  /** One read of `soniq_job_counts`. See {@link AdminStore.queueHistory}. */
+  async queueHistory(params: QueueHistoryParams): Promise<QueueHistory> {
+    const queue = params.queue ?? null;
+    return this.conn.use((s) => {
+      const now = s.nowMs();
+      const since = Math.floor((now - secondsToMs(params.windowSeconds)) / 60_000) * 60_000;
+      const rows = s.statement("queueHistory").all({ since, queue }) as Array<{
+        minute: number;
+        done: number;
+        failed: number;
+        dead: number;
+        cancelled: number;
+        wait_s: number;
+      }>;
+      return {
+        queue,
+        since: new Date(since),
+        until: new Date(now),
+        points: rows.map((r) => ({
+          minute: new Date(r.minute),
+          done: r.done,
+          failed: r.failed,
+          dead: r.dead,
+          cancelled: r.cancelled,
+          waitAvgSeconds: r.done > 0 ? r.wait_s / r.done : null,
+        })),
+      };
+    });
   }
 
   async queueSet(params: QueueSetParams): Promise<QueueInfo> {

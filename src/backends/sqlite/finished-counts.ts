@@ -1,13 +1,18 @@
 /**
- * The finished-job counters of the SQLite backend (docs/backends.md, "Counting without
- * scanning"): a transaction that moves jobs into `soniq_finished_jobs` or removes them tallies
- * them here per queue and kind, then writes one counter update per queue and kind
- * ({@link SQL.countFinished}) before it commits, so the counts change with the rows, atomically.
+ * The job counters of the SQLite backend (docs/backends.md, "Counting without scanning"): a
+ * transaction that moves jobs into `soniq_finished_jobs` or removes them tallies them here per
+ * queue and kind, then writes one counter update per queue and kind ({@link SQL.countFinished})
+ * before it commits, so the counts change with the rows, atomically. A failed attempt's requeue
+ * and a move to the dead-letter queue count themselves the same way ({@link countOutcome}).
  */
 import type { SqliteSession } from "./connection.js";
 
-/** A counter kind: jobs that finished as `done`/`cancelled`, or such jobs that left the store. */
-export type CountKind = "done" | "cancelled" | "done_gone" | "cancelled_gone";
+/**
+ * A counter kind: jobs that finished as `done`/`cancelled`, such jobs that left the store
+ * (`_gone`), failed attempts requeued for a retry (`failed`) and jobs moved to the dead-letter
+ * queue (`dead`).
+ */
+export type CountKind = "done" | "cancelled" | "done_gone" | "cancelled_gone" | "failed" | "dead";
 
 /** What a counted row carries (milliseconds since the epoch for the instants). */
 export interface CountedRow {
@@ -53,4 +58,12 @@ export function countOne(s: SqliteSession, row: CountedRow, kind: CountKind): vo
   const tally = new FinishedTally();
   tally.add(row, kind);
   tally.write(s);
+}
+
+/**
+ * Counts one job of `queue` as `kind` (`failed` or `dead`: no wait is added), inside the caller's
+ * transaction.
+ */
+export function countOutcome(s: SqliteSession, queue: string, kind: "failed" | "dead"): void {
+  s.statement("countFinished").run({ queue, kind, n: 1, waitS: 0 });
 }

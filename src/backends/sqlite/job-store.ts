@@ -34,7 +34,7 @@ import { assertNoConnection } from "../shared/capability-guard.js";
 import type { LocalHandOffDesk } from "../shared/hand-off-desk.js";
 import { secondsToMs } from "./clock.js";
 import type { SqliteConnection } from "./connection.js";
-import { type CountedRow, FinishedTally } from "./finished-counts.js";
+import { type CountedRow, countOutcome, FinishedTally } from "./finished-counts.js";
 import { countJobs, countJobsByQueue } from "./job-counts.js";
 import { type DeadLetterRecord, type JobRecord, toDeadLetterRow, toJobRow } from "./rows.js";
 import {
@@ -124,10 +124,22 @@ export class SqliteJobStore implements JobStore {
     return this.conn.use((s) => completeAll(s, items, resultRetentionSeconds));
   }
 
-  /** See {@link JobStore.jobRetry}. */
+  /**
+   * The requeue and its count (`failed`) in one immediate transaction. See
+   * {@link JobStore.jobRetry}.
+   */
   async jobRetry({ id, owner, error, delaySeconds }: JobRetryParams): Promise<boolean> {
     const params = { id, ...fence(owner), error, delayMs: secondsToMs(delaySeconds) };
-    return this.requeued("retry", params, delaySeconds <= 0);
+    const row = await this.conn.use((s) =>
+      s.immediate(() => {
+        const changed = s.statement("retry").get(params) as { queue: string } | undefined;
+        if (changed !== undefined) countOutcome(s, changed.queue, "failed");
+        return changed;
+      }),
+    );
+    if (row === undefined) return false;
+    if (delaySeconds <= 0) this.wake(row.queue);
+    return true;
   }
 
   /** See {@link JobStore.jobSnooze}. */
@@ -157,7 +169,7 @@ export class SqliteJobStore implements JobStore {
 
   /** Runs a fenced requeue (`… RETURNING queue`); wakes its queue when `wake`. */
   private async requeued(
-    statement: "retry" | "snooze" | "nack",
+    statement: "snooze" | "nack",
     params: Record<string, unknown>,
     wake: boolean,
   ): Promise<boolean> {

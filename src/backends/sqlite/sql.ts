@@ -343,7 +343,8 @@ export const SQL = {
 
   /**
    * Failure with attempts left, fenced: `@error`, `@delayMs`. `queued`, `attempts + 1`,
-   * `last_error`, due at now + `@delayMs`, owner cleared. → `queue` of the changed row.
+   * `last_error`, due at now + `@delayMs`, owner cleared. → `queue` of the changed row (the
+   * caller counts it as `failed` in the same transaction: finished-counts.ts).
    */
   retry: `UPDATE soniq_jobs
     SET status = 'queued', attempts = attempts + 1, last_error = @error,
@@ -354,16 +355,16 @@ export const SQL = {
 
   /**
    * Copies the job into the DLQ, fenced: `@error`, `@reason`, `@now`, `@increment` (1 to count
-   * an attempt, else 0); `updated_at = dead_at = @now`. → `dedup_key` of the copied row. The
-   * caller deletes the job ({@link SQL.deleteJob}) and releases its key
-   * ({@link SQL.releaseDedupKey}) in the same transaction.
+   * an attempt, else 0); `updated_at = dead_at = @now`. → `dedup_key`, `queue` of the copied
+   * row. The caller deletes the job ({@link SQL.deleteJob}), releases its key
+   * ({@link SQL.releaseDedupKey}) and counts it (`dead`) in the same transaction.
    */
   deadLetter: `${DEAD_LETTER_INSERT}
     SELECT id, name, queue, args, priority, attempts + @increment,
       max_attempts, interruptions, scheduled_at, created_at, @now, started_at,
       finished_at, worker_id, claim_token, @error, dedup_key, @reason, @now
     FROM soniq_jobs WHERE ${OWNED}
-    RETURNING dedup_key`,
+    RETURNING dedup_key, queue`,
 
   /** `@id`: deletes the live job row (the second half of a move to the DLQ or to the finished jobs). */
   deleteJob: "DELETE FROM soniq_jobs WHERE id = @id",
@@ -532,7 +533,8 @@ export const SQL = {
     RETURNING queue, status, started_at, scheduled_at`,
 
   /**
-   * `@queue`, `@kind` (`done`, `cancelled`, `done_gone`, `cancelled_gone`), `@n`, `@waitS`
+   * `@queue`, `@kind` (`done`, `cancelled`, `done_gone`, `cancelled_gone`, `failed`, `dead`),
+   * `@n`, `@waitS`
    * (seconds from due to start, summed): adds to this minute's counter (`soniq_job_counts`).
    */
   countFinished: `INSERT INTO soniq_job_counts (queue, kind, bucket, writer, n, wait_s)
@@ -602,15 +604,15 @@ export const SQL = {
 
   /**
    * Crash recovery's dead-letter copy, fenced ({@link STALE_OWNED}), `@now`, `@interruptions`,
-   * `@error`, `@reason`. → `dedup_key` of the copied row. The caller deletes the job
-   * ({@link SQL.deleteJob}) and releases its key in the same transaction.
+   * `@error`, `@reason`. → `dedup_key`, `queue` of the copied row. The caller deletes the job
+   * ({@link SQL.deleteJob}), releases its key and counts it (`dead`) in the same transaction.
    */
   buryStale: `${DEAD_LETTER_INSERT}
     SELECT id, name, queue, args, priority, attempts, max_attempts, @interruptions,
       scheduled_at, created_at, @now, started_at, finished_at, worker_id, claim_token,
       @error, dedup_key, @reason, @now
     FROM soniq_jobs WHERE ${STALE_OWNED}
-    RETURNING dedup_key`,
+    RETURNING dedup_key, queue`,
 
   /** `@workerId` → `id`, `claim_token` of the processing rows it owns. */
   ownedBy: `SELECT id, claim_token FROM soniq_jobs
@@ -812,6 +814,23 @@ export const SQL = {
     FROM names AS n LEFT JOIN soniq_queues AS q ON q.name = n.name
     LEFT JOIN counts AS c ON c.queue = n.name
     ORDER BY n.name`,
+
+  /**
+   * `@since` (ms, a whole minute), `@queue` (NULL: every queue) → per minute from `@since` that
+   * counted anything, oldest first: `minute` (ms), `done`, `failed`, `dead`, `cancelled`,
+   * `wait_s` (seconds from due to start summed over the done jobs). Reads only
+   * `soniq_job_counts`, never a job table.
+   */
+  queueHistory: `SELECT bucket AS minute,
+      sum(CASE WHEN kind = 'done' THEN n ELSE 0 END) AS done,
+      sum(CASE WHEN kind = 'failed' THEN n ELSE 0 END) AS failed,
+      sum(CASE WHEN kind = 'dead' THEN n ELSE 0 END) AS dead,
+      sum(CASE WHEN kind = 'cancelled' THEN n ELSE 0 END) AS cancelled,
+      sum(CASE WHEN kind = 'done' THEN wait_s ELSE 0 END) AS wait_s
+    FROM soniq_job_counts
+    WHERE bucket >= @since AND kind IN ('done', 'failed', 'dead', 'cancelled')
+      AND (@queue IS NULL OR queue = @queue)
+    GROUP BY bucket ORDER BY bucket`,
 
   /**
    * `@name`, `@paused` (0/1, NULL: keep), `@setMax` (0/1), `@maxRunning` (NULL: no limit):

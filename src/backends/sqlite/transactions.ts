@@ -21,7 +21,7 @@ import { limitedRoom } from "../shared/claim-policy.js";
 import { decideRecovery, recoveryResult, type StaleClaim } from "../shared/recovery-policy.js";
 import { secondsToMs } from "./clock.js";
 import type { SqliteSession } from "./connection.js";
-import { type CountedRow, countOne, FinishedTally } from "./finished-counts.js";
+import { type CountedRow, countOne, countOutcome, FinishedTally } from "./finished-counts.js";
 import type { ClaimedRecord } from "./rows.js";
 import type { StatementName } from "./sql.js";
 
@@ -356,8 +356,8 @@ export interface DeadLetterWrite {
 }
 
 /**
- * Moves the job `owner` holds into `soniq_dead_letter_jobs` (same id, in exactly one table) and
- * releases its dedup key.
+ * Moves the job `owner` holds into `soniq_dead_letter_jobs` (same id, in exactly one table),
+ * releases its dedup key and counts the move (`dead`).
  * @returns `false` (nothing changed) when `owner` does not hold the claim.
  */
 export function moveToDeadLetter(
@@ -371,10 +371,13 @@ export function moveToDeadLetter(
   return s.immediate(() => {
     const { error, reason } = write;
     const params = { id, ...fence(owner), error, reason, increment: write.countAttempt ? 1 : 0 };
-    const row = move.get({ ...params, now: s.nowMs() }) as { dedup_key: string | null } | undefined;
+    const row = move.get({ ...params, now: s.nowMs() }) as
+      | { dedup_key: string | null; queue: string }
+      | undefined;
     if (row === undefined) return false;
     remove.run({ id });
     releaseKey(s, row.dedup_key, id);
+    countOutcome(s, row.queue, "dead");
     return true;
   });
 }
@@ -452,11 +455,12 @@ export function recoverStaleClaims(
         if (requeue.run({ ...row, charge: job.charged ? 1 : 0 }).changes === 0) continue;
       } else {
         const buried = bury.get({ ...row, error: d.error, reason: d.reason }) as
-          | { dedup_key: string | null }
+          | { dedup_key: string | null; queue: string }
           | undefined;
         if (buried === undefined) continue;
         remove.run({ id });
         releaseKey(s, buried.dedup_key, id);
+        countOutcome(s, buried.queue, "dead");
       }
       changed.add(id);
     }

@@ -36,7 +36,7 @@ function Page({ me }: { me: Me }) {
   if (section === "dead-letter" && id)
     return <JobDetailPage me={me} id={decodeURIComponent(id)} dead />;
   if (section === "dead-letter") return <JobsPage me={me} params={params} dead />;
-  if (section === "queues") return <QueuesPage me={me} />;
+  if (section === "queues") return <QueuesPage me={me} params={params} />;
   if (section === "workers") return <WorkersPage />;
   if (section === "schedules") return <SchedulesPage me={me} />;
   if (section === "remote") return <RemotePage me={me} params={params} />;

@@ -1,6 +1,7 @@
-/** The overview page: counts by queue × status, 1 h / 24 h windows, oldest age, DLQ reasons, workers, frozen remote jobs, warnings. */
+/** The overview page: counts by queue × status, the last 24 h charted per minute, 1 h / 24 h windows, oldest age, DLQ reasons, workers, frozen remote jobs, warnings. */
 import type { Overview } from "../../overview.js";
 import { api } from "../api.js";
+import { HistoryCharts } from "../charts.js";
 import { duration, ErrorLine, Table } from "../components.js";
 import { usePolled } from "../hooks.js";
 
@@ -54,9 +55,10 @@ export function OverviewPage() {
           ))}
         </Table>
       </section>
+      <HistoryCharts queue={null} />
       <section class="cards">
         {(["1h", "24h"] as const).map((w) => (
-          <div class="card" key={w}>
+          <div class="card" key={w} data-testid={`window-${w}`}>
             <h3>Last {w}</h3>
             <p>{data.windows[w].done} done</p>
             <p>{data.windows[w].deadLettered} dead-lettered</p>

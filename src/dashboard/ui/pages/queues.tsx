@@ -1,12 +1,17 @@
-/** The queues page: counts, oldest claimable age, paused state and `maxRunning`; pause, resume and set the limit when granted. */
+/**
+ * The queues page: counts, oldest claimable age, paused state and `maxRunning`; pause, resume and
+ * set the limit when granted; the last 24 h of one queue charted per minute (`#/queues?queue=`).
+ */
 import { useState } from "preact/hooks";
 import type { QueueInfo } from "../../../backends/contract/admin-store.js";
 import { api, type Me } from "../api.js";
+import { HistoryCharts } from "../charts.js";
 import { duration, ErrorLine, Table } from "../components.js";
 import { usePolled } from "../hooks.js";
 
 /** See the module comment. */
-export function QueuesPage({ me }: { me: Me }) {
+export function QueuesPage({ me, params }: { me: Me; params: URLSearchParams }) {
+  const chosen = params.get("queue");
   const { data, error, reload } = usePolled(
     () => api<{ queues: QueueInfo[] }>("GET", "api/queues"),
     [],
@@ -37,7 +42,9 @@ export function QueuesPage({ me }: { me: Me }) {
     <div>
       <h2>Queues</h2>
       <ErrorLine error={error ?? message} />
-      <Table head={["queue", "queued", "processing", "oldest due", "paused", "maxRunning", ""]}>
+      <Table
+        head={["queue", "queued", "processing", "oldest due", "paused", "maxRunning", "24 h", ""]}
+      >
         {(data?.queues ?? []).map((q) => (
           <tr key={q.name}>
             <td>
@@ -48,6 +55,14 @@ export function QueuesPage({ me }: { me: Me }) {
             <td>{duration(q.oldestDueAgeSeconds)}</td>
             <td>{q.paused ? "paused" : ""}</td>
             <td>{q.maxRunning ?? "—"}</td>
+            <td>
+              <a
+                href={`#/queues?queue=${encodeURIComponent(q.name)}`}
+                data-testid={`history-link-${q.name}`}
+              >
+                chart
+              </a>
+            </td>
             <td>
               {canPause && (
                 <button
@@ -71,6 +86,7 @@ export function QueuesPage({ me }: { me: Me }) {
           </tr>
         ))}
       </Table>
+      {chosen ? <HistoryCharts queue={chosen} /> : null}
     </div>
   );
 }
