@@ -8,8 +8,9 @@
  * the mark (`soniq_prune_mark`); {@link maintainFinishedPartitions}, run by the maintenance
  * leader's prune, then:
  *
- * 1. drops every daily partition whose upper bound is at or below the mark (all its rows are
- *    forgotten and already counted as gone) — under `LOCK … NOWAIT`, so it never waits in the
+ * 1. drops every daily partition whose day is over (no completion can write into it: a row's
+ *    expiry is its completion time plus a positive retention) and that holds no row above the
+ *    mark (all its rows are forgotten and already counted as gone) — under `LOCK … NOWAIT`, so it never waits in the
  *    lock queue (where completions and reads would queue behind it); a lock it cannot get now is
  *    tried again at the next prune;
  * 2. deletes the default partition's rows at or below the mark (at most `limit`);
@@ -49,7 +50,7 @@ export function aheadDaysFor(retentionSeconds: number): number {
 export interface FinishedPartitionsReport {
   /** Daily partitions dropped (table names). */
   dropped: string[];
-  /** Daily partitions wholly below the mark that could not be dropped now (a lock was held). */
+  /** Daily partitions of days over that could not be looked at now (a lock was held). */
   dropDeferred: string[];
   /** Rows of the default partition deleted (they were below the mark). */
   defaultDeleted: number;
@@ -105,7 +106,7 @@ export async function maintainFinishedPartitions(
   const { rows } = await conn.run<{ name: string; passed: boolean; today: string }>(
     `SELECT c.relname AS name,
             (to_date(right(c.relname, 8), 'YYYYMMDD') + 1)::timestamp AT TIME ZONE 'UTC'
-              <= (SELECT expires_at FROM ${mark}) AS passed,
+              <= now() AS passed,
             to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS today
      FROM pg_inherits AS i JOIN pg_class AS c ON c.oid = i.inhrelid
      WHERE i.inhparent = $1::regclass AND c.relname ~ '_p[0-9]{8}$'
@@ -119,14 +120,31 @@ export async function maintainFinishedPartitions(
   // 1. Drop the partitions wholly forgotten. NOWAIT: never queue behind a long read, and so
   //    never make a completion wait behind this DROP.
   if (passed.length > 0) {
+    let forgotten: string[] = [];
     const dropped = await nowait(conn, async (client) => {
       await client.query(`LOCK TABLE ONLY ${store} IN ACCESS EXCLUSIVE MODE NOWAIT`);
       const list = passed.map((name) => `${s}.${quoteIdent(name)}`).join(", ");
       await client.query(`LOCK TABLE ${list} IN ACCESS EXCLUSIVE MODE NOWAIT`);
-      await client.query(`DROP TABLE ${list}`);
+      // Under the lock nothing changes: a partition whose day is over (no completion can write
+      // into it) and that has no row above the mark left is wholly forgotten.
+      for (const name of passed) {
+        const { rows: left } = await client.query<{ left: boolean }>(
+          `SELECT EXISTS (SELECT 1 FROM ${s}.${quoteIdent(name)} AS f
+             WHERE (f.result_expires_at, f.id) > (SELECT m.expires_at, m.id FROM ${mark} AS m)) AS left`,
+        );
+        if (left[0]?.left === false) forgotten.push(name);
+      }
+      if (forgotten.length > 0) {
+        await client.query(
+          `DROP TABLE ${forgotten.map((name) => `${s}.${quoteIdent(name)}`).join(", ")}`,
+        );
+      }
     });
-    if (dropped) report.dropped.push(...passed);
-    else report.dropDeferred.push(...passed);
+    if (dropped) report.dropped.push(...forgotten);
+    else {
+      forgotten = [];
+      report.dropDeferred.push(...passed);
+    }
   }
 
   // 2. The default partition's forgotten rows, row by row (only long retentions land there).
