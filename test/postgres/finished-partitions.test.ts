@@ -7,6 +7,7 @@ import pg from "pg";
 import { afterAll, expect, it } from "vitest";
 import type { Backend } from "../../src/backends/contract/index.js";
 import { PostgresBackend } from "../../src/backends/postgres/postgres-backend.js";
+import { loadMigrations } from "../../src/backends/shared/migrations.js";
 import { newJobId } from "../../src/jobs/job-id.js";
 import { newJob, ownerOf } from "../contract/helpers.js";
 import { TEST_DATABASE_URL } from "../helpers/postgres.js";
@@ -261,5 +262,64 @@ describePostgres("postgres: finished jobs in daily partitions", () => {
       ids,
     ]);
     expect(got.rowCount).toBe(0);
+  });
+
+  it("upgrade › a database at migration 010 filled with finished rows › nothing lost, counts kept, then forgotten by partition", async () => {
+    const schema = schemas.next();
+    const t = (name: string) => `"${schema}"."${name}"`;
+    const c = await pool.connect();
+    try {
+      await c.query(`CREATE SCHEMA "${schema}"`);
+      await c.query(`SET search_path TO "${schema}"`);
+      await c.query(`CREATE TABLE soniq_migrations (version integer PRIMARY KEY, name text NOT NULL,
+        applied_at timestamptz NOT NULL DEFAULT now())`);
+      for (const m of loadMigrations("postgres").filter((m) => m.version <= 10)) {
+        await c.query(m.sql);
+        await c.query("INSERT INTO soniq_migrations (version, name) VALUES ($1, $2)", [
+          m.version,
+          m.file,
+        ]);
+      }
+    } finally {
+      await c.query("RESET search_path");
+      c.release();
+    }
+    // As 010 writes them: 300 done rows expiring from two days ago to 20 days ahead, counted.
+    await pool.query(
+      `INSERT INTO ${t("soniq_finished_jobs")} (id, name, queue, args, status, priority, attempts,
+         max_attempts, interruptions, scheduled_at, created_at, updated_at, started_at,
+         finished_at, result, result_expires_at, start_known, uncharged_recoveries)
+       SELECT gen_random_uuid(), 'old.job', 'q', '{}'::json, 'done', 0, 1, 5, 0, now(), now(),
+              now(), now(), now(), '1'::json,
+              now() + make_interval(hours => (i * 1.6)::int - 48), true, 0
+       FROM generate_series(0, 299) AS i`,
+    );
+    await pool.query(
+      `INSERT INTO ${t("soniq_job_counts")} (queue, kind, bucket, writer, n)
+       VALUES ('q', 'done', '-infinity', 0, 300)`,
+    );
+    const before = await pool.query<{ id: string }>(
+      `SELECT id FROM ${t("soniq_finished_jobs")} ORDER BY id`,
+    );
+    const b = new PostgresBackend({ connectionString: TEST_DATABASE_URL, schema, poolSize: 4 });
+    open.push(b);
+    await b.setup();
+    const after = await pool.query<{ id: string }>(
+      `SELECT id FROM ${t("soniq_finished_store")} ORDER BY id`,
+    );
+    expect(after.rows).toEqual(before.rows);
+    expect((await b.jobStats()).done).toBe(300);
+    const sample = before.rows.filter((_, i) => i % 37 === 0);
+    for (const r of sample) expect((await b.jobGet({ id: r.id }))?.status).toBe("done");
+    const expired = await pool.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM ${t("soniq_finished_store")} WHERE result_expires_at <= now()`,
+    );
+    expect(await b.jobPruneFinished({})).toBe(expired.rows[0]?.n);
+    await countsExact(b, schema);
+    const left = await pool.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM ${t("soniq_finished_store_default")}
+       WHERE result_expires_at <= now()`,
+    );
+    expect(left.rows[0]?.n).toBe(0); // the default partition's forgotten rows were deleted
   });
 });
