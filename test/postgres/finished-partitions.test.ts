@@ -322,4 +322,30 @@ describePostgres("postgres: finished jobs in daily partitions", () => {
     );
     expect(left.rows[0]?.n).toBe(0); // the default partition's forgotten rows were deleted
   });
+
+  it("completions while partitions are made and dropped › every completion lands and is readable; counts exact", async () => {
+    const { b, schema, t } = await make();
+    await pastPartition(schema, -2);
+    const old = await finish(b, 10, 3600, "old");
+    await expireOn(schema, old, -2);
+    const completing = (async () => {
+      const ids: string[] = [];
+      // Retention 15 days: into the day the maintenance below makes (setup made 10 days).
+      for (let i = 0; i < 8; i++) ids.push(...(await finish(b, 5, 15 * 86_400, "new")));
+      return ids;
+    })();
+    const maintaining = (async () => {
+      for (let i = 0; i < 4; i++) await b.jobPruneFinished({ retentionSeconds: 30 * 86_400 });
+    })();
+    const [ids] = await Promise.all([completing, maintaining]);
+    await b.jobPruneFinished({ retentionSeconds: 30 * 86_400 });
+    for (const id of ids) expect((await b.jobGet({ id }))?.status).toBe("done");
+    for (const id of old) expect(await b.jobGet({ id })).toBeNull();
+    expect(await partitions(schema)).not.toContain(`soniq_finished_store_p${dayName(-2)}`);
+    const inDefault = await pool.query(
+      `SELECT count(*)::int AS n FROM ${t("soniq_finished_store_default")}`,
+    );
+    expect(inDefault.rows[0].n).toBe(0);
+    await countsExact(b, schema);
+  });
 });

@@ -16,7 +16,10 @@
  * 2. deletes the default partition's rows at or below the mark (at most `limit`);
  * 3. makes the daily partitions from today to today + `aheadDays` that are missing, moving the
  *    default partition's rows of that day into the new table before attaching it (PostgreSQL
- *    refuses a partition whose range the default partition already holds rows of).
+ *    refuses a partition whose range the default partition already holds rows of), under a
+ *    `NOWAIT` SHARE lock of the table: no completion is under way while a day is made (one
+ *    routed to the default partition before would fail after), and those that start meanwhile
+ *    wait the few milliseconds it takes, then go to the new partition.
  */
 import type pg from "pg";
 import type { PgConnection } from "./connection.js";
@@ -169,7 +172,11 @@ export async function maintainFinishedPartitions(
     const table = `${s}.${quoteIdent(p.name)}`;
     let moved = 0;
     const made = await nowait(conn, async (client) => {
-      // ATTACH scans the default partition (and holds it exclusively): take it now or not at all.
+      // No insert may be under way: one already routed to the default partition would, once
+      // this commits, write there a row of the day the default no longer takes, and fail. SHARE
+      // lets reads go on; inserts wait for this short transaction (then route afresh). ATTACH
+      // scans the default partition and holds it exclusively. Both now or not at all.
+      await client.query(`LOCK TABLE ONLY ${store} IN SHARE MODE NOWAIT`);
       await client.query(`LOCK TABLE ${deflt} IN ACCESS EXCLUSIVE MODE NOWAIT`);
       await client.query(
         `CREATE TABLE ${table} (LIKE ${store} INCLUDING DEFAULTS INCLUDING CONSTRAINTS)`,
