@@ -7,6 +7,7 @@ import pg from "pg";
 import { afterAll, expect, it } from "vitest";
 import type { Backend } from "../../src/backends/contract/index.js";
 import { PostgresBackend } from "../../src/backends/postgres/postgres-backend.js";
+import { buildStatements } from "../../src/backends/postgres/sql.js";
 import { loadMigrations } from "../../src/backends/shared/migrations.js";
 import { newJobId } from "../../src/jobs/job-id.js";
 import { newJob, ownerOf } from "../contract/helpers.js";
@@ -348,4 +349,41 @@ describePostgres("postgres: finished jobs in daily partitions", () => {
     expect(inDefault.rows[0].n).toBe(0);
     await countsExact(b, schema);
   });
+
+  it.each(["delete", "run again"] as const)(
+    "%s waiting on a prune that passes its row › the row is counted gone once, by the prune",
+    async (action) => {
+      const { b, schema } = await make();
+      const [id] = await finish(b, 1, 3600);
+      if (!id) throw new Error("no job");
+      await expireOn(schema, [id], -1);
+      const sql = buildStatements(schema);
+      const prune = await pool.connect();
+      try {
+        // A prune in progress: it holds the mark.
+        await prune.query("BEGIN");
+        await prune.query(sql.lockMark);
+        const acting =
+          action === "delete" ? b.admin.jobDelete({ id }) : b.admin.jobRetryNow({ id });
+        // Until the action waits for the mark (bounded: it must come to wait).
+        for (let i = 0; i < 500; i++) {
+          const { rows } = await pool.query<{ n: number }>(
+            `SELECT count(*)::int AS n FROM pg_stat_activity
+             WHERE wait_event_type = 'Lock' AND query LIKE '%shared_mark%'`,
+          );
+          if ((rows[0]?.n ?? 0) > 0) break;
+          await new Promise((r) => setTimeout(r, 10));
+        }
+        const passed = await prune.query<{ pruned: number }>(sql.pruneFinished, [null]);
+        expect(passed.rows[0]?.pruned).toBe(1);
+        await prune.query("COMMIT");
+        expect(await acting).toBe("not_found");
+      } finally {
+        prune.release();
+      }
+      expect(await b.jobGet({ id })).toBeNull();
+      await countsExact(b, schema);
+      expect((await b.jobStats()).done).toBe(0);
+    },
+  );
 });
