@@ -202,7 +202,12 @@ async function fillHistory(admin: pg.Client, schema: string, n: number): Promise
     await admin.query(`INSERT INTO ${schema}.soniq_job_counts (queue, kind, bucket, writer, n)
       VALUES ('default', 'done', '-infinity', 0, ${n})`);
   }
-  await admin.query(`VACUUM ANALYZE ${schema}.${table}`);
+  // Since migration 011 soniq_finished_jobs is a view over the partitioned soniq_finished_store.
+  const store = await admin.query("SELECT to_regclass($1) AS t", [
+    `${schema}.soniq_finished_store`,
+  ]);
+  const settled = store.rows[0]?.t ? "soniq_finished_store" : table;
+  await admin.query(`VACUUM ANALYZE ${schema}.${settled}`);
   console.log(
     `  history: ${n} finished jobs in ${table} (${((performance.now() - started) / 1000).toFixed(1)} s)`,
   );
