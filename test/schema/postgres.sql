@@ -61,325 +61,6 @@ CREATE TABLE soniq_finished_store (
   CONSTRAINT soniq_finished_store_status_check CHECK ((status = ANY (ARRAY['done'::text, 'cancelled'::text])))
 );
 
-CREATE TABLE soniq_finished_store_default (
-  id uuid NOT NULL,
-  name text NOT NULL,
-  queue text NOT NULL,
-  args json NOT NULL,
-  status text NOT NULL,
-  priority integer NOT NULL,
-  attempts integer NOT NULL,
-  max_attempts integer NOT NULL,
-  interruptions integer NOT NULL,
-  scheduled_at timestamp with time zone NOT NULL,
-  created_at timestamp with time zone NOT NULL,
-  updated_at timestamp with time zone NOT NULL,
-  started_at timestamp with time zone,
-  finished_at timestamp with time zone NOT NULL,
-  worker_id text,
-  claim_token uuid,
-  last_error text,
-  result json,
-  result_expires_at timestamp with time zone NOT NULL,
-  dedup_key text,
-  meta json,
-  start_known boolean NOT NULL,
-  uncharged_recoveries integer NOT NULL,
-  trace_context text,
-  CONSTRAINT soniq_finished_store_default_pkey PRIMARY KEY (id, result_expires_at),
-  CONSTRAINT soniq_finished_store_status_check CHECK ((status = ANY (ARRAY['done'::text, 'cancelled'::text])))
-);
-
-CREATE TABLE soniq_finished_store_p20261205 (
-  id uuid NOT NULL,
-  name text NOT NULL,
-  queue text NOT NULL,
-  args json NOT NULL,
-  status text NOT NULL,
-  priority integer NOT NULL,
-  attempts integer NOT NULL,
-  max_attempts integer NOT NULL,
-  interruptions integer NOT NULL,
-  scheduled_at timestamp with time zone NOT NULL,
-  created_at timestamp with time zone NOT NULL,
-  updated_at timestamp with time zone NOT NULL,
-  started_at timestamp with time zone,
-  finished_at timestamp with time zone NOT NULL,
-  worker_id text,
-  claim_token uuid,
-  last_error text,
-  result json,
-  result_expires_at timestamp with time zone NOT NULL,
-  dedup_key text,
-  meta json,
-  start_known boolean NOT NULL,
-  uncharged_recoveries integer NOT NULL,
-  trace_context text,
-  CONSTRAINT soniq_finished_store_p20261205_pkey PRIMARY KEY (id, result_expires_at),
-  CONSTRAINT soniq_finished_store_status_check CHECK ((status = ANY (ARRAY['done'::text, 'cancelled'::text])))
-);
-
-CREATE TABLE soniq_finished_store_p20261206 (
-  id uuid NOT NULL,
-  name text NOT NULL,
-  queue text NOT NULL,
-  args json NOT NULL,
-  status text NOT NULL,
-  priority integer NOT NULL,
-  attempts integer NOT NULL,
-  max_attempts integer NOT NULL,
-  interruptions integer NOT NULL,
-  scheduled_at timestamp with time zone NOT NULL,
-  created_at timestamp with time zone NOT NULL,
-  updated_at timestamp with time zone NOT NULL,
-  started_at timestamp with time zone,
-  finished_at timestamp with time zone NOT NULL,
-  worker_id text,
-  claim_token uuid,
-  last_error text,
-  result json,
-  result_expires_at timestamp with time zone NOT NULL,
-  dedup_key text,
-  meta json,
-  start_known boolean NOT NULL,
-  uncharged_recoveries integer NOT NULL,
-  trace_context text,
-  CONSTRAINT soniq_finished_store_p20261206_pkey PRIMARY KEY (id, result_expires_at),
-  CONSTRAINT soniq_finished_store_status_check CHECK ((status = ANY (ARRAY['done'::text, 'cancelled'::text])))
-);
-
-CREATE TABLE soniq_finished_store_p20261207 (
-  id uuid NOT NULL,
-  name text NOT NULL,
-  queue text NOT NULL,
-  args json NOT NULL,
-  status text NOT NULL,
-  priority integer NOT NULL,
-  attempts integer NOT NULL,
-  max_attempts integer NOT NULL,
-  interruptions integer NOT NULL,
-  scheduled_at timestamp with time zone NOT NULL,
-  created_at timestamp with time zone NOT NULL,
-  updated_at timestamp with time zone NOT NULL,
-  started_at timestamp with time zone,
-  finished_at timestamp with time zone NOT NULL,
-  worker_id text,
-  claim_token uuid,
-  last_error text,
-  result json,
-  result_expires_at timestamp with time zone NOT NULL,
-  dedup_key text,
-  meta json,
-  start_known boolean NOT NULL,
-  uncharged_recoveries integer NOT NULL,
-  trace_context text,
-  CONSTRAINT soniq_finished_store_p20261207_pkey PRIMARY KEY (id, result_expires_at),
-  CONSTRAINT soniq_finished_store_status_check CHECK ((status = ANY (ARRAY['done'::text, 'cancelled'::text])))
-);
-
-CREATE TABLE soniq_finished_store_p20261208 (
-  id uuid NOT NULL,
-  name text NOT NULL,
-  queue text NOT NULL,
-  args json NOT NULL,
-  status text NOT NULL,
-  priority integer NOT NULL,
-  attempts integer NOT NULL,
-  max_attempts integer NOT NULL,
-  interruptions integer NOT NULL,
-  scheduled_at timestamp with time zone NOT NULL,
-  created_at timestamp with time zone NOT NULL,
-  updated_at timestamp with time zone NOT NULL,
-  started_at timestamp with time zone,
-  finished_at timestamp with time zone NOT NULL,
-  worker_id text,
-  claim_token uuid,
-  last_error text,
-  result json,
-  result_expires_at timestamp with time zone NOT NULL,
-  dedup_key text,
-  meta json,
-  start_known boolean NOT NULL,
-  uncharged_recoveries integer NOT NULL,
-  trace_context text,
-  CONSTRAINT soniq_finished_store_p20261208_pkey PRIMARY KEY (id, result_expires_at),
-  CONSTRAINT soniq_finished_store_status_check CHECK ((status = ANY (ARRAY['done'::text, 'cancelled'::text])))
-);
-
-CREATE TABLE soniq_finished_store_p20261209 (
-  id uuid NOT NULL,
-  name text NOT NULL,
-  queue text NOT NULL,
-  args json NOT NULL,
-  status text NOT NULL,
-  priority integer NOT NULL,
-  attempts integer NOT NULL,
-  max_attempts integer NOT NULL,
-  interruptions integer NOT NULL,
-  scheduled_at timestamp with time zone NOT NULL,
-  created_at timestamp with time zone NOT NULL,
-  updated_at timestamp with time zone NOT NULL,
-  started_at timestamp with time zone,
-  finished_at timestamp with time zone NOT NULL,
-  worker_id text,
-  claim_token uuid,
-  last_error text,
-  result json,
-  result_expires_at timestamp with time zone NOT NULL,
-  dedup_key text,
-  meta json,
-  start_known boolean NOT NULL,
-  uncharged_recoveries integer NOT NULL,
-  trace_context text,
-  CONSTRAINT soniq_finished_store_p20261209_pkey PRIMARY KEY (id, result_expires_at),
-  CONSTRAINT soniq_finished_store_status_check CHECK ((status = ANY (ARRAY['done'::text, 'cancelled'::text])))
-);
-
-CREATE TABLE soniq_finished_store_p20261210 (
-  id uuid NOT NULL,
-  name text NOT NULL,
-  queue text NOT NULL,
-  args json NOT NULL,
-  status text NOT NULL,
-  priority integer NOT NULL,
-  attempts integer NOT NULL,
-  max_attempts integer NOT NULL,
-  interruptions integer NOT NULL,
-  scheduled_at timestamp with time zone NOT NULL,
-  created_at timestamp with time zone NOT NULL,
-  updated_at timestamp with time zone NOT NULL,
-  started_at timestamp with time zone,
-  finished_at timestamp with time zone NOT NULL,
-  worker_id text,
-  claim_token uuid,
-  last_error text,
-  result json,
-  result_expires_at timestamp with time zone NOT NULL,
-  dedup_key text,
-  meta json,
-  start_known boolean NOT NULL,
-  uncharged_recoveries integer NOT NULL,
-  trace_context text,
-  CONSTRAINT soniq_finished_store_p20261210_pkey PRIMARY KEY (id, result_expires_at),
-  CONSTRAINT soniq_finished_store_status_check CHECK ((status = ANY (ARRAY['done'::text, 'cancelled'::text])))
-);
-
-CREATE TABLE soniq_finished_store_p20261211 (
-  id uuid NOT NULL,
-  name text NOT NULL,
-  queue text NOT NULL,
-  args json NOT NULL,
-  status text NOT NULL,
-  priority integer NOT NULL,
-  attempts integer NOT NULL,
-  max_attempts integer NOT NULL,
-  interruptions integer NOT NULL,
-  scheduled_at timestamp with time zone NOT NULL,
-  created_at timestamp with time zone NOT NULL,
-  updated_at timestamp with time zone NOT NULL,
-  started_at timestamp with time zone,
-  finished_at timestamp with time zone NOT NULL,
-  worker_id text,
-  claim_token uuid,
-  last_error text,
-  result json,
-  result_expires_at timestamp with time zone NOT NULL,
-  dedup_key text,
-  meta json,
-  start_known boolean NOT NULL,
-  uncharged_recoveries integer NOT NULL,
-  trace_context text,
-  CONSTRAINT soniq_finished_store_p20261211_pkey PRIMARY KEY (id, result_expires_at),
-  CONSTRAINT soniq_finished_store_status_check CHECK ((status = ANY (ARRAY['done'::text, 'cancelled'::text])))
-);
-
-CREATE TABLE soniq_finished_store_p20261212 (
-  id uuid NOT NULL,
-  name text NOT NULL,
-  queue text NOT NULL,
-  args json NOT NULL,
-  status text NOT NULL,
-  priority integer NOT NULL,
-  attempts integer NOT NULL,
-  max_attempts integer NOT NULL,
-  interruptions integer NOT NULL,
-  scheduled_at timestamp with time zone NOT NULL,
-  created_at timestamp with time zone NOT NULL,
-  updated_at timestamp with time zone NOT NULL,
-  started_at timestamp with time zone,
-  finished_at timestamp with time zone NOT NULL,
-  worker_id text,
-  claim_token uuid,
-  last_error text,
-  result json,
-  result_expires_at timestamp with time zone NOT NULL,
-  dedup_key text,
-  meta json,
-  start_known boolean NOT NULL,
-  uncharged_recoveries integer NOT NULL,
-  trace_context text,
-  CONSTRAINT soniq_finished_store_p20261212_pkey PRIMARY KEY (id, result_expires_at),
-  CONSTRAINT soniq_finished_store_status_check CHECK ((status = ANY (ARRAY['done'::text, 'cancelled'::text])))
-);
-
-CREATE TABLE soniq_finished_store_p20261213 (
-  id uuid NOT NULL,
-  name text NOT NULL,
-  queue text NOT NULL,
-  args json NOT NULL,
-  status text NOT NULL,
-  priority integer NOT NULL,
-  attempts integer NOT NULL,
-  max_attempts integer NOT NULL,
-  interruptions integer NOT NULL,
-  scheduled_at timestamp with time zone NOT NULL,
-  created_at timestamp with time zone NOT NULL,
-  updated_at timestamp with time zone NOT NULL,
-  started_at timestamp with time zone,
-  finished_at timestamp with time zone NOT NULL,
-  worker_id text,
-  claim_token uuid,
-  last_error text,
-  result json,
-  result_expires_at timestamp with time zone NOT NULL,
-  dedup_key text,
-  meta json,
-  start_known boolean NOT NULL,
-  uncharged_recoveries integer NOT NULL,
-  trace_context text,
-  CONSTRAINT soniq_finished_store_p20261213_pkey PRIMARY KEY (id, result_expires_at),
-  CONSTRAINT soniq_finished_store_status_check CHECK ((status = ANY (ARRAY['done'::text, 'cancelled'::text])))
-);
-
-CREATE TABLE soniq_finished_store_p20261214 (
-  id uuid NOT NULL,
-  name text NOT NULL,
-  queue text NOT NULL,
-  args json NOT NULL,
-  status text NOT NULL,
-  priority integer NOT NULL,
-  attempts integer NOT NULL,
-  max_attempts integer NOT NULL,
-  interruptions integer NOT NULL,
-  scheduled_at timestamp with time zone NOT NULL,
-  created_at timestamp with time zone NOT NULL,
-  updated_at timestamp with time zone NOT NULL,
-  started_at timestamp with time zone,
-  finished_at timestamp with time zone NOT NULL,
-  worker_id text,
-  claim_token uuid,
-  last_error text,
-  result json,
-  result_expires_at timestamp with time zone NOT NULL,
-  dedup_key text,
-  meta json,
-  start_known boolean NOT NULL,
-  uncharged_recoveries integer NOT NULL,
-  trace_context text,
-  CONSTRAINT soniq_finished_store_p20261214_pkey PRIMARY KEY (id, result_expires_at),
-  CONSTRAINT soniq_finished_store_status_check CHECK ((status = ANY (ARRAY['done'::text, 'cancelled'::text])))
-);
-
 CREATE TABLE soniq_job_controls (
   job_id uuid NOT NULL,
   cancel_requested_at timestamp with time zone,
@@ -571,31 +252,39 @@ CREATE TABLE soniq_workers (
   CONSTRAINT soniq_workers_status_check CHECK ((status = ANY (ARRAY['running'::text, 'draining'::text, 'stopped'::text])))
 );
 
+CREATE VIEW soniq_finished_jobs AS
+ SELECT f.id,
+    f.name,
+    f.queue,
+    f.args,
+    f.status,
+    f.priority,
+    f.attempts,
+    f.max_attempts,
+    f.interruptions,
+    f.scheduled_at,
+    f.created_at,
+    f.updated_at,
+    f.started_at,
+    f.finished_at,
+    f.worker_id,
+    f.claim_token,
+    f.last_error,
+    f.result,
+    f.result_expires_at,
+    f.dedup_key,
+    f.meta,
+    f.start_known,
+    f.uncharged_recoveries,
+    f.trace_context
+   FROM soniq_finished_store f
+  WHERE (((f.result_expires_at, f.id) > ( SELECT m.expires_at,
+            m.id
+           FROM soniq_prune_mark m))) IS TRUE;
+
 CREATE INDEX soniq_dead_letter_jobs_dead_at_idx ON soniq_dead_letter_jobs USING btree (dead_at);
-CREATE INDEX soniq_finished_store_default_created_at_id_idx ON soniq_finished_store_default USING btree (created_at DESC, id DESC) WHERE (substr((id)::text, 15, 1) <> '7'::text);
-CREATE INDEX soniq_finished_store_default_result_expires_at_id_idx ON soniq_finished_store_default USING btree (result_expires_at, id);
 CREATE INDEX soniq_finished_store_expiry_idx ON ONLY soniq_finished_store USING btree (result_expires_at, id);
 CREATE INDEX soniq_finished_store_legacy_order_idx ON ONLY soniq_finished_store USING btree (created_at DESC, id DESC) WHERE (substr((id)::text, 15, 1) <> '7'::text);
-CREATE INDEX soniq_finished_store_p20261205_created_at_id_idx ON soniq_finished_store_p20261205 USING btree (created_at DESC, id DESC) WHERE (substr((id)::text, 15, 1) <> '7'::text);
-CREATE INDEX soniq_finished_store_p20261205_result_expires_at_id_idx ON soniq_finished_store_p20261205 USING btree (result_expires_at, id);
-CREATE INDEX soniq_finished_store_p20261206_created_at_id_idx ON soniq_finished_store_p20261206 USING btree (created_at DESC, id DESC) WHERE (substr((id)::text, 15, 1) <> '7'::text);
-CREATE INDEX soniq_finished_store_p20261206_result_expires_at_id_idx ON soniq_finished_store_p20261206 USING btree (result_expires_at, id);
-CREATE INDEX soniq_finished_store_p20261207_created_at_id_idx ON soniq_finished_store_p20261207 USING btree (created_at DESC, id DESC) WHERE (substr((id)::text, 15, 1) <> '7'::text);
-CREATE INDEX soniq_finished_store_p20261207_result_expires_at_id_idx ON soniq_finished_store_p20261207 USING btree (result_expires_at, id);
-CREATE INDEX soniq_finished_store_p20261208_created_at_id_idx ON soniq_finished_store_p20261208 USING btree (created_at DESC, id DESC) WHERE (substr((id)::text, 15, 1) <> '7'::text);
-CREATE INDEX soniq_finished_store_p20261208_result_expires_at_id_idx ON soniq_finished_store_p20261208 USING btree (result_expires_at, id);
-CREATE INDEX soniq_finished_store_p20261209_created_at_id_idx ON soniq_finished_store_p20261209 USING btree (created_at DESC, id DESC) WHERE (substr((id)::text, 15, 1) <> '7'::text);
-CREATE INDEX soniq_finished_store_p20261209_result_expires_at_id_idx ON soniq_finished_store_p20261209 USING btree (result_expires_at, id);
-CREATE INDEX soniq_finished_store_p20261210_created_at_id_idx ON soniq_finished_store_p20261210 USING btree (created_at DESC, id DESC) WHERE (substr((id)::text, 15, 1) <> '7'::text);
-CREATE INDEX soniq_finished_store_p20261210_result_expires_at_id_idx ON soniq_finished_store_p20261210 USING btree (result_expires_at, id);
-CREATE INDEX soniq_finished_store_p20261211_created_at_id_idx ON soniq_finished_store_p20261211 USING btree (created_at DESC, id DESC) WHERE (substr((id)::text, 15, 1) <> '7'::text);
-CREATE INDEX soniq_finished_store_p20261211_result_expires_at_id_idx ON soniq_finished_store_p20261211 USING btree (result_expires_at, id);
-CREATE INDEX soniq_finished_store_p20261212_created_at_id_idx ON soniq_finished_store_p20261212 USING btree (created_at DESC, id DESC) WHERE (substr((id)::text, 15, 1) <> '7'::text);
-CREATE INDEX soniq_finished_store_p20261212_result_expires_at_id_idx ON soniq_finished_store_p20261212 USING btree (result_expires_at, id);
-CREATE INDEX soniq_finished_store_p20261213_created_at_id_idx ON soniq_finished_store_p20261213 USING btree (created_at DESC, id DESC) WHERE (substr((id)::text, 15, 1) <> '7'::text);
-CREATE INDEX soniq_finished_store_p20261213_result_expires_at_id_idx ON soniq_finished_store_p20261213 USING btree (result_expires_at, id);
-CREATE INDEX soniq_finished_store_p20261214_created_at_id_idx ON soniq_finished_store_p20261214 USING btree (created_at DESC, id DESC) WHERE (substr((id)::text, 15, 1) <> '7'::text);
-CREATE INDEX soniq_finished_store_p20261214_result_expires_at_id_idx ON soniq_finished_store_p20261214 USING btree (result_expires_at, id);
 CREATE INDEX soniq_job_events_at_idx ON soniq_job_events USING btree (at);
 CREATE INDEX soniq_job_events_job_idx ON soniq_job_events USING btree (job_id, id);
 CREATE INDEX soniq_jobs_claim_idx ON soniq_jobs USING btree (priority, scheduled_at, created_at, id) WHERE (status = 'queued'::text);
