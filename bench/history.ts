@@ -118,7 +118,12 @@ export async function fillHistory(
           wait_s = ${schema}.soniq_job_counts.wait_s + EXCLUDED.wait_s`);
   }
   const inserted = performance.now();
-  await client.query(`VACUUM ANALYZE ${schema}.${table}`);
+  // Since migration 011 soniq_finished_jobs is a view over the partitioned soniq_finished_store.
+  const store = await client.query("SELECT to_regclass($1) AS t", [
+    `${schema}.soniq_finished_store`,
+  ]);
+  const settled = store.rows[0]?.t ? "soniq_finished_store" : table;
+  await client.query(`VACUUM ANALYZE ${schema}.${settled}`);
   // The fill wrote ~400 bytes of WAL a row: without a checkpoint now, the next one (by
   // max_wal_size) would write those pages out during the drain that follows, and bill it.
   await client.query("CHECKPOINT").catch(() => undefined);

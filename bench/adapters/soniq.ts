@@ -235,10 +235,13 @@ export function soniqPostgres(pgUrl: string, build: SoniqBuild = CURRENT): Adapt
     sql(
       pgUrl,
       `DO $$ DECLARE t text; BEGIN
-         FOREACH t IN ARRAY ARRAY['soniq_jobs', 'soniq_finished_jobs', 'soniq_dedup_keys',
-                                  'soniq_dead_letter_jobs', 'soniq_workers',
+         FOREACH t IN ARRAY ARRAY['soniq_jobs', 'soniq_finished_jobs', 'soniq_finished_store',
+                                  'soniq_dedup_keys', 'soniq_dead_letter_jobs', 'soniq_workers',
                                   'soniq_job_counts'] LOOP
-           IF to_regclass(format('%I.%I', '${schema}', t)) IS NOT NULL THEN
+           -- Tables only: since migration 011 soniq_finished_jobs is a view over
+           -- soniq_finished_store (partitioned, truncated with its partitions).
+           IF (SELECT relkind FROM pg_class
+               WHERE oid = to_regclass(format('%I.%I', '${schema}', t))) IN ('r', 'p') THEN
              EXECUTE format('TRUNCATE %I.%I', '${schema}', t);
            END IF;
          END LOOP;

@@ -24,6 +24,12 @@ export interface MaintenanceSettings {
   heartbeatTimeout: number;
   /** Seconds a done or cancelled row is kept (a row recovery finalises `cancelled` too). */
   resultRetention?: number;
+  /**
+   * The longest result retention of the jobs (instance and job definitions), in seconds: the
+   * pruner keeps the finished-jobs partitions (PostgreSQL) made that far ahead. Default:
+   * `resultRetention`, else 7 days.
+   */
+  longestResultRetention?: number;
   /** Seconds a dead letter is kept; 0 for ever. Default 30 days. */
   deadLetterRetention?: number;
   /** Seconds a timeline event is kept; 0 for ever. Default 30 days. */
@@ -104,6 +110,9 @@ export function createMaintenance(deps: MaintenanceDeps): Maintenance {
       new Pruner({
         backend,
         logger,
+        ...((settings.longestResultRetention ?? settings.resultRetention) === undefined
+          ? {}
+          : { retentionSeconds: settings.longestResultRetention ?? settings.resultRetention }),
         ...(settings.deadLetterRetention === undefined
           ? {}
           : { deadLetterRetentionSeconds: settings.deadLetterRetention }),

@@ -1,6 +1,7 @@
 /**
- * The pruner: deletes finished jobs (`soniq_finished_jobs`) whose results have expired, so the
- * history does not grow for ever, and dedup keys whose hold has passed; then dead letters older than `deadLetterRetention`
+ * The pruner: forgets finished jobs whose results have expired (on PostgreSQL by advancing a mark
+ * and dropping whole daily partitions, on SQLite row by row: the backend's `jobPruneFinished`), so
+ * the history does not grow for ever, and dedup keys whose hold has passed; then dead letters older than `deadLetterRetention`
  * (default 30 days), timeline events older than `jobEventRetention` (default 30 days), the
  * controls (cancel request, progress) of jobs that are gone, and the remote-submission rows
  * (`soniq_remote_submissions`) of jobs that are gone — neither a job row nor a dead letter — so a
@@ -50,6 +51,12 @@ export interface PrunerOptions extends Omit<BaseServiceOptions, "name"> {
   deadLetterRetentionSeconds?: number;
   /** Seconds a timeline event is kept (`jobEventRetention`); 0 keeps them for ever. Default 30 days. */
   jobEventRetentionSeconds?: number;
+  /**
+   * The longest result retention of the jobs, in seconds: passed to `jobPruneFinished`, so the
+   * PostgreSQL backend keeps its finished-jobs partitions made that far ahead. Default: the
+   * backend's (7 days).
+   */
+  retentionSeconds?: number;
   /** Milliseconds between ticks. Default {@link PRUNER_INTERVAL_MS}. */
   intervalMs?: number;
   /** Rows per delete statement (≥ 1). Default {@link PRUNER_BATCH_LIMIT}. */
@@ -68,7 +75,12 @@ export class Pruner extends PeriodicService {
       tick: async (signal) => {
         const { admin } = options.backend;
         const pruned = await inBatches(limit, signal, () =>
-          options.backend.jobPruneFinished({ limit }),
+          options.backend.jobPruneFinished({
+            limit,
+            ...(options.retentionSeconds === undefined
+              ? {}
+              : { retentionSeconds: options.retentionSeconds }),
+          }),
         );
         if (pruned > 0) this.logger.debug({ pruned }, "pruned finished jobs");
         if (admin) await pruneAdmin(admin, options, limit, signal, this.logger);

@@ -250,6 +250,7 @@ export function buildRuntime(parts: RuntimeParts): WorkerRuntime {
     backend,
     workerId,
     settings,
+    longestResultRetention: longestRetention(settings.resultRetention, parts.jobs.values()),
     logger,
     events,
     healthySeconds: () => heartbeat.healthySeconds(),
@@ -373,4 +374,17 @@ export async function startServices(runtime: WorkerRuntime): Promise<void> {
   await runtime.completions.start();
   await runtime.heartbeat.start();
   runtime.maintenance.start();
+}
+
+/**
+ * The longest `resultRetention` (seconds) of the instance (default 7 days) and of `definitions`
+ * (their own `resultRetention`): how far ahead the pruner keeps the finished-jobs partitions.
+ */
+function longestRetention(
+  instance: number | undefined,
+  definitions: Iterable<JobDefinition<unknown, unknown, unknown>>,
+): number {
+  let longest = instance ?? 7 * 86_400;
+  for (const d of definitions) longest = Math.max(longest, d.resultRetention ?? 0);
+  return longest;
 }

@@ -23,6 +23,11 @@ export interface WorkerMaintenanceOptions {
   backend: Backend;
   workerId: string;
   settings: SoniqSettings;
+  /**
+   * The longest result retention of this worker's jobs, in seconds (the instance's and its job
+   * definitions'): the pruner keeps the finished-jobs partitions made that far ahead.
+   */
+  longestResultRetention?: number;
   logger: Logger;
   events: EventBus<SoniqEventMap>;
   /** Seconds this worker has heartbeated without a break. */
@@ -44,7 +49,12 @@ export class WorkerMaintenance {
     this.maintenance = createMaintenance({
       backend,
       workerId,
-      settings,
+      settings: {
+        ...settings,
+        ...(options.longestResultRetention === undefined
+          ? {}
+          : { longestResultRetention: options.longestResultRetention }),
+      },
       logger,
       events,
       clock: options.now,

@@ -136,8 +136,16 @@ async function emptySchema(schema: string): Promise<void> {
   try {
     let sql = emptyingSql.get(schema);
     if (sql === undefined) {
+      // Partitions are emptied through their table (the pruner may drop or make some between
+      // two tests); the prune mark goes back to its first value rather than away.
       const tables = await client.query<{ name: string }>(
-        "SELECT tablename AS name FROM pg_tables WHERE schemaname = $1 AND tablename <> 'soniq_migrations'",
+        `SELECT c.relname AS name FROM pg_class AS c JOIN pg_namespace AS n ON n.oid = c.relnamespace
+         WHERE n.nspname = $1 AND c.relkind IN ('r', 'p') AND NOT c.relispartition
+           AND c.relname NOT IN ('soniq_migrations', 'soniq_prune_mark')`,
+        [schema],
+      );
+      const marked = await client.query(
+        "SELECT 1 FROM pg_tables WHERE schemaname = $1 AND tablename = 'soniq_prune_mark'",
         [schema],
       );
       const sequences = await client.query<{ name: string }>(
@@ -147,6 +155,11 @@ async function emptySchema(schema: string): Promise<void> {
       sql = [
         ...tables.rows.map((t) => `DELETE FROM "${schema}"."${t.name}";`),
         ...sequences.rows.map((q) => `ALTER SEQUENCE "${schema}"."${q.name}" RESTART;`),
+        ...(marked.rowCount
+          ? [
+              `UPDATE "${schema}"."soniq_prune_mark" SET expires_at = '-infinity', id = '00000000-0000-0000-0000-000000000000';`,
+            ]
+          : []),
       ].join("\n");
       emptyingSql.set(schema, sql);
     }

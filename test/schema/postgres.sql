@@ -1,6 +1,6 @@
 -- The PostgreSQL schema after every migration, as a fresh `setup()` leaves it.
 -- Written by `npm run schema:dump`; checked by test/schema/schema.test.ts. Do not edit.
--- Migrations: 001_initial.sql, 002_leases.sql, 003_queue_claim_index.sql, 004_schedules.sql, 005_start_marks.sql, 006_operations.sql, 007_remote_submissions.sql, 008_trace_context.sql, 009_notify_queued_only.sql, 010_finished_jobs.sql
+-- Migrations: 001_initial.sql, 002_leases.sql, 003_queue_claim_index.sql, 004_schedules.sql, 005_start_marks.sql, 006_operations.sql, 007_remote_submissions.sql, 008_trace_context.sql, 009_notify_queued_only.sql, 010_finished_jobs.sql, 011_finished_partitions.sql
 
 CREATE TABLE soniq_dead_letter_jobs (
   id uuid NOT NULL,
@@ -32,7 +32,7 @@ CREATE TABLE soniq_dedup_keys (
   CONSTRAINT soniq_dedup_keys_pkey PRIMARY KEY (dedup_key)
 );
 
-CREATE TABLE soniq_finished_jobs (
+CREATE TABLE soniq_finished_store (
   id uuid NOT NULL,
   name text NOT NULL,
   queue text NOT NULL,
@@ -57,8 +57,8 @@ CREATE TABLE soniq_finished_jobs (
   start_known boolean NOT NULL,
   uncharged_recoveries integer NOT NULL,
   trace_context text,
-  CONSTRAINT soniq_finished_jobs_pkey PRIMARY KEY (id),
-  CONSTRAINT soniq_finished_jobs_status_check CHECK ((status = ANY (ARRAY['done'::text, 'cancelled'::text])))
+  CONSTRAINT soniq_finished_store_pkey PRIMARY KEY (id, result_expires_at),
+  CONSTRAINT soniq_finished_store_status_check CHECK ((status = ANY (ARRAY['done'::text, 'cancelled'::text])))
 );
 
 CREATE TABLE soniq_job_controls (
@@ -138,6 +138,14 @@ CREATE TABLE soniq_migrations (
   name text NOT NULL,
   applied_at timestamp with time zone NOT NULL DEFAULT now(),
   CONSTRAINT soniq_migrations_pkey PRIMARY KEY (version)
+);
+
+CREATE TABLE soniq_prune_mark (
+  one boolean NOT NULL DEFAULT true,
+  expires_at timestamp with time zone NOT NULL,
+  id uuid NOT NULL,
+  CONSTRAINT soniq_prune_mark_one_check CHECK (one),
+  CONSTRAINT soniq_prune_mark_pkey PRIMARY KEY (one)
 );
 
 CREATE TABLE soniq_queues (
@@ -244,9 +252,39 @@ CREATE TABLE soniq_workers (
   CONSTRAINT soniq_workers_status_check CHECK ((status = ANY (ARRAY['running'::text, 'draining'::text, 'stopped'::text])))
 );
 
+CREATE VIEW soniq_finished_jobs AS
+ SELECT f.id,
+    f.name,
+    f.queue,
+    f.args,
+    f.status,
+    f.priority,
+    f.attempts,
+    f.max_attempts,
+    f.interruptions,
+    f.scheduled_at,
+    f.created_at,
+    f.updated_at,
+    f.started_at,
+    f.finished_at,
+    f.worker_id,
+    f.claim_token,
+    f.last_error,
+    f.result,
+    f.result_expires_at,
+    f.dedup_key,
+    f.meta,
+    f.start_known,
+    f.uncharged_recoveries,
+    f.trace_context
+   FROM soniq_finished_store f
+  WHERE (((f.result_expires_at, f.id) > ( SELECT m.expires_at,
+            m.id
+           FROM soniq_prune_mark m))) IS TRUE;
+
 CREATE INDEX soniq_dead_letter_jobs_dead_at_idx ON soniq_dead_letter_jobs USING btree (dead_at);
-CREATE INDEX soniq_finished_jobs_expiry_idx ON soniq_finished_jobs USING btree (result_expires_at);
-CREATE INDEX soniq_finished_jobs_legacy_order_idx ON soniq_finished_jobs USING btree (created_at DESC, id DESC) WHERE (substr((id)::text, 15, 1) <> '7'::text);
+CREATE INDEX soniq_finished_store_expiry_idx ON ONLY soniq_finished_store USING btree (result_expires_at, id);
+CREATE INDEX soniq_finished_store_legacy_order_idx ON ONLY soniq_finished_store USING btree (created_at DESC, id DESC) WHERE (substr((id)::text, 15, 1) <> '7'::text);
 CREATE INDEX soniq_job_events_at_idx ON soniq_job_events USING btree (at);
 CREATE INDEX soniq_job_events_job_idx ON soniq_job_events USING btree (job_id, id);
 CREATE INDEX soniq_jobs_claim_idx ON soniq_jobs USING btree (priority, scheduled_at, created_at, id) WHERE (status = 'queued'::text);

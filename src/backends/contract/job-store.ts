@@ -176,6 +176,13 @@ export interface JobIdParams {
 export interface JobPruneFinishedParams {
   /** Delete at most this many rows; all when omitted. */
   limit?: number;
+  /**
+   * The longest result retention the caller's jobs use, in **seconds** (the instance's
+   * `resultRetention` and every job definition's). PostgreSQL keeps its daily partitions of
+   * finished jobs made that far ahead (plus two days, at most 62 days: finished-partitions.ts);
+   * SQLite ignores it. Default: 7 days.
+   */
+  retentionSeconds?: number;
 }
 
 /** Params of {@link JobStore.jobRecoverStale}. */

@@ -289,6 +289,8 @@ export interface PgJobStoreDeps {
   conn: PgConnection;
   /** The schema's statements. */
   sql: Statements;
+  /** The schema (validated), for the partition maintenance's DDL. */
+  schema: string;
   /** The NOTIFY channel (a parameter of the notifying statements). */
   channel: string;
   /** Wakes this process's subscribers for a queue. */

@@ -192,3 +192,23 @@ export function takeKeys(dedup: string, input: string, name = "taken"): string {
         SELECT job_id FROM ${name}_new UNION ALL SELECT job_id FROM ${name}_over
       )`;
 }
+
+/**
+ * CTE `shared_mark` (comma first): the prune mark (`soniq_prune_mark`, migration 011) read FOR
+ * SHARE. A statement that removes a visible finished row (run again, delete) holds it, so a prune
+ * advancing the mark over that row waits for the statement, and the statement, when the prune
+ * came first, reads the advanced mark (READ COMMITTED re-reads a row it had to wait for): the row
+ * is counted as gone once, by one of them.
+ */
+export function markShared(mark: string): string {
+  return `, shared_mark AS (SELECT expires_at, id FROM ${mark} FOR SHARE)`;
+}
+
+/**
+ * "Finished row `alias` is above the mark {@link markShared} read": with the view's own rule
+ * (from the statement's snapshot), this keeps a row the prune passed meanwhile from being
+ * removed again.
+ */
+export function aboveSharedMark(alias: string): string {
+  return `(${alias}.result_expires_at, ${alias}.id) > (SELECT m.expires_at, m.id FROM shared_mark AS m)`;
+}

@@ -38,6 +38,11 @@ import {
 import { decideRecovery, recoveryResult, type StaleClaim } from "../shared/recovery-policy.js";
 import type { PgConnection, PgJobStoreDeps, PgResult } from "./connection.js";
 import { enqueueBatch } from "./enqueue.js";
+import {
+  aheadDaysFor,
+  type FinishedPartitionsReport,
+  maintainFinishedPartitions,
+} from "./finished-partitions.js";
 import { isUuid } from "./identifiers.js";
 import { LimitedClaim } from "./limited-claim.js";
 import {
@@ -48,6 +53,9 @@ import {
   toJobRow,
 } from "./rows.js";
 import type { Statements } from "./sql.js";
+
+/** The retention partitions are made ahead for when the caller gives none: 7 days, in seconds. */
+const DEFAULT_RETENTION_SECONDS = 7 * 86_400;
 
 /** PostgreSQL text cannot hold NUL: error messages and reasons get U+FFFD in its place. */
 function storableText(text: string): string {
@@ -323,13 +331,43 @@ export class PgJobStore implements JobStore {
   }
 
   /**
-   * One statement (finished rows and dedup keys), then one that folds the counters. See
-   * {@link JobStore.jobPruneFinished}.
+   * A transaction that locks the prune mark and advances it over at most `limit` expired rows,
+   * counting them as gone (sql.ts `lockMark`, `pruneFinished`); then the dedup keys whose hold
+   * has passed, the counters folded, and — once a call comes back short (caught up) — the
+   * partitions maintained: forgotten days dropped, the default partition's forgotten rows
+   * deleted, the days ahead made (finished-partitions.ts). See {@link JobStore.jobPruneFinished}.
    */
-  async jobPruneFinished({ limit }: JobPruneFinishedParams): Promise<number> {
-    const { rows } = await this.run<{ pruned: number }>(this.sql.pruneFinished, [limit ?? null]);
+  async jobPruneFinished({ limit, retentionSeconds }: JobPruneFinishedParams): Promise<number> {
+    this.conn.assertOpen();
+    const pruned = await this.conn.transaction(async (client) => {
+      await client.query(this.sql.lockMark);
+      const { rows } = await client.query<{ pruned: number }>(this.sql.pruneFinished, [
+        limit ?? null,
+      ]);
+      return rows[0]?.pruned ?? 0;
+    });
+    await this.run(this.sql.pruneKeys, [limit ?? null]);
     await this.run(this.sql.foldCounts, []);
-    return rows[0]?.pruned ?? 0;
+    if (limit === undefined || pruned < limit)
+      await this.jobMaintainPartitions({ retentionSeconds });
+    return pruned;
+  }
+
+  /**
+   * The physical side of the prune (finished-partitions.ts): drops the daily partitions wholly
+   * forgotten, deletes the default partition's forgotten rows, makes the partitions for the days
+   * ahead of `retentionSeconds` (seconds; default 7 days). PostgreSQL only.
+   * @returns What it did.
+   * @throws the driver's error, except for a lock not available now (that step is skipped).
+   */
+  jobMaintainPartitions({
+    retentionSeconds = DEFAULT_RETENTION_SECONDS,
+  }: {
+    retentionSeconds?: number | undefined;
+  } = {}): Promise<FinishedPartitionsReport> {
+    return maintainFinishedPartitions(this.conn, this.deps.schema, {
+      aheadDays: aheadDaysFor(retentionSeconds),
+    });
   }
 
   /**

@@ -141,6 +141,7 @@ export class PostgresBackend extends DelegatingStores implements Backend {
     const jobs = new PgJobStore({
       conn,
       sql,
+      schema,
       channel,
       wake: (queue) => wakeUps.wake(queue),
       handOff: { desk: handOff, sql: buildHandOffStatements(schema) },

@@ -6,7 +6,15 @@
  */
 import { columnNames, DEAD_LETTERS } from "../shared/columns.js";
 import type { JobTables } from "../shared/job-tables.js";
-import { copyJobRows, countRows, finishMove, releaseKeys, takeKeys } from "./finish-sql.js";
+import {
+  aboveSharedMark,
+  copyJobRows,
+  countRows,
+  finishMove,
+  markShared,
+  releaseKeys,
+  takeKeys,
+} from "./finish-sql.js";
 import { quoteIdent } from "./identifiers.js";
 import {
   CLAIMED_COLUMNS,
@@ -212,6 +220,8 @@ export function buildStatements(schema: string) {
   const s = quoteIdent(schema);
   const jobs = `${s}.${quoteIdent("soniq_jobs")}`;
   const finished = `${s}.${quoteIdent("soniq_finished_jobs")}`;
+  const store = `${s}.${quoteIdent("soniq_finished_store")}`;
+  const mark = `${s}.${quoteIdent("soniq_prune_mark")}`;
   const dedup = `${s}.${quoteIdent("soniq_dedup_keys")}`;
   const counts = `${s}.${quoteIdent("soniq_job_counts")}`;
   const dead = `${s}.${quoteIdent("soniq_dead_letter_jobs")}`;
@@ -719,20 +729,39 @@ export function buildStatements(schema: string) {
     resign: `DELETE FROM ${leases} WHERE name = $1 AND holder = $2`,
 
     /**
-     * `$1` limit (NULL: all): deletes finished rows whose retention has passed, and as many dedup
-     * keys whose hold has passed. → one row: `pruned`, the job rows deleted.
+     * The first statement of a prune's transaction: locks the prune mark (`soniq_prune_mark`,
+     * migration 011), waiting for the statements that remove a finished row and hold it FOR
+     * SHARE ({@link markShared}); the next statement's snapshot then sees what they did.
      */
-    pruneFinished: `WITH pruned AS (
-        DELETE FROM ${finished} WHERE id IN (
-          SELECT id FROM ${finished} WHERE result_expires_at <= now() LIMIT $1::int)
-        RETURNING queue, status, started_at, scheduled_at
-      )${countRows(counts, "pruned", "r.status || '_gone'", "uncounted")}, forgotten AS (
-        DELETE FROM ${dedup} WHERE dedup_key IN (
-          SELECT dedup_key FROM ${dedup} WHERE held_until <= now() LIMIT $1::int)
-        RETURNING 1
-      )
-      SELECT (SELECT count(*) FROM pruned)::int AS pruned,
-             (SELECT count(*) FROM forgotten)::int AS forgotten`,
+    lockMark: `SELECT expires_at FROM ${mark} FOR UPDATE`,
+
+    /**
+     * `$1` limit (NULL: all), after {@link lockMark} in the same transaction: advances the mark
+     * over the next (at most `$1`) finished rows whose retention has passed, in
+     * (result_expires_at, id) order — an ordered range scan of the expiry index, no row
+     * written — and counts them as `<status>_gone`. They are forgotten: the view
+     * `soniq_finished_jobs` no longer shows them; the pruner drops their partition later
+     * (finished-partitions.ts). → one row: `pruned`, the rows passed.
+     */
+    pruneFinished: `WITH passed AS (
+        SELECT f.result_expires_at, f.id, f.queue, f.status, f.started_at, f.scheduled_at
+        FROM ${store} AS f
+        WHERE (f.result_expires_at, f.id) > (SELECT m.expires_at, m.id FROM ${mark} AS m)
+          AND f.result_expires_at >= (SELECT m.expires_at FROM ${mark} AS m)
+          AND f.result_expires_at <= now()
+        ORDER BY f.result_expires_at, f.id LIMIT $1::int
+      ), last AS (
+        SELECT result_expires_at, id FROM passed ORDER BY result_expires_at DESC, id DESC LIMIT 1
+      ), advanced AS (
+        UPDATE ${mark} AS m SET expires_at = last.result_expires_at, id = last.id
+        FROM last RETURNING 1
+      )${countRows(counts, "passed", "r.status || '_gone'", "uncounted")}
+      SELECT (SELECT count(*) FROM passed)::int AS pruned,
+             (SELECT count(*) FROM advanced)::int AS advanced`,
+
+    /** `$1` limit (NULL: all): deletes as many dedup keys whose hold has passed. */
+    pruneKeys: `DELETE FROM ${dedup} WHERE dedup_key IN (
+        SELECT dedup_key FROM ${dedup} WHERE held_until <= now() LIMIT $1::int)`,
 
     /**
      * Folds the counters (`soniq_job_counts`): per-process rows older than two minutes into
@@ -809,6 +838,7 @@ export function buildAdminStatements(schema: string) {
   const s = quoteIdent(schema);
   const jobs = `${s}.${quoteIdent("soniq_jobs")}`;
   const finished = `${s}.${quoteIdent("soniq_finished_jobs")}`;
+  const mark = `${s}.${quoteIdent("soniq_prune_mark")}`;
   const dedup = `${s}.${quoteIdent("soniq_dedup_keys")}`;
   const counts = `${s}.${quoteIdent("soniq_job_counts")}`;
   const dead = `${s}.${quoteIdent("soniq_dead_letter_jobs")}`;
@@ -1013,8 +1043,9 @@ export function buildAdminStatements(schema: string) {
      * `queue`, `holder_id` (the job holding the key when that refused the move); no row when
      * there is no such job.
      */
-    retryNow: `WITH live AS (SELECT id, status FROM ${jobs} WHERE id = $1::uuid FOR UPDATE),
-      fin AS (SELECT id, status, dedup_key FROM ${finished} WHERE id = $1::uuid FOR UPDATE),
+    retryNow: `WITH live AS (SELECT id, status FROM ${jobs} WHERE id = $1::uuid FOR UPDATE)${markShared(mark)},
+      fin AS (SELECT id, status, dedup_key FROM ${finished} AS f
+              WHERE id = $1::uuid AND ${aboveSharedMark("f")} FOR UPDATE OF f),
       target AS (SELECT * FROM live
                  UNION ALL SELECT id, status FROM fin WHERE NOT EXISTS (SELECT 1 FROM live)),
       keyed AS (SELECT id, dedup_key FROM fin WHERE NOT EXISTS (SELECT 1 FROM live))${takeKeys(
@@ -1061,8 +1092,9 @@ export function buildAdminStatements(schema: string) {
      * `$1` id: deletes a job that is not processing, with its controls; appends `deleted`.
      * → `status` (before), `gone` (0/1); no row when there is no such job.
      */
-    jobDelete: `WITH live AS (SELECT id, status FROM ${jobs} WHERE id = $1::uuid FOR UPDATE),
-      fin AS (SELECT id, status FROM ${finished} WHERE id = $1::uuid FOR UPDATE),
+    jobDelete: `WITH live AS (SELECT id, status FROM ${jobs} WHERE id = $1::uuid FOR UPDATE)${markShared(mark)},
+      fin AS (SELECT id, status FROM ${finished} AS f
+              WHERE id = $1::uuid AND ${aboveSharedMark("f")} FOR UPDATE OF f),
       target AS (SELECT * FROM live UNION ALL SELECT * FROM fin WHERE NOT EXISTS (SELECT 1 FROM live)),
       gone_live AS (
         DELETE FROM ${jobs} AS j USING live
