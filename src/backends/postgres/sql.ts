@@ -880,8 +880,21 @@ export function buildAdminStatements(schema: string) {
     );
     const names = windows.map((_, i) => `w${i}`);
     const v7 = tables
-      .map(
-        (table, i) => `(SELECT j.id AS sort_id, j.created_at AS sort_at, ${JOB_LIST_COLUMNS}
+      .map((table, i) =>
+        table === finished
+          ? // The finished jobs are partitioned by expiry (migration 011), so the id alone would
+            // be looked for in every partition and the matches sorted: walk the window's (id,
+            // expiry) pairs in id order instead (index-only, merged across partitions) and fetch
+            // each row from its one partition, stopping at the limit.
+            `(SELECT j.id AS sort_id, j.created_at AS sort_at, ${JOB_LIST_COLUMNS}
+          FROM (SELECT k.id AS window_id, k.result_expires_at AS window_expires FROM ${table} AS k
+                WHERE $13::bigint = -1 AND k.id < $14::uuid AND k.id >= (SELECT lo FROM bound)
+                ORDER BY k.id DESC LIMIT ${LIST_WINDOW}) AS w
+          CROSS JOIN LATERAL (SELECT * FROM ${table} AS f
+            WHERE f.id = w.window_id AND f.result_expires_at = w.window_expires) AS j
+          WHERE substr(j.id::text, 15, 1) = '7' AND ${JOB_FILTER}
+          ORDER BY w.window_id DESC LIMIT $15::int)`
+          : `(SELECT j.id AS sort_id, j.created_at AS sort_at, ${JOB_LIST_COLUMNS}
           FROM ${table} AS j
           WHERE j.id = ANY(ARRAY(SELECT w${i}.id FROM w${i})) AND j.id >= (SELECT lo FROM bound)
             AND substr(j.id::text, 15, 1) = '7' AND ${JOB_FILTER}
