@@ -24,9 +24,12 @@ function text(queues: QueueInfo[]): string {
   return table(rows);
 }
 
-/** `--max-running`: a positive integer, or `none` for no limit. */
-function maxRunning(value: string): number | null {
-  if (value === "none") return null;
+/**
+ * `--max-running`: a positive integer, or `none` for no limit (kept as the word: commander turns
+ * a parser's `null` into an empty string).
+ */
+function maxRunning(value: string): number | "none" {
+  if (value === "none") return "none";
   const n = Number(value);
   if (!Number.isInteger(n) || n < 1) {
     throw new InvalidArgumentError("max-running must be an integer >= 1, or none");
@@ -79,10 +82,12 @@ export function register(program: Command): void {
       "most jobs of the queue processing at once across every worker, or none",
       maxRunning,
     )
-    .action((name: string, flags: AdminFlags & { maxRunning: number | null }) =>
+    .action((name: string, flags: AdminFlags & { maxRunning: number | "none" }) =>
       runCommand(() =>
         withInstance(flags, async (soniq) => {
-          const q = await soniq.queues.set(name, { maxRunning: flags.maxRunning });
+          const q = await soniq.queues.set(name, {
+            maxRunning: flags.maxRunning === "none" ? null : flags.maxRunning,
+          });
           print(
             flags.json,
             q,

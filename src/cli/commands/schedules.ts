@@ -14,6 +14,7 @@ import {
   withDatabaseUrl,
   withInstance,
   withJson,
+  withModule,
 } from "../runner.js";
 
 interface Flags extends ConnectionFlags {
@@ -49,15 +50,7 @@ export function register(program: Command): void {
     .description(
       "Recurring schedules: list, show, preview, pause, resume, run, remove, sync (docs/schedules.md).",
     );
-  const connection = (command: Command) =>
-    withDatabaseUrl(
-      withJson(
-        command.option(
-          "--module <module>",
-          "your module exporting the Soniq instance (for its settings)",
-        ),
-      ),
-    );
+  const connection = (command: Command) => withDatabaseUrl(withJson(withModule(command)));
 
   /** Runs `work` on the instance and prints its result (runner: close, exit 2 on an error). */
   const run =
@@ -177,8 +170,7 @@ export function register(program: Command): void {
     );
   }
 
-  schedules
-    .command("sync")
+  withDatabaseUrl(schedules.command("sync"))
     .description(
       "Reconcile the schedules your module declares into the database (workers also do this at start); --prune deletes undeclared ones.",
     )

@@ -14,6 +14,7 @@ import {
   withDatabaseUrl,
   withInstance,
   withJson,
+  withModule,
 } from "../runner.js";
 
 const STATES = ["queued", "processing", "done", "cancelled", "dead_letter"] as const;
@@ -26,7 +27,7 @@ export function register(program: Command): void {
       "Counts by state (total, queued, processing, done, dead_letter, cancelled), remote jobs awaiting the remote side and frozen (both counted in processing), per queue, and the workers.",
     )
     .argument("[module]", "your module exporting the Soniq instance (for its settings)");
-  withDatabaseUrl(withJson(command)).action(
+  withModule(withDatabaseUrl(withJson(command))).action(
     (module: string | undefined, flags: ConnectionFlags & { json?: boolean }) =>
       runCommand(() =>
         withInstance(connection(module, flags), async (soniq) => {
