@@ -6,6 +6,7 @@
 import { type Command, InvalidArgumentError } from "commander";
 import { SoniqError } from "../errors.js";
 import { Soniq } from "../soniq.js";
+import { isClosedPipe } from "./closed-pipe.js";
 import { toSoniqError } from "./errors.js";
 import { EXIT } from "./exit-codes.js";
 import { loadModuleWithDatabase } from "./load-module.js";
@@ -67,6 +68,8 @@ let connectingTo: string | undefined;
  * (errors.ts turns driver errors into one).
  */
 export function fail(err: unknown): never {
+  // The reader of the output went away (`soniq … | head`): nothing to report (closed-pipe.ts).
+  if (isClosedPipe(err)) process.exit(0);
   const error = toSoniqError(err, connectingTo);
   process.stderr.write(`soniq: ${error.message}\n`);
   if (process.argv.includes("--json")) {
