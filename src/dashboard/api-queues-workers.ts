@@ -1,9 +1,15 @@
 /**
  * The queue and worker routes: queues with counts, oldest claimable age and paused state; pause,
  * resume and `maxRunning`; worker incarnations with their shutdown state, drain start, deadline
- * and in-flight jobs.
+ * and in-flight jobs. A write to a queue nothing knows answers 404 `NOT_FOUND` with a "did you
+ * mean" hint unless the URL says `?create=true` (the admin API's `{ create: true }`).
  */
 import { BadRequest, jsonBody, type Route } from "./route.js";
+
+/** The admin API's write options from the URL: `?create=true` configures an unknown queue. */
+function writeOptions(url: URL): { create: boolean } {
+  return { create: url.searchParams.get("create") === "true" };
+}
 
 /** The queue and worker routes. */
 export const queueWorkerRoutes: Route[] = [
@@ -18,8 +24,8 @@ export const queueWorkerRoutes: Route[] = [
     method: "POST",
     path: "/api/queues/:name/pause",
     action: "queues.pause",
-    async handle({ params, options }) {
-      const queue = await options.soniq.queues.pause(params.name as string);
+    async handle({ params, options, url }) {
+      const queue = await options.soniq.queues.pause(params.name as string, writeOptions(url));
       return { body: queue, audit: { ids: [params.name as string] } };
     },
   },
@@ -27,8 +33,8 @@ export const queueWorkerRoutes: Route[] = [
     method: "POST",
     path: "/api/queues/:name/resume",
     action: "queues.pause",
-    async handle({ params, options }) {
-      const queue = await options.soniq.queues.resume(params.name as string);
+    async handle({ params, options, url }) {
+      const queue = await options.soniq.queues.resume(params.name as string, writeOptions(url));
       return { body: queue, audit: { action: "queues.resume", ids: [params.name as string] } };
     },
   },
@@ -36,13 +42,17 @@ export const queueWorkerRoutes: Route[] = [
     method: "PATCH",
     path: "/api/queues/:name",
     action: "queues.set",
-    async handle({ params, options, request }) {
+    async handle({ params, options, request, url }) {
       const body = await jsonBody(request);
       const max = body.maxRunning;
       if (!(max === null || (typeof max === "number" && Number.isInteger(max)))) {
         throw new BadRequest("maxRunning must be a whole number or null");
       }
-      const queue = await options.soniq.queues.set(params.name as string, { maxRunning: max });
+      const queue = await options.soniq.queues.set(
+        params.name as string,
+        { maxRunning: max },
+        writeOptions(url),
+      );
       return { body: queue, audit: { ids: [params.name as string], result: { maxRunning: max } } };
     },
   },

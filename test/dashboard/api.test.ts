@@ -159,6 +159,23 @@ for (const kind of ADAPTERS) {
         ]);
       });
 
+      it("dashboard API › a queue write to a name nothing knows › 404 NOT_FOUND; ?create=true configures it", async () => {
+        const admin = new DashboardClient(served.root, { authorization: "Bearer token-admin" });
+        await admin.login();
+        const typo = await admin.fetch("POST", "api/queues/latr/pause");
+        expect(typo.status).toBe(404);
+        const body = (await typo.json()) as { error: { code: string; message: string } };
+        expect(body.error.code).toBe("NOT_FOUND");
+        expect(body.error.message).toContain('did you mean "later"?');
+        // The store is shared by every adapter's block: a name of this block's own.
+        const fresh = `fresh-${Math.random().toString(36).slice(2, 10)}`;
+        const set = await admin.fetch("PATCH", `api/queues/${fresh}`, { maxRunning: 2 });
+        expect(set.status).toBe(404);
+        const created = await admin.fetch("POST", `api/queues/${fresh}/pause?create=true`);
+        expect(created.status).toBe(200);
+        expect(((await created.json()) as { paused: boolean }).paused).toBe(true);
+      });
+
       it("dashboard API › auth or access throwing › 500 with the security headers, and the server still serves", async () => {
         for (const token of ["token-auth-throws", "token-access-throws"]) {
           const client = new DashboardClient(served.root, { authorization: `Bearer ${token}` });
