@@ -112,6 +112,18 @@ for (const kind of ADAPTERS) {
         expect(html).not.toMatch(/<script>|<style>| on[a-z]+=/);
       });
 
+      it("dashboard API › HEAD › answered like GET (status, type) without a body", async () => {
+        const client = new DashboardClient(served.root, { authorization: "Bearer token-viewer" });
+        for (const path of ["", "api/queues"]) {
+          const get = await client.fetch("GET", path);
+          const head = await client.fetch("HEAD", path);
+          expect(head.status, path).toBe(200);
+          expect(head.headers.get("content-type"), path).toBe(get.headers.get("content-type"));
+          expect((await head.arrayBuffer()).byteLength, path).toBe(0);
+        }
+        expect((await client.fetch("HEAD", "api/nothing-here")).status).toBe(404);
+      });
+
       it("dashboard API › read-only user › reads work and every write is 403", async () => {
         const viewer = new DashboardClient(served.root, { authorization: "Bearer token-viewer" });
         expect((await viewer.login()).actions).toEqual([]);
