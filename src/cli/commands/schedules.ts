@@ -97,10 +97,17 @@ export function register(program: Command): void {
         ...(flags.runs !== undefined ? { runs: flags.runs } : {}),
         ...(flags.next !== undefined ? { next: flags.next } : {}),
       });
+      // Before any worker's scheduler took an occurrence, the cursor is where sync left it
+      // (possibly in the past): say so instead of listing past instants as "next".
+      const neverRun = details.schedule.lastRunAt === null;
+      const now = Date.now();
+      const next = neverRun ? details.upcoming.filter((d) => d.getTime() >= now) : details.upcoming;
       const lines = [
         `${details.schedule.id}  ${expression(details.schedule)}  job=${details.schedule.jobName}${details.schedule.paused ? "  PAUSED" : ""}`,
-        "next:",
-        ...details.upcoming.map((d) => `  ${d.toISOString()}`),
+        neverRun
+          ? "next: no worker has run this schedule yet (a worker's scheduler starts it)"
+          : "next:",
+        ...next.map((d) => `  ${d.toISOString()}`),
         "history (newest first):",
         ...details.runs.map(
           (r) =>
