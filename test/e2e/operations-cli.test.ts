@@ -102,6 +102,18 @@ for (const target of targets) {
 }
 
 describe("CLI errors carry a Soniq error code", () => {
+  it("status --colour --json › JSON only; --colour alone › coloured text", async () => {
+    const env = { SONIQ_DATABASE_URL: `sqlite:${join(tempDir(), "c.db")}` };
+    expect((await runCli(["setup"], env)).code).toBe(0);
+    const json = await runCli(["status", "--colour", "--json"], env);
+    expect(json.code, json.stderr).toBe(0);
+    expect(JSON.parse(json.stdout)).toMatchObject({ total: 0, dead_letter: 0 });
+    expect(json.stdout).not.toContain("\u001b[");
+    const text = await runCli(["status", "--color"], env);
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stdout).toContain("\u001b[32m0 live\u001b[39m");
+  }, 60_000);
+
   it("queues pause on a queue nothing knows › NOT_FOUND, exit 2, did-you-mean; --create configures it", async () => {
     const env = { SONIQ_DATABASE_URL: `sqlite:${join(tempDir(), "q.db")}` };
     expect((await runCli(["setup"], env)).code).toBe(0);
