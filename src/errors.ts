@@ -49,6 +49,8 @@ export type SoniqErrorCode =
   | "DATABASE_AUTH"
   /** The SQLite path names a file that is not a SQLite database. */
   | "NOT_A_DATABASE"
+  /** A file the command was given (a manifest, an output directory) does not exist. */
+  | "FILE_NOT_FOUND"
   /** The database reported an error Soniq has no more specific code for (its SQLSTATE in `details`). */
   | "DATABASE_ERROR"
   /** Anything else: a bug or an error from outside Soniq (the CLI reports it with this code). */

@@ -118,6 +118,7 @@ export class Soniq implements JobEnqueuer {
       retentionOf: (name) => this.jobRegistry.definitions.get(name)?.resultRetention,
       heartbeatTimeoutSeconds: this.settings.heartbeatTimeout,
       events: this.eventBus,
+      declaredQueues: () => [...this.jobRegistry.definitions.values()].map((d) => d.queue),
     }));
     this.jobRegistry = new JobRegistry(this.settings.rejectUnknownJobs);
     this.scheduleRegistry = new ScheduleRegistry({

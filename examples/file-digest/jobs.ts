@@ -19,7 +19,14 @@ export const OUTPUT_DIR = resolve(process.env.EXAMPLE_OUTPUT_DIR ?? ".soniq-exam
 /** The receiver URL, set by main.ts once its HTTP server listens. */
 export const receiver = { url: process.env.EXAMPLE_RECEIVER_URL ?? "" };
 
+/**
+ * The example's own database: never SONIQ_DATABASE_URL, which may point at your app's database.
+ * Set EXAMPLE_DATABASE_URL to choose another.
+ */
+export const DATABASE_URL = process.env.EXAMPLE_DATABASE_URL ?? "sqlite:./soniq.db";
+
 export const soniq = new Soniq({
+  databaseUrl: DATABASE_URL,
   logLevel: process.env.SONIQ_LOG_LEVEL ? undefined : "warn",
   jobTimeout: 120,
 });

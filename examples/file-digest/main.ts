@@ -12,7 +12,7 @@ import { readdir, stat } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { SingleBar } from "cli-progress";
-import { digestFile, postReport, receiver, soniq } from "./jobs.js";
+import { DATABASE_URL, digestFile, postReport, receiver, soniq } from "./jobs.js";
 import { startReceiver } from "./receiver.js";
 
 const { values } = parseArgs({
@@ -29,6 +29,10 @@ if (!Number.isInteger(concurrency) || concurrency < 1)
   throw new Error("--concurrency must be an integer >= 1");
 if (!Number.isInteger(reportEvery) || reportEvery < 1)
   throw new Error("--report-every must be an integer >= 1");
+
+process.stderr.write(
+  `database: ${DATABASE_URL.replace(/\/\/[^@/]*@/, "//***@")} (the example's own; EXAMPLE_DATABASE_URL chooses another)\n`,
+);
 
 async function* walk(dir: string): AsyncGenerator<string> {
   let entries: import("node:fs").Dirent[];

@@ -8,8 +8,14 @@ import { accepted, done, failed, notSubmitted, pending, Soniq } from "soniq";
 /** The provider's URL (main.ts starts it on this port). */
 export const PROVIDER_URL = process.env.EXAMPLE_PROVIDER_URL ?? "http://127.0.0.1:4545";
 
+/**
+ * The example's own database: never SONIQ_DATABASE_URL, which may point at your app's database
+ * (the example would run, and dead-letter, its jobs). Set EXAMPLE_DATABASE_URL to choose another.
+ */
+export const DATABASE_URL = process.env.EXAMPLE_DATABASE_URL ?? "sqlite:.soniq-example/remote.db";
+
 export const soniq = new Soniq({
-  databaseUrl: process.env.SONIQ_DATABASE_URL ?? "sqlite:.soniq-example/remote.db",
+  databaseUrl: DATABASE_URL,
   logLevel: process.env.SONIQ_LOG_LEVEL ? undefined : "warn",
   // Short, so Ctrl-C shows every disposition quickly: see docs/remote-jobs.md for the budget.
   shutdownTimeout: 3,

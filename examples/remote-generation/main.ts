@@ -11,7 +11,7 @@
  */
 import { parseArgs } from "node:util";
 import { startRemoteProvider } from "../../test/helpers/remote-provider.js";
-import { generateTrack, PROVIDER_URL, soniq } from "./jobs.js";
+import { DATABASE_URL, generateTrack, PROVIDER_URL, soniq } from "./jobs.js";
 
 const { values } = parseArgs({ options: { jobs: { type: "string", default: "6" } } });
 const count = Number(values.jobs);
@@ -43,6 +43,9 @@ soniq.events.on("remote_handoff", (e) =>
   say(`${e.job_id}  ${e.handoff_action} (${e.reason}, was ${e.phase})`),
 );
 soniq.events.on("job_done", (e) => say(`${e.job_id}  done`));
+say(
+  `database: ${DATABASE_URL.replace(/\/\/[^@/]*@/, "//***@")} (the example's own; EXAMPLE_DATABASE_URL chooses another)`,
+);
 
 const worker = soniq.worker({ concurrency: 4 });
 let stopping = false;
@@ -67,9 +70,9 @@ const counts = await soniq.remote.counts();
 say(`worker stopped: ${exit.reason} (exit ${exit.exitCode}); released ${exit.released.length}`);
 say(`remote jobs now: ${counts.awaiting} awaiting, ${counts.frozen} frozen`);
 if (counts.awaiting + counts.frozen > 0 || exit.released.length > 0) {
-  say("see them:   npx soniq remote list --database-url sqlite:.soniq-example/remote.db");
+  say(`see them:   npx soniq remote list --database-url ${DATABASE_URL}`);
   say(
-    "resolve:    npx soniq remote resolve <job-id> --not-submitted --database-url sqlite:.soniq-example/remote.db",
+    `resolve:    npx soniq remote resolve <job-id> --not-submitted --database-url ${DATABASE_URL}`,
   );
   say("or run `npm run example:remote` again: reconcile finds frozen ones by idempotency key");
 }

@@ -20,8 +20,11 @@ export interface Admin {
  * Builds the admin objects over `deps`.
  * @param deps.heartbeatTimeoutSeconds - the caller's `heartbeatTimeout`, in seconds: judges only
  *   workers that declared none.
+ * @param deps.declaredQueues - the queues the instance's job definitions name.
  */
-export function createAdmin(deps: AdminDeps & { heartbeatTimeoutSeconds: number }): Admin {
+export function createAdmin(
+  deps: AdminDeps & { heartbeatTimeoutSeconds: number; declaredQueues?: () => Iterable<string> },
+): Admin {
   return {
     jobs: new JobsAdmin(deps),
     deadLetters: new DeadLettersAdmin(deps),

@@ -1,5 +1,8 @@
 /**
- * `soniq.queues`: each queue's configuration and counts (issue 14). `pause` stops claims from a
+ * `soniq.queues`: each queue's configuration and counts (issue 14). A write (`pause`, `resume`,
+ * `set`) to a queue that has never had a job, a schedule, a setting or a job definition is a
+ * typo until proven otherwise: refused with `NOT_FOUND` and a "did you mean" hint unless
+ * `{ create: true }` (issue 27). `pause` stops claims from a
  * queue in every process within one wake-up (the claim reads the queue's row; LISTEN/NOTIFY on
  * PostgreSQL wakes workers at `resume`, other backends' workers see it at their next poll);
  * pausing never touches jobs already running. `maxRunning` is enforced in the claim, so it holds
@@ -12,6 +15,7 @@ import {
 } from "../backends/contract/index.js";
 import { SoniqError } from "../errors.js";
 import { assertQueue } from "../jobs/enqueue-options.js";
+import { closestName } from "./did-you-mean.js";
 import type { AdminDeps } from "./jobs-admin.js";
 
 /** Settings of {@link QueuesAdmin.set}. */
@@ -29,9 +33,22 @@ export interface QueueHistoryOptions {
   windowSeconds?: number;
 }
 
+/** Options of a queue write ({@link QueuesAdmin.pause}, `resume`, `set`). */
+export interface QueueWriteOptions {
+  /**
+   * Configure a queue nothing knows yet (no job, schedule, setting or definition uses it), e.g.
+   * to pause it before its first job. Default false: such a name is refused as a likely typo.
+   */
+  create?: boolean;
+}
+
 /** See the module comment. */
 export class QueuesAdmin {
-  constructor(private readonly deps: AdminDeps) {}
+  /**
+   * @param deps.declaredQueues - the queues this instance's job definitions name (known before
+   *   their first job).
+   */
+  constructor(private readonly deps: AdminDeps & { declaredQueues?: () => Iterable<string> }) {}
 
   /** Every queue that has jobs or a configuration, by name, with its counts. */
   async list(): Promise<QueueInfo[]> {
@@ -69,22 +86,51 @@ export class QueuesAdmin {
     return (await this.deps.backend()).admin.queueHistory({ queue, windowSeconds });
   }
 
-  /** Pauses `name`: no worker claims from it until {@link resume}. Running jobs go on. */
-  pause(name: string): Promise<QueueInfo> {
-    return this.set(name, { paused: true });
+  /**
+   * Pauses `name`: no worker claims from it until {@link resume}. Running jobs go on.
+   * @throws as {@link set}.
+   */
+  pause(name: string, options: QueueWriteOptions = {}): Promise<QueueInfo> {
+    return this.set(name, { paused: true }, options);
   }
 
-  /** Resumes `name` and wakes its workers. */
-  resume(name: string): Promise<QueueInfo> {
-    return this.set(name, { paused: false });
+  /**
+   * Resumes `name` and wakes its workers.
+   * @throws as {@link set}.
+   */
+  resume(name: string, options: QueueWriteOptions = {}): Promise<QueueInfo> {
+    return this.set(name, { paused: false }, options);
+  }
+
+  /**
+   * Every queue name known to this store and instance: queues with jobs (live rows and finished
+   * counters) or a configuration row (the queue list), schedules' queues, and the queues of this
+   * instance's job definitions. Reads no job history.
+   */
+  async knownNames(): Promise<Set<string>> {
+    const backend = await this.deps.backend();
+    const [queues, schedules] = await Promise.all([
+      backend.admin.queueList({}),
+      backend.scheduleList(),
+    ]);
+    return new Set([
+      ...queues.map((q) => q.name),
+      ...schedules.map((s) => s.queue),
+      ...(this.deps.declaredQueues?.() ?? []),
+    ]);
   }
 
   /**
    * Changes a queue's configuration (fields left out keep their value).
    * @throws SoniqError `INVALID_ENQUEUE_OPTION` for a bad queue name; `INVALID_OPTION` for a bad
-   * setting.
+   * setting; `NOT_FOUND` (with a "did you mean" hint when a close name is known) for a queue
+   * nothing knows ({@link knownNames}) unless `options.create`.
    */
-  async set(name: string, settings: QueueSettings): Promise<QueueInfo> {
+  async set(
+    name: string,
+    settings: QueueSettings,
+    options: QueueWriteOptions = {},
+  ): Promise<QueueInfo> {
     assertQueue(name);
     const unknown = Object.keys(settings).filter((k) => k !== "paused" && k !== "maxRunning");
     if (unknown.length > 0) {
@@ -103,6 +149,17 @@ export class QueuesAdmin {
         "INVALID_OPTION",
         `maxRunning must be an integer from 1 to 100000, or null for no limit; got ${String(max)}`,
       );
+    }
+    if (options.create !== true) {
+      const known = await this.knownNames();
+      if (!known.has(name)) {
+        const close = closestName(name, known);
+        throw new SoniqError(
+          "NOT_FOUND",
+          `no queue "${name}": it has never had a job, a schedule or a setting${close === null ? "" : ` (did you mean "${close}"?)`}; to configure it before its first job, pass --create (API: { create: true })`,
+          { details: { queue: name, ...(close === null ? {} : { didYouMean: close }) } },
+        );
+      }
     }
     return (await this.deps.backend()).admin.queueSet({
       name,

@@ -9,7 +9,7 @@ import type { BulkResult } from "../admin/bulk.js";
 import type { DeadLetterQuery, JobQuery, PageOptions } from "../admin/filters.js";
 import type { JobStatus } from "../backends/contract/index.js";
 import { SoniqError } from "../errors.js";
-import { type ConnectionFlags, number, withDatabaseUrl, withJson } from "./runner.js";
+import { type ConnectionFlags, number, withDatabaseUrl, withJson, withModule } from "./runner.js";
 
 /** Flags every admin command has. */
 export interface AdminFlags extends ConnectionFlags {
@@ -18,14 +18,7 @@ export interface AdminFlags extends ConnectionFlags {
 
 /** Adds `--module`, `--database-url` and `--json` to `command`. */
 export function withInstanceFlags(command: Command): Command {
-  return withJson(
-    withDatabaseUrl(
-      command.option(
-        "--module <module>",
-        "your module exporting the Soniq instance (its settings)",
-      ),
-    ),
-  );
+  return withJson(withDatabaseUrl(withModule(command)));
 }
 
 /** The job filter flags. */

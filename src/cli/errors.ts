@@ -1,7 +1,7 @@
 /**
  * Every CLI failure carries a Soniq error code: this turns what a command threw into a
  * {@link SoniqError} — driver errors of a refused connection, a missing database or role, a file
- * that is not a SQLite database — keeping one that already is.
+ * that is not a SQLite database, a file that does not exist — keeping one that already is.
  */
 
 import { redactUrl } from "../backends/select.js";
@@ -54,6 +54,14 @@ export function toSoniqError(err: unknown, context?: string): SoniqError {
   }
   if (code === "28000" || code === "28P01") {
     return new SoniqError("DATABASE_AUTH", `${message}${where}`, { cause: err });
+  }
+  if (code === "ENOENT") {
+    const path = (err as { path?: unknown }).path;
+    return new SoniqError(
+      "FILE_NOT_FOUND",
+      typeof path === "string" ? `${path}: no such file` : message,
+      { cause: err },
+    );
   }
   if (code === "SQLITE_NOTADB") {
     return new SoniqError("NOT_A_DATABASE", `${context ?? "the file"} is not a SQLite database`, {

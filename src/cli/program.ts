@@ -8,6 +8,7 @@
  */
 import { readFileSync } from "node:fs";
 import { Command } from "commander";
+import { handleClosedPipes } from "./closed-pipe.js";
 import { EXIT } from "./exit-codes.js";
 import { fail } from "./runner.js";
 
@@ -51,6 +52,8 @@ const program = new Command()
 
 // The command named first on the line, or every command (help, a version flag, a usage error).
 const named = process.argv[2];
+// `soniq … | head`: a closed pipe ends a command quietly (exit 0); the worker ignores it.
+handleClosedPipes(named === "worker" ? "ignore" : "exit");
 const load =
   named !== undefined && Object.hasOwn(COMMANDS, named)
     ? [COMMANDS[named] as () => Promise<CommandModule>]

@@ -4,18 +4,21 @@
  * error to `soniq: <message>` on standard error and exit code 2 (start-up or configuration error).
  */
 import { type Command, InvalidArgumentError } from "commander";
-import { redactUrl } from "../backends/select.js";
 import { SoniqError } from "../errors.js";
 import { Soniq } from "../soniq.js";
+import { isClosedPipe } from "./closed-pipe.js";
 import { toSoniqError } from "./errors.js";
 import { EXIT } from "./exit-codes.js";
-import { loadSoniqModule } from "./load-module.js";
+import { loadModuleWithDatabase } from "./load-module.js";
 
 /** Flags that say which instance a command uses. */
 export interface ConnectionFlags {
-  /** `--database-url`: used when no module is given. */
+  /**
+   * `--database-url`: the database of the bare instance, or of the module's instance when its
+   * code sets no `databaseUrl` (load-module.ts, {@link loadModuleWithDatabase}).
+   */
   databaseUrl?: string;
-  /** Path of the user's module exporting the Soniq instance. */
+  /** Path of the user's module exporting the Soniq instance (`--module`, or the positional). */
   module?: string;
 }
 
@@ -31,6 +34,14 @@ export const DATABASE_URL_HELP = "postgres://…, sqlite:PATH or memory:";
 /** Adds `--database-url <url>` to a command. */
 export function withDatabaseUrl(command: Command, description = DATABASE_URL_HELP): Command {
   return command.option("--database-url <url>", description);
+}
+
+/** The description of `--module` shared by every command. */
+export const MODULE_HELP = "your module exporting the Soniq instance (its settings and jobs)";
+
+/** Adds `--module <module>` to a command. */
+export function withModule(command: Command, description = MODULE_HELP): Command {
+  return command.option("--module <module>", description);
 }
 
 /** Adds `--json` (print JSON for scripts) to a command. */
@@ -57,6 +68,8 @@ let connectingTo: string | undefined;
  * (errors.ts turns driver errors into one).
  */
 export function fail(err: unknown): never {
+  // The reader of the output went away (`soniq … | head`): nothing to report (closed-pipe.ts).
+  if (isClosedPipe(err)) process.exit(0);
   const error = toSoniqError(err, connectingTo);
   process.stderr.write(`soniq: ${error.message}\n`);
   if (process.argv.includes("--json")) {
@@ -72,13 +85,7 @@ export async function openInstance(
   bare: BareSettings = {},
 ): Promise<Soniq> {
   if (flags.module) {
-    const soniq = await loadSoniqModule(flags.module);
-    if (flags.databaseUrl !== undefined && flags.databaseUrl !== soniq.settings.databaseUrl) {
-      throw new SoniqError(
-        "INVALID_OPTION",
-        `--database-url differs from the database your module's instance uses (${redactUrl(soniq.settings.databaseUrl)}); give one of them`,
-      );
-    }
+    const soniq = await loadModuleWithDatabase(flags.module, flags.databaseUrl);
     connectingTo = soniq.settings.databaseUrl;
     return soniq;
   }
@@ -122,8 +129,18 @@ export async function withInstance(
   await soniq.close();
 }
 
-/** The connection flags of a command whose optional `[module]` argument names the module. */
+/**
+ * The connection flags of a command that also takes the module as an optional positional
+ * argument (`soniq status ./jobs.ts`, kept for existing scripts) beside `--module`.
+ * @throws SoniqError `INVALID_OPTION` when both name different modules.
+ */
 export function connection(module: string | undefined, flags: ConnectionFlags): ConnectionFlags {
+  if (module && flags.module && module !== flags.module) {
+    throw new SoniqError(
+      "INVALID_OPTION",
+      `two modules given: ${module} (argument) and ${flags.module} (--module); give one`,
+    );
+  }
   return { ...flags, ...(module ? { module } : {}) };
 }
 

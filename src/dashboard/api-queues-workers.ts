@@ -1,9 +1,16 @@
 /**
  * The queue and worker routes: queues with counts, oldest claimable age and paused state; the
  * per-minute history the charts draw; pause, resume and `maxRunning`; worker incarnations with
- * their shutdown state, drain start, deadline and in-flight jobs.
+ * their shutdown state, drain start, deadline and in-flight jobs. A write to a queue nothing
+ * knows answers 404 `NOT_FOUND` with a "did you mean" hint unless the URL says `?create=true`
+ * (the admin API's `{ create: true }`).
  */
 import { BadRequest, jsonBody, type Route } from "./route.js";
+
+/** The admin API's write options from the URL: `?create=true` configures an unknown queue. */
+function writeOptions(url: URL): { create: boolean } {
+  return { create: url.searchParams.get("create") === "true" };
+}
 
 /** The queue and worker routes. */
 export const queueWorkerRoutes: Route[] = [
@@ -38,8 +45,8 @@ export const queueWorkerRoutes: Route[] = [
     method: "POST",
     path: "/api/queues/:name/pause",
     action: "queues.pause",
-    async handle({ params, options }) {
-      const queue = await options.soniq.queues.pause(params.name as string);
+    async handle({ params, options, url }) {
+      const queue = await options.soniq.queues.pause(params.name as string, writeOptions(url));
       return { body: queue, audit: { ids: [params.name as string] } };
     },
   },
@@ -47,8 +54,8 @@ export const queueWorkerRoutes: Route[] = [
     method: "POST",
     path: "/api/queues/:name/resume",
     action: "queues.pause",
-    async handle({ params, options }) {
-      const queue = await options.soniq.queues.resume(params.name as string);
+    async handle({ params, options, url }) {
+      const queue = await options.soniq.queues.resume(params.name as string, writeOptions(url));
       return { body: queue, audit: { action: "queues.resume", ids: [params.name as string] } };
     },
   },
@@ -56,13 +63,17 @@ export const queueWorkerRoutes: Route[] = [
     method: "PATCH",
     path: "/api/queues/:name",
     action: "queues.set",
-    async handle({ params, options, request }) {
+    async handle({ params, options, request, url }) {
       const body = await jsonBody(request);
       const max = body.maxRunning;
       if (!(max === null || (typeof max === "number" && Number.isInteger(max)))) {
         throw new BadRequest("maxRunning must be a whole number or null");
       }
-      const queue = await options.soniq.queues.set(params.name as string, { maxRunning: max });
+      const queue = await options.soniq.queues.set(
+        params.name as string,
+        { maxRunning: max },
+        writeOptions(url),
+      );
       return { body: queue, audit: { ids: [params.name as string], result: { maxRunning: max } } };
     },
   },

@@ -255,8 +255,11 @@ export function createDashboard<U extends DashboardUser>(
 
   const handler = async (request: Request): Promise<Response> => {
     let response: Response;
+    // HEAD is answered like GET, without the body (RFC 9110 §9.3.2): load balancers and uptime
+    // checks probe with it.
+    const head = request.method === "HEAD";
     try {
-      response = await handle(request);
+      response = await handle(head ? new Request(request, { method: "GET" }) : request);
     } catch (err) {
       // `auth` or `access` threw (or the body could not be read): a 500 with the same headers,
       // never a rejected promise (an adapter that has taken over the response would hang).
@@ -265,6 +268,10 @@ export function createDashboard<U extends DashboardUser>(
     }
     // Responses made by Response.json/new Response have mutable headers.
     secure(response.headers, response.headers.get("cache-control")?.includes("immutable") === true);
+    if (head) {
+      await response.body?.cancel();
+      return new Response(null, { status: response.status, headers: response.headers });
+    }
     return response;
   };
   return Object.assign(handler, { basePath: base });

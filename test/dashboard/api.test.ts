@@ -112,6 +112,18 @@ for (const kind of ADAPTERS) {
         expect(html).not.toMatch(/<script>|<style>| on[a-z]+=/);
       });
 
+      it("dashboard API › HEAD › answered like GET (status, type) without a body", async () => {
+        const client = new DashboardClient(served.root, { authorization: "Bearer token-viewer" });
+        for (const path of ["", "api/queues"]) {
+          const get = await client.fetch("GET", path);
+          const head = await client.fetch("HEAD", path);
+          expect(head.status, path).toBe(200);
+          expect(head.headers.get("content-type"), path).toBe(get.headers.get("content-type"));
+          expect((await head.arrayBuffer()).byteLength, path).toBe(0);
+        }
+        expect((await client.fetch("HEAD", "api/nothing-here")).status).toBe(404);
+      });
+
       it("dashboard API › read-only user › reads work and every write is 403", async () => {
         const viewer = new DashboardClient(served.root, { authorization: "Bearer token-viewer" });
         expect((await viewer.login()).actions).toEqual([]);
@@ -157,6 +169,23 @@ for (const kind of ADAPTERS) {
           { user: "ada", action: "queues.pause", ids: ["later"], outcome: "ok" },
           { user: "ada", action: "queues.resume", ids: ["later"], outcome: "ok" },
         ]);
+      });
+
+      it("dashboard API › a queue write to a name nothing knows › 404 NOT_FOUND; ?create=true configures it", async () => {
+        const admin = new DashboardClient(served.root, { authorization: "Bearer token-admin" });
+        await admin.login();
+        const typo = await admin.fetch("POST", "api/queues/latr/pause");
+        expect(typo.status).toBe(404);
+        const body = (await typo.json()) as { error: { code: string; message: string } };
+        expect(body.error.code).toBe("NOT_FOUND");
+        expect(body.error.message).toContain('did you mean "later"?');
+        // The store is shared by every adapter's block: a name of this block's own.
+        const fresh = `fresh-${Math.random().toString(36).slice(2, 10)}`;
+        const set = await admin.fetch("PATCH", `api/queues/${fresh}`, { maxRunning: 2 });
+        expect(set.status).toBe(404);
+        const created = await admin.fetch("POST", `api/queues/${fresh}/pause?create=true`);
+        expect(created.status).toBe(200);
+        expect(((await created.json()) as { paused: boolean }).paused).toBe(true);
       });
 
       it("dashboard API › auth or access throwing › 500 with the security headers, and the server still serves", async () => {

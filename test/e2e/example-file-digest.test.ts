@@ -60,7 +60,7 @@ describe("examples/file-digest on real files", () => {
   it("Ctrl-C mid-run, then a rerun: every file done once, nothing redone after done, nothing stranded", async () => {
     const dir = tempDir();
     const dbPath = join(dir, "soniq.db");
-    const base = { SONIQ_DATABASE_URL: `sqlite:${dbPath}`, EXAMPLE_OUTPUT_DIR: join(dir, "out") };
+    const base = { EXAMPLE_DATABASE_URL: `sqlite:${dbPath}`, EXAMPLE_OUTPUT_DIR: join(dir, "out") };
 
     const first = await runExample(
       { ...base, EXAMPLE_RUN_LOG: join(dir, "run1.log") },

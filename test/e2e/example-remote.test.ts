@@ -5,6 +5,7 @@
  * prints must be the ids the CLI takes.
  */
 import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -49,11 +50,16 @@ describe("examples/remote-generation, as docs/remote-jobs.md tells a newcomer", 
   it("Ctrl-C mid-submission › list/status/resolve by the printed ids › a rerun finishes all six", async () => {
     const cwd = tempDir("soniq-example-remote-");
     const url = `sqlite:${join(cwd, "remote.db")}`;
+    // The operator's own database (exported as the README suggests) is never the example's.
+    const appDb = join(cwd, "app.db");
     const env = {
-      SONIQ_DATABASE_URL: url,
+      SONIQ_DATABASE_URL: `sqlite:${appDb}`,
+      EXAMPLE_DATABASE_URL: url,
       EXAMPLE_PROVIDER_URL: `http://127.0.0.1:${await freePort()}`,
     };
     const first = await runExample(cwd, env, 4);
+    expect(first.stderr).toContain(`database: ${url} (the example's own`);
+    expect(existsSync(appDb)).toBe(false);
     expect(first.stderr).toContain("SIGINT: draining");
     expect(first.stderr).toContain("freeze (deadline, was submitting)");
     expect(first.code).toBe(1); // shutdown_timeout: a POST was still unanswered at the deadline

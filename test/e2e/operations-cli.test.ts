@@ -102,6 +102,47 @@ for (const target of targets) {
 }
 
 describe("CLI errors carry a Soniq error code", () => {
+  it("status --colour --json › JSON only; --colour alone › coloured text", async () => {
+    const env = { SONIQ_DATABASE_URL: `sqlite:${join(tempDir(), "c.db")}` };
+    expect((await runCli(["setup"], env)).code).toBe(0);
+    const json = await runCli(["status", "--colour", "--json"], env);
+    expect(json.code, json.stderr).toBe(0);
+    expect(JSON.parse(json.stdout)).toMatchObject({ total: 0, dead_letter: 0 });
+    expect(json.stdout).not.toContain("\u001b[");
+    const text = await runCli(["status", "--color"], env);
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stdout).toContain("\u001b[32m0 live\u001b[39m");
+  }, 60_000);
+
+  it("queues pause on a queue nothing knows › NOT_FOUND, exit 2, did-you-mean; --create configures it", async () => {
+    const env = { SONIQ_DATABASE_URL: `sqlite:${join(tempDir(), "q.db")}` };
+    expect((await runCli(["setup"], env)).code).toBe(0);
+    const enq = await runCli(["enqueue", "a.b", "--queue", "mail"], env);
+    expect(enq.code, enq.stderr).toBe(0);
+    const typo = await runCli(["queues", "pause", "mial", "--json"], env);
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toContain('NOT_FOUND: no queue "mial"');
+    expect(typo.stderr).toContain('did you mean "mail"?');
+    expect(JSON.parse(typo.stdout).error.code).toBe("NOT_FOUND");
+    for (const args of [
+      ["queues", "resume", "nosuchqueue"],
+      ["queues", "set", "nosuchqueue", "--max-running", "2"],
+    ]) {
+      const out = await runCli(args, env);
+      expect(out.code, args.join(" ")).toBe(2);
+      expect(out.stderr).toContain("NOT_FOUND");
+    }
+    const list = JSON.parse((await runCli(["queues", "list", "--json"], env)).stdout) as Array<{
+      name: string;
+    }>;
+    expect(list.map((q) => q.name)).toEqual(["mail"]);
+    const created = await runCli(["queues", "pause", "later", "--create", "--json"], env);
+    expect(created.code, created.stderr).toBe(0);
+    expect(JSON.parse(created.stdout)).toMatchObject({ name: "later", paused: true });
+    const known = await runCli(["queues", "pause", "mail"], env);
+    expect(known.code, known.stderr).toBe(0);
+  }, 60_000);
+
   it("bad --args file, invalid JSON, a file that is not a SQLite database", async () => {
     const dir = tempDir();
     const notDb = join(dir, "notes.db");

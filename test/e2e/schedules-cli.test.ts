@@ -26,6 +26,13 @@ describe("soniq schedules CLI", () => {
       "chaos.every_second",
       "reports.nightly",
     ]);
+    // No worker ran it: said so, and no instant in the past is listed as "next".
+    const asked = Date.now();
+    const fresh = await runCli(["schedules", "show", "chaos.every_second"], env);
+    expect(fresh.code, fresh.stderr).toBe(0);
+    expect(fresh.stdout).toContain("no worker has run this schedule yet");
+    const listed = fresh.stdout.split("history")[0]?.match(/\d{4}-\d\d-\d\dT[\d:.]+Z/g) ?? [];
+    for (const instant of listed) expect(Date.parse(instant)).toBeGreaterThanOrEqual(asked - 1000);
     const list = await runCli(["schedules", "list", "--json"], env);
     const rows = JSON.parse(list.stdout) as Array<Record<string, unknown>>;
     expect(rows.map((r) => r.id)).toEqual(["chaos.every_second", "reports.nightly"]);

@@ -72,6 +72,14 @@ spec:
     expect(() => parseDuration("soon", "TimeoutStopSec")).toThrow(/TimeoutStopSec/);
   });
 
+  it("soniq check-deploy › a file that does not exist › FILE_NOT_FOUND naming it, exit 2", async () => {
+    const run = await runCli(["check-deploy", "missing.yaml", "--json"], {});
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain("soniq: FILE_NOT_FOUND: missing.yaml: no such file");
+    expect(run.stderr).not.toContain("UNEXPECTED");
+    expect(JSON.parse(run.stdout).error.code).toBe("FILE_NOT_FOUND");
+  });
+
   it("soniq check-deploy › every file under deploy/ › accepted (exit 0), arithmetic printed", async () => {
     const files = readdirSync(join(REPO, "deploy")).map((f) => join("deploy", f));
     expect(files.length).toBeGreaterThanOrEqual(3);

@@ -17,6 +17,7 @@ import {
   openInstance,
   runCommand,
   withDatabaseUrl,
+  withModule,
 } from "../runner.js";
 
 interface DashboardFlags extends ConnectionFlags {
@@ -64,7 +65,7 @@ export function register(program: Command): void {
     )
     .option("--base-path <path>", "serve under this path, e.g. /admin/jobs", "/")
     .option("--allow-writes", "let the signed-in user cancel, retry, replay, delete and pause");
-  withDatabaseUrl(command).action((module: string | undefined, flags: DashboardFlags) =>
+  withModule(withDatabaseUrl(command)).action((module: string | undefined, flags: DashboardFlags) =>
     runCommand(async () => {
       const credentials = credentialsFromEnv(process.env);
       if (!isLoopback(flags.host) && !credentials) {

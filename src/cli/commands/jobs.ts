@@ -29,10 +29,18 @@ import { print, runCommand, withInstance } from "../runner.js";
 type ListFlags = AdminFlags & JobFilterFlags & { limit?: number; cursor?: string };
 type ActionFlags = AdminFlags & JobFilterFlags & BulkFlags;
 
-function progressText(job: JobListView): string {
+/**
+ * A job's progress as text. Only a processing job's progress is live; any other keeps the last
+ * progress its run reported, labelled as such so a finished job never looks as if it still ran.
+ */
+function progressText(job: JobListView, long = false): string {
   if (!job.progress) return "";
   const pct = `${Math.round(job.progress.fraction * 100)}%`;
-  return job.progress.message ? `${pct} ${job.progress.message}` : pct;
+  const text = job.progress.message ? `${pct} ${job.progress.message}` : pct;
+  if (job.status === "processing") return text;
+  return long
+    ? `${text} (last progress before it became ${job.status}; not live)`
+    : `last: ${text}`;
 }
 
 function listText(jobs: JobListView[], nextCursor: string | null): string {
@@ -66,7 +74,7 @@ function showText(job: JobDetail): string {
   if ("result" in job && job.result !== null)
     lines.push(`result      ${JSON.stringify(job.result)}`);
   if (job.lastError) lines.push(`last error  ${job.lastError.split("\n")[0]}`);
-  if ("progress" in job && job.progress) lines.push(`progress    ${progressText(job)}`);
+  if ("progress" in job && job.progress) lines.push(`progress    ${progressText(job, true)}`);
   if (job.workerId) lines.push(`worker      ${job.workerId}`);
   lines.push("timeline");
   for (const e of job.timeline) {

@@ -2,6 +2,8 @@
  * `soniq queues list|pause|resume|set`: each queue's configuration and counts through the admin
  * API (`soniq.queues`). A pause stops claims from the queue in every process within one wake-up;
  * running jobs go on. `set --max-running` caps the queue's processing jobs across every worker.
+ * A queue that has never had a job, a schedule or a setting is refused (`NOT_FOUND`, with a "did
+ * you mean") unless `--create`.
  */
 import { type Command, InvalidArgumentError } from "commander";
 import type { QueueInfo } from "../../backends/contract/index.js";
@@ -24,9 +26,16 @@ function text(queues: QueueInfo[]): string {
   return table(rows);
 }
 
-/** `--max-running`: a positive integer, or `none` for no limit. */
-function maxRunning(value: string): number | null {
-  if (value === "none") return null;
+/** `--create`: configure a queue nothing knows yet (else refused as a likely typo). */
+const CREATE_HELP =
+  "configure a queue that has no job, schedule or setting yet (without it such a name is refused as a likely typo: NOT_FOUND)";
+
+/**
+ * `--max-running`: a positive integer, or `none` for no limit (kept as the word: commander turns
+ * a parser's `null` into an empty string).
+ */
+function maxRunning(value: string): number | "none" {
+  if (value === "none") return "none";
   const n = Number(value);
   if (!Number.isInteger(n) || n < 1) {
     throw new InvalidArgumentError("max-running must be an integer >= 1, or none");
@@ -59,12 +68,14 @@ export function register(program: Command): void {
           : "Let workers claim from a paused queue again.",
       )
       .argument("<queue>", "queue name")
-      .action((name: string, flags: AdminFlags) =>
+      .option("--create", CREATE_HELP)
+      .action((name: string, flags: AdminFlags & { create?: boolean }) =>
         runCommand(() =>
           withInstance(flags, async (soniq) => {
+            const options = { create: flags.create === true };
             const q = await (verb === "pause"
-              ? soniq.queues.pause(name)
-              : soniq.queues.resume(name));
+              ? soniq.queues.pause(name, options)
+              : soniq.queues.resume(name, options));
             print(flags.json, q, () => `${q.name}  ${q.paused ? "paused" : "active"}`);
           }),
         ),
@@ -79,10 +90,15 @@ export function register(program: Command): void {
       "most jobs of the queue processing at once across every worker, or none",
       maxRunning,
     )
-    .action((name: string, flags: AdminFlags & { maxRunning: number | null }) =>
+    .option("--create", CREATE_HELP)
+    .action((name: string, flags: AdminFlags & { maxRunning: number | "none"; create?: boolean }) =>
       runCommand(() =>
         withInstance(flags, async (soniq) => {
-          const q = await soniq.queues.set(name, { maxRunning: flags.maxRunning });
+          const q = await soniq.queues.set(
+            name,
+            { maxRunning: flags.maxRunning === "none" ? null : flags.maxRunning },
+            { create: flags.create === true },
+          );
           print(
             flags.json,
             q,

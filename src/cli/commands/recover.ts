@@ -11,6 +11,7 @@ import {
   withDatabaseUrl,
   withInstance,
   withJson,
+  withModule,
 } from "../runner.js";
 
 /** What one recovery pass did: job ids requeued and moved to the dead-letter queue. */
@@ -35,7 +36,7 @@ export function register(program: Command): void {
       "Requeue now every processing job whose worker is not live (stale heartbeat, stopped, or unknown); a job past maxInterruptions goes to the dead-letter queue as crash_loop. Workers also do this by themselves.",
     )
     .argument("[module]", "your module exporting the Soniq instance (for its settings)");
-  withJson(withDatabaseUrl(command)).action(
+  withModule(withDatabaseUrl(withJson(command))).action(
     (module: string | undefined, flags: ConnectionFlags & { json?: boolean }) =>
       runCommand(() =>
         withInstance(connection(module, flags), async (soniq) => {

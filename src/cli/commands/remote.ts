@@ -22,6 +22,7 @@ import {
   withDatabaseUrl,
   withInstance,
   withJson,
+  withModule,
 } from "../runner.js";
 
 function line(r: SubmissionRecord): string {
@@ -43,6 +44,7 @@ const RESOLVE_OPTIONS: readonly string[] = [
   "--failed",
   "--json",
   "--database-url",
+  "--module",
   "--help",
   "-h",
 ];
@@ -55,7 +57,7 @@ export function register(program: Command): void {
       "Remote jobs (submit to an API, poll by task id): list, show, resolve a frozen submission, poll now.",
     );
 
-  withJson(withDatabaseUrl(remote.command("list")))
+  withModule(withJson(withDatabaseUrl(remote.command("list"))))
     .description("Remote submissions, newest first (default: all).")
     .argument("[module]", "your module exporting the Soniq instance")
     .option("--frozen", "only frozen (ambiguous) submissions")
@@ -96,7 +98,7 @@ export function register(program: Command): void {
         ),
     );
 
-  withJson(withDatabaseUrl(remote.command("show")))
+  withModule(withJson(withDatabaseUrl(remote.command("show"))))
     .description("One remote job's submission: phase, task id, idempotency key, due time.")
     .argument("<job-id>")
     .argument("[module]", "your module exporting the Soniq instance")
@@ -113,7 +115,7 @@ export function register(program: Command): void {
       ),
     );
 
-  withJson(withDatabaseUrl(remote.command("resolve")))
+  withModule(withJson(withDatabaseUrl(remote.command("resolve"))))
     .description(
       "Resolve a frozen submission: --accepted <task-id> (poll it), --not-submitted (submit again with the same idempotency key), or --failed <reason> (dead-letter it).",
     )
@@ -173,7 +175,7 @@ export function register(program: Command): void {
         ),
     );
 
-  withJson(withDatabaseUrl(remote.command("poll-now")))
+  withModule(withJson(withDatabaseUrl(remote.command("poll-now"))))
     .description(
       "Poll an awaiting task (or reconcile a frozen one) at the next worker tick. A frozen job whose definition (in the module) has no reconcile is refused (INVALID_STATE): resolve it with `soniq remote resolve`.",
     )

@@ -14,6 +14,7 @@ import {
   withDatabaseUrl,
   withInstance,
   withJson,
+  withModule,
 } from "../runner.js";
 
 interface Flags extends ConnectionFlags {
@@ -49,15 +50,7 @@ export function register(program: Command): void {
     .description(
       "Recurring schedules: list, show, preview, pause, resume, run, remove, sync (docs/schedules.md).",
     );
-  const connection = (command: Command) =>
-    withDatabaseUrl(
-      withJson(
-        command.option(
-          "--module <module>",
-          "your module exporting the Soniq instance (for its settings)",
-        ),
-      ),
-    );
+  const connection = (command: Command) => withDatabaseUrl(withJson(withModule(command)));
 
   /** Runs `work` on the instance and prints its result (runner: close, exit 2 on an error). */
   const run =
@@ -104,10 +97,17 @@ export function register(program: Command): void {
         ...(flags.runs !== undefined ? { runs: flags.runs } : {}),
         ...(flags.next !== undefined ? { next: flags.next } : {}),
       });
+      // Before any worker's scheduler took an occurrence, the cursor is where sync left it
+      // (possibly in the past): say so instead of listing past instants as "next".
+      const neverRun = details.schedule.lastRunAt === null;
+      const now = Date.now();
+      const next = neverRun ? details.upcoming.filter((d) => d.getTime() >= now) : details.upcoming;
       const lines = [
         `${details.schedule.id}  ${expression(details.schedule)}  job=${details.schedule.jobName}${details.schedule.paused ? "  PAUSED" : ""}`,
-        "next:",
-        ...details.upcoming.map((d) => `  ${d.toISOString()}`),
+        neverRun
+          ? "next: no worker has run this schedule yet (a worker's scheduler starts it)"
+          : "next:",
+        ...next.map((d) => `  ${d.toISOString()}`),
         "history (newest first):",
         ...details.runs.map(
           (r) =>
@@ -177,8 +177,7 @@ export function register(program: Command): void {
     );
   }
 
-  schedules
-    .command("sync")
+  withDatabaseUrl(schedules.command("sync"))
     .description(
       "Reconcile the schedules your module declares into the database (workers also do this at start); --prune deletes undeclared ones.",
     )

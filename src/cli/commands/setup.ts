@@ -6,12 +6,15 @@ import {
   type ConnectionFlags,
   connection,
   DATABASE_URL_HELP,
+  print,
   runCommand,
   withDatabaseUrl,
   withInstance,
+  withJson,
+  withModule,
 } from "../runner.js";
 
-/** Adds `setup [module] [--database-url]` to `program`. */
+/** Adds `setup [module] [--module] [--database-url] [--json]` to `program`. */
 export function register(program: Command): void {
   const command = program
     .command("setup")
@@ -22,17 +25,25 @@ export function register(program: Command): void {
       "[module]",
       "your module exporting the Soniq instance (for its settings); default: SONIQ_* variables",
     );
-  withDatabaseUrl(command, `${DATABASE_URL_HELP} (default: ${cliDefault("databaseUrl")})`).action(
-    (module: string | undefined, flags: ConnectionFlags) =>
-      runCommand(() =>
-        withInstance(connection(module, flags), async (soniq) => {
-          await soniq.setup();
-          const { databaseUrl, schema } = soniq.settings;
-          const where = databaseUrl.startsWith("postgres")
-            ? `${redactUrl(databaseUrl)}, schema ${schema}`
-            : redactUrl(databaseUrl);
-          process.stdout.write(`soniq: schema ready (${where})\n`);
-        }),
-      ),
+  withJson(
+    withModule(
+      withDatabaseUrl(command, `${DATABASE_URL_HELP} (default: ${cliDefault("databaseUrl")})`),
+    ),
+  ).action((module: string | undefined, flags: ConnectionFlags & { json?: boolean }) =>
+    runCommand(() =>
+      withInstance(connection(module, flags), async (soniq) => {
+        await soniq.setup();
+        const { databaseUrl, schema } = soniq.settings;
+        const postgres = databaseUrl.startsWith("postgres");
+        const where = postgres
+          ? `${redactUrl(databaseUrl)}, schema ${schema}`
+          : redactUrl(databaseUrl);
+        print(
+          flags.json,
+          { ready: true, databaseUrl: redactUrl(databaseUrl), schema: postgres ? schema : null },
+          () => `soniq: schema ready (${where})`,
+        );
+      }),
+    ),
   );
 }

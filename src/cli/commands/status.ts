@@ -14,9 +14,16 @@ import {
   withDatabaseUrl,
   withInstance,
   withJson,
+  withModule,
 } from "../runner.js";
 
 const STATES = ["queued", "processing", "done", "cancelled", "dead_letter"] as const;
+
+/** ANSI colours of the text form (`--colour`); the identity without it. */
+function painter(on: boolean): (code: "red" | "yellow" | "green", text: string) => string {
+  const codes = { red: 31, yellow: 33, green: 32 } as const;
+  return (code, text) => (on ? `\u001b[${codes[code]}m${text}\u001b[39m` : text);
+}
 
 /** Adds `status [module] [--json] [--database-url]` to `program`. */
 export function register(program: Command): void {
@@ -25,9 +32,17 @@ export function register(program: Command): void {
     .description(
       "Counts by state (total, queued, processing, done, dead_letter, cancelled), remote jobs awaiting the remote side and frozen (both counted in processing), per queue, and the workers.",
     )
-    .argument("[module]", "your module exporting the Soniq instance (for its settings)");
-  withDatabaseUrl(withJson(command)).action(
-    (module: string | undefined, flags: ConnectionFlags & { json?: boolean }) =>
+    .argument("[module]", "your module exporting the Soniq instance (for its settings)")
+    .option("--color", "the same as --colour")
+    .option(
+      "--colour",
+      "colour the text form (dead letters red, frozen remote jobs yellow, workers green); ignored with --json",
+    );
+  withModule(withDatabaseUrl(withJson(command))).action(
+    (
+      module: string | undefined,
+      flags: ConnectionFlags & { json?: boolean; colour?: boolean; color?: boolean },
+    ) =>
       runCommand(() =>
         withInstance(connection(module, flags), async (soniq) => {
           const [stats, workers, remote, cells, queueInfo] = await Promise.all([
@@ -78,6 +93,7 @@ export function register(program: Command): void {
             })),
             dead_workers: workers.filter((w) => !w.live && w.status !== "stopped").length,
           };
+          const paint = painter((flags.colour === true || flags.color === true) && !flags.json);
           print(flags.json, json, () => {
             const lines = Object.entries(counts).map(([k, v]) => {
               const hint =
@@ -86,11 +102,17 @@ export function register(program: Command): void {
                   : k === "processing" && v > 0
                     ? "   → soniq jobs list --status processing"
                     : "";
-              return `${k.padEnd(15)} ${v}${hint}`;
+              const count =
+                k === "dead_letter" && v > 0
+                  ? paint("red", String(v))
+                  : k === "remote_frozen" && v > 0
+                    ? paint("yellow", String(v))
+                    : String(v);
+              return `${k.padEnd(15)} ${count}${hint}`;
             });
             const dead = json.dead_workers;
             lines.push(
-              `${"workers".padEnd(15)} ${live.length} live${dead > 0 ? `, ${dead} dead (not stopped) → soniq workers, soniq recover` : ""}`,
+              `${"workers".padEnd(15)} ${paint("green", `${live.length} live`)}${dead > 0 ? `, ${paint("red", `${dead} dead`)} (not stopped) → soniq workers, soniq recover` : ""}`,
             );
             for (const w of live) {
               lines.push(

@@ -5,7 +5,6 @@
  */
 import type { Command } from "commander";
 import { collectDefaultMetrics } from "prom-client";
-import { redactUrl } from "../../backends/select.js";
 import { SoniqError } from "../../errors.js";
 import { healthHandler } from "../../observability/health/health-handler.js";
 import { HealthServer } from "../../observability/health/health-server.js";
@@ -16,9 +15,9 @@ import { withTimeout } from "../../worker/with-timeout.js";
 import type { Worker } from "../../worker/worker.js";
 import { forwardSignals } from "../early-signals.js";
 import { EXIT } from "../exit-codes.js";
-import { loadSoniqModule } from "../load-module.js";
+import { loadModuleWithDatabase } from "../load-module.js";
 import { installProcessGuards } from "../process-guards.js";
-import { fail, number } from "../runner.js";
+import { connection, fail, number, withModule } from "../runner.js";
 
 interface WorkerFlags {
   concurrency?: number;
@@ -34,6 +33,8 @@ interface WorkerFlags {
   shutdownTimeout?: number;
   /** Read by the module's `new Soniq()` (as SONIQ_DATABASE_URL); must agree with its settings. */
   databaseUrl?: string;
+  /** `--module`: the module, when not given as the argument. */
+  module?: string;
   /** Print one JSON line on standard output at exit: the worker id and its exit. */
   json?: boolean;
 }
@@ -42,7 +43,7 @@ interface WorkerFlags {
 const CLOSE_TIMEOUT_MS = 5000;
 
 /** Runs the worker; never returns (the process exits with the worker's exit code). */
-async function runWorker(module: string, flags: WorkerFlags): Promise<never> {
+async function runWorker(argument: string | undefined, flags: WorkerFlags): Promise<never> {
   // SIGTERM/SIGINT were caught since the process started (main.ts); from now on they drain
   // this worker, and any that came while the module loaded are applied as soon as it exists.
   let worker: Worker | undefined;
@@ -56,15 +57,16 @@ async function runWorker(module: string, flags: WorkerFlags): Promise<never> {
   });
   let soniq: Soniq;
   try {
-    // The module's instance reads SONIQ_* when it is created: the flag reaches it that way.
-    if (flags.databaseUrl !== undefined) process.env.SONIQ_DATABASE_URL = flags.databaseUrl;
-    soniq = await loadSoniqModule(module);
-    if (flags.databaseUrl !== undefined && soniq.settings.databaseUrl !== flags.databaseUrl) {
+    const { module } = connection(argument, flags);
+    if (!module) {
       throw new SoniqError(
-        "INVALID_OPTION",
-        `--database-url differs from the databaseUrl your module gives its instance (${redactUrl(soniq.settings.databaseUrl)}); drop one of them`,
+        "INVALID_INPUT",
+        "worker needs your module: soniq worker ./jobs.ts (or --module ./jobs.ts)",
       );
     }
+    // The one rule of every command (load-module.ts): the flag reaches the module's instance as
+    // SONIQ_DATABASE_URL; only a different URL in the module's own code conflicts.
+    soniq = await loadModuleWithDatabase(module, flags.databaseUrl);
     worker = soniq.worker({
       ...(flags.concurrency !== undefined ? { concurrency: flags.concurrency } : {}),
       ...(flags.queues !== undefined
@@ -149,14 +151,17 @@ async function runWorker(module: string, flags: WorkerFlags): Promise<never> {
   process.exit(code);
 }
 
-/** Adds `worker <module> [-c] [-q] [--shutdown-timeout] [--health-port] [--health-host]` to `program`. */
+/**
+ * Adds `worker [module] [--module] [--database-url] [-c] [-q] [--shutdown-timeout]
+ * [--health-port] [--health-host]` to `program`.
+ */
 export function register(program: Command): void {
-  program
+  const command = program
     .command("worker")
     .description(
       "Run a worker for the jobs your module defines. SIGTERM/SIGINT drain it: no new claims, in-flight jobs finish, at shutdown_timeout the rest are NACK'd. Exit 0 drained, 1 deadline path, 2 start-up error, 3 outcome not recorded, 4 uncaught exception (rows left for crash recovery).",
     )
-    .argument("<module>", "your module (.js or .ts) exporting the Soniq instance")
+    .argument("[module]", "your module (.js or .ts) exporting the Soniq instance (or --module)")
     .option(
       "-c, --concurrency <n>",
       `jobs run at once (default: ${cliDefault("concurrency")})`,
@@ -170,7 +175,7 @@ export function register(program: Command): void {
     )
     .option(
       "--database-url <url>",
-      "the database (set as SONIQ_DATABASE_URL before your module loads; must agree with it)",
+      "the database of your module's instance (set as SONIQ_DATABASE_URL before it loads; a different databaseUrl in the module's own code is refused)",
     )
     .option("--json", "print one JSON line at exit: worker id, exit reason and code, released jobs")
     .option(
@@ -183,6 +188,6 @@ export function register(program: Command): void {
       "--health-linger <seconds>",
       "after the worker stopped, keep /readyz (503) and /metrics answering this long so a last scrape sees the drain's counters; a further signal ends it (default: 0)",
       number("health-linger"),
-    )
-    .action(runWorker);
+    );
+  withModule(command).action(runWorker);
 }

@@ -110,6 +110,32 @@ export function adminQueueCases({ make, target }: ContractContext): void {
       });
     });
 
+    it("queue write › a name nothing knows › NOT_FOUND with a did-you-mean; create: true configures it", async () => {
+      const b = await make();
+      const soniq = soniqOn(b);
+      await put(b, { queue: "mail" });
+      soniq.job({ name: "op.declared", queue: "declared", handler: async () => undefined });
+      await expect(soniq.queues.pause("mial")).rejects.toMatchObject({
+        code: "NOT_FOUND",
+        message: expect.stringContaining('did you mean "mail"?'),
+        details: { queue: "mial", didYouMean: "mail" },
+      });
+      await expect(soniq.queues.set("zzzzzz", { maxRunning: 2 })).rejects.toMatchObject({
+        code: "NOT_FOUND",
+        message: expect.not.stringContaining("did you mean"),
+      });
+      await expect(soniq.queues.resume("zzzzzz")).rejects.toMatchObject({ code: "NOT_FOUND" });
+      expect((await soniq.queues.list()).map((q) => q.name)).not.toContain("mial");
+      // A queue a job definition names is known before its first job.
+      expect(await soniq.queues.pause("declared")).toMatchObject({ paused: true });
+      expect(await soniq.queues.pause("zzzzzz", { create: true })).toMatchObject({
+        name: "zzzzzz",
+        paused: true,
+      });
+      // Configured once, it is known: no create needed any more.
+      expect(await soniq.queues.resume("zzzzzz")).toMatchObject({ paused: false });
+    });
+
     it("queueSet › maxRunning › a claim takes only the room left", async () => {
       const b = await make();
       const soniq = soniqOn(b);
@@ -157,7 +183,8 @@ export function adminQueueCases({ make, target }: ContractContext): void {
     it("pause in one process › another process's worker claims nothing; resume › it runs them within a wake-up", async () => {
       const b = await make();
       const soniq = soniqOn(b);
-      await soniq.queues.pause("p");
+      // Before its first job: nothing knows "p" yet.
+      await soniq.queues.pause("p", { create: true });
       await startWorkers(target, b, "p", 1, 2, children, inProcess);
       const ids = [await soniq.enqueue("op.sleep", { ms: 1 }, { queue: "p" })];
       ids.push(await soniq.enqueue("op.sleep", { ms: 1 }, { queue: "p" }));
@@ -175,7 +202,7 @@ export function adminQueueCases({ make, target }: ContractContext): void {
     it("maxRunning 2 › ten worker processes of three slots › never more than 2 processing (sampled)", async () => {
       const b = await make();
       const soniq = soniqOn(b);
-      await soniq.queues.set("lim10", { maxRunning: 2 });
+      await soniq.queues.set("lim10", { maxRunning: 2 }, { create: true });
       await startWorkers(target, b, "lim10", 10, 3, children, inProcess);
       const jobs = 16;
       for (let i = 0; i < jobs; i++)

@@ -90,12 +90,21 @@ export function JobDetailPage({ me, id, dead }: { me: Me; id: string; dead: bool
         <dd>
           <When at={job.scheduledAt} />
         </dd>
-        {job.progress && (
+        {job.progress && job.status === "processing" && (
           <>
             <dt>progress</dt>
             <dd>
               <progress max={1} value={job.progress.fraction} />{" "}
               {(job.progress.fraction * 100).toFixed(0)}% {job.progress.message ?? ""}
+            </dd>
+          </>
+        )}
+        {job.progress && job.status !== "processing" && (
+          <>
+            <dt>last progress</dt>
+            <dd data-testid="last-progress">
+              {(job.progress.fraction * 100).toFixed(0)}% {job.progress.message ?? ""} (reported
+              before it became {job.status}; not live)
             </dd>
           </>
         )}

@@ -1,0 +1,44 @@
+/**
+ * The packed tarball is clean (issue 27): it carries LICENSE, its package.json has no `prepare`
+ * (npm 11 asks users to approve install-time scripts) nor the pack hooks, its `engines` is what
+ * its native dependency supports, and packing leaves the checkout's package.json as it was.
+ */
+import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { REPO } from "../helpers/cli.js";
+import { removeTempDirs, tempDir } from "../helpers/temp.js";
+
+afterAll(() => removeTempDirs());
+
+describe("npm pack", () => {
+  it("pack › the tarball › LICENSE, no prepare/prepack/postpack, engines kept; checkout unchanged", () => {
+    const before = readFileSync(join(REPO, "package.json"), "utf8");
+    const out = tempDir("soniq-pack-");
+    const name = execFileSync("npm", ["pack", "--pack-destination", out], {
+      cwd: REPO,
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "ignore"],
+    })
+      .trim()
+      .split("\n")
+      .pop() as string;
+    const tarball = join(out, name);
+    const files = execFileSync("tar", ["-tzf", tarball], { encoding: "utf8" }).split("\n");
+    expect(files).toContain("package/LICENSE");
+    const manifest = JSON.parse(
+      execFileSync("tar", ["-xzOf", tarball, "package/package.json"], { encoding: "utf8" }),
+    ) as { license: string; scripts: Record<string, string>; engines: { node: string } };
+    expect(manifest.license).toBe("MIT");
+    expect(Object.keys(manifest.scripts)).not.toContain("prepare");
+    expect(Object.keys(manifest.scripts)).not.toContain("prepack");
+    expect(Object.keys(manifest.scripts)).not.toContain("postpack");
+    expect(manifest.engines.node).toBe("^20.19.0 || >=22.12.0");
+    const license = execFileSync("tar", ["-xzOf", tarball, "package/LICENSE"], {
+      encoding: "utf8",
+    });
+    expect(license).toMatch(/^MIT License\n\nCopyright \(c\) \d{4} The Soniq authors/);
+    expect(readFileSync(join(REPO, "package.json"), "utf8")).toBe(before);
+  }, 120_000);
+});
