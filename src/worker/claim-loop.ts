@@ -36,6 +36,12 @@ export interface ClaimLoopOptions {
   workerId: string;
   /** Queues to claim from; null = all. */
   queues: string[] | null;
+  /**
+   * The job names this worker has definitions for, read at each claim (definitions added after
+   * the start count from the next claim): only jobs of these names are claimed. `null`: any name
+   * (tests of the loop alone).
+   */
+  names(): readonly string[] | null;
   /** Slots: jobs run at once. */
   concurrency: number;
   /** Seconds between polls when no notification comes. */
@@ -214,6 +220,7 @@ export class ClaimLoop extends BaseService {
             backend.jobClaim({
               workerId: this.options.workerId,
               queues: this.options.queues,
+              names: this.options.names(),
               limit,
               // Not started until the job runner's gate says so (crash accounting).
               deferStart: true,

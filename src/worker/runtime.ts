@@ -157,10 +157,12 @@ export function buildRuntime(parts: RuntimeParts): WorkerRuntime {
   const releaseLate = (job: ClaimedJob) => {
     table.track(job, () => recorder.releaseUnstarted(job), onUnexpected);
   };
+  const names = registeredNames(parts.jobs);
   const claimLoop = new ClaimLoop({
     backend,
     workerId,
     queues: settings.queues,
+    names,
     concurrency: settings.concurrency,
     pollIntervalSeconds: settings.pollInterval,
     table,
@@ -184,6 +186,7 @@ export function buildRuntime(parts: RuntimeParts): WorkerRuntime {
   const handOff = new WorkerHandOff({
     workerId,
     queues: settings.queues,
+    canRun: (name) => parts.jobs.has(name),
     concurrency: settings.concurrency,
     table,
     machine,
@@ -387,4 +390,20 @@ function longestRetention(
   let longest = instance ?? 7 * 86_400;
   for (const d of definitions) longest = Math.max(longest, d.resultRetention ?? 0);
   return longest;
+}
+
+/**
+ * The names of `jobs` (the instance's definitions: a worker claims only jobs of these names), as
+ * one array rebuilt only when a definition was added since the last call, not at every claim.
+ */
+function registeredNames(jobs: ReadonlyMap<string, unknown>): () => readonly string[] {
+  let names: readonly string[] = [];
+  let size = -1;
+  return () => {
+    if (jobs.size !== size) {
+      names = [...jobs.keys()];
+      size = jobs.size;
+    }
+    return names;
+  };
 }

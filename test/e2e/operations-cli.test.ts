@@ -75,8 +75,8 @@ for (const target of targets) {
     it("newcomer › status shows dead_letter 1 › dlq list finds it › dlq replay puts it back", async () => {
       const { env, db } = await prepared(target);
       const cli = storeOnly(env);
-      // No module: the name is not checked here; the worker dead-letters it (unknown_job).
-      const enq = await runCli(["enqueue", "nobody.handles.this", "--args", "{}"], cli);
+      // No module: the arguments are not checked here; the worker dead-letters them (invalid_args).
+      const enq = await runCli(["enqueue", "e2e.strict", "--args", '{"n":"x"}'], cli);
       expect(enq.code, enq.stderr).toBe(0);
       expect(enq.stderr).toContain('on queue "default" with maxAttempts 5');
       const id = enq.stdout.trim();
@@ -90,7 +90,7 @@ for (const target of targets) {
       expect(status.stdout).toMatch(/dead_letter\s+1\s+→ soniq dlq list/);
       const list = await runCli(["dlq", "list"], cli);
       expect(list.stdout).toContain(id);
-      expect(list.stdout).toContain("unknown_job");
+      expect(list.stdout).toContain("invalid_args");
       const replay = await runCli(["dlq", "replay", id], cli);
       expect(replay.code, replay.stderr).toBe(0);
       expect(await db.getJob(id)).toMatchObject({ status: "queued", attempts: 0 });

@@ -78,6 +78,26 @@ export function handOffBackendCases(
     expect((await backend.jobGet({ id: limited.id }))?.status).toBe("queued");
   });
 
+  it("hand-off › the desk asks each worker with the job's name › one that declines it is passed over; none granting: queued as usual", async () => {
+    const backend = await open();
+    const asked: Array<[string, string]> = [];
+    // A worker of this process with no definition of the name declines (worker/hand-off.ts).
+    const unregister = backend.handOff.register({
+      reserve(queue, name) {
+        asked.push([queue, name]);
+        return undefined;
+      },
+    });
+    const unknown = newJob({ queue: "q", name: "new.job" });
+    await backend.jobEnqueue({ jobs: [unknown] });
+    expect(asked).toEqual([["q", "new.job"]]);
+    expect(await backend.jobGet({ id: unknown.id })).toMatchObject({
+      status: "queued",
+      workerId: null,
+    });
+    unregister();
+  });
+
   it("hand-off › only future rows or other queues' backlog › handed off, written as a claim writes it", async () => {
     const backend = await open();
     await backend.jobEnqueue({ jobs: [newJob({ queue: "q", delaySeconds: 3600 })] });

@@ -56,16 +56,21 @@ describePostgres("postgres: plans of the hot statements", () => {
   });
 
   it("a claim walks the claim index in order and stops at the limit", async () => {
-    const text = await plan("claim_all", "text, int, boolean", sql.claimAll, "'w2', 100, false");
+    const text = await plan(
+      "claim_all",
+      "text, int, boolean, text[]",
+      sql.claimAll,
+      `'w2', 100, false, ${NAMES}`,
+    );
     expect(text).toContain("Index Scan using soniq_jobs_claim_idx");
     expect(text).not.toContain("Bitmap");
     expect(text).not.toMatch(/Sort Key: soniq_jobs\.priority/);
     // One queue: walked in order from the queue-leading index, other queues' rows never read.
     const one = await plan(
       "claim_queue",
-      "text, int, text, boolean",
+      "text, int, text, boolean, text[]",
       sql.claimQueue,
-      "'w2', 100, 'default', false",
+      `'w2', 100, 'default', false, ${NAMES}`,
     );
     expect(one).toContain("Index Scan using soniq_jobs_queue_claim_idx");
     expect(one).toMatch(/Index Cond: \(\(queue = \$3\)/);
@@ -74,9 +79,9 @@ describePostgres("postgres: plans of the hot statements", () => {
     // Several queues: either index, but never a bitmap scan.
     const several = await plan(
       "claim_queues",
-      "text, int, text[], boolean",
+      "text, int, text[], boolean, text[]",
       sql.claimQueues,
-      "'w2', 100, '{default,other}', false",
+      `'w2', 100, '{default,other}', false, ${NAMES}`,
     );
     expect(several).not.toContain("Bitmap");
   });
@@ -136,37 +141,40 @@ interface Hot {
 const CLAIM_UPDATE =
   /Update on soniq_jobs j\n(?:.*\n)*? {8,}-> {2}Index Scan using soniq_jobs_pkey on soniq_jobs j\n\s+Index Cond: \(id = ANY /;
 
+/** The job names a worker's claim passes (the rows are all `plan.noop`). */
+const NAMES = "'{plan.noop,mail.send,report.build}'";
+
 const HOT: Hot[] = [
   {
     name: "claim_all",
     reaches: CLAIM_UPDATE,
-    types: "text, int, boolean",
+    types: "text, int, boolean, text[]",
     text: (sql) => sql.claimAll,
-    args: () => `'w2', ${BATCH}, false`,
+    args: () => `'w2', ${BATCH}, false, ${NAMES}`,
     byPrimaryKey: true,
   },
   {
     name: "claim_queue",
     reaches: CLAIM_UPDATE,
-    types: "text, int, text, boolean",
+    types: "text, int, text, boolean, text[]",
     text: (sql) => sql.claimQueue,
-    args: () => `'w2', ${BATCH}, 'default', false`,
+    args: () => `'w2', ${BATCH}, 'default', false, ${NAMES}`,
     byPrimaryKey: true,
   },
   {
     name: "claim_queues",
     reaches: CLAIM_UPDATE,
-    types: "text, int, text[], boolean",
+    types: "text, int, text[], boolean, text[]",
     text: (sql) => sql.claimQueues,
-    args: () => `'w2', ${BATCH}, '{default,other}', false`,
+    args: () => `'w2', ${BATCH}, '{default,other}', false, ${NAMES}`,
     byPrimaryKey: true,
   },
   {
     name: "claim_limited",
     reaches: CLAIM_UPDATE,
-    types: "text, int, text, boolean",
+    types: "text, int, text, boolean, text[]",
     text: (sql) => sql.claimLimited,
-    args: () => `'w2', ${BATCH}, 'default', false`,
+    args: () => `'w2', ${BATCH}, 'default', false, ${NAMES}`,
     byPrimaryKey: true,
   },
   {

@@ -39,6 +39,7 @@ function claimLoop(backend: Backend): ClaimLoop {
     backend,
     workerId: "w1",
     queues: null,
+    names: () => null,
     concurrency: 2,
     pollIntervalSeconds: 0.005,
     table: new InFlightTable(() => latch.wake()),

@@ -14,6 +14,7 @@ function baseOptions(parts: Pick<ClaimLoopOptions, "backend" | "table" | "latch"
     ...parts,
     workerId: "w1",
     queues: null,
+    names: () => null,
     concurrency: 2,
     pollIntervalSeconds: 0.02,
     logger: silent,
@@ -109,6 +110,26 @@ describe("ClaimLoop", () => {
     await table.settled();
   });
 
+  it("hand-off › a job name the worker has no definition for › no reservation (it would never claim it)", async () => {
+    const { table, machine } = await workerParts(() => undefined);
+    const handOff = new WorkerHandOff({
+      workerId: "w1",
+      queues: null,
+      canRun: (name) => name === "known.job",
+      concurrency: 2,
+      table,
+      machine,
+      logger: silent,
+      idle: () => true,
+      dispatch: () => undefined,
+      releaseLate: () => undefined,
+    });
+    expect(handOff.reserve("default", "new.job")).toBeUndefined();
+    const granted = handOff.reserve("default", "known.job");
+    expect(granted?.workerId).toBe("w1");
+    granted?.cancel();
+  });
+
   it("hand-off › a row delivered past the start TTL › released unstarted, never dispatched", async () => {
     const { table, machine } = await workerParts(() => undefined);
     const clock = { t: 1_000_000 };
@@ -117,6 +138,7 @@ describe("ClaimLoop", () => {
     const handOff = new WorkerHandOff({
       workerId: "w1",
       queues: null,
+      canRun: () => true,
       concurrency: 2,
       table,
       machine,
@@ -128,10 +150,10 @@ describe("ClaimLoop", () => {
       now: () => clock.t,
     });
     const job = (id: string) => ({ id }) as ClaimedJob;
-    const timely = handOff.reserve("default");
+    const timely = handOff.reserve("default", "any.job");
     timely?.deliver(job("timely"));
     await waitFor(() => dispatched.length === 1, 2_000, "the timely row dispatched");
-    const late = handOff.reserve("default");
+    const late = handOff.reserve("default", "any.job");
     clock.t += 2500; // frozen between the reservation and the reply
     late?.deliver(job("late"));
     await waitFor(() => dispatched.length + releasedLate.length === 2, 2_000, "both settled");

@@ -132,20 +132,41 @@ describeEachBackend("worker", (target) => {
     expect(await soniq.getJob(id)).toMatchObject({ status: "queued", attempts: 0 });
   });
 
-  it("sends unknown names and invalid arguments to the DLQ without spending an attempt", async () => {
+  it("invalid arguments go to the DLQ without spending an attempt; a name it has no definition for stays queued, untouched, until a definition exists", async () => {
     const { soniq, backend } = await instance();
+    let ran = 0;
     soniq.job({ name: "strict.job", args: z.object({ n: z.number() }), handler: async () => "ok" });
     const producer = new Soniq({ backend, logger: silent, env: {}, rejectUnknownJobs: false });
-    const unknownId = await producer.enqueue("nobody.handles", {});
-    const badId = await producer.enqueue("strict.job", { n: "not a number" });
     const worker = soniq.worker();
     await worker.start();
-    const unknown = await waitFor(() => soniq.getDeadLetter(unknownId));
+    // Enqueued while the worker is idle: a job of a name it does not know is not handed off to it
+    // at enqueue either (the claim and the hand-off take the same rule).
+    const unknownId = await producer.enqueue("nobody.handles", {});
+    const badId = await producer.enqueue("strict.job", { n: "not a number" });
+    const goodId = await producer.enqueue("strict.job", { n: 1 });
     const bad = await waitFor(() => soniq.getDeadLetter(badId));
-    await worker.stop();
-    expect(unknown).toMatchObject({ reason: "unknown_job", attempts: 0 });
+    await waitFor(async () => (await soniq.getJob(goodId))?.status === "done");
     expect(bad).toMatchObject({ reason: "invalid_args", attempts: 0 });
     expect(bad.lastError).toContain("n");
+    // Several claim cycles later (poll 50 ms), the unknown job is still queued and never claimed.
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await soniq.getJob(unknownId)).toMatchObject({
+      status: "queued",
+      attempts: 0,
+      workerId: null,
+      startedAt: null,
+    });
+    expect(await soniq.getDeadLetter(unknownId)).toBeNull();
+    // A definition added to the running worker's instance counts from its next claim.
+    soniq.job({
+      name: "nobody.handles",
+      handler: async () => {
+        ran += 1;
+      },
+    });
+    await waitFor(async () => (await soniq.getJob(unknownId))?.status === "done");
+    await worker.stop();
+    expect(ran).toBe(1);
   });
 
   it("a job_timeout is a failure with an attempt counted and the signal aborted", async () => {

@@ -63,6 +63,12 @@ export interface JobClaimParams {
   workerId: string;
   /** Only these queues; `null` means every queue (an empty list claims nothing). */
   queues: readonly string[] | null;
+  /**
+   * Only jobs of these names: the names the claiming worker has definitions for (rolling
+   * deploys: a job of a name this worker does not know stays queued, untouched, for a worker that
+   * knows it). `null` or absent: any name (an empty list claims nothing).
+   */
+  names?: readonly string[] | null;
   /** At most this many jobs (>= 1): the worker's free slots. */
   limit: number;
   /**

@@ -103,13 +103,15 @@ export class PgJobStore implements JobStore {
     const limit = Math.floor(params.limit);
     const queues = params.queues === null ? null : [...new Set(params.queues)];
     if (!(limit >= 1) || (queues !== null && queues.length === 0)) return [];
+    const names = params.names ?? null;
+    if (names !== null && names.length === 0) return [];
     const startKnown = params.deferStart !== true;
     const [text, values] =
       queues === null
-        ? [this.sql.claimAll, [params.workerId, limit, startKnown]]
+        ? [this.sql.claimAll, [params.workerId, limit, startKnown, names]]
         : queues.length === 1
-          ? [this.sql.claimQueue, [params.workerId, limit, queues[0], startKnown]]
-          : [this.sql.claimQueues, [params.workerId, limit, queues, startKnown]];
+          ? [this.sql.claimQueue, [params.workerId, limit, queues[0], startKnown, names]]
+          : [this.sql.claimQueues, [params.workerId, limit, queues, startKnown, names]];
     const { rows } = params.signal
       ? await this.conn.runCancellable<RawClaimedRow>(text, values, params.signal)
       : await this.run<RawClaimedRow>(text, values);
@@ -120,6 +122,7 @@ export class PgJobStore implements JobStore {
       limit: limit - rows.length,
       queues,
       startKnown,
+      names,
     });
     return [...rows, ...limited].map(claimedJobOfRow);
   }

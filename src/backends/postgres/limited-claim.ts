@@ -38,6 +38,8 @@ export class LimitedClaim {
     queues: readonly string[] | null;
     /** Stored in `start_known` (see `JobClaimParams.deferStart`). */
     startKnown: boolean;
+    /** Only jobs of these names (see `JobClaimParams.names`); null: any name. */
+    names: readonly string[] | null;
   }): Promise<RawClaimedRow[]> {
     const { sql } = this;
     const out: RawClaimedRow[] = [];
@@ -52,7 +54,7 @@ export class LimitedClaim {
         const processing = Number(counted.rows[0]?.n ?? 0);
         const room = limitedRoom({ maxRunning, processing, wanted });
         if (room === 0) return [];
-        const values = [request.workerId, room, queue, request.startKnown];
+        const values = [request.workerId, room, queue, request.startKnown, request.names];
         return (await client.query<RawClaimedRow>(sql.claimLimited, values)).rows;
       });
       out.push(...claimed);

@@ -247,7 +247,9 @@ export function buildStatements(schema: string) {
 
   /**
    * The claim, over the queued rows that also match `filter` (`$1` worker id, `$2` limit;
-   * `startKnown` names the boolean parameter stored in `start_known`). Rows of a queue that is
+   * `startKnown` names the boolean parameter stored in `start_known`; `names` the text[] parameter
+   * of the job names the claimer can run, NULL = any name: a row of another name is walked past,
+   * never locked or changed — rolling deploys, docs/operations.md). Rows of a queue that is
    * paused or has a `max_running` are skipped (`soniq_queues`) unless `unrestricted`: a limited
    * queue is claimed by `claimLimited`, under its queue row's lock.
    *
@@ -262,15 +264,21 @@ export function buildStatements(schema: string) {
    *   never by a join the planner may turn into a hash join over a whole-table scan. The rows
    *   are already locked by `picked`, so the UPDATE's recheck finds them unchanged.
    */
-  const claimWhere = (filter: string, startKnown: string, unrestricted = false) => `WITH picked AS (
+  const claimWhere = (
+    filter: string,
+    startKnown: string,
+    names: string,
+    unrestricted = false,
+  ) => `WITH picked AS (
       SELECT id FROM ${jobs} AS cj
-      WHERE status = 'queued' AND scheduled_at <= now() AND ${filter}${
-        unrestricted
-          ? ""
-          : `
+      WHERE status = 'queued' AND scheduled_at <= now() AND ${filter}
+        AND (${names}::text[] IS NULL OR cj.name = ANY(${names}::text[]))${
+          unrestricted
+            ? ""
+            : `
         AND cj.queue NOT IN (SELECT q.name FROM ${queues} AS q
                              WHERE q.paused OR q.max_running IS NOT NULL)`
-      }
+        }
       ORDER BY priority, scheduled_at, created_at, id
       LIMIT $2
       FOR UPDATE SKIP LOCKED
@@ -364,32 +372,35 @@ export function buildStatements(schema: string) {
 
     /**
      * `$1` worker id, `$2` limit, `$3` start known (false: a worker's claim, started only by
-     * `markStarted`) → claimed jobs (`CLAIMED_COLUMNS`), in claim order. Every queue.
+     * `markStarted`), `$4` job names text[] (NULL: any) → claimed jobs (`CLAIMED_COLUMNS`), in
+     * claim order. Every queue.
      */
-    claimAll: claimWhere("TRUE", "$3"),
+    claimAll: claimWhere("TRUE", "$3", "$4"),
 
     /**
-     * `$1` worker id, `$2` limit, `$3` queue, `$4` start known → as `claimAll`, one queue: walks
+     * `$1` worker id, `$2` limit, `$3` queue, `$4` start known, `$5` names → as `claimAll`, one
+     * queue: walks
      * `soniq_jobs_queue_claim_idx` in claim order from that queue's first row, locking as it reads,
      * so other queues' backlogs are never read and nothing is locked beyond what is claimed.
      */
-    claimQueue: claimWhere("queue = $3::text", "$4"),
+    claimQueue: claimWhere("queue = $3::text", "$4", "$5"),
 
     /**
-     * `$1` worker id, `$2` limit, `$3` queues text[] (two or more), `$4` start known → as
-     * `claimAll`. The planner
+     * `$1` worker id, `$2` limit, `$3` queues text[] (two or more), `$4` start known, `$5` names →
+     * as `claimAll`. The planner
      * picks the claim index (walked in order, other queues' rows skipped) or the queue index (the
      * requested queues' due rows, sorted); either way rows are locked as they are returned, so a
      * claim locks only what it claims.
      */
-    claimQueues: claimWhere("queue = ANY($3::text[])", "$4"),
+    claimQueues: claimWhere("queue = ANY($3::text[])", "$4", "$5"),
 
     /**
-     * `$1` worker id, `$2` limit, `$3` queue → as `claimQueue`, for a queue with a `max_running`:
+     * `$1` worker id, `$2` limit, `$3` queue, `$4` start known, `$5` names → as `claimQueue`, for
+     * a queue with a `max_running`:
      * run inside a transaction that holds the queue's row lock (`lockLimitedQueue`) and counted
      * its processing rows, with `$2` = the room left, so the limit holds across every process.
      */
-    claimLimited: claimWhere("queue = $3::text", "$4", true),
+    claimLimited: claimWhere("queue = $3::text", "$4", "$5", true),
 
     /**
      * → `name` of the queues that are not paused and have a limit, in name order

@@ -20,12 +20,13 @@ export class LocalHandOffDesk implements HandOffDesk {
   }
 
   /**
-   * The first reservation a registered worker grants for a job of `queue`, or `undefined` when none
-   * is idle on it. The caller must settle it exactly once (contract/hand-off.ts).
+   * The first reservation a registered worker grants for a job named `name` of `queue`, or
+   * `undefined` when none that can run it is idle on it. The caller must settle it exactly once
+   * (contract/hand-off.ts).
    */
-  reserve(queue: string): HandOffReservation | undefined {
+  reserve(queue: string, name: string): HandOffReservation | undefined {
     for (const taker of this.takers) {
-      const reservation = taker.reserve(queue);
+      const reservation = taker.reserve(queue, name);
       if (reservation) return reservation;
     }
     return undefined;
@@ -34,7 +35,7 @@ export class LocalHandOffDesk implements HandOffDesk {
   /**
    * The hand-off rule's first half, the same on every backend: a reservation for a pool enqueue of
    * `jobs` when it is exactly one job due now (no `runAt`, no delay) and a worker is idle on its
-   * queue; otherwise `undefined` (the ordinary path). Synchronous. The caller must not ask for an
+   * queue and can run its name; otherwise `undefined` (the ordinary path). Synchronous. The caller must not ask for an
    * enqueue inside a caller's transaction, and must settle the reservation exactly once.
    */
   reserveFor(
@@ -44,7 +45,7 @@ export class LocalHandOffDesk implements HandOffDesk {
     if (!job || job.runAt !== null || job.delaySeconds !== 0 || this.takers.size === 0) {
       return undefined;
     }
-    const reservation = this.reserve(job.queue);
+    const reservation = this.reserve(job.queue, job.name);
     return reservation ? { job, reservation } : undefined;
   }
 

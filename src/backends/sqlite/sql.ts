@@ -109,11 +109,13 @@ function finishDrop(where: string, extra = ""): string {
 
 /**
  * The due queued rows that also match `filter`, in claim order, at most `@limit` (`@now`) → ids.
- * Reads the partial claim index only.
+ * Only jobs named in `@names` (a JSON array; NULL: any name): a row of another name is walked
+ * past and left untouched (rolling deploys). Reads the partial claim index only.
  */
 function dueIdsStatement(filter: string): string {
   return `SELECT id FROM soniq_jobs
     WHERE status = 'queued' AND scheduled_at <= @now ${filter}
+      AND (@names IS NULL OR name IN (SELECT value FROM json_each(@names)))
     ORDER BY ${CLAIM_ORDER} LIMIT @limit`;
 }
 

@@ -154,14 +154,15 @@ const DUE_IDS = {
  */
 export function claimDue(s: SqliteSession, request: JobClaimParams): ClaimedJob[] {
   const limit = Math.floor(request.limit);
-  if (!(limit >= 1)) return [];
+  if (!(limit >= 1) || request.names?.length === 0) return [];
   return s.immediate(() => {
     const now = s.nowMs();
     const queues = request.queues === null ? null : JSON.stringify(request.queues);
     const restricted =
       (s.statement("restrictedQueueExists").get() as { restricted: number }).restricted === 1;
     const read = s.statement(DUE_IDS[queues === null ? "all" : "some"][restricted ? 1 : 0]);
-    const params: Record<string, unknown> = { now, limit };
+    const names = request.names == null ? null : JSON.stringify(request.names);
+    const params: Record<string, unknown> = { now, limit, names };
     if (queues !== null) params.queues = queues;
     const ids = read.pluck().all(params) as string[];
     if (restricted) {
@@ -174,7 +175,9 @@ export function claimDue(s: SqliteSession, request: JobClaimParams): ClaimedJob[
       }>;
       for (const { name, ...load } of limited) {
         const room = limitedRoom({ ...load, wanted: limit - ids.length });
-        if (room > 0) ids.push(...(dueInQueue.all({ now, limit: room, queue: name }) as string[]));
+        if (room > 0) {
+          ids.push(...(dueInQueue.all({ now, limit: room, queue: name, names }) as string[]));
+        }
       }
     }
     if (ids.length === 0) return [];

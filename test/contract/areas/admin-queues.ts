@@ -161,6 +161,32 @@ export function adminQueueCases({ make, target }: ContractContext): void {
       });
     });
 
+    it("queueSet › maxRunning › the limited claim takes only the names given; another name stays queued", async () => {
+      const b = await make();
+      const soniq = soniqOn(b);
+      const unknown = await put(b, { queue: "lim", name: "new.job", priority: -5 });
+      const known = await put(b, { queue: "lim", name: "known.job" });
+      await soniq.queues.set("lim", { maxRunning: 5 });
+      const claimed: string[] = [];
+      // The limited-queue list may be cached for a second (PostgreSQL): wait for the limited path.
+      await waitFor(
+        async () => {
+          const rows = await b.jobClaim({
+            workerId: "w1",
+            queues: ["lim"],
+            names: ["known.job"],
+            limit: 10,
+          });
+          claimed.push(...rows.map((j) => j.id));
+          return claimed.length > 0;
+        },
+        3000,
+        "the known job claimed",
+      );
+      expect(claimed).toEqual([known]);
+      expect(await b.jobGet({ id: unknown })).toMatchObject({ status: "queued", attempts: 0 });
+    });
+
     it("maxRunning on two queues › a claim smaller than their rooms › serves them in queue-name order", async () => {
       const b = await make();
       const soniq = soniqOn(b);

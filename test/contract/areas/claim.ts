@@ -25,6 +25,39 @@ export function claimCases(ctx: ContractContext): void {
       expect(last.map((j) => j.queue)).toEqual(["c"]);
     });
 
+    it("jobClaim › names given › claims only jobs of those names; the others stay queued, untouched", async () => {
+      const b = await make();
+      const [known, unknown, other] = await b.jobEnqueue({
+        jobs: [
+          newJob({ name: "known.job", queue: "a" }),
+          newJob({ name: "new.job", queue: "a", priority: -5 }),
+          newJob({ name: "known.job", queue: "b" }),
+        ],
+      });
+      const before = await b.jobGet({ id: unknown?.id ?? "" });
+      expect(await b.jobClaim({ workerId: "w", queues: null, names: [], limit: 10 })).toEqual([]);
+      const one = await b.jobClaim({
+        workerId: "w",
+        queues: ["a"],
+        names: ["known.job"],
+        limit: 10,
+      });
+      expect(one.map((j) => j.id)).toEqual([known?.id]);
+      const all = await b.jobClaim({
+        workerId: "w",
+        queues: null,
+        names: ["known.job", "third.job"],
+        limit: 10,
+      });
+      expect(all.map((j) => j.id)).toEqual([other?.id]);
+      const after = await b.jobGet({ id: unknown?.id ?? "" });
+      expect(after).toEqual(before);
+      expect(after).toMatchObject({ status: "queued", attempts: 0, workerId: null });
+      // Without names (null or absent), any name.
+      const any = await b.jobClaim({ workerId: "w", queues: null, names: null, limit: 10 });
+      expect(any.map((j) => j.id)).toEqual([unknown?.id]);
+    });
+
     it("jobClaim › several due jobs › priority first, then due time", async () => {
       const b = await make();
       const now = await b.now();
