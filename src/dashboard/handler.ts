@@ -1,6 +1,8 @@
 /**
- * `createDashboard`: the dashboard as a Fetch-API handler `(Request) => Promise<Response>`. Every
- * request is authenticated (`auth`; null → 401); reads need nothing more; a write must be
+ * `createDashboard`: the dashboard as a Fetch-API handler `(Request) => Promise<Response>`. A
+ * request whose `Host` the dashboard does not answer is 403 `HOST_NOT_ALLOWED` first (hosts.ts,
+ * DNS rebinding). Every request is authenticated (`auth`; null → 401); reads need nothing more;
+ * an admin API error answers with its code and status (error-status.ts); a write must be
  * POST/PATCH/DELETE, pass the CSRF check (cookie sessions) and be granted by `access` (else 403),
  * and is audited once. Every response carries the CSP and hardening headers.
  */
