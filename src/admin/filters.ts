@@ -25,7 +25,8 @@ export interface JobQuery {
   error?: string;
   /**
    * The arguments at a path equal a value: `{ path: "user.id", equals: 42 }` matches
-   * `{"user":{"id":42}}` (compared as text, so `"42"` matches too).
+   * `{"user":{"id":42}}` (compared as text, so `"42"` matches too). Works whatever the stored
+   * arguments hold; on PostgreSQL, whose text cannot hold U+0000, U+0000 compares as U+FFFD.
    */
   args?: { path: string | readonly string[]; equals: string | number | boolean };
   createdAfter?: Instant;

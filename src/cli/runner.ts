@@ -4,6 +4,7 @@
  * error to `soniq: <message>` on standard error and exit code 2 (start-up or configuration error).
  */
 import { type Command, InvalidArgumentError } from "commander";
+import { visibleText } from "../admin/visible-text.js";
 import { SoniqError } from "../errors.js";
 import { Soniq } from "../soniq.js";
 import { isClosedPipe } from "./closed-pipe.js";
@@ -71,10 +72,12 @@ export function fail(err: unknown): never {
   // The reader of the output went away (`soniq … | head`): nothing to report (closed-pipe.ts).
   if (isClosedPipe(err)) process.exit(0);
   const error = toSoniqError(err, connectingTo);
-  process.stderr.write(`soniq: ${error.message}\n`);
+  process.stderr.write(visibleText(`soniq: ${error.message}\n`));
   if (process.argv.includes("--json")) {
     const message = error.message.replace(`${error.code}: `, "");
-    process.stdout.write(`${JSON.stringify({ error: { code: error.code, message } })}\n`);
+    process.stdout.write(
+      visibleText(`${JSON.stringify({ error: { code: error.code, message } })}\n`),
+    );
   }
   process.exit(EXIT.STARTUP);
 }
@@ -144,7 +147,11 @@ export function connection(module: string | undefined, flags: ConnectionFlags): 
   return { ...flags, ...(module ? { module } : {}) };
 }
 
-/** Writes one result to standard output: `value` as one line of JSON with `--json`, else `text`. */
+/**
+ * Writes one result to standard output: `value` as one line of JSON with `--json`, else `text`.
+ * Bidirectional-control characters are written as their escapes (`\u202E`; the same value in
+ * JSON), so stored text cannot reorder what the terminal shows (admin/visible-text.ts).
+ */
 export function print(json: boolean | undefined, value: unknown, text: () => string): void {
-  process.stdout.write(json ? `${JSON.stringify(value)}\n` : `${text()}\n`);
+  process.stdout.write(visibleText(json ? `${JSON.stringify(value)}\n` : `${text()}\n`));
 }

@@ -8,7 +8,7 @@ import { YIELDING_BULK } from "./operations.js";
 import { jsonText } from "./preview.js";
 import { BadRequest, jsonBody, type Route } from "./route.js";
 import type { DashboardDeadLetterQuery } from "./source.js";
-import { jobDetail, jobSummary, shownArgs } from "./views.js";
+import { jobDetail, jobSummary, shownArgs, shownError } from "./views.js";
 
 /** The admin API's dead-letter query from URL parameters. */
 export function deadLetterQuery(params: URLSearchParams): DashboardDeadLetterQuery {
@@ -75,7 +75,14 @@ export const deadLetterRoutes: Route[] = [
           const next = await iterator.next();
           if (next.done) return controller.close();
           const entry = next.value;
-          const line = jsonText({ ...entry, args: shownArgs(options, entry) }, false);
+          const line = jsonText(
+            {
+              ...entry,
+              args: shownArgs(options, entry),
+              lastError: shownError(options, entry.name, entry.lastError),
+            },
+            false,
+          );
           controller.enqueue(encoder.encode(`${line}\n`));
         },
         async cancel() {

@@ -10,7 +10,7 @@ import type { SubmissionFilter } from "../backends/contract/submission-store.js"
 import { accepted, failed, notSubmitted } from "../remote/results.js";
 import { previewText } from "./preview.js";
 import { BadRequest, jsonBody, type Route } from "./route.js";
-import { ERROR_PREVIEW_BYTES } from "./views.js";
+import { ERROR_PREVIEW_BYTES, shownError } from "./views.js";
 
 const PHASES: readonly SubmissionFilter[] = ["frozen", "awaiting", "submitting", "all"];
 
@@ -33,7 +33,10 @@ export const remoteRoutes: Route[] = [
       return {
         body: {
           remoteJobs: records.map((r) =>
-            remoteJobJson(r, previewText(r.lastError, ERROR_PREVIEW_BYTES)),
+            remoteJobJson(
+              r,
+              previewText(shownError(options, r.name, r.lastError), ERROR_PREVIEW_BYTES),
+            ),
           ),
           counts,
         },
@@ -45,7 +48,12 @@ export const remoteRoutes: Route[] = [
     path: "/api/remote/:id",
     async handle({ params, options }) {
       const r = await options.soniq.remote.show(params.id as string);
-      return { body: remoteJobJson(r, previewText(r.lastError, ERROR_PREVIEW_BYTES)) };
+      return {
+        body: remoteJobJson(
+          r,
+          previewText(shownError(options, r.name, r.lastError), ERROR_PREVIEW_BYTES),
+        ),
+      };
     },
   },
   {

@@ -1,6 +1,8 @@
 /**
- * `createDashboard`: the dashboard as a Fetch-API handler `(Request) => Promise<Response>`. Every
- * request is authenticated (`auth`; null → 401); reads need nothing more; a write must be
+ * `createDashboard`: the dashboard as a Fetch-API handler `(Request) => Promise<Response>`. A
+ * request whose `Host` the dashboard does not answer is 403 `HOST_NOT_ALLOWED` first (hosts.ts,
+ * DNS rebinding). Every request is authenticated (`auth`; null → 401); reads need nothing more;
+ * an admin API error answers with its code and status (error-status.ts); a write must be
  * POST/PATCH/DELETE, pass the CSRF check (cookie sessions) and be granted by `access` (else 403),
  * and is audited once. Every response carries the CSP and hardening headers.
  */
@@ -14,6 +16,8 @@ import { remoteRoutes } from "./api-remote.js";
 import { scheduleRoutes } from "./api-schedules.js";
 import { assetType, indexHtml, loadAssets } from "./assets.js";
 import { audit } from "./audit.js";
+import { errorStatus } from "./error-status.js";
+import { hostAllowed } from "./hosts.js";
 import { BulkOperations } from "./operations.js";
 import {
   type DashboardOptions,
@@ -43,16 +47,6 @@ export type DashboardHandler = ((request: Request) => Promise<Response>) & {
 interface Challenging {
   challenge?: string;
 }
-
-const ERROR_STATUS: Record<string, number> = {
-  NOT_FOUND: 404,
-  INVALID_OPTION: 400,
-  INVALID_RESULT: 400,
-  INVALID_SCHEDULE: 400,
-  INVALID_STATE: 409,
-  COUNT_MISMATCH: 409,
-  DEDUP_CONFLICT: 409,
-};
 
 const metaRoutes: Route[] = [
   {
@@ -129,6 +123,13 @@ export function createDashboard<U extends DashboardUser>(
 
   async function handle(request: Request): Promise<Response> {
     const url = new URL(request.url);
+    if (!hostAllowed(o.hosts, request.headers.get("host") ?? url.host)) {
+      return errorResponse(
+        403,
+        "HOST_NOT_ALLOWED",
+        "this Host is not one the dashboard answers (see the allowedHosts option)",
+      );
+    }
     const path = url.pathname;
     if (path !== base && !path.startsWith(`${base}/`))
       return errorResponse(404, "NOT_FOUND", "not the dashboard");
@@ -183,7 +184,10 @@ export function createDashboard<U extends DashboardUser>(
       request,
       url,
       params: match.params as Record<string, string>,
-      options: o as unknown as ResolvedOptions<DashboardUser>,
+      options: {
+        ...o,
+        showStacks: await o.stackTraces(user),
+      } as unknown as ResolvedOptions<DashboardUser>,
       user,
       actions,
       csrfToken,
@@ -237,8 +241,17 @@ export function createDashboard<U extends DashboardUser>(
       }
     } catch (err) {
       if (err instanceof BadRequest) response = errorResponse(400, "BAD_REQUEST", err.message);
-      else if (isSoniqError(err) && ERROR_STATUS[err.code] !== undefined) {
-        response = errorResponse(ERROR_STATUS[err.code] as number, err.code, err.message);
+      else if (isSoniqError(err) && errorStatus(err.code) < 500) {
+        response = errorResponse(errorStatus(err.code), err.code, err.message);
+      } else if (isSoniqError(err)) {
+        // A server-side failure: the code says what kind, the log says the rest (a database
+        // error's text can name hosts and tables).
+        o.soniq.logger.error({ err, path: rest }, "dashboard request failed");
+        response = errorResponse(
+          errorStatus(err.code),
+          err.code,
+          "the request failed on the server; see the server's log",
+        );
       } else {
         o.soniq.logger.error({ err, path: rest }, "dashboard request failed");
         response = errorResponse(500, "INTERNAL", "the request failed; see the server's log");

@@ -5,6 +5,7 @@
 import { SoniqError } from "../errors.js";
 import type { DashboardAccess } from "./access.js";
 import type { AuditRecord } from "./audit.js";
+import { type HostPolicy, hostPolicy } from "./hosts.js";
 import type { DashboardSource } from "./source.js";
 
 /** Who is asking, as `auth` returns them: a name for the audit, plus anything `access` needs. */
@@ -55,6 +56,22 @@ export interface DashboardOptions<U extends DashboardUser = DashboardUser> {
   maxPreviewBytes?: number;
   /** Job arguments are hidden until asked for (list and detail). Default false. */
   hideArgs?: boolean;
+  /**
+   * The `Host` header values the dashboard answers besides loopback (`localhost`, `127.x.x.x`,
+   * `[::1]`, any port): host names or addresses, with an optional port (`jobs.example.com`,
+   * `jobs.example.com:8443`); `"any"` answers every host. Any other host is refused with 403
+   * `HOST_NOT_ALLOWED` before authentication (DNS rebinding). Default: loopback only when `auth`
+   * is `"none"`, every host otherwise. @throws SoniqError `INVALID_OPTION` for an entry that is
+   * not a host.
+   */
+  allowedHosts?: readonly string[] | "any";
+  /**
+   * Whether error texts (last error, timeline details) keep their stack frames: `true`, `false`
+   * (the default: the frames are replaced by one `[N stack frames hidden]` line), or a function
+   * deciding per user. Shown frames carry paths relative to the serving process's working
+   * directory (an absolute path outside it keeps its file name only).
+   */
+  stackTraces?: boolean | ((user: U) => boolean | Promise<boolean>);
 }
 
 /** The options after checks and defaults. */
@@ -69,6 +86,10 @@ export interface ResolvedOptions<U extends DashboardUser> {
   audit: ((record: AuditRecord) => void) | undefined;
   maxPreviewBytes: number;
   hideArgs: boolean;
+  hosts: HostPolicy;
+  stackTraces: (user: U) => Promise<boolean>;
+  /** This request's user may see stack frames (set per request by the handler; false here). */
+  showStacks: boolean;
 }
 
 /** Normalises a base path: `/`, `""` → `""`; `admin/jobs/` → `/admin/jobs`. */
@@ -118,5 +139,11 @@ export function resolveOptions<U extends DashboardUser>(
     audit: options.audit,
     maxPreviewBytes,
     hideArgs: options.hideArgs ?? false,
+    hosts: hostPolicy(options.allowedHosts, auth === "none"),
+    stackTraces: async (user) => {
+      const shown = options.stackTraces ?? false;
+      return typeof shown === "function" ? (await shown(user)) === true : shown === true;
+    },
+    showStacks: false,
   };
 }

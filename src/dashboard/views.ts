@@ -13,6 +13,7 @@ import {
 import type { DashboardUser, ResolvedOptions } from "./options.js";
 import { type Preview, preview, previewText } from "./preview.js";
 import type { SourceJob, SourceListJob } from "./source.js";
+import { shownErrorText } from "./stack-frames.js";
 
 /** Preview size of arguments in lists, in bytes. */
 export const LIST_PREVIEW_BYTES = 256;
@@ -33,10 +34,17 @@ export type JobDetailView = Omit<JobDetailJson, "args" | "result"> & {
 
 type Options = ResolvedOptions<DashboardUser>;
 
-function redactedError(o: Options, job: SourceListJob): string | null {
-  const text = job.lastError;
+/**
+ * An error text as the user sees it, whole: after `redact.error`, with its stack frames hidden
+ * or shown with relative paths (`stackTraces`, decided per request in `showStacks`).
+ */
+export function shownError(o: Options, jobName: string, text: string | null): string | null {
   if (text === null) return null;
-  return previewText(o.redact.error ? o.redact.error(job.name, text) : text, ERROR_PREVIEW_BYTES);
+  return shownErrorText(o.redact.error ? o.redact.error(jobName, text) : text, o.showStacks);
+}
+
+function redactedError(o: Options, job: SourceListJob): string | null {
+  return previewText(shownError(o, job.name, job.lastError), ERROR_PREVIEW_BYTES);
 }
 
 /** The arguments to show (after `redact.args`). */
@@ -65,7 +73,10 @@ export function jobDetail(
   showArgs: boolean,
 ): JobDetailView {
   const timeline = (job.timeline ?? []).map((entry) =>
-    timelineEntryJson({ ...entry, detail: previewText(entry.detail, ERROR_PREVIEW_BYTES) }),
+    timelineEntryJson({
+      ...entry,
+      detail: previewText(shownError(o, job.name, entry.detail), ERROR_PREVIEW_BYTES),
+    }),
   );
   return {
     ...jobSummary(o, job),

@@ -1,16 +1,29 @@
 /**
  * JSON payloads: arguments and results are stored as JSON text. A value is accepted only if it
- * comes back the same after a round trip; anything JSON would silently change is rejected.
+ * comes back the same after a round trip; anything JSON would silently change is rejected, and so
+ * is nesting deeper than {@link MAX_PAYLOAD_DEPTH} (every store and tool can read what is kept).
  */
 import { createHash } from "node:crypto";
 import { SoniqError } from "../errors.js";
+
+/**
+ * How deeply arrays and objects may nest in a payload: 256 levels (`[[1]]` is 2). Deeper values
+ * are refused with `INVALID_PAYLOAD` instead of overflowing the call stack (a raw `RangeError`)
+ * or exceeding what a store's JSON functions read (SQLite's stop at 1000 levels).
+ */
+export const MAX_PAYLOAD_DEPTH = 256;
 
 function describe(path: string): string {
   return path === "" ? "the value" : `at ${path}`;
 }
 
-/** The first reason `value` would not survive JSON, or undefined. */
-function findProblem(value: unknown, path: string, seen: Set<object>): string | undefined {
+/** The first reason `value` would not survive JSON (or nests too deep), or undefined. */
+function findProblem(
+  value: unknown,
+  path: string,
+  seen: Set<object>,
+  depth: number,
+): string | undefined {
   switch (typeof value) {
     case "string":
     case "boolean":
@@ -22,13 +35,17 @@ function findProblem(value: unknown, path: string, seen: Set<object>): string | 
     case "object": {
       if (value === null) return undefined;
       if (seen.has(value)) return `${describe(path)}: circular reference`;
+      if (depth >= MAX_PAYLOAD_DEPTH) {
+        const start = path.length > 60 ? `${path.slice(0, 60)}…` : path;
+        return `${describe(start)}: arrays and objects nest deeper than ${MAX_PAYLOAD_DEPTH} levels`;
+      }
       const proto = Object.getPrototypeOf(value);
       if (Array.isArray(value)) {
         seen.add(value);
         for (let i = 0; i < value.length; i++) {
           const item: unknown = value[i];
           if (item === undefined) return `${describe(`${path}[${i}]`)}: undefined in an array`;
-          const problem = findProblem(item, `${path}[${i}]`, seen);
+          const problem = findProblem(item, `${path}[${i}]`, seen, depth + 1);
           if (problem) return problem;
         }
         seen.delete(value);
@@ -42,7 +59,7 @@ function findProblem(value: unknown, path: string, seen: Set<object>): string | 
       seen.add(value);
       for (const [key, item] of Object.entries(value)) {
         if (item === undefined) continue; // dropped by JSON, like an absent key
-        const problem = findProblem(item, path === "" ? key : `${path}.${key}`, seen);
+        const problem = findProblem(item, path === "" ? key : `${path}.${key}`, seen, depth + 1);
         if (problem) return problem;
       }
       seen.delete(value);
@@ -57,10 +74,11 @@ function findProblem(value: unknown, path: string, seen: Set<object>): string | 
  * Serialises a payload to JSON text after checking it round-trips and fits the limit.
  * @param what - what it is, for the error message ("arguments of email.send").
  * @param maxBytes - size limit in bytes (UTF-8).
- * @throws SoniqError `INVALID_PAYLOAD` with the path of the first offending value, or the size.
+ * @throws SoniqError `INVALID_PAYLOAD` with the path of the first offending value (one that does
+ * not round-trip, or arrays and objects nested deeper than {@link MAX_PAYLOAD_DEPTH}), or the size.
  */
 export function toJsonText(value: unknown, what: string, maxBytes: number): string {
-  const problem = findProblem(value, "", new Set());
+  const problem = findProblem(value, "", new Set(), 0);
   if (problem) throw new SoniqError("INVALID_PAYLOAD", `${what}: ${problem}`);
   const text = JSON.stringify(value);
   const size = Buffer.byteLength(text, "utf8");

@@ -10,6 +10,7 @@ import { adminBulkCases } from "./areas/admin-bulk.js";
 import { adminCancelCases } from "./areas/admin-cancel.js";
 import { adminDeadLetterCases } from "./areas/admin-dlq.js";
 import { adminListCases } from "./areas/admin-list.js";
+import { adminNulArgsCases } from "./areas/admin-nul-args.js";
 import { adminProgressCases } from "./areas/admin-progress.js";
 import { adminQueueCases } from "./areas/admin-queues.js";
 import { adminWorkerCases } from "./areas/admin-workers.js";
@@ -75,6 +76,7 @@ export function runBackendContract(target: ContractTarget): void {
     pruneForgetCases(ctx);
     finishedMoveCases(ctx);
     adminListCases(ctx);
+    adminNulArgsCases(ctx);
     adminCancelCases(ctx);
     adminBulkCases(ctx);
     adminDeadLetterCases(ctx);

@@ -4,6 +4,7 @@
  * until they are given; SIGTERM ends it with exit 0.
  */
 import { mkdtempSync } from "node:fs";
+import { request as httpRequest } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -56,6 +57,42 @@ describe("soniq dashboard", () => {
       actions: string[];
     };
     expect(me.actions).toEqual([]);
+    run.child.kill("SIGTERM");
+    expect((await run.exited).code).toBe(0);
+  });
+
+  it("soniq dashboard › loopback without credentials › a rebinding Host refused 403, loopback and --allowed-hosts answered", async () => {
+    const url = database();
+    expect((await startCli(["setup", "--database-url", url], {}).exited).code).toBe(0);
+    const run = startCli(
+      ["dashboard", "--port", "0", "--database-url", url, "--allowed-hosts", "jobs.internal"],
+      {},
+    );
+    let stdout = "";
+    run.child.stdout?.on("data", (d: Buffer) => {
+      stdout += d.toString();
+    });
+    const root = await waitFor(
+      () => /on (http:\S+)/.exec(stdout)?.[1],
+      10_000,
+      "the dashboard's URL",
+    );
+    const port = new URL(root).port;
+    const status = (host: string) =>
+      new Promise<number>((resolve, reject) => {
+        const req = httpRequest(
+          { host: "127.0.0.1", port, path: "/api/queues", headers: { host } },
+          (res) => {
+            res.resume();
+            resolve(res.statusCode ?? 0);
+          },
+        );
+        req.on("error", reject);
+        req.end();
+      });
+    expect(await status(`evil.example:${port}`)).toBe(403);
+    expect(await status(`localhost:${port}`)).toBe(200);
+    expect(await status(`jobs.internal:${port}`)).toBe(200);
     run.child.kill("SIGTERM");
     expect((await run.exited).code).toBe(0);
   });

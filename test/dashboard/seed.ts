@@ -1,7 +1,8 @@
 /**
  * A dashboard test instance and its data, seeded through the public API only: queued jobs, a done
  * job with a large result, a dead letter and a retried job whose errors, arguments and results
- * carry hostile text (script tags, `javascript:` URLs, NUL, lone surrogates).
+ * carry hostile text (script tags, `javascript:` URLs, NUL, lone surrogates, a right-to-left
+ * override).
  */
 import { Soniq, type SoniqOptions } from "../../src/index.js";
 import { waitFor } from "../helpers/wait.js";
@@ -15,6 +16,7 @@ export const HOSTILE_ARGS = {
   url: "javascript:alert(4)",
   nul: "a\u0000b",
   lone: "x\ud800y",
+  bidi: "invoice\u202Egnp.exe",
   nested: { "<b>key</b>": [HOSTILE] },
 };
 
@@ -50,7 +52,7 @@ export function seededInstance(options: SoniqOptions, resultBytes: number): Soni
     maxAttempts: 5,
     retry: { kind: "fixed", delay: 3600 },
     handler: async () => {
-      throw new Error(HOSTILE);
+      throw new Error(`${HOSTILE} report\u202Egnp.exe`);
     },
   });
   soniq.job({ name: "hostile.wait", queue: "later", handler: async () => null });

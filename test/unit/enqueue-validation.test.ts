@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { parseDatabaseUrl } from "../../src/backends/select.js";
 import { Soniq } from "../../src/index.js";
+import { MAX_PAYLOAD_DEPTH } from "../../src/jobs/payload.js";
 import { memoryBackend } from "../helpers/test-backends.js";
 
 async function instance() {
@@ -57,6 +58,29 @@ describe("enqueue validation", () => {
     const id = await soniq.enqueue("any.job", { s: "a\u0000b\ud800c" });
     expect((await soniq.getJob(id))?.args).toEqual({ s: "a\u0000b\ud800c" });
     expect((await soniq.stats()).total).toBe(1);
+  });
+
+  it("enqueue › arrays and objects nested deeper than MAX_PAYLOAD_DEPTH › INVALID_PAYLOAD, never a RangeError; at the limit accepted", async () => {
+    const { soniq } = await instance();
+    soniq.job({ name: "any.job", handler: async () => null });
+    const nested = (levels: number, wrap: (v: unknown) => unknown) => {
+      let value: unknown = 1;
+      for (let i = 0; i < levels; i++) value = wrap(value);
+      return value;
+    };
+    for (const levels of [MAX_PAYLOAD_DEPTH + 1, 5000, 100_000]) {
+      for (const wrap of [(v: unknown) => [v], (v: unknown) => ({ a: v })]) {
+        const err = await soniq.enqueue("any.job", nested(levels, wrap)).catch((e: unknown) => e);
+        expect(err, `${levels}`).toMatchObject({ code: "INVALID_PAYLOAD" });
+        expect((err as Error).message).toContain(`deeper than ${MAX_PAYLOAD_DEPTH} levels`);
+        expect((err as Error).message.length).toBeLessThan(300);
+      }
+    }
+    const id = await soniq.enqueue(
+      "any.job",
+      nested(MAX_PAYLOAD_DEPTH, (v) => [v]),
+    );
+    expect(JSON.stringify((await soniq.getJob(id))?.args)).toHaveLength(2 * MAX_PAYLOAD_DEPTH + 1);
   });
 
   it("rejects naive, invalid and conflicting times", async () => {

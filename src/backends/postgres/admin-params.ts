@@ -18,16 +18,33 @@ export function uuids(ids: readonly string[] | undefined): string[] | null {
   return ids === undefined ? null : ids.filter(isUuid);
 }
 
+/**
+ * `text` with U+0000 as U+FFFD: PostgreSQL text cannot hold U+0000 (a parameter carrying one is
+ * refused), and the `args` filter reads stored arguments with the same mapping (sql.ts
+ * `ARGS_WITHOUT_NUL`). No stored name, queue, key or error text holds U+0000.
+ */
+export function withoutNul(text: string): string {
+  return text.includes("\u0000") ? text.replaceAll("\u0000", "\ufffd") : text;
+}
+
+function texts(list: readonly string[] | undefined): string[] | null {
+  return list ? list.map(withoutNul) : null;
+}
+
+function text(value: string | undefined): string | null {
+  return value === undefined ? null : withoutNul(value);
+}
+
 export function jobFilterParams(f: JobFilter): unknown[] {
   return [
-    f.status ? [...f.status] : null,
-    f.queue ? [...f.queue] : null,
-    f.name ? [...f.name] : null,
+    texts(f.status),
+    texts(f.queue),
+    texts(f.name),
     uuids(f.ids),
-    f.dedupKey ?? null,
-    f.errorContains ?? null,
-    f.args ? [...f.args.path] : null,
-    f.args ? f.args.value : null,
+    text(f.dedupKey),
+    text(f.errorContains),
+    texts(f.args?.path),
+    text(f.args?.value),
     f.createdAfter ?? null,
     f.createdBefore ?? null,
     f.finishedAfter ?? null,
@@ -37,9 +54,9 @@ export function jobFilterParams(f: JobFilter): unknown[] {
 
 export function deadFilterParams(f: DeadLetterFilter): unknown[] {
   return [
-    f.reason ? [...f.reason] : null,
-    f.queue ? [...f.queue] : null,
-    f.name ? [...f.name] : null,
+    texts(f.reason),
+    texts(f.queue),
+    texts(f.name),
     uuids(f.ids),
     f.deadAfter ?? null,
     f.deadBefore ?? null,

@@ -40,6 +40,7 @@ import {
   jobFilterParams,
   type RawDetailedJob,
   type RawListedJob,
+  withoutNul,
 } from "./admin-params.js";
 import { isUuid } from "./identifiers.js";
 import {
@@ -118,8 +119,8 @@ export class PgAdminStore implements AdminStore {
   async jobCount(params: { filter: JobFilter }): Promise<number> {
     if (countableByCounters(params.filter)) {
       const { rows } = await this.host.run<{ n: string }>(this.host.sql.jobCountByCounters, [
-        params.filter.status ?? null,
-        params.filter.queue ?? null,
+        params.filter.status?.map(withoutNul) ?? null,
+        params.filter.queue?.map(withoutNul) ?? null,
       ]);
       return Number(rows[0]?.n ?? 0);
     }

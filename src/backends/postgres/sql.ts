@@ -801,6 +801,17 @@ export function buildStatements(schema: string) {
 export type AdminStatements = ReturnType<typeof buildAdminStatements>;
 
 /**
+ * `j.args` as PostgreSQL can read it: its json parser turns every string into text, and text cannot
+ * hold U+0000, so one `\u0000` escape anywhere in a job's arguments failed every `args.` filter
+ * ("unsupported Unicode escape sequence"). Arguments with such an escape are read with each one
+ * (preceded by an even run of backslashes: a real escape, not an escaped backslash before "u0000")
+ * turned into `\ufffd`; the filter's path and value get the same mapping (admin-params.ts), so
+ * U+0000 compares as U+FFFD there. Arguments without one are read as they are.
+ */
+const ARGS_WITHOUT_NUL = String.raw`(CASE WHEN strpos(j.args::text, '\u0000') = 0 THEN j.args
+    ELSE regexp_replace(j.args::text, '(?<!\\)((?:\\\\)*)\\u0000', '\1\\ufffd', 'g')::json END)`;
+
+/**
  * The job filter of the admin lists (contract: `JobFilter`, admin-store.ts), over `soniq_jobs`
  * aliased `j`. Each parameter is NULL when its filter is not given: `$1` statuses text[], `$2`
  * queues text[], `$3` names text[], `$4` ids uuid[], `$5` dedup key, `$6` text `last_error`
@@ -813,7 +824,7 @@ const JOB_FILTER = `($1::text[] IS NULL OR j.status = ANY($1::text[]))
   AND ($4::uuid[] IS NULL OR j.id = ANY($4::uuid[]))
   AND ($5::text IS NULL OR j.dedup_key = $5::text)
   AND ($6::text IS NULL OR strpos(j.last_error, $6::text) > 0)
-  AND ($7::text[] IS NULL OR json_extract_path_text(j.args, VARIADIC $7::text[]) = $8::text)
+  AND ($7::text[] IS NULL OR json_extract_path_text(${ARGS_WITHOUT_NUL}, VARIADIC $7::text[]) = $8::text)
   AND ($9::timestamptz IS NULL OR j.created_at >= $9::timestamptz)
   AND ($10::timestamptz IS NULL OR j.created_at < $10::timestamptz)
   AND ($11::timestamptz IS NULL OR j.finished_at >= $11::timestamptz)

@@ -1,7 +1,8 @@
 /**
  * `soniq dashboard`: serves the dashboard on its own HTTP server. Loopback by default; binding any
  * other address requires `SONIQ_DASHBOARD_USER` and `SONIQ_DASHBOARD_PASSWORD` (Basic auth), else
- * exit 2. Read-only unless `--allow-writes`. SIGTERM / SIGINT close the server and exit 0.
+ * exit 2. Read-only unless `--allow-writes`. Without credentials it answers only loopback `Host`
+ * values and `--allowed-hosts` (DNS rebinding). SIGTERM / SIGINT close the server and exit 0.
  */
 import { createServer } from "node:http";
 import { isIP } from "node:net";
@@ -25,6 +26,17 @@ interface DashboardFlags extends ConnectionFlags {
   host: string;
   basePath: string;
   allowWrites?: boolean;
+  allowedHosts?: string[];
+  stackTraces?: boolean;
+}
+
+/** `--allowed-hosts a,b`: the comma-separated hosts, accumulated over repeats. */
+function hostList(value: string, previous: string[] | undefined): string[] {
+  const hosts = value
+    .split(",")
+    .map((h) => h.trim())
+    .filter((h) => h !== "");
+  return [...(previous ?? []), ...hosts];
 }
 
 /** True for an address only this machine can reach (127.0.0.0/8, ::1, localhost). */
@@ -49,7 +61,10 @@ export function credentialsFromEnv(
   return { user, password };
 }
 
-/** Adds `dashboard [module] [--port] [--host] [--base-path] [--allow-writes]` to `program`. */
+/**
+ * Adds `dashboard [module] [--port] [--host] [--base-path] [--allow-writes] [--allowed-hosts]
+ * [--stack-traces]` to `program`.
+ */
 export function register(program: Command): void {
   const command = program
     .command("dashboard")
@@ -64,7 +79,13 @@ export function register(program: Command): void {
       "127.0.0.1",
     )
     .option("--base-path <path>", "serve under this path, e.g. /admin/jobs", "/")
-    .option("--allow-writes", "let the signed-in user cancel, retry, replay, delete and pause");
+    .option("--allow-writes", "let the signed-in user cancel, retry, replay, delete and pause")
+    .option(
+      "--allowed-hosts <hosts>",
+      "Host header values to answer besides loopback names, comma-separated (e.g. jobs.internal:6161); without credentials every other Host is refused (DNS rebinding)",
+      hostList,
+    )
+    .option("--stack-traces", "show the stack frames of error texts (paths relative to the cwd)");
   withModule(withDatabaseUrl(command)).action((module: string | undefined, flags: DashboardFlags) =>
     runCommand(async () => {
       const credentials = credentialsFromEnv(process.env);
@@ -83,6 +104,8 @@ export function register(program: Command): void {
         basePath: flags.basePath,
         auth: credentials ? basicAuth(credentials) : "none",
         access: flags.allowWrites ? "all" : "read-only",
+        ...(flags.allowedHosts ? { allowedHosts: flags.allowedHosts } : {}),
+        stackTraces: flags.stackTraces === true,
       });
       const server = createServer((req, res) => {
         dashboard(toRequest(req))

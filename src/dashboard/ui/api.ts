@@ -1,7 +1,10 @@
 /**
  * The page's client of the dashboard's HTTP API: relative URLs (the page is served at
- * `<basePath>/`), JSON in and out, the CSRF token on every write, errors as `ApiError`.
+ * `<basePath>/`), JSON in and out, the CSRF token on every write, errors as `ApiError`. Every
+ * string of every response shows its bidirectional-control characters as escapes (`\u202E`), so
+ * data cannot reorder what the page displays (admin/visible-text.ts).
  */
+import { visibleText } from "../../admin/visible-text.js";
 
 /** What `GET api/me` says about the session. */
 export interface Me {
@@ -43,9 +46,16 @@ export async function api<T>(method: string, path: string, body?: unknown): Prom
     credentials: "same-origin",
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
-  const data = (await response.json().catch(() => null)) as
-    | (T & { error?: { code: string; message: string } })
-    | null;
+  const text = await response.text().catch(() => "");
+  let parsed: unknown = null;
+  try {
+    parsed = JSON.parse(text, (_key, value: unknown) =>
+      typeof value === "string" ? visibleText(value) : value,
+    );
+  } catch {
+    parsed = null;
+  }
+  const data = parsed as (T & { error?: { code: string; message: string } }) | null;
   if (!response.ok) {
     const error = data?.error ?? { code: `HTTP_${response.status}`, message: response.statusText };
     throw new ApiError(response.status, error.code, error.message);
