@@ -7,7 +7,7 @@ import { createInterface } from "node:readline/promises";
 import type { Command } from "commander";
 import type { BulkResult } from "../admin/bulk.js";
 import type { DeadLetterQuery, JobQuery, PageOptions } from "../admin/filters.js";
-import type { JobStatus } from "../backends/contract/index.js";
+import type { JobListStatus } from "../backends/contract/index.js";
 import { SoniqError } from "../errors.js";
 import { type ConnectionFlags, number, withDatabaseUrl, withJson, withModule } from "./runner.js";
 
@@ -39,7 +39,10 @@ export interface JobFilterFlags {
 /** Adds the job filter flags to `command`. */
 export function withJobFilters(command: Command): Command {
   return command
-    .option("--status <list>", "queued, processing, done, cancelled (comma-separated)")
+    .option(
+      "--status <list>",
+      "queued (due now), scheduled (queued, due later), processing, done, cancelled (comma-separated)",
+    )
     .option("--queue <list>", "queues (comma-separated)")
     .option("--name <list>", "job names (comma-separated)")
     .option("--id <list>", "job ids (comma-separated)")
@@ -108,7 +111,7 @@ function put<T extends object, K extends keyof T>(
 /** @throws SoniqError `INVALID_INPUT` for a malformed `--args`. */
 export function jobQueryFrom(flags: JobFilterFlags): JobQuery {
   const query: JobQuery = {};
-  put(query, "status", list(flags.status) as JobStatus[] | undefined);
+  put(query, "status", list(flags.status) as JobListStatus[] | undefined);
   put(query, "queue", list(flags.queue));
   put(query, "name", list(flags.name));
   put(query, "id", list(flags.id));

@@ -12,6 +12,7 @@ import { adminDeadLetterCases } from "./areas/admin-dlq.js";
 import { adminListCases } from "./areas/admin-list.js";
 import { adminProgressCases } from "./areas/admin-progress.js";
 import { adminQueueCases } from "./areas/admin-queues.js";
+import { adminScheduledCases } from "./areas/admin-scheduled.js";
 import { adminWorkerCases } from "./areas/admin-workers.js";
 import { claimCases } from "./areas/claim.js";
 import { deadLetterCases } from "./areas/dead-letter.js";
@@ -75,6 +76,7 @@ export function runBackendContract(target: ContractTarget): void {
     pruneForgetCases(ctx);
     finishedMoveCases(ctx);
     adminListCases(ctx);
+    adminScheduledCases(ctx);
     adminCancelCases(ctx);
     adminBulkCases(ctx);
     adminDeadLetterCases(ctx);
