@@ -225,3 +225,28 @@ export function table(rows: readonly (readonly string[])[]): string {
 export function when(date: Date | null): string {
   return date === null ? "-" : `${date.toISOString().slice(0, 19)}Z`;
 }
+
+/** A span of milliseconds (≥ 0) in its largest unit: `45s`, `12m`, `3h`, `5d`. */
+function span(ms: number): string {
+  const s = Math.round(ms / 1000);
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.round(s / 60)}m`;
+  if (s < 86_400) return `${Math.round(s / 3600)}h`;
+  return `${Math.round(s / 86_400)}d`;
+}
+
+/**
+ * A waiting job's due time as text, relative to `nowMs` (milliseconds since the epoch): a
+ * `scheduled` job `in 3h (2027-01-01T00:00:00Z)`, a due `queued` one `now` or `5m ago (…)`; any
+ * other status `-` (its due time is past and no longer says anything).
+ */
+export function dueText(
+  job: { status: string; scheduledAt: Date },
+  nowMs: number = Date.now(),
+): string {
+  if (job.status !== "scheduled" && job.status !== "queued") return "-";
+  const delta = job.scheduledAt.getTime() - nowMs;
+  if (job.status === "scheduled")
+    return `in ${span(Math.max(delta, 1000))} (${when(job.scheduledAt)})`;
+  return -delta < 1000 ? "now" : `${span(-delta)} ago (${when(job.scheduledAt)})`;
+}
