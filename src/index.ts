@@ -48,6 +48,7 @@ export type {
   DeadLetterRow,
   EnqueueResult,
   HistoryPoint,
+  JobListStatus,
   JobRow,
   JobStatus,
   NewJob,

@@ -4,7 +4,7 @@
  * (admin-store.ts `JobFilter`, `DeadLetterFilter`). Bad input is a `SoniqError("INVALID_OPTION")`
  * naming the field; nothing reaches the database.
  */
-import type { DeadLetterFilter, JobFilter, JobStatus } from "../backends/contract/index.js";
+import type { DeadLetterFilter, JobFilter, JobListStatus } from "../backends/contract/index.js";
 import { SoniqError } from "../errors.js";
 
 /** One value or several (any of them matches). */
@@ -15,7 +15,11 @@ export type Instant = Date | string;
 
 /** Filters of `soniq.jobs.list` / `count` / `bulk`: every given field must match. */
 export interface JobQuery {
-  status?: OneOrMany<JobStatus>;
+  /**
+   * `queued` (due now: its due time has come, by the database clock), `scheduled` (queued, due
+   * later), `processing`, `done` or `cancelled`. `["queued", "scheduled"]` is every waiting job.
+   */
+  status?: OneOrMany<JobListStatus>;
   queue?: OneOrMany<string>;
   name?: OneOrMany<string>;
   /** Job ids. */
@@ -54,7 +58,13 @@ export interface PageOptions {
   limit?: number;
 }
 
-const STATUSES: readonly JobStatus[] = ["queued", "processing", "done", "cancelled"];
+const STATUSES: readonly JobListStatus[] = [
+  "queued",
+  "scheduled",
+  "processing",
+  "done",
+  "cancelled",
+];
 const JOB_KEYS = new Set([
   "status",
   "queue",
@@ -115,11 +125,11 @@ export function toJobFilter(query: JobQuery = {}): JobFilter {
   const status = texts("status", query.status);
   if (status) {
     for (const s of status) {
-      if (!STATUSES.includes(s as JobStatus)) {
+      if (!STATUSES.includes(s as JobListStatus)) {
         throw bad("status", `${JSON.stringify(s)} is not one of ${STATUSES.join(", ")}`);
       }
     }
-    filter.status = status as JobStatus[];
+    filter.status = status as JobListStatus[];
   }
   const queue = texts("queue", query.queue);
   if (queue) filter.queue = queue;

@@ -68,8 +68,14 @@ export class JobsAdmin {
     const filter = toJobFilter(query);
     const limit = pageLimit(page.limit);
     const backend = await this.deps.backend();
+    // The database's now, read once for the page: whether a queued row reads `scheduled`. A job
+    // that becomes due between this read and the page's own may read either way.
+    const now = await backend.now();
     const result = await backend.admin.jobList({ filter, cursor: page.cursor ?? null, limit });
-    return { jobs: result.items.map(jobListView), nextCursor: result.nextCursor };
+    return {
+      jobs: result.items.map((row) => jobListView(row, now)),
+      nextCursor: result.nextCursor,
+    };
   }
 
   /**
@@ -84,7 +90,10 @@ export class JobsAdmin {
     return (await this.deps.backend()).admin.jobCount({ filter });
   }
 
-  /** Counts per queue × status (dead letters as `dead_letter`), zero cells left out. */
+  /**
+   * Counts per queue × status (dead letters as `dead_letter`; queued jobs not yet due as
+   * `scheduled`, due ones as `queued`, by the database clock), zero cells left out.
+   */
   async countByQueueStatus(): Promise<Array<{ queue: string; status: string; count: number }>> {
     return (await this.deps.backend()).admin.jobCountByQueueStatus({});
   }
@@ -95,12 +104,13 @@ export class JobsAdmin {
    */
   async get(id: string): Promise<JobDetail | null> {
     const backend = await this.deps.backend();
-    const [row, events] = await Promise.all([
+    const [row, events, now] = await Promise.all([
       backend.admin.jobDetail({ id }),
       backend.admin.jobEventsList({ jobId: id }),
+      backend.now(),
     ]);
     if (row) {
-      const view = jobView(row);
+      const view = jobView(row, now);
       return { ...view, timeline: timeline(row, events) };
     }
     const dead = await backend.deadLetterGet({ id });

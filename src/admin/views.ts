@@ -10,6 +10,7 @@ import type {
   JobEvent,
   JobEventKind,
   JobListItem,
+  JobListStatus,
   JobRow,
 } from "../backends/contract/index.js";
 
@@ -28,7 +29,13 @@ function parsed(text: string | null): unknown {
  * and no list shows it. `soniq.jobs.get(id)` (and `soniq jobs show`) returns a {@link JobView},
  * which carries it.
  */
-export interface JobListView extends Omit<JobRow, "args" | "result"> {
+export interface JobListView extends Omit<JobRow, "args" | "result" | "status"> {
+  /**
+   * The status as operators read it: `scheduled` for a queued job whose due time
+   * (`scheduledAt`) is after the database's now when it was read, `queued` for a due one, else
+   * the stored status.
+   */
+  status: JobListStatus;
   args: unknown;
   /** When an operator asked to cancel it while it ran; null otherwise. */
   cancelRequestedAt: Date | null;
@@ -65,11 +72,22 @@ export type JobDetail =
   | (JobView & { timeline: TimelineEntry[] })
   | (DeadLetterView & { status: "dead_letter"; timeline: TimelineEntry[] });
 
-/** Builds a {@link JobListView} (a list row: no result). */
-export function jobListView(row: JobListItem): JobListView {
+/**
+ * The status of `row` as operators read it at `now` (the database clock, as a claim decides what
+ * is due): a queued row due after `now` is `scheduled`.
+ */
+export function listStatus(row: Pick<JobRow, "status" | "scheduledAt">, now: Date): JobListStatus {
+  return row.status === "queued" && row.scheduledAt.getTime() > now.getTime()
+    ? "scheduled"
+    : row.status;
+}
+
+/** Builds a {@link JobListView} (a list row: no result) as read at `now` (database clock). */
+export function jobListView(row: JobListItem, now: Date): JobListView {
   const { cancelRequestedAt, progress, progressMessage, progressAt, ...job } = row;
   return {
     ...job,
+    status: listStatus(job, now),
     args: parsed(job.args),
     cancelRequestedAt,
     progress:
@@ -77,10 +95,10 @@ export function jobListView(row: JobListItem): JobListView {
   };
 }
 
-/** Builds a {@link JobView} (one job: its result parsed). */
-export function jobView(row: JobDetailRow): JobView {
+/** Builds a {@link JobView} (one job: its result parsed) as read at `now` (database clock). */
+export function jobView(row: JobDetailRow, now: Date): JobView {
   const { result, ...listed } = row;
-  return { ...jobListView(listed), result: parsed(result) };
+  return { ...jobListView(listed, now), result: parsed(result) };
 }
 
 /** Builds a {@link DeadLetterView}. */
@@ -98,7 +116,7 @@ function fromEvent(e: JobEvent): TimelineEntry {
  */
 export function timeline(
   row: Pick<JobRow, "createdAt" | "startedAt" | "finishedAt" | "attempts" | "workerId"> & {
-    status: JobRow["status"] | "dead_letter";
+    status: JobListStatus | "dead_letter";
   },
   events: readonly JobEvent[],
 ): TimelineEntry[] {

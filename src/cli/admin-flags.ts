@@ -7,7 +7,7 @@ import { createInterface } from "node:readline/promises";
 import type { Command } from "commander";
 import type { BulkResult } from "../admin/bulk.js";
 import type { DeadLetterQuery, JobQuery, PageOptions } from "../admin/filters.js";
-import type { JobStatus } from "../backends/contract/index.js";
+import type { JobListStatus } from "../backends/contract/index.js";
 import { SoniqError } from "../errors.js";
 import { type ConnectionFlags, number, withDatabaseUrl, withJson, withModule } from "./runner.js";
 
@@ -39,7 +39,10 @@ export interface JobFilterFlags {
 /** Adds the job filter flags to `command`. */
 export function withJobFilters(command: Command): Command {
   return command
-    .option("--status <list>", "queued, processing, done, cancelled (comma-separated)")
+    .option(
+      "--status <list>",
+      "queued (due now), scheduled (queued, due later), processing, done, cancelled (comma-separated)",
+    )
     .option("--queue <list>", "queues (comma-separated)")
     .option("--name <list>", "job names (comma-separated)")
     .option("--id <list>", "job ids (comma-separated)")
@@ -108,7 +111,7 @@ function put<T extends object, K extends keyof T>(
 /** @throws SoniqError `INVALID_INPUT` for a malformed `--args`. */
 export function jobQueryFrom(flags: JobFilterFlags): JobQuery {
   const query: JobQuery = {};
-  put(query, "status", list(flags.status) as JobStatus[] | undefined);
+  put(query, "status", list(flags.status) as JobListStatus[] | undefined);
   put(query, "queue", list(flags.queue));
   put(query, "name", list(flags.name));
   put(query, "id", list(flags.id));
@@ -221,4 +224,29 @@ export function table(rows: readonly (readonly string[])[]): string {
 /** An instant for text output (ISO 8601, seconds). */
 export function when(date: Date | null): string {
   return date === null ? "-" : `${date.toISOString().slice(0, 19)}Z`;
+}
+
+/** A span of milliseconds (≥ 0) in its largest unit: `45s`, `12m`, `3h`, `5d`. */
+function span(ms: number): string {
+  const s = Math.round(ms / 1000);
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.round(s / 60)}m`;
+  if (s < 86_400) return `${Math.round(s / 3600)}h`;
+  return `${Math.round(s / 86_400)}d`;
+}
+
+/**
+ * A waiting job's due time as text, relative to `nowMs` (milliseconds since the epoch): a
+ * `scheduled` job `in 3h (2027-01-01T00:00:00Z)`, a due `queued` one `now` or `5m ago (…)`; any
+ * other status `-` (its due time is past and no longer says anything).
+ */
+export function dueText(
+  job: { status: string; scheduledAt: Date },
+  nowMs: number = Date.now(),
+): string {
+  if (job.status !== "scheduled" && job.status !== "queued") return "-";
+  const delta = job.scheduledAt.getTime() - nowMs;
+  if (job.status === "scheduled")
+    return `in ${span(Math.max(delta, 1000))} (${when(job.scheduledAt)})`;
+  return -delta < 1000 ? "now" : `${span(-delta)} ago (${when(job.scheduledAt)})`;
 }

@@ -13,6 +13,7 @@ import { adminListCases } from "./areas/admin-list.js";
 import { adminNulArgsCases } from "./areas/admin-nul-args.js";
 import { adminProgressCases } from "./areas/admin-progress.js";
 import { adminQueueCases } from "./areas/admin-queues.js";
+import { adminScheduledCases } from "./areas/admin-scheduled.js";
 import { adminWorkerCases } from "./areas/admin-workers.js";
 import { claimCases } from "./areas/claim.js";
 import { deadLetterCases } from "./areas/dead-letter.js";
@@ -77,6 +78,7 @@ export function runBackendContract(target: ContractTarget): void {
     finishedMoveCases(ctx);
     adminListCases(ctx);
     adminNulArgsCases(ctx);
+    adminScheduledCases(ctx);
     adminCancelCases(ctx);
     adminBulkCases(ctx);
     adminDeadLetterCases(ctx);

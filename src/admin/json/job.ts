@@ -28,8 +28,11 @@ export const jobJsonSchema = z.object({
   id: z.string(),
   name: z.string(),
   queue: z.string(),
-  /** `queued`, `processing`, `done`, `cancelled` or `dead_letter`. */
-  status: z.enum(["queued", "processing", "done", "cancelled", "dead_letter"]),
+  /**
+   * `queued` (due), `scheduled` (queued, due at `scheduledAt`, later), `processing`, `done`,
+   * `cancelled` or `dead_letter`.
+   */
+  status: z.enum(["queued", "scheduled", "processing", "done", "cancelled", "dead_letter"]),
   priority: z.number().int(),
   attempts: z.number().int(),
   maxAttempts: z.number().int(),

@@ -56,10 +56,21 @@ export interface JobEvent extends Required<NewJobEvent> {
   at: Date;
 }
 
+/**
+ * A status as operators read it: a stored {@link JobStatus}, where a `queued` row whose due time
+ * (`scheduled_at`) is still in the future reads `scheduled` and a due one reads `queued`. "Due"
+ * is decided as a claim decides it: `scheduled_at <= now` by the database clock.
+ */
+export type JobListStatus = JobStatus | "scheduled";
+
 /** Filters of {@link AdminStore.jobList}; every given field must match (AND). */
 export interface JobFilter {
-  /** Any of these statuses. */
-  status?: readonly JobStatus[];
+  /**
+   * Any of these statuses ({@link JobListStatus}): `queued` matches queued rows that are due
+   * (`scheduled_at <= now`, database clock), `scheduled` queued rows not yet due; both together
+   * match every queued row.
+   */
+  status?: readonly JobListStatus[];
   /** Any of these queues. */
   queue?: readonly string[];
   /** Any of these names. */
@@ -130,7 +141,8 @@ export interface JobListParams {
 /** One cell of {@link AdminStore.jobCountByQueueStatus}. */
 export interface QueueStatusCount {
   queue: string;
-  status: JobStatus | "dead_letter";
+  /** `queued` counts due jobs only; `scheduled` the queued jobs not yet due (database clock). */
+  status: JobListStatus | "dead_letter";
   count: number;
 }
 

@@ -812,13 +812,26 @@ const ARGS_WITHOUT_NUL = String.raw`(CASE WHEN strpos(j.args::text, '\u0000') = 
     ELSE regexp_replace(j.args::text, '(?<!\\)((?:\\\\)*)\\u0000', '\1\\ufffd', 'g')::json END)`;
 
 /**
+ * Whether row `alias` has one of the statuses `list` (a text[] expression) as operators read
+ * them (contract: `JobListStatus`): a `queued` row is `queued` when due (`scheduled_at <= now()`,
+ * as a claim decides) and `scheduled` before; any other row by its stored status. Rows of the
+ * finished table are never queued, so the test costs nothing there.
+ */
+function statusIn(alias: string, list: string): string {
+  return `(CASE WHEN ${alias}.status <> 'queued' THEN ${alias}.status = ANY(${list})
+    WHEN ${alias}.scheduled_at <= now() THEN 'queued' = ANY(${list})
+    ELSE 'scheduled' = ANY(${list}) END)`;
+}
+
+/**
  * The job filter of the admin lists (contract: `JobFilter`, admin-store.ts), over `soniq_jobs`
- * aliased `j`. Each parameter is NULL when its filter is not given: `$1` statuses text[], `$2`
+ * aliased `j`. Each parameter is NULL when its filter is not given: `$1` statuses text[] (with
+ * `scheduled`: see {@link statusIn}), `$2`
  * queues text[], `$3` names text[], `$4` ids uuid[], `$5` dedup key, `$6` text `last_error`
  * contains, `$7` args path text[] and `$8` the value it must equal as text, `$9`/`$10` created
  * at-or-after / before, `$11`/`$12` finished at-or-after / before.
  */
-const JOB_FILTER = `($1::text[] IS NULL OR j.status = ANY($1::text[]))
+const JOB_FILTER = `($1::text[] IS NULL OR ${statusIn("j", "$1::text[]")})
   AND ($2::text[] IS NULL OR j.queue = ANY($2::text[]))
   AND ($3::text[] IS NULL OR j.name = ANY($3::text[]))
   AND ($4::uuid[] IS NULL OR j.id = ANY($4::uuid[]))
@@ -981,19 +994,28 @@ export function buildAdminStatements(schema: string) {
     } satisfies Record<JobTables, string>,
 
     /**
-     * `$1` statuses text[], `$2` queues text[] (each NULL: any) → `n` (bigint as text): the live
+     * `$1` statuses text[] (with `scheduled`: `statusIn`), `$2` queues text[] (each NULL: any) →
+     * `n` (bigint as text): the live
      * jobs counted, plus the finished jobs kept from the counters (never the finished table), so
      * the answer costs the same at any history size (`countableByCounters`).
      */
     jobCountByCounters: `SELECT ((SELECT count(*) FROM ${jobs} AS j
-        WHERE ($1::text[] IS NULL OR j.status = ANY($1::text[]))
+        WHERE ($1::text[] IS NULL OR ${statusIn("j", "$1::text[]")})
           AND ($2::text[] IS NULL OR j.queue = ANY($2::text[])))
       + (SELECT COALESCE(sum(f.n), 0) FROM (${finishedCounts(counts, true)}) AS f
         WHERE ($1::text[] IS NULL OR f.status = ANY($1::text[]))
           AND ($2::text[] IS NULL OR f.queue = ANY($2::text[]))))::bigint AS n`,
 
-    /** → `queue`, `status`, `n`: counts per queue × status, dead letters as `dead_letter`. */
-    jobCountByQueueStatus: `SELECT queue, status, count(*) AS n FROM ${jobs} GROUP BY queue, status
+    /**
+     * → `queue`, `status`, `n`: counts per queue × status, dead letters as `dead_letter`, queued
+     * jobs not yet due (`scheduled_at > now()`, as a claim decides) as `scheduled`. One pass over
+     * the live table, as before the split; the finished jobs come from the counters.
+     */
+    jobCountByQueueStatus: `SELECT queue,
+        CASE WHEN status = 'queued' AND scheduled_at > now() THEN 'scheduled' ELSE status END
+          AS status,
+        count(*) AS n
+      FROM ${jobs} GROUP BY 1, 2
       UNION ALL SELECT * FROM (${finishedCounts(counts, true)}) AS f WHERE f.n > 0
       UNION ALL SELECT queue, 'dead_letter', count(*) FROM ${dead} GROUP BY queue
       ORDER BY 1, 2`,

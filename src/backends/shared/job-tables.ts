@@ -9,8 +9,8 @@ import type { JobFilter } from "../contract/admin-store.js";
 /** The tables a read covers: live jobs, finished jobs, or both. */
 export type JobTables = "live" | "finished" | "all";
 
-/** The statuses kept in the live table. */
-const LIVE: ReadonlySet<string> = new Set(["queued", "processing"]);
+/** The statuses kept in the live table (`scheduled`: a queued job not yet due). */
+const LIVE: ReadonlySet<string> = new Set(["queued", "scheduled", "processing"]);
 
 /**
  * The tables `filter` can match: by its statuses when given (an empty list matches nothing and

@@ -120,13 +120,22 @@ function dueIdsStatement(filter: string): string {
 }
 
 /**
+ * Whether `j` has one of the statuses `@statuses` (a JSON array) as operators read them
+ * (contract: `JobListStatus`): a `queued` row is `queued` when due (`scheduled_at <=` the
+ * database clock, as a claim decides) and `scheduled` before; any other row by its stored status.
+ */
+const STATUS_IN = `(CASE WHEN j.status <> 'queued' THEN j.status
+    WHEN j.scheduled_at <= ${NOW_MS} THEN 'queued' ELSE 'scheduled' END)
+  IN (SELECT value FROM json_each(@statuses))`;
+
+/**
  * The job filter of the admin lists over `soniq_jobs` aliased `j`; each parameter is NULL when
- * its filter is not given: `@statuses`, `@queues`, `@names`, `@ids` (JSON arrays), `@dedupKey`,
+ * its filter is not given: `@statuses` (with `scheduled`: {@link STATUS_IN}), `@queues`, `@names`, `@ids` (JSON arrays), `@dedupKey`,
  * `@errorText` (`last_error` contains it), `@argsPath` (a JSON path such as `$."user"."id"`) and
  * `@argsValue` (the value there as text; JSON `true`/`false` read as those words),
  * `@createdAfter`/`@createdBefore`, `@finishedAfter`/`@finishedBefore` (ms).
  */
-const JOB_FILTER = `(@statuses IS NULL OR j.status IN (SELECT value FROM json_each(@statuses)))
+const JOB_FILTER = `(@statuses IS NULL OR ${STATUS_IN})
     AND (@queues IS NULL OR j.queue IN (SELECT value FROM json_each(@queues)))
     AND (@names IS NULL OR j.name IN (SELECT value FROM json_each(@names)))
     AND (@ids IS NULL OR j.id IN (SELECT value FROM json_each(@ids)))
@@ -683,20 +692,28 @@ export const SQL = {
     AS n`,
 
   /**
-   * `@statuses`, `@queues` (JSON arrays or NULL: any) → `n`: the live jobs counted, plus the
+   * `@statuses` (with `scheduled`: {@link STATUS_IN}), `@queues` (JSON arrays or NULL: any) →
+   * `n`: the live jobs counted, plus the
    * finished jobs kept from the counters (never the finished table), so the answer costs the
    * same at any history size (`countableByCounters`).
    */
   jobCountByCounters: `SELECT (SELECT count(*) FROM soniq_jobs AS j
-      WHERE (@statuses IS NULL OR j.status IN (SELECT value FROM json_each(@statuses)))
+      WHERE (@statuses IS NULL OR ${STATUS_IN})
         AND (@queues IS NULL OR j.queue IN (SELECT value FROM json_each(@queues))))
     + (SELECT COALESCE(sum(f.n), 0) FROM (${finishedCounts(true)}) AS f
       WHERE (@statuses IS NULL OR f.status IN (SELECT value FROM json_each(@statuses)))
         AND (@queues IS NULL OR f.queue IN (SELECT value FROM json_each(@queues))))
     AS n`,
 
-  /** → `queue`, `status`, `n` per queue × status; dead letters as `dead_letter`. */
-  jobCountByQueueStatus: `SELECT queue, status, count(*) AS n FROM soniq_jobs GROUP BY queue, status
+  /**
+   * → `queue`, `status`, `n` per queue × status; dead letters as `dead_letter`, queued jobs not
+   * yet due (`scheduled_at >` the database clock, as a claim decides) as `scheduled`.
+   */
+  jobCountByQueueStatus: `SELECT queue,
+      CASE WHEN status = 'queued' AND scheduled_at > ${NOW_MS} THEN 'scheduled' ELSE status END
+        AS status,
+      count(*) AS n
+    FROM soniq_jobs GROUP BY 1, 2
     UNION ALL SELECT * FROM (${finishedCounts(true)}) WHERE n > 0
     UNION ALL SELECT queue, 'dead_letter', count(*) FROM soniq_dead_letter_jobs GROUP BY queue
     ORDER BY 1, 2`,

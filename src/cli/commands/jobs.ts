@@ -14,6 +14,7 @@ import {
   type AdminFlags,
   type BulkFlags,
   bulkWithConfirmation,
+  dueText,
   type JobFilterFlags,
   jobQueryFrom,
   pageFrom,
@@ -45,13 +46,16 @@ function progressText(job: JobListView, long = false): string {
 
 function listText(jobs: JobListView[], nextCursor: string | null): string {
   if (jobs.length === 0) return "no jobs match";
-  const rows = [["ID", "NAME", "QUEUE", "STATUS", "ATTEMPTS", "CREATED", "PROGRESS", "LAST ERROR"]];
+  const rows = [
+    ["ID", "NAME", "QUEUE", "STATUS", "DUE", "ATTEMPTS", "CREATED", "PROGRESS", "LAST ERROR"],
+  ];
   for (const j of jobs) {
     rows.push([
       j.id,
       j.name,
       j.queue,
       j.cancelRequestedAt && j.status === "processing" ? "processing (cancel requested)" : j.status,
+      dueText(j),
       `${j.attempts}/${j.maxAttempts}`,
       when(j.createdAt),
       progressText(j),
@@ -68,6 +72,9 @@ function showText(job: JobDetail): string {
     `name        ${job.name}`,
     `queue       ${job.queue}`,
     `status      ${job.status}${"reason" in job ? ` (${job.reason})` : ""}`,
+    ...(job.status === "scheduled" || job.status === "queued"
+      ? [`due         ${dueText(job)}`]
+      : []),
     `attempts    ${job.attempts}/${job.maxAttempts}  interruptions ${job.interruptions}`,
     `args        ${JSON.stringify(job.args)}`,
   ];

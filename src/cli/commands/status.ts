@@ -17,7 +17,7 @@ import {
   withModule,
 } from "../runner.js";
 
-const STATES = ["queued", "processing", "done", "cancelled", "dead_letter"] as const;
+const STATES = ["queued", "scheduled", "processing", "done", "cancelled", "dead_letter"] as const;
 
 /** ANSI colours of the text form (`--colour`); the identity without it. */
 function painter(on: boolean): (code: "red" | "yellow" | "green", text: string) => string {
@@ -30,7 +30,7 @@ export function register(program: Command): void {
   const command = program
     .command("status")
     .description(
-      "Counts by state (total, queued, processing, done, dead_letter, cancelled), remote jobs awaiting the remote side and frozen (both counted in processing), per queue, and the workers.",
+      "Counts by state (total, queued (due now), scheduled (queued, due later), processing, done, dead_letter, cancelled), remote jobs awaiting the remote side and frozen (both counted in processing), per queue, and the workers.",
     )
     .argument("[module]", "your module exporting the Soniq instance (for its settings)")
     .option("--color", "the same as --colour")
@@ -52,10 +52,15 @@ export function register(program: Command): void {
             soniq.jobs.countByQueueStatus(),
             soniq.queues.list(),
           ]);
+          // Queued jobs split by due time (database clock), from the same read as the queues.
+          const scheduled = cells
+            .filter((c) => c.status === "scheduled")
+            .reduce((sum, c) => sum + c.count, 0);
           // One order on every backend.
           const counts = {
             total: stats.total,
-            queued: stats.queued,
+            queued: Math.max(0, stats.queued - scheduled),
+            scheduled,
             processing: stats.processing,
             done: stats.done,
             dead_letter: stats.dead_letter,
@@ -101,7 +106,9 @@ export function register(program: Command): void {
                   ? "   → soniq dlq list"
                   : k === "processing" && v > 0
                     ? "   → soniq jobs list --status processing"
-                    : "";
+                    : k === "scheduled" && v > 0
+                      ? "   → soniq jobs list --status scheduled"
+                      : "";
               const count =
                 k === "dead_letter" && v > 0
                   ? paint("red", String(v))

@@ -19,6 +19,25 @@ export function When({ at }: { at: string | Date | null }) {
   return <time dateTime={new Date(at).toISOString()}>{new Date(at).toLocaleString()}</time>;
 }
 
+/**
+ * A waiting job's due time (`status` `scheduled` or `queued`): `in 3h 0m 0s` with the instant, or
+ * `now`; a dash for any other status.
+ */
+export function Due({ status, at }: { status: string; at: string }) {
+  if (status !== "scheduled" && status !== "queued") return <span class="muted">—</span>;
+  const seconds = (new Date(at).getTime() - Date.now()) / 1000;
+  return (
+    <span data-testid="due">
+      {status === "scheduled"
+        ? `in ${duration(Math.max(seconds, 1))} `
+        : seconds < -1
+          ? `${duration(-seconds)} ago `
+          : "now "}
+      (<When at={at} />)
+    </span>
+  );
+}
+
 /** A number of seconds as `1h 2m 3s`. */
 export function duration(seconds: number): string {
   const s = Math.max(0, Math.round(seconds));

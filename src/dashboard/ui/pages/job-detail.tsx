@@ -6,7 +6,7 @@
 import { useState } from "preact/hooks";
 import type { JobDetailView } from "../../views.js";
 import { api, type Me } from "../api.js";
-import { Badge, ErrorLine, Table, Value, When } from "../components.js";
+import { Badge, Due, ErrorLine, Table, Value, When } from "../components.js";
 import { usePolled } from "../hooks.js";
 
 /** See the module comment. */
@@ -43,14 +43,16 @@ export function JobDetailPage({ me, id, dead }: { me: Me; id: string; dead: bool
       <div class="actions">
         {!dead &&
           can("jobs.cancel") &&
-          (job.status === "queued" || job.status === "processing") && (
+          (job.status === "queued" ||
+            job.status === "scheduled" ||
+            job.status === "processing") && (
             <button type="button" onClick={() => act("POST", `${base}/cancel`, "cancel")}>
               Cancel
             </button>
           )}
         {!dead && can("jobs.retry") && job.status !== "processing" && (
           <button type="button" onClick={() => act("POST", `${base}/retry`, "retry")}>
-            {job.status === "queued" ? "Run now" : "Retry"}
+            {job.status === "queued" || job.status === "scheduled" ? "Run now" : "Retry"}
           </button>
         )}
         {dead && can("deadLetters.replay") && (
@@ -76,6 +78,14 @@ export function JobDetailPage({ me, id, dead }: { me: Me; id: string; dead: bool
           <Badge word={job.status} /> {job.reason ? `(${job.reason})` : ""}
           {job.cancelRequestedAt ? " cancel requested" : ""}
         </dd>
+        {!dead && (job.status === "scheduled" || job.status === "queued") && (
+          <>
+            <dt>due</dt>
+            <dd>
+              <Due status={job.status} at={job.scheduledAt} />
+            </dd>
+          </>
+        )}
         <dt>attempts</dt>
         <dd data-testid="attempts">
           {job.attempts} of {job.maxAttempts}; {job.interruptions} interruption(s)

@@ -7,7 +7,7 @@ import { useState } from "preact/hooks";
 import type { OperationView as Operation } from "../../operations.js";
 import type { JobSummary } from "../../views.js";
 import { api, type Me, query } from "../api.js";
-import { Badge, ErrorLine, jobHref, Table, When } from "../components.js";
+import { Badge, Due, ErrorLine, jobHref, Table, When } from "../components.js";
 import { usePolled } from "../hooks.js";
 
 /** How often a running bulk operation's totals are read, in milliseconds. */
@@ -140,7 +140,20 @@ export function JobsPage({ me, params, dead }: { me: Me; params: URLSearchParams
       )}
       {message && <p role="status">{message}</p>}
       <ErrorLine error={error} />
-      <Table head={["", "id", "name", "queue", "status", "attempts", "created", "error", "args"]}>
+      <Table
+        head={[
+          "",
+          "id",
+          "name",
+          "queue",
+          "status",
+          ...(dead ? [] : ["due"]),
+          "attempts",
+          "created",
+          "error",
+          "args",
+        ]}
+      >
         {rows.map((j) => (
           <tr key={j.id}>
             <td>
@@ -159,6 +172,11 @@ export function JobsPage({ me, params, dead }: { me: Me; params: URLSearchParams
             <td>
               <Badge word={j.reason ?? j.status} />
             </td>
+            {!dead && (
+              <td>
+                <Due status={j.status} at={j.scheduledAt} />
+              </td>
+            )}
             <td>
               {j.attempts}/{j.maxAttempts}
               {j.interruptions > 0 ? ` (${j.interruptions} interrupted)` : ""}

@@ -5,7 +5,8 @@ import { HistoryCharts } from "../charts.js";
 import { duration, ErrorLine, Table } from "../components.js";
 import { usePolled } from "../hooks.js";
 
-const STATUSES = ["queued", "processing", "done", "cancelled", "dead_letter"];
+/** `queued` is due now, `scheduled` queued but due later (the server's database clock). */
+const STATUSES = ["queued", "scheduled", "processing", "done", "cancelled", "dead_letter"];
 
 /** See the module comment. */
 export function OverviewPage() {
