@@ -31,6 +31,13 @@ export interface ChurnOptions {
   durationMs: number;
   /** Mean milliseconds between two faults (per store). */
   faultEveryMs: number;
+  /**
+   * Faults (SIGKILL, SIGTERM, restart) the churn injects at the least, per store: it goes on past
+   * `durationMs` until it has (for at most another `durationMs`). A loaded machine drains and
+   * restarts workers slowly, and a draw that lands on a worker still restarting injects nothing,
+   * so the duration alone does not say how many faults there were. Default 0.
+   */
+  minFaults?: number;
   /** PostgreSQL URL (a fresh schema is made in it and dropped after). */
   postgresUrl: string;
   /** Progress lines go here (default: nowhere). */
@@ -260,8 +267,11 @@ async function churn(
   for (let i = 0; i < workers; i += 1) start(i);
   const faults = { sigkill: 0, sigterm: 0, restart: 0 };
   const end = Date.now() + options.durationMs;
+  const hardEnd = end + options.durationMs;
+  const minFaults = options.minFaults ?? 0;
+  const injected = () => faults.sigkill + faults.sigterm + faults.restart;
   const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-  while (Date.now() < end) {
+  while (Date.now() < end || (injected() < minFaults && Date.now() < hardEnd)) {
     await sleep(options.faultEveryMs * (0.5 + rand()));
     const i = Math.floor(rand() * workers);
     const child = slots[i];

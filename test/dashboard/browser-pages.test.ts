@@ -16,7 +16,7 @@ import { type Browser, type BrowserContext, chromium, type Page } from "playwrig
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createDashboard } from "../../src/dashboard/index.js";
 import { Soniq } from "../../src/index.js";
-import { type Served, serve } from "../helpers/dashboard.js";
+import { RENDER_BOUND_MS, type Served, serve } from "../helpers/dashboard.js";
 import {
   dropSchemas,
   freshSchema,
@@ -29,8 +29,6 @@ const SCREENSHOTS = process.env.DASHBOARD_SCREENSHOTS === "1";
 const pgAvailable = await postgresAvailable();
 /** Jobs the live bulk test cancels (SQLite). */
 const BULK_JOBS = 20_000;
-/** The bound on a page's render, as in browser.test.ts. */
-const RENDER_BOUND_MS = 3000;
 
 interface Watch {
   dialogs: string[];
@@ -57,7 +55,7 @@ function watch(page: Page, origin: string): Watch {
 async function open(page: Page, root: string, hash: string, selector: string): Promise<number> {
   const start = Date.now();
   await page.goto(`${root}#${hash}`);
-  await page.locator(selector).first().waitFor({ state: "visible", timeout: 10_000 });
+  await page.locator(selector).first().waitFor({ state: "visible", timeout: 20_000 });
   return Date.now() - start;
 }
 

@@ -14,7 +14,7 @@ import { type Browser, type BrowserContext, chromium, type Page } from "playwrig
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createDashboard } from "../../src/dashboard/index.js";
 import type { Soniq } from "../../src/index.js";
-import { type Served, serve } from "../helpers/dashboard.js";
+import { RENDER_BOUND_MS, type Served, serve } from "../helpers/dashboard.js";
 import {
   dropSchemas,
   freshSchema,
@@ -23,8 +23,6 @@ import {
 } from "../helpers/postgres.js";
 import { HOSTILE, type Seeded, seed, seededInstance } from "./seed.js";
 
-/** The bound on a page's render (navigation to its content visible), on a shared CI machine. */
-export const RENDER_BOUND_MS = 3000;
 const RESULT_BYTES = 20 * 1024 * 1024;
 const CHROMIUM = "/usr/bin/chromium";
 const SCREENSHOTS = process.env.DASHBOARD_SCREENSHOTS === "1";
@@ -61,7 +59,7 @@ function watch(page: Page, origin: string): Watch {
 async function open(page: Page, root: string, hash: string, selector: string): Promise<number> {
   const start = Date.now();
   await page.goto(`${root}#${hash}`);
-  await page.locator(selector).first().waitFor({ state: "visible", timeout: 10_000 });
+  await page.locator(selector).first().waitFor({ state: "visible", timeout: 20_000 });
   return Date.now() - start;
 }
 

@@ -15,6 +15,24 @@ function database(): string {
   return `sqlite:${join(mkdtempSync(join(tmpdir(), "soniq-dash-cli-")), "db.sqlite")}`;
 }
 
+/**
+ * Starts `soniq dashboard` with `args` and `env` and resolves with the process and the root URL
+ * it prints once it listens.
+ */
+async function startDashboard(args: string[], env: Record<string, string>) {
+  const run = startCli(["dashboard", ...args], env);
+  let stdout = "";
+  run.child.stdout?.on("data", (d: Buffer) => {
+    stdout += d.toString();
+  });
+  const root = await waitFor(
+    () => /on (http:\S+)/.exec(stdout)?.[1],
+    10_000,
+    "the dashboard's URL",
+  );
+  return { run, root };
+}
+
 describe("soniq dashboard", () => {
   it("soniq dashboard › --host 0.0.0.0 without credentials › exits 2 and says what to set", async () => {
     const run = startCli(
@@ -30,21 +48,9 @@ describe("soniq dashboard", () => {
     const url = database();
     const setup = startCli(["setup", "--database-url", url], {});
     expect((await setup.exited).code).toBe(0);
-    const run = startCli(
-      ["dashboard", "--port", "0", "--database-url", url, "--base-path", "/ops/jobs"],
-      {
-        SONIQ_DASHBOARD_USER: "ops",
-        SONIQ_DASHBOARD_PASSWORD: "s3cret",
-      },
-    );
-    let stdout = "";
-    run.child.stdout?.on("data", (d: Buffer) => {
-      stdout += d.toString();
-    });
-    const root = await waitFor(
-      () => /on (http:\S+)/.exec(stdout)?.[1],
-      10_000,
-      "the dashboard's URL",
+    const { run, root } = await startDashboard(
+      ["--port", "0", "--database-url", url, "--base-path", "/ops/jobs"],
+      { SONIQ_DASHBOARD_USER: "ops", SONIQ_DASHBOARD_PASSWORD: "s3cret" },
     );
     expect(root).toMatch(/\/ops\/jobs\/$/);
     const anon = await fetch(root);
@@ -64,18 +70,9 @@ describe("soniq dashboard", () => {
   it("soniq dashboard › loopback without credentials › a rebinding Host refused 403, loopback and --allowed-hosts answered", async () => {
     const url = database();
     expect((await startCli(["setup", "--database-url", url], {}).exited).code).toBe(0);
-    const run = startCli(
-      ["dashboard", "--port", "0", "--database-url", url, "--allowed-hosts", "jobs.internal"],
+    const { run, root } = await startDashboard(
+      ["--port", "0", "--database-url", url, "--allowed-hosts", "jobs.internal"],
       {},
-    );
-    let stdout = "";
-    run.child.stdout?.on("data", (d: Buffer) => {
-      stdout += d.toString();
-    });
-    const root = await waitFor(
-      () => /on (http:\S+)/.exec(stdout)?.[1],
-      10_000,
-      "the dashboard's URL",
     );
     const port = new URL(root).port;
     const status = (host: string) =>

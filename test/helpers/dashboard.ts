@@ -15,6 +15,14 @@ import { sendResponse, toRequest } from "../../src/dashboard/adapters/node.js";
 import type { DashboardHandler } from "../../src/dashboard/handler.js";
 
 /** The adapters under test. */
+/**
+ * The bound on one dashboard page's render in Chromium (navigation until its content is visible),
+ * in milliseconds. A page renders in well under a second on a quiet machine; on the shared 2-core
+ * CI machine one took 4.1 s under a load average of 10, so the bound is 10 s: it still fails a
+ * page that hangs or renders a 20 MB result whole.
+ */
+export const RENDER_BOUND_MS = 10_000;
+
 export const ADAPTERS = ["fetch", "express", "fastify", "hono"] as const;
 /** One adapter. */
 export type AdapterKind = (typeof ADAPTERS)[number];

@@ -18,7 +18,9 @@ export function postgresAvailable(): Promise<boolean> {
   reachable ??= (async () => {
     const client = new pg.Client({
       connectionString: TEST_DATABASE_URL,
-      connectionTimeoutMillis: 3000,
+      // Generous: a busy 2-core machine once took over 3 s to connect to the local server (an
+      // unreachable server refuses at once; only a hung one waits this long).
+      connectionTimeoutMillis: 15_000,
     });
     try {
       await client.connect();

@@ -15,6 +15,7 @@ import {
 import { newJob } from "../contract/helpers.js";
 import { TEST_DATABASE_URL } from "../helpers/postgres.js";
 import { fillQueued } from "../helpers/postgres-fill.js";
+import { preparedPlans, preparedPlansText } from "../helpers/postgres-plans.js";
 import { describePostgres, usePostgresSchemas } from "../helpers/postgres-suite.js";
 
 describePostgres("postgres: plans of the hot statements", () => {
@@ -24,18 +25,8 @@ describePostgres("postgres: plans of the hot statements", () => {
   let client: pg.Client;
 
   /** The plans of `text` as a custom plan (a statement's first runs) and as a generic one. */
-  async function plan(name: string, types: string, text: string, args: string): Promise<string> {
-    await client.query(`PREPARE ${name}(${types}) AS ${text}`);
-    const plans: string[] = [];
-    for (const mode of ["force_custom_plan", "force_generic_plan"]) {
-      await client.query(`SET plan_cache_mode = ${mode}`);
-      const { rows } = await client.query<{ "QUERY PLAN": string }>(
-        `EXPLAIN (COSTS OFF) EXECUTE ${name}(${args})`,
-      );
-      plans.push(`${mode}:\n${rows.map((row) => row["QUERY PLAN"]).join("\n")}`);
-    }
-    return plans.join("\n");
-  }
+  const plan = (name: string, types: string, text: string, args: string) =>
+    preparedPlansText(client, name, types, text, args);
 
   beforeAll(async () => {
     backend = new PostgresBackend({ connectionString: TEST_DATABASE_URL, schema, poolSize: 2 });
@@ -283,19 +274,8 @@ describePostgres(
         let batch: { ids: string[]; tokens: string[]; worker: string };
 
         /** The custom and generic plans of `statement` (prepared under a fresh name). */
-        async function plans(name: string, types: string, text: string, args: string) {
-          await client.query(`PREPARE ${name}(${types}) AS ${text}`);
-          const out: Array<{ mode: string; plan: string }> = [];
-          for (const mode of ["force_custom_plan", "force_generic_plan"]) {
-            await client.query(`SET plan_cache_mode = ${mode}`);
-            const { rows } = await client.query<{ "QUERY PLAN": string }>(
-              `EXPLAIN (COSTS OFF) EXECUTE ${name}(${args})`,
-            );
-            out.push({ mode, plan: rows.map((row) => row["QUERY PLAN"]).join("\n") });
-          }
-          await client.query(`DEALLOCATE ${name}`);
-          return out;
-        }
+        const plans = (name: string, types: string, text: string, args: string) =>
+          preparedPlans(client, name, types, text, args);
 
         beforeAll(async () => {
           backend = new PostgresBackend({

@@ -7,6 +7,7 @@ import { PostgresBackend } from "../../src/backends/postgres/postgres-backend.js
 import { buildAdminStatements, SESSION_SETUP } from "../../src/backends/postgres/sql.js";
 import { newJob } from "../contract/helpers.js";
 import { TEST_DATABASE_URL } from "../helpers/postgres.js";
+import { preparedPlansText } from "../helpers/postgres-plans.js";
 import { describePostgres, usePostgresSchemas } from "../helpers/postgres-suite.js";
 
 describePostgres("postgres: plans of the scheduled counts", () => {
@@ -15,19 +16,8 @@ describePostgres("postgres: plans of the scheduled counts", () => {
   let backend: PostgresBackend;
   let client: pg.Client;
 
-  async function plans(name: string, types: string, text: string, args: string): Promise<string> {
-    if (types === "") await client.query(`PREPARE ${name} AS ${text}`);
-    else await client.query(`PREPARE ${name}(${types}) AS ${text}`);
-    const out: string[] = [];
-    for (const mode of ["force_custom_plan", "force_generic_plan"]) {
-      await client.query(`SET plan_cache_mode = ${mode}`);
-      const { rows } = await client.query<{ "QUERY PLAN": string }>(
-        `EXPLAIN (COSTS OFF) EXECUTE ${name}${args === "" ? "" : `(${args})`}`,
-      );
-      out.push(`${mode}:\n${rows.map((row) => row["QUERY PLAN"]).join("\n")}`);
-    }
-    return out.join("\n");
-  }
+  const plans = (name: string, types: string, text: string, args: string) =>
+    preparedPlansText(client, name, types, text, args);
 
   beforeAll(async () => {
     backend = new PostgresBackend({ connectionString: TEST_DATABASE_URL, schema, poolSize: 2 });

@@ -139,8 +139,8 @@ describeEachBackend("worker", (target) => {
     const producer = new Soniq({ backend, logger: silent, env: {}, rejectUnknownJobs: false });
     const worker = soniq.worker();
     await worker.start();
-    // Enqueued while the worker is idle: a job of a name it does not know is not handed off to it
-    // at enqueue either (the claim and the hand-off take the same rule).
+    // Enqueued while the worker runs: the claims pass over it (the hand-off at enqueue takes the
+    // same rule: claim-loop.test.ts and hand-off-cases.ts).
     const unknownId = await producer.enqueue("nobody.handles", {});
     const badId = await producer.enqueue("strict.job", { n: "not a number" });
     const goodId = await producer.enqueue("strict.job", { n: 1 });

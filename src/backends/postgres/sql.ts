@@ -249,7 +249,7 @@ export function buildStatements(schema: string) {
    * The claim, over the queued rows that also match `filter` (`$1` worker id, `$2` limit;
    * `startKnown` names the boolean parameter stored in `start_known`; `names` the text[] parameter
    * of the job names the claimer can run, NULL = any name: a row of another name is walked past,
-   * never locked or changed — rolling deploys, docs/operations.md). Rows of a queue that is
+   * never locked or changed — rolling deploys, docs/backends.md). Rows of a queue that is
    * paused or has a `max_running` are skipped (`soniq_queues`) unless `unrestricted`: a limited
    * queue is claimed by `claimLimited`, under its queue row's lock.
    *
@@ -379,16 +379,15 @@ export function buildStatements(schema: string) {
 
     /**
      * `$1` worker id, `$2` limit, `$3` queue, `$4` start known, `$5` names → as `claimAll`, one
-     * queue: walks
-     * `soniq_jobs_queue_claim_idx` in claim order from that queue's first row, locking as it reads,
-     * so other queues' backlogs are never read and nothing is locked beyond what is claimed.
+     * queue: walks `soniq_jobs_queue_claim_idx` in claim order from that queue's first row,
+     * locking as it reads, so other queues' backlogs are never read and nothing is locked beyond
+     * what is claimed.
      */
     claimQueue: claimWhere("queue = $3::text", "$4", "$5"),
 
     /**
      * `$1` worker id, `$2` limit, `$3` queues text[] (two or more), `$4` start known, `$5` names →
-     * as `claimAll`. The planner
-     * picks the claim index (walked in order, other queues' rows skipped) or the queue index (the
+     * as `claimAll`. The planner picks the claim index (walked in order, other queues' rows skipped) or the queue index (the
      * requested queues' due rows, sorted); either way rows are locked as they are returned, so a
      * claim locks only what it claims.
      */
@@ -396,8 +395,7 @@ export function buildStatements(schema: string) {
 
     /**
      * `$1` worker id, `$2` limit, `$3` queue, `$4` start known, `$5` names → as `claimQueue`, for
-     * a queue with a `max_running`:
-     * run inside a transaction that holds the queue's row lock (`lockLimitedQueue`) and counted
+     * a queue with a `max_running`: run inside a transaction that holds the queue's row lock (`lockLimitedQueue`) and counted
      * its processing rows, with `$2` = the room left, so the limit holds across every process.
      */
     claimLimited: claimWhere("queue = $3::text", "$4", "$5", true),

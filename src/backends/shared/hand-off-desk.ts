@@ -34,9 +34,10 @@ export class LocalHandOffDesk implements HandOffDesk {
 
   /**
    * The hand-off rule's first half, the same on every backend: a reservation for a pool enqueue of
-   * `jobs` when it is exactly one job due now (no `runAt`, no delay) and a worker is idle on its
-   * queue and can run its name; otherwise `undefined` (the ordinary path). Synchronous. The caller must not ask for an
-   * enqueue inside a caller's transaction, and must settle the reservation exactly once.
+   * `jobs` when it is exactly one job due now (no `runAt`, no delay) and a worker that can run its
+   * name is idle on its queue; otherwise `undefined` (the ordinary path). Synchronous. The caller
+   * must not ask for an enqueue inside a caller's transaction, and must settle the reservation
+   * exactly once.
    */
   reserveFor(
     jobs: readonly NewJob[],

@@ -130,8 +130,8 @@ const STATUS_IN = `(CASE WHEN j.status <> 'queued' THEN j.status
 
 /**
  * The job filter of the admin lists over `soniq_jobs` aliased `j`; each parameter is NULL when
- * its filter is not given: `@statuses` (with `scheduled`: {@link STATUS_IN}), `@queues`, `@names`, `@ids` (JSON arrays), `@dedupKey`,
- * `@errorText` (`last_error` contains it), `@argsPath` (a JSON path such as `$."user"."id"`) and
+ * its filter is not given: `@statuses` (with `scheduled`: {@link STATUS_IN}), `@queues`,
+ * `@names`, `@ids` (JSON arrays), `@dedupKey`, `@errorText` (`last_error` contains it), `@argsPath` (a JSON path such as `$."user"."id"`) and
  * `@argsValue` (the value there as text; JSON `true`/`false` read as those words),
  * `@createdAfter`/`@createdBefore`, `@finishedAfter`/`@finishedBefore` (ms).
  */
@@ -693,8 +693,7 @@ export const SQL = {
 
   /**
    * `@statuses` (with `scheduled`: {@link STATUS_IN}), `@queues` (JSON arrays or NULL: any) →
-   * `n`: the live jobs counted, plus the
-   * finished jobs kept from the counters (never the finished table), so the answer costs the
+   * `n`: the live jobs counted, plus the finished jobs kept from the counters (never the finished table), so the answer costs the
    * same at any history size (`countableByCounters`).
    */
   jobCountByCounters: `SELECT (SELECT count(*) FROM soniq_jobs AS j
