@@ -227,11 +227,14 @@ export function when(date: Date | null): string {
 }
 
 /** A span of milliseconds (≥ 0) in its largest unit: `45s`, `12m`, `3h`, `5d`. */
-function span(ms: number): string {
+export function span(ms: number): string {
   const s = Math.round(ms / 1000);
   if (s < 60) return `${s}s`;
-  if (s < 3600) return `${Math.round(s / 60)}m`;
-  if (s < 86_400) return `${Math.round(s / 3600)}h`;
+  // The unit is chosen by the rounded value: 59 min 59 s reads `1h`, not `60m`.
+  const m = Math.round(s / 60);
+  if (m < 60) return `${m}m`;
+  const h = Math.round(s / 3600);
+  if (h < 24) return `${h}h`;
   return `${Math.round(s / 86_400)}d`;
 }
 
