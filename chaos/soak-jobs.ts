@@ -86,7 +86,7 @@ export const remoteJob = soniq.remoteJob<SoakArgs>({
   submitTimeout: 5,
   pollEvery: 0.3,
   pollTimeout: 120,
-  submit: async (args, ctx) => {
+  submit: async (_args, ctx) => {
     appendRun({ id: ctx.jobId, kind: "start", waitMs: waitedMs(ctx) });
     const res = await fetch(`${provider}/tasks`, {
       method: "POST",
