@@ -53,6 +53,7 @@ import {
   toJobRow,
 } from "./rows.js";
 import type { Statements } from "./sql.js";
+import { vacuumBusyTables } from "./table-vacuum.js";
 
 /** The retention partitions are made ahead for when the caller gives none: 7 days, in seconds. */
 const DEFAULT_RETENTION_SECONDS = 7 * 86_400;
@@ -338,7 +339,8 @@ export class PgJobStore implements JobStore {
    * counting them as gone (sql.ts `lockMark`, `pruneFinished`); then the dedup keys whose hold
    * has passed, the counters folded, and — once a call comes back short (caught up) — the
    * partitions maintained: forgotten days dropped, the default partition's forgotten rows
-   * deleted, the days ahead made (finished-partitions.ts). See {@link JobStore.jobPruneFinished}.
+   * deleted, the days ahead made (finished-partitions.ts), and Soniq's tables with many dead rows
+   * and no recent vacuum vacuumed (table-vacuum.ts). See {@link JobStore.jobPruneFinished}.
    */
   async jobPruneFinished({ limit, retentionSeconds }: JobPruneFinishedParams): Promise<number> {
     this.conn.assertOpen();
@@ -351,8 +353,10 @@ export class PgJobStore implements JobStore {
     });
     await this.run(this.sql.pruneKeys, [limit ?? null]);
     await this.run(this.sql.foldCounts, []);
-    if (limit === undefined || pruned < limit)
+    if (limit === undefined || pruned < limit) {
       await this.jobMaintainPartitions({ retentionSeconds });
+      await vacuumBusyTables(this.conn, this.deps.schema);
+    }
     return pruned;
   }
 
