@@ -93,7 +93,7 @@ function finishMove(
     SELECT id, name, queue, args, '${status}', priority, ${set.attempts ?? "attempts"},
       max_attempts, interruptions, scheduled_at, created_at, ${now}, started_at, ${now},
       worker_id, claim_token, last_error, ${set.result ?? "result"}, ${now} + @retentionMs,
-      dedup_key, meta, start_known, uncharged_recoveries, trace_context
+      dedup_key, meta, start_known, uncharged_recoveries, trace_context, version
     FROM soniq_jobs WHERE ${where}
     RETURNING dedup_key, result_expires_at, queue, started_at, scheduled_at${extra}`;
 }
@@ -110,12 +110,17 @@ function finishDrop(where: string, extra = ""): string {
 /**
  * The due queued rows that also match `filter`, in claim order, at most `@limit` (`@now`) → ids.
  * Only jobs named in `@names` (a JSON array; NULL: any name): a row of another name is walked
- * past and left untouched (rolling deploys). Reads the partial claim index only.
+ * past and left untouched (rolling deploys). Only jobs whose version is at most `@versions`'s
+ * entry for their name (a JSON object, name → highest version the claimer runs; NULL: any
+ * version): a row of a higher version is walked past the same way, for an upgraded worker (job
+ * versions); a version-1 row never reads the object. Reads the partial claim index only.
  */
 function dueIdsStatement(filter: string): string {
   return `SELECT id FROM soniq_jobs
     WHERE status = 'queued' AND scheduled_at <= @now ${filter}
       AND (@names IS NULL OR name IN (SELECT value FROM json_each(@names)))
+      AND (version = 1 OR @versions IS NULL
+           OR version <= json_extract(@versions, '$.' || json_quote(name)))
     ORDER BY ${CLAIM_ORDER} LIMIT @limit`;
 }
 
@@ -249,13 +254,13 @@ export const SQL = {
 
   /**
    * `@id`, `@name`, `@queue`, `@args` (JSON text), `@priority`, `@maxAttempts`, `@scheduledAt`
-   * (ms), `@now`, `@dedupKey` (or NULL), `@meta` (JSON text or NULL), `@traceContext` (or NULL):
-   * inserts one `queued` job.
+   * (ms), `@now`, `@dedupKey` (or NULL), `@meta` (JSON text or NULL), `@traceContext` (or NULL),
+   * `@version`: inserts one `queued` job.
    */
   insertJob: `INSERT INTO soniq_jobs (id, name, queue, args, status, priority, max_attempts,
-      scheduled_at, created_at, updated_at, dedup_key, meta, trace_context)
+      scheduled_at, created_at, updated_at, dedup_key, meta, trace_context, version)
     VALUES (@id, @name, @queue, @args, 'queued', @priority, @maxAttempts,
-      @scheduledAt, @now, @now, @dedupKey, @meta, @traceContext)`,
+      @scheduledAt, @now, @now, @dedupKey, @meta, @traceContext, @version)`,
 
   /**
    * Hand-off at enqueue (contract/hand-off.ts): `@queue`, `@now` → one row per `queued` job, at
@@ -278,10 +283,10 @@ export const SQL = {
    */
   insertClaimedJob: `INSERT INTO soniq_jobs (id, name, queue, args, status, priority, max_attempts,
       scheduled_at, created_at, updated_at, dedup_key, meta, trace_context, worker_id,
-      claim_token, started_at, start_known)
+      claim_token, started_at, start_known, version)
     VALUES (@id, @name, @queue, @args, 'processing', @priority, @maxAttempts,
       @now, @now, @now, @dedupKey, @meta, @traceContext, @workerId,
-      ${NEW_CLAIM_TOKEN}, @now, 0)
+      ${NEW_CLAIM_TOKEN}, @now, 0, @version)
     RETURNING ${CLAIMED_COLUMNS}`,
 
   /**
@@ -373,7 +378,7 @@ export const SQL = {
   deadLetter: `${DEAD_LETTER_INSERT}
     SELECT id, name, queue, args, priority, attempts + @increment,
       max_attempts, interruptions, scheduled_at, created_at, @now, started_at,
-      finished_at, worker_id, claim_token, @error, dedup_key, @reason, @now
+      finished_at, worker_id, claim_token, @error, dedup_key, @reason, @now, version
     FROM soniq_jobs WHERE ${OWNED}
     RETURNING dedup_key, queue`,
 
@@ -427,12 +432,13 @@ export const SQL = {
   /**
    * `@id`, `@now`: copies the dead-letter entry back into `soniq_jobs` as `queued`, due at
    * `@now`, attempts and interruptions 0; owner, times of the run and result cleared;
-   * `last_error`, `created_at` and `dedup_key` kept. The caller then runs
+   * `last_error`, `created_at`, `dedup_key` and `version` kept. The caller then runs
    * {@link SQL.deleteDeadLetter} in the same transaction.
    */
   replay: `INSERT INTO soniq_jobs (${columnNames(JOBS)})
     SELECT id, name, queue, args, 'queued', priority, 0, max_attempts, 0, @now,
-      created_at, @now, NULL, NULL, NULL, NULL, last_error, NULL, NULL, dedup_key, NULL, 1, 0, NULL
+      created_at, @now, NULL, NULL, NULL, NULL, last_error, NULL, NULL, dedup_key, NULL, 1, 0, NULL,
+      version
     FROM soniq_dead_letter_jobs WHERE id = @id`,
 
   /** `@id`: deletes the dead-letter entry. */
@@ -621,7 +627,7 @@ export const SQL = {
   buryStale: `${DEAD_LETTER_INSERT}
     SELECT id, name, queue, args, priority, attempts, max_attempts, @interruptions,
       scheduled_at, created_at, @now, started_at, finished_at, worker_id, claim_token,
-      @error, dedup_key, @reason, @now
+      @error, dedup_key, @reason, @now, version
     FROM soniq_jobs WHERE ${STALE_OWNED}
     RETURNING dedup_key, queue`,
 
@@ -778,7 +784,7 @@ export const SQL = {
   retryNowFinished: `INSERT INTO soniq_jobs (${JOB_TABLE_COLUMNS})
     SELECT id, name, queue, args, 'queued', priority, attempts, max_attempts, interruptions,
       @now, created_at, @now, started_at, NULL, NULL, NULL, last_error, NULL, NULL, dedup_key,
-      meta, start_known, uncharged_recoveries, trace_context
+      meta, start_known, uncharged_recoveries, trace_context, version
     FROM soniq_finished_jobs WHERE id = @id
     RETURNING queue, dedup_key`,
 
