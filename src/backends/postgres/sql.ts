@@ -128,7 +128,7 @@ function scheduleStatements(schema: string) {
       sc.args::text AS args, sc.cron, sc.every_seconds, sc.timezone, sc.start_at, sc.end_at,
       sc.missed_policy, sc.missed_grace, sc.missed_within, sc.missed_max, sc.overlap,
       sc.history_limit, sc.next_run_at, sc.last_run_at, sc.last_job_id::text AS last_job_id,
-      sc.paused, sc.revision, sc.created_at, sc.updated_at,
+      sc.paused, sc.revision, sc.created_at, sc.updated_at, sc.job_version,
       COALESCE(j.status IN ('queued', 'processing'), false) AS last_job_active
     FROM ${schedules} AS sc LEFT JOIN ${jobs} AS j ON j.id = sc.last_job_id`;
   return {
@@ -150,19 +150,23 @@ function scheduleStatements(schema: string) {
     /**
      * `$1`…`$17` the spec (id, job_name, queue, priority, max_attempts, args, cron, every_seconds,
      * timezone, start_at, end_at, missed_policy, missed_grace, missed_within, missed_max, overlap,
-     * history_limit), `$18` next_run_at → inserted only when the id is free.
+     * history_limit), `$18` next_run_at, `$19` job_version → inserted only when the id is free.
      */
     insertSchedule: `INSERT INTO ${schedules} (id, job_name, queue, priority, max_attempts, args, cron,
         every_seconds, timezone, start_at, end_at, missed_policy, missed_grace, missed_within,
-        missed_max, overlap, history_limit, next_run_at)
-      VALUES ($1, $2, $3, $4, $5, $6::json, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
+        missed_max, overlap, history_limit, next_run_at, job_version)
+      VALUES ($1, $2, $3, $4, $5, $6::json, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18,
+        $19)
       ON CONFLICT (id) DO NOTHING`,
-    /** As `insert`, plus `$19` expected revision → updated (revision + 1) when it matches. */
+    /**
+     * As `insert` (`$1`…`$18`), plus `$19` expected revision and `$20` job_version → updated
+     * (revision + 1) when it matches.
+     */
     updateSchedule: `UPDATE ${schedules} SET job_name = $2, queue = $3, priority = $4, max_attempts = $5,
         args = $6::json, cron = $7, every_seconds = $8, timezone = $9, start_at = $10,
         end_at = $11, missed_policy = $12, missed_grace = $13, missed_within = $14,
         missed_max = $15, overlap = $16, history_limit = $17, next_run_at = $18,
-        revision = revision + 1, updated_at = now()
+        job_version = $20, revision = revision + 1, updated_at = now()
       WHERE id = $1 AND revision = $19`,
     /**
      * The compare-and-set: `$1` id, `$2` new cursor, `$3` paused (NULL = unchanged), `$4`

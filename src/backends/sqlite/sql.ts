@@ -213,7 +213,8 @@ function jobListArm(table: "soniq_jobs" | "soniq_finished_jobs", where: string):
 const SCHEDULE_SELECT = `SELECT s.id, s.job_name, s.queue, s.priority, s.max_attempts, s.args,
     s.cron, s.every_seconds, s.timezone, s.start_at, s.end_at, s.missed_policy, s.missed_grace,
     s.missed_within, s.missed_max, s.overlap, s.history_limit, s.next_run_at, s.last_run_at,
-    s.last_job_id, s.paused, s.revision, s.created_at, s.updated_at, j.status AS last_job_status
+    s.last_job_id, s.paused, s.revision, s.created_at, s.updated_at, s.job_version,
+    j.status AS last_job_status
   FROM soniq_schedules AS s LEFT JOIN soniq_jobs AS j ON j.id = s.last_job_id`;
 
 /** The name of one statement of {@link SQL}. */
@@ -924,15 +925,16 @@ export const SQL = {
   /**
    * The spec (`@id`, `@jobName`, `@queue`, `@priority`, `@maxAttempts`, `@args`, `@cron`,
    * `@everySeconds`, `@timezone`, `@startAt`, `@endAt`, `@missedPolicy`, `@missedGrace`,
-   * `@missedWithin`, `@missedMax`, `@overlap`, `@historyLimit`), `@nextRunAt`, `@now`: inserts
+   * `@missedWithin`, `@missedMax`, `@overlap`, `@historyLimit`, `@jobVersion`), `@nextRunAt`, `@now`: inserts
    * the schedule when the id is free. → changes.
    */
   insertSchedule: `INSERT INTO soniq_schedules (id, job_name, queue, priority, max_attempts,
       args, cron, every_seconds, timezone, start_at, end_at, missed_policy, missed_grace,
-      missed_within, missed_max, overlap, history_limit, next_run_at, created_at, updated_at)
+      missed_within, missed_max, overlap, history_limit, next_run_at, created_at, updated_at,
+      job_version)
     VALUES (@id, @jobName, @queue, @priority, @maxAttempts, @args, @cron, @everySeconds,
       @timezone, @startAt, @endAt, @missedPolicy, @missedGrace, @missedWithin, @missedMax,
-      @overlap, @historyLimit, @nextRunAt, @now, @now)
+      @overlap, @historyLimit, @nextRunAt, @now, @now, @jobVersion)
     ON CONFLICT (id) DO NOTHING`,
 
   /**
@@ -944,7 +946,8 @@ export const SQL = {
       every_seconds = @everySeconds, timezone = @timezone, start_at = @startAt, end_at = @endAt,
       missed_policy = @missedPolicy, missed_grace = @missedGrace, missed_within = @missedWithin,
       missed_max = @missedMax, overlap = @overlap, history_limit = @historyLimit,
-      next_run_at = @nextRunAt, revision = revision + 1, updated_at = @now
+      next_run_at = @nextRunAt, job_version = @jobVersion, revision = revision + 1,
+      updated_at = @now
     WHERE id = @id AND revision = @expectRevision`,
 
   /**

@@ -6,9 +6,35 @@
  * Run on every backend by ../runner.ts.
  */
 import { describe, expect, it } from "vitest";
+import type { ScheduleSpec } from "../../../src/backends/contract/index.js";
+import { occurrenceJob } from "../../../src/scheduler/scheduler.js";
 import { waitFor } from "../../helpers/wait.js";
 import { type ContractContext, newJob, ownerOf } from "../helpers.js";
 import { soniqOn } from "./admin-helpers.js";
+
+/** A schedule spec of job `report.send`, every minute. */
+function scheduleSpec(overrides: Partial<ScheduleSpec> = {}): ScheduleSpec {
+  return {
+    id: "reports.minutely",
+    jobName: "report.send",
+    queue: "default",
+    priority: 0,
+    maxAttempts: 3,
+    args: '{"a":1}',
+    cron: null,
+    everySeconds: 60,
+    timezone: "UTC",
+    startAt: null,
+    endAt: null,
+    missedPolicy: "latest",
+    missedGrace: 60,
+    missedWithin: 3600,
+    missedMax: 100,
+    overlap: "allow",
+    historyLimit: 100,
+    ...overrides,
+  };
+}
 
 /** The job-version cases. */
 export function jobVersionCases(ctx: ContractContext): void {
@@ -129,6 +155,30 @@ export function jobVersionCases(ctx: ContractContext): void {
         limit: 10,
       });
       expect(upgraded.map((c) => c.id)).toEqual([v2.id]);
+    });
+
+    it("schedule store › saved without a version, then with version 2 › reads 1, then 2; its occurrence's job carries 2", async () => {
+      const b = await make();
+      const next = new Date(Date.UTC(2030, 0, 1));
+      await b.scheduleSave({ spec: scheduleSpec(), nextRunAt: next, expectRevision: null });
+      expect((await b.scheduleGet({ id: "reports.minutely" }))?.jobVersion).toBe(1);
+      expect(
+        await b.scheduleSave({
+          spec: scheduleSpec({ jobVersion: 2, args: '{"b":2}' }),
+          nextRunAt: next,
+          expectRevision: 1,
+        }),
+      ).toBe(true);
+      const row = await b.scheduleGet({ id: "reports.minutely" });
+      expect(row).toMatchObject({ jobVersion: 2, args: '{"b":2}', revision: 2 });
+      if (!row) throw new Error("no schedule");
+      const job = occurrenceJob(
+        row,
+        { id: row.id, occurrence: next.toISOString(), late: false, manual: false },
+        `reports.minutely:${next.toISOString()}`,
+      );
+      await b.jobEnqueue({ jobs: [job] });
+      expect((await b.jobGet({ id: job.id }))?.version).toBe(2);
     });
 
     it("a version-3 job › finished, and dead-lettered then replayed › keeps version 3", async () => {
