@@ -2,12 +2,13 @@
 // definition waits (not claimed, not handed off at enqueue) while only older workers run, and runs
 // on an upgraded one; a job enqueued by older code is upgraded (`upgrade(args, fromVersion)`)
 // before the schema check and runs; an upgrade that throws fails the attempt (retried, and
-// dead-lettered `max_attempts_exceeded` only when the attempts run out).
+// dead-lettered `max_attempts_exceeded` only when the attempts run out). A remote job carries its
+// version the same way: an older one is upgraded before it is submitted.
 import { pino } from "pino";
 import { expect, it } from "vitest";
 import { z } from "zod";
 import type { Backend } from "../../src/backends/contract/index.js";
-import { Soniq } from "../../src/index.js";
+import { accepted, done, Soniq } from "../../src/index.js";
 import { describeEachBackend } from "../helpers/backend-targets.js";
 import { waitFor } from "../helpers/wait.js";
 
@@ -97,6 +98,39 @@ describeEachBackend("worker: job versions", (target) => {
     expect(upgrades).toEqual([[{ to: "a" }, 1]]);
     // The stored job keeps its arguments and version as enqueued; the handler got the upgrade.
     expect(done).toMatchObject({ version: 1, args: { to: "a" }, result: ["a"], attempts: 1 });
+  });
+
+  it("remote job of version 2 › enqueued with version 2; one enqueued by the older version is upgraded before its submission", async () => {
+    const backend = await target.open();
+    const oldCode = instanceOn(backend);
+    oldCode.job({ name: "music.generate", handler: async () => undefined });
+    const older = await oldCode.enqueue("music.generate", { prompt: "a" });
+    const newCode = instanceOn(backend);
+    const submitted: unknown[] = [];
+    const generate = newCode.remoteJob({
+      name: "music.generate",
+      version: 2,
+      submitTimeout: 5,
+      pollEvery: 0.05,
+      pollTimeout: 60,
+      upgrade: (args) => ({ prompts: [(args as { prompt: string }).prompt] }),
+      submit: async (args: { prompts: string[] }) => {
+        submitted.push(args);
+        return accepted(`tsk_${args.prompts.join("_")}`);
+      },
+      poll: async (taskId) => done(taskId),
+    });
+    const newer = await generate.enqueue({ prompts: ["b"] });
+    expect((await backend.jobGet({ id: newer }))?.version).toBe(2);
+    const worker = newCode.worker();
+    await worker.start();
+    await waitFor(async () => {
+      const [a, b] = await Promise.all([newCode.getJob(older), newCode.getJob(newer)]);
+      return a?.status === "done" && b?.status === "done";
+    });
+    await worker.stop();
+    expect(submitted).toEqual(expect.arrayContaining([{ prompts: ["a"] }, { prompts: ["b"] }]));
+    expect(submitted).toHaveLength(2);
   });
 
   it("worker › an upgrade that throws › the attempt fails and is retried; dead-lettered max_attempts_exceeded when the attempts run out", async () => {
