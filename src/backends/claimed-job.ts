@@ -27,6 +27,7 @@ export interface ClaimedRowFields {
   claim_token: string;
   meta: string | null;
   trace_context: string | null;
+  version: number;
 }
 
 /** Maps a row selected with a SQL backend's `CLAIMED_COLUMNS`. */
@@ -47,5 +48,6 @@ export function claimedJobOfRow(row: ClaimedRowFields): ClaimedJob {
     claimToken: row.claim_token,
     meta: row.meta,
     traceContext: row.trace_context,
+    version: row.version,
   };
 }

@@ -63,5 +63,6 @@ export async function buildNewJob(
     runAt: timing.runAt,
     delaySeconds: timing.delaySeconds,
     dedupKey,
+    version: definition?.version ?? 1,
   };
 }

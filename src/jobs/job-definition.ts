@@ -54,6 +54,25 @@ export interface JobSettings<TArgs, TInput = TArgs> {
    * again before the handler runs. The handler receives the schema's output.
    */
   args?: StandardSchemaV1<TInput, TArgs>;
+  /**
+   * The version of this job's arguments: an integer from 1 to 2147483647 (default 1). Each job is
+   * stored with the version of the definition that enqueued it, and a worker claims a job only
+   * when its own definition of the name has a version >= the job's: during a rolling deploy, jobs
+   * enqueued by new code wait for upgraded workers instead of failing on old ones (README,
+   * "Deploying new job code"; docs/operations.md). Raise it when the arguments change in a way
+   * the previous code cannot run; give {@link JobSettings.upgrade} to run older jobs.
+   */
+  version?: number;
+  /**
+   * Turns the arguments of a job enqueued by an older version of this definition (`fromVersion`,
+   * >= 1 and below {@link JobSettings.version}) into this version's arguments. Runs on the worker
+   * before the argument schema check, only for older jobs; may be async. Without it an older
+   * job's arguments go to the schema check (and the handler) as stored. Throwing fails the
+   * attempt like a handler error (retried with backoff, dead-lettered `max_attempts_exceeded`
+   * when the attempts run out), so a deploy that fixes the upgrade can still run the job.
+   * Needs `version` >= 2.
+   */
+  upgrade?: (args: unknown, fromVersion: number) => TInput | Promise<TInput>;
 }
 
 /** What `soniq.job(...)` takes: an async handler that runs on the event loop. */
@@ -118,6 +137,10 @@ export class JobDefinition<TArgs, TResult, TInput = TArgs> {
   /** Seconds a finished job is kept (`0`: nothing kept); undefined: the instance's setting. */
   readonly resultRetention: number | undefined;
   readonly argsSchema: StandardSchemaV1<TInput, TArgs> | undefined;
+  /** The version stamped on every job this definition enqueues (>= 1; see `JobSettings.version`). */
+  readonly version: number;
+  /** Turns an older job's arguments into this version's (see `JobSettings.upgrade`). */
+  readonly upgrade: ((args: unknown, fromVersion: number) => unknown) | undefined;
   /** `async` (event loop, `handler`) or `sync` (worker thread, `handlerModule`). */
   readonly kind: JobKind;
   /** The async handler (kind `async`). */
@@ -153,6 +176,8 @@ export class JobDefinition<TArgs, TResult, TInput = TArgs> {
           "uniqueByArgs",
           "resultRetention",
           "args",
+          "version",
+          "upgrade",
           ...REMOTE_OPTION_KEYS,
         ]
       : [
@@ -165,6 +190,8 @@ export class JobDefinition<TArgs, TResult, TInput = TArgs> {
           "uniqueByArgs",
           "resultRetention",
           "args",
+          "version",
+          "upgrade",
           "handler" in options ? "handler" : "handlerModule",
           ...("handler" in options ? [] : ["exportName"]),
         ];
@@ -243,6 +270,18 @@ export class JobDefinition<TArgs, TResult, TInput = TArgs> {
       );
     }
     this.argsSchema = options.args;
+    this.version = options.version ?? 1;
+    assertJobVersion(this.version, `job ${this.name}: version`);
+    if (options.upgrade !== undefined && typeof options.upgrade !== "function") {
+      throw new SoniqError("INVALID_OPTION", `job ${this.name}: upgrade must be a function`);
+    }
+    if (options.upgrade !== undefined && this.version < 2) {
+      throw new SoniqError(
+        "INVALID_OPTION",
+        `job ${this.name}: upgrade needs version >= 2 (it turns the arguments of older versions into this version's)`,
+      );
+    }
+    this.upgrade = options.upgrade;
     this.enqueuer = enqueuer;
   }
 
@@ -272,6 +311,27 @@ export class JobDefinition<TArgs, TResult, TInput = TArgs> {
       this as JobDefinition<unknown, unknown, unknown>,
       items,
       connection,
+    );
+  }
+}
+
+/** The highest job version: versions are stored as 32-bit integers. */
+export const MAX_JOB_VERSION = 2147483647;
+
+/**
+ * Checks a job version (`what` names it in the message).
+ * @throws SoniqError `INVALID_OPTION` unless an integer from 1 to {@link MAX_JOB_VERSION}.
+ */
+export function assertJobVersion(version: unknown, what: string): asserts version is number {
+  if (
+    typeof version !== "number" ||
+    !Number.isInteger(version) ||
+    version < 1 ||
+    version > MAX_JOB_VERSION
+  ) {
+    throw new SoniqError(
+      "INVALID_OPTION",
+      `${what} must be an integer from 1 to ${MAX_JOB_VERSION}, got ${JSON.stringify(version) ?? String(version)}`,
     );
   }
 }

@@ -232,6 +232,7 @@ export class ScheduleDefinition {
       priority,
       maxAttempts,
       args,
+      jobVersion: job.version,
       cron: timing.kind === "cron" ? timing.expression.trim() : null,
       everySeconds: timing.kind === "every" ? timing.seconds : null,
       timezone: timing.kind === "cron" ? timezone : "UTC",
@@ -267,6 +268,7 @@ export function specChanged(stored: ScheduleSpec, spec: ScheduleSpec): boolean {
     stored.priority !== spec.priority ||
     stored.maxAttempts !== spec.maxAttempts ||
     stored.args !== spec.args ||
+    (stored.jobVersion ?? 1) !== (spec.jobVersion ?? 1) ||
     stored.missedPolicy !== spec.missedPolicy ||
     stored.missedGrace !== spec.missedGrace ||
     stored.missedWithin !== spec.missedWithin ||

@@ -71,6 +71,7 @@ export function occurrenceJob(row: ScheduleRow, meta: ScheduleMeta, dedupKey: st
     delaySeconds: 0,
     dedupKey,
     meta: JSON.stringify({ schedule: meta }),
+    version: row.jobVersion ?? 1,
   };
 }
 

@@ -42,6 +42,12 @@ export interface ClaimLoopOptions {
    * (tests of the loop alone).
    */
   names(): readonly string[] | null;
+  /**
+   * Per entry of `names()`, in the same order, the highest job version this worker's definition
+   * runs (read at each claim with `names()`): a job of a higher version waits for an upgraded
+   * worker. `null` (or absent): any version.
+   */
+  versions?(): readonly number[] | null;
   /** Slots: jobs run at once. */
   concurrency: number;
   /** Seconds between polls when no notification comes. */
@@ -221,6 +227,7 @@ export class ClaimLoop extends BaseService {
               workerId: this.options.workerId,
               queues: this.options.queues,
               names: this.options.names(),
+              versions: this.options.versions?.() ?? null,
               limit,
               // Not started until the job runner's gate says so (crash accounting).
               deferStart: true,

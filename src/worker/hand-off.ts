@@ -27,8 +27,11 @@ export interface WorkerHandOffOptions {
   queues: readonly string[] | null;
   /** Slots: jobs run at once. */
   concurrency: number;
-  /** True when the worker has a definition of the job name (it claims only those). */
-  canRun(name: string): boolean;
+  /**
+   * True when the worker has a definition of the job name whose version is at least `version`
+   * (the job's): it claims only those.
+   */
+  canRun(name: string, version: number): boolean;
   table: InFlightTable;
   machine: ShutdownMachine;
   logger: Logger;
@@ -110,11 +113,11 @@ export class WorkerHandOff implements HandOffTaker {
   }
 
   /** See {@link HandOffTaker.reserve}. */
-  reserve(queue: string, name: string): HandOffReservation | undefined {
+  reserve(queue: string, name: string, version = 1): HandOffReservation | undefined {
     const { queues, table, machine } = this.options;
     if (this.closed || machine.state !== "RUNNING") return undefined;
     if (queues !== null && !queues.includes(queue)) return undefined;
-    if (!this.options.canRun(name)) return undefined;
+    if (!this.options.canRun(name, version)) return undefined;
     if (this.options.concurrency - table.busySlots <= 0 || !this.options.idle()) return undefined;
     table.reserveSlot();
     this.pending += 1;

@@ -21,7 +21,7 @@ import {
   lazyJobLogger,
 } from "../observability/lazy-child-logger.js";
 import type { Logger } from "../observability/logger.js";
-import { type Dispatch, dispatchJob, dispatchUnchecked } from "./dispatch.js";
+import { checksArguments, type Dispatch, dispatchJob, dispatchUnchecked } from "./dispatch.js";
 import { errorText } from "./error-text.js";
 import type { InFlight, InFlightTable, Outcome } from "./in-flight.js";
 import { watchJobDeadlines } from "./job-deadline.js";
@@ -254,8 +254,9 @@ export class JobRunner {
     const log = lazyJobLogger(this.options.logger, job);
     const registered = this.options.jobs.get(job.name);
     let dispatched: Dispatch;
-    if (registered?.argsSchema) {
-      // The schema is the job's first user code: gate it, and abandon it at FORCE_TIMEOUT_PATH.
+    if (checksArguments(registered, job)) {
+      // The upgrade and the schema are the job's first user code: gate them, and abandon them at
+      // FORCE_TIMEOUT_PATH.
       if (!(await this.begin(entry, log, "argument check"))) {
         return this.releaseUnstarted(entry, registered, log);
       }
@@ -272,6 +273,23 @@ export class JobRunner {
       dispatched = checked;
     } else {
       dispatched = dispatchUnchecked(this.options.jobs, job);
+    }
+    if (dispatched.kind === "fail") {
+      // The definition's upgrade threw (or the job is newer than it): a failed attempt, retried
+      // with backoff — a deploy may fix it, so it is not dead-lettered at once.
+      log.error(
+        { reason: "upgrade_failed", err: errorText(dispatched.error, 500), version: job.version },
+        "the job's arguments could not be upgraded to its definition's version; the attempt fails",
+      );
+      this.options.table.freeSlot(entry);
+      await recorder.recordOutcome(
+        job,
+        { kind: "error", error: dispatched.error },
+        dispatched.definition,
+        log,
+        0,
+      );
+      return;
     }
     if (dispatched.kind === "dead_letter") {
       if (dispatched.reason === "unknown_job") {

@@ -157,12 +157,13 @@ export function buildRuntime(parts: RuntimeParts): WorkerRuntime {
   const releaseLate = (job: ClaimedJob) => {
     table.track(job, () => recorder.releaseUnstarted(job), onUnexpected);
   };
-  const names = registeredNames(parts.jobs);
+  const runnable = registeredRunnable(parts.jobs);
   const claimLoop = new ClaimLoop({
     backend,
     workerId,
     queues: settings.queues,
-    names,
+    names: () => runnable().names,
+    versions: () => runnable().versions,
     concurrency: settings.concurrency,
     pollIntervalSeconds: settings.pollInterval,
     table,
@@ -186,7 +187,7 @@ export function buildRuntime(parts: RuntimeParts): WorkerRuntime {
   const handOff = new WorkerHandOff({
     workerId,
     queues: settings.queues,
-    canRun: (name) => parts.jobs.has(name),
+    canRun: (name, version) => (parts.jobs.get(name)?.version ?? 0) >= version,
     concurrency: settings.concurrency,
     table,
     machine,
@@ -393,17 +394,27 @@ function longestRetention(
 }
 
 /**
- * The names of `jobs` (the instance's definitions: a worker claims only jobs of these names), as
- * one array rebuilt only when a definition was added since the last call, not at every claim.
+ * The names of `jobs` (the instance's definitions: a worker claims only jobs of these names) and,
+ * in the same order, each definition's version (it claims only jobs of at most that version), as
+ * arrays rebuilt only when a definition was added since the last call, not at every claim.
  */
-function registeredNames(jobs: ReadonlyMap<string, unknown>): () => readonly string[] {
-  let names: readonly string[] = [];
+function registeredRunnable(
+  jobs: ReadonlyMap<string, { version: number }>,
+): () => { names: readonly string[]; versions: readonly number[] } {
+  let runnable: { names: readonly string[]; versions: readonly number[] } = {
+    names: [],
+    versions: [],
+  };
   let size = -1;
   return () => {
     if (jobs.size !== size) {
-      names = [...jobs.keys()];
+      const definitions = [...jobs];
+      runnable = {
+        names: definitions.map(([name]) => name),
+        versions: definitions.map(([, definition]) => definition.version),
+      };
       size = jobs.size;
     }
-    return names;
+    return runnable;
   };
 }

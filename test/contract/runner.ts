@@ -21,6 +21,7 @@ import { enqueueCases } from "./areas/enqueue.js";
 import { fencedWritesCases } from "./areas/fenced-writes.js";
 import { finishedMoveCases } from "./areas/finished-move.js";
 import { jobHistoryCases } from "./areas/job-history.js";
+import { jobVersionCases } from "./areas/job-versions.js";
 import { leasesCases } from "./areas/leases.js";
 import { lifecycleCases } from "./areas/lifecycle.js";
 import { notifyCases } from "./areas/notify.js";
@@ -89,5 +90,6 @@ export function runBackendContract(target: ContractTarget): void {
     queueMetricsCases(ctx);
     jobHistoryCases(ctx);
     traceContextCases(ctx);
+    jobVersionCases(ctx);
   });
 }

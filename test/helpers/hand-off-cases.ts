@@ -98,6 +98,27 @@ export function handOffBackendCases(
     unregister();
   });
 
+  it("hand-off › a job of version 2 › the desk asks with the version; a worker that declines it leaves it queued", async () => {
+    const backend = await open();
+    const asked: Array<[string, string, number | undefined]> = [];
+    // A worker whose definition of the name is older than the job declines (worker/hand-off.ts).
+    const unregister = backend.handOff.register({
+      reserve(queue, name, version) {
+        asked.push([queue, name, version]);
+        return undefined;
+      },
+    });
+    const newer = newJob({ queue: "q", name: "mail.send", version: 2 });
+    await backend.jobEnqueue({ jobs: [newer] });
+    expect(asked).toEqual([["q", "mail.send", 2]]);
+    expect(await backend.jobGet({ id: newer.id })).toMatchObject({
+      status: "queued",
+      workerId: null,
+      version: 2,
+    });
+    unregister();
+  });
+
   it("hand-off › only future rows or other queues' backlog › handed off, written as a claim writes it", async () => {
     const backend = await open();
     await backend.jobEnqueue({ jobs: [newJob({ queue: "q", delaySeconds: 3600 })] });

@@ -436,12 +436,12 @@ describePostgres("postgres: hand-off at enqueue", () => {
     await c.query(SESSION_SETUP);
     const statement = buildHandOffStatements(backend.schema).enqueueHandOff;
     await c.query(
-      `PREPARE hand_off(uuid, text, text, text, int, int, text, text, text, text) AS ${statement}`,
+      `PREPARE hand_off(uuid, text, text, text, int, int, text, text, text, text, int) AS ${statement}`,
     );
     for (const mode of ["force_custom_plan", "force_generic_plan"]) {
       await c.query(`SET plan_cache_mode = ${mode}`);
       const { rows } = await c.query<{ "QUERY PLAN": string }>(
-        `EXPLAIN (COSTS OFF) EXECUTE hand_off(gen_random_uuid(), 'x', 'q', '{}', 0, 1, NULL, NULL, NULL, 'w')`,
+        `EXPLAIN (COSTS OFF) EXECUTE hand_off(gen_random_uuid(), 'x', 'q', '{}', 0, 1, NULL, NULL, NULL, 'w', 1)`,
       );
       const text = rows.map((row) => row["QUERY PLAN"]).join("\n");
       expect(text, mode).not.toMatch(/Seq Scan on soniq_jobs/);

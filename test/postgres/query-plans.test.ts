@@ -49,9 +49,9 @@ describePostgres("postgres: plans of the hot statements", () => {
   it("a claim walks the claim index in order and stops at the limit", async () => {
     const text = await plan(
       "claim_all",
-      "text, int, boolean, text[]",
+      "text, int, boolean, text[], int[]",
       sql.claimAll,
-      `'w2', 100, false, ${NAMES}`,
+      `'w2', 100, false, ${NAMES}, ${VERSIONS}`,
     );
     expect(text).toContain("Index Scan using soniq_jobs_claim_idx");
     expect(text).not.toContain("Bitmap");
@@ -59,9 +59,9 @@ describePostgres("postgres: plans of the hot statements", () => {
     // One queue: walked in order from the queue-leading index, other queues' rows never read.
     const one = await plan(
       "claim_queue",
-      "text, int, text, boolean, text[]",
+      "text, int, text, boolean, text[], int[]",
       sql.claimQueue,
-      `'w2', 100, 'default', false, ${NAMES}`,
+      `'w2', 100, 'default', false, ${NAMES}, ${VERSIONS}`,
     );
     expect(one).toContain("Index Scan using soniq_jobs_queue_claim_idx");
     expect(one).toMatch(/Index Cond: \(\(queue = \$3\)/);
@@ -70,9 +70,9 @@ describePostgres("postgres: plans of the hot statements", () => {
     // Several queues: either index, but never a bitmap scan.
     const several = await plan(
       "claim_queues",
-      "text, int, text[], boolean, text[]",
+      "text, int, text[], boolean, text[], int[]",
       sql.claimQueues,
-      `'w2', 100, '{default,other}', false, ${NAMES}`,
+      `'w2', 100, '{default,other}', false, ${NAMES}, ${VERSIONS}`,
     );
     expect(several).not.toContain("Bitmap");
   });
@@ -135,37 +135,40 @@ const CLAIM_UPDATE =
 /** The job names a worker's claim passes (the rows are all `plan.noop`). */
 const NAMES = "'{plan.noop,mail.send,report.build}'";
 
+/** The highest version the claiming worker runs of each of {@link NAMES}, in the same order. */
+const VERSIONS = "'{1,2,1}'";
+
 const HOT: Hot[] = [
   {
     name: "claim_all",
     reaches: CLAIM_UPDATE,
-    types: "text, int, boolean, text[]",
+    types: "text, int, boolean, text[], int[]",
     text: (sql) => sql.claimAll,
-    args: () => `'w2', ${BATCH}, false, ${NAMES}`,
+    args: () => `'w2', ${BATCH}, false, ${NAMES}, ${VERSIONS}`,
     byPrimaryKey: true,
   },
   {
     name: "claim_queue",
     reaches: CLAIM_UPDATE,
-    types: "text, int, text, boolean, text[]",
+    types: "text, int, text, boolean, text[], int[]",
     text: (sql) => sql.claimQueue,
-    args: () => `'w2', ${BATCH}, 'default', false, ${NAMES}`,
+    args: () => `'w2', ${BATCH}, 'default', false, ${NAMES}, ${VERSIONS}`,
     byPrimaryKey: true,
   },
   {
     name: "claim_queues",
     reaches: CLAIM_UPDATE,
-    types: "text, int, text[], boolean, text[]",
+    types: "text, int, text[], boolean, text[], int[]",
     text: (sql) => sql.claimQueues,
-    args: () => `'w2', ${BATCH}, '{default,other}', false, ${NAMES}`,
+    args: () => `'w2', ${BATCH}, '{default,other}', false, ${NAMES}, ${VERSIONS}`,
     byPrimaryKey: true,
   },
   {
     name: "claim_limited",
     reaches: CLAIM_UPDATE,
-    types: "text, int, text, boolean, text[]",
+    types: "text, int, text, boolean, text[], int[]",
     text: (sql) => sql.claimLimited,
-    args: () => `'w2', ${BATCH}, 'default', false, ${NAMES}`,
+    args: () => `'w2', ${BATCH}, 'default', false, ${NAMES}, ${VERSIONS}`,
     byPrimaryKey: true,
   },
   {

@@ -1,6 +1,6 @@
 -- The PostgreSQL schema after every migration, as a fresh `setup()` leaves it.
 -- Written by `npm run schema:dump`; checked by test/schema/schema.test.ts. Do not edit.
--- Migrations: 001_initial.sql, 002_leases.sql, 003_queue_claim_index.sql, 004_schedules.sql, 005_start_marks.sql, 006_operations.sql, 007_remote_submissions.sql, 008_trace_context.sql, 009_notify_queued_only.sql, 010_finished_jobs.sql, 011_finished_partitions.sql
+-- Migrations: 001_initial.sql, 002_leases.sql, 003_queue_claim_index.sql, 004_schedules.sql, 005_start_marks.sql, 006_operations.sql, 007_remote_submissions.sql, 008_trace_context.sql, 009_notify_queued_only.sql, 010_finished_jobs.sql, 011_finished_partitions.sql, 012_job_versions.sql
 
 CREATE TABLE soniq_dead_letter_jobs (
   id uuid NOT NULL,
@@ -22,6 +22,7 @@ CREATE TABLE soniq_dead_letter_jobs (
   dedup_key text,
   reason text NOT NULL,
   dead_at timestamp with time zone NOT NULL DEFAULT now(),
+  version integer NOT NULL DEFAULT 1,
   CONSTRAINT soniq_dead_letter_jobs_pkey PRIMARY KEY (id)
 );
 
@@ -57,6 +58,7 @@ CREATE TABLE soniq_finished_store (
   start_known boolean NOT NULL,
   uncharged_recoveries integer NOT NULL,
   trace_context text,
+  version integer NOT NULL DEFAULT 1,
   CONSTRAINT soniq_finished_store_pkey PRIMARY KEY (id, result_expires_at),
   CONSTRAINT soniq_finished_store_status_check CHECK ((status = ANY (ARRAY['done'::text, 'cancelled'::text])))
 );
@@ -118,12 +120,14 @@ CREATE TABLE soniq_jobs (
   start_known boolean NOT NULL DEFAULT true,
   uncharged_recoveries integer NOT NULL DEFAULT 0,
   trace_context text,
+  version integer NOT NULL DEFAULT 1,
   CONSTRAINT soniq_jobs_attempts_check CHECK ((attempts >= 0)),
   CONSTRAINT soniq_jobs_interruptions_check CHECK ((interruptions >= 0)),
   CONSTRAINT soniq_jobs_max_attempts_check CHECK ((max_attempts >= 1)),
   CONSTRAINT soniq_jobs_pkey PRIMARY KEY (id),
   CONSTRAINT soniq_jobs_status_check CHECK ((status = ANY (ARRAY['queued'::text, 'processing'::text]))),
-  CONSTRAINT soniq_jobs_uncharged_recoveries_check CHECK ((uncharged_recoveries >= 0))
+  CONSTRAINT soniq_jobs_uncharged_recoveries_check CHECK ((uncharged_recoveries >= 0)),
+  CONSTRAINT soniq_jobs_version_check CHECK ((version >= 1))
 );
 
 CREATE TABLE soniq_leases (
@@ -223,6 +227,7 @@ CREATE TABLE soniq_schedules (
   revision integer NOT NULL DEFAULT 1,
   created_at timestamp with time zone NOT NULL DEFAULT now(),
   updated_at timestamp with time zone NOT NULL DEFAULT now(),
+  job_version integer NOT NULL DEFAULT 1,
   CONSTRAINT soniq_schedules_check CHECK (((cron IS NULL) <> (every_seconds IS NULL))),
   CONSTRAINT soniq_schedules_every_seconds_check CHECK ((every_seconds >= (1)::double precision)),
   CONSTRAINT soniq_schedules_history_limit_check CHECK ((history_limit >= 1)),
@@ -276,7 +281,8 @@ CREATE VIEW soniq_finished_jobs AS
     f.meta,
     f.start_known,
     f.uncharged_recoveries,
-    f.trace_context
+    f.trace_context,
+    f.version
    FROM soniq_finished_store f
   WHERE (((f.result_expires_at, f.id) > ( SELECT m.expires_at,
             m.id

@@ -1,6 +1,6 @@
 -- The SQLite schema after every migration, as a fresh `setup()` leaves it.
 -- Written by `npm run schema:dump`; checked by test/schema/schema.test.ts. Do not edit.
--- Migrations: 001_initial, 002_leases, 003_schedules, 004_start_marks, 005_operations, 006_remote_submissions, 007_trace_context, 008_finished_jobs
+-- Migrations: 001_initial, 002_leases, 003_schedules, 004_start_marks, 005_operations, 006_remote_submissions, 007_trace_context, 008_finished_jobs, 009_job_versions
 
 CREATE TABLE soniq_dead_letter_jobs (
   id            TEXT    NOT NULL PRIMARY KEY,
@@ -21,7 +21,8 @@ CREATE TABLE soniq_dead_letter_jobs (
   last_error    TEXT,
   dedup_key     TEXT,
   reason        TEXT    NOT NULL,
-  dead_at       INTEGER NOT NULL
+  dead_at       INTEGER NOT NULL,
+  version INTEGER NOT NULL DEFAULT 1
 ) STRICT;
 
 CREATE TABLE soniq_dedup_keys (
@@ -55,7 +56,8 @@ CREATE TABLE soniq_finished_jobs (
   meta                 TEXT,
   start_known          INTEGER NOT NULL CHECK (start_known IN (0, 1)),
   uncharged_recoveries INTEGER NOT NULL,
-  trace_context        TEXT
+  trace_context        TEXT,
+  version INTEGER NOT NULL DEFAULT 1
 ) STRICT;
 
 CREATE TABLE soniq_job_controls (
@@ -112,7 +114,8 @@ CREATE TABLE "soniq_jobs" (
   meta                 TEXT,
   start_known          INTEGER NOT NULL DEFAULT 1 CHECK (start_known IN (0, 1)),
   uncharged_recoveries INTEGER NOT NULL DEFAULT 0 CHECK (uncharged_recoveries >= 0),
-  trace_context        TEXT
+  trace_context        TEXT,
+  version INTEGER NOT NULL DEFAULT 1 CHECK (version >= 1)
 ) STRICT;
 
 CREATE TABLE soniq_leases (
@@ -197,7 +200,7 @@ CREATE TABLE soniq_schedules (
   paused         INTEGER NOT NULL DEFAULT 0,
   revision       INTEGER NOT NULL DEFAULT 1,
   created_at     INTEGER NOT NULL,
-  updated_at     INTEGER NOT NULL,
+  updated_at     INTEGER NOT NULL, job_version INTEGER NOT NULL DEFAULT 1,
   CHECK ((cron IS NULL) <> (every_seconds IS NULL))
 ) STRICT;
 

@@ -24,6 +24,7 @@ function entryOf(meta: string | null): InFlight {
     claimToken: "0192f0c4-0000-7000-8000-000000000002",
     meta,
     traceContext: null,
+    version: 1,
   };
   return {
     job,

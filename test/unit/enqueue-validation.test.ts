@@ -18,6 +18,35 @@ async function instance() {
 }
 
 describe("enqueue validation", () => {
+  it("soniq.job › version not an integer from 1 to 2147483647, or upgrade without version >= 2 › INVALID_OPTION, nothing registered", async () => {
+    const { soniq } = await instance();
+    const handler = async () => undefined;
+    for (const version of [0, -1, 1.5, 2147483648, Number.NaN, "2"]) {
+      expect(() => soniq.job({ name: "bad.version", version: version as number, handler })).toThrow(
+        expect.objectContaining({ code: "INVALID_OPTION" }),
+      );
+    }
+    expect(() =>
+      soniq.job({ name: "bad.upgrade", upgrade: (args: unknown) => args, handler }),
+    ).toThrow(/upgrade needs version >= 2/);
+    expect(() =>
+      soniq.job({ name: "bad.upgrade", version: 2, upgrade: "no" as never, handler }),
+    ).toThrow(/upgrade must be a function/);
+    // Nothing half-registered: the names are still free.
+    const ok = soniq.job({ name: "bad.version", version: 2147483647, handler });
+    expect(ok.version).toBe(2147483647);
+    expect(soniq.job({ name: "bad.upgrade", handler }).version).toBe(1);
+  });
+
+  it("enqueue › a definition of version 4 › the row carries version 4", async () => {
+    const { soniq, backend } = await instance();
+    const job = soniq.job({ name: "report.build", version: 4, handler: async () => undefined });
+    const id = await job.enqueue({});
+    const [many] = await job.enqueueMany([{ args: {} }]);
+    expect((await backend.jobGet({ id }))?.version).toBe(4);
+    expect((await backend.jobGet({ id: many ?? "" }))?.version).toBe(4);
+  });
+
   it("rejects bad arguments before anything is written", async () => {
     const { soniq, job } = await instance();
     await expect(job.enqueue({ to: "not-an-email" })).rejects.toMatchObject({

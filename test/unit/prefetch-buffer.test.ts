@@ -31,6 +31,7 @@ function job(n: number): ClaimedJob {
     claimToken: "t",
     meta: null,
     traceContext: null,
+    version: 1,
   };
 }
 

@@ -39,6 +39,7 @@ function claimed(name: string): ClaimedJob {
     claimToken: "t1",
     meta: null,
     traceContext: null,
+    version: 1,
   };
 }
 

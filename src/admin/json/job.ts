@@ -37,6 +37,11 @@ export const jobJsonSchema = z.object({
   attempts: z.number().int(),
   maxAttempts: z.number().int(),
   interruptions: z.number().int(),
+  /**
+   * The version of the job definition that enqueued it (>= 1; 1 for jobs from before job
+   * versions): a worker claims it only with a definition of at least this version.
+   */
+  version: z.number().int(),
   scheduledAt: instant,
   createdAt: instant,
   startedAt: instant.nullable(),
@@ -84,6 +89,7 @@ export function jobJson(job: JobListView | DeadLetterView, lastError = job.lastE
     attempts: job.attempts,
     maxAttempts: job.maxAttempts,
     interruptions: job.interruptions,
+    version: job.version,
     scheduledAt: job.scheduledAt.toISOString(),
     createdAt: job.createdAt.toISOString(),
     startedAt: iso(job.startedAt),

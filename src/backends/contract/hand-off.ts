@@ -46,12 +46,13 @@ export interface HandOffReservation {
 /** A worker that may take jobs at enqueue. */
 export interface HandOffTaker {
   /**
-   * A reservation of one free slot for a job named `name` of `queue`, or `undefined` when this
-   * worker is not idle on it (not RUNNING, no free slot, busy claiming, its queue filter excludes
-   * `queue`, or it has no definition of `name` — it would never claim such a job).
-   * Synchronous: the reservation counts as a busy slot at once.
+   * A reservation of one free slot for a job named `name` of `queue` and version `version`
+   * (default 1), or `undefined` when this worker is not idle on it (not RUNNING, no free slot,
+   * busy claiming, its queue filter excludes `queue`, or it has no definition of `name` whose
+   * version is at least `version` — it would never claim such a job). Synchronous: the
+   * reservation counts as a busy slot at once.
    */
-  reserve(queue: string, name: string): HandOffReservation | undefined;
+  reserve(queue: string, name: string, version?: number): HandOffReservation | undefined;
 }
 
 /** Where a backend finds this process's workers that may take a job at enqueue. */

@@ -69,6 +69,13 @@ export interface JobClaimParams {
    * knows it). `null` or absent: any name (an empty list claims nothing).
    */
   names?: readonly string[] | null;
+  /**
+   * Per entry of `names`, in the same order: the highest job version the claiming worker's
+   * definition of that name runs (its `version`). A job of a higher version stays queued,
+   * untouched, for an upgraded worker (job versions, docs/operations.md). `null` or absent (or
+   * `names` null): any version. Must have the length of `names` when both are given.
+   */
+  versions?: readonly number[] | null;
   /** At most this many jobs (>= 1): the worker's free slots. */
   limit: number;
   /**

@@ -23,6 +23,12 @@ export interface ScheduleSpec {
   maxAttempts: number;
   /** The job's arguments as JSON text (the same for every occurrence). */
   args: string;
+  /**
+   * The version each occurrence's job is enqueued with (`NewJob.version`): the version of the
+   * job definition that wrote `args`, so the arguments and their version travel together
+   * (absent: 1).
+   */
+  jobVersion?: number;
   /** A 5- or 6-field cron expression or an `@` name; null for `every` schedules. */
   cron: string | null;
   /** Interval in seconds (>= 1); null for cron schedules. */

@@ -43,6 +43,12 @@ export interface NewJob {
    * one), stored with the job for the consumer span; absent or null when tracing is off.
    */
   traceContext?: string | null;
+  /**
+   * The version of the definition that enqueued it (an integer >= 1; absent: 1). A worker claims
+   * the job only when its own definition of `name` has a version >= this (rolling deploys,
+   * docs/operations.md).
+   */
+  version?: number;
 }
 
 /** What `JobStore.jobEnqueue` returns for each {@link NewJob}, in input order. */
@@ -107,6 +113,8 @@ export interface JobRow {
   startKnown: boolean;
   /** Crash recoveries that charged nothing because no start was known (crash history). */
   unchargedRecoveries: number;
+  /** The version of the definition that enqueued it ({@link NewJob.version}); 1 for older rows. */
+  version: number;
 }
 
 /** A row of `soniq_dead_letter_jobs`: the job as it was, plus why and when it was moved. */
@@ -169,6 +177,12 @@ export interface ClaimedJob {
   meta: string | null;
   /** The trace context stored at enqueue ({@link NewJob.traceContext}), or null. */
   traceContext: string | null;
+  /**
+   * The version of the definition that enqueued it ({@link NewJob.version}): never above the
+   * claiming worker's definition's version (a claim's `versions`); below it, the definition's
+   * `upgrade` turns the arguments into the current version's before the argument check.
+   */
+  version: number;
 }
 
 /** One completion of `JobStore.jobCompleteMany`. */

@@ -82,6 +82,7 @@ function insertStatement(deps: PgJobStoreDeps, batch: readonly NewJob[]): [strin
         one.dedupKey,
         one.meta ?? null,
         one.traceContext ?? null,
+        one.version ?? 1,
       ],
     ];
   }
@@ -99,6 +100,7 @@ function insertStatement(deps: PgJobStoreDeps, batch: readonly NewJob[]): [strin
       batch.map((j) => j.dedupKey),
       batch.map((j) => j.meta ?? null),
       batch.map((j) => j.traceContext ?? null),
+      batch.map((j) => j.version ?? 1),
     ],
   ];
 }

@@ -9,7 +9,7 @@
 
 /**
  * The columns of `soniq_jobs` and `soniq_finished_jobs`, in table order (the two tables have the
- * same columns: migration 010).
+ * same columns: migrations 010 and 012).
  */
 export const JOB_TABLE_COLUMNS = [
   "id",
@@ -36,6 +36,7 @@ export const JOB_TABLE_COLUMNS = [
   "start_known",
   "uncharged_recoveries",
   "trace_context",
+  "version",
 ] as const;
 
 /** A column of the job tables. */

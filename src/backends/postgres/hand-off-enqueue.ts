@@ -66,6 +66,7 @@ export async function enqueueHandedOff(
       job.meta ?? null,
       job.traceContext ?? null,
       reservation.workerId,
+      job.version ?? 1,
     ]);
     row = result.rows[0];
   } catch (err) {

@@ -35,7 +35,7 @@ export function buildHandOffStatements(schema: string) {
      *
      * `$1` id, `$2` name, `$3` queue, `$4` args (JSON text), `$5` priority, `$6` max attempts,
      * `$7` dedup key (NULL = none), `$8` meta (JSON text or NULL), `$9` trace context (or NULL),
-     * `$10` worker id. → one row: `inserted`, `handed` (inserted as claimed), `holder_id` (the
+     * `$10` worker id, `$11` version. → one row: `inserted`, `handed` (inserted as claimed), `holder_id` (the
      * holder of the dedup key when not inserted; NULL when it is not visible to this snapshot),
      * and the claimed columns (`CLAIMED_COLUMNS`, NULL when not inserted).
      *
@@ -55,14 +55,14 @@ export function buildHandOffStatements(schema: string) {
       inserted AS (
         INSERT INTO ${jobs} (id, name, queue, args, priority, max_attempts, scheduled_at,
                              dedup_key, meta, trace_context, status, worker_id, claim_token,
-                             started_at, start_known)
+                             started_at, start_known, version)
         SELECT $1::uuid, $2::text, $3::text, $4::text::json, $5::int, $6::int, now(), $7::text,
                $8::text::json, $9::text,
                CASE WHEN gate.free THEN 'processing' ELSE 'queued' END,
                CASE WHEN gate.free THEN $10::text END,
                CASE WHEN gate.free THEN gen_random_uuid() END,
                CASE WHEN gate.free THEN now() END,
-               NOT gate.free
+               NOT gate.free, $11::int
         FROM gate
         WHERE $7::text IS NULL OR EXISTS (SELECT 1 FROM taken)
         RETURNING *

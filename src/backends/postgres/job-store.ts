@@ -106,13 +106,14 @@ export class PgJobStore implements JobStore {
     if (!(limit >= 1) || (queues !== null && queues.length === 0)) return [];
     const names = params.names ?? null;
     if (names !== null && names.length === 0) return [];
+    const versions = names === null ? null : (params.versions ?? null);
     const startKnown = params.deferStart !== true;
     const [text, values] =
       queues === null
-        ? [this.sql.claimAll, [params.workerId, limit, startKnown, names]]
+        ? [this.sql.claimAll, [params.workerId, limit, startKnown, names, versions]]
         : queues.length === 1
-          ? [this.sql.claimQueue, [params.workerId, limit, queues[0], startKnown, names]]
-          : [this.sql.claimQueues, [params.workerId, limit, queues, startKnown, names]];
+          ? [this.sql.claimQueue, [params.workerId, limit, queues[0], startKnown, names, versions]]
+          : [this.sql.claimQueues, [params.workerId, limit, queues, startKnown, names, versions]];
     const { rows } = params.signal
       ? await this.conn.runCancellable<RawClaimedRow>(text, values, params.signal)
       : await this.run<RawClaimedRow>(text, values);
@@ -124,6 +125,7 @@ export class PgJobStore implements JobStore {
       queues,
       startKnown,
       names,
+      versions,
     });
     return [...rows, ...limited].map(claimedJobOfRow);
   }

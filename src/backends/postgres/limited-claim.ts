@@ -40,6 +40,8 @@ export class LimitedClaim {
     startKnown: boolean;
     /** Only jobs of these names (see `JobClaimParams.names`); null: any name. */
     names: readonly string[] | null;
+    /** Their highest versions, in the same order (see `JobClaimParams.versions`); null: any. */
+    versions: readonly number[] | null;
   }): Promise<RawClaimedRow[]> {
     const { sql } = this;
     const out: RawClaimedRow[] = [];
@@ -54,7 +56,14 @@ export class LimitedClaim {
         const processing = Number(counted.rows[0]?.n ?? 0);
         const room = limitedRoom({ maxRunning, processing, wanted });
         if (room === 0) return [];
-        const values = [request.workerId, room, queue, request.startKnown, request.names];
+        const values = [
+          request.workerId,
+          room,
+          queue,
+          request.startKnown,
+          request.names,
+          request.versions,
+        ];
         return (await client.query<RawClaimedRow>(sql.claimLimited, values)).rows;
       });
       out.push(...claimed);

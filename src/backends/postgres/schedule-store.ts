@@ -44,6 +44,7 @@ interface RawSchedule {
   priority: number;
   max_attempts: number;
   args: string;
+  job_version: number;
   cron: string | null;
   every_seconds: number | null;
   timezone: string;
@@ -82,6 +83,7 @@ function toScheduleRow(r: RawSchedule): ScheduleRow {
     priority: r.priority,
     maxAttempts: r.max_attempts,
     args: r.args,
+    jobVersion: r.job_version,
     cron: r.cron,
     everySeconds: r.every_seconds === null ? null : Number(r.every_seconds),
     timezone: r.timezone,
@@ -139,8 +141,12 @@ export class PgScheduleStore implements ScheduleStore {
     const values = specValues(spec, nextRunAt);
     const { rowCount } =
       expectRevision === null
-        ? await this.port.query(this.sql.insertSchedule, values)
-        : await this.port.query(this.sql.updateSchedule, [...values, expectRevision]);
+        ? await this.port.query(this.sql.insertSchedule, [...values, spec.jobVersion ?? 1])
+        : await this.port.query(this.sql.updateSchedule, [
+            ...values,
+            expectRevision,
+            spec.jobVersion ?? 1,
+          ]);
     return rowCount > 0;
   }
 

@@ -128,7 +128,7 @@ function scheduleStatements(schema: string) {
       sc.args::text AS args, sc.cron, sc.every_seconds, sc.timezone, sc.start_at, sc.end_at,
       sc.missed_policy, sc.missed_grace, sc.missed_within, sc.missed_max, sc.overlap,
       sc.history_limit, sc.next_run_at, sc.last_run_at, sc.last_job_id::text AS last_job_id,
-      sc.paused, sc.revision, sc.created_at, sc.updated_at,
+      sc.paused, sc.revision, sc.created_at, sc.updated_at, sc.job_version,
       COALESCE(j.status IN ('queued', 'processing'), false) AS last_job_active
     FROM ${schedules} AS sc LEFT JOIN ${jobs} AS j ON j.id = sc.last_job_id`;
   return {
@@ -150,19 +150,23 @@ function scheduleStatements(schema: string) {
     /**
      * `$1`…`$17` the spec (id, job_name, queue, priority, max_attempts, args, cron, every_seconds,
      * timezone, start_at, end_at, missed_policy, missed_grace, missed_within, missed_max, overlap,
-     * history_limit), `$18` next_run_at → inserted only when the id is free.
+     * history_limit), `$18` next_run_at, `$19` job_version → inserted only when the id is free.
      */
     insertSchedule: `INSERT INTO ${schedules} (id, job_name, queue, priority, max_attempts, args, cron,
         every_seconds, timezone, start_at, end_at, missed_policy, missed_grace, missed_within,
-        missed_max, overlap, history_limit, next_run_at)
-      VALUES ($1, $2, $3, $4, $5, $6::json, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
+        missed_max, overlap, history_limit, next_run_at, job_version)
+      VALUES ($1, $2, $3, $4, $5, $6::json, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18,
+        $19)
       ON CONFLICT (id) DO NOTHING`,
-    /** As `insert`, plus `$19` expected revision → updated (revision + 1) when it matches. */
+    /**
+     * As `insert` (`$1`…`$18`), plus `$19` expected revision and `$20` job_version → updated
+     * (revision + 1) when it matches.
+     */
     updateSchedule: `UPDATE ${schedules} SET job_name = $2, queue = $3, priority = $4, max_attempts = $5,
         args = $6::json, cron = $7, every_seconds = $8, timezone = $9, start_at = $10,
         end_at = $11, missed_policy = $12, missed_grace = $13, missed_within = $14,
         missed_max = $15, overlap = $16, history_limit = $17, next_run_at = $18,
-        revision = revision + 1, updated_at = now()
+        job_version = $20, revision = revision + 1, updated_at = now()
       WHERE id = $1 AND revision = $19`,
     /**
      * The compare-and-set: `$1` id, `$2` new cursor, `$3` paused (NULL = unchanged), `$4`
@@ -249,7 +253,10 @@ export function buildStatements(schema: string) {
    * The claim, over the queued rows that also match `filter` (`$1` worker id, `$2` limit;
    * `startKnown` names the boolean parameter stored in `start_known`; `names` the text[] parameter
    * of the job names the claimer can run, NULL = any name: a row of another name is walked past,
-   * never locked or changed — rolling deploys, docs/backends.md). Rows of a queue that is
+   * never locked or changed — rolling deploys, docs/backends.md; `versions` the int[] parameter
+   * of the highest version the claimer runs of each of those names, in the same order, NULL = any
+   * version: a row of a higher version is walked past the same way, for an upgraded worker —
+   * job versions. A version-1 row never reads the array: every definition runs version 1). Rows of a queue that is
    * paused or has a `max_running` are skipped (`soniq_queues`) unless `unrestricted`: a limited
    * queue is claimed by `claimLimited`, under its queue row's lock.
    *
@@ -268,17 +275,20 @@ export function buildStatements(schema: string) {
     filter: string,
     startKnown: string,
     names: string,
+    versions: string,
     unrestricted = false,
   ) => `WITH picked AS (
       SELECT id FROM ${jobs} AS cj
       WHERE status = 'queued' AND scheduled_at <= now() AND ${filter}
-        AND (${names}::text[] IS NULL OR cj.name = ANY(${names}::text[]))${
-          unrestricted
-            ? ""
-            : `
+        AND (${names}::text[] IS NULL OR cj.name = ANY(${names}::text[]))
+        AND (cj.version = 1 OR ${versions}::int[] IS NULL
+             OR cj.version <= (${versions}::int[])[array_position(${names}::text[], cj.name)])${
+               unrestricted
+                 ? ""
+                 : `
         AND cj.queue NOT IN (SELECT q.name FROM ${queues} AS q
                              WHERE q.paused OR q.max_running IS NOT NULL)`
-        }
+             }
       ORDER BY priority, scheduled_at, created_at, id
       LIMIT $2
       FOR UPDATE SKIP LOCKED
@@ -289,7 +299,7 @@ export function buildStatements(schema: string) {
       WHERE j.id = ANY(ARRAY(SELECT picked.id FROM picked))
       RETURNING j.id, j.name, j.queue, j.args, j.priority, j.attempts, j.max_attempts,
                 j.interruptions, j.uncharged_recoveries, j.scheduled_at, j.created_at, j.worker_id, j.claim_token,
-                j.meta, j.trace_context
+                j.meta, j.trace_context, j.version
     )
     SELECT ${CLAIMED_COLUMNS} FROM claimed ORDER BY priority, scheduled_at, created_at, claimed.id`;
 
@@ -301,7 +311,7 @@ export function buildStatements(schema: string) {
      * `$1` ids uuid[], `$2` names, `$3` queues, `$4` args (JSON text), `$5` priorities int[],
      * `$6` max attempts int[], `$7` run-at timestamptz[] (NULL = use the delay), `$8` delays in
      * seconds float8[], `$9` dedup keys (NULL = none), `$10` meta (JSON text, NULL = none), `$11`
-     * trace contexts (NULL = none); the batch has no duplicate keys.
+     * trace contexts (NULL = none), `$12` versions int[]; the batch has no duplicate keys.
      * → per input, in order: `id`, `inserted`, `due` (inserted and due by the database's clock:
      * exactly the rows the insert trigger NOTIFYs for), `holder_id` (the existing holder when not
      * inserted; NULL if it is not visible to this statement's snapshot yet).
@@ -312,15 +322,15 @@ export function buildStatements(schema: string) {
     enqueue: `WITH input AS (
         SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::int[],
                              $6::int[], $7::timestamptz[], $8::float8[], $9::text[], $10::text[],
-                             $11::text[])
+                             $11::text[], $12::int[])
           WITH ORDINALITY AS t(id, name, queue, args, priority, max_attempts, run_at,
-                               delay_seconds, dedup_key, meta, trace_context, ord)
+                               delay_seconds, dedup_key, meta, trace_context, version, ord)
       )${takeKeys(dedup, "input")}, inserted AS (
         INSERT INTO ${jobs} (id, name, queue, args, priority, max_attempts, scheduled_at, dedup_key,
-                             meta, trace_context)
+                             meta, trace_context, version)
         SELECT id, name, queue, args::json, priority, max_attempts,
                COALESCE(run_at, now() + make_interval(secs => delay_seconds)), dedup_key,
-               meta::json, trace_context
+               meta::json, trace_context, version
         FROM input
         WHERE input.dedup_key IS NULL OR input.id IN (SELECT taken.job_id FROM taken)
         ORDER BY ord
@@ -338,18 +348,19 @@ export function buildStatements(schema: string) {
     /**
      * One job, one row: `$1` id, `$2` name, `$3` queue, `$4` args (JSON text), `$5` priority,
      * `$6` max attempts, `$7` run-at (NULL = use the delay), `$8` delay in seconds, `$9` dedup
-     * key (NULL = none), `$10` meta (JSON text or NULL), `$11` trace context (or NULL). The same
+     * key (NULL = none), `$10` meta (JSON text or NULL), `$11` trace context (or NULL), `$12`
+     * version. The same
      * answer as {@link enqueue} for a batch of one (`id`, `inserted`, `due`, `holder_id`), from a
-     * plain `INSERT … VALUES` instead of unnesting eleven one-element arrays and joining them
+     * plain `INSERT … VALUES` instead of unnesting twelve one-element arrays and joining them
      * back; the insert trigger NOTIFYs the same way.
      */
     enqueueOne: `WITH input AS (SELECT $1::uuid AS id, $9::text AS dedup_key)${takeKeys(dedup, "input")},
       inserted AS (
         INSERT INTO ${jobs} (id, name, queue, args, priority, max_attempts, scheduled_at, dedup_key,
-                             meta, trace_context)
+                             meta, trace_context, version)
         SELECT $1::uuid, $2::text, $3::text, $4::text::json, $5::int, $6::int,
                COALESCE($7::timestamptz, now() + make_interval(secs => $8::float8)), $9::text,
-               $10::text::json, $11::text
+               $10::text::json, $11::text, $12::int
         WHERE $9::text IS NULL OR EXISTS (SELECT 1 FROM taken)
         RETURNING scheduled_at <= now() AS due
       )
@@ -372,33 +383,33 @@ export function buildStatements(schema: string) {
 
     /**
      * `$1` worker id, `$2` limit, `$3` start known (false: a worker's claim, started only by
-     * `markStarted`), `$4` job names text[] (NULL: any) → claimed jobs (`CLAIMED_COLUMNS`), in
-     * claim order. Every queue.
+     * `markStarted`), `$4` job names text[] (NULL: any), `$5` their highest versions int[]
+     * (NULL: any) → claimed jobs (`CLAIMED_COLUMNS`), in claim order. Every queue.
      */
-    claimAll: claimWhere("TRUE", "$3", "$4"),
+    claimAll: claimWhere("TRUE", "$3", "$4", "$5"),
 
     /**
-     * `$1` worker id, `$2` limit, `$3` queue, `$4` start known, `$5` names → as `claimAll`, one
-     * queue: walks `soniq_jobs_queue_claim_idx` in claim order from that queue's first row,
+     * `$1` worker id, `$2` limit, `$3` queue, `$4` start known, `$5` names, `$6` versions → as
+     * `claimAll`, one queue: walks `soniq_jobs_queue_claim_idx` in claim order from that queue's first row,
      * locking as it reads, so other queues' backlogs are never read and nothing is locked beyond
      * what is claimed.
      */
-    claimQueue: claimWhere("queue = $3::text", "$4", "$5"),
+    claimQueue: claimWhere("queue = $3::text", "$4", "$5", "$6"),
 
     /**
-     * `$1` worker id, `$2` limit, `$3` queues text[] (two or more), `$4` start known, `$5` names →
-     * as `claimAll`. The planner picks the claim index (walked in order, other queues' rows skipped) or the queue index (the
+     * `$1` worker id, `$2` limit, `$3` queues text[] (two or more), `$4` start known, `$5` names,
+     * `$6` versions → as `claimAll`. The planner picks the claim index (walked in order, other queues' rows skipped) or the queue index (the
      * requested queues' due rows, sorted); either way rows are locked as they are returned, so a
      * claim locks only what it claims.
      */
-    claimQueues: claimWhere("queue = ANY($3::text[])", "$4", "$5"),
+    claimQueues: claimWhere("queue = ANY($3::text[])", "$4", "$5", "$6"),
 
     /**
-     * `$1` worker id, `$2` limit, `$3` queue, `$4` start known, `$5` names → as `claimQueue`, for
+     * `$1` worker id, `$2` limit, `$3` queue, `$4` start known, `$5` names, `$6` versions → as `claimQueue`, for
      * a queue with a `max_running`: run inside a transaction that holds the queue's row lock (`lockLimitedQueue`) and counted
      * its processing rows, with `$2` = the room left, so the limit holds across every process.
      */
-    claimLimited: claimWhere("queue = $3::text", "$4", "$5", true),
+    claimLimited: claimWhere("queue = $3::text", "$4", "$5", "$6", true),
 
     /**
      * → `name` of the queues that are not paused and have a limit, in name order
@@ -529,7 +540,7 @@ export function buildStatements(schema: string) {
       SELECT id, name, queue, args, priority,
              attempts + CASE WHEN $6::boolean THEN 1 ELSE 0 END, max_attempts, interruptions,
              scheduled_at, created_at, now(), started_at, finished_at,
-             worker_id, claim_token, $4, dedup_key, $5, now()
+             worker_id, claim_token, $4, dedup_key, $5, now(), version
       FROM moved`,
 
     /**
@@ -548,9 +559,9 @@ export function buildStatements(schema: string) {
       ), inserted AS (
         INSERT INTO ${jobs} (id, name, queue, args, status, priority, attempts, max_attempts,
                              interruptions, scheduled_at, created_at, updated_at, last_error,
-                             dedup_key)
+                             dedup_key, version)
         SELECT id, name, queue, args, 'queued', priority, 0, max_attempts,
-               0, now(), created_at, now(), last_error, dedup_key
+               0, now(), created_at, now(), last_error, dedup_key, version
         FROM moved
         RETURNING ${PAYLOAD} AS queue
       )
@@ -700,7 +711,7 @@ export function buildStatements(schema: string) {
         ${deadLetterInsert(dead)}
         SELECT id, name, queue, args, priority, attempts, max_attempts, recovered_interruptions,
                scheduled_at, created_at, now(), started_at, finished_at, worker_id, claim_token,
-               recovered_error, dedup_key, $8::text, now()
+               recovered_error, dedup_key, $8::text, now(), version
         FROM moved
         RETURNING id
       ), requeued AS (

@@ -111,6 +111,7 @@ export const JOBS = {
   startKnown: ["start_known", "bool"],
   unchargedRecoveries: ["uncharged_recoveries", "number", "claim"],
   traceContext: ["trace_context", "text?", "claim"],
+  version: ["version", "number", "claim"],
 } as const satisfies Columns<JobRow>;
 
 /**
@@ -137,6 +138,7 @@ export const DEAD_LETTERS = {
   dedupKey: JOBS.dedupKey,
   reason: ["reason", "text"],
   deadAt: ["dead_at", "instant"],
+  version: JOBS.version,
 } as const satisfies Columns<Omit<DeadLetterRow, "traceContext">>;
 
 /**

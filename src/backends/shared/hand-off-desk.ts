@@ -20,13 +20,13 @@ export class LocalHandOffDesk implements HandOffDesk {
   }
 
   /**
-   * The first reservation a registered worker grants for a job named `name` of `queue`, or
-   * `undefined` when none that can run it is idle on it. The caller must settle it exactly once
+   * The first reservation a registered worker grants for a job named `name` of `queue` and
+   * version `version` (default 1), or `undefined` when none that can run it is idle on it. The caller must settle it exactly once
    * (contract/hand-off.ts).
    */
-  reserve(queue: string, name: string): HandOffReservation | undefined {
+  reserve(queue: string, name: string, version = 1): HandOffReservation | undefined {
     for (const taker of this.takers) {
-      const reservation = taker.reserve(queue, name);
+      const reservation = taker.reserve(queue, name, version);
       if (reservation) return reservation;
     }
     return undefined;
@@ -35,9 +35,9 @@ export class LocalHandOffDesk implements HandOffDesk {
   /**
    * The hand-off rule's first half, the same on every backend: a reservation for a pool enqueue of
    * `jobs` when it is exactly one job due now (no `runAt`, no delay) and a worker that can run its
-   * name is idle on its queue; otherwise `undefined` (the ordinary path). Synchronous. The caller
-   * must not ask for an enqueue inside a caller's transaction, and must settle the reservation
-   * exactly once.
+   * name and version is idle on its queue; otherwise `undefined` (the ordinary path). Synchronous.
+   * The caller must not ask for an enqueue inside a caller's transaction, and must settle the
+   * reservation exactly once.
    */
   reserveFor(
     jobs: readonly NewJob[],
@@ -46,7 +46,7 @@ export class LocalHandOffDesk implements HandOffDesk {
     if (!job || job.runAt !== null || job.delaySeconds !== 0 || this.takers.size === 0) {
       return undefined;
     }
-    const reservation = this.reserve(job.queue, job.name);
+    const reservation = this.reserve(job.queue, job.name, job.version ?? 1);
     return reservation ? { job, reservation } : undefined;
   }
 

@@ -44,6 +44,7 @@ interface ScheduleRecord {
   priority: number;
   max_attempts: number;
   args: string;
+  job_version: number;
   cron: string | null;
   every_seconds: number | null;
   timezone: string;
@@ -82,6 +83,7 @@ function specParams(spec: ScheduleSpec): Record<string, unknown> {
     priority: spec.priority,
     maxAttempts: spec.maxAttempts,
     args: spec.args,
+    jobVersion: spec.jobVersion ?? 1,
     cron: spec.cron,
     everySeconds: spec.everySeconds,
     timezone: spec.timezone,
@@ -106,6 +108,7 @@ function toScheduleRow(r: ScheduleRecord): ScheduleRow {
     priority: r.priority,
     maxAttempts: r.max_attempts,
     args: r.args,
+    jobVersion: r.job_version,
     cron: r.cron,
     everySeconds: r.every_seconds,
     timezone: r.timezone,

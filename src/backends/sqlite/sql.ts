@@ -93,7 +93,7 @@ function finishMove(
     SELECT id, name, queue, args, '${status}', priority, ${set.attempts ?? "attempts"},
       max_attempts, interruptions, scheduled_at, created_at, ${now}, started_at, ${now},
       worker_id, claim_token, last_error, ${set.result ?? "result"}, ${now} + @retentionMs,
-      dedup_key, meta, start_known, uncharged_recoveries, trace_context
+      dedup_key, meta, start_known, uncharged_recoveries, trace_context, version
     FROM soniq_jobs WHERE ${where}
     RETURNING dedup_key, result_expires_at, queue, started_at, scheduled_at${extra}`;
 }
@@ -110,12 +110,17 @@ function finishDrop(where: string, extra = ""): string {
 /**
  * The due queued rows that also match `filter`, in claim order, at most `@limit` (`@now`) → ids.
  * Only jobs named in `@names` (a JSON array; NULL: any name): a row of another name is walked
- * past and left untouched (rolling deploys). Reads the partial claim index only.
+ * past and left untouched (rolling deploys). Only jobs whose version is at most `@versions`'s
+ * entry for their name (a JSON object, name → highest version the claimer runs; NULL: any
+ * version): a row of a higher version is walked past the same way, for an upgraded worker (job
+ * versions); a version-1 row never reads the object. Reads the partial claim index only.
  */
 function dueIdsStatement(filter: string): string {
   return `SELECT id FROM soniq_jobs
     WHERE status = 'queued' AND scheduled_at <= @now ${filter}
       AND (@names IS NULL OR name IN (SELECT value FROM json_each(@names)))
+      AND (version = 1 OR @versions IS NULL
+           OR version <= json_extract(@versions, '$.' || json_quote(name)))
     ORDER BY ${CLAIM_ORDER} LIMIT @limit`;
 }
 
@@ -208,7 +213,8 @@ function jobListArm(table: "soniq_jobs" | "soniq_finished_jobs", where: string):
 const SCHEDULE_SELECT = `SELECT s.id, s.job_name, s.queue, s.priority, s.max_attempts, s.args,
     s.cron, s.every_seconds, s.timezone, s.start_at, s.end_at, s.missed_policy, s.missed_grace,
     s.missed_within, s.missed_max, s.overlap, s.history_limit, s.next_run_at, s.last_run_at,
-    s.last_job_id, s.paused, s.revision, s.created_at, s.updated_at, j.status AS last_job_status
+    s.last_job_id, s.paused, s.revision, s.created_at, s.updated_at, s.job_version,
+    j.status AS last_job_status
   FROM soniq_schedules AS s LEFT JOIN soniq_jobs AS j ON j.id = s.last_job_id`;
 
 /** The name of one statement of {@link SQL}. */
@@ -249,13 +255,13 @@ export const SQL = {
 
   /**
    * `@id`, `@name`, `@queue`, `@args` (JSON text), `@priority`, `@maxAttempts`, `@scheduledAt`
-   * (ms), `@now`, `@dedupKey` (or NULL), `@meta` (JSON text or NULL), `@traceContext` (or NULL):
-   * inserts one `queued` job.
+   * (ms), `@now`, `@dedupKey` (or NULL), `@meta` (JSON text or NULL), `@traceContext` (or NULL),
+   * `@version`: inserts one `queued` job.
    */
   insertJob: `INSERT INTO soniq_jobs (id, name, queue, args, status, priority, max_attempts,
-      scheduled_at, created_at, updated_at, dedup_key, meta, trace_context)
+      scheduled_at, created_at, updated_at, dedup_key, meta, trace_context, version)
     VALUES (@id, @name, @queue, @args, 'queued', @priority, @maxAttempts,
-      @scheduledAt, @now, @now, @dedupKey, @meta, @traceContext)`,
+      @scheduledAt, @now, @now, @dedupKey, @meta, @traceContext, @version)`,
 
   /**
    * Hand-off at enqueue (contract/hand-off.ts): `@queue`, `@now` → one row per `queued` job, at
@@ -278,10 +284,10 @@ export const SQL = {
    */
   insertClaimedJob: `INSERT INTO soniq_jobs (id, name, queue, args, status, priority, max_attempts,
       scheduled_at, created_at, updated_at, dedup_key, meta, trace_context, worker_id,
-      claim_token, started_at, start_known)
+      claim_token, started_at, start_known, version)
     VALUES (@id, @name, @queue, @args, 'processing', @priority, @maxAttempts,
       @now, @now, @now, @dedupKey, @meta, @traceContext, @workerId,
-      ${NEW_CLAIM_TOKEN}, @now, 0)
+      ${NEW_CLAIM_TOKEN}, @now, 0, @version)
     RETURNING ${CLAIMED_COLUMNS}`,
 
   /**
@@ -373,7 +379,7 @@ export const SQL = {
   deadLetter: `${DEAD_LETTER_INSERT}
     SELECT id, name, queue, args, priority, attempts + @increment,
       max_attempts, interruptions, scheduled_at, created_at, @now, started_at,
-      finished_at, worker_id, claim_token, @error, dedup_key, @reason, @now
+      finished_at, worker_id, claim_token, @error, dedup_key, @reason, @now, version
     FROM soniq_jobs WHERE ${OWNED}
     RETURNING dedup_key, queue`,
 
@@ -427,12 +433,13 @@ export const SQL = {
   /**
    * `@id`, `@now`: copies the dead-letter entry back into `soniq_jobs` as `queued`, due at
    * `@now`, attempts and interruptions 0; owner, times of the run and result cleared;
-   * `last_error`, `created_at` and `dedup_key` kept. The caller then runs
+   * `last_error`, `created_at`, `dedup_key` and `version` kept. The caller then runs
    * {@link SQL.deleteDeadLetter} in the same transaction.
    */
   replay: `INSERT INTO soniq_jobs (${columnNames(JOBS)})
     SELECT id, name, queue, args, 'queued', priority, 0, max_attempts, 0, @now,
-      created_at, @now, NULL, NULL, NULL, NULL, last_error, NULL, NULL, dedup_key, NULL, 1, 0, NULL
+      created_at, @now, NULL, NULL, NULL, NULL, last_error, NULL, NULL, dedup_key, NULL, 1, 0, NULL,
+      version
     FROM soniq_dead_letter_jobs WHERE id = @id`,
 
   /** `@id`: deletes the dead-letter entry. */
@@ -621,7 +628,7 @@ export const SQL = {
   buryStale: `${DEAD_LETTER_INSERT}
     SELECT id, name, queue, args, priority, attempts, max_attempts, @interruptions,
       scheduled_at, created_at, @now, started_at, finished_at, worker_id, claim_token,
-      @error, dedup_key, @reason, @now
+      @error, dedup_key, @reason, @now, version
     FROM soniq_jobs WHERE ${STALE_OWNED}
     RETURNING dedup_key, queue`,
 
@@ -778,7 +785,7 @@ export const SQL = {
   retryNowFinished: `INSERT INTO soniq_jobs (${JOB_TABLE_COLUMNS})
     SELECT id, name, queue, args, 'queued', priority, attempts, max_attempts, interruptions,
       @now, created_at, @now, started_at, NULL, NULL, NULL, last_error, NULL, NULL, dedup_key,
-      meta, start_known, uncharged_recoveries, trace_context
+      meta, start_known, uncharged_recoveries, trace_context, version
     FROM soniq_finished_jobs WHERE id = @id
     RETURNING queue, dedup_key`,
 
@@ -918,15 +925,16 @@ export const SQL = {
   /**
    * The spec (`@id`, `@jobName`, `@queue`, `@priority`, `@maxAttempts`, `@args`, `@cron`,
    * `@everySeconds`, `@timezone`, `@startAt`, `@endAt`, `@missedPolicy`, `@missedGrace`,
-   * `@missedWithin`, `@missedMax`, `@overlap`, `@historyLimit`), `@nextRunAt`, `@now`: inserts
+   * `@missedWithin`, `@missedMax`, `@overlap`, `@historyLimit`, `@jobVersion`), `@nextRunAt`, `@now`: inserts
    * the schedule when the id is free. → changes.
    */
   insertSchedule: `INSERT INTO soniq_schedules (id, job_name, queue, priority, max_attempts,
       args, cron, every_seconds, timezone, start_at, end_at, missed_policy, missed_grace,
-      missed_within, missed_max, overlap, history_limit, next_run_at, created_at, updated_at)
+      missed_within, missed_max, overlap, history_limit, next_run_at, created_at, updated_at,
+      job_version)
     VALUES (@id, @jobName, @queue, @priority, @maxAttempts, @args, @cron, @everySeconds,
       @timezone, @startAt, @endAt, @missedPolicy, @missedGrace, @missedWithin, @missedMax,
-      @overlap, @historyLimit, @nextRunAt, @now, @now)
+      @overlap, @historyLimit, @nextRunAt, @now, @now, @jobVersion)
     ON CONFLICT (id) DO NOTHING`,
 
   /**
@@ -938,7 +946,8 @@ export const SQL = {
       every_seconds = @everySeconds, timezone = @timezone, start_at = @startAt, end_at = @endAt,
       missed_policy = @missedPolicy, missed_grace = @missedGrace, missed_within = @missedWithin,
       missed_max = @missedMax, overlap = @overlap, history_limit = @historyLimit,
-      next_run_at = @nextRunAt, revision = revision + 1, updated_at = @now
+      next_run_at = @nextRunAt, job_version = @jobVersion, revision = revision + 1,
+      updated_at = @now
     WHERE id = @id AND revision = @expectRevision`,
 
   /**

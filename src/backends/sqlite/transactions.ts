@@ -92,7 +92,22 @@ function insertParams(job: NewJob, now: number): Record<string, unknown> {
     dedupKey: job.dedupKey,
     meta: job.meta ?? null,
     traceContext: job.traceContext ?? null,
+    version: job.version ?? 1,
   };
+}
+
+/**
+ * The claim's `@versions` (sql.ts `dueIdsStatement`): a JSON object, each of `request.names` →
+ * its entry of `request.versions`; NULL (any version) when either is absent.
+ */
+function versionsParam(request: JobClaimParams): string | null {
+  const { names, versions } = request;
+  if (names == null || versions == null) return null;
+  const byName: Record<string, number> = {};
+  names.forEach((name, i) => {
+    byName[name] = versions[i] ?? 0;
+  });
+  return JSON.stringify(byName);
 }
 
 /**
@@ -162,7 +177,8 @@ export function claimDue(s: SqliteSession, request: JobClaimParams): ClaimedJob[
       (s.statement("restrictedQueueExists").get() as { restricted: number }).restricted === 1;
     const read = s.statement(DUE_IDS[queues === null ? "all" : "some"][restricted ? 1 : 0]);
     const names = request.names == null ? null : JSON.stringify(request.names);
-    const params: Record<string, unknown> = { now, limit, names };
+    const versions = versionsParam(request);
+    const params: Record<string, unknown> = { now, limit, names, versions };
     if (queues !== null) params.queues = queues;
     const ids = read.pluck().all(params) as string[];
     if (restricted) {
@@ -176,7 +192,9 @@ export function claimDue(s: SqliteSession, request: JobClaimParams): ClaimedJob[
       for (const { name, ...load } of limited) {
         const room = limitedRoom({ ...load, wanted: limit - ids.length });
         if (room > 0) {
-          ids.push(...(dueInQueue.all({ now, limit: room, queue: name, names }) as string[]));
+          ids.push(
+            ...(dueInQueue.all({ now, limit: room, queue: name, names, versions }) as string[]),
+          );
         }
       }
     }

@@ -93,7 +93,7 @@ export function register(program: Command): void {
       const args = readArgs(flags.args);
       if (!flags.module) {
         process.stderr.write(
-          "soniq: enqueue without --module does not check the job name or arguments; the worker dead-letters unknown names (unknown_job) and invalid arguments (invalid_args). Pass --module ./jobs.ts to check them now.\n",
+          "soniq: enqueue without --module does not check the job name or arguments; a worker leaves a name it has no definition for queued and dead-letters invalid arguments (invalid_args); the job gets version 1. Pass --module ./jobs.ts to check them now and stamp the definition's version.\n",
         );
       }
       await withInstance(

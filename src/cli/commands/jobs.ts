@@ -69,7 +69,7 @@ function listText(jobs: JobListView[], nextCursor: string | null): string {
 function showText(job: JobDetail): string {
   const lines = [
     `id          ${job.id}`,
-    `name        ${job.name}`,
+    `name        ${job.name}${job.version === 1 ? "" : `  version ${job.version}`}`,
     `queue       ${job.queue}`,
     `status      ${job.status}${"reason" in job ? ` (${job.reason})` : ""}`,
     ...(job.status === "scheduled" || job.status === "queued"

@@ -56,6 +56,7 @@ export function enqueueCases(ctx: ContractContext): void {
           "claimToken",
           "meta",
           "traceContext",
+          "version",
         ].sort(),
       );
       expect(c.scheduledAt).toBeInstanceOf(Date);

@@ -71,6 +71,8 @@ export function JobDetailPage({ me, id, dead }: { me: Me; id: string; dead: bool
       <dl class="fields">
         <dt>name</dt>
         <dd class="name">{job.name}</dd>
+        <dt>version</dt>
+        <dd data-testid="version">{job.version}</dd>
         <dt>queue</dt>
         <dd>{job.queue}</dd>
         <dt>status</dt>
