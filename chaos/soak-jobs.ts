@@ -6,14 +6,15 @@
  * - `soak.sync` — a sync handler on a worker thread (chaos/soak-digest.ts) hashing a buffer;
  * - `soak.flaky` — fails its first attempt; a `doomed` one fails every attempt (dead-lettered);
  * - `soak.snooze` — snoozes its first attempt for `snoozeSeconds`, then succeeds;
- * - `soak.remote` — a remote job against the test provider at `SOAK_PROVIDER_URL`;
+ * - `soak.remote` — a remote job against the test provider at `SOAK_PROVIDER_URL`, with
+ *   `reconcile` (a submission of unknown outcome is looked up, not left frozen);
  * - the schedule `soak.tick`, every 5 s, runs `soak.async`.
  *
  * Every run appends a line to the run log `SOAK_RUN_LOG` (chaos/soak-log.ts): its start (with the
  * wait from due to start) and its end, so the soak can count runs per job and pick-up latency
  * without reading rows that retention has already forgotten.
  */
-import { accepted, done, failed, pending, Soniq, snooze } from "soniq";
+import { accepted, done, failed, notSubmitted, pending, Soniq, snooze } from "soniq";
 import { appendRun, type SoakArgs } from "./soak-log.js";
 
 export const soniq = new Soniq();
@@ -97,6 +98,16 @@ export const remoteJob = soniq.remoteJob<SoakArgs>({
     const answer = (await res.json()) as { task_id?: string; error?: string };
     if (res.status === 202 && answer.task_id) return accepted(answer.task_id);
     return failed(answer.error ?? `HTTP ${res.status}`, { retry: res.status >= 500 });
+  },
+  // A submission whose outcome is unknown (its POST timed out on a loaded machine) is looked up
+  // by its idempotency key instead of waiting frozen for an operator.
+  reconcile: async (_args, ctx) => {
+    const res = await fetch(
+      `${provider}/tasks?idempotency_key=${encodeURIComponent(ctx.idempotencyKey)}`,
+      { signal: ctx.signal },
+    );
+    if (res.status === 404) return notSubmitted();
+    return accepted(((await res.json()) as { task_id: string }).task_id);
   },
   poll: async (taskId, ctx) => {
     const res = await fetch(`${provider}/tasks/${encodeURIComponent(taskId)}`, {

@@ -25,23 +25,11 @@ export interface Sample {
 /**
  * Tables that grow during a soak by design, reported but not judged: PostgreSQL keeps a finished
  * job's row until its day's partition is dropped (docs/backends.md), dead letters are kept 30
- * days, job counters per minute for 25 hours, schedule runs and remote submission records as
- * long as their history is kept.
+ * days, job counters per minute for 25 hours, and a schedule's run history is kept.
  */
 export const GROWS_BY_DESIGN: Readonly<Record<"pg" | "sqlite", readonly string[]>> = {
-  pg: [
-    "soniq_finished_store",
-    "soniq_dead_letter_jobs",
-    "soniq_job_counts",
-    "soniq_schedule_runs",
-    "soniq_remote_submissions",
-  ],
-  sqlite: [
-    "soniq_dead_letter_jobs",
-    "soniq_job_counts",
-    "soniq_schedule_runs",
-    "soniq_remote_submissions",
-  ],
+  pg: ["soniq_finished_store", "soniq_dead_letter_jobs", "soniq_job_counts", "soniq_schedule_runs"],
+  sqlite: ["soniq_dead_letter_jobs", "soniq_job_counts", "soniq_schedule_runs"],
 };
 
 /** The steady worker's RSS and used heap, in bytes (RSS from /proc when /metrics fails). */

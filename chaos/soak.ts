@@ -119,9 +119,10 @@ const env: NodeJS.ProcessEnv = {
   ...process.env,
   SONIQ_DATABASE_URL: backend === "pg" ? PG_URL : `sqlite:${join(dir, "soak.db")}`,
   ...(backend === "pg" ? { SONIQ_SCHEMA: schema } : {}),
-  // Short retention so the pruner's forgetting is part of the soak (seconds).
-  SONIQ_RESULT_RETENTION: "60",
-  SONIQ_JOB_EVENT_RETENTION: "60",
+  // Short retention (seconds) so the pruner's forgetting is part of the soak and the tables level
+  // off within the warm-up; long enough to read a suspicious job's row and timeline.
+  SONIQ_RESULT_RETENTION: "240",
+  SONIQ_JOB_EVENT_RETENTION: "240",
   // Handler failures are on purpose here; the workers' logs are in the run directory.
   SONIQ_LOG_LEVEL: "error",
   SOAK_RUN_LOG: runLog,
@@ -262,11 +263,24 @@ async function produce(): Promise<void> {
 // ---- samples ---------------------------------------------------------------------------------------
 
 const samples: Sample[] = [];
+const completedSoFar = new Map<string, number>();
+const duplicatesSeen: Array<{ id: string; kind: string; detail: unknown }> = [];
 let logOffset = 0;
 const started = Date.now();
 async function sample(): Promise<void> {
   const read = readRunLog(runLog, logOffset);
   logOffset = read.next;
+  // A job completed twice is looked at at once, before retention forgets its row and timeline.
+  for (const line of read.lines) {
+    if (line.kind !== "completed") continue;
+    const n = (completedSoFar.get(line.id) ?? 0) + 1;
+    completedSoFar.set(line.id, n);
+    if (n === 2) {
+      const detail = await soniq.jobs.get(line.id).catch((err: unknown) => String(err));
+      duplicatesSeen.push({ id: line.id, kind: enqueued.get(line.id)?.kind ?? "schedule", detail });
+      say(`job ${line.id} completed twice: ${JSON.stringify(detail)}`);
+    }
+  }
   const waits = read.lines
     .flatMap((l) => (l.kind === "start" ? [l.waitMs] : []))
     .sort((a, b) => a - b);
@@ -407,7 +421,7 @@ const lines = [
 process.stdout.write(`${lines.join("\n")}\n`);
 writeFileSync(
   join(dir, "report.json"),
-  JSON.stringify({ backend, minutes, rate, samples, deploys, checks }, null, 2),
+  JSON.stringify({ backend, minutes, rate, samples, deploys, checks, duplicatesSeen }, null, 2),
 );
 say(`report ${join(dir, "report.json")}`);
 
