@@ -172,6 +172,16 @@ export async function runSyncHandler(
     });
     running.then(
       (result) => {
+        if (result.kind === "not_started") {
+          // After a recorded job_timeout this changes nothing; after a cancel the run ends
+          // cancelled. Either way the handler never ran.
+          log.info(
+            { reason: result.reason },
+            "the sync handler was not started: its thread took the job after the run had ended",
+          );
+          finish({ kind: "cancelled" });
+          return;
+        }
         if (result.kind === "error") {
           const error = new ThreadError(result.error);
           if (settled) {

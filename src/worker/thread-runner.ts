@@ -51,6 +51,11 @@ async function run(task: ThreadTask): Promise<ThreadOutcome> {
     if (value === STOP_FLAG.cancelled) return "cancelled";
     return null;
   };
+  // Taken after its timeout was recorded or after a cancel (the thread was slow to start or to
+  // load the module): the attempt is over, so the handler must not run beside its retry.
+  const before = reason();
+  if (before === "job_timeout" || before === "cancelled")
+    return { kind: "not_started", reason: before };
   const ctx: ThreadJobContext = {
     ...task.ctx,
     createdAt: new Date(task.ctx.createdAt),

@@ -39,9 +39,14 @@ export interface ThreadCheck {
 
 /**
  * What the runner returns: the handler's value, a snooze it asked for, or what it threw (as a
- * record: see thread-error.ts). A check returns `{ kind: "value", value: null }` or the error.
+ * record: see thread-error.ts); or `not_started` when the thread took the task after its
+ * `job_timeout` was recorded or the job was cancelled (a thread that is slow to start or to load
+ * the handler module): the handler is then never called, so an attempt already recorded as
+ * timed out never runs later beside its retry. A check returns `{ kind: "value", value: null }`
+ * or the error.
  */
 export type ThreadOutcome =
   | { kind: "value"; value: unknown }
   | { kind: "snooze"; seconds: number }
-  | { kind: "error"; error: ThreadErrorRecord };
+  | { kind: "error"; error: ThreadErrorRecord }
+  | { kind: "not_started"; reason: "job_timeout" | "cancelled" };
