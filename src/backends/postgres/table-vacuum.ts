@@ -20,7 +20,7 @@ import type { PgConnection } from "./connection.js";
 import { quoteIdent } from "./identifiers.js";
 
 /** Dead rows a table holds (beyond a fifth of its live rows) before the prune vacuums it. */
-export const VACUUM_DEAD_ROWS = 5_000;
+export const VACUUM_DEAD_ROWS = 1_000;
 
 /** Seconds since a table's last vacuum (manual or auto) before the prune vacuums it again. */
 export const VACUUM_MIN_INTERVAL_SECONDS = 60;
