@@ -189,7 +189,8 @@ export type JobDeadLetteredEvent = {
    * Why: `"max_attempts_exceeded"` (its last attempt failed, or a remote job's retryable failure
    * with no attempt left), `"unknown_job"` or `"invalid_args"` (it could not run here; no
    * `duration_ms`), `"crash_loop"` (crash recovery moved it: it kept losing its worker),
-   * `"remote_failed"` (a remote job's definite failure), `"remote_timeout"` (past `pollTimeout`).
+   * `"remote_failed"` (a remote job's definite failure), `"remote_timeout"` (past `pollTimeout`),
+   * `"preflight_failed"` (a remote job's `preflight` threw; nothing was submitted).
    */
   reason:
     | "max_attempts_exceeded"
@@ -197,7 +198,8 @@ export type JobDeadLetteredEvent = {
     | "invalid_args"
     | "crash_loop"
     | "remote_failed"
-    | "remote_timeout";
+    | "remote_timeout"
+    | "preflight_failed";
 };
 
 /** Payload of `job_recovered`. */
@@ -250,9 +252,12 @@ export type ListenConnectionEvent = {
 /** Payload of `worker_stopped`. */
 export type WorkerStoppedEvent = {
   worker_id: string;
-  /** How the worker ended (see `WorkerExit.reason`). */
+  /**
+   * How the worker ended (see `WorkerExit.reason`). `"start_failed"` is in the type but never
+   * emitted: a worker whose start fails emits no events (its `finished` resolves with it).
+   */
   exit_reason: "drained" | "shutdown_timeout" | "record_failed" | "start_failed";
-  /** The CLI's exit code: 0 drained, 1 deadline path, 2 start-up failed, 3 outcome not recorded. */
+  /** The CLI's exit code: 0 drained, 1 deadline path, 3 outcome not recorded (2 is never emitted). */
   exit_code: 0 | 1 | 2 | 3;
 };
 

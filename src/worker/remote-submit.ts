@@ -93,11 +93,19 @@ export class RemoteSubmitter {
             countAttempt: true,
           }),
         );
-        if (ok)
+        if (ok) {
+          this.deps.events.emit("job_dead_lettered", {
+            worker_id: this.deps.workerId,
+            job_id: job.id,
+            job_name: job.name,
+            queue: job.queue,
+            reason: "preflight_failed",
+          });
           log.warn(
             { phase: "claimed" },
             "remote job failed its preflight: dead-lettered (preflight_failed), nothing submitted",
           );
+        }
         return;
       }
       if (end.kind !== "value") return this.releaseUnsubmitted(job, owner, "deadline", log);

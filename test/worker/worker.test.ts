@@ -424,13 +424,16 @@ describeEachBackend("worker", (target) => {
     expect(await soniq.workers()).toHaveLength(0);
   });
 
-  it("a failed start resolves finished with start_failed (exit code 2)", async () => {
+  it("a failed start resolves finished with start_failed (exit code 2) and emits no event (docs/events.md)", async () => {
     const { soniq, backend } = await instance();
     soniq.job({ name: "noop.job", handler: async () => undefined });
+    const seen: string[] = [];
+    soniq.events.onAny((name, _payload) => void seen.push(name));
     await backend.close();
     const worker = soniq.worker();
     await expect(worker.start()).rejects.toMatchObject({ code: "CLOSED" });
     await expect(worker.finished).resolves.toMatchObject({ reason: "start_failed", exitCode: 2 });
+    expect(seen).toEqual([]); // no worker_started, no worker_stopped
   });
 
   it("validates worker options like instance options", async () => {
