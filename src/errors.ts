@@ -39,7 +39,11 @@ export type SoniqErrorCode =
   | "MODULE_LOAD"
   /** A bulk action's `expectedCount` differs from what its filter matches now (nothing changed). */
   | "COUNT_MISMATCH"
-  /** Input the CLI could not read: a file that cannot be opened, text that is not valid JSON, a bad flag value. */
+  /**
+   * Input that cannot be read or stored: for the CLI a file that cannot be opened, text that is
+   * not valid JSON, a bad flag value; for any caller on PostgreSQL, text holding U+0000 (NUL) given
+   * as an id, a name or a key (PostgreSQL text cannot hold it).
+   */
   | "INVALID_INPUT"
   /** The database server cannot be reached (connection refused, unknown host, timeout). */
   | "DATABASE_UNREACHABLE"

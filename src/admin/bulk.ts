@@ -43,6 +43,27 @@ export interface BulkSource {
 }
 
 /**
+ * Checks that a bulk request is an object (its fields are checked where they are used).
+ * @throws SoniqError `INVALID_OPTION`.
+ */
+export function assertBulkRequest(request: unknown): asserts request is object {
+  if (typeof request !== "object" || request === null || Array.isArray(request)) {
+    throw new SoniqError("INVALID_OPTION", "a bulk action takes { ids } or { filter } and options");
+  }
+}
+
+/**
+ * The distinct ids of a bulk action given by ids.
+ * @throws SoniqError `INVALID_OPTION` unless `ids` is a list of non-empty text.
+ */
+export function bulkIds(ids: unknown): string[] {
+  if (!Array.isArray(ids) || ids.some((id) => typeof id !== "string" || id.length === 0)) {
+    throw new SoniqError("INVALID_OPTION", "ids must be a list of non-empty job ids");
+  }
+  return [...new Set(ids as string[])];
+}
+
+/**
  * Runs `act` on every row `source` yields.
  * @param act - true when it changed the row.
  * @throws SoniqError `COUNT_MISMATCH` when `expectedCount` differs; `INVALID_OPTION` for a bad

@@ -5,13 +5,8 @@
  */
 import type { DeadLetterFilter } from "../backends/contract/index.js";
 import { isSoniqError, SoniqError } from "../errors.js";
-import { type BulkOptions, type BulkResult, runBulk } from "./bulk.js";
-import {
-  type DeadLetterQuery,
-  type PageOptions,
-  pageLimit,
-  toDeadLetterFilter,
-} from "./filters.js";
+import { assertBulkRequest, type BulkOptions, type BulkResult, bulkIds, runBulk } from "./bulk.js";
+import { type DeadLetterQuery, type PageOptions, toDeadLetterFilter, toPage } from "./filters.js";
 import type { AdminDeps } from "./jobs-admin.js";
 import { type DeadLetterView, deadLetterView } from "./views.js";
 
@@ -34,13 +29,9 @@ export class DeadLettersAdmin {
   /** Dead letters matching `query`, one page. @throws SoniqError `INVALID_OPTION`. */
   async list(query: DeadLetterQuery = {}, page: PageOptions = {}): Promise<DeadLetterPage> {
     const filter = toDeadLetterFilter(query);
-    const limit = pageLimit(page.limit);
+    const { cursor, limit } = toPage(page);
     const backend = await this.deps.backend();
-    const result = await backend.admin.deadLetterList({
-      filter,
-      cursor: page.cursor ?? null,
-      limit,
-    });
+    const result = await backend.admin.deadLetterList({ filter, cursor, limit });
     return { deadLetters: result.items.map(deadLetterView), nextCursor: result.nextCursor };
   }
 
@@ -122,6 +113,7 @@ export class DeadLettersAdmin {
     request: DeadLetterBulkRequest,
     act: (id: string) => Promise<boolean>,
   ): Promise<BulkResult> {
+    assertBulkRequest(request);
     const { ids, filter: query, ...options } = request;
     if ((ids === undefined) === (query === undefined)) {
       throw new SoniqError("INVALID_OPTION", "give either ids or filter (use filter: {} for all)");
@@ -129,7 +121,7 @@ export class DeadLettersAdmin {
     const backend = await this.deps.backend();
     const filter: DeadLetterFilter =
       ids !== undefined
-        ? { ids: [...new Set(ids)] }
+        ? { ids: bulkIds(ids) }
         : {
             deadBefore: new Date((await backend.now()).getTime() + 1),
             ...toDeadLetterFilter(query),

@@ -6,6 +6,7 @@
  */
 import type { DeadLetterFilter, JobFilter, JobListStatus } from "../backends/contract/index.js";
 import { SoniqError } from "../errors.js";
+import { valueText } from "../value-text.js";
 
 /** One value or several (any of them matches). */
 export type OneOrMany<T> = T | readonly T[];
@@ -78,6 +79,7 @@ const JOB_KEYS = new Set([
   "finishedAfter",
   "finishedBefore",
 ]);
+const PAGE_KEYS = new Set(["cursor", "limit"]);
 const DEAD_KEYS = new Set(["reason", "queue", "name", "id", "deadAfter", "deadBefore"]);
 
 function bad(field: string, message: string): SoniqError {
@@ -85,6 +87,9 @@ function bad(field: string, message: string): SoniqError {
 }
 
 function unknownKeys(query: object, known: Set<string>): void {
+  if (typeof query !== "object" || query === null || Array.isArray(query)) {
+    throw bad("filter", "must be an object of filter fields");
+  }
   const unknown = Object.keys(query).filter((k) => !known.has(k));
   if (unknown.length > 0) {
     throw bad(unknown[0] as string, `unknown filter (known: ${[...known].join(", ")})`);
@@ -93,28 +98,42 @@ function unknownKeys(query: object, known: Set<string>): void {
 
 function texts(field: string, value: OneOrMany<string> | undefined): string[] | undefined {
   if (value === undefined) return undefined;
-  const list = typeof value === "string" ? [value] : [...value];
+  if (typeof value !== "string" && !Array.isArray(value)) {
+    throw bad(field, "must be non-empty text or a list of it");
+  }
+  const list: unknown[] = typeof value === "string" ? [value] : [...value];
   for (const item of list) {
     if (typeof item !== "string" || item.length === 0) throw bad(field, "must be non-empty text");
   }
-  return list;
+  return list as string[];
 }
 
 /**
- * An instant from a `Date` or ISO 8601 text with a zone.
+ * An instant from a `Date` or ISO 8601 text with a zone, in the years 1 to 9999.
  * @throws SoniqError `INVALID_OPTION`.
  */
 export function instant(field: string, value: Instant | undefined): Date | undefined {
   if (value === undefined) return undefined;
   if (value instanceof Date) {
     if (Number.isNaN(value.getTime())) throw bad(field, "is an invalid Date");
-    return value;
+    return inRange(field, value);
   }
   if (typeof value !== "string" || !/(Z|[+-]\d\d:?\d\d)$/i.test(value.trim())) {
     throw bad(field, `must be a Date or ISO 8601 text with a zone, got ${JSON.stringify(value)}`);
   }
   const date = new Date(value);
   if (Number.isNaN(date.getTime())) throw bad(field, `is not a valid instant: ${value}`);
+  return inRange(field, date);
+}
+
+/** The instants a filter takes: years 1 to 9999 (every store's timestamps hold them). */
+const MIN_INSTANT = Date.parse("0001-01-01T00:00:00Z");
+const MAX_INSTANT = Date.parse("9999-12-31T23:59:59.999Z");
+
+function inRange(field: string, date: Date): Date {
+  if (date.getTime() < MIN_INSTANT || date.getTime() > MAX_INSTANT) {
+    throw bad(field, `${date.toISOString()} is outside 0001-01-01 .. 9999-12-31`);
+  }
   return date;
 }
 
@@ -141,15 +160,21 @@ export function toJobFilter(query: JobQuery = {}): JobFilter {
     filter.dedupKey = texts("dedupKey", query.dedupKey)?.[0] as string;
   if (query.error !== undefined) filter.errorContains = texts("error", query.error)?.[0] as string;
   if (query.args !== undefined) {
+    if (typeof query.args !== "object" || query.args === null) {
+      throw bad("args", "must be { path, equals }");
+    }
     const { path, equals } = query.args;
-    const keys = typeof path === "string" ? path.split(".") : [...path];
+    if (typeof path !== "string" && !Array.isArray(path)) {
+      throw bad("args.path", "must be dotted keys such as user.id");
+    }
+    const keys: unknown[] = typeof path === "string" ? path.split(".") : [...path];
     if (keys.length === 0 || keys.some((k) => typeof k !== "string" || k.length === 0)) {
       throw bad("args.path", "must be dotted keys such as user.id");
     }
     if (!["string", "number", "boolean"].includes(typeof equals)) {
       throw bad("args.equals", "must be text, a number or a boolean");
     }
-    filter.args = { path: keys, value: String(equals) };
+    filter.args = { path: keys as string[], value: String(equals) };
   }
   const dates = {
     createdAfter: instant("createdAfter", query.createdAfter),
@@ -183,13 +208,31 @@ export function toDeadLetterFilter(query: DeadLetterQuery = {}): DeadLetterFilte
 }
 
 /**
+ * Checked page options: the cursor (text from a previous page, or null) and the page size.
+ * @throws SoniqError `INVALID_OPTION` for page options that are not an object, an unknown key, a
+ * cursor that is not text, or a bad limit.
+ */
+export function toPage(page: PageOptions | undefined): { cursor: string | null; limit: number } {
+  if (page === undefined) return { cursor: null, limit: 50 };
+  if (typeof page !== "object" || page === null || Array.isArray(page)) {
+    throw bad("page", "must be { cursor?, limit? }");
+  }
+  unknownKeys(page, PAGE_KEYS);
+  const cursor = page.cursor ?? null;
+  if (cursor !== null && typeof cursor !== "string") {
+    throw bad("cursor", "must be the nextCursor text of a previous page");
+  }
+  return { cursor, limit: pageLimit(page.limit) };
+}
+
+/**
  * The page size: 1–1000, default 50.
  * @throws SoniqError `INVALID_OPTION`.
  */
 export function pageLimit(limit: number | undefined, fallback = 50): number {
   if (limit === undefined) return fallback;
   if (!Number.isInteger(limit) || limit < 1 || limit > 1000) {
-    throw bad("limit", `must be an integer from 1 to 1000, got ${String(limit)}`);
+    throw bad("limit", `must be an integer from 1 to 1000, got ${valueText(limit)}`);
   }
   return limit;
 }

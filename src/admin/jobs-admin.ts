@@ -8,8 +8,8 @@ import type { Backend, CancelRequestState, JobFilter } from "../backends/contrac
 import { SoniqError } from "../errors.js";
 import type { EventBus } from "../observability/event-bus.js";
 import type { SoniqEventMap } from "../observability/events.js";
-import { type BulkOptions, type BulkResult, runBulk } from "./bulk.js";
-import { type JobQuery, type PageOptions, pageLimit, toJobFilter } from "./filters.js";
+import { assertBulkRequest, type BulkOptions, type BulkResult, bulkIds, runBulk } from "./bulk.js";
+import { type JobQuery, type PageOptions, toJobFilter, toPage } from "./filters.js";
 import {
   deadLetterView,
   type JobDetail,
@@ -66,12 +66,12 @@ export class JobsAdmin {
    */
   async list(query: JobQuery = {}, page: PageOptions = {}): Promise<JobPage> {
     const filter = toJobFilter(query);
-    const limit = pageLimit(page.limit);
+    const { cursor, limit } = toPage(page);
     const backend = await this.deps.backend();
     // The database's now, read once for the page: whether a queued row reads `scheduled`. A job
     // that becomes due between this read and the page's own may read either way.
     const now = await backend.now();
-    const result = await backend.admin.jobList({ filter, cursor: page.cursor ?? null, limit });
+    const result = await backend.admin.jobList({ filter, cursor, limit });
     return {
       jobs: result.items.map((row) => jobListView(row, now)),
       nextCursor: result.nextCursor,
@@ -207,6 +207,7 @@ export class JobsAdmin {
    * `COUNT_MISMATCH`.
    */
   async bulk(request: JobBulkRequest): Promise<BulkResult> {
+    assertBulkRequest(request);
     const { action, ids, filter: query, ...options } = request;
     if (!["cancel", "retry", "delete"].includes(action)) {
       throw new SoniqError("INVALID_OPTION", `action must be cancel, retry or delete`);
@@ -217,7 +218,7 @@ export class JobsAdmin {
     const backend = await this.deps.backend();
     const filter: JobFilter =
       ids !== undefined
-        ? { ids: [...new Set(ids)] }
+        ? { ids: bulkIds(ids) }
         : { createdBefore: await backend.now(), ...toJobFilter(query) };
     if (filter.createdBefore && query?.createdBefore === undefined) {
       // Bounded by the instant the action began: later enqueues are not touched.

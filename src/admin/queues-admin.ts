@@ -15,6 +15,7 @@ import {
 } from "../backends/contract/index.js";
 import { SoniqError } from "../errors.js";
 import { assertQueue } from "../jobs/enqueue-options.js";
+import { valueText } from "../value-text.js";
 import { closestName } from "./did-you-mean.js";
 import type { AdminDeps } from "./jobs-admin.js";
 
@@ -78,7 +79,7 @@ export class QueuesAdmin {
     ) {
       throw new SoniqError(
         "INVALID_OPTION",
-        `windowSeconds must be a number from 60 to ${HISTORY_MAX_WINDOW_SECONDS}; got ${String(windowSeconds)}`,
+        `windowSeconds must be a number from 60 to ${HISTORY_MAX_WINDOW_SECONDS}; got ${valueText(windowSeconds)}`,
       );
     }
     const queue = options.queue ?? null;
@@ -147,7 +148,7 @@ export class QueuesAdmin {
     ) {
       throw new SoniqError(
         "INVALID_OPTION",
-        `maxRunning must be an integer from 1 to 100000, or null for no limit; got ${String(max)}`,
+        `maxRunning must be an integer from 1 to 100000, or null for no limit; got ${valueText(max)}`,
       );
     }
     if (options.create !== true) {

@@ -1,5 +1,6 @@
 import type { PgQueryable } from "../backends/contract/index.js";
 import { SoniqError } from "../errors.js";
+import { valueText } from "../value-text.js";
 import { QUEUE_NAME_PATTERN } from "./job-name.js";
 
 /** Options for one enqueue. */
@@ -67,7 +68,9 @@ export function resolveTiming(options: EnqueueOptions): ResolvedTiming {
       delay < 0 ||
       delay > 10 * 365 * 86_400
     ) {
-      throw bad(`delay must be a number of seconds between 0 and ten years, got ${String(delay)}`);
+      throw bad(
+        `delay must be a number of seconds between 0 and ten years, got ${valueText(delay)}`,
+      );
     }
     return { runAt: null, delaySeconds: delay };
   }
@@ -85,7 +88,7 @@ export function resolveTiming(options: EnqueueOptions): ResolvedTiming {
     } else {
       throw bad("runAt must be a Date or an ISO-8601 string with a time zone");
     }
-    if (Number.isNaN(date.getTime())) throw bad(`runAt ${String(runAt)} is not a valid date`);
+    if (Number.isNaN(date.getTime())) throw bad(`runAt ${valueText(runAt)} is not a valid date`);
     if (typeof runAt === "string" && !calendarDateExists(runAt.trim())) {
       throw bad(`runAt ${JSON.stringify(runAt)} names a day that does not exist`);
     }
@@ -106,7 +109,7 @@ export function assertPriority(priority: unknown): asserts priority is number {
     priority > 1000
   ) {
     throw bad(
-      `priority must be an integer from -1000 to 1000 (lower runs first), got ${String(priority)}`,
+      `priority must be an integer from -1000 to 1000 (lower runs first), got ${valueText(priority)}`,
     );
   }
 }
@@ -121,7 +124,7 @@ export function assertQueue(queue: unknown): asserts queue is string {
 /** @throws SoniqError `INVALID_ENQUEUE_OPTION`. */
 export function assertMaxAttempts(value: unknown): asserts value is number {
   if (typeof value !== "number" || !Number.isInteger(value) || value < 1 || value > 1000) {
-    throw bad(`maxAttempts must be an integer from 1 to 1000, got ${String(value)}`);
+    throw bad(`maxAttempts must be an integer from 1 to 1000, got ${valueText(value)}`);
   }
 }
 

@@ -9,6 +9,7 @@ import {
   type RemoteSpec,
   remoteSpecOf,
 } from "../remote/remote-job.js";
+import { valueText } from "../value-text.js";
 import type { JobContext } from "./context.js";
 import type { EnqueueOptions } from "./enqueue-options.js";
 import { assertMaxAttempts, assertPriority, assertQueue } from "./enqueue-options.js";
@@ -199,7 +200,7 @@ export class JobDefinition<TArgs, TResult, TInput = TArgs> {
       if (!known.includes(key)) {
         throw new SoniqError(
           "INVALID_OPTION",
-          `job ${String(options.name)}: unknown option ${JSON.stringify(key)}`,
+          `job ${valueText(options.name)}: unknown option ${JSON.stringify(key)}`,
         );
       }
     }

@@ -10,6 +10,7 @@
  * 8 the fraction, message UTF-8 bytes from byte 16 (at most {@link MAX_PROGRESS_MESSAGE_BYTES}).
  */
 import { SoniqError } from "../errors.js";
+import { valueText } from "../value-text.js";
 
 /** Longest progress message kept, in UTF-8 bytes (longer ones are cut). */
 export const MAX_PROGRESS_MESSAGE_BYTES = 1000;
@@ -33,7 +34,7 @@ export function checkProgress(fraction: unknown, message: unknown): ProgressValu
   if (typeof fraction !== "number" || !(fraction >= 0 && fraction <= 1)) {
     throw new SoniqError(
       "INVALID_ARGS",
-      `ctx.progress(fraction): fraction must be a number from 0 to 1, got ${String(fraction)}`,
+      `ctx.progress(fraction): fraction must be a number from 0 to 1, got ${valueText(fraction)}`,
     );
   }
   if (message !== undefined && message !== null && typeof message !== "string") {

@@ -46,6 +46,9 @@ function targetOf(target: RemoteTarget): AnswerTarget {
   }
   if ("taskId" in target) {
     assertTaskId(target.taskId);
+    if (target.job !== undefined && (typeof target.job !== "string" || target.job === "")) {
+      throw new SoniqError("INVALID_OPTION", "job must be the job name of the task, as text");
+    }
     return target.job === undefined
       ? { taskId: target.taskId }
       : { taskId: target.taskId, name: target.job };

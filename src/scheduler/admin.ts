@@ -14,6 +14,7 @@ import type {
 } from "../backends/contract/index.js";
 import { SoniqError } from "../errors.js";
 import type { Logger } from "../observability/logger.js";
+import { valueText } from "../value-text.js";
 import { manualDedupKey } from "./outcomes.js";
 import { reconcileSchedules, type SyncReport } from "./reconcile.js";
 import { between, compileRecurrence, type Timing, upcoming } from "./recurrence.js";
@@ -69,13 +70,18 @@ export class ScheduleAdmin {
 
   /**
    * One schedule with its next `next` instants (default 5) and its newest `runs` history rows
-   * (default 20). @throws SoniqError `NOT_FOUND`.
+   * (default 20), each at most 1000.
+   * @throws SoniqError `NOT_FOUND`; `INVALID_OPTION` for a count that is not an integer in range.
    */
   async show(id: string, options: { next?: number; runs?: number } = {}): Promise<ScheduleDetails> {
+    if (typeof options !== "object" || options === null) {
+      throw new SoniqError("INVALID_OPTION", "show options must be { next?, runs? }");
+    }
+    const count = countOption("next", options.next ?? 5, 0);
+    const runs = countOption("runs", options.runs ?? 20, 1);
     const store = await this.store();
     const schedule = await store.scheduleGet({ id });
     if (!schedule) throw notFound(id);
-    const count = options.next ?? 5;
     const upcomingDates =
       schedule.nextRunAt === null
         ? []
@@ -88,18 +94,33 @@ export class ScheduleAdmin {
     return {
       schedule,
       upcoming: upcomingDates,
-      runs: await store.scheduleRuns({ id, limit: options.runs ?? 20 }),
+      runs: await store.scheduleRuns({ id, limit: runs }),
     };
   }
 
   /**
    * The next instants of an expression, without storing anything.
-   * @throws SoniqError `INVALID_SCHEDULE` for a bad expression, zone, `every` or count.
+   * @throws SoniqError `INVALID_SCHEDULE` for a bad expression, zone, `every`, count or `from`.
    */
   async preview(options: PreviewOptions): Promise<Date[]> {
+    if (typeof options !== "object" || options === null) {
+      throw new SoniqError("INVALID_SCHEDULE", "preview options must be { cron | every, … }");
+    }
     const count = options.count ?? 5;
     if (!Number.isInteger(count) || count < 1 || count > 1000) {
-      throw new SoniqError("INVALID_SCHEDULE", `count must be an integer 1..1000, got ${count}`);
+      throw new SoniqError(
+        "INVALID_SCHEDULE",
+        `count must be an integer 1..1000, got ${valueText(count)}`,
+      );
+    }
+    if (
+      options.from !== undefined &&
+      !(options.from instanceof Date && !Number.isNaN(options.from.getTime()))
+    ) {
+      throw new SoniqError(
+        "INVALID_SCHEDULE",
+        `from must be a valid Date, got ${valueText(options.from)}`,
+      );
     }
     if ((options.cron === undefined) === (options.every === undefined)) {
       throw new SoniqError("INVALID_SCHEDULE", "give exactly one of cron and every");
@@ -208,9 +229,12 @@ export class ScheduleAdmin {
     return report;
   }
 
-  /** History of one schedule, newest first. */
+  /**
+   * History of one schedule, newest first, at most `limit` rows (1–1000).
+   * @throws SoniqError `INVALID_OPTION` for a bad limit.
+   */
   async runs(id: string, limit = 100): Promise<ScheduleRunRow[]> {
-    return (await this.store()).scheduleRuns({ id, limit });
+    return (await this.store()).scheduleRuns({ id, limit: countOption("limit", limit, 1) });
   }
 
   /** Re-reads the row and retries the compare-and-set until it holds (or `build` says no change). */
@@ -237,6 +261,20 @@ export class ScheduleAdmin {
     }
     throw new Error(`schedule ${id} kept changing; try again`);
   }
+}
+
+/**
+ * A count option: an integer from `min` to 1000.
+ * @throws SoniqError `INVALID_OPTION`.
+ */
+function countOption(name: string, value: unknown, min: number): number {
+  if (typeof value !== "number" || !Number.isInteger(value) || value < min || value > 1000) {
+    throw new SoniqError(
+      "INVALID_OPTION",
+      `${name} must be an integer from ${min} to 1000, got ${valueText(value)}`,
+    );
+  }
+  return value;
 }
 
 function notFound(id: string): SoniqError {

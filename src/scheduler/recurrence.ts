@@ -12,6 +12,7 @@
  */
 import { Cron } from "croner";
 import { SoniqError } from "../errors.js";
+import { valueText } from "../value-text.js";
 
 /** How a schedule recurs. */
 export type Timing =
@@ -135,7 +136,7 @@ function everyNext(seconds: number, startAt: number | null): (afterMs: number) =
   if (typeof seconds !== "number" || !Number.isFinite(seconds) || seconds < 1) {
     throw new SoniqError(
       "INVALID_SCHEDULE",
-      `every must be a number of seconds >= 1, got ${String(seconds)}`,
+      `every must be a number of seconds >= 1, got ${valueText(seconds)}`,
     );
   }
   const periodMs = Math.round(seconds * 1000);

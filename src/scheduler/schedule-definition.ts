@@ -13,6 +13,7 @@ import {
 } from "../jobs/enqueue-options.js";
 import type { JobDefinition } from "../jobs/job-definition.js";
 import { toJsonText } from "../jobs/payload.js";
+import { valueText } from "../value-text.js";
 import type { MissedPolicyName, OverlapPolicy } from "./outcomes.js";
 import { compileRecurrence, periodSeconds, type Recurrence, type Timing } from "./recurrence.js";
 
@@ -84,7 +85,7 @@ const SCHEDULE_ID = /^[a-z][a-z0-9_-]*(\.[a-z][a-z0-9_-]*)*$/;
 export const DEFAULT_HISTORY = 100;
 
 function bad(id: unknown, message: string, cause?: unknown): SoniqError {
-  return new SoniqError("INVALID_SCHEDULE", `schedule ${String(id)}: ${message}`, {
+  return new SoniqError("INVALID_SCHEDULE", `schedule ${valueText(id)}: ${message}`, {
     cause,
     details: { schedule: id },
   });
@@ -92,7 +93,7 @@ function bad(id: unknown, message: string, cause?: unknown): SoniqError {
 
 function seconds(id: string, name: string, value: unknown): number {
   if (typeof value !== "number" || !Number.isFinite(value) || value < 0) {
-    throw bad(id, `${name} must be a number of seconds >= 0, got ${String(value)}`);
+    throw bad(id, `${name} must be a number of seconds >= 0, got ${valueText(value)}`);
   }
   return value;
 }
@@ -177,7 +178,7 @@ export class ScheduleDefinition {
     }
     const policy = missed.policy ?? "latest";
     if (!["skip", "latest", "all"].includes(policy)) {
-      throw bad(id, `missed.policy must be skip, latest or all, got ${String(policy)}`);
+      throw bad(id, `missed.policy must be skip, latest or all, got ${valueText(policy)}`);
     }
     const period =
       timing.kind === "every"
@@ -191,15 +192,15 @@ export class ScheduleDefinition {
         : seconds(id, "missed.within", missed.within);
     const max = missed.max ?? 100;
     if (!Number.isInteger(max) || max < 1) {
-      throw bad(id, `missed.max must be an integer >= 1, got ${String(max)}`);
+      throw bad(id, `missed.max must be an integer >= 1, got ${valueText(max)}`);
     }
     const overlap = options.overlap ?? "allow";
     if (overlap !== "allow" && overlap !== "skip") {
-      throw bad(id, `overlap must be allow or skip, got ${String(overlap)}`);
+      throw bad(id, `overlap must be allow or skip, got ${valueText(overlap)}`);
     }
     const history = options.history ?? DEFAULT_HISTORY;
     if (!Number.isInteger(history) || history < 1 || history > 100_000) {
-      throw bad(id, `history must be an integer 1..100000, got ${String(history)}`);
+      throw bad(id, `history must be an integer 1..100000, got ${valueText(history)}`);
     }
     const enqueue = options.enqueue ?? {};
     for (const key of Object.keys(enqueue)) {

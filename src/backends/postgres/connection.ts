@@ -16,6 +16,12 @@ import { SESSION_SETUP, type Statements } from "./sql.js";
 /** SQLSTATEs meaning the schema or a table is missing: undefined_table, invalid_schema_name. */
 const MISSING_SCHEMA_CODES = new Set(["42P01", "3F000"]);
 
+/**
+ * SQLSTATEs of a text parameter PostgreSQL cannot hold (U+0000): character_not_in_repertoire
+ * (`invalid byte sequence for encoding "UTF8": 0x00`) and untranslatable_character.
+ */
+const UNSTORABLE_TEXT_CODES = new Set(["22021", "22P05"]);
+
 /** What one statement returned. */
 export interface PgResult<R> {
   /** The rows, typed by the caller. */
@@ -113,6 +119,16 @@ export class PgConnection {
       });
     }
     const code = (err as { code?: unknown } | null)?.code;
+    if (typeof code === "string" && UNSTORABLE_TEXT_CODES.has(code)) {
+      // Text with U+0000 given as a parameter (an id, a name): PostgreSQL text cannot hold it,
+      // so nothing stored can match it and nothing could store it. The caller's input, not the
+      // server's failure.
+      return new SoniqError(
+        "INVALID_INPUT",
+        "PostgreSQL text cannot hold U+0000 (a NUL character); no id, name or key contains one",
+        { cause: err },
+      );
+    }
     if (typeof code === "string" && MISSING_SCHEMA_CODES.has(code)) {
       return new SoniqError(
         "SCHEMA_NOT_READY",
