@@ -123,5 +123,7 @@ describe.each(["commonjs", "module"] as const)("a fresh %s app", (kind) => {
         ? `console.log(typeof require("soniq").Soniq)`
         : `import("soniq").then((m) => console.log(typeof m.Soniq))`;
     expect(run(dir, "node", ["-e", load]).trim()).toBe("function");
-  });
+    // npm install, tsx and three CLI processes: about 30 s alone, 100 s seen with two files in
+    // parallel on a loaded 2-core machine; the bound is for a hang, not a speed.
+  }, 300_000);
 });
