@@ -1,9 +1,24 @@
 /**
- * `npm run deploy-sim [-- --json] [-- --engine sqlite|postgres]`: the eight deploy cases of
- * docs/remote-jobs.md ("Verifying it") with real `soniq worker` processes and the local test
- * provider, on a SQLite file and (when reachable) PostgreSQL. Prints one line per case (or JSON)
- * and exits 1 when any case fails, a submission was duplicated or a task id orphaned.
+ * `npm run deploy-sim [-- --json] [-- --engine sqlite|postgres] [-- --rolling]`: on a SQLite
+ * file and (when reachable) PostgreSQL,
+ * - the eight deploy cases of docs/remote-jobs.md ("Verifying it") with real `soniq worker`
+ *   processes and the local test provider: one line per case; fails when any case fails, a
+ *   submission was duplicated or a task id orphaned;
+ * - then the rolling deploy (test/deploy/rolling-deploy.ts; README, "Deploying new job code"):
+ *   version-1 workers replaced one by one by version-2 workers under a steady load of both
+ *   versions' jobs; prints per kind of job (name@version) how many were enqueued, ran (on old and
+ *   new workers), were upgraded, dead-lettered and waited for a capable worker, and the longest
+ *   wait; fails when a job was dead-lettered, ran twice or never, a new job ran on an old worker,
+ *   an old job ran on a new worker without its upgrade, or a worker's drain did not exit 0.
+ * `--rolling` runs only the rolling deploy. Exits 1 when anything failed. `--json` prints one
+ * JSON document instead of lines.
  */
+
+import {
+  formatRollingReport,
+  type RollingReport,
+  runRollingDeploy,
+} from "../test/deploy/rolling-deploy.js";
 import { dropSchemas, postgresAvailable } from "../test/helpers/postgres.js";
 import { startRemoteProvider } from "../test/helpers/remote-provider.js";
 import { removeTempDirs } from "../test/helpers/temp.js";
@@ -17,6 +32,8 @@ import {
 
 const argv = process.argv.slice(2);
 const json = argv.includes("--json");
+/** `--rolling`: only the rolling deploy, not the eight remote-job cases. */
+const rollingOnly = argv.includes("--rolling");
 const engineArg = argv.includes("--engine") ? argv[argv.indexOf("--engine") + 1] : undefined;
 /** `--crash-runs N`: also SIGKILL a worker N times at each durable-write boundary. */
 const crashRuns = argv.includes("--crash-runs")
@@ -31,7 +48,9 @@ if (engineArg !== "sqlite") {
 const provider = await startRemoteProvider();
 const started = Date.now();
 try {
-  const { cases, schemas } = await runDeploySim(provider, engines);
+  const { cases, schemas } = rollingOnly
+    ? { cases: [], schemas: [] as string[] }
+    : await runDeploySim(provider, engines);
   const crashes: CrashReport[] = [];
   for (const engine of crashRuns > 0 ? engines : []) {
     const store = await freshStore(engine);
@@ -39,6 +58,12 @@ try {
     for (let run = 0; run < crashRuns; run += 1) {
       for (const point of CRASH_POINTS) crashes.push(await runCrashPoint(store, provider, point));
     }
+  }
+  const rolling: RollingReport[] = [];
+  for (const engine of engines) {
+    const { report, store } = await runRollingDeploy(engine);
+    if (store.schema) schemas.push(store.schema);
+    rolling.push(report);
   }
   await dropSchemas(schemas);
   const totals = {
@@ -50,9 +75,12 @@ try {
     frozen: cases.reduce((n, c) => n + c.frozen, 0),
     crash_runs: crashes.length,
     crash_runs_passed: crashes.filter((c) => c.ok).length,
+    rolling_runs: rolling.length,
+    rolling_runs_passed: rolling.filter((r) => r.ok).length,
     duration_ms: Date.now() - started,
   };
-  if (json) process.stdout.write(`${JSON.stringify({ totals, cases, crashes }, null, 2)}\n`);
+  if (json)
+    process.stdout.write(`${JSON.stringify({ totals, cases, crashes, rolling }, null, 2)}\n`);
   else {
     for (const c of cases) {
       process.stdout.write(
@@ -64,11 +92,13 @@ try {
         `FAIL  ${c.engine} SIGKILL ${c.point}: final=${c.final} posts=${JSON.stringify(c.posts)}\n`,
       );
     }
+    for (const r of rolling) process.stdout.write(`${formatRollingReport(r)}\n`);
     process.stdout.write(`${JSON.stringify(totals)}\n`);
   }
   process.exitCode =
     totals.passed === totals.cases &&
     totals.crash_runs_passed === totals.crash_runs &&
+    totals.rolling_runs_passed === totals.rolling_runs &&
     totals.duplicate_submissions === 0 &&
     totals.orphaned_task_ids === 0
       ? 0
