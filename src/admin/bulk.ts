@@ -42,14 +42,42 @@ export interface BulkSource {
   page(cursor: string | null, limit: number): Promise<{ ids: string[]; nextCursor: string | null }>;
 }
 
+/** The option keys every bulk request takes (besides its `ids`/`filter` and, for jobs, `action`). */
+const BULK_OPTION_KEYS = ["expectedCount", "dryRun", "batchSize", "onProgress"] as const;
+
 /**
- * Checks that a bulk request is an object (its fields are checked where they are used).
- * @throws SoniqError `INVALID_OPTION`.
+ * Checks that a bulk request is an object with only the keys it takes: `fields` (its own, such
+ * as `ids`, `filter`, `action`) and the {@link BulkOptions}. An unknown key (a misspelt
+ * `expectedCount`, say) is refused rather than ignored — ignoring it would drop the guard it meant.
+ * @throws SoniqError `INVALID_OPTION` (its `details.option` names the unknown key).
  */
-export function assertBulkRequest(request: unknown): asserts request is object {
+export function assertBulkRequest(
+  request: unknown,
+  fields: readonly string[],
+): asserts request is object {
   if (typeof request !== "object" || request === null || Array.isArray(request)) {
     throw new SoniqError("INVALID_OPTION", "a bulk action takes { ids } or { filter } and options");
   }
+  const known = [...fields, ...BULK_OPTION_KEYS];
+  const unknown = Object.keys(request).find((key) => !known.includes(key));
+  if (unknown !== undefined) {
+    throw new SoniqError(
+      "INVALID_OPTION",
+      `${JSON.stringify(unknown)} is not a bulk action option (known: ${known.join(", ")})`,
+      { details: { option: unknown } },
+    );
+  }
+}
+
+/**
+ * The upper bound of a bulk action's filter on its rows' instant (`createdBefore` for jobs,
+ * `deadBefore` for dead letters): the instant the action began (`now`, the store's clock) + 1 ms,
+ * or the caller's own bound if that is earlier — so rows that arrive while it runs are never
+ * touched, whatever bound the caller gave.
+ */
+export function bulkBound(now: Date, given: Date | undefined): Date {
+  const began = now.getTime() + 1;
+  return new Date(given === undefined ? began : Math.min(given.getTime(), began));
 }
 
 /**

@@ -5,7 +5,14 @@
  */
 import type { DeadLetterFilter } from "../backends/contract/index.js";
 import { isSoniqError, SoniqError } from "../errors.js";
-import { assertBulkRequest, type BulkOptions, type BulkResult, bulkIds, runBulk } from "./bulk.js";
+import {
+  assertBulkRequest,
+  type BulkOptions,
+  type BulkResult,
+  bulkBound,
+  bulkIds,
+  runBulk,
+} from "./bulk.js";
 import { type DeadLetterQuery, type PageOptions, toDeadLetterFilter, toPage } from "./filters.js";
 import type { AdminDeps } from "./jobs-admin.js";
 import { type DeadLetterView, deadLetterView } from "./views.js";
@@ -113,19 +120,19 @@ export class DeadLettersAdmin {
     request: DeadLetterBulkRequest,
     act: (id: string) => Promise<boolean>,
   ): Promise<BulkResult> {
-    assertBulkRequest(request);
+    assertBulkRequest(request, ["ids", "filter"]);
     const { ids, filter: query, ...options } = request;
     if ((ids === undefined) === (query === undefined)) {
       throw new SoniqError("INVALID_OPTION", "give either ids or filter (use filter: {} for all)");
     }
     const backend = await this.deps.backend();
-    const filter: DeadLetterFilter =
-      ids !== undefined
-        ? { ids: bulkIds(ids) }
-        : {
-            deadBefore: new Date((await backend.now()).getTime() + 1),
-            ...toDeadLetterFilter(query),
-          };
+    let filter: DeadLetterFilter;
+    if (ids !== undefined) filter = { ids: bulkIds(ids) };
+    else {
+      // Bounded by the instant the action began: rows dead-lettered meanwhile are not touched.
+      const checked = toDeadLetterFilter(query);
+      filter = { ...checked, deadBefore: bulkBound(await backend.now(), checked.deadBefore) };
+    }
     return runBulk(
       {
         count: () => backend.admin.deadLetterCount({ filter }),

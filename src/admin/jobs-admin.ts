@@ -8,7 +8,14 @@ import type { Backend, CancelRequestState, JobFilter } from "../backends/contrac
 import { SoniqError } from "../errors.js";
 import type { EventBus } from "../observability/event-bus.js";
 import type { SoniqEventMap } from "../observability/events.js";
-import { assertBulkRequest, type BulkOptions, type BulkResult, bulkIds, runBulk } from "./bulk.js";
+import {
+  assertBulkRequest,
+  type BulkOptions,
+  type BulkResult,
+  bulkBound,
+  bulkIds,
+  runBulk,
+} from "./bulk.js";
 import { type JobQuery, type PageOptions, toJobFilter, toPage } from "./filters.js";
 import {
   deadLetterView,
@@ -207,7 +214,7 @@ export class JobsAdmin {
    * `COUNT_MISMATCH`.
    */
   async bulk(request: JobBulkRequest): Promise<BulkResult> {
-    assertBulkRequest(request);
+    assertBulkRequest(request, ["action", "ids", "filter"]);
     const { action, ids, filter: query, ...options } = request;
     if (!["cancel", "retry", "delete"].includes(action)) {
       throw new SoniqError("INVALID_OPTION", `action must be cancel, retry or delete`);
@@ -216,13 +223,12 @@ export class JobsAdmin {
       throw new SoniqError("INVALID_OPTION", "give either ids or filter (use filter: {} for all)");
     }
     const backend = await this.deps.backend();
-    const filter: JobFilter =
-      ids !== undefined
-        ? { ids: bulkIds(ids) }
-        : { createdBefore: await backend.now(), ...toJobFilter(query) };
-    if (filter.createdBefore && query?.createdBefore === undefined) {
+    let filter: JobFilter;
+    if (ids !== undefined) filter = { ids: bulkIds(ids) };
+    else {
       // Bounded by the instant the action began: later enqueues are not touched.
-      filter.createdBefore = new Date(filter.createdBefore.getTime() + 1);
+      const checked = toJobFilter(query);
+      filter = { ...checked, createdBefore: bulkBound(await backend.now(), checked.createdBefore) };
     }
     const act = async (id: string): Promise<boolean> => {
       if (action === "cancel") {

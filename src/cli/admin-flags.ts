@@ -165,6 +165,25 @@ export function withBulkFlags(command: Command): Command {
 }
 
 /**
+ * Refuses `--dry-run` and `--expected-count` on an action given by ids: they guard a bulk action
+ * (`--all`), and ids are acted on one by one — silently ignoring them would, say, cancel the jobs
+ * a `--dry-run` was meant only to count.
+ * @throws SoniqError `INVALID_INPUT` when either flag is set.
+ */
+export function assertNoBulkGuardsWithIds(flags: BulkFlags): void {
+  const given = [
+    ...(flags.dryRun ? ["--dry-run"] : []),
+    ...(flags.expectedCount !== undefined ? ["--expected-count"] : []),
+  ];
+  if (given.length > 0) {
+    throw new SoniqError(
+      "INVALID_INPUT",
+      `${given.join(" and ")} go${given.length === 1 ? "es" : ""} with --all (a bulk action), not with ids: nothing was changed`,
+    );
+  }
+}
+
+/**
  * Asks `question` on the terminal; true for "y"/"yes".
  * @throws SoniqError `INVALID_INPUT` when standard input is not a terminal (pass `--yes`).
  */

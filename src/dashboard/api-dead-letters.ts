@@ -3,7 +3,15 @@
  * arguments as a download, replay and delete (one, a selection, or everything matching), and the
  * NDJSON export of everything matching.
  */
-import { bodyIds, download, expectedCount, forbidden, many, pageParams } from "./api-jobs.js";
+import {
+  bodyIds,
+  download,
+  expectedCount,
+  forbidden,
+  many,
+  onlyKeys,
+  pageParams,
+} from "./api-jobs.js";
 import { YIELDING_BULK } from "./operations.js";
 import { jsonText } from "./preview.js";
 import { BadRequest, jsonBody, type Route } from "./route.js";
@@ -102,6 +110,7 @@ export const deadLetterRoutes: Route[] = [
     path: "/api/dead-letter/bulk",
     async handle(ctx) {
       const body = await jsonBody(ctx.request);
+      onlyKeys(body, ["action", "ids", "filter", "expectedCount"]);
       const action = body.action;
       if (action !== "replay" && action !== "delete")
         throw new BadRequest("action must be replay or delete");

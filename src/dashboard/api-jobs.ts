@@ -3,7 +3,7 @@
  * value downloads, cancel / retry / delete, and bulk actions on a selection or on everything that
  * matches (`expectedCount` guards the latter).
  */
-
+import { SoniqError } from "../errors.js";
 import { YIELDING_BULK } from "./operations.js";
 import { jsonText } from "./preview.js";
 import { withRemotePhases } from "./remote-timeline.js";
@@ -72,6 +72,22 @@ export function filterParams(filter: unknown): URLSearchParams {
   return params;
 }
 
+/**
+ * Refuses a bulk body key outside `known` (a misspelt `expectedCount` would drop the guard it
+ * meant), as the admin API refuses unknown bulk request keys.
+ * @throws SoniqError `INVALID_OPTION` (400) naming the key in `details.option`.
+ */
+export function onlyKeys(body: Record<string, unknown>, known: readonly string[]): void {
+  const unknown = Object.keys(body).find((key) => !known.includes(key));
+  if (unknown !== undefined) {
+    throw new SoniqError(
+      "INVALID_OPTION",
+      `${JSON.stringify(unknown)} is not a field of this request (known: ${known.join(", ")})`,
+      { details: { option: unknown } },
+    );
+  }
+}
+
 /** Ids from a JSON body (`ids: string[]`), or undefined. */
 export function bodyIds(body: Record<string, unknown>): string[] | undefined {
   if (body.ids === undefined) return undefined;
@@ -136,6 +152,7 @@ export const jobRoutes: Route[] = [
     path: "/api/jobs/bulk",
     async handle(ctx) {
       const body = await jsonBody(ctx.request);
+      onlyKeys(body, ["action", "ids", "filter", "expectedCount"]);
       const action = body.action;
       if (action !== "cancel" && action !== "retry" && action !== "delete") {
         throw new BadRequest("action must be cancel, retry or delete");

@@ -6,7 +6,7 @@
  * is the action's own (`jobs.cancel`, `deadLetters.replay`, …); the start is audited once.
  */
 import { filterFrom } from "./api-dead-letters.js";
-import { bodyIds, expectedCount, filterParams, forbidden, jobQuery } from "./api-jobs.js";
+import { bodyIds, expectedCount, filterParams, forbidden, jobQuery, onlyKeys } from "./api-jobs.js";
 import { type BulkRun, OPERATION_BATCH_SIZE } from "./operations.js";
 import { BadRequest, jsonBody, type Route } from "./route.js";
 
@@ -22,6 +22,7 @@ export const operationRoutes: Route[] = [
     path: "/api/operations",
     async handle(ctx) {
       const body = await jsonBody(ctx.request);
+      onlyKeys(body, ["target", "action", "ids", "filter", "expectedCount"]);
       const target = body.target;
       if (target !== "jobs" && target !== "dead-letter") {
         throw new BadRequest('target must be "jobs" or "dead-letter"');

@@ -130,6 +130,15 @@ function specValues(spec: ScheduleSpec, nextRunAt: Date | null): unknown[] {
   ];
 }
 
+/**
+ * An id PostgreSQL text cannot hold (U+0000): no stored schedule has it, so a lookup by it finds
+ * nothing (the schedule admin answers NOT_FOUND, as on every other store) rather than reaching
+ * the server, which refuses the parameter (INVALID_INPUT).
+ */
+function unstorable(id: string): boolean {
+  return typeof id === "string" && id.includes("\u0000");
+}
+
 /** See the module comment. */
 export class PgScheduleStore implements ScheduleStore {
   constructor(
@@ -151,6 +160,7 @@ export class PgScheduleStore implements ScheduleStore {
   }
 
   async scheduleGet({ id }: ScheduleIdParams): Promise<ScheduleRow | null> {
+    if (unstorable(id)) return null;
     const { rows } = await this.port.query<RawSchedule>(this.sql.getSchedule, [id]);
     return rows[0] ? toScheduleRow(rows[0]) : null;
   }
@@ -220,10 +230,12 @@ export class PgScheduleStore implements ScheduleStore {
   }
 
   async scheduleRemove({ id }: ScheduleIdParams): Promise<boolean> {
+    if (unstorable(id)) return false;
     return (await this.port.query(this.sql.removeSchedule, [id])).rowCount > 0;
   }
 
   async scheduleRuns({ id, limit }: ScheduleRunsParams): Promise<ScheduleRunRow[]> {
+    if (unstorable(id)) return [];
     const { rows } = await this.port.query<RawRun>(this.sql.scheduleRuns, [id, limit]);
     return rows.map((r) => ({
       scheduleId: r.schedule_id,

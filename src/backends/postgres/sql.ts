@@ -812,13 +812,20 @@ export type AdminStatements = ReturnType<typeof buildAdminStatements>;
 /**
  * `j.args` as PostgreSQL can read it: its json parser turns every string into text, and text cannot
  * hold U+0000, so one `\u0000` escape anywhere in a job's arguments failed every `args.` filter
- * ("unsupported Unicode escape sequence"). Arguments with such an escape are read with each one
- * (preceded by an even run of backslashes: a real escape, not an escaped backslash before "u0000")
- * turned into `\ufffd`; the filter's path and value get the same mapping (admin-params.ts), so
- * U+0000 compares as U+FFFD there. Arguments without one are read as they are.
+ * ("unsupported Unicode escape sequence"); nor does the parser take a lone UTF-16 surrogate
+ * escape (`\ud800` not followed by a low one, or a low one alone — JSON.stringify writes a lone
+ * surrogate so), which failed every `args.` filter the same way ("Unicode low surrogate must
+ * follow a high surrogate"). Arguments with either are read with each such escape (preceded by an
+ * even run of backslashes: a real escape, not an escaped backslash before "u0000") turned into
+ * `\ufffd`; the filter's path and value get the same mapping (admin-params.ts), so U+0000 and a
+ * lone surrogate compare as U+FFFD there. Arguments without one are read as they are.
  */
-const ARGS_WITHOUT_NUL = String.raw`(CASE WHEN strpos(j.args::text, '\u0000') = 0 THEN j.args
-    ELSE regexp_replace(j.args::text, '(?<!\\)((?:\\\\)*)\\u0000', '\1\\ufffd', 'g')::json END)`;
+const ARGS_WITHOUT_NUL = String.raw`(CASE WHEN strpos(j.args::text, '\u0000') = 0
+      AND j.args::text !~* '\\ud[89a-f]' THEN j.args
+    ELSE regexp_replace(regexp_replace(regexp_replace(j.args::text,
+      '(?<!\\)((?:\\\\)*)\\u0000', '\1\\ufffd', 'g'),
+      '(?<!\\)((?:\\\\)*)\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})', '\1\\ufffd', 'g'),
+      '(?<!\\)((?:\\\\)*)(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}', '\1\\ufffd', 'g')::json END)`;
 
 /**
  * Whether row `alias` has one of the statuses `list` (a text[] expression) as operators read

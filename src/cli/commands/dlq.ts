@@ -12,6 +12,7 @@ import { SoniqError } from "../../errors.js";
 import type { Soniq } from "../../soniq.js";
 import {
   type AdminFlags,
+  assertNoBulkGuardsWithIds,
   type BulkFlags,
   bulkWithConfirmation,
   type DeadLetterFilterFlags,
@@ -63,6 +64,7 @@ async function act(
     );
   }
   if (ids.length > 0) {
+    assertNoBulkGuardsWithIds(flags);
     for (const id of ids) {
       if (verb === "replay") await soniq.deadLetters.replay(id);
       else await soniq.deadLetters.delete(id);

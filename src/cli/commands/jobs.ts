@@ -12,6 +12,7 @@ import { SoniqError } from "../../errors.js";
 import type { Soniq } from "../../soniq.js";
 import {
   type AdminFlags,
+  assertNoBulkGuardsWithIds,
   type BulkFlags,
   bulkWithConfirmation,
   dueText,
@@ -111,6 +112,7 @@ async function act(
     );
   }
   if (ids.length > 0) {
+    assertNoBulkGuardsWithIds(flags);
     const results: Array<{ id: string; state: string }> = [];
     for (const id of ids) results.push({ id, state: await one(id) });
     print(flags.json, ids.length === 1 ? results[0] : results, () =>

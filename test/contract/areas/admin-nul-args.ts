@@ -36,5 +36,29 @@ export function adminNulArgsCases({ make }: ContractContext): void {
       expect((await soniq.jobs.get(literal))?.status).toBe("queued");
       expect(await soniq.jobs.count({ queue: "nul", status: "cancelled" })).toBe(2);
     });
+
+    it("args filter › one job's arguments hold a lone UTF-16 surrogate › filters, count and a filtered bulk work", async () => {
+      // Found by the dashboard HTTP fuzz: PostgreSQL's json parser refuses `\ud800` without a low
+      // surrogate after it, so every `args.` filter once failed (500) for everyone.
+      const b = await make();
+      const soniq = soniqOn(b);
+      const lone = await put(b, {
+        queue: "sur",
+        args: '{"note":"x\\ud800y","low":"\\udc00","pair":"\\ud83d\\ude00","user":{"id":7}}',
+      });
+      const plain = await put(b, { queue: "sur", args: '{"note":"plain","user":{"id":7}}' });
+      const ids = async (args: NonNullable<JobQuery["args"]>) =>
+        (await soniq.jobs.list({ args })).jobs.map((j) => j.id).sort();
+      expect(await ids({ path: "user.id", equals: 7 })).toEqual([lone, plain].sort());
+      expect(await ids({ path: "pair", equals: "\ud83d\ude00" })).toEqual([lone]);
+      expect(await soniq.jobs.count({ args: { path: "note", equals: "plain" } })).toBe(1);
+      expect(
+        await soniq.jobs.bulk({
+          action: "cancel",
+          filter: { args: { path: "user.id", equals: 7 } },
+          expectedCount: 2,
+        }),
+      ).toEqual({ matched: 2, done: 2, skipped: 0, dryRun: false });
+    });
   });
 }
