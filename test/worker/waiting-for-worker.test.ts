@@ -149,6 +149,21 @@ describeEachBackend("waiting for a worker that can run it", (target) => {
     ]);
   });
 
+  it("a definition added after the worker started › recorded on its row at its next claim", async () => {
+    const backend = await target.open();
+    const running = instanceOn(backend);
+    running.job({ name: "mail.send", handler: async () => undefined });
+    const worker = running.worker();
+    await worker.start();
+    running.job({ name: "pdf.render", version: 3, handler: async () => undefined });
+    const row = await waitFor(async () => {
+      const [mine] = await backend.admin.workerCapabilities({ defaultHeartbeatTimeoutSeconds: 30 });
+      return mine?.jobVersions?.["pdf.render"] === 3 ? mine : null;
+    });
+    expect(row.jobVersions).toEqual({ "mail.send": 1, "pdf.render": 3 });
+    await worker.stop();
+  });
+
   it("unclaimableAfter › dead-letters with no_capable_worker after that long, not before", async () => {
     const backend = await target.open();
     const running = instanceOn(backend);

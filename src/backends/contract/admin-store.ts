@@ -390,6 +390,15 @@ export interface AdminStore {
    */
   workerDetails(params: { defaultHeartbeatTimeoutSeconds: number }): Promise<WorkerDetail[]>;
   /**
+   * Records again what a running worker can run (`job_versions`: per job name, its definition's
+   * version), after definitions were added to it since it registered. An unknown id changes
+   * nothing.
+   */
+  workerRecordJobs(params: {
+    workerId: string;
+    jobVersions: Readonly<Record<string, number>>;
+  }): Promise<void>;
+  /**
    * What each live worker can run (job names and versions it recorded at registration), for
    * the leader's search for jobs no live worker can run. Liveness as {@link workerDetails}.
    */

@@ -461,6 +461,17 @@ export class PgAdminStore implements AdminStore {
     }));
   }
 
+  /** One UPDATE. See {@link AdminStore.workerRecordJobs}. */
+  async workerRecordJobs(params: {
+    workerId: string;
+    jobVersions: Readonly<Record<string, number>>;
+  }): Promise<void> {
+    await this.host.run(this.host.sql.workerRecordJobs, [
+      params.workerId,
+      JSON.stringify(params.jobVersions),
+    ]);
+  }
+
   /** One read of the live worker rows. See {@link AdminStore.workerCapabilities}. */
   async workerCapabilities(params: {
     defaultHeartbeatTimeoutSeconds: number;

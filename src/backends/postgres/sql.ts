@@ -1275,6 +1275,9 @@ export function buildAdminStatements(schema: string) {
       )
       SELECT name, pg_notify($5, name) FROM up`,
 
+    /** `$1` worker id, `$2` job versions jsonb (name → version). */
+    workerRecordJobs: `UPDATE ${workers} SET job_versions = $2::jsonb WHERE id = $1`,
+
     /**
      * `$1` default heartbeat timeout seconds → per live worker: `id`, `queues`, `job_versions`
      * (jsonb; NULL for a worker of an earlier release).

@@ -503,6 +503,19 @@ export class SqliteAdminStore implements AdminStore {
     return rows.map(toWorkerDetail);
   }
 
+  /** One UPDATE. See {@link AdminStore.workerRecordJobs}. */
+  async workerRecordJobs(params: {
+    workerId: string;
+    jobVersions: Readonly<Record<string, number>>;
+  }): Promise<void> {
+    await this.conn.use((s) => {
+      s.statement("workerRecordJobs").run({
+        id: params.workerId,
+        jobVersions: JSON.stringify(params.jobVersions),
+      });
+    });
+  }
+
   /** One read of the live worker rows. See {@link AdminStore.workerCapabilities}. */
   async workerCapabilities(params: {
     defaultHeartbeatTimeoutSeconds: number;
@@ -527,15 +540,14 @@ export class SqliteAdminStore implements AdminStore {
   /** A skip-scan, one index probe per group. See {@link AdminStore.jobQueuedGroups}. */
   async jobQueuedGroups(): Promise<QueuedGroup[]> {
     return this.conn.use((s) => {
+      const first = s.statement("queuedGroupFirst");
       const next = s.statement("queuedGroupAfter");
       const groups: QueuedGroup[] = [];
       let after: QueuedGroup | null = null;
       for (;;) {
-        const row = next.get({
-          queue: after?.queue ?? null,
-          name: after?.name ?? null,
-          version: after?.version ?? null,
-        }) as QueuedGroup | undefined;
+        const row = (after === null ? first.get() : next.get({ ...after })) as
+          | QueuedGroup
+          | undefined;
         if (row === undefined) return groups;
         after = { queue: row.queue, name: row.name, version: row.version };
         groups.push(after);

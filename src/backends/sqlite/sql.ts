@@ -873,6 +873,9 @@ export const SQL = {
                                ELSE soniq_queues.unclaimable_after END,
       updated_at = excluded.updated_at`,
 
+  /** `@id`, `@jobVersions` (JSON text: name → version). */
+  workerRecordJobs: "UPDATE soniq_workers SET job_versions = @jobVersions WHERE id = @id",
+
   /**
    * `@timeoutMs` (for workers that declared none) → per live worker: `id`, `queues` (JSON text
    * or NULL), `job_versions` (JSON text; NULL for a worker of an earlier release).
@@ -881,13 +884,16 @@ export const SQL = {
     WHERE status <> 'stopped'
       AND ${NOW_MS} - last_heartbeat_at <= COALESCE(heartbeat_timeout_ms, @timeoutMs)`,
 
+  /** The first (queue, name, version) group of queued rows: one probe of soniq_jobs_waiting. */
+  queuedGroupFirst: `SELECT queue, name, version FROM soniq_jobs INDEXED BY soniq_jobs_waiting
+    WHERE status = 'queued' ORDER BY queue, name, version LIMIT 1`,
+
   /**
-   * The first (queue, name, version) group of queued rows after (`@queue`, `@name`, `@version`)
-   * (pass NULLs for the first): one probe of soniq_jobs_waiting; the caller skips group to group.
+   * The first (queue, name, version) group of queued rows after (`@queue`, `@name`, `@version`):
+   * one seek of soniq_jobs_waiting; the caller skips group to group.
    */
   queuedGroupAfter: `SELECT queue, name, version FROM soniq_jobs INDEXED BY soniq_jobs_waiting
-    WHERE status = 'queued'
-      AND (@queue IS NULL OR (queue, name, version) > (@queue, @name, @version))
+    WHERE status = 'queued' AND (queue, name, version) > (@queue, @name, @version)
     ORDER BY queue, name, version LIMIT 1`,
 
   /**
