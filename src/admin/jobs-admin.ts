@@ -25,6 +25,7 @@ import {
   jobView,
   timeline,
 } from "./views.js";
+import { findWaitingForWorker, type WaitingForWorker } from "./waiting-for-worker.js";
 
 /** What the admin facades need from the instance. */
 export interface AdminDeps {
@@ -38,6 +39,11 @@ export interface AdminDeps {
   readonly retentionOf?: (name: string) => number | undefined;
   /** The instance's event bus: a queued job cancelled here emits `job_cancelled`. */
   readonly events?: EventBus<SoniqEventMap>;
+  /**
+   * The caller's `heartbeatTimeout`, in seconds: judges the liveness of workers that declared
+   * none ({@link JobsAdmin.waitingForWorker}). Default 30.
+   */
+  readonly heartbeatTimeoutSeconds?: number;
 }
 
 /** A page of jobs, newest first: list rows, which carry no result (`get(id)` does). */
@@ -65,6 +71,22 @@ export interface JobBulkRequest extends BulkOptions {
 /** See the module comment. */
 export class JobsAdmin {
   constructor(private readonly deps: AdminDeps) {}
+
+  /**
+   * Due queued jobs that no live worker can run, per queue and name: how many, the oldest one's
+   * age in seconds, and why (`unknown_name`: no live worker serving the queue has a definition
+   * of that name; `version_too_new`: some do, all of a lower version than the job's;
+   * `no_worker_for_queue`: no live worker serves the queue). Such jobs wait, untouched, for a
+   * worker that can run them (docs/operations.md, "Jobs waiting for a worker that can run them").
+   * Reads the live workers' rows and an index of queued jobs, one probe per (queue, name,
+   * version), counting only the groups no live worker can run; never finished jobs. A live worker
+   * of an earlier release recorded no job names and counts as able to run any job of its queues.
+   */
+  async waitingForWorker(): Promise<WaitingForWorker[]> {
+    const backend = await this.deps.backend();
+    const scan = await findWaitingForWorker(backend.admin, this.deps.heartbeatTimeoutSeconds ?? 30);
+    return scan.waiting;
+  }
 
   /**
    * Jobs matching `query`, newest first, one page (`limit` default 50, at most 1000). The rows

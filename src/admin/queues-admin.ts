@@ -24,7 +24,19 @@ export interface QueueSettings {
   paused?: boolean;
   /** Most jobs of the queue processing at once across every worker (1–100000); null: no limit. */
   maxRunning?: number | null;
+  /**
+   * **Seconds** (1–31 536 000) a due job of the queue may wait with no live worker able to run it
+   * (unknown name, or a version newer than any live worker's) before the maintenance leader moves
+   * it to the dead-letter queue with reason `no_capable_worker`; null: never (the default). Counted
+   * from when the job became due and, at the same time, from when the current leader first saw
+   * no live worker able to run it (docs/operations.md, "Jobs waiting for a worker that can run
+   * them").
+   */
+  unclaimableAfter?: number | null;
 }
+
+/** The longest `unclaimableAfter`, in seconds (365 days). */
+export const UNCLAIMABLE_AFTER_MAX_SECONDS = 31_536_000;
 
 /** Options of {@link QueuesAdmin.history}. */
 export interface QueueHistoryOptions {
@@ -133,7 +145,9 @@ export class QueuesAdmin {
     options: QueueWriteOptions = {},
   ): Promise<QueueInfo> {
     assertQueue(name);
-    const unknown = Object.keys(settings).filter((k) => k !== "paused" && k !== "maxRunning");
+    const unknown = Object.keys(settings).filter(
+      (k) => k !== "paused" && k !== "maxRunning" && k !== "unclaimableAfter",
+    );
     if (unknown.length > 0) {
       throw new SoniqError("INVALID_OPTION", `unknown queue setting(s) ${unknown.join(", ")}`);
     }
@@ -151,6 +165,17 @@ export class QueuesAdmin {
         `maxRunning must be an integer from 1 to 100000, or null for no limit; got ${valueText(max)}`,
       );
     }
+    const after = settings.unclaimableAfter;
+    if (
+      after !== undefined &&
+      after !== null &&
+      !(Number.isInteger(after) && after >= 1 && after <= UNCLAIMABLE_AFTER_MAX_SECONDS)
+    ) {
+      throw new SoniqError(
+        "INVALID_OPTION",
+        `unclaimableAfter must be a whole number of seconds from 1 to ${UNCLAIMABLE_AFTER_MAX_SECONDS}, or null for never; got ${valueText(after)}`,
+      );
+    }
     if (options.create !== true) {
       const known = await this.knownNames();
       if (!known.has(name)) {
@@ -166,6 +191,7 @@ export class QueuesAdmin {
       name,
       ...(settings.paused === undefined ? {} : { paused: settings.paused }),
       ...(max === undefined ? {} : { maxRunning: max }),
+      ...(after === undefined ? {} : { unclaimableAfter: after }),
     });
   }
 }

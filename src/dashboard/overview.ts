@@ -1,17 +1,24 @@
 /**
  * The overview: counts by queue × status, throughput and failure rate over 1 h and 24 h, the
  * oldest claimable age per queue, dead letters by reason, workers by shutdown state, remote jobs by
- * phase (frozen ones need an operator), and warnings derived from that state — all read through the admin API.
+ * phase (frozen ones need an operator), jobs waiting for a worker that can run them, and warnings derived from that state — all read through the admin API.
  *
  * Throughput and failures come from the job counters (`soniq.queues.history()`: whole minutes,
  * never a scan of the job tables): jobs that finished `done` in the window, whatever their
  * retention, and jobs moved to the dead-letter queue in the window (replayed or deleted since or
  * not).
  */
+import type { WaitingForWorker } from "../admin/waiting-for-worker.js";
 import type { DashboardSource } from "./source.js";
 
 /** The dead-letter reasons counted one by one (others are summed as `other`). */
-export const KNOWN_REASONS = ["max_attempts_exceeded", "crash_loop", "unknown_job", "invalid_args"];
+export const KNOWN_REASONS = [
+  "max_attempts_exceeded",
+  "crash_loop",
+  "unknown_job",
+  "invalid_args",
+  "no_capable_worker",
+];
 
 /** One window's throughput (whole minutes: the window's first minute counts whole). */
 export interface WindowStats {
@@ -36,6 +43,11 @@ export interface Overview {
   queues: Array<{ name: string; oldestDueAgeSeconds: number; paused: boolean }>;
   deadLettersByReason: Record<string, number>;
   workersByState: Record<string, number>;
+  /**
+   * Due queued jobs no live worker can run, per queue and name ("waiting for a worker that can
+   * run it"; `soniq.jobs.waitingForWorker()`), with the oldest one's wait in seconds.
+   */
+  waitingForWorker: WaitingForWorker[];
   /** Remote jobs by phase; `frozen` ones wait for an operator (the remote page). */
   remote: { submitting: number; awaiting: number; frozen: number };
   warnings: Warning[];
@@ -55,16 +67,18 @@ async function window(soniq: DashboardSource, seconds: number): Promise<WindowSt
 
 /** Builds the overview. */
 export async function overview(soniq: DashboardSource): Promise<Overview> {
-  const [remote, counts, hour, day, queues, workers, dlTotal, ...reasonCounts] = await Promise.all([
-    soniq.remote.counts(),
-    soniq.jobs.countByQueueStatus(),
-    window(soniq, 3600),
-    window(soniq, 86400),
-    soniq.queues.list(),
-    soniq.workers(),
-    soniq.deadLetters.count({}),
-    ...KNOWN_REASONS.map((reason) => soniq.deadLetters.count({ reason })),
-  ]);
+  const [waitingForWorker, remote, counts, hour, day, queues, workers, dlTotal, ...reasonCounts] =
+    await Promise.all([
+      soniq.jobs.waitingForWorker(),
+      soniq.remote.counts(),
+      soniq.jobs.countByQueueStatus(),
+      window(soniq, 3600),
+      window(soniq, 86400),
+      soniq.queues.list(),
+      soniq.workers(),
+      soniq.deadLetters.count({}),
+      ...KNOWN_REASONS.map((reason) => soniq.deadLetters.count({ reason })),
+    ]);
   const deadLettersByReason: Record<string, number> = {};
   let known = 0;
   KNOWN_REASONS.forEach((reason, i) => {
@@ -98,6 +112,12 @@ export async function overview(soniq: DashboardSource): Promise<Overview> {
       message: `${crashLoops} job(s) dead-lettered for crash_loop`,
     });
   }
+  for (const w of waitingForWorker) {
+    warnings.push({
+      kind: "waiting_for_worker",
+      message: `${w.count} ${w.name} job(s) in queue ${w.queue} waiting for a worker that can run it (${w.reason})`,
+    });
+  }
   if (remote.frozen > 0) {
     warnings.push({
       kind: "frozen_remote",
@@ -122,6 +142,7 @@ export async function overview(soniq: DashboardSource): Promise<Overview> {
     })),
     deadLettersByReason,
     workersByState,
+    waitingForWorker,
     remote: { submitting: remote.submitting, awaiting: remote.awaiting, frozen: remote.frozen },
     warnings,
   };

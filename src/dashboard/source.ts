@@ -32,7 +32,15 @@ export type SourceTimelineEntry = TimelineEntry;
 export interface DashboardSource {
   readonly jobs: Pick<
     JobsAdmin,
-    "list" | "count" | "countByQueueStatus" | "get" | "cancel" | "retry" | "delete" | "bulk"
+    | "list"
+    | "count"
+    | "countByQueueStatus"
+    | "get"
+    | "cancel"
+    | "retry"
+    | "delete"
+    | "bulk"
+    | "waitingForWorker"
   >;
   readonly deadLetters: Pick<
     DeadLettersAdmin,

@@ -1,7 +1,7 @@
 /**
  * Assembles one worker's maintenance (docs/reliability.md, "Maintenance: small services behind one
- * lease"): an elector on the maintenance lease and a maintainer that runs the rescuer, the pruner
- * and the worker reaper while this worker leads. The rescuer is also handed back for the worker's
+ * lease"): an elector on the maintenance lease and a maintainer that runs the rescuer, the pruner,
+ * the worker reaper and the waiting watch (jobs no live worker can run) while this worker leads. The rescuer is also handed back for the worker's
  * start-up pass, one of recovery's other clocks (the third is `soniq recover`).
  */
 import type { Backend } from "../backends/contract/index.js";
@@ -14,6 +14,7 @@ import { Maintainer } from "./maintainer.js";
 import { Pruner } from "./pruner.js";
 import { QueueSampler } from "./queue-sampler.js";
 import { Rescuer } from "./rescuer.js";
+import { WaitingWatch } from "./waiting-watch.js";
 import { WorkerReaper } from "./worker-reaper.js";
 
 /** Settings maintenance needs, in seconds except `maxInterruptions` (a count). */
@@ -72,7 +73,8 @@ export interface Maintenance {
 /**
  * Builds the maintenance services of one worker. The elector renews the lease and the rescuer
  * passes every `heartbeatInterval` (so a dead worker's rows are requeued within
- * `heartbeatTimeout + heartbeatInterval`); the lease lives three heartbeat intervals; the pruner
+ * `heartbeatTimeout + heartbeatInterval`); the waiting watch checks every `heartbeatInterval` too;
+ * the lease lives three heartbeat intervals; the pruner
  * and the worker reaper tick every minute; with `events` and `metricsInterval`, the queue sampler
  * samples every `metricsInterval` seconds. Nothing starts until `service.start()`.
  */
@@ -121,6 +123,15 @@ export function createMaintenance(deps: MaintenanceDeps): Maintenance {
           : { jobEventRetentionSeconds: settings.jobEventRetention }),
       }),
       new WorkerReaper({ backend, logger }),
+      new WaitingWatch({
+        backend,
+        logger,
+        workerId: deps.workerId,
+        heartbeatTimeoutSeconds: settings.heartbeatTimeout,
+        intervalMs,
+        ...(deps.events ? { events: deps.events } : {}),
+        ...(deps.clock ? { clock: deps.clock } : {}),
+      }),
       ...(deps.leaderServices ?? []),
       ...(deps.events && settings.metricsInterval !== undefined
         ? [

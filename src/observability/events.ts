@@ -119,6 +119,28 @@ export type QueueMetricsEvent = {
   queues: QueueSample[];
 };
 
+/** One queue and job name in a `jobs_waiting_for_worker` report. */
+export type WaitingForWorkerSample = {
+  queue: string;
+  job_name: string;
+  /** Due queued jobs of that name that no live worker can run. */
+  count: number;
+  /** Milliseconds since the oldest of them became due (database clock). */
+  oldest_age_ms: number;
+  /** `"unknown_name"`, `"version_too_new"` or `"no_worker_for_queue"`. */
+  reason: "unknown_name" | "version_too_new" | "no_worker_for_queue";
+};
+
+/** Payload of `jobs_waiting_for_worker`. */
+export type JobsWaitingForWorkerEvent = {
+  /** The worker (maintenance leader) that checked. */
+  worker_id: string;
+  /** When the check ran (ISO 8601). */
+  checked_at: string;
+  /** Every queue and name with waiting jobs; empty once none wait any more. */
+  waiting: WaitingForWorkerSample[];
+};
+
 /** Payload of `drain_started`. */
 export type DrainStartedEvent = {
   worker_id: string;
@@ -190,7 +212,9 @@ export type JobDeadLetteredEvent = {
    * with no attempt left), `"unknown_job"` or `"invalid_args"` (it could not run here; no
    * `duration_ms`), `"crash_loop"` (crash recovery moved it: it kept losing its worker),
    * `"remote_failed"` (a remote job's definite failure), `"remote_timeout"` (past `pollTimeout`),
-   * `"preflight_failed"` (a remote job's `preflight` threw; nothing was submitted).
+   * `"preflight_failed"` (a remote job's `preflight` threw; nothing was submitted),
+   * `"no_capable_worker"` (the maintenance leader moved it: it waited longer than its queue's
+   * `unclaimableAfter` with no live worker able to run it; it never ran).
    */
   reason:
     | "max_attempts_exceeded"
@@ -199,7 +223,8 @@ export type JobDeadLetteredEvent = {
     | "crash_loop"
     | "remote_failed"
     | "remote_timeout"
-    | "preflight_failed";
+    | "preflight_failed"
+    | "no_capable_worker";
 };
 
 /** Payload of `job_recovered`. */
@@ -338,6 +363,12 @@ export type SoniqEventMap = {
    * by the maintenance leader only (one process, not every worker).
    */
   queue_metrics: QueueMetricsEvent;
+  /**
+   * Due queued jobs that no live worker can run (unknown name, newer version, or no worker for
+   * the queue), checked by the maintenance leader every `heartbeatInterval` seconds: sent while
+   * any wait, and once with an empty `waiting` when none wait any more.
+   */
+  jobs_waiting_for_worker: JobsWaitingForWorkerEvent;
   /** A worker began draining: no new claims; in-flight jobs have until `deadline_at`. */
   drain_started: DrainStartedEvent;
   /** `shutdown_timeout` was reached with jobs still running (FORCE_TIMEOUT_PATH). */

@@ -157,7 +157,13 @@ export function buildRuntime(parts: RuntimeParts): WorkerRuntime {
   const releaseLate = (job: ClaimedJob) => {
     table.track(job, () => recorder.releaseUnstarted(job), onUnexpected);
   };
-  const runnable = registeredRunnable(parts.jobs);
+  const runnable = registeredRunnable(parts.jobs, (jobVersions) => {
+    // Definitions added after the start: the worker row says so, so that the leader does not
+    // report (or, with `unclaimableAfter`, dead-letter) jobs this worker now runs.
+    backend.admin.workerRecordJobs({ workerId, jobVersions }).catch((err: unknown) => {
+      logger.warn({ err }, "could not record the worker's job names; the next addition retries");
+    });
+  });
   const claimLoop = new ClaimLoop({
     backend,
     workerId,
@@ -397,15 +403,19 @@ function longestRetention(
  * The names of `jobs` (the instance's definitions: a worker claims only jobs of these names) and,
  * in the same order, each definition's version (it claims only jobs of at most that version), as
  * arrays rebuilt only when a definition was added since the last call, not at every claim.
+ * `onAdded` gets every name's version when definitions were added since this was built (the
+ * worker registered the ones it had then).
  */
 function registeredRunnable(
   jobs: ReadonlyMap<string, { version: number }>,
+  onAdded: (jobVersions: Record<string, number>) => void,
 ): () => { names: readonly string[]; versions: readonly number[] } {
   let runnable: { names: readonly string[]; versions: readonly number[] } = {
     names: [],
     versions: [],
   };
   let size = -1;
+  let recorded = jobs.size;
   return () => {
     if (jobs.size !== size) {
       const definitions = [...jobs];
@@ -414,6 +424,10 @@ function registeredRunnable(
         versions: definitions.map(([, definition]) => definition.version),
       };
       size = jobs.size;
+      if (size !== recorded) {
+        recorded = size;
+        onAdded(Object.fromEntries(definitions.map(([name, d]) => [name, d.version])));
+      }
     }
     return runnable;
   };

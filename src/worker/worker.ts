@@ -213,6 +213,10 @@ export class Worker {
         pid: process.pid,
         queues: this.settings.queues,
         concurrency: this.settings.concurrency,
+        // What it can run, for the leader's search for jobs no live worker can run.
+        jobVersions: Object.fromEntries(
+          [...this.deps.jobs].map(([name, definition]) => [name, definition.version]),
+        ),
       });
       // Liveness is judged by the timeout this worker keeps, whatever the caller's settings.
       await backend.admin.workerDeclare({

@@ -2,7 +2,8 @@
  * The schedules page, the remote-jobs page and live bulk progress in real Chromium (Debian's
  * `/usr/bin/chromium`, driven by playwright-core; no browser is downloaded). On SQLite and
  * PostgreSQL: schedules show timing, next runs and last outcome, and pause / run now work for an
- * admin; a frozen remote job is counted on the overview, listed with its idempotency key, shows
+ * admin, and the job run now shows on the overview as waiting for a worker that can run it (no
+ * worker runs); a frozen remote job is counted on the overview, listed with its idempotency key, shows
  * its remote phases in the job's timeline and is resolved from the page; a read-only user sees no
  * write button; no dialog but our own confirm, no request off the origin, no CSP violation. On
  * SQLite: a cancel of 20 000 matching jobs shows a progress bar that moves through at least two
@@ -209,6 +210,13 @@ for (const backend of BACKENDS) {
       if (SCREENSHOTS && backend.kind === "sqlite") {
         await page.screenshot({ path: "docs/images/dashboard-schedules.png", fullPage: false });
       }
+      // The job "Run now" enqueued is due, and no worker runs here: the overview says it waits
+      // for a worker that can run it.
+      await open(page, served.root, "/", "[data-testid=waiting-for-worker]");
+      const waiting = await page.locator("[data-testid=waiting-for-worker]").textContent();
+      expect(waiting).toContain("Waiting for a worker that can run it");
+      expect(waiting).toContain("report.send");
+      expect(waiting).toContain("no_worker_for_queue");
       expect(w.dialogs).toEqual([]);
       expect(w.offOrigin).toEqual([]);
       expect(w.cspViolations).toEqual([]);

@@ -27,6 +27,8 @@ const SONIQ_METRICS: Record<string, string> = {
   soniq_jobs_crash_looped_total: "counter",
   soniq_queue_jobs: "gauge",
   soniq_queue_oldest_claimable_age_seconds: "gauge",
+  soniq_jobs_waiting_for_worker: "gauge",
+  soniq_jobs_waiting_for_worker_oldest_age_seconds: "gauge",
   soniq_remote_submissions_total: "counter",
   soniq_remote_handoffs_total: "counter",
   soniq_remote_frozen_total: "counter",

@@ -185,7 +185,7 @@ describe.each(targets)("public API fuzz › $name", (target) => {
     return JSON.stringify({
       cells: cells.map((c) => `${c.queue}/${c.status}=${c.count}`).sort(),
       dead,
-      queues: queues.map((q) => [q.name, q.paused, q.maxRunning]),
+      queues: queues.map((q) => [q.name, q.paused, q.maxRunning, q.unclaimableAfter]),
       schedules: schedules.map((s) => [s.id, s.paused, s.nextRunAt]),
     });
   }
@@ -355,6 +355,9 @@ describe.each(targets)("public API fuzz › $name", (target) => {
       paused: mostly(fc.boolean()),
       maxRunning: mostly(
         fc.oneof(fc.integer({ min: 1, max: 100_000 }), fc.constant(null), anyNumber),
+      ),
+      unclaimableAfter: mostly(
+        fc.oneof(fc.integer({ min: 1, max: 31_536_000 }), fc.constant(null), anyNumber),
       ),
     });
     const write = optionsOf({ create: mostly(fc.boolean()) });

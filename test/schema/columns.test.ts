@@ -48,9 +48,13 @@ describe("column lists", () => {
       tables.get("soniq_jobs")?.filter((column) => column !== "result"),
     );
     expect(names(rows.DEAD_LETTER_COLUMNS)).toEqual(tables.get("soniq_dead_letter_jobs"));
-    // `schema_version` is written at registration and read by the table's trigger only.
+    // `schema_version` is written at registration and read by the table's trigger only;
+    // `job_versions` is written at registration and read by the waiting-for-worker search only
+    // (its own statement, `workerCapabilities`).
     expect(names(rows.WORKER_COLUMNS)).toEqual(
-      tables.get("soniq_workers")?.filter((column) => column !== "schema_version"),
+      tables
+        .get("soniq_workers")
+        ?.filter((column) => column !== "schema_version" && column !== "job_versions"),
     );
     // A finished job is the live row moved: both tables have the same columns, in order (on
     // PostgreSQL the finished jobs are the view soniq_finished_jobs over soniq_finished_store).

@@ -1,6 +1,6 @@
 -- The PostgreSQL schema after every migration, as a fresh `setup()` leaves it.
 -- Written by `npm run schema:dump`; checked by test/schema/schema.test.ts. Do not edit.
--- Migrations: 001_initial.sql, 002_leases.sql, 003_queue_claim_index.sql, 004_schedules.sql, 005_start_marks.sql, 006_operations.sql, 007_remote_submissions.sql, 008_trace_context.sql, 009_notify_queued_only.sql, 010_finished_jobs.sql, 011_finished_partitions.sql, 012_job_versions.sql
+-- Migrations: 001_initial.sql, 002_leases.sql, 003_queue_claim_index.sql, 004_schedules.sql, 005_start_marks.sql, 006_operations.sql, 007_remote_submissions.sql, 008_trace_context.sql, 009_notify_queued_only.sql, 010_finished_jobs.sql, 011_finished_partitions.sql, 012_job_versions.sql, 013_worker_capabilities.sql
 
 CREATE TABLE soniq_dead_letter_jobs (
   id uuid NOT NULL,
@@ -157,8 +157,10 @@ CREATE TABLE soniq_queues (
   paused boolean NOT NULL DEFAULT false,
   max_running integer,
   updated_at timestamp with time zone NOT NULL DEFAULT now(),
+  unclaimable_after integer,
   CONSTRAINT soniq_queues_max_running_check CHECK ((max_running >= 1)),
-  CONSTRAINT soniq_queues_pkey PRIMARY KEY (name)
+  CONSTRAINT soniq_queues_pkey PRIMARY KEY (name),
+  CONSTRAINT soniq_queues_unclaimable_after_check CHECK ((unclaimable_after >= 1))
 );
 
 CREATE TABLE soniq_remote_early_answers (
@@ -252,6 +254,7 @@ CREATE TABLE soniq_workers (
   drain_started_at timestamp with time zone,
   deadline_at timestamp with time zone,
   schema_version integer,
+  job_versions jsonb,
   CONSTRAINT soniq_workers_pkey PRIMARY KEY (id),
   CONSTRAINT soniq_workers_shutdown_state_check CHECK ((shutdown_state = ANY (ARRAY['RUNNING'::text, 'DRAINING'::text, 'FORCE_TIMEOUT_PATH'::text, 'WAIT_FOR_THREAD'::text, 'STOPPED'::text]))),
   CONSTRAINT soniq_workers_status_check CHECK ((status = ANY (ARRAY['running'::text, 'draining'::text, 'stopped'::text])))
@@ -298,6 +301,7 @@ CREATE UNIQUE INDEX soniq_jobs_dedup_key_idx ON soniq_jobs USING btree (dedup_ke
 CREATE INDEX soniq_jobs_legacy_order_idx ON soniq_jobs USING btree (created_at DESC, id DESC) WHERE (substr((id)::text, 15, 1) <> '7'::text);
 CREATE INDEX soniq_jobs_processing_idx ON soniq_jobs USING btree (worker_id) WHERE (status = 'processing'::text);
 CREATE INDEX soniq_jobs_queue_claim_idx ON soniq_jobs USING btree (queue, priority, scheduled_at, created_at, id) WHERE (status = 'queued'::text);
+CREATE INDEX soniq_jobs_waiting_idx ON soniq_jobs USING btree (queue, name, version, scheduled_at) WHERE (status = 'queued'::text);
 CREATE INDEX soniq_remote_submissions_admission_idx ON soniq_remote_submissions USING btree (job_name, submitted_at);
 CREATE INDEX soniq_remote_submissions_due_idx ON soniq_remote_submissions USING btree (due_at) WHERE (phase = ANY (ARRAY['accepted'::text, 'frozen'::text]));
 CREATE INDEX soniq_remote_submissions_task_idx ON soniq_remote_submissions USING btree (task_id) WHERE (task_id IS NOT NULL);

@@ -1,6 +1,6 @@
 -- The SQLite schema after every migration, as a fresh `setup()` leaves it.
 -- Written by `npm run schema:dump`; checked by test/schema/schema.test.ts. Do not edit.
--- Migrations: 001_initial, 002_leases, 003_schedules, 004_start_marks, 005_operations, 006_remote_submissions, 007_trace_context, 008_finished_jobs, 009_job_versions
+-- Migrations: 001_initial, 002_leases, 003_schedules, 004_start_marks, 005_operations, 006_remote_submissions, 007_trace_context, 008_finished_jobs, 009_job_versions, 010_worker_capabilities
 
 CREATE TABLE soniq_dead_letter_jobs (
   id            TEXT    NOT NULL PRIMARY KEY,
@@ -134,7 +134,8 @@ CREATE TABLE soniq_queues (
   name        TEXT    NOT NULL PRIMARY KEY,
   paused      INTEGER NOT NULL DEFAULT 0 CHECK (paused IN (0, 1)),
   max_running INTEGER CHECK (max_running >= 1),
-  updated_at  INTEGER NOT NULL
+  updated_at  INTEGER NOT NULL,
+  unclaimable_after INTEGER CHECK (unclaimable_after >= 1)
 ) STRICT;
 
 CREATE TABLE soniq_remote_early_answers (
@@ -217,7 +218,7 @@ CREATE TABLE soniq_workers (
   stopped_at        INTEGER
 , heartbeat_timeout_ms INTEGER, shutdown_state TEXT NOT NULL DEFAULT 'RUNNING'
   CHECK (shutdown_state IN ('RUNNING', 'DRAINING', 'FORCE_TIMEOUT_PATH', 'WAIT_FOR_THREAD',
-                            'STOPPED')), drain_started_at INTEGER, deadline_at INTEGER, schema_version INTEGER) STRICT;
+                            'STOPPED')), drain_started_at INTEGER, deadline_at INTEGER, schema_version INTEGER, job_versions TEXT) STRICT;
 
 CREATE TABLE sqlite_sequence(name,seq);
 
@@ -239,6 +240,9 @@ CREATE INDEX soniq_jobs_legacy_order ON soniq_jobs (created_at DESC, id DESC)
   WHERE substr(id, 15, 1) <> '7';
 
 CREATE INDEX soniq_jobs_processing ON soniq_jobs (worker_id) WHERE status = 'processing';
+
+CREATE INDEX soniq_jobs_waiting ON soniq_jobs (queue, name, version, scheduled_at)
+  WHERE status = 'queued';
 
 CREATE INDEX soniq_remote_submissions_admission ON soniq_remote_submissions (job_name, submitted_at);
 

@@ -186,6 +186,11 @@ export interface QueueInfo {
   paused: boolean;
   /** Most processing rows at once across every worker; null = no limit. */
   maxRunning: number | null;
+  /**
+   * **Seconds** a due job may wait with no live worker able to run it before the maintenance
+   * leader dead-letters it (`no_capable_worker`); null = never (the default).
+   */
+  unclaimableAfter: number | null;
   queued: number;
   processing: number;
   /** Seconds since the oldest due queued job became due (0 when none), database clock. */
@@ -200,6 +205,8 @@ export interface QueueSetParams {
   paused?: boolean;
   /** null removes the limit. */
   maxRunning?: number | null;
+  /** **Seconds**; null turns it off. See {@link QueueInfo.unclaimableAfter}. */
+  unclaimableAfter?: number | null;
 }
 
 /**
@@ -382,6 +389,80 @@ export interface AdminStore {
    * `defaultHeartbeatTimeoutSeconds` for a worker that declared none.
    */
   workerDetails(params: { defaultHeartbeatTimeoutSeconds: number }): Promise<WorkerDetail[]>;
+  /**
+   * Records again what a running worker can run (`job_versions`: per job name, its definition's
+   * version), after definitions were added to it since it registered. An unknown id changes
+   * nothing.
+   */
+  workerRecordJobs(params: {
+    workerId: string;
+    jobVersions: Readonly<Record<string, number>>;
+  }): Promise<void>;
+  /**
+   * What each live worker can run (job names and versions it recorded at registration), for
+   * the leader's search for jobs no live worker can run. Liveness as {@link workerDetails}.
+   */
+  workerCapabilities(params: {
+    defaultHeartbeatTimeoutSeconds: number;
+  }): Promise<WorkerCapability[]>;
+  /**
+   * The distinct (queue, name, version) groups of queued jobs, in that order, read by skipping
+   * through an index of queued rows (one probe per group, whatever the backlog; never finished
+   * jobs). A group may hold only jobs not yet due.
+   */
+  jobQueuedGroups(params: Record<string, never>): Promise<QueuedGroup[]>;
+  /**
+   * For each of `groups`: its queued jobs that are due (count and the oldest one's age), by the
+   * database clock; groups with no due job are left out. Reads only those groups' index ranges.
+   */
+  jobQueuedGroupCounts(params: { groups: readonly QueuedGroup[] }): Promise<QueuedGroupCount[]>;
+  /**
+   * Moves at most `limit` queued jobs of one group, due for at least `dueForSeconds`, to the
+   * dead-letter queue (same id, in exactly one table; dedup key released; counted `dead`), with
+   * `reason` and `error` as `last_error`; attempts unchanged (they never ran).
+   * @returns The moved jobs' ids.
+   */
+  jobDeadLetterQueued(params: DeadLetterQueuedParams): Promise<string[]>;
+}
+
+/** A live worker's recorded capability ({@link AdminStore.workerCapabilities}). */
+export interface WorkerCapability {
+  workerId: string;
+  /** The queues it serves; null: every queue. */
+  queues: readonly string[] | null;
+  /**
+   * Per job name it has a definition for, that definition's version (it claims jobs of that
+   * name up to that version). null: unknown, a worker of an earlier release that recorded none
+   * (treated as able to run any job of its queues).
+   */
+  jobVersions: Readonly<Record<string, number>> | null;
+}
+
+/** Queued jobs of one queue, name and version ({@link AdminStore.jobQueuedGroups}). */
+export interface QueuedGroup {
+  queue: string;
+  name: string;
+  version: number;
+}
+
+/** The due queued jobs of one group ({@link AdminStore.jobQueuedGroupCounts}). */
+export interface QueuedGroupCount extends QueuedGroup {
+  /** Due queued jobs (>= 1). */
+  count: number;
+  /** **Seconds** since the oldest of them became due, database clock. */
+  oldestAgeSeconds: number;
+}
+
+/** Params of {@link AdminStore.jobDeadLetterQueued}. */
+export interface DeadLetterQueuedParams extends QueuedGroup {
+  /** Only jobs due for at least this many **seconds** (>= 0). */
+  dueForSeconds: number;
+  /** The dead-letter reason, e.g. `no_capable_worker`. */
+  reason: string;
+  /** Stored as `last_error`. */
+  error: string;
+  /** At most this many jobs (>= 1). */
+  limit: number;
 }
 
 /** The prefix of a cancel notification payload (never a queue name: queues cannot hold `!`). */

@@ -8,7 +8,14 @@
 import type { WorkerInfo, WorkerListRow, WorkerStatus } from "./types.js";
 
 /** Params of {@link WorkerStore.workerRegister}: the incarnation to record. */
-export type WorkerRegisterParams = WorkerInfo;
+export interface WorkerRegisterParams extends WorkerInfo {
+  /**
+   * Per job name the worker has a definition for, that definition's version: recorded on its row
+   * (`job_versions`) for the leader's search for jobs no live worker can run. Absent or null:
+   * not recorded (read as "unknown": may run any job of its queues).
+   */
+  jobVersions?: Readonly<Record<string, number>> | null;
+}
 
 /** Params of {@link WorkerStore.workerHeartbeat}. */
 export interface WorkerHeartbeatParams {

@@ -13,6 +13,7 @@ import {
   type CancelRequestState,
   type DeadLetterFilter,
   type DeadLetterListParams,
+  type DeadLetterQueuedParams,
   type HistoryPoint,
   type JobActionState,
   type JobDetailRow,
@@ -23,12 +24,15 @@ import {
   type JobListParams,
   type NewJobEvent,
   type Page,
+  type QueuedGroup,
+  type QueuedGroupCount,
   type QueueHistory,
   type QueueHistoryParams,
   type QueueInfo,
   type QueueSetParams,
   type QueueStatusCount,
   type WorkerBeatParams,
+  type WorkerCapability,
   type WorkerDetail,
   type WorkerShutdownState,
 } from "../contract/admin-store.js";
@@ -341,6 +345,7 @@ export class PgAdminStore implements AdminStore {
       name: string;
       paused: boolean;
       max_running: number | null;
+      unclaimable_after: number | null;
       updated_at: Date | null;
       queued: string;
       processing: string;
@@ -350,6 +355,7 @@ export class PgAdminStore implements AdminStore {
       name: r.name,
       paused: r.paused,
       maxRunning: r.max_running,
+      unclaimableAfter: r.unclaimable_after,
       queued: Number(r.queued),
       processing: Number(r.processing),
       oldestDueAgeSeconds: Number(r.oldest_due_s),
@@ -395,6 +401,8 @@ export class PgAdminStore implements AdminStore {
       params.maxRunning !== undefined,
       params.maxRunning ?? null,
       this.host.channel,
+      params.unclaimableAfter !== undefined,
+      params.unclaimableAfter ?? null,
     ]);
     this.host.wake(params.name);
     const all = await this.queueList();
@@ -451,5 +459,70 @@ export class PgAdminStore implements AdminStore {
       live: r.live,
       inFlight: r.in_flight,
     }));
+  }
+
+  /** One UPDATE. See {@link AdminStore.workerRecordJobs}. */
+  async workerRecordJobs(params: {
+    workerId: string;
+    jobVersions: Readonly<Record<string, number>>;
+  }): Promise<void> {
+    await this.host.run(this.host.sql.workerRecordJobs, [
+      params.workerId,
+      JSON.stringify(params.jobVersions),
+    ]);
+  }
+
+  /** One read of the live worker rows. See {@link AdminStore.workerCapabilities}. */
+  async workerCapabilities(params: {
+    defaultHeartbeatTimeoutSeconds: number;
+  }): Promise<WorkerCapability[]> {
+    const { rows } = await this.host.run<{
+      id: string;
+      queues: string[] | null;
+      job_versions: Record<string, number> | null;
+    }>(this.host.sql.workerCapabilities, [params.defaultHeartbeatTimeoutSeconds]);
+    return rows.map((r) => ({ workerId: r.id, queues: r.queues, jobVersions: r.job_versions }));
+  }
+
+  /** One recursive skip-scan. See {@link AdminStore.jobQueuedGroups}. */
+  async jobQueuedGroups(): Promise<QueuedGroup[]> {
+    const { rows } = await this.host.run<QueuedGroup>(this.host.sql.queuedGroups, []);
+    return rows.map((r) => ({ queue: r.queue, name: r.name, version: Number(r.version) }));
+  }
+
+  /** One statement, a range read per group. See {@link AdminStore.jobQueuedGroupCounts}. */
+  async jobQueuedGroupCounts(params: {
+    groups: readonly QueuedGroup[];
+  }): Promise<QueuedGroupCount[]> {
+    if (params.groups.length === 0) return [];
+    const { rows } = await this.host.run<QueuedGroup & { n: string; oldest_s: number }>(
+      this.host.sql.queuedGroupCounts,
+      [
+        params.groups.map((g) => g.queue),
+        params.groups.map((g) => g.name),
+        params.groups.map((g) => g.version),
+      ],
+    );
+    return rows.map((r) => ({
+      queue: r.queue,
+      name: r.name,
+      version: Number(r.version),
+      count: Number(r.n),
+      oldestAgeSeconds: Math.max(0, Number(r.oldest_s)),
+    }));
+  }
+
+  /** One statement. See {@link AdminStore.jobDeadLetterQueued}. */
+  async jobDeadLetterQueued(params: DeadLetterQueuedParams): Promise<string[]> {
+    const { rows } = await this.host.run<{ id: string }>(this.host.sql.deadLetterQueued, [
+      params.queue,
+      params.name,
+      params.version,
+      params.dueForSeconds,
+      withoutNul(params.error),
+      withoutNul(params.reason),
+      params.limit,
+    ]);
+    return rows.map((r) => r.id);
   }
 }

@@ -627,14 +627,15 @@ export function buildStatements(schema: string) {
     /**
      * `$1` id, `$2` hostname, `$3` pid, `$4` queues text[] or NULL, `$5` concurrency, `$6` the
      * schema version this build knows (a lower one is refused by the table's trigger:
-     * migration 010).
+     * migration 010), `$7` job versions jsonb (name → version) or NULL.
      */
     registerWorker: `INSERT INTO ${workers}
         (id, hostname, pid, queues, concurrency, status, started_at, last_heartbeat_at, stopped_at,
-         schema_version)
-      VALUES ($1, $2, $3, $4::text[], $5, 'running', now(), now(), NULL, $6::int)
+         schema_version, job_versions)
+      VALUES ($1, $2, $3, $4::text[], $5, 'running', now(), now(), NULL, $6::int, $7::jsonb)
       ON CONFLICT (id) DO UPDATE SET hostname = EXCLUDED.hostname, pid = EXCLUDED.pid,
         queues = EXCLUDED.queues, concurrency = EXCLUDED.concurrency, status = 'running',
+        job_versions = EXCLUDED.job_versions,
         started_at = now(), last_heartbeat_at = now(), stopped_at = NULL`,
 
     /** `$1` worker id, `$2` status. */
@@ -1221,7 +1222,7 @@ export function buildAdminStatements(schema: string) {
 
     /**
      * → per queue with jobs or a configuration row: `name`, `paused`, `max_running`,
-     * `updated_at`, `queued`, `processing`, `oldest_due_s` (seconds the oldest due queued job has
+     * `unclaimable_after`, `updated_at`, `queued`, `processing`, `oldest_due_s` (seconds the oldest due queued job has
      * waited), by name.
      */
     queueList: `WITH names AS (SELECT name FROM ${queues} UNION SELECT DISTINCT queue FROM ${jobs}
@@ -1232,8 +1233,8 @@ export function buildAdminStatements(schema: string) {
                min(scheduled_at) FILTER (WHERE status = 'queued' AND scheduled_at <= now()) AS due
         FROM ${jobs} WHERE status IN ('queued', 'processing') GROUP BY queue
       )
-      SELECT n.name, COALESCE(q.paused, false) AS paused, q.max_running, q.updated_at,
-             COALESCE(c.queued, 0) AS queued, COALESCE(c.processing, 0) AS processing,
+      SELECT n.name, COALESCE(q.paused, false) AS paused, q.max_running, q.unclaimable_after,
+             q.updated_at, COALESCE(c.queued, 0) AS queued, COALESCE(c.processing, 0) AS processing,
              COALESCE(extract(epoch FROM now() - c.due)::float8, 0) AS oldest_due_s
       FROM names AS n LEFT JOIN ${queues} AS q ON q.name = n.name
       LEFT JOIN counts AS c ON c.queue = n.name
@@ -1264,19 +1265,84 @@ export function buildAdminStatements(schema: string) {
 
     /**
      * `$1` name, `$2` paused (NULL: keep), `$3` whether to set max_running, `$4` max_running
-     * (NULL: no limit), `$5` channel: upserts the configuration and NOTIFYs the queue (a resume
+     * (NULL: no limit), `$5` channel, `$6` whether to set unclaimable_after, `$7` its seconds
+     * (NULL: off): upserts the configuration and NOTIFYs the queue (a resume
      * or a raised limit lets workers claim at once). → `name`.
      */
     queueSet: `WITH up AS (
-        INSERT INTO ${queues} AS q (name, paused, max_running, updated_at)
-        VALUES ($1, COALESCE($2::boolean, false), CASE WHEN $3::boolean THEN $4::int END, now())
+        INSERT INTO ${queues} AS q (name, paused, max_running, unclaimable_after, updated_at)
+        VALUES ($1, COALESCE($2::boolean, false), CASE WHEN $3::boolean THEN $4::int END,
+                CASE WHEN $6::boolean THEN $7::int END, now())
         ON CONFLICT (name) DO UPDATE SET
           paused = COALESCE($2::boolean, q.paused),
           max_running = CASE WHEN $3::boolean THEN $4::int ELSE q.max_running END,
+          unclaimable_after = CASE WHEN $6::boolean THEN $7::int ELSE q.unclaimable_after END,
           updated_at = now()
         RETURNING name
       )
       SELECT name, pg_notify($5, name) FROM up`,
+
+    /** `$1` worker id, `$2` job versions jsonb (name → version). */
+    workerRecordJobs: `UPDATE ${workers} SET job_versions = $2::jsonb WHERE id = $1`,
+
+    /**
+     * `$1` default heartbeat timeout seconds → per live worker: `id`, `queues`, `job_versions`
+     * (jsonb; NULL for a worker of an earlier release).
+     */
+    workerCapabilities: `SELECT id, queues, job_versions FROM ${workers}
+      WHERE status <> 'stopped'
+        AND last_heartbeat_at >= now() - make_interval(secs => COALESCE(heartbeat_timeout, $1::float8))`,
+
+    /**
+     * → the distinct (queue, name, version) of queued rows, in that order: a recursive skip-scan
+     * of soniq_jobs_waiting_idx (one index probe per group, whatever the backlog).
+     */
+    queuedGroups: `WITH RECURSIVE g AS (
+        (SELECT queue, name, version FROM ${jobs} WHERE status = 'queued'
+         ORDER BY queue, name, version LIMIT 1)
+        UNION ALL
+        SELECT n.queue, n.name, n.version FROM g, LATERAL (
+          SELECT j.queue, j.name, j.version FROM ${jobs} AS j
+          WHERE j.status = 'queued' AND (j.queue, j.name, j.version) > (g.queue, g.name, g.version)
+          ORDER BY j.queue, j.name, j.version LIMIT 1) AS n
+      )
+      SELECT queue, name, version FROM g`,
+
+    /**
+     * `$1` queues text[], `$2` names text[], `$3` versions int[] (zipped) → per group with due
+     * queued rows: `queue`, `name`, `version`, `n` (bigint as text), `oldest_s` (seconds since the
+     * oldest became due), each from its own range of soniq_jobs_waiting_idx.
+     */
+    queuedGroupCounts: `SELECT g.queue, g.name, g.version, c.n::text AS n, c.oldest_s
+      FROM unnest($1::text[], $2::text[], $3::int[]) AS g(queue, name, version),
+      LATERAL (
+        SELECT count(*) AS n, extract(epoch FROM now() - min(j.scheduled_at))::float8 AS oldest_s
+        FROM ${jobs} AS j
+        WHERE j.status = 'queued' AND j.queue = g.queue AND j.name = g.name
+          AND j.version = g.version AND j.scheduled_at <= now()
+      ) AS c
+      WHERE c.n > 0`,
+
+    /**
+     * `$1` queue, `$2` name, `$3` version, `$4` seconds due for at least, `$5` error, `$6` reason,
+     * `$7` limit: moves those queued rows (oldest due first; rows locked elsewhere are skipped)
+     * to the DLQ in one statement, releasing their dedup keys and counting them (`dead`). → `id`.
+     */
+    deadLetterQueued: `WITH picked AS (
+        SELECT id FROM ${jobs}
+        WHERE status = 'queued' AND queue = $1 AND name = $2 AND version = $3::int
+          AND scheduled_at <= now() - make_interval(secs => $4::float8)
+        ORDER BY scheduled_at LIMIT $7::int FOR UPDATE SKIP LOCKED
+      ), moved AS (
+        DELETE FROM ${jobs} AS j USING picked AS p WHERE j.id = p.id AND j.status = 'queued'
+        RETURNING j.*
+      )${releaseKeys(dedup, "moved")}${countRows(counts, "moved", "'dead'", "dead_counted")}
+      ${deadLetterInsert(dead)}
+      SELECT id, name, queue, args, priority, attempts, max_attempts, interruptions,
+             scheduled_at, created_at, now(), started_at, finished_at,
+             worker_id, claim_token, $5, dedup_key, $6, now(), version
+      FROM moved
+      RETURNING id::text AS id`,
 
     /** `$1` worker id, `$2` heartbeat timeout seconds. */
     workerDeclare: `UPDATE ${workers} SET heartbeat_timeout = $2::float8 WHERE id = $1`,

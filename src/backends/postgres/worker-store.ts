@@ -38,6 +38,7 @@ export class PgWorkerStore implements WorkerStore {
       worker.queues === null ? null : [...worker.queues],
       worker.concurrency,
       SCHEMA_VERSION,
+      worker.jobVersions ? JSON.stringify(worker.jobVersions) : null,
     ]);
   }
 

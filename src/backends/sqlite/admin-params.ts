@@ -75,6 +75,7 @@ export interface QueueRecord {
   name: string;
   paused: number;
   max_running: number | null;
+  unclaimable_after: number | null;
   updated_at: number | null;
   queued: number;
   processing: number;
@@ -87,6 +88,7 @@ export function toQueueInfo(r: QueueRecord): QueueInfo {
     name: r.name,
     paused: r.paused === 1,
     maxRunning: r.max_running,
+    unclaimableAfter: r.unclaimable_after,
     queued: r.queued,
     processing: r.processing,
     oldestDueAgeSeconds: Math.max(0, r.oldest_due_ms) / 1000,

@@ -12,6 +12,7 @@ import type {
   CancelRequestState,
   DeadLetterFilter,
   DeadLetterListParams,
+  DeadLetterQueuedParams,
   JobActionState,
   JobDetailRow,
   JobEvent,
@@ -21,12 +22,15 @@ import type {
   JobListParams,
   NewJobEvent,
   Page,
+  QueuedGroup,
+  QueuedGroupCount,
   QueueHistory,
   QueueHistoryParams,
   QueueInfo,
   QueueSetParams,
   QueueStatusCount,
   WorkerBeatParams,
+  WorkerCapability,
   WorkerDetail,
 } from "../contract/admin-store.js";
 import type { DeadLetterRow, Owner } from "../contract/index.js";
@@ -44,7 +48,7 @@ import {
 } from "./admin-params.js";
 import { secondsToMs } from "./clock.js";
 import type { SqliteConnection, SqliteSession } from "./connection.js";
-import { type CountedRow, countOne } from "./finished-counts.js";
+import { type CountedRow, countOne, countOutcome } from "./finished-counts.js";
 import { type DeadLetterRecord, toDeadLetterRow, toDetailed, toListed } from "./rows.js";
 import { ID_MAX, TIME_MAX } from "./sql.js";
 import {
@@ -439,6 +443,8 @@ export class SqliteAdminStore implements AdminStore {
         paused: params.paused === undefined ? null : params.paused ? 1 : 0,
         setMax: params.maxRunning === undefined ? 0 : 1,
         maxRunning: params.maxRunning ?? null,
+        setUnclaimable: params.unclaimableAfter === undefined ? 0 : 1,
+        unclaimableAfter: params.unclaimableAfter ?? null,
       });
     });
     this.wake(params.name);
@@ -495,5 +501,110 @@ export class SqliteAdminStore implements AdminStore {
       (s) => s.statement("workerList").all({ timeoutMs }) as WorkerDetailRecord[],
     );
     return rows.map(toWorkerDetail);
+  }
+
+  /** One UPDATE. See {@link AdminStore.workerRecordJobs}. */
+  async workerRecordJobs(params: {
+    workerId: string;
+    jobVersions: Readonly<Record<string, number>>;
+  }): Promise<void> {
+    await this.conn.use((s) => {
+      s.statement("workerRecordJobs").run({
+        id: params.workerId,
+        jobVersions: JSON.stringify(params.jobVersions),
+      });
+    });
+  }
+
+  /** One read of the live worker rows. See {@link AdminStore.workerCapabilities}. */
+  async workerCapabilities(params: {
+    defaultHeartbeatTimeoutSeconds: number;
+  }): Promise<WorkerCapability[]> {
+    const timeoutMs = secondsToMs(params.defaultHeartbeatTimeoutSeconds);
+    const rows = await this.conn.use(
+      (s) =>
+        s.statement("workerCapabilities").all({ timeoutMs }) as Array<{
+          id: string;
+          queues: string | null;
+          job_versions: string | null;
+        }>,
+    );
+    return rows.map((r) => ({
+      workerId: r.id,
+      queues: r.queues === null ? null : (JSON.parse(r.queues) as string[]),
+      jobVersions:
+        r.job_versions === null ? null : (JSON.parse(r.job_versions) as Record<string, number>),
+    }));
+  }
+
+  /** A skip-scan, one index probe per group. See {@link AdminStore.jobQueuedGroups}. */
+  async jobQueuedGroups(): Promise<QueuedGroup[]> {
+    return this.conn.use((s) => {
+      const first = s.statement("queuedGroupFirst");
+      const next = s.statement("queuedGroupAfter");
+      const groups: QueuedGroup[] = [];
+      let after: QueuedGroup | null = null;
+      for (;;) {
+        const row = (after === null ? first.get() : next.get({ ...after })) as
+          | QueuedGroup
+          | undefined;
+        if (row === undefined) return groups;
+        after = { queue: row.queue, name: row.name, version: row.version };
+        groups.push(after);
+      }
+    });
+  }
+
+  /** A range read per group. See {@link AdminStore.jobQueuedGroupCounts}. */
+  async jobQueuedGroupCounts(params: {
+    groups: readonly QueuedGroup[];
+  }): Promise<QueuedGroupCount[]> {
+    return this.conn.use((s) => {
+      const count = s.statement("queuedGroupCount");
+      const out: QueuedGroupCount[] = [];
+      for (const g of params.groups) {
+        const row = count.get({ queue: g.queue, name: g.name, version: g.version }) as {
+          n: number;
+          oldest_ms: number | null;
+        };
+        if (row.n === 0) continue;
+        out.push({ ...g, count: row.n, oldestAgeSeconds: Math.max(0, row.oldest_ms ?? 0) / 1000 });
+      }
+      return out;
+    });
+  }
+
+  /** One immediate transaction. See {@link AdminStore.jobDeadLetterQueued}. */
+  async jobDeadLetterQueued(params: DeadLetterQueuedParams): Promise<string[]> {
+    return this.conn.use((s) => {
+      const pick = s.statement("queuedGroupDue");
+      const move = s.statement("deadLetterQueued");
+      const remove = s.statement("deleteJob");
+      return s.immediate(() => {
+        const now = s.nowMs();
+        const due = pick.all({
+          queue: params.queue,
+          name: params.name,
+          version: params.version,
+          dueForMs: secondsToMs(params.dueForSeconds),
+          limit: params.limit,
+        }) as Array<{ id: string; dedup_key: string | null }>;
+        const moved: string[] = [];
+        for (const row of due) {
+          const copied = move.get({
+            id: row.id,
+            error: params.error,
+            reason: params.reason,
+            now,
+          }) as { queue: string } | undefined;
+          if (copied === undefined) continue;
+          remove.run({ id: row.id });
+          releaseKey(s, row.dedup_key, row.id);
+          countOutcome(s, copied.queue, "dead");
+          moved.push(row.id);
+        }
+        return moved;
+      });
+    });
   }
 }

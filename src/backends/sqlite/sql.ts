@@ -515,14 +515,15 @@ export const SQL = {
    * inserts (or replaces) the worker row as `running`, `started_at = last_heartbeat_at = now`.
    */
   registerWorker: `INSERT INTO soniq_workers (id, hostname, pid, queues, concurrency, status,
-      started_at, last_heartbeat_at, stopped_at, schema_version)
+      started_at, last_heartbeat_at, stopped_at, schema_version, job_versions)
     VALUES (@id, @hostname, @pid, @queues, @concurrency, 'running', ${NOW_MS}, ${NOW_MS}, NULL,
-      @schemaVersion)
+      @schemaVersion, @jobVersions)
     ON CONFLICT (id) DO UPDATE SET
       hostname = excluded.hostname, pid = excluded.pid, queues = excluded.queues,
       concurrency = excluded.concurrency, status = excluded.status,
       started_at = excluded.started_at, last_heartbeat_at = excluded.last_heartbeat_at,
-      stopped_at = NULL, schema_version = excluded.schema_version`,
+      stopped_at = NULL, schema_version = excluded.schema_version,
+      job_versions = excluded.job_versions`,
 
   /** `@id`, `@status`: `last_heartbeat_at = now` and the worker's status. */
   heartbeat: `UPDATE soniq_workers SET last_heartbeat_at = ${NOW_MS}, status = @status
@@ -833,7 +834,8 @@ export const SQL = {
              min(CASE WHEN status = 'queued' AND scheduled_at <= ${NOW_MS} THEN scheduled_at END) AS due
       FROM soniq_jobs GROUP BY queue
     )
-    SELECT n.name, COALESCE(q.paused, 0) AS paused, q.max_running, q.updated_at,
+    SELECT n.name, COALESCE(q.paused, 0) AS paused, q.max_running, q.unclaimable_after,
+           q.updated_at,
            COALESCE(c.queued, 0) AS queued, COALESCE(c.processing, 0) AS processing,
            COALESCE(${NOW_MS} - c.due, 0) AS oldest_due_ms
     FROM names AS n LEFT JOIN soniq_queues AS q ON q.name = n.name
@@ -861,12 +863,68 @@ export const SQL = {
    * `@name`, `@paused` (0/1, NULL: keep), `@setMax` (0/1), `@maxRunning` (NULL: no limit):
    * upserts a queue's configuration.
    */
-  queueSet: `INSERT INTO soniq_queues (name, paused, max_running, updated_at)
-    VALUES (@name, COALESCE(@paused, 0), CASE WHEN @setMax = 1 THEN @maxRunning END, ${NOW_MS})
+  queueSet: `INSERT INTO soniq_queues (name, paused, max_running, unclaimable_after, updated_at)
+    VALUES (@name, COALESCE(@paused, 0), CASE WHEN @setMax = 1 THEN @maxRunning END,
+      CASE WHEN @setUnclaimable = 1 THEN @unclaimableAfter END, ${NOW_MS})
     ON CONFLICT (name) DO UPDATE SET
       paused = COALESCE(@paused, soniq_queues.paused),
       max_running = CASE WHEN @setMax = 1 THEN @maxRunning ELSE soniq_queues.max_running END,
+      unclaimable_after = CASE WHEN @setUnclaimable = 1 THEN @unclaimableAfter
+                               ELSE soniq_queues.unclaimable_after END,
       updated_at = excluded.updated_at`,
+
+  /** `@id`, `@jobVersions` (JSON text: name → version). */
+  workerRecordJobs: "UPDATE soniq_workers SET job_versions = @jobVersions WHERE id = @id",
+
+  /**
+   * `@timeoutMs` (for workers that declared none) → per live worker: `id`, `queues` (JSON text
+   * or NULL), `job_versions` (JSON text; NULL for a worker of an earlier release).
+   */
+  workerCapabilities: `SELECT id, queues, job_versions FROM soniq_workers
+    WHERE status <> 'stopped'
+      AND ${NOW_MS} - last_heartbeat_at <= COALESCE(heartbeat_timeout_ms, @timeoutMs)`,
+
+  /** The first (queue, name, version) group of queued rows: one probe of soniq_jobs_waiting. */
+  queuedGroupFirst: `SELECT queue, name, version FROM soniq_jobs INDEXED BY soniq_jobs_waiting
+    WHERE status = 'queued' ORDER BY queue, name, version LIMIT 1`,
+
+  /**
+   * The first (queue, name, version) group of queued rows after (`@queue`, `@name`, `@version`):
+   * one seek of soniq_jobs_waiting; the caller skips group to group.
+   */
+  queuedGroupAfter: `SELECT queue, name, version FROM soniq_jobs INDEXED BY soniq_jobs_waiting
+    WHERE status = 'queued' AND (queue, name, version) > (@queue, @name, @version)
+    ORDER BY queue, name, version LIMIT 1`,
+
+  /**
+   * `@queue`, `@name`, `@version` → `n` due queued rows of that group and `oldest_ms` (ms since
+   * the oldest became due; NULL when none): one range of soniq_jobs_waiting.
+   */
+  queuedGroupCount: `SELECT count(*) AS n, ${NOW_MS} - min(scheduled_at) AS oldest_ms
+    FROM soniq_jobs INDEXED BY soniq_jobs_waiting
+    WHERE status = 'queued' AND queue = @queue AND name = @name AND version = @version
+      AND scheduled_at <= ${NOW_MS}`,
+
+  /**
+   * `@queue`, `@name`, `@version`, `@dueForMs`, `@limit` → `id`, `dedup_key` of the queued rows
+   * of that group due for at least `@dueForMs`, oldest due first.
+   */
+  queuedGroupDue: `SELECT id, dedup_key FROM soniq_jobs INDEXED BY soniq_jobs_waiting
+    WHERE status = 'queued' AND queue = @queue AND name = @name AND version = @version
+      AND scheduled_at <= ${NOW_MS} - @dueForMs
+    ORDER BY scheduled_at LIMIT @limit`,
+
+  /**
+   * Copies queued job `@id` into the DLQ unchanged but for `@error`, `@reason` and
+   * `updated_at = dead_at = @now` (it never ran: attempts unchanged). → `queue`. The caller
+   * deletes the job, releases its key and counts it (`dead`) in the same transaction.
+   */
+  deadLetterQueued: `${DEAD_LETTER_INSERT}
+    SELECT id, name, queue, args, priority, attempts,
+      max_attempts, interruptions, scheduled_at, created_at, @now, started_at,
+      finished_at, worker_id, claim_token, @error, dedup_key, @reason, @now, version
+    FROM soniq_jobs WHERE id = @id AND status = 'queued'
+    RETURNING queue`,
 
   /** `@id`, `@timeoutMs`: the heartbeat timeout the worker declares. */
   workerDeclare: "UPDATE soniq_workers SET heartbeat_timeout_ms = @timeoutMs WHERE id = @id",

@@ -41,6 +41,7 @@ export class SqliteWorkerStore implements WorkerStore {
         queues: worker.queues === null ? null : JSON.stringify(worker.queues),
         concurrency: worker.concurrency,
         schemaVersion: schemaVersion(),
+        jobVersions: worker.jobVersions ? JSON.stringify(worker.jobVersions) : null,
       });
     });
   }

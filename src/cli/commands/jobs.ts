@@ -27,8 +27,10 @@ import {
   withPaging,
 } from "../admin-flags.js";
 import { print, runCommand, withInstance } from "../runner.js";
+import { waitingJobsPage } from "../waiting-jobs-list.js";
 
-type ListFlags = AdminFlags & JobFilterFlags & { limit?: number; cursor?: string };
+type ListFlags = AdminFlags &
+  JobFilterFlags & { limit?: number; cursor?: string; waitingForWorker?: boolean };
 type ActionFlags = AdminFlags & JobFilterFlags & BulkFlags;
 
 /**
@@ -139,10 +141,16 @@ export function register(program: Command): void {
 
   withPaging(withJobFilters(withInstanceFlags(jobs.command("list"))))
     .description("List jobs, newest first, with filters (see --help).")
+    .option(
+      "--waiting-for-worker",
+      "only due queued jobs no live worker can run (unknown name, newer version, no worker for the queue); one page",
+    )
     .action((flags: ListFlags) =>
       runCommand(() =>
         withInstance(flags, async (soniq) => {
-          const page = await soniq.jobs.list(jobQueryFrom(flags), pageFrom(flags));
+          const page = flags.waitingForWorker
+            ? await waitingJobsPage(soniq, jobQueryFrom(flags), pageFrom(flags))
+            : await soniq.jobs.list(jobQueryFrom(flags), pageFrom(flags));
           print(
             flags.json,
             { jobs: page.jobs.map(jobValuesJson), nextCursor: page.nextCursor },

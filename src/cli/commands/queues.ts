@@ -1,12 +1,14 @@
 /**
  * `soniq queues list|pause|resume|set`: each queue's configuration and counts through the admin
  * API (`soniq.queues`). A pause stops claims from the queue in every process within one wake-up;
- * running jobs go on. `set --max-running` caps the queue's processing jobs across every worker.
+ * running jobs go on. `set --max-running` caps the queue's processing jobs across every worker;
+ * `set --unclaimable-after` dead-letters jobs no live worker could run for that long.
  * A queue that has never had a job, a schedule or a setting is refused (`NOT_FOUND`, with a "did
  * you mean") unless `--create`.
  */
 import { type Command, InvalidArgumentError } from "commander";
 import type { QueueInfo } from "../../backends/contract/index.js";
+import { SoniqError } from "../../errors.js";
 import { type AdminFlags, table, withInstanceFlags } from "../admin-flags.js";
 import { print, runCommand, withInstance } from "../runner.js";
 
@@ -43,11 +45,30 @@ function maxRunning(value: string): number | "none" {
   return n;
 }
 
+/** `--unclaimable-after`: whole seconds >= 1, or `none` (off). */
+function unclaimableAfter(value: string): number | "none" {
+  if (value === "none") return "none";
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) {
+    throw new InvalidArgumentError(
+      "unclaimable-after must be a whole number of seconds >= 1, or none",
+    );
+  }
+  return n;
+}
+
+/** The flags of `queues set`. */
+interface SetFlags {
+  maxRunning?: number | "none";
+  unclaimableAfter?: number | "none";
+  create?: boolean;
+}
+
 /** Adds `queues list|pause|resume|set` to `program`. */
 export function register(program: Command): void {
   const queues = program
     .command("queues")
-    .description("Queues: list, pause, resume, set max-running.");
+    .description("Queues: list, pause, resume, set max-running and unclaimable-after.");
 
   withInstanceFlags(queues.command("list"))
     .description("Every queue with jobs or a configuration: paused, max-running, counts.")
@@ -85,24 +106,46 @@ export function register(program: Command): void {
   withInstanceFlags(queues.command("set"))
     .description("Change a queue's configuration.")
     .argument("<queue>", "queue name")
-    .requiredOption(
+    .option(
       "--max-running <n>",
       "most jobs of the queue processing at once across every worker, or none",
       maxRunning,
     )
+    .option(
+      "--unclaimable-after <seconds>",
+      "dead-letter (no_capable_worker) due jobs no live worker could run for that many seconds, or none (the default)",
+      unclaimableAfter,
+    )
     .option("--create", CREATE_HELP)
-    .action((name: string, flags: AdminFlags & { maxRunning: number | "none"; create?: boolean }) =>
+    .action((name: string, flags: AdminFlags & SetFlags) =>
       runCommand(() =>
         withInstance(flags, async (soniq) => {
+          if (flags.maxRunning === undefined && flags.unclaimableAfter === undefined) {
+            throw new SoniqError(
+              "INVALID_INPUT",
+              "give --max-running, --unclaimable-after or both",
+            );
+          }
           const q = await soniq.queues.set(
             name,
-            { maxRunning: flags.maxRunning === "none" ? null : flags.maxRunning },
+            {
+              ...(flags.maxRunning === undefined
+                ? {}
+                : { maxRunning: flags.maxRunning === "none" ? null : flags.maxRunning }),
+              ...(flags.unclaimableAfter === undefined
+                ? {}
+                : {
+                    unclaimableAfter:
+                      flags.unclaimableAfter === "none" ? null : flags.unclaimableAfter,
+                  }),
+            },
             { create: flags.create === true },
           );
           print(
             flags.json,
             q,
-            () => `${q.name}  max-running ${q.maxRunning === null ? "none" : q.maxRunning}`,
+            () =>
+              `${q.name}  max-running ${q.maxRunning === null ? "none" : q.maxRunning}  unclaimable-after ${q.unclaimableAfter === null ? "none" : `${q.unclaimableAfter}s`}`,
           );
         }),
       ),

@@ -1,7 +1,8 @@
 /**
  * `soniq status`: job counts by state, the same per queue (with each queue's paused flag and
  * `maxRunning`), and the workers — live ones listed, dead ones counted, liveness judged by each
- * worker's declared heartbeat timeout. The text form says which command to run next (a dead
+ * worker's declared heartbeat timeout — and the due jobs no live worker can run (`waitingForWorker`).
+ * The text form says which command to run next (a dead
  * letter → `soniq dlq list`).
  */
 import type { Command } from "commander";
@@ -16,6 +17,7 @@ import {
   withJson,
   withModule,
 } from "../runner.js";
+import { waitingForWorkerLines } from "../waiting-for-worker-text.js";
 
 const STATES = ["queued", "scheduled", "processing", "done", "cancelled", "dead_letter"] as const;
 
@@ -83,6 +85,7 @@ export function register(program: Command): void {
             return row;
           });
           const live = workers.filter((w) => w.live);
+          const waitingForWorker = await soniq.jobs.waitingForWorker();
           const json = {
             ...counts,
             queues,
@@ -97,6 +100,7 @@ export function register(program: Command): void {
               last_heartbeat_at: w.lastHeartbeatAt.toISOString(),
             })),
             dead_workers: workers.filter((w) => !w.live && w.status !== "stopped").length,
+            waitingForWorker,
           };
           const paint = painter((flags.colour === true || flags.color === true) && !flags.json);
           print(flags.json, json, () => {
@@ -142,6 +146,7 @@ export function register(program: Command): void {
               }
               lines.push(table(rows));
             }
+            lines.push(...waitingForWorkerLines(waitingForWorker));
             return lines.join("\n");
           });
         }),

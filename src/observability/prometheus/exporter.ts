@@ -16,8 +16,12 @@ export interface PrometheusSource {
   readonly events: EventSubscriber<SoniqEventMap>;
   /** Registered job names: the only values the `job` label takes (others read `_unknown`). */
   readonly definitions: ReadonlyMap<string, unknown>;
-  /** `metricsInterval` in seconds: queue gauges older than three intervals are dropped. */
-  readonly settings: { readonly metricsInterval: number };
+  /**
+   * `metricsInterval` in seconds: queue gauges older than three intervals are dropped;
+   * `heartbeatInterval` in seconds (the waiting watch's interval): waiting-for-worker gauges
+   * older than three of the longer of the two are dropped.
+   */
+  readonly settings: { readonly metricsInterval: number; readonly heartbeatInterval?: number };
 }
 
 /** Options of {@link prometheusMetrics}. */
@@ -246,6 +250,40 @@ export function prometheusMetrics(
       }
     },
   });
+  let waiting:
+    | { at: number; entries: SoniqEventMap["jobs_waiting_for_worker"]["waiting"] }
+    | undefined;
+  const waitingNow = () => {
+    const interval = Math.max(
+      source.settings.metricsInterval,
+      source.settings.heartbeatInterval ?? 0,
+    );
+    return waiting !== undefined && clock() - waiting.at <= 3 * interval * 1000
+      ? waiting.entries
+      : [];
+  };
+  new Gauge({
+    name: "soniq_jobs_waiting_for_worker",
+    help: "Due queued jobs no live worker can run (unknown name, newer version, no worker for the queue), per queue and job name, checked by the maintenance leader only.",
+    labelNames: ["queue", "name"],
+    registers,
+    collect() {
+      this.reset();
+      for (const w of waitingNow()) this.set({ queue: w.queue, name: w.job_name }, w.count);
+    },
+  });
+  new Gauge({
+    name: "soniq_jobs_waiting_for_worker_oldest_age_seconds",
+    help: "Seconds the oldest due queued job that no live worker can run has waited, per queue and job name, checked by the maintenance leader only.",
+    labelNames: ["queue", "name"],
+    registers,
+    collect() {
+      this.reset();
+      for (const w of waitingNow()) {
+        this.set({ queue: w.queue, name: w.job_name }, w.oldest_age_ms / 1000);
+      }
+    },
+  });
 
   const drainStarts = new Map<string, number>();
   const settle = (workerId: string | undefined, jobId: string) => {
@@ -323,6 +361,9 @@ export function prometheusMetrics(
   on("remote_poll", (e) => remotePolls.inc({ job: job(e.job_name), outcome: e.outcome }));
   on("queue_metrics", (e) => {
     sample = { at: clock(), queues: e.queues };
+  });
+  on("jobs_waiting_for_worker", (e) => {
+    waiting = { at: clock(), entries: e.waiting };
   });
   on("drain_started", (e) => {
     states.set(e.worker_id, "draining");

@@ -1,4 +1,4 @@
-/** The overview page: counts by queue × status, the last 24 h charted per minute, 1 h / 24 h windows, oldest age, DLQ reasons, workers, frozen remote jobs, warnings. */
+/** The overview page: counts by queue × status, the last 24 h charted per minute, 1 h / 24 h windows, oldest age, DLQ reasons, workers, frozen remote jobs, jobs waiting for a worker that can run them, warnings. */
 import type { Overview } from "../../overview.js";
 import { api } from "../api.js";
 import { HistoryCharts } from "../charts.js";
@@ -98,6 +98,28 @@ export function OverviewPage() {
           ))}
         </div>
       </section>
+      {data.waitingForWorker.length > 0 && (
+        <section data-testid="waiting-for-worker">
+          <h3>Waiting for a worker that can run it</h3>
+          <Table head={["queue", "job", "count", "oldest", "reason"]}>
+            {data.waitingForWorker.map((w) => (
+              <tr key={`${w.queue}\u0000${w.name}`}>
+                <td>{w.queue}</td>
+                <td>
+                  <a
+                    href={`#/jobs?queue=${encodeURIComponent(w.queue)}&name=${encodeURIComponent(w.name)}&status=queued`}
+                  >
+                    {w.name}
+                  </a>
+                </td>
+                <td>{w.count}</td>
+                <td>{duration(w.oldestAgeSeconds)}</td>
+                <td>{w.reason}</td>
+              </tr>
+            ))}
+          </Table>
+        </section>
+      )}
       <section>
         <h3>Oldest claimable job per queue</h3>
         <Table head={["queue", "oldest due", "paused"]}>
