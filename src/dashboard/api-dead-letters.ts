@@ -3,6 +3,7 @@
  * arguments as a download, replay and delete (one, a selection, or everything matching), and the
  * NDJSON export of everything matching.
  */
+import { jobValuesJson } from "../admin/json/index.js";
 import { bodyIds, download, expectedCount, forbidden, many, pageParams } from "./api-jobs.js";
 import { YIELDING_BULK } from "./operations.js";
 import { jsonText } from "./preview.js";
@@ -77,7 +78,7 @@ export const deadLetterRoutes: Route[] = [
           const entry = next.value;
           const line = jsonText(
             {
-              ...entry,
+              ...jobValuesJson(entry),
               args: shownArgs(options, entry),
               lastError: shownError(options, entry.name, entry.lastError),
             },
