@@ -10,7 +10,7 @@ import { readFileSync } from "node:fs";
 import { Command } from "commander";
 import { handleClosedPipes } from "./closed-pipe.js";
 import { EXIT } from "./exit-codes.js";
-import { fail } from "./runner.js";
+import { fail, wantsJson, writeJsonError } from "./runner.js";
 
 /** A command module: adds its command to the program. */
 type CommandModule = { register(program: Command): void };
@@ -41,9 +41,16 @@ const program = new Command()
   .description("Background jobs in PostgreSQL or SQLite with a graceful-shutdown contract.")
   .version(version)
   .showHelpAfterError()
-  // Usage errors are start-up errors: exit 2, never 1 (which means "the deadline path was taken").
+  // Usage errors are start-up errors: exit 2, never 1 (which means "the deadline path was taken");
+  // with --json they are also `{"error":{"code":"INVALID_INPUT",…}}` on standard output.
   .exitOverride((err) => {
-    process.exit(err.exitCode === 0 ? 0 : EXIT.STARTUP);
+    if (err.exitCode === 0) process.exit(0);
+    if (wantsJson()) {
+      const message =
+        err.code === "commander.help" ? "a subcommand is needed (see --help)" : err.message;
+      writeJsonError("INVALID_INPUT", message.replace(/^error: /, ""));
+    }
+    process.exit(EXIT.STARTUP);
   })
   // A usage error carries a code like every other failure.
   .configureOutput({
