@@ -9,6 +9,8 @@ import { z } from "zod";
 import {
   bulkResultJsonSchema,
   errorJsonSchema,
+  jobDetailJsonSchema,
+  jobJsonSchema,
   queueJsonSchema,
   remoteJobJsonSchema,
   remotePollNowJsonSchema,
@@ -18,9 +20,32 @@ import {
   workerJsonSchema,
 } from "../admin/json/index.js";
 
+/** A value as the dashboard sends it: a server-cut preview (dashboard/preview.ts). */
+export const previewJsonSchema = z.object({
+  /** Pretty JSON text, at most the preview size in UTF-8 bytes; `""` when hidden or absent. */
+  json: z.string(),
+  /** The full JSON text's size in UTF-8 bytes. */
+  bytes: z.number().int(),
+  truncated: z.boolean(),
+  /** Left out on purpose (`hideArgs`): ask for the download. */
+  hidden: z.boolean(),
+});
+
+/** A list row of `GET /api/jobs` and `GET /api/dead-letter`: the CLI's shape, args a preview. */
+export const jobSummaryJsonSchema = jobJsonSchema.extend({ args: previewJsonSchema });
+
+/** `GET /api/jobs/:id`: the CLI's `jobs show --json` shape, args and result previews. */
+export const jobDetailViewJsonSchema = jobDetailJsonSchema.extend({
+  args: previewJsonSchema,
+  result: previewJsonSchema,
+});
+
 /** Component schemas generated from zod, by name (`#/components/schemas/<name>`). */
 export const OPENAPI_COMPONENTS: Readonly<Record<string, z.ZodType>> = {
   Error: errorJsonSchema,
+  Preview: previewJsonSchema,
+  JobSummary: jobSummaryJsonSchema,
+  JobDetail: jobDetailViewJsonSchema,
   BulkResult: bulkResultJsonSchema,
   Queue: queueJsonSchema,
   Worker: workerJsonSchema,
