@@ -22,14 +22,25 @@ export type {
 } from "./admin/filters.js";
 export type { CancelResult, JobBulkRequest, JobPage, JobsAdmin } from "./admin/jobs-admin.js";
 export type {
+  BulkResultJson,
+  ErrorJson,
+  JobActionJson,
   JobDetailJson,
   JobJson,
   JobValuesJson,
+  QueueJson,
   RemoteJobJson,
+  RemotePollNowJson,
+  RemoteResolveJson,
+  ScheduleActionJson,
   ScheduleDetailJson,
   ScheduleJson,
   ScheduleRunJson,
+  ScheduleRunNowJson,
+  StatusJson,
+  StatusQueueJson,
   TimelineEntryJson,
+  WorkerJson,
 } from "./admin/json/index.js";
 export type { QueueHistoryOptions, QueueSettings, QueuesAdmin } from "./admin/queues-admin.js";
 export type {

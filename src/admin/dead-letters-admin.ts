@@ -15,6 +15,7 @@ import {
 } from "./bulk.js";
 import { type DeadLetterQuery, type PageOptions, toDeadLetterFilter, toPage } from "./filters.js";
 import type { AdminDeps } from "./jobs-admin.js";
+import { jobValuesJson } from "./json/job.js";
 import { type DeadLetterView, deadLetterView } from "./views.js";
 
 /** A page of dead letters, newest `deadAt` first. */
@@ -147,7 +148,10 @@ export class DeadLettersAdmin {
   }
 }
 
-/** One NDJSON line (no trailing newline) for an exported entry; times as ISO 8601. */
+/**
+ * One NDJSON line (no trailing newline) for an exported entry: the shape of a `dlq list --json`
+ * row (admin/json/job.ts, camelCase, times as ISO 8601).
+ */
 export function toNdjsonLine(entry: DeadLetterView): string {
-  return JSON.stringify(entry);
+  return JSON.stringify(jobValuesJson(entry));
 }

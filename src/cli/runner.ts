@@ -4,6 +4,7 @@
  * error to `soniq: <message>` on standard error and exit code 2 (start-up or configuration error).
  */
 import { type Command, InvalidArgumentError } from "commander";
+import { errorJson } from "../admin/json/error.js";
 import { visibleText } from "../admin/visible-text.js";
 import { SoniqError } from "../errors.js";
 import { Soniq } from "../soniq.js";
@@ -60,6 +61,25 @@ export function number(name: string): (value: string) => number {
   };
 }
 
+/**
+ * Whether the command line asks for JSON: `--json` anywhere before a `--` (so also when commander
+ * refused the line before parsing its options).
+ */
+export function wantsJson(argv: readonly string[] = process.argv): boolean {
+  const end = argv.indexOf("--");
+  return (end === -1 ? argv : argv.slice(0, end)).includes("--json");
+}
+
+/**
+ * Writes a failure as one line of JSON on standard output: `{"error":{"code","message"}}`
+ * (admin/json/error.ts; the message without its `CODE: ` prefix). Standard output, so a script
+ * reads one document whatever happened; the exit code (2) says it is an error.
+ */
+export function writeJsonError(code: string, message: string): void {
+  const text = message.startsWith(`${code}: `) ? message.slice(code.length + 2) : message;
+  process.stdout.write(visibleText(`${JSON.stringify(errorJson(code, text.trim()))}\n`));
+}
+
 /** What the running command connects to (a URL or a path), named in connection errors. */
 let connectingTo: string | undefined;
 
@@ -73,12 +93,7 @@ export function fail(err: unknown): never {
   if (isClosedPipe(err)) process.exit(0);
   const error = toSoniqError(err, connectingTo);
   process.stderr.write(visibleText(`soniq: ${error.message}\n`));
-  if (process.argv.includes("--json")) {
-    const message = error.message.replace(`${error.code}: `, "");
-    process.stdout.write(
-      visibleText(`${JSON.stringify({ error: { code: error.code, message } })}\n`),
-    );
-  }
+  if (wantsJson()) writeJsonError(error.code, error.message);
   process.exit(EXIT.STARTUP);
 }
 

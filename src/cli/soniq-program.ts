@@ -7,6 +7,7 @@
 import { readFileSync } from "node:fs";
 import { Command } from "commander";
 import { EXIT } from "./exit-codes.js";
+import { wantsJson, writeJsonError } from "./runner.js";
 
 /** A command module: adds its command to the program. */
 type CommandModule = { register(program: Command): void };
@@ -36,7 +37,8 @@ const { version } = JSON.parse(
  * A new `soniq` program with the command `named` registered (every command when `named` is not
  * one: help, a version flag, a usage error). Only that command's module is loaded, so `soniq
  * worker` does not carry the dashboard's or the operations commands' code. Usage errors call
- * `process.exit(2)` (start-up error, never 1) after printing `soniq: INVALID_INPUT: …`.
+ * `process.exit(2)` (start-up error, never 1) after printing `soniq: INVALID_INPUT: …` (and, with
+ * `--json`, one `{"error":…}` line on standard output).
  */
 export async function soniqProgram(named: string | undefined): Promise<Command> {
   const program = new Command()
@@ -44,9 +46,16 @@ export async function soniqProgram(named: string | undefined): Promise<Command> 
     .description("Background jobs in PostgreSQL or SQLite with a graceful-shutdown contract.")
     .version(version)
     .showHelpAfterError()
-    // Usage errors are start-up errors: exit 2, never 1 (which means "the deadline path was taken").
+    // Usage errors are start-up errors: exit 2, never 1 (which means "the deadline path was taken");
+    // with --json they are also `{"error":{"code":"INVALID_INPUT",…}}` on standard output.
     .exitOverride((err) => {
-      process.exit(err.exitCode === 0 ? 0 : EXIT.STARTUP);
+      if (err.exitCode === 0) process.exit(0);
+      if (wantsJson()) {
+        const message =
+          err.code === "commander.help" ? "a subcommand is needed (see --help)" : err.message;
+        writeJsonError("INVALID_INPUT", message.replace(/^error: /, ""));
+      }
+      process.exit(EXIT.STARTUP);
     })
     // A usage error carries a code like every other failure.
     .configureOutput({

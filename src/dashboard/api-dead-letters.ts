@@ -3,6 +3,7 @@
  * arguments as a download, replay and delete (one, a selection, or everything matching), and the
  * NDJSON export of everything matching.
  */
+import { jobValuesJson } from "../admin/json/index.js";
 import {
   bodyIds,
   download,
@@ -85,7 +86,7 @@ export const deadLetterRoutes: Route[] = [
           const entry = next.value;
           const line = jsonText(
             {
-              ...entry,
+              ...jobValuesJson(entry),
               args: shownArgs(options, entry),
               lastError: shownError(options, entry.name, entry.lastError),
             },

@@ -5,6 +5,7 @@
  * knows answers 404 `NOT_FOUND` with a "did you mean" hint unless the URL says `?create=true`
  * (the admin API's `{ create: true }`).
  */
+import { queueJson, workerJson } from "../admin/json/index.js";
 import { BadRequest, jsonBody, type Route } from "./route.js";
 
 /** The admin API's write options from the URL: `?create=true` configures an unknown queue. */
@@ -18,7 +19,7 @@ export const queueWorkerRoutes: Route[] = [
     method: "GET",
     path: "/api/queues",
     async handle({ options }) {
-      return { body: { queues: await options.soniq.queues.list() } };
+      return { body: { queues: (await options.soniq.queues.list()).map(queueJson) } };
     },
   },
   {
@@ -47,7 +48,7 @@ export const queueWorkerRoutes: Route[] = [
     action: "queues.pause",
     async handle({ params, options, url }) {
       const queue = await options.soniq.queues.pause(params.name as string, writeOptions(url));
-      return { body: queue, audit: { ids: [params.name as string] } };
+      return { body: queueJson(queue), audit: { ids: [params.name as string] } };
     },
   },
   {
@@ -56,7 +57,10 @@ export const queueWorkerRoutes: Route[] = [
     action: "queues.pause",
     async handle({ params, options, url }) {
       const queue = await options.soniq.queues.resume(params.name as string, writeOptions(url));
-      return { body: queue, audit: { action: "queues.resume", ids: [params.name as string] } };
+      return {
+        body: queueJson(queue),
+        audit: { action: "queues.resume", ids: [params.name as string] },
+      };
     },
   },
   {
@@ -74,14 +78,19 @@ export const queueWorkerRoutes: Route[] = [
         { maxRunning: max },
         writeOptions(url),
       );
-      return { body: queue, audit: { ids: [params.name as string], result: { maxRunning: max } } };
+      return {
+        body: queueJson(queue),
+        audit: { ids: [params.name as string], result: { maxRunning: max } },
+      };
     },
   },
   {
     method: "GET",
     path: "/api/workers",
     async handle({ options }) {
-      return { body: { workers: await options.soniq.workers(), now: new Date() } };
+      return {
+        body: { workers: (await options.soniq.workers()).map(workerJson), now: new Date() },
+      };
     },
   },
   {
@@ -95,7 +104,7 @@ export const queueWorkerRoutes: Route[] = [
           { status: 404 },
         );
       }
-      return { body: { worker, now: new Date() } };
+      return { body: { worker: workerJson(worker), now: new Date() } };
     },
   },
 ];

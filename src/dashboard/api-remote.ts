@@ -84,7 +84,7 @@ export const remoteRoutes: Route[] = [
       const result: Record<string, unknown> = { resolution: resolution.kind };
       if (resolution.kind === "accepted") result.taskId = resolution.taskId;
       if (resolution.kind === "failed") result.reason = resolution.error;
-      return { body: { job_id: id, resolution: resolution.kind }, audit: { ids: [id], result } };
+      return { body: { jobId: id, resolution: resolution.kind }, audit: { ids: [id], result } };
     },
   },
   {
@@ -93,7 +93,7 @@ export const remoteRoutes: Route[] = [
     action: "remote.pollNow",
     async handle({ params, options }) {
       await options.soniq.remote.pollNow(params.id as string);
-      return { body: { job_id: params.id, due: "now" }, audit: { ids: [params.id as string] } };
+      return { body: { jobId: params.id, due: "now" }, audit: { ids: [params.id as string] } };
     },
   },
 ];

@@ -77,7 +77,7 @@ export const scheduleRoutes: Route[] = [
     async handle({ params, options }) {
       const jobId = await options.soniq.schedules.runNow(params.id as string);
       return {
-        body: { id: params.id, job_id: jobId },
+        body: { id: params.id, jobId },
         audit: { ids: [params.id as string], result: { jobId } },
       };
     },

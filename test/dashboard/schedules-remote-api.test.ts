@@ -104,7 +104,7 @@ for (const kind of SHARED_KINDS) {
         cron: "30 2 * * *",
         timezone: "Europe/Paris",
         paused: false,
-        job_name: "report.send",
+        jobName: "report.send",
       });
       expect(nightly?.upcoming).toHaveLength(3);
       expect(nightly?.runs).toEqual([]);
@@ -146,14 +146,14 @@ for (const kind of SHARED_KINDS) {
       expect((await soniq.schedules.show("reports.nightly")).schedule.paused).toBe(true);
       const ran = await admin.fetch("POST", "api/schedules/reports.nightly/run-now");
       expect(ran.status).toBe(200);
-      const { job_id: jobId } = (await ran.json()) as { job_id: string };
+      const { jobId } = (await ran.json()) as { jobId: string };
       expect((await soniq.jobs.get(jobId))?.name).toBe("report.send");
       const shown = (await (await admin.fetch("GET", "api/schedules/reports.nightly")).json()) as {
-        runs: Array<{ outcome: string; manual: boolean; job_id: string }>;
+        runs: Array<{ outcome: string; manual: boolean; jobId: string }>;
         paused: boolean;
       };
       expect(shown.paused).toBe(true);
-      expect(shown.runs[0]).toMatchObject({ outcome: "enqueued", manual: true, job_id: jobId });
+      expect(shown.runs[0]).toMatchObject({ outcome: "enqueued", manual: true, jobId });
       const resumed = await admin.fetch("POST", "api/schedules/reports.nightly/resume");
       expect(((await resumed.json()) as { paused: boolean }).paused).toBe(false);
       expect(audits.slice(before).map((a) => [a.user, a.action, a.ids, a.outcome])).toEqual([
@@ -178,7 +178,7 @@ for (const kind of SHARED_KINDS) {
       };
       expect(frozen.counts.frozen).toBe(1);
       expect(frozen.remoteJobs).toMatchObject([
-        { job_id: id, state: "frozen", frozen_reason: "deadline", idempotency_key: `${id}:1` },
+        { jobId: id, state: "frozen", frozenReason: "deadline", idempotencyKey: `${id}:1` },
       ]);
       expect((await viewer.fetch("GET", "api/remote?phase=nope")).status).toBe(400);
       const detail = (await (await viewer.fetch("GET", `api/jobs/${id}`)).json()) as {
@@ -225,7 +225,7 @@ for (const kind of SHARED_KINDS) {
         remoteJobs: Array<Record<string, unknown>>;
       };
       expect(awaiting.remoteJobs).toMatchObject([
-        { job_id: id, state: "awaiting", task_id: "tsk_42" },
+        { jobId: id, state: "awaiting", taskId: "tsk_42" },
       ]);
       const done = audits.slice(before).map((a) => [a.user, a.action, a.outcome]);
       expect(done).toEqual([

@@ -127,7 +127,7 @@ for (const target of targets) {
         const remoteCli = remoteJobJsonSchema.parse(await cli(["remote", "show", remote]));
         const remoteApi = remoteJobJsonSchema.parse(await get(`api/remote/${remote}`));
         expect(remoteApi).toEqual(remoteCli);
-        expect(remoteCli).toMatchObject({ state: "frozen", idempotency_key: `${remote}:1` });
+        expect(remoteCli).toMatchObject({ state: "frozen", idempotencyKey: `${remote}:1` });
         const remoteListCli = (await runCli(["remote", "list", "--json"], env)).stdout;
         const remoteListApi = (await get("api/remote")).remoteJobs as unknown[];
         expect(remoteListApi.map((r) => remoteJobJsonSchema.parse(r))).toEqual(

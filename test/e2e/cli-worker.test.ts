@@ -43,7 +43,7 @@ for (const target of targets) {
         queued: 1,
         processing: 0,
         done: 0,
-        dead_letter: 0,
+        deadLetter: 0,
         cancelled: 0,
       });
 

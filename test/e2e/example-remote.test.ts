@@ -66,7 +66,7 @@ describe("examples/remote-generation, as docs/remote-jobs.md tells a newcomer", 
 
     const list = await runCli(["remote", "list", "--json", "--database-url", url], {});
     expect(list.code, list.stderr).toBe(0);
-    const records = JSON.parse(list.stdout) as Array<{ job_id: string; state: string }>;
+    const records = JSON.parse(list.stdout) as Array<{ jobId: string; state: string }>;
     const frozen = records.filter((r) => r.state === "frozen");
     expect(frozen.length).toBeGreaterThanOrEqual(1);
     // Every job the example named is one the CLI lists, by its whole id.
@@ -74,14 +74,14 @@ describe("examples/remote-generation, as docs/remote-jobs.md tells a newcomer", 
       [...first.stderr.matchAll(/ ([0-9a-f]{8}-[0-9a-f-]{27}) {2}phase /g)].map((m) => m[1]),
     );
     expect(printed.size).toBe(records.length);
-    for (const r of records) expect(printed.has(r.job_id)).toBe(true);
+    for (const r of records) expect(printed.has(r.jobId)).toBe(true);
 
     const status = JSON.parse(
       (await runCli(["status", "--json", "--database-url", url], {})).stdout,
     ) as Record<string, number>;
-    expect(status.remote_frozen).toBe(frozen.length);
+    expect(status.remoteFrozen).toBe(frozen.length);
 
-    const target = frozen[0]?.job_id as string;
+    const target = frozen[0]?.jobId as string;
     const resolved = await runCli(
       ["remote", "resolve", target, "--not-submitted", "--database-url", url],
       {},
@@ -93,6 +93,6 @@ describe("examples/remote-generation, as docs/remote-jobs.md tells a newcomer", 
     const after = JSON.parse(
       (await runCli(["status", "--json", "--database-url", url], {})).stdout,
     ) as Record<string, number>;
-    expect(after).toMatchObject({ done: 6, processing: 0, remote_frozen: 0, remote_awaiting: 0 });
+    expect(after).toMatchObject({ done: 6, processing: 0, remoteFrozen: 0, remoteAwaiting: 0 });
   }, 240_000);
 });

@@ -102,7 +102,7 @@ describe.each(["commonjs", "module"] as const)("a fresh %s app", (kind) => {
     // npx itself dies of the SIGINT; the worker under it drains and exits 0.
     expect(err).toMatch(/"exit_reason":"drained","exit_code":0/);
     const status = JSON.parse(soniq(dir, ["status", "--json"]).stdout) as Record<string, number>;
-    expect(status).toMatchObject({ done: 2, queued: 0, processing: 0, dead_letter: 0 });
+    expect(status).toMatchObject({ done: 2, queued: 0, processing: 0, deadLetter: 0 });
 
     // The README's sync job, with a handler module that does not compile: exit 2, nothing claimed.
     const continued = readmeBlock("// jobs.ts (continued)");

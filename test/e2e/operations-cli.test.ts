@@ -95,7 +95,7 @@ for (const target of targets) {
       expect(replay.code, replay.stderr).toBe(0);
       expect(await db.getJob(id)).toMatchObject({ status: "queued", attempts: 0 });
       const after = JSON.parse((await runCli(["status", "--json"], cli)).stdout);
-      expect(after).toMatchObject({ dead_letter: 0, queued: 1 });
+      expect(after).toMatchObject({ deadLetter: 0, queued: 1 });
       await db.close();
     }, 60_000);
   });
@@ -107,7 +107,7 @@ describe("CLI errors carry a Soniq error code", () => {
     expect((await runCli(["setup"], env)).code).toBe(0);
     const json = await runCli(["status", "--colour", "--json"], env);
     expect(json.code, json.stderr).toBe(0);
-    expect(JSON.parse(json.stdout)).toMatchObject({ total: 0, dead_letter: 0 });
+    expect(JSON.parse(json.stdout)).toMatchObject({ total: 0, deadLetter: 0 });
     expect(json.stdout).not.toContain("\u001b[");
     const text = await runCli(["status", "--color"], env);
     expect(text.code, text.stderr).toBe(0);

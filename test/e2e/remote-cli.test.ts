@@ -33,12 +33,12 @@ for (const target of targets) {
       const list = await runCli(["remote", "list", "--frozen", "--json"], env);
       expect(list.code, list.stderr).toBe(0);
       expect(JSON.parse(list.stdout)).toMatchObject([
-        { job_id: id, state: "frozen", frozen_reason: "deadline", idempotency_key: `${id}:1` },
+        { jobId: id, state: "frozen", frozenReason: "deadline", idempotencyKey: `${id}:1` },
       ]);
       const text = await runCli(["remote", "list"], env);
       expect(text.stdout).toContain(`${id}  frozen`);
       const status = JSON.parse((await runCli(["status", "--json"], env)).stdout);
-      expect(status).toMatchObject({ processing: 1, remote_frozen: 1, remote_awaiting: 0 });
+      expect(status).toMatchObject({ processing: 1, remoteFrozen: 1, remoteAwaiting: 0 });
 
       const both = await runCli(["remote", "resolve", id, "--not-submitted", "--failed", "x"], env);
       expect(both.code).toBe(2);
@@ -72,7 +72,7 @@ for (const target of targets) {
       const ok = await runCli(["remote", "resolve", id, "--accepted", "tsk_9"], env);
       expect(ok.code, ok.stderr).toBe(0);
       const shown = JSON.parse((await runCli(["remote", "show", id, "--json"], env)).stdout);
-      expect(shown).toMatchObject({ phase: "accepted", state: "awaiting", task_id: "tsk_9" });
+      expect(shown).toMatchObject({ phase: "accepted", state: "awaiting", taskId: "tsk_9" });
       const again = await runCli(["remote", "resolve", id, "--not-submitted"], env);
       expect(again.code).toBe(2);
       expect(again.stderr).toContain("INVALID_STATE");
@@ -124,7 +124,7 @@ for (const target of targets) {
         env,
       );
       expect(reconciled.code, reconciled.stderr).toBe(0);
-      expect(JSON.parse(reconciled.stdout)).toEqual({ job_id: id, due: "now" });
+      expect(JSON.parse(reconciled.stdout)).toEqual({ jobId: id, due: "now" });
 
       // An answer stored for it: any worker defining the job applies it.
       expect(await db.remote.fail({ jobId: id }, "gone")).toBe("stored");

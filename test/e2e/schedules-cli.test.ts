@@ -40,7 +40,7 @@ describe("soniq schedules CLI", () => {
     expect((await runCli(["schedules", "pause", "reports.nightly"], env)).code).toBe(0);
     const ran = await runCli(["schedules", "run", "reports.nightly", "--json"], env);
     expect(ran.code, ran.stderr).toBe(0);
-    const jobId = JSON.parse(ran.stdout).job_id as string;
+    const jobId = JSON.parse(ran.stdout).jobId as string;
     const show = await runCli(
       ["schedules", "show", "reports.nightly", "--json", "--next", "3"],
       env,
@@ -48,7 +48,7 @@ describe("soniq schedules CLI", () => {
     const details = JSON.parse(show.stdout);
     expect(details.paused).toBe(true);
     expect(details.upcoming).toHaveLength(3);
-    expect(details.runs[0]).toMatchObject({ outcome: "enqueued", manual: true, job_id: jobId });
+    expect(details.runs[0]).toMatchObject({ outcome: "enqueued", manual: true, jobId });
     expect((await runCli(["schedules", "remove", "chaos.every_second"], env)).code).toBe(0);
     const after = JSON.parse((await runCli(["schedules", "list", "--json"], env)).stdout);
     expect(after.map((r: { id: string }) => r.id)).toEqual(["reports.nightly"]);

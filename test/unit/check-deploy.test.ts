@@ -115,7 +115,7 @@ spec:
     const json = await runCli(["check-deploy", "--json", "--sync-handlers", file], {});
     expect(json.code).toBe(1);
     expect(JSON.parse(json.stdout)).toEqual([
-      expect.objectContaining({ grace_seconds: 30, required_seconds: 343, fits: false }),
+      expect.objectContaining({ graceSeconds: 30, requiredSeconds: 343, fits: false }),
     ]);
   });
 

@@ -128,9 +128,24 @@ export interface TimelineEntryLike {
 
 /**
  * A job with its whole arguments but no result and no timeline, as JSON (the CLI's list rows:
- * `jobs list --json`, `dlq list --json`). Lists carry no result; `jobs show --json` does.
+ * `jobs list --json`, `dlq list --json`, the lines of `dlq export`). Lists carry no result;
+ * `jobs show --json` does.
  */
-export type JobValuesJson = Omit<JobDetailJson, "timeline" | "result">;
+export const jobValuesJsonSchema = jobDetailJsonSchema.omit({ timeline: true, result: true });
+/** A job with its whole arguments, as JSON (see {@link jobValuesJsonSchema}). */
+export type JobValuesJson = z.infer<typeof jobValuesJsonSchema>;
+
+/** `jobs list --json`: one page of jobs, newest first, and the cursor of the next (or null). */
+export const jobPageJsonSchema = z.object({
+  jobs: z.array(jobValuesJsonSchema),
+  nextCursor: z.string().nullable(),
+});
+
+/** `dlq list --json`: one page of dead letters, newest first, and the cursor of the next. */
+export const deadLetterPageJsonSchema = z.object({
+  deadLetters: z.array(jobValuesJsonSchema),
+  nextCursor: z.string().nullable(),
+});
 
 /** The shared fields plus dedup key and last write (the whole arguments; no result). */
 export function jobValuesJson(job: JobListView | DeadLetterView): JobValuesJson {

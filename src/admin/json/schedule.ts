@@ -1,7 +1,8 @@
 /**
  * Schedules as JSON — the one shape `soniq schedules list|show --json` and the dashboard's
- * `GET /api/schedules` and `GET /api/schedules/:id` share (issue 16): snake_case keys (the CLI's
- * established `--json` shape), instants as ISO-8601 text, a zod schema to check a document against.
+ * `GET /api/schedules` and `GET /api/schedules/:id` share (issue 16): camelCase keys (the one key
+ * style of every JSON output, docs/operations.md), instants as ISO-8601 text, a zod schema to
+ * check a document against.
  */
 import { z } from "zod";
 import type { ScheduleRow, ScheduleRunRow } from "../../backends/contract/index.js";
@@ -12,19 +13,19 @@ const instant = z.iso.datetime();
 /** One schedule as JSON. */
 export const scheduleJsonSchema = z.object({
   id: z.string(),
-  job_name: z.string(),
+  jobName: z.string(),
   queue: z.string(),
   /** A cron expression (5 or 6 fields, or `@hourly` …), or null for an interval. */
   cron: z.string().nullable(),
   /** The interval in seconds, or null for a cron expression. */
-  every_seconds: z.number().nullable(),
+  everySeconds: z.number().nullable(),
   /** IANA zone of `cron`. */
   timezone: z.string(),
   paused: z.boolean(),
   /** The cursor: the next occurrence not yet taken; null when the schedule has ended. */
-  next_run_at: instant.nullable(),
-  last_run_at: instant.nullable(),
-  last_job_id: z.string().nullable(),
+  nextRunAt: instant.nullable(),
+  lastRunAt: instant.nullable(),
+  lastJobId: z.string().nullable(),
   missed: z.object({
     policy: z.string(),
     grace: z.number(),
@@ -32,8 +33,8 @@ export const scheduleJsonSchema = z.object({
     max: z.number(),
   }),
   overlap: z.string(),
-  start_at: instant.nullable(),
-  end_at: instant.nullable(),
+  startAt: instant.nullable(),
+  endAt: instant.nullable(),
 });
 /** One schedule as JSON. */
 export type ScheduleJson = z.infer<typeof scheduleJsonSchema>;
@@ -43,9 +44,9 @@ export const scheduleRunJsonSchema = z.object({
   occurrence: instant,
   /** `enqueued`, `late`, `missed`, `skipped_overlap` or `paused`. */
   outcome: z.string(),
-  job_id: z.string().nullable(),
+  jobId: z.string().nullable(),
   manual: z.boolean(),
-  recorded_at: instant,
+  recordedAt: instant,
 });
 /** One occurrence's outcome as JSON. */
 export type ScheduleRunJson = z.infer<typeof scheduleRunJsonSchema>;
@@ -62,15 +63,15 @@ export type ScheduleDetailJson = z.infer<typeof scheduleDetailJsonSchema>;
 export function scheduleJson(row: ScheduleRow): ScheduleJson {
   return {
     id: row.id,
-    job_name: row.jobName,
+    jobName: row.jobName,
     queue: row.queue,
     cron: row.cron,
-    every_seconds: row.everySeconds,
+    everySeconds: row.everySeconds,
     timezone: row.timezone,
     paused: row.paused,
-    next_run_at: row.nextRunAt?.toISOString() ?? null,
-    last_run_at: row.lastRunAt?.toISOString() ?? null,
-    last_job_id: row.lastJobId,
+    nextRunAt: row.nextRunAt?.toISOString() ?? null,
+    lastRunAt: row.lastRunAt?.toISOString() ?? null,
+    lastJobId: row.lastJobId,
     missed: {
       policy: row.missedPolicy,
       grace: row.missedGrace,
@@ -78,8 +79,8 @@ export function scheduleJson(row: ScheduleRow): ScheduleJson {
       max: row.missedMax,
     },
     overlap: row.overlap,
-    start_at: row.startAt?.toISOString() ?? null,
-    end_at: row.endAt?.toISOString() ?? null,
+    startAt: row.startAt?.toISOString() ?? null,
+    endAt: row.endAt?.toISOString() ?? null,
   };
 }
 
@@ -88,9 +89,9 @@ export function scheduleRunJson(run: ScheduleRunRow): ScheduleRunJson {
   return {
     occurrence: run.occurrence.toISOString(),
     outcome: run.outcome,
-    job_id: run.jobId,
+    jobId: run.jobId,
     manual: run.manual,
-    recorded_at: run.recordedAt.toISOString(),
+    recordedAt: run.recordedAt.toISOString(),
   };
 }
 

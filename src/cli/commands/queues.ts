@@ -7,6 +7,7 @@
  * you mean") unless `--create`.
  */
 import { type Command, InvalidArgumentError } from "commander";
+import { queueJson } from "../../admin/json/index.js";
 import type { QueueInfo } from "../../backends/contract/index.js";
 import { SoniqError } from "../../errors.js";
 import { type AdminFlags, table, withInstanceFlags } from "../admin-flags.js";
@@ -76,7 +77,7 @@ export function register(program: Command): void {
       runCommand(() =>
         withInstance(flags, async (soniq) => {
           const list = await soniq.queues.list();
-          print(flags.json, list, () => text(list));
+          print(flags.json, list.map(queueJson), () => text(list));
         }),
       ),
     );
@@ -97,7 +98,7 @@ export function register(program: Command): void {
             const q = await (verb === "pause"
               ? soniq.queues.pause(name, options)
               : soniq.queues.resume(name, options));
-            print(flags.json, q, () => `${q.name}  ${q.paused ? "paused" : "active"}`);
+            print(flags.json, queueJson(q), () => `${q.name}  ${q.paused ? "paused" : "active"}`);
           }),
         ),
       );
@@ -143,7 +144,7 @@ export function register(program: Command): void {
           );
           print(
             flags.json,
-            q,
+            queueJson(q),
             () =>
               `${q.name}  max-running ${q.maxRunning === null ? "none" : q.maxRunning}  unclaimable-after ${q.unclaimableAfter === null ? "none" : `${q.unclaimableAfter}s`}`,
           );

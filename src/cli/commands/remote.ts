@@ -168,7 +168,7 @@ export function register(program: Command): void {
             await soniq.remote.resolve(jobId, resolution);
             print(
               flags.json,
-              { job_id: jobId, resolution: resolution.kind },
+              { jobId, resolution: resolution.kind },
               () => `resolved ${jobId}: ${resolution.kind}`,
             );
           }),
@@ -185,7 +185,7 @@ export function register(program: Command): void {
       runCommand(() =>
         withInstance(connection(module, flags), async (soniq) => {
           await soniq.remote.pollNow(jobId);
-          print(flags.json, { job_id: jobId, due: "now" }, () => `${jobId} is due now`);
+          print(flags.json, { jobId, due: "now" }, () => `${jobId} is due now`);
         }),
       ),
     );

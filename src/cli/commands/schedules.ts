@@ -166,7 +166,7 @@ export function register(program: Command): void {
       run(async (soniq, _flags, id: string) => {
         if (name === "run") {
           const jobId = await soniq.schedules.runNow(id);
-          return { json: { id, job_id: jobId }, text: jobId };
+          return { json: { id, jobId }, text: jobId };
         }
         if (name === "pause") await soniq.schedules.pause(id);
         else if (name === "resume") await soniq.schedules.resume(id);

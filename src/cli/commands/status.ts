@@ -6,6 +6,7 @@
  * letter → `soniq dlq list`).
  */
 import type { Command } from "commander";
+import { type StatusJson, type StatusQueueJson, workerJson } from "../../admin/json/index.js";
 import { table } from "../admin-flags.js";
 import {
   type ConnectionFlags,
@@ -20,6 +21,23 @@ import {
 import { waitingForWorkerLines } from "../waiting-for-worker-text.js";
 
 const STATES = ["queued", "scheduled", "processing", "done", "cancelled", "dead_letter"] as const;
+
+/** A state's key in the JSON (camelCase, like every key: docs/operations.md, "JSON output"). */
+const STATE_KEYS = {
+  queued: "queued",
+  scheduled: "scheduled",
+  processing: "processing",
+  done: "done",
+  cancelled: "cancelled",
+  dead_letter: "deadLetter",
+} as const;
+
+/** The text form's label of a count (the words operators type: `--status dead_letter`). */
+const LABELS: Readonly<Record<string, string>> = {
+  deadLetter: "dead_letter",
+  remoteAwaiting: "remote_awaiting",
+  remoteFrozen: "remote_frozen",
+};
 
 /** ANSI colours of the text form (`--colour`); the identity without it. */
 function painter(on: boolean): (code: "red" | "yellow" | "green", text: string) => string {
@@ -65,46 +83,42 @@ export function register(program: Command): void {
             scheduled,
             processing: stats.processing,
             done: stats.done,
-            dead_letter: stats.dead_letter,
+            deadLetter: stats.dead_letter,
             cancelled: stats.cancelled,
             // Remote jobs (a subset of processing): handed to polling, and frozen (ambiguous).
-            remote_awaiting: remote.awaiting,
-            remote_frozen: remote.frozen,
+            remoteAwaiting: remote.awaiting,
+            remoteFrozen: remote.frozen,
           };
           const names = new Set([...cells.map((c) => c.queue), ...queueInfo.map((q) => q.name)]);
-          const queues = [...names].sort().map((name) => {
+          const queues = [...names].sort().map((name): StatusQueueJson => {
             const info = queueInfo.find((q) => q.name === name);
-            const row: Record<string, unknown> = {
+            const count = (state: (typeof STATES)[number]) =>
+              cells.find((c) => c.queue === name && c.status === state)?.count ?? 0;
+            return {
               name,
               paused: info?.paused ?? false,
-              max_running: info?.maxRunning ?? null,
+              maxRunning: info?.maxRunning ?? null,
+              queued: count("queued"),
+              scheduled: count("scheduled"),
+              processing: count("processing"),
+              done: count("done"),
+              cancelled: count("cancelled"),
+              deadLetter: count("dead_letter"),
             };
-            for (const state of STATES) {
-              row[state] = cells.find((c) => c.queue === name && c.status === state)?.count ?? 0;
-            }
-            return row;
           });
           const live = workers.filter((w) => w.live);
           const waitingForWorker = await soniq.jobs.waitingForWorker();
-          const json = {
+          const json: StatusJson = {
             ...counts,
             queues,
-            workers: live.map((w) => ({
-              id: w.id,
-              hostname: w.hostname,
-              pid: w.pid,
-              status: w.status,
-              shutdown_state: w.shutdownState,
-              queues: w.queues,
-              concurrency: w.concurrency,
-              last_heartbeat_at: w.lastHeartbeatAt.toISOString(),
-            })),
-            dead_workers: workers.filter((w) => !w.live && w.status !== "stopped").length,
+            workers: live.map(workerJson),
+            deadWorkers: workers.filter((w) => !w.live && w.status !== "stopped").length,
             waitingForWorker,
           };
           const paint = painter((flags.colour === true || flags.color === true) && !flags.json);
           print(flags.json, json, () => {
-            const lines = Object.entries(counts).map(([k, v]) => {
+            const lines = Object.entries(counts).map(([key, v]) => {
+              const k = LABELS[key] ?? key;
               const hint =
                 k === "dead_letter" && v > 0
                   ? "   → soniq dlq list"
@@ -121,7 +135,7 @@ export function register(program: Command): void {
                     : String(v);
               return `${k.padEnd(15)} ${count}${hint}`;
             });
-            const dead = json.dead_workers;
+            const dead = json.deadWorkers;
             lines.push(
               `${"workers".padEnd(15)} ${paint("green", `${live.length} live`)}${dead > 0 ? `, ${paint("red", `${dead} dead`)} (not stopped) → soniq workers, soniq recover` : ""}`,
             );
@@ -135,13 +149,13 @@ export function register(program: Command): void {
               const rows = [["  QUEUE", "STATE", ...STATES.map((s) => s.toUpperCase())]];
               for (const q of queues) {
                 rows.push([
-                  `  ${q.name as string}`,
+                  `  ${q.name}`,
                   q.paused
                     ? "paused"
-                    : q.max_running !== null
-                      ? `max ${String(q.max_running)}`
+                    : q.maxRunning !== null
+                      ? `max ${String(q.maxRunning)}`
                       : "active",
-                  ...STATES.map((s) => String(q[s])),
+                  ...STATES.map((s) => String(q[STATE_KEYS[s]])),
                 ]);
               }
               lines.push(table(rows));

@@ -144,7 +144,7 @@ async function runWorker(argument: string | undefined, flags: WorkerFlags): Prom
   }
   if (flags.json) {
     process.stdout.write(
-      `${JSON.stringify({ worker_id: worker.id, reason: exit.reason, exit_code: code, released: exit.released })}\n`,
+      `${JSON.stringify({ workerId: worker.id, reason: exit.reason, exitCode: code, released: exit.released })}\n`,
     );
   }
   // Every release is durable at this point; exit even if an abandoned handler keeps timers alive.

@@ -6,6 +6,7 @@
  * settings.
  */
 import type { Command } from "commander";
+import { workerJson } from "../../admin/json/index.js";
 import { type AdminFlags, table, when, withInstanceFlags } from "../admin-flags.js";
 import { print, runCommand, withInstance } from "../runner.js";
 
@@ -17,7 +18,7 @@ export function register(program: Command): void {
       runCommand(() =>
         withInstance(flags, async (soniq) => {
           const workers = await soniq.workers();
-          print(flags.json, workers, () => {
+          print(flags.json, workers.map(workerJson), () => {
             if (workers.length === 0) return "no workers";
             const rows = [
               ["ID", "HOST", "PID", "LIVE", "STATE", "HEARTBEAT AGE", "DEADLINE", "IN FLIGHT"],

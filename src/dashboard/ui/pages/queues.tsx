@@ -3,7 +3,7 @@
  * set the limit when granted; the last 24 h of one queue charted per minute (`#/queues?queue=`).
  */
 import { useState } from "preact/hooks";
-import type { QueueInfo } from "../../../backends/contract/admin-store.js";
+import type { QueueJson } from "../../../admin/json/queue.js";
 import { api, type Me } from "../api.js";
 import { HistoryCharts } from "../charts.js";
 import { duration, ErrorLine, Table } from "../components.js";
@@ -13,7 +13,7 @@ import { usePolled } from "../hooks.js";
 export function QueuesPage({ me, params }: { me: Me; params: URLSearchParams }) {
   const chosen = params.get("queue");
   const { data, error, reload } = usePolled(
-    () => api<{ queues: QueueInfo[] }>("GET", "api/queues"),
+    () => api<{ queues: QueueJson[] }>("GET", "api/queues"),
     [],
   );
   const [message, setMessage] = useState<string | null>(null);

@@ -72,27 +72,27 @@ export function RemotePage({ me, params }: { me: Me; params: URLSearchParams }) 
         ]}
       >
         {(data?.remoteJobs ?? []).map((r) => (
-          <tr key={r.job_id} data-testid="remote-row">
+          <tr key={r.jobId} data-testid="remote-row">
             <td>
-              <a href={jobHref(r.job_id)}>{r.job_id.slice(0, 8)}</a>
+              <a href={jobHref(r.jobId)}>{r.jobId.slice(0, 8)}</a>
             </td>
-            <td class="name">{r.job_name}</td>
+            <td class="name">{r.jobName}</td>
             <td>
               <Badge word={r.state} />
             </td>
-            <td class="name">{r.task_id ?? "—"}</td>
-            <td class="name">{r.idempotency_key}</td>
+            <td class="name">{r.taskId ?? "—"}</td>
+            <td class="name">{r.idempotencyKey}</td>
             <td>{r.polls}</td>
             <td>
-              <When at={r.updated_at} />
+              <When at={r.updatedAt} />
             </td>
             <td>
-              <When at={r.due_at} />
+              <When at={r.dueAt} />
             </td>
             <td>
-              {r.frozen_at ? (
+              {r.frozenAt ? (
                 <>
-                  <When at={r.frozen_at} /> {r.frozen_reason ?? ""}
+                  <When at={r.frozenAt} /> {r.frozenReason ?? ""}
                 </>
               ) : (
                 "—"
@@ -101,22 +101,22 @@ export function RemotePage({ me, params }: { me: Me; params: URLSearchParams }) 
             <td>
               {canResolve && r.state === "frozen" && (
                 <>
-                  <button type="button" onClick={() => resolveAccepted(r.job_id)}>
+                  <button type="button" onClick={() => resolveAccepted(r.jobId)}>
                     Accepted…
                   </button>
                   <button
                     type="button"
-                    onClick={() => post(r.job_id, "resolve", { resolution: "not_submitted" })}
+                    onClick={() => post(r.jobId, "resolve", { resolution: "not_submitted" })}
                   >
                     Not submitted
                   </button>
-                  <button type="button" onClick={() => resolveFailed(r.job_id)}>
+                  <button type="button" onClick={() => resolveFailed(r.jobId)}>
                     Failed…
                   </button>
                 </>
               )}
               {canPoll && (r.state === "frozen" || r.state === "awaiting") && (
-                <button type="button" onClick={() => post(r.job_id, "poll-now")}>
+                <button type="button" onClick={() => post(r.jobId, "poll-now")}>
                   Poll now
                 </button>
               )}

@@ -10,7 +10,7 @@ import { usePolled } from "../hooks.js";
 
 /** A schedule's timing as text. */
 export function timing(s: ScheduleDetailJson): string {
-  return s.cron !== null ? `cron ${s.cron} (${s.timezone})` : `every ${s.every_seconds} s`;
+  return s.cron !== null ? `cron ${s.cron} (${s.timezone})` : `every ${s.everySeconds} s`;
 }
 
 /** See the module comment. */
@@ -24,11 +24,11 @@ export function SchedulesPage({ me }: { me: Me }) {
   const canRun = me.actions.includes("schedules.run");
   async function run(id: string, verb: "pause" | "resume" | "run-now") {
     try {
-      const r = await api<{ job_id?: string }>(
+      const r = await api<{ jobId?: string }>(
         "POST",
         `api/schedules/${encodeURIComponent(id)}/${verb}`,
       );
-      setMessage(verb === "run-now" ? `${id}: enqueued job ${r.job_id ?? "?"}` : null);
+      setMessage(verb === "run-now" ? `${id}: enqueued job ${r.jobId ?? "?"}` : null);
       reload();
     } catch (err) {
       setMessage(err instanceof Error ? err.message : String(err));
@@ -48,7 +48,7 @@ export function SchedulesPage({ me }: { me: Me }) {
             <tr key={s.id} data-testid="schedule-row">
               <td class="name">{s.id}</td>
               <td class="name">
-                {s.job_name} <span class="muted">({s.queue})</span>
+                {s.jobName} <span class="muted">({s.queue})</span>
               </td>
               <td>{timing(s)}</td>
               <td>
@@ -68,10 +68,10 @@ export function SchedulesPage({ me }: { me: Me }) {
               </td>
               <td>
                 {last ? <Badge word={last.outcome} /> : <span class="muted">—</span>}
-                {last?.job_id && (
+                {last?.jobId && (
                   <>
                     {" "}
-                    <a href={jobHref(last.job_id)}>job</a>
+                    <a href={jobHref(last.jobId)}>job</a>
                   </>
                 )}
               </td>

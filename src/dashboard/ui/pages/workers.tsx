@@ -3,7 +3,7 @@
  * stale, its shutdown state (RUNNING / DRAINING / FORCE_TIMEOUT_PATH / WAIT_FOR_THREAD / STOPPED),
  * drain start, a deadline countdown and its in-flight jobs.
  */
-import type { WorkerDetail } from "../../../backends/contract/admin-store.js";
+import type { WorkerJson } from "../../../admin/json/worker.js";
 import { api } from "../api.js";
 import { Badge, Countdown, duration, ErrorLine, jobHref, Table, When } from "../components.js";
 import { usePolled } from "../hooks.js";
@@ -13,7 +13,7 @@ export function WorkersPage() {
   const { data, error } = usePolled(
     async () => {
       const sent = Date.now();
-      const r = await api<{ workers: WorkerDetail[]; now: string }>("GET", "api/workers");
+      const r = await api<{ workers: WorkerJson[]; now: string }>("GET", "api/workers");
       // The server's clock minus ours (half the round trip assumed each way).
       return { ...r, offsetMs: new Date(r.now).getTime() - (sent + Date.now()) / 2 };
     },

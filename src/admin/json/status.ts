@@ -1,0 +1,66 @@
+/**
+ * `soniq status --json`: job counts by state (queued split into due now and `scheduled`), remote
+ * jobs awaiting and frozen, the same counts per queue with its paused flag and `maxRunning`, the
+ * live workers (the shared worker view) and how many dead ones are not stopped.
+ */
+import { z } from "zod";
+import { workerJsonSchema } from "./worker.js";
+
+/** One queue's row in `status --json`: its configuration and its jobs by state. */
+export const statusQueueJsonSchema = z.object({
+  name: z.string(),
+  paused: z.boolean(),
+  /** Most processing jobs at once across every worker; null = no limit. */
+  maxRunning: z.number().int().nullable(),
+  /** Queued and due now. */
+  queued: z.number().int(),
+  /** Queued, due later. */
+  scheduled: z.number().int(),
+  processing: z.number().int(),
+  done: z.number().int(),
+  cancelled: z.number().int(),
+  deadLetter: z.number().int(),
+});
+/** One queue's row in `status --json`. */
+export type StatusQueueJson = z.infer<typeof statusQueueJsonSchema>;
+
+/** Due queued jobs of one queue and name that no live worker can run (`soniq.jobs.waitingForWorker()`). */
+export const waitingForWorkerJsonSchema = z.object({
+  queue: z.string(),
+  /** The job name. */
+  name: z.string(),
+  /** How many due queued jobs wait. */
+  count: z.number().int(),
+  /** **Seconds** since the oldest of them became due (database clock). */
+  oldestAgeSeconds: z.number(),
+  reason: z.enum(["no_worker_for_queue", "unknown_name", "version_too_new"]),
+  /** The job versions that wait, ascending. */
+  versions: z.array(z.number().int()),
+});
+
+/** `soniq status --json`. */
+export const statusJsonSchema = z.object({
+  /** Live and finished jobs plus dead letters. */
+  total: z.number().int(),
+  /** Queued and due now. */
+  queued: z.number().int(),
+  /** Queued, due later. */
+  scheduled: z.number().int(),
+  processing: z.number().int(),
+  done: z.number().int(),
+  deadLetter: z.number().int(),
+  cancelled: z.number().int(),
+  /** Remote jobs handed to polling (counted in `processing` too). */
+  remoteAwaiting: z.number().int(),
+  /** Remote jobs frozen for an operator (counted in `processing` too). */
+  remoteFrozen: z.number().int(),
+  queues: z.array(statusQueueJsonSchema),
+  /** The live workers. */
+  workers: z.array(workerJsonSchema),
+  /** Workers whose heartbeat is stale and that did not stop cleanly. */
+  deadWorkers: z.number().int(),
+  /** Due jobs no live worker can run, per queue and name (docs/operations.md). */
+  waitingForWorker: z.array(waitingForWorkerJsonSchema),
+});
+/** `soniq status --json` (see {@link statusJsonSchema}). */
+export type StatusJson = z.infer<typeof statusJsonSchema>;
