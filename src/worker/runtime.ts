@@ -196,7 +196,16 @@ export function buildRuntime(parts: RuntimeParts): WorkerRuntime {
     idle: () =>
       claimLoop.state === "running" && !claimLoop.claimInFlight && claimLoop.buffered === 0,
     dispatch,
-    releaseLate,
+    // One row, NACK'd as a late claim's rows are: one write, its event and its timeline entry.
+    releaseLate: (job, reason) => {
+      table.track(
+        job,
+        async () => {
+          await releaseUnstarted(releaseDeps, [job], reason);
+        },
+        onUnexpected,
+      );
+    },
     startTtlMs,
     now,
   });
