@@ -117,6 +117,21 @@ export type QueueMetricsEvent = {
   sampled_at: string;
   /** Every queue with a job or a dead-letter entry. */
   queues: QueueSample[];
+  /**
+   * How workers ended, cluster-wide, since the schema was set up (`soniq_worker_exits`): one
+   * entry per exit reason seen.
+   */
+  worker_exits: WorkerExitSample[];
+};
+
+/** One exit reason in a `queue_metrics` sample. */
+export type WorkerExitSample = {
+  /** `drained`, `shutdown_timeout`, `record_failed` or `uncaught_exception`. */
+  exit_reason: "drained" | "shutdown_timeout" | "record_failed" | "uncaught_exception";
+  /** Workers that stopped with it. */
+  exits: number;
+  /** The latest such stop (ISO 8601, database clock). */
+  last_at: string;
 };
 
 /** Payload of `drain_started`. */

@@ -303,7 +303,7 @@ export function buildRuntime(parts: RuntimeParts): WorkerRuntime {
       schedules.close();
       void maintenance.stop();
     },
-    closeDown: async () => {
+    closeDown: async (exitReason) => {
       // Heartbeats went on until every claimed row was finished or released; now they may stop.
       // Every outcome is settled, so the batcher has nothing queued; a write of it still in flight
       // was given up by its caller and is waited for no longer than the heartbeat.
@@ -313,7 +313,11 @@ export function buildRuntime(parts: RuntimeParts): WorkerRuntime {
       unwatchState();
       try {
         await recorder.writeWithRetry(
-          () => backend.workerMarkStopped({ workerId }),
+          () =>
+            backend.workerMarkStopped({
+              workerId,
+              ...(exitReason === "start_failed" ? {} : { exitReason }),
+            }),
           "worker's stopped status",
           undefined,
           true,

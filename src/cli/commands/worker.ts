@@ -88,7 +88,10 @@ async function runWorker(argument: string | undefined, flags: WorkerFlags): Prom
   const guardedSoniq = soniq;
   installProcessGuards(soniq.logger, soniq.eventBus, {
     markStopped: async () =>
-      (await guardedSoniq.backend()).workerMarkStopped({ workerId: guarded.id }),
+      (await guardedSoniq.backend()).workerMarkStopped({
+        workerId: guarded.id,
+        exitReason: "uncaught_exception",
+      }),
   });
   let health: HealthServer | undefined;
   if (flags.healthPort !== undefined) {

@@ -217,7 +217,13 @@ export function prometheusMetrics(
     labelNames: ["job", "outcome"],
     registers,
   });
-  let sample: { at: number; queues: SoniqEventMap["queue_metrics"]["queues"] } | undefined;
+  let sample:
+    | {
+        at: number;
+        queues: SoniqEventMap["queue_metrics"]["queues"];
+        exits: SoniqEventMap["queue_metrics"]["worker_exits"];
+      }
+    | undefined;
   const fresh = () =>
     sample !== undefined && clock() - sample.at <= 3 * source.settings.metricsInterval * 1000
       ? sample
@@ -243,6 +249,30 @@ export function prometheusMetrics(
       this.reset();
       for (const q of fresh()?.queues ?? []) {
         this.set({ queue: q.queue }, q.oldest_claimable_age_ms / 1000);
+      }
+    },
+  });
+  // How workers ended, from the database: a CLI worker's own soniq_drains_total ends with its
+  // process, usually before any scrape; these outlive it (docs/metrics.md, "What to alert on").
+  new Counter({
+    name: "soniq_worker_exits_total",
+    help: "Workers of the whole cluster that stopped, by exit reason (drained, shutdown_timeout, record_failed, uncaught_exception), counted in the database since setup; exported by the maintenance leader only.",
+    labelNames: ["exit_reason"],
+    registers,
+    collect() {
+      this.reset();
+      for (const e of fresh()?.exits ?? []) this.inc({ exit_reason: e.exit_reason }, e.exits);
+    },
+  });
+  new Gauge({
+    name: "soniq_worker_last_exit_timestamp_seconds",
+    help: "Unix time (seconds) of the latest worker stop with each exit reason, cluster-wide, from the database; exported by the maintenance leader only.",
+    labelNames: ["exit_reason"],
+    registers,
+    collect() {
+      this.reset();
+      for (const e of fresh()?.exits ?? []) {
+        this.set({ exit_reason: e.exit_reason }, Date.parse(e.last_at) / 1000);
       }
     },
   });
@@ -322,7 +352,7 @@ export function prometheusMetrics(
   on("remote_reconcile", (e) => remoteReconciles.inc({ job: job(e.job_name), outcome: e.outcome }));
   on("remote_poll", (e) => remotePolls.inc({ job: job(e.job_name), outcome: e.outcome }));
   on("queue_metrics", (e) => {
-    sample = { at: clock(), queues: e.queues };
+    sample = { at: clock(), queues: e.queues, exits: e.worker_exits };
   });
   on("drain_started", (e) => {
     states.set(e.worker_id, "draining");
