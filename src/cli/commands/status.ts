@@ -5,6 +5,7 @@
  * letter → `soniq dlq list`).
  */
 import type { Command } from "commander";
+import type { RemoteStatus } from "../../admin/remote-split.js";
 import { table } from "../admin-flags.js";
 import {
   type ConnectionFlags,
@@ -19,6 +20,13 @@ import {
 
 const STATES = ["queued", "scheduled", "processing", "done", "cancelled", "dead_letter"] as const;
 
+/** The per-queue keys of the remote statuses (camelCase JSON keys). */
+const REMOTE_KEYS: ReadonlyArray<[RemoteStatus, string]> = [
+  ["remote_submitting", "remoteSubmitting"],
+  ["remote_accepted", "remoteAccepted"],
+  ["remote_frozen", "remoteFrozen"],
+];
+
 /** ANSI colours of the text form (`--colour`); the identity without it. */
 function painter(on: boolean): (code: "red" | "yellow" | "green", text: string) => string {
   const codes = { red: 31, yellow: 33, green: 32 } as const;
@@ -30,7 +38,7 @@ export function register(program: Command): void {
   const command = program
     .command("status")
     .description(
-      "Counts by state (total, queued (due now), scheduled (queued, due later), processing, done, dead_letter, cancelled), remote jobs awaiting the remote side and frozen (both counted in processing), per queue, and the workers.",
+      "Counts by state (total, queued (due now), scheduled (queued, due later), processing, done, dead_letter, cancelled), remote jobs submitting, awaiting the remote side and frozen (apart from processing), per queue, and the workers.",
     )
     .argument("[module]", "your module exporting the Soniq instance (for its settings)")
     .option("--color", "the same as --colour")
@@ -45,10 +53,9 @@ export function register(program: Command): void {
     ) =>
       runCommand(() =>
         withInstance(connection(module, flags), async (soniq) => {
-          const [stats, workers, remote, cells, queueInfo] = await Promise.all([
+          const [stats, workers, cells, queueInfo] = await Promise.all([
             soniq.stats(),
             soniq.workers(),
-            soniq.remote.counts(),
             soniq.jobs.countByQueueStatus(),
             soniq.queues.list(),
           ]);
@@ -65,9 +72,10 @@ export function register(program: Command): void {
             done: stats.done,
             dead_letter: stats.dead_letter,
             cancelled: stats.cancelled,
-            // Remote jobs (a subset of processing): handed to polling, and frozen (ambiguous).
-            remote_awaiting: remote.awaiting,
-            remote_frozen: remote.frozen,
+            // Remote jobs, apart from processing: handed to polling, and frozen (ambiguous).
+            remote_awaiting: stats.remoteAccepted,
+            remote_frozen: stats.remoteFrozen,
+            remoteSubmitting: stats.remoteSubmitting,
           };
           const names = new Set([...cells.map((c) => c.queue), ...queueInfo.map((q) => q.name)]);
           const queues = [...names].sort().map((name) => {
@@ -79,6 +87,9 @@ export function register(program: Command): void {
             };
             for (const state of STATES) {
               row[state] = cells.find((c) => c.queue === name && c.status === state)?.count ?? 0;
+            }
+            for (const [status, key] of REMOTE_KEYS) {
+              row[key] = cells.find((c) => c.queue === name && c.status === status)?.count ?? 0;
             }
             return row;
           });
