@@ -18,7 +18,7 @@ import type { SoniqEventMap } from "../observability/events.js";
 /** Options of {@link QueueSampler}. */
 export interface QueueSamplerOptions extends Omit<BaseServiceOptions, "name"> {
   /** The read it needs. */
-  backend: Pick<Backend, "jobQueueMetrics" | "workerExitCounts">;
+  backend: Pick<Backend, "jobQueueMetrics" | "workerExitCounts" | "submissions">;
   /** The sampling worker (`worker_id` of the event). */
   workerId: string;
   /** Where `queue_metrics` goes. */
@@ -38,6 +38,10 @@ export class QueueSampler extends PeriodicService {
         if (!options.events.hasListeners("queue_metrics")) return;
         const metrics = await options.backend.jobQueueMetrics();
         const exits = await options.backend.workerExitCounts();
+        // Remote rows apart from processing (admin/remote-split.ts), per queue.
+        const remote = await options.backend.submissions.submissionCountsByQueue();
+        const held = (queue: string, phase: "submitting" | "accepted" | "frozen") =>
+          remote.find((r) => r.queue === queue && r.phase === phase)?.count ?? 0;
         if (signal.aborted) return; // the lead may be gone: a sample from a non-leader is not sent
         options.events.emit("queue_metrics", {
           worker_id: options.workerId,
@@ -45,7 +49,16 @@ export class QueueSampler extends PeriodicService {
           queues: metrics.map((m) => ({
             queue: m.queue,
             queued: m.queued,
-            processing: m.processing,
+            processing: Math.max(
+              0,
+              m.processing -
+                held(m.queue, "submitting") -
+                held(m.queue, "accepted") -
+                held(m.queue, "frozen"),
+            ),
+            remote_submitting: held(m.queue, "submitting"),
+            remote_accepted: held(m.queue, "accepted"),
+            remote_frozen: held(m.queue, "frozen"),
             done: m.done,
             cancelled: m.cancelled,
             dead_letter: m.deadLetter,

@@ -97,11 +97,18 @@ export type QueueSample = {
   queue: string;
   /** Jobs in this queue, by status (live and finished). */
   queued: number;
+  /** `processing` rows a worker runs: remote jobs are counted apart, below. */
   processing: number;
   done: number;
   cancelled: number;
   /** Entries of `soniq_dead_letter_jobs` from this queue. */
   dead_letter: number;
+  /** Remote jobs whose submit request is in flight (phase `submitting`). */
+  remote_submitting: number;
+  /** Remote jobs awaiting the remote side's answer (phase `accepted`). */
+  remote_accepted: number;
+  /** Remote jobs frozen (no usable answer; reconcile or an operator decides). */
+  remote_frozen: number;
   /**
    * Milliseconds since the oldest **due** queued job became due (database clock); 0 when no job
    * is due. A job delayed into the future is not late and does not count.

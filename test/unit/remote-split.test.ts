@@ -1,11 +1,13 @@
 /**
  * Remote jobs reported apart from plain `processing` (issue 26 item 5): `soniq.stats()` and
- * `soniq.jobs.countByQueueStatus()` on the memory backend, with one job frozen, one accepted and
+ * `soniq.jobs.countByQueueStatus()` and the leader's `soniq_queue_jobs` on the memory backend, with one job frozen, one accepted and
  * one ordinary job claimed.
  */
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import { Soniq } from "../../src/index.js";
+import { prometheusMetrics } from "../../src/observability/prometheus/index.js";
+import { waitForEvent } from "../helpers/events.js";
 import { memoryBackend } from "../helpers/test-backends.js";
 
 describe("remote split", () => {
@@ -16,6 +18,8 @@ describe("remote split", () => {
       logger: pino({ level: "silent" }),
       env: {},
       rejectUnknownJobs: false,
+      metricsInterval: 1,
+      pollInterval: 0.05,
     });
     await backend.workerRegister({ id: "w", hostname: "h", pid: 1, queues: null, concurrency: 3 });
     const frozen = await soniq.enqueue("remote.a", {}, { queue: "media" });
@@ -58,6 +62,25 @@ describe("remote split", () => {
       ]),
     );
     expect(cells.filter((c) => c.queue === "media")).toHaveLength(3);
+
+    // The leader's queue gauges split them the same way.
+    const metrics = prometheusMetrics(soniq);
+    soniq.job({ name: "idle.job", queue: "elsewhere", handler: async () => undefined });
+    const sampled = waitForEvent(soniq, "queue_metrics", undefined, 5000);
+    const worker = soniq.worker();
+    await worker.start();
+    const sample = (await sampled).queues.find((q) => q.queue === "media");
+    expect(sample).toMatchObject({
+      processing: 1,
+      remote_submitting: 0,
+      remote_accepted: 1,
+      remote_frozen: 1,
+    });
+    const text = await metrics.scrape();
+    expect(text).toContain('soniq_queue_jobs{queue="media",status="processing"} 1');
+    expect(text).toContain('soniq_queue_jobs{queue="media",status="remote_accepted"} 1');
+    expect(text).toContain('soniq_queue_jobs{queue="media",status="remote_frozen"} 1');
+    await worker.stop();
     await soniq.close();
   });
 });

@@ -56,7 +56,16 @@ const STATES = ["running", "draining", "force_timeout_path", "wait_for_thread", 
 type State = (typeof STATES)[number];
 /** How `soniq_drains_total` can end (pre-set to 0 so a rise is measurable from the first scrape). */
 const EXIT_REASONS = ["drained", "shutdown_timeout", "record_failed"] as const;
-const STATUSES = ["queued", "processing", "done", "cancelled", "dead_letter"] as const;
+const STATUSES = [
+  "queued",
+  "processing",
+  "done",
+  "cancelled",
+  "dead_letter",
+  "remote_submitting",
+  "remote_accepted",
+  "remote_frozen",
+] as const;
 /** Label value of a job name that is not registered in the instance. */
 export const UNKNOWN_JOB = "_unknown";
 
