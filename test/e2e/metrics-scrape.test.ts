@@ -32,6 +32,7 @@ const SONIQ_METRICS: Record<string, string> = {
   soniq_worker_exits_total: "counter",
   soniq_worker_last_exit_timestamp_seconds: "gauge",
   soniq_remote_submissions_total: "counter",
+  soniq_remote_accepted_total: "counter",
   soniq_remote_handoffs_total: "counter",
   soniq_remote_frozen_total: "counter",
   soniq_remote_reconciles_total: "counter",

@@ -202,6 +202,12 @@ export function prometheusMetrics(
     labelNames: ["job"],
     registers,
   });
+  const remoteAccepted = new Counter({
+    name: "soniq_remote_accepted_total",
+    help: "Remote jobs this process's workers saw reach phase accepted (the remote side holds the task: a submit's answer, or a reconcile).",
+    labelNames: ["job"],
+    registers,
+  });
   const remoteHandoffs = new Counter({
     name: "soniq_remote_handoffs_total",
     help: "Remote jobs that left a worker by their last durable phase: action release, freeze or handoff; reason deadline, draining or crash.",
@@ -354,6 +360,7 @@ export function prometheusMetrics(
   on("remote_phase", (e) => {
     if (e.phase === "submitting") remoteSubmissions.inc({ job: job(e.job_name) });
     if (e.phase === "frozen") remoteFrozen.inc({ job: job(e.job_name) });
+    if (e.phase === "accepted") remoteAccepted.inc({ job: job(e.job_name) });
   });
   on("remote_handoff", (e) =>
     remoteHandoffs.inc({ job: job(e.job_name), action: e.handoff_action, reason: e.reason }),
