@@ -43,6 +43,7 @@ export type {
   WorkerJson,
 } from "./admin/json/index.js";
 export type { QueueHistoryOptions, QueueSettings, QueuesAdmin } from "./admin/queues-admin.js";
+export type { JobStats } from "./admin/remote-split.js";
 export type {
   DeadLetterView,
   JobDetail,

@@ -2,8 +2,9 @@ import type { DeadLettersAdmin } from "./admin/dead-letters-admin.js";
 import { createAdmin } from "./admin/index.js";
 import type { CancelResult, JobsAdmin } from "./admin/jobs-admin.js";
 import type { QueuesAdmin } from "./admin/queues-admin.js";
+import { type JobStats, splitRemoteStats } from "./admin/remote-split.js";
 import type { WorkersAdmin } from "./admin/workers-admin.js";
-import type { Backend, PgQueryable, QueueStats, WorkerDetail } from "./backends/contract/index.js";
+import type { Backend, PgQueryable, WorkerDetail } from "./backends/contract/index.js";
 import { createBackend, parseDatabaseUrl } from "./backends/select.js";
 import { SoniqError } from "./errors.js";
 import type { EnqueueOptions } from "./jobs/enqueue-options.js";
@@ -356,9 +357,17 @@ export class Soniq implements JobEnqueuer {
     return this.jobs.cancel(id);
   }
 
-  /** Counts by state. */
-  async stats(): Promise<QueueStats> {
-    return (await this.backend()).jobStats();
+  /**
+   * Counts by state; remote jobs (`submitting`, `accepted`, `frozen`) are counted apart from
+   * `processing` (`remoteSubmitting`, `remoteAccepted`, `remoteFrozen`).
+   */
+  async stats(): Promise<JobStats> {
+    const backend = await this.backend();
+    const [stats, remote] = await Promise.all([
+      backend.jobStats(),
+      backend.submissions.submissionCountsByQueue(),
+    ]);
+    return splitRemoteStats(stats, remote);
   }
 
   /**

@@ -4,6 +4,7 @@
  * its owner), run now / retry, delete, and bulk actions. Every method reads or writes through the
  * backend's operations store (contract: admin-store.ts); the CLI and the dashboard stand on it.
  */
+
 import type { Backend, CancelRequestState, JobFilter } from "../backends/contract/index.js";
 import { SoniqError } from "../errors.js";
 import type { EventBus } from "../observability/event-bus.js";
@@ -17,6 +18,7 @@ import {
   runBulk,
 } from "./bulk.js";
 import { type JobQuery, type PageOptions, toJobFilter, toPage } from "./filters.js";
+import { splitRemoteCells } from "./remote-split.js";
 import {
   deadLetterView,
   type JobDetail,
@@ -121,10 +123,16 @@ export class JobsAdmin {
 
   /**
    * Counts per queue × status (dead letters as `dead_letter`; queued jobs not yet due as
-   * `scheduled`, due ones as `queued`, by the database clock), zero cells left out.
+   * `scheduled`, due ones as `queued`, by the database clock; remote jobs apart from
+   * `processing` as `remote_submitting`, `remote_accepted`, `remote_frozen`), zero cells left out.
    */
   async countByQueueStatus(): Promise<Array<{ queue: string; status: string; count: number }>> {
-    return (await this.deps.backend()).admin.jobCountByQueueStatus({});
+    const backend = await this.deps.backend();
+    const [cells, remote] = await Promise.all([
+      backend.admin.jobCountByQueueStatus({}),
+      backend.submissions.submissionCountsByQueue(),
+    ]);
+    return splitRemoteCells(cells, remote);
   }
 
   /**

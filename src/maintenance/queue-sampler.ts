@@ -1,13 +1,13 @@
 /**
  * The queue sampler: a leader-only maintenance service that reads per-queue counts and the oldest
- * claimable job's age (`JobStore.jobQueueMetrics`, one grouped read) every `intervalMs` and emits them
- * as one `queue_metrics` event. Run by the maintainer while this process holds the maintenance
+ * claimable job's age (`JobStore.jobQueueMetrics`, one grouped read) and how workers ended
+ * (`WorkerStore.workerExitCounts`) every `intervalMs` and emits them as one `queue_metrics` event. Run by the maintainer while this process holds the maintenance
  * lease, so N workers do not issue N count queries; it reads nothing while no one listens to
  * `queue_metrics` (e.g. no Prometheus exporter). A failed read emits nothing: an exporter then
  * lets the series go stale rather than report zeros.
  *
  * Options (see {@link QueueSamplerOptions}): `intervalMs` (milliseconds), `workerId`, `events`.
- * Events: `queue_metrics` (`worker_id`, `sampled_at`, `queues`).
+ * Events: `queue_metrics` (`worker_id`, `sampled_at`, `queues`, `worker_exits`).
  */
 import type { Backend } from "../backends/contract/index.js";
 import { PeriodicService } from "../lifecycle/periodic-service.js";
@@ -18,7 +18,7 @@ import type { SoniqEventMap } from "../observability/events.js";
 /** Options of {@link QueueSampler}. */
 export interface QueueSamplerOptions extends Omit<BaseServiceOptions, "name"> {
   /** The read it needs. */
-  backend: Pick<Backend, "jobQueueMetrics">;
+  backend: Pick<Backend, "jobQueueMetrics" | "workerExitCounts" | "submissions">;
   /** The sampling worker (`worker_id` of the event). */
   workerId: string;
   /** Where `queue_metrics` goes. */
@@ -37,6 +37,11 @@ export class QueueSampler extends PeriodicService {
       tick: async (signal) => {
         if (!options.events.hasListeners("queue_metrics")) return;
         const metrics = await options.backend.jobQueueMetrics();
+        const exits = await options.backend.workerExitCounts();
+        // Remote rows apart from processing (admin/remote-split.ts), per queue.
+        const remote = await options.backend.submissions.submissionCountsByQueue();
+        const held = (queue: string, phase: "submitting" | "accepted" | "frozen") =>
+          remote.find((r) => r.queue === queue && r.phase === phase)?.count ?? 0;
         if (signal.aborted) return; // the lead may be gone: a sample from a non-leader is not sent
         options.events.emit("queue_metrics", {
           worker_id: options.workerId,
@@ -44,11 +49,25 @@ export class QueueSampler extends PeriodicService {
           queues: metrics.map((m) => ({
             queue: m.queue,
             queued: m.queued,
-            processing: m.processing,
+            processing: Math.max(
+              0,
+              m.processing -
+                held(m.queue, "submitting") -
+                held(m.queue, "accepted") -
+                held(m.queue, "frozen"),
+            ),
+            remote_submitting: held(m.queue, "submitting"),
+            remote_accepted: held(m.queue, "accepted"),
+            remote_frozen: held(m.queue, "frozen"),
             done: m.done,
             cancelled: m.cancelled,
             dead_letter: m.deadLetter,
             oldest_claimable_age_ms: Math.round(m.oldestClaimableAgeSeconds * 1000),
+          })),
+          worker_exits: exits.map((e) => ({
+            exit_reason: e.exitReason,
+            exits: e.exits,
+            last_at: e.lastAt.toISOString(),
           })),
         });
       },

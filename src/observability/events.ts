@@ -97,11 +97,18 @@ export type QueueSample = {
   queue: string;
   /** Jobs in this queue, by status (live and finished). */
   queued: number;
+  /** `processing` rows a worker runs: remote jobs are counted apart, below. */
   processing: number;
   done: number;
   cancelled: number;
   /** Entries of `soniq_dead_letter_jobs` from this queue. */
   dead_letter: number;
+  /** Remote jobs whose submit request is in flight (phase `submitting`). */
+  remote_submitting: number;
+  /** Remote jobs awaiting the remote side's answer (phase `accepted`). */
+  remote_accepted: number;
+  /** Remote jobs frozen (no usable answer; reconcile or an operator decides). */
+  remote_frozen: number;
   /**
    * Milliseconds since the oldest **due** queued job became due (database clock); 0 when no job
    * is due. A job delayed into the future is not late and does not count.
@@ -117,6 +124,21 @@ export type QueueMetricsEvent = {
   sampled_at: string;
   /** Every queue with a job or a dead-letter entry. */
   queues: QueueSample[];
+  /**
+   * How workers ended, cluster-wide, since the schema was set up (`soniq_worker_exits`): one
+   * entry per exit reason seen.
+   */
+  worker_exits: WorkerExitSample[];
+};
+
+/** One exit reason in a `queue_metrics` sample. */
+export type WorkerExitSample = {
+  /** `drained`, `shutdown_timeout`, `record_failed` or `uncaught_exception`. */
+  exit_reason: "drained" | "shutdown_timeout" | "record_failed" | "uncaught_exception";
+  /** Workers that stopped with it. */
+  exits: number;
+  /** The latest such stop (ISO 8601, database clock). */
+  last_at: string;
 };
 
 /** One queue and job name in a `jobs_waiting_for_worker` report. */

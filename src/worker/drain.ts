@@ -42,8 +42,11 @@ export interface DrainOptions {
   abandonClaim(): void;
   /** At the drain's start, after the claim loop was told: report `draining`, stop maintenance. */
   onDrainStart(): void;
-  /** Once every job is settled: stop the services and mark the worker row stopped. Never throws. */
-  closeDown(): Promise<void>;
+  /**
+   * Once every job is settled: stop the services and mark the worker row stopped, counting its
+   * exit reason (`soniq_worker_exits`). Never throws.
+   */
+  closeDown(exitReason: WorkerExit["reason"]): Promise<void>;
   /** What the outcome recorder knows at the end. */
   outcomes: { readonly released: readonly string[]; readonly failures: number };
 }
@@ -163,12 +166,13 @@ export class Drain {
     clearTimeout(this.graceTimer);
     const reason = machine.settle() ?? "drained";
     await this.options.threads.close(logger);
-    await this.options.closeDown();
+    // Every outcome was settled: the exit is known before the row is marked stopped with it.
+    const failed = outcomes.failures > 0;
+    await this.options.closeDown(failed ? "record_failed" : reason);
     const released = [...outcomes.released];
-    const exit: WorkerExit =
-      outcomes.failures > 0
-        ? { reason: "record_failed", exitCode: 3, released }
-        : { reason, exitCode: reason === "drained" ? 0 : 1, released };
+    const exit: WorkerExit = failed
+      ? { reason: "record_failed", exitCode: 3, released }
+      : { reason, exitCode: reason === "drained" ? 0 : 1, released };
     logger.info(
       {
         exit_reason: exit.reason,

@@ -5,7 +5,7 @@
  * by this worker is started in the reply's event-loop iteration (after the enqueue's own
  * continuations) through the claim loop's own dispatch (start gate,
  * deadline, outcome recording unchanged). A row delivered after the drain began is NACK'd unstarted,
- * like a claim answered late; a lost reply marks the worker's owned rows as suspect, for the
+ * like a claim answered late (a `prefetch_released` event, reason `late_claim`); a lost reply marks the worker's owned rows as suspect, for the
  * heartbeat's orphan release (heartbeat.ts), exactly as a failed claim does.
  */
 import type {
@@ -42,8 +42,12 @@ export interface WorkerHandOffOptions {
   idle(): boolean;
   /** Runs a claimed job (the claim loop's dispatch: tracked in `table` by the callee). */
   dispatch(job: ClaimedJob): void;
-  /** Releases a claimed job unstarted (NACK; tracked in `table` by the callee). */
-  releaseLate(job: ClaimedJob): void;
+  /**
+   * Releases a claimed job unstarted (NACK; tracked in `table` by the callee) and reports it as a
+   * `prefetch_released` event: `late_claim` when the drain began while the enqueue was in flight,
+   * `ttl` when the reply came past the start TTL.
+   */
+  releaseLate(job: ClaimedJob, reason: "late_claim" | "ttl"): void;
   /**
    * The start TTL in milliseconds: a row delivered longer than this after its reservation (the
    * worker was frozen meanwhile) is released unstarted, never run. Absent: no such check.
@@ -145,8 +149,9 @@ export class WorkerHandOff implements HandOffTaker {
           // TTL (a frozen worker: recovery may have handed the row on): ours, never started.
           const { startTtlMs } = this.options;
           const late = startTtlMs !== undefined && now() - reservedAt > startTtlMs;
-          if (machine.state === "RUNNING" && !late) this.options.dispatch(job);
-          else this.options.releaseLate(job);
+          if (machine.state !== "RUNNING") this.options.releaseLate(job, "late_claim");
+          else if (late) this.options.releaseLate(job, "ttl");
+          else this.options.dispatch(job);
         });
       },
       cancel: () => {

@@ -202,7 +202,16 @@ export function buildRuntime(parts: RuntimeParts): WorkerRuntime {
     idle: () =>
       claimLoop.state === "running" && !claimLoop.claimInFlight && claimLoop.buffered === 0,
     dispatch,
-    releaseLate,
+    // One row, NACK'd as a late claim's rows are: one write, its event and its timeline entry.
+    releaseLate: (job, reason) => {
+      table.track(
+        job,
+        async () => {
+          await releaseUnstarted(releaseDeps, [job], reason);
+        },
+        onUnexpected,
+      );
+    },
     startTtlMs,
     now,
   });
@@ -300,7 +309,7 @@ export function buildRuntime(parts: RuntimeParts): WorkerRuntime {
       schedules.close();
       void maintenance.stop();
     },
-    closeDown: async () => {
+    closeDown: async (exitReason) => {
       // Heartbeats went on until every claimed row was finished or released; now they may stop.
       // Every outcome is settled, so the batcher has nothing queued; a write of it still in flight
       // was given up by its caller and is waited for no longer than the heartbeat.
@@ -310,7 +319,11 @@ export function buildRuntime(parts: RuntimeParts): WorkerRuntime {
       unwatchState();
       try {
         await recorder.writeWithRetry(
-          () => backend.workerMarkStopped({ workerId }),
+          () =>
+            backend.workerMarkStopped({
+              workerId,
+              ...(exitReason === "start_failed" ? {} : { exitReason }),
+            }),
           "worker's stopped status",
           undefined,
           true,

@@ -11,6 +11,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import pg from "pg";
 import { describe, expect, it } from "vitest";
+import { crashLoopRule } from "../../src/maintenance/policy.js";
 import { REPO } from "../helpers/cli.js";
 import { prepared, startWorker, targets } from "../helpers/e2e-targets.js";
 import { TEST_DATABASE_URL } from "../helpers/postgres.js";
@@ -167,6 +168,25 @@ for (const target of targets) {
       const line = exit.stderr.split("\n").find((l) => l.includes("uncaught exception"));
       expect(JSON.parse(line!)).toMatchObject({ job_id: id, exit_code: 4 });
       expect(await db.getJob(id)).toMatchObject({ status: "processing", attempts: 0 });
+      await db.close();
+    }, 60_000);
+
+    it("handler mistakes › an uncaught exception › the worker row is marked stopped, so a start-up recovery pass requeues its job at once", async () => {
+      // A long heartbeat timeout: only the stopped mark can make the owner dead within the test.
+      const { env, db } = await prepared(target, { SONIQ_HEARTBEAT_TIMEOUT: "600" });
+      const w = startWorker(env);
+      await w.ready;
+      const id = await db.enqueue("e2e.throw_later", {});
+      const exit = await w.exited;
+      expect(exit.code, exit.stderr).toBe(4);
+      const [row] = await db.workers();
+      expect(row).toMatchObject({ status: "stopped", live: false, inFlight: [id] });
+      expect(row?.stoppedAt).toBeInstanceOf(Date);
+      // A pass that does not count stale heartbeats as death (a worker's start-up recovery).
+      const backend = await db.backend();
+      const result = await backend.jobRecoverStale({ crashLoop: crashLoopRule(3) });
+      expect(result.requeued.map((j) => j.id)).toEqual([id]);
+      expect(await db.getJob(id)).toMatchObject({ status: "queued", workerId: null });
       await db.close();
     }, 60_000);
 

@@ -2,6 +2,8 @@
  * `soniq worker --health-port` in a real process: /metrics scraped while jobs run (names, types
  * and label sets are an API: docs/metrics.md), then SIGTERM with a job that outlives
  * shutdownTimeout: /readyz is 503 at once, and the NACK and drain counters rise by exactly one.
+ * A CLI worker that stops without a linger is never scraped: the next worker exports its exit
+ * from the database (issue 26 item 6).
  */
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
@@ -29,7 +31,10 @@ const SONIQ_METRICS: Record<string, string> = {
   soniq_queue_oldest_claimable_age_seconds: "gauge",
   soniq_jobs_waiting_for_worker: "gauge",
   soniq_jobs_waiting_for_worker_oldest_age_seconds: "gauge",
+  soniq_worker_exits_total: "counter",
+  soniq_worker_last_exit_timestamp_seconds: "gauge",
   soniq_remote_submissions_total: "counter",
+  soniq_remote_accepted_total: "counter",
   soniq_remote_handoffs_total: "counter",
   soniq_remote_frozen_total: "counter",
   soniq_remote_reconciles_total: "counter",
@@ -156,6 +161,60 @@ for (const target of targets) {
       const exit = await w.exited;
       expect(exit.code, exit.stderr).toBe(1);
       expect(await db.getJob(stubborn)).toMatchObject({ status: "queued", attempts: 0 });
+      await db.close();
+    });
+
+    it("soniq worker, no linger › the deadline path, then the next worker's /metrics › soniq_worker_exits_total and the last-exit time show it; the alert expression holds", async () => {
+      const { env, db } = await prepared(target, {
+        SONIQ_SHUTDOWN_TIMEOUT: "0.5",
+        SONIQ_SHUTDOWN_SETTLE: "0.2",
+        SONIQ_METRICS_INTERVAL: "1",
+        SONIQ_HEARTBEAT_INTERVAL: "0.3",
+      });
+      const first = startWorker(env);
+      await first.ready;
+      const stubborn = await db.enqueue("e2e.stubborn", { ms: 20_000 });
+      await waitFor(
+        async () => (await db.getJob(stubborn))?.status === "processing",
+        15_000,
+        "claimed",
+      );
+      const stoppedAfter = Date.now() / 1000;
+      first.child.kill("SIGTERM");
+      expect((await first.exited).code).toBe(1); // the deadline path, no scrape ever saw it
+
+      // Claims from another queue: the NACK'd job stays queued, this worker drains at once.
+      const next = startWorker(env, [
+        "-q",
+        "elsewhere",
+        "--health-port",
+        "0",
+        "--health-host",
+        "127.0.0.1",
+      ]);
+      await next.ready;
+      await waitFor(() => /"port":\d+/.test(next.stderr()), 10_000, "health server listening");
+      const port = Number(/"port":(\d+)/.exec(next.stderr())?.[1]);
+      let samples: Sample[] = [];
+      await waitFor(
+        async () => {
+          samples = parse(await (await fetch(`http://127.0.0.1:${port}/metrics`)).text());
+          return sum(samples, "soniq_worker_exits_total") > 0;
+        },
+        15_000,
+        "the leader's sample",
+      );
+      expect(sum(samples, "soniq_worker_exits_total", { exit_reason: "shutdown_timeout" })).toBe(1);
+      expect(sum(samples, "soniq_worker_exits_total")).toBe(1);
+      expect(sum(samples, "soniq_drains_total")).toBe(0); // this process's own: nothing drained
+      const last = sum(samples, "soniq_worker_last_exit_timestamp_seconds", {
+        exit_reason: "shutdown_timeout",
+      });
+      // docs/metrics.md's alert: time() - last < 3600 (database clock; generous skew).
+      expect(last).toBeGreaterThan(stoppedAfter - 60);
+      expect(Date.now() / 1000 - last).toBeLessThan(3600);
+      next.child.kill("SIGTERM");
+      expect((await next.exited).code).toBe(0);
       await db.close();
     });
   });

@@ -38,7 +38,16 @@ for (const target of targets) {
       const text = await runCli(["remote", "list"], env);
       expect(text.stdout).toContain(`${id}  frozen`);
       const status = JSON.parse((await runCli(["status", "--json"], env)).stdout);
-      expect(status).toMatchObject({ processing: 1, remoteFrozen: 1, remoteAwaiting: 0 });
+      // Reported apart from processing, in the totals and per queue.
+      expect(status).toMatchObject({
+        processing: 0,
+        remoteFrozen: 1,
+        remoteAwaiting: 0,
+        remoteSubmitting: 0,
+      });
+      expect(status.queues).toMatchObject([
+        { name: "default", processing: 0, remoteFrozen: 1, remoteAccepted: 0, remoteSubmitting: 0 },
+      ]);
 
       const both = await runCli(["remote", "resolve", id, "--not-submitted", "--failed", "x"], env);
       expect(both.code).toBe(2);

@@ -48,6 +48,8 @@ it("prometheusMetrics › remote jobs submitted, polled, frozen, reconciled, fro
   const text = await metrics.scrape();
   const name = 'job="music.generate"';
   expect(value(text, `soniq_remote_submissions_total{${name}}`)).toBe(3);
+  // plain by its submit's answer, dropped by its reconcile; slow never reached the remote side.
+  expect(value(text, `soniq_remote_accepted_total{${name}}`)).toBe(2);
   expect(value(text, `soniq_remote_frozen_total{${name}}`)).toBe(2); // dropped + slow
   expect(value(text, `soniq_remote_reconciles_total{${name},outcome="accepted"}`)).toBe(1);
   expect(value(text, `soniq_remote_polls_total{${name},outcome="pending"}`)).toBe(1);

@@ -1,6 +1,6 @@
 -- The PostgreSQL schema after every migration, as a fresh `setup()` leaves it.
 -- Written by `npm run schema:dump`; checked by test/schema/schema.test.ts. Do not edit.
--- Migrations: 001_initial.sql, 002_leases.sql, 003_queue_claim_index.sql, 004_schedules.sql, 005_start_marks.sql, 006_operations.sql, 007_remote_submissions.sql, 008_trace_context.sql, 009_notify_queued_only.sql, 010_finished_jobs.sql, 011_finished_partitions.sql, 012_job_versions.sql, 013_worker_capabilities.sql
+-- Migrations: 001_initial.sql, 002_leases.sql, 003_queue_claim_index.sql, 004_schedules.sql, 005_start_marks.sql, 006_operations.sql, 007_remote_submissions.sql, 008_trace_context.sql, 009_notify_queued_only.sql, 010_finished_jobs.sql, 011_finished_partitions.sql, 012_job_versions.sql, 013_worker_capabilities.sql, 014_worker_exits.sql
 
 CREATE TABLE soniq_dead_letter_jobs (
   id uuid NOT NULL,
@@ -237,6 +237,13 @@ CREATE TABLE soniq_schedules (
   CONSTRAINT soniq_schedules_missed_policy_check CHECK ((missed_policy = ANY (ARRAY['skip'::text, 'latest'::text, 'all'::text]))),
   CONSTRAINT soniq_schedules_overlap_check CHECK ((overlap = ANY (ARRAY['allow'::text, 'skip'::text]))),
   CONSTRAINT soniq_schedules_pkey PRIMARY KEY (id)
+);
+
+CREATE TABLE soniq_worker_exits (
+  exit_reason text NOT NULL,
+  exits bigint NOT NULL DEFAULT 0,
+  last_at timestamp with time zone NOT NULL,
+  CONSTRAINT soniq_worker_exits_pkey PRIMARY KEY (exit_reason)
 );
 
 CREATE TABLE soniq_workers (

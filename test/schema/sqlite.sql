@@ -1,6 +1,6 @@
 -- The SQLite schema after every migration, as a fresh `setup()` leaves it.
 -- Written by `npm run schema:dump`; checked by test/schema/schema.test.ts. Do not edit.
--- Migrations: 001_initial, 002_leases, 003_schedules, 004_start_marks, 005_operations, 006_remote_submissions, 007_trace_context, 008_finished_jobs, 009_job_versions, 010_worker_capabilities
+-- Migrations: 001_initial, 002_leases, 003_schedules, 004_start_marks, 005_operations, 006_remote_submissions, 007_trace_context, 008_finished_jobs, 009_job_versions, 010_worker_capabilities, 011_worker_exits
 
 CREATE TABLE soniq_dead_letter_jobs (
   id            TEXT    NOT NULL PRIMARY KEY,
@@ -204,6 +204,12 @@ CREATE TABLE soniq_schedules (
   updated_at     INTEGER NOT NULL, job_version INTEGER NOT NULL DEFAULT 1,
   CHECK ((cron IS NULL) <> (every_seconds IS NULL))
 ) STRICT;
+
+CREATE TABLE soniq_worker_exits (
+  exit_reason TEXT    NOT NULL PRIMARY KEY,
+  exits       INTEGER NOT NULL DEFAULT 0,
+  last_at     INTEGER NOT NULL
+);
 
 CREATE TABLE soniq_workers (
   id                TEXT    NOT NULL PRIMARY KEY,

@@ -86,6 +86,55 @@ describe("sqlite: hand-off at enqueue", () => {
     expect(await worker.stop()).toMatchObject({ exitCode: 0 });
   });
 
+  it("hand-off › a reply delivered after drain start › NACK'd unstarted with a prefetch_released (late_claim) event", async () => {
+    const backend = await openBackend();
+    let claims = 0;
+    const claim = backend.jobClaim.bind(backend);
+    vi.spyOn(backend, "jobClaim").mockImplementation(async (params) => {
+      const jobs = await claim(params);
+      claims += 1; // answered: the worker is idle on its queue
+      return jobs;
+    });
+    const soniq = new Soniq({
+      backend,
+      logger: pino({ level: "silent" }),
+      env: {},
+      pollInterval: 5,
+      heartbeatInterval: 0.2,
+    });
+    closers.push(() => soniq.close());
+    const ran: number[] = [];
+    const job = soniq.job({
+      name: "ho.late",
+      handler: async (args: { n: number }) => {
+        ran.push(args.n);
+        return args.n;
+      },
+    });
+    const worker = soniq.worker({ concurrency: 2 });
+    closers.push(async () => void (await worker.stop()));
+    await worker.start();
+    await waitFor(() => claims > 0, 5000, "the first claim");
+    const released = waitForEvent(soniq, "prefetch_released", () => true, 5000);
+    const id = await job.enqueue({ n: 1 });
+    // The reply is delivered in a later loop iteration: the drain began before it.
+    const stopped = worker.stop();
+    expect(await released).toEqual({
+      worker_id: worker.id,
+      reason: "late_claim",
+      job_ids: [id],
+      fenced_out: 0,
+    });
+    expect(await stopped).toMatchObject({ exitCode: 0, released: [] });
+    expect(ran).toEqual([]);
+    expect(await backend.jobGet({ id })).toMatchObject({
+      status: "queued",
+      workerId: null,
+      attempts: 0,
+      interruptions: 0,
+    });
+  });
+
   handOffBackendCases(openBackend, { message: expect.stringMatching(/UNIQUE/) });
 
   it(`hand-off › ${HAND_OFF_PROBE_ROWS} queued rows, then one more, none due in the queue › handed off, then queued as usual (the probe is bounded)`, async () => {

@@ -48,6 +48,7 @@ describe("sqlite: schema", () => {
       "soniq_remote_submissions",
       "soniq_schedule_runs",
       "soniq_schedules",
+      "soniq_worker_exits",
       "soniq_workers",
     ]);
   });

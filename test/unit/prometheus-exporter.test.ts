@@ -67,6 +67,38 @@ describe("prometheus exporter", () => {
     expect(stale).not.toMatch(/^soniq_queue_oldest_claimable_age_seconds\{/m);
   });
 
+  it("prometheusMetrics › a worker drained before this exporter existed (a stopped CLI process) › the next leader exports its exit from the database", async () => {
+    const soniq = await instance({ metricsInterval: 1 });
+    soniq.job({ name: "x.any", handler: async () => undefined });
+    const first = soniq.worker();
+    await first.start();
+    expect(await first.stop()).toMatchObject({ reason: "drained", exitCode: 0 });
+    // A later process: its own drain counter never saw the first worker stop.
+    const metrics = prometheusMetrics(soniq);
+    const sampled = waitForEvent(
+      soniq,
+      "queue_metrics",
+      (e) => e.worker_exits.some((x) => x.exit_reason === "drained"),
+      5000,
+    );
+    const before = Date.now();
+    const second = soniq.worker();
+    await second.start();
+    const event = await sampled;
+    expect(event.worker_exits).toEqual([
+      { exit_reason: "drained", exits: 1, last_at: expect.any(String) },
+    ]);
+    const text = await metrics.scrape();
+    expect(text).toContain('soniq_drains_total{exit_reason="drained"} 0');
+    expect(text).toContain('soniq_worker_exits_total{exit_reason="drained"} 1');
+    const stamp = text.match(
+      /^soniq_worker_last_exit_timestamp_seconds\{exit_reason="drained"\} (\S+)$/m,
+    );
+    expect(Number(stamp?.[1])).toBeGreaterThan(before / 1000 - 60);
+    expect(Number(stamp?.[1])).toBeLessThanOrEqual(Date.now() / 1000 + 1);
+    await second.stop();
+  });
+
   it("prometheusMetrics › no exporter listening › the leader issues no queue query until one subscribes", async () => {
     const backend = await memoryBackend();
     let reads = 0;

@@ -20,6 +20,12 @@ export const statusQueueJsonSchema = z.object({
   done: z.number().int(),
   cancelled: z.number().int(),
   deadLetter: z.number().int(),
+  /** Remote jobs being submitted (not counted in `processing`). */
+  remoteSubmitting: z.number().int(),
+  /** Remote jobs accepted by their service and polled (not counted in `processing`). */
+  remoteAccepted: z.number().int(),
+  /** Remote jobs frozen for an operator or `reconcile` (not counted in `processing`). */
+  remoteFrozen: z.number().int(),
 });
 /** One queue's row in `status --json`. */
 export type StatusQueueJson = z.infer<typeof statusQueueJsonSchema>;
@@ -50,9 +56,11 @@ export const statusJsonSchema = z.object({
   done: z.number().int(),
   deadLetter: z.number().int(),
   cancelled: z.number().int(),
-  /** Remote jobs handed to polling (counted in `processing` too). */
+  /** Remote jobs being submitted (not counted in `processing`). */
+  remoteSubmitting: z.number().int(),
+  /** Remote jobs handed to polling: accepted by their service (not counted in `processing`). */
   remoteAwaiting: z.number().int(),
-  /** Remote jobs frozen for an operator (counted in `processing` too). */
+  /** Remote jobs frozen for an operator or `reconcile` (not counted in `processing`). */
   remoteFrozen: z.number().int(),
   queues: z.array(statusQueueJsonSchema),
   /** The live workers. */

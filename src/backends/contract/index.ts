@@ -13,4 +13,4 @@ export type * from "./notifier.js";
 export type * from "./schedule-store.js";
 export * from "./submission-store.js";
 export * from "./types.js";
-export type * from "./worker-store.js";
+export * from "./worker-store.js";

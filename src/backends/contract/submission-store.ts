@@ -133,6 +133,14 @@ export interface SubmissionCounts {
   frozen: number;
 }
 
+/** One queue × remote phase cell of {@link SubmissionStore.submissionCountsByQueue}. */
+export interface SubmissionQueueCount {
+  queue: string;
+  /** The submission's phase; its job row is `processing`. */
+  phase: "submitting" | "accepted" | "frozen";
+  count: number;
+}
+
 /** A filter of {@link SubmissionStore.submissionList}. */
 export type SubmissionFilter = "frozen" | "awaiting" | "submitting" | "all";
 
@@ -285,6 +293,12 @@ export interface SubmissionStore {
 
   /** Counts of submitting, awaiting (`accepted`) and frozen submissions whose job is processing. */
   submissionCounts(): Promise<SubmissionCounts>;
+
+  /**
+   * The same counts per queue (the job's) and phase, zero cells left out: what the `processing`
+   * rows of each queue hold in remote phases (admin/remote-split.ts reports them apart).
+   */
+  submissionCountsByQueue(): Promise<SubmissionQueueCount[]>;
 }
 
 /** Encodes an answer for the `answer` column (JSON text). */

@@ -25,10 +25,43 @@ export interface WorkerHeartbeatParams {
   status: WorkerStatus;
 }
 
+/**
+ * How a worker's process ended, as counted in `soniq_worker_exits`: `drained` (exit 0),
+ * `shutdown_timeout` (the deadline path, exit 1), `record_failed` (exit 3), `uncaught_exception`
+ * (exit 4, `soniq worker` only).
+ */
+export type WorkerExitReason =
+  | "drained"
+  | "shutdown_timeout"
+  | "record_failed"
+  | "uncaught_exception";
+
+/** Every {@link WorkerExitReason}, in a fixed order. */
+export const WORKER_EXIT_REASONS: readonly WorkerExitReason[] = [
+  "drained",
+  "shutdown_timeout",
+  "record_failed",
+  "uncaught_exception",
+];
+
 /** Params of {@link WorkerStore.workerMarkStopped}. */
 export interface WorkerMarkStoppedParams {
   /** The worker incarnation. */
   workerId: string;
+  /**
+   * How it ended: counted once in `soniq_worker_exits` in the same write, when the row existed
+   * and was not stopped yet (a retried or repeated mark counts nothing). Omitted: not counted.
+   */
+  exitReason?: WorkerExitReason;
+}
+
+/** One exit reason's count (`WorkerStore.workerExitCounts`). */
+export interface WorkerExitCount {
+  exitReason: WorkerExitReason;
+  /** Workers that stopped with it since the schema was set up. */
+  exits: number;
+  /** The latest such stop, database clock. */
+  lastAt: Date;
 }
 
 /** Params of {@link WorkerStore.workerList}. */
@@ -51,8 +84,16 @@ export interface WorkerStore {
   workerRegister(params: WorkerRegisterParams): Promise<void>;
   /** Sets `last_heartbeat_at = now` and `status`; an unknown id changes nothing. */
   workerHeartbeat(params: WorkerHeartbeatParams): Promise<void>;
-  /** Sets `status='stopped'`, `stopped_at = now`; an unknown id changes nothing. */
+  /**
+   * Sets `status='stopped'`, `stopped_at = now` and, with `exitReason`, counts it in
+   * `soniq_worker_exits` (once per incarnation); an unknown id changes nothing.
+   */
   workerMarkStopped(params: WorkerMarkStoppedParams): Promise<void>;
+  /**
+   * How workers ended, cluster-wide, since the schema was set up: one entry per exit reason seen,
+   * in {@link WORKER_EXIT_REASONS} order (docs/metrics.md, `soniq_worker_exits_total`).
+   */
+  workerExitCounts(): Promise<WorkerExitCount[]>;
   /** Worker rows, newest first, each with its liveness by the database clock. */
   workerList(params: WorkerListParams): Promise<WorkerListRow[]>;
   /**

@@ -645,6 +645,25 @@ export function buildStatements(schema: string) {
     markWorkerStopped: `UPDATE ${workers} SET status = 'stopped', stopped_at = now() WHERE id = $1`,
 
     /**
+     * `$1` worker id, `$2` exit reason: marks the row stopped and, when it existed and was not
+     * stopped yet (the row lock orders concurrent marks), counts the reason in
+     * `soniq_worker_exits` — one statement, so a retried mark never counts twice.
+     */
+    markWorkerStoppedCounted: `WITH prev AS (
+        SELECT id, status FROM ${workers} WHERE id = $1 FOR UPDATE
+      ), stopped AS (
+        UPDATE ${workers} AS w SET status = 'stopped', stopped_at = now()
+        FROM prev WHERE w.id = prev.id RETURNING prev.status AS was
+      )
+      INSERT INTO ${s}.${quoteIdent("soniq_worker_exits")} AS e (exit_reason, exits, last_at)
+      SELECT $2::text, 1, now() FROM stopped WHERE was <> 'stopped'
+      ON CONFLICT (exit_reason) DO UPDATE SET exits = e.exits + 1, last_at = EXCLUDED.last_at`,
+
+    /** → `exit_reason`, `exits`, `last_at`: how workers ended (`soniq_worker_exits`). */
+    workerExitCounts: `SELECT exit_reason, exits::float8 AS exits, last_at
+      FROM ${s}.${quoteIdent("soniq_worker_exits")}`,
+
+    /**
      * `$1` heartbeat timeout in seconds, for workers that declared none → worker rows plus `live`
      * (judged by each worker's declared `heartbeat_timeout`), newest first.
      */

@@ -233,6 +233,10 @@ export function buildSubmissionStatements(schema: string) {
     counts: named(`SELECT s.phase, count(*)::int AS n FROM ${subs} AS s
       JOIN ${jobs} AS j ON j.id = s.job_id
       WHERE j.status = 'processing' AND s.phase IN ${custody} GROUP BY s.phase`),
+    /** → `queue`, `phase`, `n`: the same counts per job queue. */
+    countsByQueue: named(`SELECT j.queue, s.phase, count(*)::int AS n FROM ${subs} AS s
+      JOIN ${jobs} AS j ON j.id = s.job_id
+      WHERE j.status = 'processing' AND s.phase IN ${custody} GROUP BY j.queue, s.phase`),
   };
 }
 

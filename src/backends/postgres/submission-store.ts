@@ -23,11 +23,12 @@ import {
   type Resolution,
   type SubmissionCounts,
   type SubmissionFilter,
+  type SubmissionQueueCount,
   type SubmissionRecord,
   type SubmissionRecoverParams,
   type SubmissionStore,
 } from "../contract/submission-store.js";
-import { countsOf, filterPhase } from "../shared/submission-reads.js";
+import { countsOf, filterPhase, queueCountsOf } from "../shared/submission-reads.js";
 import type { PgConnection } from "./connection.js";
 import { isUuid } from "./identifiers.js";
 import { type RawClaimedRow, type RawSubmissionRecord, toSubmissionRecord } from "./rows.js";
@@ -362,5 +363,14 @@ export class PostgresSubmissionStore implements SubmissionStore {
   async submissionCounts(): Promise<SubmissionCounts> {
     const { rows } = await this.deps.run<{ phase: string; n: number }>(this.sql.counts, {});
     return countsOf(rows);
+  }
+
+  /** See {@link SubmissionStore.submissionCountsByQueue}. */
+  async submissionCountsByQueue(): Promise<SubmissionQueueCount[]> {
+    const { rows } = await this.deps.run<{ queue: string; phase: string; n: number }>(
+      this.sql.countsByQueue,
+      {},
+    );
+    return queueCountsOf(rows);
   }
 }

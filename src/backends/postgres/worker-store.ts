@@ -2,6 +2,7 @@
  * The PostgreSQL worker store: `soniq_workers` through the named statements of sql.ts.
  */
 import type {
+  WorkerExitCount,
   WorkerForgetParams,
   WorkerHeartbeatParams,
   WorkerListParams,
@@ -11,6 +12,7 @@ import type {
   WorkerStore,
 } from "../contract/index.js";
 import { loadMigrations } from "../shared/migrations.js";
+import { exitCounts } from "../shared/worker-exits.js";
 import type { PgConnection } from "./connection.js";
 import { type RawWorkerRow, toWorkerRow } from "./rows.js";
 import type { Statements } from "./sql.js";
@@ -48,8 +50,20 @@ export class PgWorkerStore implements WorkerStore {
   }
 
   /** See {@link WorkerStore.workerMarkStopped}. */
-  async workerMarkStopped({ workerId }: WorkerMarkStoppedParams): Promise<void> {
-    await this.conn.run(this.sql.markWorkerStopped, [workerId]);
+  async workerMarkStopped({ workerId, exitReason }: WorkerMarkStoppedParams): Promise<void> {
+    if (exitReason === undefined) await this.conn.run(this.sql.markWorkerStopped, [workerId]);
+    else await this.conn.run(this.sql.markWorkerStoppedCounted, [workerId, exitReason]);
+  }
+
+  /** See {@link WorkerStore.workerExitCounts}. */
+  async workerExitCounts(): Promise<WorkerExitCount[]> {
+    const { rows } = await this.conn.run<{ exit_reason: string; exits: number; last_at: Date }>(
+      this.sql.workerExitCounts,
+      [],
+    );
+    return exitCounts(
+      rows.map((r) => ({ reason: r.exit_reason, exits: r.exits, lastAt: r.last_at })),
+    );
   }
 
   /** See {@link WorkerStore.workerList}. */

@@ -40,6 +40,7 @@ import type {
   ScheduleRunsParams,
   ScheduleSaveParams,
   ScheduleStore,
+  WorkerExitCount,
   WorkerForgetParams,
   WorkerHeartbeatParams,
   WorkerListParams,
@@ -155,6 +156,10 @@ export abstract class DelegatingStores implements JobStore, WorkerStore, LeaseSt
   /** See {@link WorkerStore.workerMarkStopped}. */
   workerMarkStopped(params: WorkerMarkStoppedParams): Promise<void> {
     return this.stores.workers.workerMarkStopped(params);
+  }
+  /** See {@link WorkerStore.workerExitCounts}. */
+  workerExitCounts(): Promise<WorkerExitCount[]> {
+    return this.stores.workers.workerExitCounts();
   }
   /** See {@link WorkerStore.workerList}. */
   workerList(params: WorkerListParams): Promise<WorkerListRow[]> {

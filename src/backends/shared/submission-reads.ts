@@ -7,6 +7,7 @@ import type {
   SubmissionCounts,
   SubmissionFilter,
   SubmissionPhase,
+  SubmissionQueueCount,
 } from "../contract/submission-store.js";
 
 /** The phase a list filter selects, or null for all. */
@@ -23,4 +24,19 @@ export function countsOf(rows: ReadonlyArray<{ phase: string; n: number }>): Sub
     else if (r.phase === "frozen") counts.frozen = r.n;
   }
   return counts;
+}
+
+/** Rows of `queue`, `phase`, `n` → the contract's cells (known phases only, by queue then phase). */
+export function queueCountsOf(
+  rows: ReadonlyArray<{ queue: string; phase: string; n: number }>,
+): SubmissionQueueCount[] {
+  const phases = ["submitting", "accepted", "frozen"] as const;
+  const cells: SubmissionQueueCount[] = [];
+  for (const r of rows) {
+    const phase = phases.find((p) => p === r.phase);
+    if (phase && Number(r.n) > 0) cells.push({ queue: r.queue, phase, count: Number(r.n) });
+  }
+  return cells.sort(
+    (a, b) => a.queue.localeCompare(b.queue) || phases.indexOf(a.phase) - phases.indexOf(b.phase),
+  );
 }

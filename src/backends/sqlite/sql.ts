@@ -533,6 +533,17 @@ export const SQL = {
   markWorkerStopped: `UPDATE soniq_workers SET status = 'stopped', stopped_at = ${NOW_MS}
     WHERE id = @id`,
 
+  /** `@id` → `status` of the worker row (none for an unknown id). */
+  workerStatus: "SELECT status FROM soniq_workers WHERE id = @id",
+
+  /** `@reason`: counts one worker exit with that reason (`soniq_worker_exits`). */
+  countWorkerExit: `INSERT INTO soniq_worker_exits (exit_reason, exits, last_at)
+    VALUES (@reason, 1, ${NOW_MS})
+    ON CONFLICT (exit_reason) DO UPDATE SET exits = exits + 1, last_at = excluded.last_at`,
+
+  /** → `exit_reason`, `exits`, `last_at` (ms): how workers ended. */
+  workerExitCounts: "SELECT exit_reason, exits, last_at FROM soniq_worker_exits",
+
   /**
    * `@timeoutMs` → worker rows (`WORKER_COLUMNS`) plus `live` (0/1: not stopped and heartbeat
    * within the worker's declared `heartbeat_timeout_ms`, or `@timeoutMs` when it declared none),

@@ -213,6 +213,11 @@ export const SUBMISSION_SQL = {
     JOIN soniq_jobs AS j ON j.id = s.job_id
     WHERE j.status = 'processing' AND s.phase IN ('submitting', 'accepted', 'frozen')
     GROUP BY s.phase`,
+  /** → `queue`, `phase`, `n`: the same counts per job queue. */
+  subCountsByQueue: `SELECT j.queue, s.phase, COUNT(*) AS n FROM soniq_remote_submissions AS s
+    JOIN soniq_jobs AS j ON j.id = s.job_id
+    WHERE j.status = 'processing' AND s.phase IN ('submitting', 'accepted', 'frozen')
+    GROUP BY j.queue, s.phase`,
 } as const;
 
 /** Generic recovery's exclusion: the job row is in the submission machinery's custody. */

@@ -22,11 +22,12 @@ import {
   type Resolution,
   type SubmissionCounts,
   type SubmissionFilter,
+  type SubmissionQueueCount,
   type SubmissionRecord,
   type SubmissionRecoverParams,
   type SubmissionStore,
 } from "../contract/submission-store.js";
-import { countsOf, filterPhase } from "../shared/submission-reads.js";
+import { countsOf, filterPhase, queueCountsOf } from "../shared/submission-reads.js";
 import { dateOrNull, secondsToMs } from "./clock.js";
 import type { SqliteConnection, SqliteSession } from "./connection.js";
 import { type ClaimedRecord, type SubmissionRecordRow, toSubmissionRecord } from "./rows.js";
@@ -370,6 +371,15 @@ export class SqliteSubmissionStore implements SubmissionStore {
   submissionCounts(): Promise<SubmissionCounts> {
     return this.conn.use((s) =>
       countsOf(s.statement("subCounts").all() as Array<{ phase: string; n: number }>),
+    );
+  }
+
+  /** See {@link SubmissionStore.submissionCountsByQueue}. */
+  submissionCountsByQueue(): Promise<SubmissionQueueCount[]> {
+    return this.conn.use((s) =>
+      queueCountsOf(
+        s.statement("subCountsByQueue").all() as Array<{ queue: string; phase: string; n: number }>,
+      ),
     );
   }
 }

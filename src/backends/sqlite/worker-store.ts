@@ -3,6 +3,7 @@
  * from SQLite's clock in milliseconds; durations passed in are seconds.
  */
 import type {
+  WorkerExitCount,
   WorkerForgetParams,
   WorkerHeartbeatParams,
   WorkerListParams,
@@ -12,6 +13,7 @@ import type {
   WorkerStore,
 } from "../contract/index.js";
 import { loadMigrations } from "../shared/migrations.js";
+import { exitCounts } from "../shared/worker-exits.js";
 import { secondsToMs } from "./clock.js";
 import type { SqliteConnection } from "./connection.js";
 import { toWorkerRow, type WorkerRecord } from "./rows.js";
@@ -54,9 +56,36 @@ export class SqliteWorkerStore implements WorkerStore {
   }
 
   /** See {@link WorkerStore.workerMarkStopped}. */
-  async workerMarkStopped({ workerId }: WorkerMarkStoppedParams): Promise<void> {
+  async workerMarkStopped({ workerId, exitReason }: WorkerMarkStoppedParams): Promise<void> {
     await this.conn.use((s) => {
-      s.statement("markWorkerStopped").run({ id: workerId });
+      if (exitReason === undefined) {
+        s.statement("markWorkerStopped").run({ id: workerId });
+        return;
+      }
+      // One transaction: counted once, only when this mark is the one that stopped the row.
+      s.immediate(() => {
+        const row = s.statement("workerStatus").get({ id: workerId }) as
+          | { status: string }
+          | undefined;
+        s.statement("markWorkerStopped").run({ id: workerId });
+        if (row !== undefined && row.status !== "stopped") {
+          s.statement("countWorkerExit").run({ reason: exitReason });
+        }
+      });
+    });
+  }
+
+  /** See {@link WorkerStore.workerExitCounts}. */
+  async workerExitCounts(): Promise<WorkerExitCount[]> {
+    return this.conn.use((s) => {
+      const rows = s.statement("workerExitCounts").all() as Array<{
+        exit_reason: string;
+        exits: number;
+        last_at: number;
+      }>;
+      return exitCounts(
+        rows.map((r) => ({ reason: r.exit_reason, exits: r.exits, lastAt: new Date(r.last_at) })),
+      );
     });
   }
 

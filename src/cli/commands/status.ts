@@ -7,6 +7,7 @@
  */
 import type { Command } from "commander";
 import { type StatusJson, type StatusQueueJson, workerJson } from "../../admin/json/index.js";
+import type { RemoteStatus } from "../../admin/remote-split.js";
 import { table } from "../admin-flags.js";
 import {
   type ConnectionFlags,
@@ -37,7 +38,15 @@ const LABELS: Readonly<Record<string, string>> = {
   deadLetter: "dead_letter",
   remoteAwaiting: "remote_awaiting",
   remoteFrozen: "remote_frozen",
+  remoteSubmitting: "remote_submitting",
 };
+
+/** The per-queue keys of the remote statuses (camelCase JSON keys). */
+const REMOTE_KEYS: ReadonlyArray<[RemoteStatus, string]> = [
+  ["remote_submitting", "remoteSubmitting"],
+  ["remote_accepted", "remoteAccepted"],
+  ["remote_frozen", "remoteFrozen"],
+];
 
 /** ANSI colours of the text form (`--colour`); the identity without it. */
 function painter(on: boolean): (code: "red" | "yellow" | "green", text: string) => string {
@@ -50,7 +59,7 @@ export function register(program: Command): void {
   const command = program
     .command("status")
     .description(
-      "Counts by state (total, queued (due now), scheduled (queued, due later), processing, done, dead_letter, cancelled), remote jobs awaiting the remote side and frozen (both counted in processing), per queue, and the workers.",
+      "Counts by state (total, queued (due now), scheduled (queued, due later), processing, done, dead_letter, cancelled), remote jobs submitting, awaiting the remote side and frozen (apart from processing), per queue, and the workers.",
     )
     .argument("[module]", "your module exporting the Soniq instance (for its settings)")
     .option("--color", "the same as --colour")
@@ -65,10 +74,9 @@ export function register(program: Command): void {
     ) =>
       runCommand(() =>
         withInstance(connection(module, flags), async (soniq) => {
-          const [stats, workers, remote, cells, queueInfo] = await Promise.all([
+          const [stats, workers, cells, queueInfo] = await Promise.all([
             soniq.stats(),
             soniq.workers(),
-            soniq.remote.counts(),
             soniq.jobs.countByQueueStatus(),
             soniq.queues.list(),
           ]);
@@ -85,9 +93,11 @@ export function register(program: Command): void {
             done: stats.done,
             deadLetter: stats.dead_letter,
             cancelled: stats.cancelled,
-            // Remote jobs (a subset of processing): handed to polling, and frozen (ambiguous).
-            remoteAwaiting: remote.awaiting,
-            remoteFrozen: remote.frozen,
+            // Remote jobs, apart from processing: being submitted, handed to polling (accepted), and
+            // frozen (ambiguous).
+            remoteSubmitting: stats.remoteSubmitting,
+            remoteAwaiting: stats.remoteAccepted,
+            remoteFrozen: stats.remoteFrozen,
           };
           const names = new Set([...cells.map((c) => c.queue), ...queueInfo.map((q) => q.name)]);
           const queues = [...names].sort().map((name): StatusQueueJson => {
@@ -104,6 +114,12 @@ export function register(program: Command): void {
               done: count("done"),
               cancelled: count("cancelled"),
               deadLetter: count("dead_letter"),
+              ...(Object.fromEntries(
+                REMOTE_KEYS.map(([status, key]) => [
+                  key,
+                  cells.find((c) => c.queue === name && c.status === status)?.count ?? 0,
+                ]),
+              ) as Pick<StatusQueueJson, "remoteSubmitting" | "remoteAccepted" | "remoteFrozen">),
             };
           });
           const live = workers.filter((w) => w.live);

@@ -83,7 +83,16 @@ async function runWorker(argument: string | undefined, flags: WorkerFlags): Prom
     fail(err);
   }
   // Handler mistakes must not end the worker as the deadline path would (exit 1).
-  installProcessGuards(soniq.logger, soniq.eventBus);
+  // Exit 4 marks the worker row stopped first, so its jobs are recovered at the next pass.
+  const guarded = worker;
+  const guardedSoniq = soniq;
+  installProcessGuards(soniq.logger, soniq.eventBus, {
+    markStopped: async () =>
+      (await guardedSoniq.backend()).workerMarkStopped({
+        workerId: guarded.id,
+        exitReason: "uncaught_exception",
+      }),
+  });
   let health: HealthServer | undefined;
   if (flags.healthPort !== undefined) {
     // Subscribed before the worker starts: no event is missed.

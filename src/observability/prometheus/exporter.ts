@@ -60,7 +60,16 @@ const STATES = ["running", "draining", "force_timeout_path", "wait_for_thread", 
 type State = (typeof STATES)[number];
 /** How `soniq_drains_total` can end (pre-set to 0 so a rise is measurable from the first scrape). */
 const EXIT_REASONS = ["drained", "shutdown_timeout", "record_failed"] as const;
-const STATUSES = ["queued", "processing", "done", "cancelled", "dead_letter"] as const;
+const STATUSES = [
+  "queued",
+  "processing",
+  "done",
+  "cancelled",
+  "dead_letter",
+  "remote_submitting",
+  "remote_accepted",
+  "remote_frozen",
+] as const;
 /** Label value of a job name that is not registered in the instance. */
 export const UNKNOWN_JOB = "_unknown";
 
@@ -197,6 +206,12 @@ export function prometheusMetrics(
     labelNames: ["job"],
     registers,
   });
+  const remoteAccepted = new Counter({
+    name: "soniq_remote_accepted_total",
+    help: "Remote jobs this process's workers saw reach phase accepted (the remote side holds the task: a submit's answer, or a reconcile).",
+    labelNames: ["job"],
+    registers,
+  });
   const remoteHandoffs = new Counter({
     name: "soniq_remote_handoffs_total",
     help: "Remote jobs that left a worker by their last durable phase: action release, freeze or handoff; reason deadline, draining or crash.",
@@ -221,7 +236,13 @@ export function prometheusMetrics(
     labelNames: ["job", "outcome"],
     registers,
   });
-  let sample: { at: number; queues: SoniqEventMap["queue_metrics"]["queues"] } | undefined;
+  let sample:
+    | {
+        at: number;
+        queues: SoniqEventMap["queue_metrics"]["queues"];
+        exits: SoniqEventMap["queue_metrics"]["worker_exits"];
+      }
+    | undefined;
   const fresh = () =>
     sample !== undefined && clock() - sample.at <= 3 * source.settings.metricsInterval * 1000
       ? sample
@@ -281,6 +302,30 @@ export function prometheusMetrics(
       this.reset();
       for (const w of waitingNow()) {
         this.set({ queue: w.queue, name: w.job_name }, w.oldest_age_ms / 1000);
+      }
+    },
+  });
+  // How workers ended, from the database: a CLI worker's own soniq_drains_total ends with its
+  // process, usually before any scrape; these outlive it (docs/metrics.md, "What to alert on").
+  new Counter({
+    name: "soniq_worker_exits_total",
+    help: "Workers of the whole cluster that stopped, by exit reason (drained, shutdown_timeout, record_failed, uncaught_exception), counted in the database since setup; exported by the maintenance leader only.",
+    labelNames: ["exit_reason"],
+    registers,
+    collect() {
+      this.reset();
+      for (const e of fresh()?.exits ?? []) this.inc({ exit_reason: e.exit_reason }, e.exits);
+    },
+  });
+  new Gauge({
+    name: "soniq_worker_last_exit_timestamp_seconds",
+    help: "Unix time (seconds) of the latest worker stop with each exit reason, cluster-wide, from the database; exported by the maintenance leader only.",
+    labelNames: ["exit_reason"],
+    registers,
+    collect() {
+      this.reset();
+      for (const e of fresh()?.exits ?? []) {
+        this.set({ exit_reason: e.exit_reason }, Date.parse(e.last_at) / 1000);
       }
     },
   });
@@ -353,6 +398,7 @@ export function prometheusMetrics(
   on("remote_phase", (e) => {
     if (e.phase === "submitting") remoteSubmissions.inc({ job: job(e.job_name) });
     if (e.phase === "frozen") remoteFrozen.inc({ job: job(e.job_name) });
+    if (e.phase === "accepted") remoteAccepted.inc({ job: job(e.job_name) });
   });
   on("remote_handoff", (e) =>
     remoteHandoffs.inc({ job: job(e.job_name), action: e.handoff_action, reason: e.reason }),
@@ -360,7 +406,7 @@ export function prometheusMetrics(
   on("remote_reconcile", (e) => remoteReconciles.inc({ job: job(e.job_name), outcome: e.outcome }));
   on("remote_poll", (e) => remotePolls.inc({ job: job(e.job_name), outcome: e.outcome }));
   on("queue_metrics", (e) => {
-    sample = { at: clock(), queues: e.queues };
+    sample = { at: clock(), queues: e.queues, exits: e.worker_exits };
   });
   on("jobs_waiting_for_worker", (e) => {
     waiting = { at: clock(), entries: e.waiting };

@@ -33,5 +33,33 @@ export function workersCases(ctx: ContractContext): void {
       expect(bb).toMatchObject({ status: "stopped", live: false, queues: null });
       expect(bb?.stoppedAt).toBeInstanceOf(Date);
     });
+
+    it("workerMarkStopped with an exit reason › repeated, unknown id, no reason › counted once per incarnation in workerExitCounts", async () => {
+      const b = await make();
+      expect(await b.workerExitCounts()).toEqual([]);
+      const before = await b.now();
+      for (const id of ["w-1", "w-2", "w-3"]) {
+        await b.workerRegister({ id, hostname: "h", pid: 1, queues: null, concurrency: 1 });
+      }
+      await b.workerMarkStopped({ workerId: "w-1", exitReason: "record_failed" });
+      // A retried mark of the same incarnation counts nothing more.
+      await b.workerMarkStopped({ workerId: "w-1", exitReason: "record_failed" });
+      await b.workerMarkStopped({ workerId: "w-2", exitReason: "drained" });
+      await b.workerMarkStopped({ workerId: "w-3", exitReason: "drained" });
+      await b.workerMarkStopped({ workerId: "unknown", exitReason: "drained" });
+      await b.workerRegister({ id: "w-4", hostname: "h", pid: 1, queues: null, concurrency: 1 });
+      await b.workerMarkStopped({ workerId: "w-4" });
+      const counts = await b.workerExitCounts();
+      expect(counts.map((c) => [c.exitReason, c.exits])).toEqual([
+        ["drained", 2],
+        ["record_failed", 1],
+      ]);
+      for (const c of counts) {
+        expect(c.lastAt.getTime()).toBeGreaterThanOrEqual(before.getTime() - 1000);
+      }
+      // The counts outlive the rows: the reaper forgetting them changes nothing.
+      await b.workerForget({ notSeenForSeconds: 0 });
+      expect((await b.workerExitCounts()).map((c) => c.exits)).toEqual([2, 1]);
+    });
   });
 }
