@@ -189,14 +189,24 @@ export function claimDue(s: SqliteSession, request: JobClaimParams): ClaimedJob[
         maxRunning: number;
         processing: number;
       }>;
+      const keyedInQueue = s.statement("keyedDueIdsInLimitedQueue").pluck();
       for (const { name, ...load } of limited) {
         const room = limitedRoom({ ...load, wanted: limit - ids.length });
         if (room > 0) {
-          ids.push(
-            ...(dueInQueue.all({ now, limit: room, queue: name, names, versions }) as string[]),
-          );
+          const taken = dueInQueue.all({ now, limit: room, queue: name, names, versions });
+          ids.push(...(taken as string[]));
+          // Keyed jobs of this queue, within the room left (docs/flow-control.md).
+          if (taken.length < room) {
+            const more = { now, limit: room - taken.length, queue: name, names, versions };
+            ids.push(...(keyedInQueue.all(more) as string[]));
+          }
         }
       }
+    }
+    if (ids.length < limit) {
+      // Jobs with a concurrency key, within their keys' limits (sql.ts keyedDueIdsStatement).
+      const keyed = s.statement(queues === null ? "keyedDueIds" : "keyedDueIdsInQueues").pluck();
+      ids.push(...(keyed.all({ ...params, limit: limit - ids.length }) as string[]));
     }
     if (ids.length === 0) return [];
     const rows = s.statement("claimByIds").all({
