@@ -114,9 +114,8 @@ export class PgJobStore implements JobStore {
     const request = { workerId: params.workerId, queues, startKnown, names, versions };
     // Keyed jobs (keyed-claim.ts): after the others, or first on every other claim while some
     // are queued, so neither kind starves the other.
-    const first = this.keyed.keyedFirst()
-      ? await this.keyed.claim({ ...request, limit }, false)
-      : [];
+    const keyedFirst = this.keyed.keyedFirst();
+    const first = keyedFirst ? await this.keyed.claim({ ...request, limit }, false) : [];
     const wanted = limit - first.length;
     if (wanted <= 0) return first.map(claimedJobOfRow);
     const [text, values] =
@@ -132,7 +131,7 @@ export class PgJobStore implements JobStore {
     if (out.length >= limit) return out.map(claimedJobOfRow);
     // Queues with a max_running: each claimed under its queue row's lock (limited-claim.ts).
     out.push(...(await this.limited.claim({ ...request, limit: limit - out.length })));
-    if (out.length < limit && first.length === 0) {
+    if (out.length < limit && !keyedFirst) {
       out.push(
         ...(await this.keyed.claim({ ...request, limit: limit - out.length }, out.length > 0)),
       );

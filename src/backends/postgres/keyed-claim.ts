@@ -135,6 +135,14 @@ export class KeyedClaim {
   }
 
   /**
+   * False while a probe found no keyed job queued within the last second (then a limited queue's
+   * claim skips its keyed part, limited-claim.ts); true otherwise.
+   */
+  mayHaveQueued(): boolean {
+    return Date.now() - this.noneQueuedAt > NONE_QUEUED_TTL_MS;
+  }
+
+  /**
    * Claims up to `request.limit` keyed jobs, in its own transaction. `tookSome`: the claim got
    * jobs already; then a recent "none queued" answer is believed instead of asking again (an
    * application without keys pays one probe a second on a busy worker, one per empty claim).

@@ -69,7 +69,7 @@ export class LimitedClaim {
           request.versions,
         ];
         const rows = (await client.query<RawClaimedRow>(sql.claimLimited, values)).rows;
-        if (rows.length >= room) return rows;
+        if (rows.length >= room || !this.keyed.mayHaveQueued()) return rows;
         // Keyed jobs of this queue, within the room left, under both locks (keyed-claim.ts).
         const keyed = await this.keyed.claimIn(
           client,
