@@ -152,6 +152,39 @@ describeEachBackend("worker: per-key concurrency", (target) => {
     expect(ran.sort()).toEqual([0, 1, 2]);
   }, 60_000);
 
+  it("keys › in a queue with maxRunning or paused › the queue's room and pause hold too, then the key's limit", async () => {
+    const backend = await target.open();
+    const soniq = instanceOn(backend);
+    const job = soniq.job({
+      name: "tenant.limited",
+      queue: "lim",
+      concurrency: { key: (args: { tenant: string }) => args.tenant, limit: 2 },
+      handler: async () => undefined,
+    });
+    for (let i = 0; i < 3; i++) await job.enqueue({ tenant: "a" });
+    for (let i = 0; i < 3; i++) await job.enqueue({ tenant: "b" });
+    await soniq.queues.set("lim", { maxRunning: 3 });
+    const claimed = await waitFor(async () => {
+      const got = await backend.jobClaim({ workerId: "w1", queues: null, limit: 10 });
+      return got.length > 0 ? got : null;
+    }, 5000);
+    expect(claimed).toHaveLength(3);
+    // Room 0 in the queue: nothing more, whatever the keys allow.
+    expect(await backend.jobClaim({ workerId: "w2", queues: null, limit: 10 })).toEqual([]);
+    await soniq.queues.set("lim", { maxRunning: null });
+    await soniq.queues.pause("lim");
+    await sleep(1100); // the limited-queue list may be cached for a second (PostgreSQL)
+    expect(await backend.jobClaim({ workerId: "w2", queues: null, limit: 10 })).toEqual([]);
+    await soniq.queues.resume("lim");
+    // Unlimited queue again: only the keys' room is left (2 + 2 - the 3 running = 1).
+    const more = await waitFor(async () => {
+      const got = await backend.jobClaim({ workerId: "w3", queues: null, limit: 10 });
+      return got.length > 0 ? got : null;
+    }, 5000);
+    expect(more).toHaveLength(1);
+    expect(await backend.jobClaim({ workerId: "w4", queues: null, limit: 10 })).toEqual([]);
+  });
+
   it("keys › bad settings and keys › SoniqError with a code", async () => {
     const backend = await target.open();
     const soniq = instanceOn(backend);
