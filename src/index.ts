@@ -89,6 +89,7 @@ export type {
 export { MemoryBackend, type MemoryBackendOptions } from "./backends/memory/memory-backend.js";
 export { parseDatabaseUrl } from "./backends/select.js";
 export { isSoniqError, SoniqError, type SoniqErrorCode } from "./errors.js";
+export type { ConcurrencySettings } from "./jobs/concurrency.js";
 export {
   JobCancelledError,
   type JobContext,

@@ -6,6 +6,7 @@
 import type { NewJob } from "../backends/contract/index.js";
 import { SoniqError } from "../errors.js";
 import type { SoniqSettings } from "../settings.js";
+import { assertConcurrencyKey, concurrencyMeta } from "./concurrency.js";
 import {
   assertDedupKey,
   assertKnownOptions,
@@ -53,6 +54,22 @@ export async function buildNewJob(
   } else if (options.uniqueByArgs ?? definition?.uniqueByArgs ?? false) {
     dedupKey = argsDedupKey(name, JSON.parse(text));
   }
+  let meta: string | undefined;
+  if (options.concurrencyKey !== undefined || definition?.concurrency !== undefined) {
+    const concurrency = definition?.concurrency;
+    if (concurrency === undefined) {
+      throw new SoniqError(
+        "INVALID_ENQUEUE_OPTION",
+        `concurrencyKey: job ${name} declares no concurrency (give soniq.job({ concurrency: { key, limit } }))`,
+      );
+    }
+    const key = options.concurrencyKey ?? concurrency.key(args);
+    assertConcurrencyKey(
+      key,
+      options.concurrencyKey !== undefined ? "concurrencyKey" : `concurrency key of ${name}`,
+    );
+    meta = concurrencyMeta({ key, limit: concurrency.limit });
+  }
   return {
     id: newJobId(),
     name,
@@ -64,5 +81,6 @@ export async function buildNewJob(
     delaySeconds: timing.delaySeconds,
     dedupKey,
     version: definition?.version ?? 1,
+    ...(meta === undefined ? {} : { meta }),
   };
 }

@@ -26,6 +26,12 @@ export interface EnqueueOptions {
   /** Use a key derived from the name and the canonical JSON of the arguments as `dedupKey`. */
   uniqueByArgs?: boolean;
   /**
+   * The job's concurrency key, instead of the one its definition's `concurrency.key` computes
+   * (1 to 200 characters; docs/flow-control.md). Only for a job whose definition declares
+   * `concurrency` (the limit comes from there).
+   */
+  concurrencyKey?: string;
+  /**
    * PostgreSQL only: a `pg` client (or anything with the same `query`) inside the caller's
    * transaction. The job exists if and only if the caller commits.
    */
@@ -141,6 +147,7 @@ export function assertDedupKey(value: unknown): asserts value is string {
 }
 
 const KNOWN = new Set([
+  "concurrencyKey",
   "delay",
   "runAt",
   "priority",

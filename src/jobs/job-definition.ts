@@ -10,6 +10,7 @@ import {
   remoteSpecOf,
 } from "../remote/remote-job.js";
 import { valueText } from "../value-text.js";
+import { assertConcurrencySettings, type ConcurrencySettings } from "./concurrency.js";
 import type { JobContext } from "./context.js";
 import type { EnqueueOptions } from "./enqueue-options.js";
 import { assertMaxAttempts, assertPriority, assertQueue } from "./enqueue-options.js";
@@ -42,6 +43,13 @@ export interface JobSettings<TArgs, TInput = TArgs> {
   timeout?: number;
   /** Deduplicate by the arguments: a job with the same name and arguments already stored is returned instead. */
   uniqueByArgs?: boolean;
+  /**
+   * Per-key concurrency (docs/flow-control.md): each job gets a key at enqueue, and at most
+   * `limit` jobs of one key run at once across every worker process; the others stay queued,
+   * attempts untouched. Not for remote jobs.
+   * @throws SoniqError `INVALID_OPTION` (at definition) unless `{ key: function, limit: integer >= 1 }`.
+   */
+  concurrency?: ConcurrencySettings<TInput>;
   /**
    * How long a finished (done or cancelled) job of this definition is kept, with its result and
    * its dedup key, in **seconds** (default: the instance's `resultRetention`, 7 days). `0` keeps
@@ -135,6 +143,8 @@ export class JobDefinition<TArgs, TResult, TInput = TArgs> {
   /** Seconds; 0 = none. */
   readonly timeout: number;
   readonly uniqueByArgs: boolean;
+  /** Per-key concurrency (see `JobSettings.concurrency`); undefined: none. */
+  readonly concurrency: ConcurrencySettings<unknown> | undefined;
   /** Seconds a finished job is kept (`0`: nothing kept); undefined: the instance's setting. */
   readonly resultRetention: number | undefined;
   readonly argsSchema: StandardSchemaV1<TInput, TArgs> | undefined;
@@ -189,6 +199,7 @@ export class JobDefinition<TArgs, TResult, TInput = TArgs> {
           "retry",
           "timeout",
           "uniqueByArgs",
+          "concurrency",
           "resultRetention",
           "args",
           "version",
@@ -252,6 +263,11 @@ export class JobDefinition<TArgs, TResult, TInput = TArgs> {
       );
     }
     this.uniqueByArgs = options.uniqueByArgs ?? false;
+    const concurrency = isRemote ? undefined : (options as JobSettings<TArgs, TInput>).concurrency;
+    if (concurrency !== undefined) {
+      assertConcurrencySettings(concurrency, `job ${this.name}: concurrency`);
+    }
+    this.concurrency = concurrency as ConcurrencySettings<unknown> | undefined;
     this.resultRetention = options.resultRetention;
     if (
       this.resultRetention !== undefined &&

@@ -1,6 +1,6 @@
 -- The SQLite schema after every migration, as a fresh `setup()` leaves it.
 -- Written by `npm run schema:dump`; checked by test/schema/schema.test.ts. Do not edit.
--- Migrations: 001_initial, 002_leases, 003_schedules, 004_start_marks, 005_operations, 006_remote_submissions, 007_trace_context, 008_finished_jobs, 009_job_versions, 010_worker_capabilities, 011_worker_exits
+-- Migrations: 001_initial, 002_leases, 003_schedules, 004_start_marks, 005_operations, 006_remote_submissions, 007_trace_context, 008_finished_jobs, 009_job_versions, 010_worker_capabilities, 011_worker_exits, 012_concurrency_keys
 
 CREATE TABLE soniq_dead_letter_jobs (
   id            TEXT    NOT NULL PRIMARY KEY,
@@ -241,6 +241,13 @@ CREATE INDEX soniq_job_events_job ON soniq_job_events (job_id, id);
 
 CREATE INDEX soniq_jobs_claim ON soniq_jobs (priority, scheduled_at, created_at, id)
   WHERE status = 'queued';
+
+CREATE INDEX soniq_jobs_keyed_claim ON soniq_jobs
+  (json_extract(meta, '$.concurrency.key'), priority, scheduled_at, created_at, id)
+  WHERE status = 'queued' AND json_extract(meta, '$.concurrency.key') IS NOT NULL;
+
+CREATE INDEX soniq_jobs_keyed_running ON soniq_jobs (json_extract(meta, '$.concurrency.key'))
+  WHERE status = 'processing' AND json_extract(meta, '$.concurrency.key') IS NOT NULL;
 
 CREATE INDEX soniq_jobs_legacy_order ON soniq_jobs (created_at DESC, id DESC)
   WHERE substr(id, 15, 1) <> '7';

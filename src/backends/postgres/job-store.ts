@@ -44,6 +44,7 @@ import {
   maintainFinishedPartitions,
 } from "./finished-partitions.js";
 import { isUuid } from "./identifiers.js";
+import { KeyedClaim } from "./keyed-claim.js";
 import { LimitedClaim } from "./limited-claim.js";
 import {
   type RawClaimedRow,
@@ -75,6 +76,7 @@ export class PgJobStore implements JobStore {
   private readonly channel: string;
   private readonly wake: (queue: string) => void;
   private readonly limited: LimitedClaim;
+  private readonly keyed: KeyedClaim;
 
   /** @param deps The pool, statements, channel and local wake. */
   constructor(private readonly deps: PgJobStoreDeps) {
@@ -82,7 +84,8 @@ export class PgJobStore implements JobStore {
     this.sql = deps.sql;
     this.channel = deps.channel;
     this.wake = deps.wake;
-    this.limited = new LimitedClaim(deps.conn, deps.sql);
+    this.keyed = new KeyedClaim(deps.conn, deps.schema);
+    this.limited = new LimitedClaim(deps.conn, deps.sql, this.keyed);
   }
 
   private run<R>(text: string, values: unknown[], via?: PgQueryable): Promise<PgResult<R>> {
@@ -108,26 +111,32 @@ export class PgJobStore implements JobStore {
     if (names !== null && names.length === 0) return [];
     const versions = names === null ? null : (params.versions ?? null);
     const startKnown = params.deferStart !== true;
+    const request = { workerId: params.workerId, queues, startKnown, names, versions };
+    // Keyed jobs (keyed-claim.ts): after the others, or first on every other claim while some
+    // are queued, so neither kind starves the other.
+    const keyedFirst = this.keyed.keyedFirst();
+    const first = keyedFirst ? await this.keyed.claim({ ...request, limit }, false) : [];
+    const wanted = limit - first.length;
+    if (wanted <= 0) return first.map(claimedJobOfRow);
     const [text, values] =
       queues === null
-        ? [this.sql.claimAll, [params.workerId, limit, startKnown, names, versions]]
+        ? [this.sql.claimAll, [params.workerId, wanted, startKnown, names, versions]]
         : queues.length === 1
-          ? [this.sql.claimQueue, [params.workerId, limit, queues[0], startKnown, names, versions]]
-          : [this.sql.claimQueues, [params.workerId, limit, queues, startKnown, names, versions]];
+          ? [this.sql.claimQueue, [params.workerId, wanted, queues[0], startKnown, names, versions]]
+          : [this.sql.claimQueues, [params.workerId, wanted, queues, startKnown, names, versions]];
     const { rows } = params.signal
       ? await this.conn.runCancellable<RawClaimedRow>(text, values, params.signal)
       : await this.run<RawClaimedRow>(text, values);
-    if (rows.length >= limit) return rows.map(claimedJobOfRow);
+    const out = [...first, ...rows];
+    if (out.length >= limit) return out.map(claimedJobOfRow);
     // Queues with a max_running: each claimed under its queue row's lock (limited-claim.ts).
-    const limited = await this.limited.claim({
-      workerId: params.workerId,
-      limit: limit - rows.length,
-      queues,
-      startKnown,
-      names,
-      versions,
-    });
-    return [...rows, ...limited].map(claimedJobOfRow);
+    out.push(...(await this.limited.claim({ ...request, limit: limit - out.length })));
+    if (out.length < limit && !keyedFirst) {
+      out.push(
+        ...(await this.keyed.claim({ ...request, limit: limit - out.length }, out.length > 0)),
+      );
+    }
+    return out.map(claimedJobOfRow);
   }
 
   /** Runs a fenced write; `false` at once when the ids cannot match (not UUIDs). */

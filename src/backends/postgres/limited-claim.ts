@@ -6,10 +6,13 @@
  * claims at most its room (shared/claim-policy.ts). The ordinary claim statements skip these
  * queues. Which queues are limited is re-read at most once a second; a stale answer only delays a
  * limited queue's first claim, never exceeds a limit (the ordinary claim reads `soniq_queues` in
- * the statement itself).
+ * the statement itself). Keyed jobs of a limited queue are claimed here too, after its other
+ * jobs and within its room, under the queue row's lock and then the keyed-claim lock (the only
+ * order both are ever taken in).
  */
 import { limitedRoom } from "../shared/claim-policy.js";
 import type { PgConnection } from "./connection.js";
+import type { KeyedClaim } from "./keyed-claim.js";
 import type { RawClaimedRow } from "./rows.js";
 import type { Statements } from "./sql.js";
 
@@ -25,6 +28,7 @@ export class LimitedClaim {
   constructor(
     private readonly conn: PgConnection,
     private readonly sql: Statements,
+    private readonly keyed: KeyedClaim,
   ) {}
 
   /**
@@ -64,7 +68,15 @@ export class LimitedClaim {
           request.names,
           request.versions,
         ];
-        return (await client.query<RawClaimedRow>(sql.claimLimited, values)).rows;
+        const rows = (await client.query<RawClaimedRow>(sql.claimLimited, values)).rows;
+        if (rows.length >= room || !this.keyed.mayHaveQueued()) return rows;
+        // Keyed jobs of this queue, within the room left, under both locks (keyed-claim.ts).
+        const keyed = await this.keyed.claimIn(
+          client,
+          { ...request, limit: room - rows.length, queues: [queue] },
+          false,
+        );
+        return [...rows, ...keyed];
       });
       out.push(...claimed);
     }

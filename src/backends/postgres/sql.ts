@@ -5,6 +5,7 @@
  * seconds (`make_interval(secs => …)`). Parameter lists are documented per statement.
  */
 import { columnNames, DEAD_LETTERS } from "../shared/columns.js";
+import { pgUnkeyed } from "../shared/concurrency-meta.js";
 import type { JobTables } from "../shared/job-tables.js";
 import {
   aboveSharedMark,
@@ -258,7 +259,8 @@ export function buildStatements(schema: string) {
    * version: a row of a higher version is walked past the same way, for an upgraded worker —
    * job versions. A version-1 row never reads the array: every definition runs version 1). Rows of a queue that is
    * paused or has a `max_running` are skipped (`soniq_queues`) unless `unrestricted`: a limited
-   * queue is claimed by `claimLimited`, under its queue row's lock.
+   * queue is claimed by `claimLimited`, under its queue row's lock. Rows with a concurrency key
+   * are skipped too: the keyed claim takes them (keyed-claim.ts).
    *
    * Plan-stable by construction (test/postgres/query-plans.test.ts):
    * - The skipped queues are one uncorrelated `NOT IN` list, computed once per statement (a
@@ -279,7 +281,7 @@ export function buildStatements(schema: string) {
     unrestricted = false,
   ) => `WITH picked AS (
       SELECT id FROM ${jobs} AS cj
-      WHERE status = 'queued' AND scheduled_at <= now() AND ${filter}
+      WHERE status = 'queued' AND scheduled_at <= now() AND ${filter} AND ${pgUnkeyed("cj")}
         AND (${names}::text[] IS NULL OR cj.name = ANY(${names}::text[]))
         AND (cj.version = 1 OR ${versions}::int[] IS NULL
              OR cj.version <= (${versions}::int[])[array_position(${names}::text[], cj.name)])${

@@ -3,7 +3,9 @@
  * a job at enqueue, asked in registration order for a slot reservation. Lives beside the wake bus:
  * both are how a backend's own writes reach this process's workers without a round trip.
  */
+
 import type { HandOffDesk, HandOffReservation, HandOffTaker, NewJob } from "../contract/index.js";
+import { hasConcurrencyKey } from "./concurrency-meta.js";
 
 /** See the module comment. */
 export class LocalHandOffDesk implements HandOffDesk {
@@ -35,7 +37,7 @@ export class LocalHandOffDesk implements HandOffDesk {
   /**
    * The hand-off rule's first half, the same on every backend: a reservation for a pool enqueue of
    * `jobs` when it is exactly one job due now (no `runAt`, no delay) and a worker that can run its
-   * name and version is idle on its queue; otherwise `undefined` (the ordinary path). Synchronous.
+   * name and version is idle on its queue, and it has no concurrency key; otherwise `undefined` (the ordinary path). Synchronous.
    * The caller must not ask for an enqueue inside a caller's transaction, and must settle the
    * reservation exactly once.
    */
@@ -46,6 +48,9 @@ export class LocalHandOffDesk implements HandOffDesk {
     if (!job || job.runAt !== null || job.delaySeconds !== 0 || this.takers.size === 0) {
       return undefined;
     }
+    // A job with a concurrency key is never handed off: only a claim counts its key's running
+    // jobs (docs/flow-control.md).
+    if (hasConcurrencyKey(job.meta)) return undefined;
     const reservation = this.reserve(job.queue, job.name, job.version ?? 1);
     return reservation ? { job, reservation } : undefined;
   }

@@ -6,7 +6,9 @@
  * "→ changes" means the caller reads the number of changed rows. Each statement is prepared
  * once per connection (see connection.ts).
  */
+
 import { columnNames, DEAD_LETTERS, JOBS, LIST_FIELDS, selectList } from "../shared/columns.js";
+import { SQLITE_KEY, SQLITE_LIMIT } from "../shared/concurrency-meta.js";
 import { NOW_MS } from "./clock.js";
 import {
   CLAIMED_COLUMNS,
@@ -113,15 +115,42 @@ function finishDrop(where: string, extra = ""): string {
  * past and left untouched (rolling deploys). Only jobs whose version is at most `@versions`'s
  * entry for their name (a JSON object, name → highest version the claimer runs; NULL: any
  * version): a row of a higher version is walked past the same way, for an upgraded worker (job
- * versions); a version-1 row never reads the object. Reads the partial claim index only.
+ * versions); a version-1 row never reads the object. Reads the partial claim index only. Rows
+ * with a concurrency key are left to {@link keyedDueIdsStatement}.
  */
 function dueIdsStatement(filter: string): string {
   return `SELECT id FROM soniq_jobs
-    WHERE status = 'queued' AND scheduled_at <= @now ${filter}
+    WHERE status = 'queued' AND scheduled_at <= @now ${filter} AND ${SQLITE_KEY} IS NULL
       AND (@names IS NULL OR name IN (SELECT value FROM json_each(@names)))
       AND (version = 1 OR @versions IS NULL
            OR version <= json_extract(@versions, '$.' || json_quote(name)))
     ORDER BY ${CLAIM_ORDER} LIMIT @limit`;
+}
+
+/**
+ * The keyed claim's read (docs/flow-control.md): the ids of due queued jobs with a concurrency
+ * key that fit their key's limit — a job is taken while its key's processing rows plus the jobs
+ * of that key before it stays within its own limit — in fairness order: rank within the key
+ * first (every key's first job, then every key's second…), then claim order; at most `@limit`.
+ * `filter` as {@link dueIdsStatement}'s, plus `@names`/`@versions`. Run inside the claim's
+ * `BEGIN IMMEDIATE`, so the counts hold across every process sharing the file.
+ */
+function keyedDueIdsStatement(filter: string): string {
+  return `WITH running AS (
+      SELECT ${SQLITE_KEY} AS k, count(*) AS n FROM soniq_jobs
+      WHERE status = 'processing' AND ${SQLITE_KEY} IS NOT NULL GROUP BY ${SQLITE_KEY}
+    ), candidates AS (
+      SELECT id, priority, scheduled_at, created_at, ${SQLITE_KEY} AS k, ${SQLITE_LIMIT} AS lim,
+             row_number() OVER (PARTITION BY ${SQLITE_KEY} ORDER BY ${CLAIM_ORDER}) AS rn
+      FROM soniq_jobs
+      WHERE status = 'queued' AND ${SQLITE_KEY} IS NOT NULL AND scheduled_at <= @now ${filter}
+        AND (@names IS NULL OR name IN (SELECT value FROM json_each(@names)))
+        AND (version = 1 OR @versions IS NULL
+             OR version <= json_extract(@versions, '$.' || json_quote(name)))
+    )
+    SELECT c.id FROM candidates AS c LEFT JOIN running AS r ON r.k = c.k
+    WHERE coalesce(r.n, 0) + c.rn <= c.lim
+    ORDER BY c.rn, c.priority, c.scheduled_at, c.created_at, c.id LIMIT @limit`;
 }
 
 /**
@@ -313,6 +342,17 @@ export const SQL = {
   dueIdsInQueuesUnrestricted: dueIdsStatement(
     `AND queue IN (SELECT value FROM json_each(@queues)) ${UNRESTRICTED}`,
   ),
+
+  /** Keyed jobs ({@link keyedDueIdsStatement}) of every queue not paused or limited. */
+  keyedDueIds: keyedDueIdsStatement(UNRESTRICTED),
+
+  /** As {@link SQL.keyedDueIds}, restricted to `@queues` (a JSON array of queue names). */
+  keyedDueIdsInQueues: keyedDueIdsStatement(
+    `AND queue IN (SELECT value FROM json_each(@queues)) ${UNRESTRICTED}`,
+  ),
+
+  /** As {@link SQL.keyedDueIds}, for one queue `@queue` with a `max_running`. */
+  keyedDueIdsInLimitedQueue: keyedDueIdsStatement("AND queue = @queue"),
 
   /** As {@link SQL.dueIds}, for one queue `@queue` with a `max_running`. */
   dueIdsInLimitedQueue: dueIdsStatement("AND queue = @queue"),

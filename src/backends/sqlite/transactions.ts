@@ -159,6 +159,9 @@ const DUE_IDS = {
   some: ["dueIdsInQueues", "dueIdsInQueuesUnrestricted"],
 } as const;
 
+/** Per connection: how many claims it ran (odd: keyed jobs last; even: keyed jobs first). */
+const keyedTurns = new WeakMap<SqliteSession, number>();
+
 /**
  * Claims up to `request.limit` due queued jobs in claim order, each with a fresh random UUID
  * `claim_token`: exactly once across every process sharing the file. Inside one `BEGIN
@@ -180,7 +183,16 @@ export function claimDue(s: SqliteSession, request: JobClaimParams): ClaimedJob[
     const versions = versionsParam(request);
     const params: Record<string, unknown> = { now, limit, names, versions };
     if (queues !== null) params.queues = queues;
-    const ids = read.pluck().all(params) as string[];
+    // Jobs with a concurrency key (sql.ts keyedDueIdsStatement): after the others, or first on
+    // every other claim of this connection, so neither kind starves the other.
+    const keyedRead = s.statement(queues === null ? "keyedDueIds" : "keyedDueIdsInQueues").pluck();
+    const turn = (keyedTurns.get(s) ?? 0) + 1;
+    keyedTurns.set(s, turn);
+    const keyedFirst = turn % 2 === 0;
+    const ids = keyedFirst ? (keyedRead.all(params) as string[]) : [];
+    if (ids.length < limit) {
+      ids.push(...(read.pluck().all({ ...params, limit: limit - ids.length }) as string[]));
+    }
     if (restricted) {
       // Queues with a max_running: at most their room, counted inside this same transaction.
       const dueInQueue = s.statement("dueIdsInLimitedQueue").pluck();
@@ -189,14 +201,22 @@ export function claimDue(s: SqliteSession, request: JobClaimParams): ClaimedJob[
         maxRunning: number;
         processing: number;
       }>;
+      const keyedInQueue = s.statement("keyedDueIdsInLimitedQueue").pluck();
       for (const { name, ...load } of limited) {
         const room = limitedRoom({ ...load, wanted: limit - ids.length });
         if (room > 0) {
-          ids.push(
-            ...(dueInQueue.all({ now, limit: room, queue: name, names, versions }) as string[]),
-          );
+          const taken = dueInQueue.all({ now, limit: room, queue: name, names, versions });
+          ids.push(...(taken as string[]));
+          // Keyed jobs of this queue, within the room left (docs/flow-control.md).
+          if (taken.length < room) {
+            const more = { now, limit: room - taken.length, queue: name, names, versions };
+            ids.push(...(keyedInQueue.all(more) as string[]));
+          }
         }
       }
+    }
+    if (!keyedFirst && ids.length < limit) {
+      ids.push(...(keyedRead.all({ ...params, limit: limit - ids.length }) as string[]));
     }
     if (ids.length === 0) return [];
     const rows = s.statement("claimByIds").all({

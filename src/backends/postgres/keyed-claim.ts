@@ -1,0 +1,184 @@
+/**
+ * The claim of jobs with a concurrency key (docs/flow-control.md), after the ordinary and the
+ * limited claims (job-store.ts), which skip keyed rows. One transaction: a transaction-scoped
+ * advisory lock of the schema's keyed claims (keyed claims of every process take turns; nothing
+ * else waits for it), then one statement — with a snapshot taken after the lock, so it sees
+ * every keyed claim committed before — that walks the keys with queued jobs
+ * (`soniq_jobs_keyed_claim_idx`, one probe per key), counts each key's processing rows
+ * (`soniq_jobs_keyed_running_idx`) and takes a job only while its key's running count plus the
+ * jobs taken before it of that key stays within the job's limit.
+ *
+ * Fairness: the candidates are ordered by their rank within their key first (every key's first
+ * due job, then every key's second…), then in claim order, so one claim of `n` jobs serves `n`
+ * different keys before a second job of any key. The bound: a due keyed job at the head of a key
+ * with a free slot is taken by the first keyed claim of a worker with a free slot, unless more
+ * than that claim's size of other keys' heads come before it in claim order — never behind
+ * another key's backlog.
+ */
+import { pgKeyed, pgKeyOf, pgLimitOf } from "../shared/concurrency-meta.js";
+import type { PgConnection } from "./connection.js";
+import { quoteIdent } from "./identifiers.js";
+import { CLAIMED_COLUMNS, type RawClaimedRow } from "./rows.js";
+
+/** How long "no keyed job is queued" is believed while a claim already got jobs, in ms. */
+const NONE_QUEUED_TTL_MS = 1000;
+
+/** The keyed claim's statements for one schema. */
+export function keyedClaimStatements(schema: string) {
+  const s = quoteIdent(schema);
+  const jobs = `${s}.${quoteIdent("soniq_jobs")}`;
+  const queues = `${s}.${quoteIdent("soniq_queues")}`;
+  return {
+    /** `$1` lock name → takes the schema's keyed-claim lock until the transaction ends. */
+    lock: "SELECT pg_advisory_xact_lock(hashtext($1::text))",
+
+    /** → `any`: whether any keyed job is queued (one probe of the keyed index). */
+    anyQueued: `SELECT EXISTS (SELECT 1 FROM ${jobs} AS k
+      WHERE k.status = 'queued' AND ${pgKeyed("k")}) AS any`,
+
+    /**
+     * `$1` worker id, `$2` limit, `$3` queues text[] (NULL: every queue), `$4` start known, `$5`
+     * names text[] (NULL: any), `$6` versions int[] (NULL: any), `$7` true to skip queues that
+     * are paused or have a `max_running` (false: the caller holds the one limited queue's row
+     * lock, limited-claim.ts) → claimed jobs (`CLAIMED_COLUMNS`), in claim order.
+     */
+    claim: `WITH RECURSIVE keys(k) AS (
+        (SELECT ${pgKeyOf("f")} FROM ${jobs} AS f
+         WHERE f.status = 'queued' AND ${pgKeyed("f")} ORDER BY 1 LIMIT 1)
+        UNION ALL
+        SELECT (SELECT ${pgKeyOf("n")} FROM ${jobs} AS n
+                WHERE n.status = 'queued' AND ${pgKeyed("n")} AND ${pgKeyOf("n")} > keys.k
+                ORDER BY 1 LIMIT 1)
+        FROM keys WHERE keys.k IS NOT NULL
+      ), candidates AS (
+        SELECT c.id, c.priority, c.scheduled_at, c.created_at, c.rn
+        FROM keys
+        CROSS JOIN LATERAL (SELECT count(*) AS n FROM ${jobs} AS r
+                            WHERE r.status = 'processing' AND ${pgKeyed("r")}
+                              AND ${pgKeyOf("r")} = keys.k) AS running
+        CROSS JOIN LATERAL (
+          SELECT q.id, q.priority, q.scheduled_at, q.created_at, ${pgLimitOf("q")} AS lim,
+                 row_number() OVER (ORDER BY q.priority, q.scheduled_at, q.created_at, q.id) AS rn
+          FROM ${jobs} AS q
+          WHERE q.status = 'queued' AND ${pgKeyed("q")} AND ${pgKeyOf("q")} = keys.k
+            AND q.scheduled_at <= now()
+            AND ($3::text[] IS NULL OR q.queue = ANY($3::text[]))
+            AND ($5::text[] IS NULL OR q.name = ANY($5::text[]))
+            AND (q.version = 1 OR $6::int[] IS NULL
+                 OR q.version <= ($6::int[])[array_position($5::text[], q.name)])
+            AND (NOT $7::boolean OR q.queue NOT IN (SELECT qs.name FROM ${queues} AS qs
+                                   WHERE qs.paused OR qs.max_running IS NOT NULL))
+          ORDER BY q.priority, q.scheduled_at, q.created_at, q.id
+          LIMIT $2
+        ) AS c
+        WHERE keys.k IS NOT NULL AND running.n + c.rn <= c.lim
+      ), picked AS (
+        SELECT id FROM candidates ORDER BY rn, priority, scheduled_at, created_at, id LIMIT $2
+      ), claimed AS (
+        UPDATE ${jobs} AS j
+        SET status = 'processing', worker_id = $1, claim_token = gen_random_uuid(),
+            started_at = now(), updated_at = now(), start_known = $4::boolean
+        WHERE j.id = ANY(ARRAY(SELECT picked.id FROM picked)) AND j.status = 'queued'
+        RETURNING j.id, j.name, j.queue, j.args, j.priority, j.attempts, j.max_attempts,
+                  j.interruptions, j.uncharged_recoveries, j.scheduled_at, j.created_at,
+                  j.worker_id, j.claim_token, j.meta, j.trace_context, j.version
+      )
+      SELECT ${CLAIMED_COLUMNS} FROM claimed
+      ORDER BY priority, scheduled_at, created_at, claimed.id`,
+  };
+}
+
+/** What one keyed claim asks for (see `JobClaimParams`). */
+export interface KeyedClaimRequest {
+  workerId: string;
+  limit: number;
+  /** Only these queues; null: every queue. */
+  queues: readonly string[] | null;
+  /** Stored in `start_known` (see `JobClaimParams.deferStart`). */
+  startKnown: boolean;
+  /** Only jobs of these names; null: any name. */
+  names: readonly string[] | null;
+  /** Their highest versions, in the same order; null: any. */
+  versions: readonly number[] | null;
+}
+
+/** A query runner: the pool's client inside a transaction. */
+interface Queryable {
+  query<R extends object>(text: string, values: unknown[]): Promise<{ rows: R[] }>;
+}
+
+/** The keyed claim of one schema (see the module comment). */
+export class KeyedClaim {
+  private readonly sql: ReturnType<typeof keyedClaimStatements>;
+  private readonly lockName: string;
+  private noneQueuedAt = Number.NEGATIVE_INFINITY;
+  private round = 0;
+
+  /** @param conn The pool. @param schema The schema (names the lock and the tables). */
+  constructor(
+    private readonly conn: PgConnection,
+    schema: string,
+  ) {
+    this.sql = keyedClaimStatements(schema);
+    this.lockName = `soniq.keyed-claim:${schema}`;
+  }
+
+  /**
+   * Whether this claim should run the keyed claim before the ordinary one: every other claim
+   * while keyed jobs were seen queued lately, so a steady backlog of jobs without a key never
+   * starves the keyed ones (and the reverse).
+   */
+  keyedFirst(): boolean {
+    if (Date.now() - this.noneQueuedAt <= NONE_QUEUED_TTL_MS) return false;
+    this.round += 1;
+    return this.round % 2 === 0;
+  }
+
+  /**
+   * False while a probe found no keyed job queued within the last second (then a limited queue's
+   * claim skips its keyed part, limited-claim.ts); true otherwise.
+   */
+  mayHaveQueued(): boolean {
+    return Date.now() - this.noneQueuedAt > NONE_QUEUED_TTL_MS;
+  }
+
+  /**
+   * Claims up to `request.limit` keyed jobs, in its own transaction. `tookSome`: the claim got
+   * jobs already; then a recent "none queued" answer is believed instead of asking again (an
+   * application without keys pays one probe a second on a busy worker, one per empty claim).
+   */
+  async claim(request: KeyedClaimRequest, tookSome: boolean): Promise<RawClaimedRow[]> {
+    if (request.limit < 1) return [];
+    if (tookSome && Date.now() - this.noneQueuedAt <= NONE_QUEUED_TTL_MS) return [];
+    const probe = await this.conn.run<{ any: boolean }>(this.sql.anyQueued, []);
+    if (probe.rows[0]?.any !== true) {
+      this.noneQueuedAt = Date.now();
+      return [];
+    }
+    this.noneQueuedAt = Number.NEGATIVE_INFINITY;
+    return this.conn.transaction((client) => this.claimIn(client, request, true));
+  }
+
+  /**
+   * The keyed claim inside the caller's transaction: takes the keyed-claim lock, then claims.
+   * `restricted` false: the caller holds the row lock of the one limited queue in
+   * `request.queues` and passes its room as the limit (limited-claim.ts).
+   */
+  async claimIn(
+    client: Queryable,
+    request: KeyedClaimRequest,
+    restricted: boolean,
+  ): Promise<RawClaimedRow[]> {
+    await client.query(this.sql.lock, [this.lockName]);
+    const values = [
+      request.workerId,
+      request.limit,
+      request.queues,
+      request.startKnown,
+      request.names,
+      request.versions,
+      restricted,
+    ];
+    return (await client.query<RawClaimedRow>(this.sql.claim, values)).rows;
+  }
+}
