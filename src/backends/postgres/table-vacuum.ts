@@ -1,5 +1,5 @@
 /**
- * Soniq's own vacuum of its busiest tables on PostgreSQL (docs/backends.md, "Vacuum"), run by
+ * Soniq's own vacuum of its busiest tables on PostgreSQL (docs/backends.md, "Vacuum when autovacuum does not"), run by
  * the maintenance leader's prune once it is caught up.
  *
  * A queue's tables are updated and deleted all day: every job leaves two or three dead row
