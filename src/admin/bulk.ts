@@ -71,13 +71,20 @@ export function assertBulkRequest(
 
 /**
  * The upper bound of a bulk action's filter on its rows' instant (`createdBefore` for jobs,
- * `deadBefore` for dead letters): the instant the action began (`now`, the store's clock) + 1 ms,
+ * `deadBefore` for dead letters): the instant the action began (`now()`, the store's clock) + 1 ms,
  * or the caller's own bound if that is earlier — so rows that arrive while it runs are never
- * touched, whatever bound the caller gave.
+ * touched, whatever bound the caller gave. It resolves only once the store's clock has reached
+ * that bound (a millisecond or two; at most about 100 ms if the clock stalls): a row written after
+ * that has an instant at or past the bound, so one that arrives in the same millisecond as the
+ * action's start cannot slip under it.
  */
-export function bulkBound(now: Date, given: Date | undefined): Date {
-  const began = now.getTime() + 1;
-  return new Date(given === undefined ? began : Math.min(given.getTime(), began));
+export async function bulkBound(now: () => Promise<Date>, given: Date | undefined): Promise<Date> {
+  const began = (await now()).getTime() + 1;
+  const bound = new Date(given === undefined ? began : Math.min(given.getTime(), began));
+  for (let tries = 0; tries < 100 && (await now()).getTime() < bound.getTime(); tries += 1) {
+    await new Promise((resolve) => setTimeout(resolve, 1));
+  }
+  return bound;
 }
 
 /**

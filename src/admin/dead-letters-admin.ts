@@ -132,7 +132,7 @@ export class DeadLettersAdmin {
     else {
       // Bounded by the instant the action began: rows dead-lettered meanwhile are not touched.
       const checked = toDeadLetterFilter(query);
-      filter = { ...checked, deadBefore: bulkBound(await backend.now(), checked.deadBefore) };
+      filter = { ...checked, deadBefore: await bulkBound(() => backend.now(), checked.deadBefore) };
     }
     return runBulk(
       {

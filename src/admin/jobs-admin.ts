@@ -258,7 +258,10 @@ export class JobsAdmin {
     else {
       // Bounded by the instant the action began: later enqueues are not touched.
       const checked = toJobFilter(query);
-      filter = { ...checked, createdBefore: bulkBound(await backend.now(), checked.createdBefore) };
+      filter = {
+        ...checked,
+        createdBefore: await bulkBound(() => backend.now(), checked.createdBefore),
+      };
     }
     const act = async (id: string): Promise<boolean> => {
       if (action === "cancel") {
