@@ -60,8 +60,10 @@ await worker.start();
 
 // Without Ctrl-C: stop once nothing is left to do.
 const idle = setInterval(async () => {
-  const [s, r] = await Promise.all([soniq.stats(), soniq.remote.counts()]);
-  if (s.queued === 0 && s.processing === 0 && r.frozen === 0) void worker.stop("done");
+  // Remote jobs in flight are counted apart from `processing` (submitting, accepted, frozen).
+  const s = await soniq.stats();
+  const remote = s.remoteSubmitting + s.remoteAccepted + s.remoteFrozen;
+  if (s.queued === 0 && s.processing === 0 && remote === 0) void worker.stop("done");
 }, 1000);
 
 const exit = await worker.finished;
