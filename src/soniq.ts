@@ -358,8 +358,13 @@ export class Soniq implements JobEnqueuer {
   }
 
   /**
-   * Counts by state; remote jobs (`submitting`, `accepted`, `frozen`) are counted apart from
-   * `processing` (`remoteSubmitting`, `remoteAccepted`, `remoteFrozen`).
+   * Counts by state, camelCase like every JSON view (docs/operations.md, "JSON output"):
+   * `{ total, queued, processing, done, deadLetter, cancelled, remoteSubmitting, remoteAccepted,
+   * remoteFrozen }`. Remote jobs (`submitting`, `accepted`, `frozen`) are counted apart from
+   * `processing`; `queued` includes jobs not yet due. Live states are exact; finished ones come from
+   * the counters (docs/backends.md, "Counting without scanning").
+   * @throws SoniqError the backend's connection errors (`DATABASE_UNREACHABLE`, `SCHEMA_NOT_READY`, …)
+   * as opening it reports them.
    */
   async stats(): Promise<JobStats> {
     const backend = await this.backend();

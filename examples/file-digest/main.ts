@@ -94,21 +94,21 @@ const bar = new SingleBar({
   stream: process.stderr,
 });
 const first = await soniq.stats();
-bar.start(first.total, first.done + first.dead_letter);
+bar.start(first.total, first.done + first.deadLetter);
 await worker.start();
 
 const progress = setInterval(async () => {
   const s = await soniq.stats().catch(() => null);
   if (!s) return;
   bar.setTotal(s.total);
-  bar.update(s.done + s.dead_letter);
+  bar.update(s.done + s.deadLetter);
   if (s.queued === 0 && s.processing === 0 && !stopping) stop("finished");
 }, 200);
 
 const exit = await worker.finished;
 clearInterval(progress);
 const final = await soniq.stats();
-bar.update(final.done + final.dead_letter);
+bar.update(final.done + final.deadLetter);
 bar.stop();
 await http.close();
 await soniq.close();
@@ -119,7 +119,7 @@ process.stdout.write(
     "",
     `Files found:      ${files} under ${root}`,
     `Jobs done:        ${final.done - first.done} in this run, ${final.done} in this database (file digests and progress reports)`,
-    `Jobs failed:      ${final.dead_letter} (in the dead-letter queue)`,
+    `Jobs failed:      ${final.deadLetter} (in the dead-letter queue)`,
     `Jobs left:        ${final.queued} queued, ${final.processing} processing${final.queued > 0 ? " — run npm start again to finish" : ""}`,
     `Reports received: ${http.reports.length} in this run`,
     `Output:           ${process.env.EXAMPLE_OUTPUT_DIR ?? ".soniq-example/out"}`,

@@ -160,7 +160,7 @@ for (const target of targets) {
         done: total,
         queued: 0,
         processing: 0,
-        dead_letter: 0,
+        deadLetter: 0,
       });
       await db.close();
     }, 180_000);

@@ -152,7 +152,7 @@ describePostgres("postgres: upgrade to live and finished job tables", () => {
         processing: 2,
         done: 3,
         cancelled: 1,
-        dead_letter: 1,
+        deadLetter: 1,
       });
       expect(await b.jobGet({ id: ids.done })).toMatchObject({
         status: "done",

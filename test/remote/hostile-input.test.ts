@@ -130,7 +130,7 @@ describeEachBackend("remote jobs, hostile input", (target) => {
     const ids = await Promise.all(Object.keys(values).map((kind) => job.enqueue({ kind })));
     const worker = soniq.worker();
     await worker.start();
-    await waitFor(async () => (await soniq.stats()).dead_letter === ids.length);
+    await waitFor(async () => (await soniq.stats()).deadLetter === ids.length);
     expect((await worker.stop()).exitCode).toBe(0);
     for (const id of ids) {
       expect(await soniq.getJob(id)).toBeNull();

@@ -65,7 +65,7 @@ describeEachBackend("hostile input", (target) => {
     await worker.start();
     await waitFor(async () => {
       const s = await soniq.stats();
-      return s.done + s.dead_letter === 4;
+      return s.done + s.deadLetter === 4;
     }, 20_000);
     await worker.stop();
     const done = await soniq.getJob(a);
@@ -82,7 +82,7 @@ describeEachBackend("hostile input", (target) => {
       processing: 0,
       queued: 0,
       done: 1,
-      dead_letter: 3,
+      deadLetter: 3,
     });
     await soniq.close();
   });

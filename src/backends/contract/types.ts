@@ -240,8 +240,8 @@ export interface QueueStats {
   processing: number;
   /** `done` rows. */
   done: number;
-  /** Dead-letter entries. */
-  dead_letter: number;
+  /** Dead-letter entries (the status operators type as `dead_letter`). */
+  deadLetter: number;
   /** `cancelled` rows. */
   cancelled: number;
 }

@@ -313,12 +313,13 @@ export class PgJobStore implements JobStore {
       queued: 0,
       processing: 0,
       done: 0,
-      dead_letter: 0,
+      deadLetter: 0,
       cancelled: 0,
     };
     for (const row of rows) {
       const n = Number(row.n);
-      if (row.status in stats) stats[row.status as keyof QueueStats] += n;
+      const key = row.status === "dead_letter" ? "deadLetter" : row.status;
+      if (key in stats) stats[key as keyof QueueStats] += n;
       stats.total += n;
     }
     return stats;

@@ -7,9 +7,12 @@ import type { SqliteSession } from "./connection.js";
 
 /** See `JobStore.jobStats`: live counts from `soniq_jobs`, finished from `soniq_finished_jobs`. */
 export function countJobs(s: SqliteSession): QueueStats {
-  const row = s.statement("stats").get() as Omit<QueueStats, "total"> & { jobs: number };
-  const { jobs, ...counts } = row;
-  return { total: jobs + counts.dead_letter, ...counts };
+  const row = s.statement("stats").get() as Omit<QueueStats, "total" | "deadLetter"> & {
+    jobs: number;
+    dead_letter: number;
+  };
+  const { jobs, dead_letter: deadLetter, ...counts } = row;
+  return { total: jobs + deadLetter, ...counts, deadLetter };
 }
 
 /** See `JobStore.jobQueueMetrics`. */

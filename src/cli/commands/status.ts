@@ -91,7 +91,7 @@ export function register(program: Command): void {
             scheduled,
             processing: stats.processing,
             done: stats.done,
-            deadLetter: stats.dead_letter,
+            deadLetter: stats.deadLetter,
             cancelled: stats.cancelled,
             // Remote jobs, apart from processing: being submitted, handed to polling (accepted), and
             // frozen (ambiguous).

@@ -57,7 +57,7 @@ export function deadLetterCases(ctx: ContractContext): void {
         reason: "max_attempts_exceeded",
       });
       expect(dead?.deadAt).toBeInstanceOf(Date);
-      expect((await b.jobStats()).dead_letter).toBe(1);
+      expect((await b.jobStats()).deadLetter).toBe(1);
     });
 
     it("jobDeadLetter › countAttempt false › attempts unchanged", async () => {

@@ -89,7 +89,7 @@ export function enqueueCases(ctx: ContractContext): void {
         queued: 0,
         processing: 0,
         done: 1,
-        dead_letter: 0,
+        deadLetter: 0,
         cancelled: 0,
       });
     });

@@ -211,7 +211,7 @@ export function jobHistoryCases({ make }: ContractContext): void {
         countAttempt: true,
       });
       const stats = await b.jobStats();
-      expect(stats).toMatchObject({ done: 1, cancelled: 1, dead_letter: 1, queued: 1 });
+      expect(stats).toMatchObject({ done: 1, cancelled: 1, deadLetter: 1, queued: 1 });
       const [mail] = await b.jobQueueMetrics();
       expect(mail).toMatchObject({ queue: "mail", done: 1, cancelled: 1, deadLetter: 1 });
       expect((await b.admin.queueList({})).map((q) => q.name)).toEqual(["mail"]);
