@@ -3,7 +3,9 @@
  * value downloads, cancel / retry / delete, and bulk actions on a selection or on everything that
  * matches (`expectedCount` guards the latter).
  */
+import type { z } from "zod";
 import { SoniqError } from "../errors.js";
+import type { cancelStateJsonSchema, jobCountJsonSchema } from "./meta-json.js";
 import { YIELDING_BULK } from "./operations.js";
 import { jsonText } from "./preview.js";
 import { withRemotePhases } from "./remote-timeline.js";
@@ -144,7 +146,8 @@ export const jobRoutes: Route[] = [
     method: "GET",
     path: "/api/jobs/count",
     async handle({ url, options }) {
-      return { body: { count: await options.soniq.jobs.count(jobQuery(url.searchParams)) } };
+      const count = await options.soniq.jobs.count(jobQuery(url.searchParams));
+      return { body: { count } satisfies z.infer<typeof jobCountJsonSchema> };
     },
   },
   {
@@ -212,7 +215,10 @@ export const jobRoutes: Route[] = [
     action: "jobs.cancel",
     async handle({ params, options }) {
       const state = await options.soniq.jobs.cancel(params.id as string);
-      return { body: { state }, audit: { ids: [params.id as string], result: { state } } };
+      return {
+        body: { state } satisfies z.infer<typeof cancelStateJsonSchema>,
+        audit: { ids: [params.id as string], result: { state } },
+      };
     },
   },
   {

@@ -6,6 +6,7 @@
  * POST/PATCH/DELETE, pass the CSRF check (cookie sessions) and be granted by `access` (else 403),
  * and is audited once. Every response carries the CSP and hardening headers.
  */
+import type { z } from "zod";
 import { isSoniqError } from "../errors.js";
 import { type DashboardAction, grantedActions } from "./access.js";
 import { deadLetterRoutes } from "./api-dead-letters.js";
@@ -18,6 +19,7 @@ import { assetType, indexHtml, loadAssets } from "./assets.js";
 import { audit } from "./audit.js";
 import { errorStatus } from "./error-status.js";
 import { hostAllowed } from "./hosts.js";
+import type { meJsonSchema, okJsonSchema, overviewJsonSchema } from "./meta-json.js";
 import { BulkOperations } from "./operations.js";
 import {
   type DashboardOptions,
@@ -60,7 +62,7 @@ const metaRoutes: Route[] = [
           csrfToken,
           hideArgs: options.hideArgs,
           maxPreviewBytes: options.maxPreviewBytes,
-        },
+        } satisfies z.infer<typeof meJsonSchema>,
       };
     },
   },
@@ -68,14 +70,14 @@ const metaRoutes: Route[] = [
     method: "GET",
     path: "/api/overview",
     async handle({ options }) {
-      return { body: await overview(options.soniq) };
+      return { body: (await overview(options.soniq)) satisfies z.infer<typeof overviewJsonSchema> };
     },
   },
   {
     method: "GET",
     path: "/api/health/live",
     async handle() {
-      return { body: { ok: true } };
+      return { body: { ok: true } satisfies z.infer<typeof okJsonSchema> };
     },
   },
 ];

@@ -1,5 +1,6 @@
 /**
- * The parts of docs/dashboard.openapi.json generated from the shared zod views (src/admin/json):
+ * The parts of docs/dashboard.openapi.json generated from zod — the shared views (src/admin/json)
+ * and the dashboard's own answers (src/dashboard/meta-json.ts):
  * the component schemas of what the CLI's `--json` and the HTTP API both return, and the 200
  * responses of the routes that return them. scripts/json-schemas.ts rewrites them
  * (`npm run docs:json-schemas`); the rest of the file (routes, grants, parameters) is written by
@@ -19,6 +20,13 @@ import {
   scheduleRunNowJsonSchema,
   workerJsonSchema,
 } from "../admin/json/index.js";
+import {
+  cancelStateJsonSchema,
+  jobCountJsonSchema,
+  meJsonSchema,
+  okJsonSchema,
+  overviewJsonSchema,
+} from "./meta-json.js";
 
 /** A value as the dashboard sends it: a server-cut preview (dashboard/preview.ts). */
 export const previewJsonSchema = z.object({
@@ -54,6 +62,11 @@ export const OPENAPI_COMPONENTS: Readonly<Record<string, z.ZodType>> = {
   RemotePollNow: remotePollNowJsonSchema,
   ScheduleDetail: scheduleDetailJsonSchema,
   ScheduleRunNow: scheduleRunNowJsonSchema,
+  Me: meJsonSchema,
+  Overview: overviewJsonSchema,
+  JobCount: jobCountJsonSchema,
+  CancelState: cancelStateJsonSchema,
+  Ok: okJsonSchema,
 };
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
@@ -61,6 +74,15 @@ const now = { type: "string", format: "date-time" };
 
 /** The 200 response schema of routes returning a generated component, by `method path`. */
 export const OPENAPI_RESPONSES: Readonly<Record<string, object>> = {
+  "get /api/me": ref("Me"),
+  "get /api/overview": ref("Overview"),
+  "get /api/health/live": ref("Ok"),
+  "get /api/jobs/count": ref("JobCount"),
+  "post /api/jobs/{id}/cancel": ref("CancelState"),
+  "post /api/jobs/{id}/retry": ref("Ok"),
+  "delete /api/jobs/{id}": ref("Ok"),
+  "post /api/dead-letter/{id}/replay": ref("Ok"),
+  "delete /api/dead-letter/{id}": ref("Ok"),
   "get /api/queues": {
     type: "object",
     properties: { queues: { type: "array", items: ref("Queue") } },
