@@ -12,6 +12,7 @@ import type {
   RemoteHandoffEvent,
   RemotePhaseEvent,
   RemotePollEvent,
+  RemoteSubmitEvent,
   RemoteReconcileEvent,
 } from "./remote-events.js";
 
@@ -19,6 +20,7 @@ export type {
   RemoteHandoffEvent,
   RemotePhaseEvent,
   RemotePollEvent,
+  RemoteSubmitEvent,
   RemoteReconcileEvent,
 } from "./remote-events.js";
 
@@ -410,6 +412,8 @@ export type SoniqEventMap = {
   remote_handoff: RemoteHandoffEvent;
   /** One poll of an accepted remote task ended (its outcome; every poll, not only phase changes). */
   remote_poll: RemotePollEvent;
+  /** One `submit` call of a remote job ended (outcome and duration). */
+  remote_submit: RemoteSubmitEvent;
   /** One `reconcile` of a frozen remote job ended (its outcome). */
   remote_reconcile: RemoteReconcileEvent;
   /**

@@ -1,6 +1,6 @@
 /**
  * The payloads of the remote-job events (docs/remote-jobs.md, "Logs and events": `remote_phase`,
- * `remote_handoff`, `remote_poll`, `remote_reconcile`), part of the event catalogue in `events.ts`
+ * `remote_handoff`, `remote_submit`, `remote_poll`, `remote_reconcile`), part of the event catalogue in `events.ts`
  * (which names them in `SoniqEventMap` and re-exports them). Conventions as there: snake_case
  * fields, ids as stored.
  */
@@ -46,6 +46,24 @@ export type RemotePollEvent = {
    * polled, dead-lettered `remote_timeout`).
    */
   outcome: "pending" | "done" | "failed" | "error" | "deadline" | "timeout";
+  /** How long the `poll` call took, in **milliseconds** (wall clock); null for `timeout` (not polled). */
+  duration_ms: number | null;
+};
+
+/** Payload of `remote_submit`: one `submit` call of a remote job ended. */
+export type RemoteSubmitEvent = {
+  /** The worker that submitted. */
+  worker_id: string;
+  job_id: string;
+  job_name: string;
+  /**
+   * `accepted` (the remote side took the task), `failed` (a definite failure it reported),
+   * `error` (it threw or returned an unusable result: frozen), `timeout` (past `submitTimeout`:
+   * frozen), `deadline` (cut off by the shutdown deadline: frozen).
+   */
+  outcome: "accepted" | "failed" | "error" | "timeout" | "deadline";
+  /** How long the `submit` call took, in **milliseconds** (wall clock). */
+  duration_ms: number;
 };
 
 /** Payload of `remote_reconcile`: one `reconcile` of a frozen remote job ended. */
@@ -61,4 +79,6 @@ export type RemoteReconcileEvent = {
    * deadline: stays frozen, due now).
    */
   outcome: "accepted" | "not_submitted" | "undecided" | "deadline";
+  /** How long the `reconcile` call took, in **milliseconds** (wall clock). */
+  duration_ms: number;
 };

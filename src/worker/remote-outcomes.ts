@@ -15,6 +15,7 @@ import type {
   RemotePhaseEvent,
   RemotePollEvent,
   RemoteReconcileEvent,
+  RemoteSubmitEvent,
   SoniqEventMap,
 } from "../observability/events.js";
 import type { Logger } from "../observability/logger.js";
@@ -63,24 +64,49 @@ export class RemoteOutcomes {
     });
   }
 
-  /** Emits `remote_poll`: one poll of `taskId` ended with `outcome`. */
-  polled(job: ClaimedJob, taskId: string, outcome: RemotePollEvent["outcome"]): void {
+  /** Emits `remote_submit`: one submit call ended with `outcome` after `durationMs` milliseconds. */
+  submitted(job: ClaimedJob, outcome: RemoteSubmitEvent["outcome"], durationMs: number): void {
+    this.deps.events.emit("remote_submit", {
+      worker_id: this.deps.workerId,
+      job_id: job.id,
+      job_name: job.name,
+      outcome,
+      duration_ms: durationMs,
+    });
+  }
+
+  /**
+   * Emits `remote_poll`: one poll of `taskId` ended with `outcome` after `durationMs`
+   * milliseconds (null when it was not polled).
+   */
+  polled(
+    job: ClaimedJob,
+    taskId: string,
+    outcome: RemotePollEvent["outcome"],
+    durationMs: number | null,
+  ): void {
     this.deps.events.emit("remote_poll", {
       worker_id: this.deps.workerId,
       job_id: job.id,
       job_name: job.name,
       task_id: taskId,
       outcome,
+      duration_ms: durationMs,
     });
   }
 
-  /** Emits `remote_reconcile`: one reconcile ended with `outcome`. */
-  reconciled(job: ClaimedJob, outcome: RemoteReconcileEvent["outcome"]): void {
+  /** Emits `remote_reconcile`: one reconcile ended with `outcome` after `durationMs` milliseconds. */
+  reconciled(
+    job: ClaimedJob,
+    outcome: RemoteReconcileEvent["outcome"],
+    durationMs: number,
+  ): void {
     this.deps.events.emit("remote_reconcile", {
       worker_id: this.deps.workerId,
       job_id: job.id,
       job_name: job.name,
       outcome,
+      duration_ms: durationMs,
     });
   }
 

@@ -83,6 +83,7 @@ export class RemotePollRunner {
         return;
       }
       const ctx = submitContext(entry, this.deps, claimed.generation);
+      const started = performance.now();
       const end = await boundedCall(
         () => reconcile(args, ctx),
         entry.controller,
@@ -90,8 +91,9 @@ export class RemotePollRunner {
         settleSeconds,
         machine,
       );
+      const ms = performance.now() - started;
       if (end.kind === "deadline") {
-        this.outcomes.reconciled(job, "deadline");
+        this.outcomes.reconciled(job, "deadline", ms);
         await release(0, false);
         return;
       }
@@ -104,11 +106,11 @@ export class RemotePollRunner {
         }
       }
       if (!answer) {
-        this.outcomes.reconciled(job, "undecided");
+        this.outcomes.reconciled(job, "undecided", ms);
         await release(RECONCILE_RETRY_SECONDS, false);
         return;
       }
-      this.outcomes.reconciled(job, answer.kind === "accepted" ? "accepted" : "not_submitted");
+      this.outcomes.reconciled(job, answer.kind === "accepted" ? "accepted" : "not_submitted", ms);
       if (answer.kind === "accepted") {
         const found = answer.taskId;
         const ok = await this.outcomes.write("accepted phase", job.id, () =>
@@ -148,8 +150,9 @@ export class RemotePollRunner {
 
     // phase accepted: poll the task by its durable id.
     const acceptedAt = claimed.acceptedAt ?? new Date(machine.now());
+    let pollMs: number | null = null;
     const polled = (outcome: Parameters<RemoteOutcomes["polled"]>[2]) =>
-      this.outcomes.polled(job, taskId as string, outcome);
+      this.outcomes.polled(job, taskId as string, outcome, pollMs);
     if (machine.now() - acceptedAt.getTime() > spec.pollTimeout * 1000) {
       polled("timeout");
       await this.outcomes.fail(
@@ -180,6 +183,7 @@ export class RemotePollRunner {
       workerId: this.deps.workerId,
       logger: log,
     };
+    const started = performance.now();
     const end = await boundedCall(
       () => spec.poll(taskId as string, ctx),
       entry.controller,
@@ -187,6 +191,7 @@ export class RemotePollRunner {
       settleSeconds,
       machine,
     );
+    pollMs = performance.now() - started;
     if (end.kind === "deadline") {
       polled("deadline");
       if (await release(0, false)) {

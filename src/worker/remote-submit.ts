@@ -166,6 +166,7 @@ export class RemoteSubmitter {
     log.info({ phase: "submitting" }, "remote submission starts");
 
     const ctx = submitContext(entry, this.deps, result.generation);
+    const started = performance.now();
     const end = await boundedCall(
       () => spec.submit(args, ctx),
       entry.controller,
@@ -173,7 +174,9 @@ export class RemoteSubmitter {
       settleSeconds,
       machine,
     );
+    const ms = performance.now() - started;
     if (end.kind === "deadline") {
+      this.outcomes.submitted(job, "deadline", ms);
       if (await this.outcomes.freeze(job, owner, "deadline", log)) {
         this.outcomes.handoff(
           job,
@@ -187,6 +190,7 @@ export class RemoteSubmitter {
       return;
     }
     if (end.kind === "timeout" || end.kind === "threw") {
+      this.outcomes.submitted(job, end.kind === "timeout" ? "timeout" : "error", ms);
       breaker?.recordFailure();
       await this.outcomes.freeze(
         job,
@@ -200,6 +204,7 @@ export class RemoteSubmitter {
     try {
       answer = checkSubmitResult(end.value);
     } catch (err) {
+      this.outcomes.submitted(job, "error", ms);
       log.error(
         { phase: "submitting", code: isSoniqError(err) ? err.code : "INVALID_RESULT" },
         "submit returned an unusable result (e.g. accepted without a task id); freezing: the provider may have accepted it",
@@ -207,6 +212,7 @@ export class RemoteSubmitter {
       await this.outcomes.freeze(job, owner, "invalid_result", log);
       return;
     }
+    this.outcomes.submitted(job, answer.kind, ms);
     if (answer.kind === "failed") {
       if (answer.retry) breaker?.recordFailure();
       else breaker?.recordSuccess();

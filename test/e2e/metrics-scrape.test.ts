@@ -39,6 +39,7 @@ const SONIQ_METRICS: Record<string, string> = {
   soniq_remote_frozen_total: "counter",
   soniq_remote_reconciles_total: "counter",
   soniq_remote_polls_total: "counter",
+  soniq_remote_call_duration_seconds: "histogram",
 };
 
 type Sample = { name: string; labels: Record<string, string>; value: number };

@@ -1,6 +1,7 @@
 /**
  * Remote metrics (docs/metrics.md): the Prometheus exporter's remote counters, fed by the typed
- * events (`remote_phase`, `remote_handoff`, `remote_poll`, `remote_reconcile`), scraped after a
+ * events (`remote_phase`, `remote_handoff`, `remote_submit`, `remote_poll`, `remote_reconcile`,
+ * the last three with their call's duration), scraped after a
  * real worker ran remote jobs against the local test provider on the memory backend: a plain job
  * (one submission, a pending poll, a done poll), a POST whose answer is dropped (frozen, then
  * reconciled to accepted) and a POST still unanswered at the shutdown deadline (frozen, handed off
@@ -20,6 +21,19 @@ beforeAll(async () => {
 afterAll(async () => {
   await provider.close();
 });
+
+/** The `_count` of the remote-call histogram for one call and outcome (0 when absent). */
+function calls(text: string, call: string, outcome: string): number {
+  const line = text
+    .split("\n")
+    .find(
+      (l) =>
+        l.startsWith("soniq_remote_call_duration_seconds_count{") &&
+        l.includes(`call="${call}"`) &&
+        l.includes(`outcome="${outcome}"`),
+    );
+  return line === undefined ? 0 : Number(line.slice(line.lastIndexOf(" ") + 1));
+}
 
 /** The value of one sample of the exposition `text` (0 when absent). */
 function value(text: string, series: string): number {
@@ -58,6 +72,15 @@ it("prometheusMetrics › remote jobs submitted, polled, frozen, reconciled, fro
     value(text, `soniq_remote_handoffs_total{${name},action="freeze",reason="deadline"}`),
   ).toBe(1);
   expect(text).toMatch(/^# TYPE soniq_remote_polls_total counter$/m);
+  // Every submit, poll and reconcile call timed, by outcome (`remote_submit`, `remote_poll`,
+  // `remote_reconcile` carry duration_ms).
+  expect(calls(text, "submit", "accepted")).toBe(1); // plain
+  expect(calls(text, "submit", "error") + calls(text, "submit", "timeout")).toBe(1); // dropped
+  expect(calls(text, "submit", "deadline")).toBe(1); // slow
+  expect(calls(text, "poll", "pending")).toBe(1);
+  expect(calls(text, "poll", "done")).toBe(2);
+  expect(calls(text, "reconcile", "accepted")).toBe(1);
+  expect(text).toMatch(/^# TYPE soniq_remote_call_duration_seconds histogram$/m);
   metrics.close();
   await soniq.close();
 }, 30_000);

@@ -52,6 +52,8 @@ export const DURATION_BUCKETS = [
 export const WAIT_BUCKETS = [
   0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 900, 1800, 3600,
 ];
+/** Histogram buckets of remote calls (submit, poll, reconcile), in seconds. */
+const REMOTE_CALL_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 /** Histogram buckets of drain durations (first signal → stopped), in seconds. */
 export const DRAIN_BUCKETS = [0.1, 0.5, 1, 2.5, 5, 10, 20, 30, 45, 60, 90, 120, 300, 600];
 
@@ -236,6 +238,13 @@ export function prometheusMetrics(
     labelNames: ["job", "outcome"],
     registers,
   });
+  const remoteCallDuration = new Histogram({
+    name: "soniq_remote_call_duration_seconds",
+    help: "Duration of the remote side's calls made by this process's workers: call submit, poll or reconcile, by outcome (submit: accepted, failed, error, timeout, deadline; poll and reconcile: as their counters).",
+    labelNames: ["job", "call", "outcome"],
+    buckets: REMOTE_CALL_BUCKETS,
+    registers,
+  });
   let sample:
     | {
         at: number;
@@ -403,8 +412,28 @@ export function prometheusMetrics(
   on("remote_handoff", (e) =>
     remoteHandoffs.inc({ job: job(e.job_name), action: e.handoff_action, reason: e.reason }),
   );
-  on("remote_reconcile", (e) => remoteReconciles.inc({ job: job(e.job_name), outcome: e.outcome }));
-  on("remote_poll", (e) => remotePolls.inc({ job: job(e.job_name), outcome: e.outcome }));
+  on("remote_submit", (e) =>
+    remoteCallDuration.observe(
+      { job: job(e.job_name), call: "submit", outcome: e.outcome },
+      e.duration_ms / 1000,
+    ),
+  );
+  on("remote_reconcile", (e) => {
+    remoteReconciles.inc({ job: job(e.job_name), outcome: e.outcome });
+    remoteCallDuration.observe(
+      { job: job(e.job_name), call: "reconcile", outcome: e.outcome },
+      e.duration_ms / 1000,
+    );
+  });
+  on("remote_poll", (e) => {
+    remotePolls.inc({ job: job(e.job_name), outcome: e.outcome });
+    if (e.duration_ms !== null) {
+      remoteCallDuration.observe(
+        { job: job(e.job_name), call: "poll", outcome: e.outcome },
+        e.duration_ms / 1000,
+      );
+    }
+  });
   on("queue_metrics", (e) => {
     sample = { at: clock(), queues: e.queues, exits: e.worker_exits };
   });
