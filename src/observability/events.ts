@@ -12,16 +12,16 @@ import type {
   RemoteHandoffEvent,
   RemotePhaseEvent,
   RemotePollEvent,
-  RemoteSubmitEvent,
   RemoteReconcileEvent,
+  RemoteSubmitEvent,
 } from "./remote-events.js";
 
 export type {
   RemoteHandoffEvent,
   RemotePhaseEvent,
   RemotePollEvent,
-  RemoteSubmitEvent,
   RemoteReconcileEvent,
+  RemoteSubmitEvent,
 } from "./remote-events.js";
 
 /** Fields every event about one job run by a worker carries. */

@@ -96,11 +96,7 @@ export class RemoteOutcomes {
   }
 
   /** Emits `remote_reconcile`: one reconcile ended with `outcome` after `durationMs` milliseconds. */
-  reconciled(
-    job: ClaimedJob,
-    outcome: RemoteReconcileEvent["outcome"],
-    durationMs: number,
-  ): void {
+  reconciled(job: ClaimedJob, outcome: RemoteReconcileEvent["outcome"], durationMs: number): void {
     this.deps.events.emit("remote_reconcile", {
       worker_id: this.deps.workerId,
       job_id: job.id,
