@@ -38,7 +38,11 @@ function header(engine: keyof typeof DUMP_PATHS, migrations: readonly string[]):
 export async function dumpPostgresSchema(client: pg.Client, schema: string): Promise<string> {
   const q = async <T extends pg.QueryResultRow>(sql: string): Promise<T[]> =>
     (await client.query<T>(sql, [schema])).rows;
-  const strip = (text: string) => text.replaceAll(`${schema}.`, "");
+  // A function made with `SET search_path FROM CURRENT` names the schema in its search_path.
+  const strip = (text: string) =>
+    text
+      .replaceAll(`${schema}.`, "")
+      .replaceAll(`search_path TO '${schema}'`, "search_path TO <schema>");
   const out: string[] = [];
 
   const { rows: migrations } = await client.query<{ name: string }>(
