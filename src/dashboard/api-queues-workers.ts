@@ -1,6 +1,6 @@
 /**
  * The queue and worker routes: queues with counts, oldest claimable age and paused state; the
- * per-minute history the charts draw; pause, resume and `maxRunning`; worker incarnations with
+ * per-minute history the charts draw; pause, resume, `maxRunning` and `unclaimableAfter`; worker incarnations with
  * their shutdown state, drain start, deadline and in-flight jobs. A write to a queue nothing
  * knows answers 404 `NOT_FOUND` with a "did you mean" hint unless the URL says `?create=true`
  * (the admin API's `{ create: true }`).
@@ -69,18 +69,33 @@ export const queueWorkerRoutes: Route[] = [
     action: "queues.set",
     async handle({ params, options, request, url }) {
       const body = await jsonBody(request);
-      const max = body.maxRunning;
-      if (!(max === null || (typeof max === "number" && Number.isInteger(max)))) {
-        throw new BadRequest("maxRunning must be a whole number or null");
+      const unknown = Object.keys(body).filter(
+        (k) => k !== "maxRunning" && k !== "unclaimableAfter",
+      );
+      if (unknown.length > 0) {
+        throw new BadRequest(`unknown queue setting(s) ${unknown.join(", ")}`);
       }
+      const settings: { maxRunning?: number | null; unclaimableAfter?: number | null } = {};
+      for (const key of ["maxRunning", "unclaimableAfter"] as const) {
+        if (!(key in body)) continue;
+        const value = body[key];
+        if (!(value === null || (typeof value === "number" && Number.isInteger(value)))) {
+          throw new BadRequest(`${key} must be a whole number or null`);
+        }
+        settings[key] = value;
+      }
+      if (Object.keys(settings).length === 0) {
+        throw new BadRequest("give maxRunning and/or unclaimableAfter (a whole number, or null)");
+      }
+      // The admin API checks the ranges (maxRunning 1..100000, unclaimableAfter in seconds).
       const queue = await options.soniq.queues.set(
         params.name as string,
-        { maxRunning: max },
+        settings,
         writeOptions(url),
       );
       return {
         body: queueJson(queue),
-        audit: { ids: [params.name as string], result: { maxRunning: max } },
+        audit: { ids: [params.name as string], result: settings },
       };
     },
   },

@@ -188,6 +188,34 @@ for (const kind of ADAPTERS) {
         expect(((await created.json()) as { paused: boolean }).paused).toBe(true);
       });
 
+      it("dashboard API › PATCH a queue › maxRunning and unclaimableAfter each set alone, the other kept; bad bodies 400", async () => {
+        const admin = new DashboardClient(served.root, { authorization: "Bearer token-admin" });
+        await admin.login();
+        const q = `patch-${Math.random().toString(36).slice(2, 10)}`;
+        type Q = { maxRunning: number | null; unclaimableAfter: number | null };
+        const patch = (body: unknown) => admin.fetch("PATCH", `api/queues/${q}?create=true`, body);
+        const first = await patch({ maxRunning: 3 });
+        expect(first.status).toBe(200);
+        expect(await first.json()).toMatchObject({ maxRunning: 3, unclaimableAfter: null });
+        const second = await patch({ unclaimableAfter: 600 });
+        expect(second.status).toBe(200);
+        expect((await second.json()) as Q).toMatchObject({ maxRunning: 3, unclaimableAfter: 600 });
+        const both = await patch({ maxRunning: null, unclaimableAfter: null });
+        expect((await both.json()) as Q).toMatchObject({
+          maxRunning: null,
+          unclaimableAfter: null,
+        });
+        for (const body of [
+          {},
+          { colour: 1 },
+          { unclaimableAfter: "1h" },
+          { unclaimableAfter: 0 },
+        ]) {
+          const bad = await patch(body);
+          expect(bad.status, `${JSON.stringify(body)} ${await bad.clone().text()}`).toBe(400);
+        }
+      });
+
       it("dashboard API › auth or access throwing › 500 with the security headers, and the server still serves", async () => {
         for (const token of ["token-auth-throws", "token-access-throws"]) {
           const client = new DashboardClient(served.root, { authorization: `Bearer ${token}` });

@@ -141,6 +141,12 @@ describe("CLI errors carry a Soniq error code", () => {
     expect(JSON.parse(created.stdout)).toMatchObject({ name: "later", paused: true });
     const known = await runCli(["queues", "pause", "mail"], env);
     expect(known.code, known.stderr).toBe(0);
+    // The text list shows each setting: maxRunning and unclaimableAfter (seconds).
+    const set = await runCli(["queues", "set", "mail", "--unclaimable-after", "600"], env);
+    expect(set.code, set.stderr).toBe(0);
+    const text = await runCli(["queues", "list"], env);
+    expect(text.stdout).toMatch(/QUEUE\s+STATE\s+MAX RUNNING\s+UNCLAIMABLE AFTER\s+QUEUED/);
+    expect(text.stdout).toMatch(/mail\s+paused\s+-\s+600 s\s+1\s/);
   }, 60_000);
 
   it("bad --args file, invalid JSON, a file that is not a SQLite database", async () => {

@@ -15,12 +15,15 @@ import { print, runCommand, withInstance } from "../runner.js";
 
 function text(queues: QueueInfo[]): string {
   if (queues.length === 0) return "no queues yet";
-  const rows = [["QUEUE", "STATE", "MAX RUNNING", "QUEUED", "PROCESSING", "OLDEST DUE"]];
+  const rows = [
+    ["QUEUE", "STATE", "MAX RUNNING", "UNCLAIMABLE AFTER", "QUEUED", "PROCESSING", "OLDEST DUE"],
+  ];
   for (const q of queues) {
     rows.push([
       q.name,
       q.paused ? "paused" : "active",
       q.maxRunning === null ? "-" : String(q.maxRunning),
+      q.unclaimableAfter === null ? "-" : `${q.unclaimableAfter} s`,
       String(q.queued),
       String(q.processing),
       q.oldestDueAgeSeconds > 0 ? `${q.oldestDueAgeSeconds.toFixed(1)} s` : "-",

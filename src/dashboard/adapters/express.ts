@@ -9,7 +9,7 @@ import { sendResponse, toRequest } from "./node.js";
 
 /** An express middleware: the request as express hands it (`originalUrl`, maybe a parsed `body`). */
 export type ExpressMiddleware = (
-  req: IncomingMessage & { originalUrl?: string; body?: unknown },
+  req: IncomingMessage & { originalUrl?: string; body?: unknown; _body?: boolean },
   res: ServerResponse,
   next: (err?: unknown) => void,
 ) => void;
@@ -17,10 +17,14 @@ export type ExpressMiddleware = (
 /** The dashboard as express middleware. */
 export function toExpress(dashboard: DashboardHandler): ExpressMiddleware {
   return (req, res, next) => {
+    // A body parser that ran (express.json(): `_body`, and the stream is read) leaves only
+    // `req.body`, even when it is `{}`; one that skipped a request (another content type) may set
+    // `{}` without reading the stream, which the dashboard then reads itself.
+    const consumed = req._body === true || req.readableEnded;
     const parsed =
       req.body !== undefined &&
       typeof req.body === "object" &&
-      Object.keys(req.body as object).length > 0;
+      (consumed || Object.keys(req.body as object).length > 0);
     dashboard(toRequest(req, req.originalUrl, parsed ? req.body : undefined))
       .then((response) => sendResponse(response, res))
       .catch(next);
