@@ -340,7 +340,6 @@ DECLARE
   v_bytes bytea;
   v_holder uuid;
   v_taken boolean;
-  v_num numeric;
 BEGIN
   IF job_name IS NULL OR char_length(job_name) > 200
      OR job_name !~ '^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$' THEN
@@ -379,47 +378,9 @@ BEGIN
     v_queue := opts ->> 'queue';
   END IF;
 
-  IF opts ? 'priority' THEN
-    IF jsonb_typeof(opts -> 'priority') <> 'number' THEN
-      RAISE EXCEPTION USING ERRCODE = '22023',
-        MESSAGE = 'INVALID_ENQUEUE_OPTION: priority must be an integer -1000..1000, got '
-          || (opts -> 'priority')::text;
-    END IF;
-    v_num := (opts ->> 'priority')::numeric;
-    IF v_num <> trunc(v_num) OR v_num < -1000 OR v_num > 1000 THEN
-      RAISE EXCEPTION USING ERRCODE = '22023',
-        MESSAGE = 'INVALID_ENQUEUE_OPTION: priority must be an integer -1000..1000, got ' || v_num;
-    END IF;
-    v_priority := v_num::integer;
-  END IF;
-
-  IF opts ? 'maxAttempts' THEN
-    IF jsonb_typeof(opts -> 'maxAttempts') <> 'number' THEN
-      RAISE EXCEPTION USING ERRCODE = '22023',
-        MESSAGE = 'INVALID_ENQUEUE_OPTION: maxAttempts must be an integer 1..1000, got '
-          || (opts -> 'maxAttempts')::text;
-    END IF;
-    v_num := (opts ->> 'maxAttempts')::numeric;
-    IF v_num <> trunc(v_num) OR v_num < 1 OR v_num > 1000 THEN
-      RAISE EXCEPTION USING ERRCODE = '22023',
-        MESSAGE = 'INVALID_ENQUEUE_OPTION: maxAttempts must be an integer 1..1000, got ' || v_num;
-    END IF;
-    v_max_attempts := v_num::integer;
-  END IF;
-
-  IF opts ? 'version' THEN
-    IF jsonb_typeof(opts -> 'version') <> 'number' THEN
-      RAISE EXCEPTION USING ERRCODE = '22023',
-        MESSAGE = 'INVALID_ENQUEUE_OPTION: version must be an integer 1..2147483647, got '
-          || (opts -> 'version')::text;
-    END IF;
-    v_num := (opts ->> 'version')::numeric;
-    IF v_num <> trunc(v_num) OR v_num < 1 OR v_num > 2147483647 THEN
-      RAISE EXCEPTION USING ERRCODE = '22023',
-        MESSAGE = 'INVALID_ENQUEUE_OPTION: version must be an integer 1..2147483647, got ' || v_num;
-    END IF;
-    v_version := v_num::integer;
-  END IF;
+  v_priority := soniq_enqueue_integer_option(opts, 'priority', -1000, 1000, v_priority);
+  v_max_attempts := soniq_enqueue_integer_option(opts, 'maxAttempts', 1, 1000, v_max_attempts);
+  v_version := soniq_enqueue_integer_option(opts, 'version', 1, 2147483647, v_version);
 
   IF opts ? 'delay' AND opts ? 'runAt' THEN
     RAISE EXCEPTION USING ERRCODE = '22023',
@@ -509,6 +470,29 @@ BEGIN
   VALUES (v_id, job_name, v_queue, v_args::json, v_priority, v_max_attempts, v_due, v_dedup,
           v_meta, v_version);
   RETURN v_id;
+END;
+$function$;
+
+CREATE OR REPLACE FUNCTION soniq_enqueue_integer_option(opts jsonb, key text, lo numeric, hi numeric, fallback integer)
+ RETURNS integer
+ LANGUAGE plpgsql
+ IMMUTABLE
+AS $function$
+DECLARE
+  v numeric;
+BEGIN
+  IF NOT opts ? key THEN
+    RETURN fallback;
+  END IF;
+  IF jsonb_typeof(opts -> key) = 'number' THEN
+    v := (opts ->> key)::numeric;
+    IF v = trunc(v) AND v BETWEEN lo AND hi THEN
+      RETURN v::integer;
+    END IF;
+  END IF;
+  RAISE EXCEPTION USING ERRCODE = '22023',
+    MESSAGE = 'INVALID_ENQUEUE_OPTION: ' || key || ' must be an integer ' || lo || '..' || hi
+      || ', got ' || (opts -> key)::text;
 END;
 $function$;
 
