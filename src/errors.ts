@@ -71,7 +71,12 @@ export type SoniqErrorCode =
    */
   | "INVALID_SCHEDULE"
   /** Two schedule definitions in one instance use the same id. */
-  | "DUPLICATE_SCHEDULE";
+  | "DUPLICATE_SCHEDULE"
+  /**
+   * `soniq/testing`: a drain ran its bound of jobs (`maxJobs`) and jobs were still due (a handler
+   * that keeps enqueuing, or a bound set too low).
+   */
+  | "DRAIN_LIMIT";
 
 /**
  * Marks a SoniqError across copies of this module: a job module the CLI loads through tsx's
