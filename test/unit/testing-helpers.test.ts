@@ -228,3 +228,29 @@ describe("soniq/testing, lifecycle", () => {
     expect(() => testing.clock.set(0)).toThrow(/forward only/);
   });
 });
+
+describe("soniq/testing, other job kinds", () => {
+  it("drain › a sync job on a worker thread, and a schedule's runNow › run like any job", async () => {
+    const soniq = new Soniq({ logLevel: "silent" });
+    const entry: { soniq: Soniq; testing?: SoniqTesting } = { soniq };
+    open.push(entry);
+    const cpu = soniq.syncJob<{ n: number }, { total: number }>({
+      name: "math.cpu",
+      handlerModule: new URL("../fixtures/thread-handlers.mjs", import.meta.url),
+    });
+    const report = soniq.job({ name: "reports.daily", handler: async () => "reported" });
+    soniq.schedule({ id: "reports.daily", job: report, cron: "0 6 * * *", args: {} });
+    const testing = await startTesting(soniq, { now: START });
+    entry.testing = testing;
+    await cpu.enqueue({ n: 4 });
+    expect((await testing.drain()).jobs).toMatchObject([
+      { name: "math.cpu", outcome: "done", result: { total: 4 } },
+    ]);
+    await soniq.schedules.sync();
+    await soniq.schedules.runNow("reports.daily");
+    await testing.assertEnqueued(report);
+    expect((await testing.drain()).jobs).toMatchObject([
+      { name: "reports.daily", outcome: "done", result: "reported" },
+    ]);
+  });
+});
