@@ -20,9 +20,13 @@ export type DrainOutcome = "done" | "failed" | "dead_lettered" | "snoozed" | "ca
 
 /** One run of a job in a drain. */
 export interface DrainedJob {
+  /** The job's id. */
   id: string;
+  /** Its registered name. */
   name: string;
+  /** Its queue. */
   queue: string;
+  /** What this run came to. */
   outcome: DrainOutcome;
   /** What the handler returned (`done` only). */
   result?: unknown;
@@ -37,10 +41,15 @@ export interface DrainedJob {
 export interface DrainSummary {
   /** Runs in this drain (a job retried within one drain counts once per run). */
   ran: number;
+  /** Runs whose handler returned (`done`). */
   done: number;
+  /** Runs that failed and wait for a retry (`failed`). */
   failed: number;
+  /** Runs that ended in the dead-letter queue (`dead_lettered`). */
   deadLettered: number;
+  /** Runs that snoozed (`snoozed`). */
   snoozed: number;
+  /** Runs cancelled while they ran (`cancelled`). */
   cancelled: number;
   /** Each run, in the order they finished. */
   jobs: DrainedJob[];

@@ -12,6 +12,7 @@ export interface EnqueuedJob<TArgs = unknown> {
   id: string;
   /** Its registered name. */
   name: string;
+  /** Its queue. */
   queue: string;
   /** Its arguments as stored (after the job's schema, parsed from JSON: dates are ISO text). */
   args: TArgs;
@@ -30,6 +31,7 @@ export interface EnqueuedJob<TArgs = unknown> {
   scheduledAt: Date;
   /** When it was enqueued, on the test clock. */
   createdAt: Date;
+  /** Its deduplication key, or null. */
   dedupKey: string | null;
   /** The last failure's message, or null. */
   lastError: string | null;
