@@ -254,3 +254,25 @@ describe("soniq/testing, other job kinds", () => {
     ]);
   });
 });
+
+describe("soniq/testing, concurrency", () => {
+  it("drain with concurrency 4 › 20 jobs each enqueuing a due child › all 40 run in one drain, none left", async () => {
+    const soniq = new Soniq({ logLevel: "silent" });
+    const entry: { soniq: Soniq; testing?: SoniqTesting } = { soniq };
+    open.push(entry);
+    const child = soniq.job({ name: "fan.child", handler: async () => "child" });
+    const parent = soniq.job({
+      name: "fan.parent",
+      handler: async (args: { i: number }) => {
+        await new Promise((resolve) => setImmediate(resolve));
+        await child.enqueue({ i: args.i });
+      },
+    });
+    const testing = await startTesting(soniq, { concurrency: 4 });
+    entry.testing = testing;
+    for (let i = 0; i < 20; i += 1) await parent.enqueue({ i });
+    const summary = await testing.drain();
+    expect(summary).toMatchObject({ ran: 40, done: 40 });
+    expect(await soniq.jobs.count({ status: ["queued", "scheduled", "processing"] })).toBe(0);
+  });
+});
