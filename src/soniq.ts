@@ -3,6 +3,7 @@ import { createAdmin } from "./admin/index.js";
 import type { CancelResult, JobsAdmin } from "./admin/jobs-admin.js";
 import type { QueuesAdmin } from "./admin/queues-admin.js";
 import { type JobStats, splitRemoteStats } from "./admin/remote-split.js";
+import type { WaitForOptions } from "./admin/wait-for-job.js";
 import type { WorkersAdmin } from "./admin/workers-admin.js";
 import type { Backend, PgQueryable, WorkerDetail } from "./backends/contract/index.js";
 import { createBackend, parseDatabaseUrl } from "./backends/select.js";
@@ -305,6 +306,11 @@ export class Soniq implements JobEnqueuer {
   private async enqueued(ids: string[]): Promise<string[]> {
     if (this.testing) await this.testing.afterEnqueue(ids);
     return ids;
+  }
+
+  /** @internal Used by {@link JobDefinition.waitFor}: {@link JobsAdmin.waitFor}. */
+  waitForJob(id: string, options?: WaitForOptions): Promise<unknown> {
+    return this.jobs.waitFor(id, options);
   }
 
   /** @internal Used by {@link JobDefinition.enqueue}. */
