@@ -71,7 +71,18 @@ export type SoniqErrorCode =
    */
   | "INVALID_SCHEDULE"
   /** Two schedule definitions in one instance use the same id. */
-  | "DUPLICATE_SCHEDULE";
+  | "DUPLICATE_SCHEDULE"
+  /**
+   * `soniq/testing`: a drain ran its bound of jobs (`maxJobs`) and jobs were still due (a handler
+   * that keeps enqueuing, or a bound set too low).
+   */
+  | "DRAIN_LIMIT"
+  /** `waitFor`: the job ended in the dead-letter queue (its last error is the message). */
+  | "JOB_FAILED"
+  /** `waitFor`: the job was cancelled. */
+  | "JOB_CANCELLED"
+  /** `waitFor`: the job did not finish within the wait's `timeout`. */
+  | "WAIT_TIMEOUT";
 
 /**
  * Marks a SoniqError across copies of this module: a job module the CLI loads through tsx's

@@ -52,6 +52,7 @@ export type {
   TimelineEntry,
   TimelineKind,
 } from "./admin/views.js";
+export type { WaitForOptions } from "./admin/wait-for-job.js";
 export type { AdmissionBudget } from "./backends/contract/admission.js";
 export type {
   Backend,

@@ -3,6 +3,7 @@ import { createAdmin } from "./admin/index.js";
 import type { CancelResult, JobsAdmin } from "./admin/jobs-admin.js";
 import type { QueuesAdmin } from "./admin/queues-admin.js";
 import { type JobStats, splitRemoteStats } from "./admin/remote-split.js";
+import type { WaitForOptions } from "./admin/wait-for-job.js";
 import type { WorkersAdmin } from "./admin/workers-admin.js";
 import type { Backend, PgQueryable, WorkerDetail } from "./backends/contract/index.js";
 import { createBackend, parseDatabaseUrl } from "./backends/select.js";
@@ -32,6 +33,20 @@ import type { DeadLetterJob, EnqueueManyItem, Job, SoniqOptions } from "./soniq-
 import { Worker, type WorkerOptions } from "./worker/worker.js";
 
 export type { DeadLetterJob, EnqueueManyItem, Job, SoniqOptions } from "./soniq-options.js";
+
+/**
+ * @internal What `soniq/testing` installs on an instance: the in-memory store that replaces the
+ * configured database, and what runs after each enqueue through the instance (inline mode).
+ */
+export interface TestingAttachment {
+  /** The store every call of the instance uses from now on. */
+  readonly store: Backend;
+  /**
+   * Runs after every enqueue through the instance, with the ids written (in input order); its
+   * rejection is the enqueue's.
+   */
+  afterEnqueue(ids: readonly string[]): Promise<void>;
+}
 
 /** Marks Soniq instances across module copies (used by `soniq worker` to find the export). */
 export const SONIQ_BRAND: unique symbol = Symbol.for("soniq.instance");
@@ -72,6 +87,7 @@ export class Soniq implements JobEnqueuer {
   private backendPromise: Promise<Backend> | undefined;
   private readonly injectedBackend: Backend | undefined;
   private closed = false;
+  private testing: TestingAttachment | undefined;
   /**
    * Find, inspect and act on jobs: `list` (filters, cursor pages), `count`,
    * `countByQueueStatus`, `get` (with its timeline), `cancel` (queued or running), `retry` (run
@@ -260,6 +276,43 @@ export class Soniq implements JobEnqueuer {
     if (pending) await (await pending).close();
   }
 
+  /**
+   * @internal For `soniq/testing` only: replaces the instance's store with `attachment.store` and
+   * runs `attachment.afterEnqueue` after each enqueue. A store installed before (by an earlier
+   * attachment, or an in-memory one the instance opened) is closed; the configured database is
+   * never opened.
+   * @throws SoniqError `CLOSED` after {@link Soniq.close}; `INVALID_STATE` when the instance
+   * already opened (or was given) a store that is not in memory.
+   */
+  async attachTesting(attachment: TestingAttachment): Promise<void> {
+    if (this.closed) throw new SoniqError("CLOSED", "this Soniq instance is closed");
+    const previous = this.backendPromise ?? this.injectedBackend;
+    if (previous !== undefined) {
+      const store = await previous;
+      if (store.kind !== "memory") {
+        throw new SoniqError(
+          "INVALID_STATE",
+          `soniq/testing replaces the instance's store with one in memory, but this instance already uses a ${store.kind} database: start testing before its first enqueue, setup or worker`,
+          { details: { backend: store.kind } },
+        );
+      }
+      if (store !== attachment.store) await store.close();
+    }
+    this.testing = attachment;
+    this.backendPromise = Promise.resolve(attachment.store);
+  }
+
+  /** The ids, after the testing attachment's `afterEnqueue` (when one is installed) ran. */
+  private async enqueued(ids: string[]): Promise<string[]> {
+    if (this.testing) await this.testing.afterEnqueue(ids);
+    return ids;
+  }
+
+  /** @internal Used by {@link JobDefinition.waitFor}: {@link JobsAdmin.waitFor}. */
+  waitForJob(id: string, options?: WaitForOptions): Promise<unknown> {
+    return this.jobs.waitFor(id, options);
+  }
+
   /** @internal Used by {@link JobDefinition.enqueue}. */
   async enqueueDefined(
     definition: JobDefinition<unknown, unknown, unknown>,
@@ -267,7 +320,7 @@ export class Soniq implements JobEnqueuer {
     options: EnqueueOptions = {},
   ): Promise<string> {
     const item = { definition: () => definition, name: definition.name, args, options };
-    const [id] = await this.writer.enqueue([item], options.connection);
+    const [id] = await this.enqueued(await this.writer.enqueue([item], options.connection));
     return id as string;
   }
 
@@ -277,14 +330,16 @@ export class Soniq implements JobEnqueuer {
     items: ReadonlyArray<{ args: unknown; options?: EnqueueOptions }>,
     connection?: PgQueryable,
   ): Promise<string[]> {
-    return this.writer.enqueue(
-      items.map((item) => ({
-        definition: () => definition,
-        name: definition.name,
-        args: item.args,
-        options: item.options ?? {},
-      })),
-      connection,
+    return this.enqueued(
+      await this.writer.enqueue(
+        items.map((item) => ({
+          definition: () => definition,
+          name: definition.name,
+          args: item.args,
+          options: item.options ?? {},
+        })),
+        connection,
+      ),
     );
   }
 
@@ -296,7 +351,7 @@ export class Soniq implements JobEnqueuer {
    */
   async enqueue(name: string, args: unknown, options: EnqueueOptions = {}): Promise<string> {
     const item = { definition: () => this.jobRegistry.definitionFor(name), name, args, options };
-    const [id] = await this.writer.enqueue([item], options.connection);
+    const [id] = await this.enqueued(await this.writer.enqueue([item], options.connection));
     return id as string;
   }
 
@@ -310,14 +365,16 @@ export class Soniq implements JobEnqueuer {
     items: readonly EnqueueManyItem[],
     options: { connection?: PgQueryable } = {},
   ): Promise<string[]> {
-    return this.writer.enqueue(
-      items.map((item) => ({
-        definition: () => this.jobRegistry.definitionFor(item.name),
-        name: item.name,
-        args: item.args,
-        options: item.options ?? {},
-      })),
-      options.connection,
+    return this.enqueued(
+      await this.writer.enqueue(
+        items.map((item) => ({
+          definition: () => this.jobRegistry.definitionFor(item.name),
+          name: item.name,
+          args: item.args,
+          options: item.options ?? {},
+        })),
+        options.connection,
+      ),
     );
   }
 

@@ -27,6 +27,7 @@ import {
   jobView,
   timeline,
 } from "./views.js";
+import { type WaitForOptions, waitForJob } from "./wait-for-job.js";
 import { findWaitingForWorker, type WaitingForWorker } from "./waiting-for-worker.js";
 
 /** What the admin facades need from the instance. */
@@ -73,6 +74,24 @@ export interface JobBulkRequest extends BulkOptions {
 /** See the module comment. */
 export class JobsAdmin {
   constructor(private readonly deps: AdminDeps) {}
+
+  /**
+   * Waits until job `id` finishes, in this process or any other, and resolves with its result
+   * (what its handler returned, parsed from JSON; `undefined` when it returned nothing). A failure
+   * that will be retried is not final: the wait goes on until the job is `done`, cancelled or
+   * dead-lettered. While waiting it reads the job's row at a growing interval (50 ms, then × 1.5,
+   * at most once a second); `definition.waitFor(id)` is the same, typed from the definition.
+   * See docs/operations.md, "Waiting for a job's result".
+   * @param options.timeout - most **seconds** to wait (default: no bound).
+   * @param options.signal - aborting it ends the wait (rejects with its reason).
+   * @throws SoniqError `JOB_FAILED` when it ended in the dead-letter queue (message: its last
+   * error; `details`: `jobId`, `reason`, `attempts`, `lastError`), `JOB_CANCELLED`, `NOT_FOUND`
+   * (never enqueued, deleted, or finished with nothing kept), `WAIT_TIMEOUT` (the job is left as
+   * it is), `INVALID_OPTION`, `INVALID_INPUT`; the signal's reason when it is aborted.
+   */
+  waitFor(id: string, options: WaitForOptions = {}): Promise<unknown> {
+    return waitForJob(() => this.deps.backend(), id, options);
+  }
 
   /**
    * Due queued jobs that no live worker can run, per queue and name: how many, the oldest one's

@@ -22,6 +22,10 @@ const STATUS = {
   COUNT_MISMATCH: 409,
   DEDUP_CONFLICT: 409,
   ILLEGAL_PHASE: 409,
+  DRAIN_LIMIT: 409,
+  JOB_FAILED: 409,
+  JOB_CANCELLED: 409,
+  WAIT_TIMEOUT: 408,
   // The server's side: its backend, its configuration, its database, a bug.
   UNSUPPORTED: 501,
   SCHEMA_NOT_READY: 503,

@@ -2,6 +2,7 @@ import { existsSync } from "node:fs";
 import { isAbsolute } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import type { StandardSchemaV1 } from "@standard-schema/spec";
+import type { WaitForOptions } from "../admin/wait-for-job.js";
 import { SoniqError } from "../errors.js";
 import {
   REMOTE_OPTION_KEYS,
@@ -131,6 +132,8 @@ export interface JobEnqueuer {
     items: ReadonlyArray<{ args: unknown; options?: EnqueueOptions }>,
     connection?: EnqueueOptions["connection"],
   ): Promise<string[]>;
+  /** Waits for job `id` to finish (`soniq.jobs.waitFor`). */
+  waitForJob(id: string, options?: WaitForOptions): Promise<unknown>;
 }
 
 /** A registered job: its settings, its handler and a typed `enqueue`. */
@@ -329,6 +332,25 @@ export class JobDefinition<TArgs, TResult, TInput = TArgs> {
       items,
       connection,
     );
+  }
+
+  /**
+   * Waits until job `id` (one of this definition's, e.g. from {@link JobDefinition.enqueue})
+   * finishes, in this process or any other, and resolves with what its handler returned, typed
+   * from this definition. The same as `soniq.jobs.waitFor(id, options)`: see there for what it
+   * reads and how often (docs/operations.md, "Waiting for a job's result").
+   *
+   * ```ts
+   * const id = await render.enqueue({ page: 7 });
+   * const { url } = await render.waitFor(id, { timeout: 60 }); // seconds
+   * ```
+   * @param options.timeout - most **seconds** to wait (default: no bound).
+   * @param options.signal - aborting it ends the wait (rejects with its reason).
+   * @throws SoniqError `JOB_FAILED` (dead-lettered: its last error), `JOB_CANCELLED`,
+   * `NOT_FOUND`, `WAIT_TIMEOUT`, `INVALID_OPTION`; the signal's reason when aborted.
+   */
+  async waitFor(id: string, options?: WaitForOptions): Promise<TResult> {
+    return (await this.enqueuer.waitForJob(id, options)) as TResult;
   }
 }
 

@@ -52,6 +52,23 @@ export interface OutcomeRecorderOptions {
   maxPayloadBytes: number;
   /** `resultRetention`, in seconds: how long a job this worker cancelled is kept. */
   retentionSeconds: number;
+  /**
+   * @internal Told of every outcome written (or fenced out), after the write and before its
+   * event; for `soniq/testing`, which reports what a drain ran and surfaces handlers' errors.
+   * Must not throw.
+   */
+  observe?: (recorded: RecordedOutcome) => void;
+}
+
+/** @internal One outcome as {@link OutcomeRecorderOptions.observe} is told of it. */
+export interface RecordedOutcome {
+  job: ClaimedJob;
+  /** What the run came to; a dead-letter move at dispatch is an `error` with the move's text. */
+  outcome: Outcome;
+  /** The write it took. */
+  op: JobFencedOutEvent["op"];
+  /** False when the write was fenced out (the row was no longer this worker's). */
+  changed: boolean;
 }
 
 /** See the module comment. */
@@ -222,6 +239,7 @@ export class OutcomeRecorder {
   ): boolean {
     const { events, workerId, logger } = this.options;
     const resolved = plan.outcome;
+    this.options.observe?.({ job, outcome: resolved, op: plan.op, changed });
     if (changed && resolved.kind === "success") {
       // Per-job hot path: payloads and log fields are built only when someone reads them.
       if (events.hasListeners("job_done")) {
@@ -297,6 +315,10 @@ export class OutcomeRecorder {
       "dead-letter move",
       job.id,
     ).catch(() => undefined);
+    if (changed !== undefined) {
+      const outcome: Outcome = { kind: "error", error: new Error(`${move.reason}: ${move.error}`) };
+      this.options.observe?.({ job, outcome, op: "dead_letter", changed });
+    }
     if (changed === false) this.fencedOut(job, "dead_letter");
     else if (changed === true) {
       this.append(job, "dead_lettered", `${move.reason}: ${move.error}`);

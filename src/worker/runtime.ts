@@ -17,7 +17,11 @@ import { orphanSources, WorkerHandOff } from "./hand-off.js";
 import { type BeatReport, HEARTBEAT_STOP_BOUND_MS, Heartbeat } from "./heartbeat.js";
 import type { InFlightTable } from "./in-flight.js";
 import { JobRunner } from "./job-runner.js";
-import { OutcomeRecorder } from "./outcome-recorder.js";
+import {
+  OutcomeRecorder,
+  type OutcomeRecorderOptions,
+  type RecordedOutcome,
+} from "./outcome-recorder.js";
 import { PrefetchBuffer, prefetchTtlMs } from "./prefetch-buffer.js";
 import { collectProgress } from "./progress-reports.js";
 import { releaseUnstarted } from "./release-unstarted.js";
@@ -47,6 +51,8 @@ export interface RuntimeParts {
   latch: WakeLatch;
   /** Subscribes to schedule changes made through the instance (wakes the scheduler). */
   onSchedulesChanged?: (listener: () => void) => () => void;
+  /** @internal See {@link OutcomeRecorderOptions.observe}. */
+  observeOutcome?: (recorded: RecordedOutcome) => void;
 }
 
 /** A started worker's parts. */
@@ -101,6 +107,7 @@ export function buildRuntime(parts: RuntimeParts): WorkerRuntime {
     machine,
     maxPayloadBytes: settings.maxPayloadBytes,
     retentionSeconds: settings.resultRetention,
+    ...(parts.observeOutcome ? { observe: parts.observeOutcome } : {}),
   });
   const threads = new WorkerThreads(workerId, settings.syncHandlerPoolSize, () => latch.wake());
   const remote = buildRemote(parts, recorder);

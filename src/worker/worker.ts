@@ -23,6 +23,7 @@ import { crossFieldProblems } from "../settings-resolution.js";
 import { checkThreadHandlers } from "./check-thread-handlers.js";
 import { iso, type WorkerExit } from "./drain.js";
 import { InFlightTable } from "./in-flight.js";
+import type { OutcomeRecorderOptions, RecordedOutcome } from "./outcome-recorder.js";
 import { buildRuntime, startServices, type WorkerRuntime, type WorkerSettings } from "./runtime.js";
 import { ShutdownMachine, type ShutdownState } from "./shutdown-machine.js";
 import { WakeLatch } from "./wake-latch.js";
@@ -73,6 +74,11 @@ export interface WorkerDeps {
   readonly scheduleDefinitions?: ReadonlyMap<string, ScheduleDefinition>;
   /** Subscribes to schedule changes made through the instance; returns the unsubscribe. */
   onSchedulesChanged?(listener: () => void): () => void;
+  /**
+   * @internal Told of every outcome this worker writes (`soniq/testing`'s drain); must not throw.
+   * See {@link OutcomeRecorderOptions.observe}.
+   */
+  observeOutcome?(recorded: RecordedOutcome): void;
 }
 
 /** The settings a worker may override, validated like the instance's. */
@@ -239,6 +245,9 @@ export class Worker {
       latch: this.latch,
       ...(this.deps.onSchedulesChanged
         ? { onSchedulesChanged: (l: () => void) => this.deps.onSchedulesChanged?.(l) ?? (() => {}) }
+        : {}),
+      ...(this.deps.observeOutcome
+        ? { observeOutcome: (r: RecordedOutcome) => this.deps.observeOutcome?.(r) }
         : {}),
     });
     try {

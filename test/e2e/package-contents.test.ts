@@ -1,5 +1,6 @@
 /**
- * The packed tarball is clean (issue 27): it carries LICENSE, its package.json has no `prepare`
+ * The packed tarball is clean (issue 27): it carries LICENSE and every file its `exports` name
+ * (JavaScript and types of each entry point), its package.json has no `prepare`
  * (npm 11 asks users to approve install-time scripts) nor the pack hooks, its `engines` is what
  * its native dependency supports, and packing leaves the checkout's package.json as it was.
  */
@@ -29,7 +30,20 @@ describe("npm pack", () => {
     expect(files).toContain("package/LICENSE");
     const manifest = JSON.parse(
       execFileSync("tar", ["-xzOf", tarball, "package/package.json"], { encoding: "utf8" }),
-    ) as { license: string; scripts: Record<string, string>; engines: { node: string } };
+    ) as {
+      license: string;
+      scripts: Record<string, string>;
+      engines: { node: string };
+      exports: Record<string, Record<string, string>>;
+    };
+    // Every entry point (soniq/testing among them) ships its JavaScript and its types.
+    expect(Object.keys(manifest.exports)).toContain("./testing");
+    for (const [entry, targets] of Object.entries(manifest.exports)) {
+      expect(Object.keys(targets), entry).toEqual(["types", "import", "default"]);
+      for (const target of Object.values(targets)) {
+        expect(files, `${entry} → ${target}`).toContain(`package/${target.slice(2)}`);
+      }
+    }
     expect(manifest.license).toBe("MIT");
     expect(Object.keys(manifest.scripts)).not.toContain("prepare");
     expect(Object.keys(manifest.scripts)).not.toContain("prepack");
