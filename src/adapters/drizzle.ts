@@ -5,6 +5,7 @@
  */
 import { type SQL, sql } from "drizzle-orm";
 import type { PgQueryable } from "../backends/contract/index.js";
+import { arrayLiteral } from "./array-literal.js";
 import { splitPositionalParameters } from "./positional-parameters.js";
 
 /**
@@ -28,10 +29,11 @@ function rowsOf(result: unknown): unknown[] {
  * Wraps a Drizzle transaction (`db.transaction(async (tx) => …)`) as the `connection` option of
  * `enqueue`, `enqueueMany` and `Soniq.enqueue`: the jobs are inserted by the transaction's own
  * connection, so they exist if and only if the transaction commits, and workers are woken at
- * commit (never before, never on rollback). Tested with the node-postgres driver
- * (`drizzle-orm/node-postgres`); each of Soniq's `$n` parameters is passed to Drizzle as one
- * parameter (`sql.param`, arrays included). Given a database that is not in a transaction, each
- * enqueue commits on its own.
+ * commit (never before, never on rollback). Tested with the node-postgres
+ * (`drizzle-orm/node-postgres`) and postgres.js (`drizzle-orm/postgres-js`) drivers; each of
+ * Soniq's `$n` parameters is passed to Drizzle as one parameter (`sql.param`; an array as
+ * PostgreSQL array-literal text, which every driver sends as it is). Given a database that is not
+ * in a transaction, each enqueue commits on its own.
  *
  * The Soniq instance must use PostgreSQL, else enqueue throws `SoniqError` `UNSUPPORTED`.
  * Errors of the statements are Drizzle's/the driver's, unchanged; a driver whose `execute`
@@ -45,7 +47,9 @@ export function fromDrizzle(tx: DrizzleExecutor): PgQueryable {
       const split = splitPositionalParameters(text);
       const chunks: SQL[] = [sql.raw(split.text[0] ?? "")];
       split.parameters.forEach((n, i) => {
-        chunks.push(sql`${sql.param(values?.[n - 1] ?? null)}`, sql.raw(split.text[i + 1] ?? ""));
+        const value = values?.[n - 1] ?? null;
+        const param = sql.param(Array.isArray(value) ? arrayLiteral(value) : value);
+        chunks.push(sql`${param}`, sql.raw(split.text[i + 1] ?? ""));
       });
       const rows = rowsOf(await tx.execute(sql.join(chunks)));
       return { rows, rowCount: rows.length };
