@@ -2,7 +2,8 @@
  * The packed tarball is clean (issue 27): it carries LICENSE and every file its `exports` name
  * (JavaScript and types of each entry point), its package.json has no `prepare`
  * (npm 11 asks users to approve install-time scripts) nor the pack hooks, its `engines` is what
- * its native dependency supports, and packing leaves the checkout's package.json as it was.
+ * its native dependency supports, and packing leaves the checkout's package.json as it was; publint
+ * and @arethetypeswrong/cli pass on it (`npm run check:package`'s script, issue 31).
  */
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
@@ -54,5 +55,10 @@ describe("npm pack", () => {
     });
     expect(license).toMatch(/^MIT License\n\nCopyright \(c\) \d{4} The Soniq authors/);
     expect(readFileSync(join(REPO, "package.json"), "utf8")).toBe(before);
+    // publint and attw on this tarball (scripts/check-package.mjs; throws on a non-zero exit).
+    execFileSync(process.execPath, ["scripts/check-package.mjs", tarball], {
+      cwd: REPO,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
   }, 120_000);
 });

@@ -1,9 +1,10 @@
 // Transactional enqueue through the public API, exactly as the README shows it: with a `pg`
-// client and with Kysely. The job exists if and only if the caller commits.
-import { CompiledQuery, Kysely, PostgresDialect } from "kysely";
+// client and with Kysely (`soniq/kysely`). The job exists if and only if the caller commits.
+import { Kysely, PostgresDialect } from "kysely";
 import pg from "pg";
 import { pino } from "pino";
 import { afterAll, expect, it } from "vitest";
+import { fromKysely } from "../../src/adapters/kysely.js";
 import { Soniq } from "../../src/index.js";
 import { TEST_DATABASE_URL } from "../helpers/postgres.js";
 import { describePostgres, usePostgresSchemas } from "../helpers/postgres-suite.js";
@@ -65,15 +66,8 @@ describePostgres("transactional enqueue through Soniq (pg and Kysely)", () => {
       .ifNotExists()
       .addColumn("email", "text")
       .execute();
-    const enqueueIn = (trx: Kysely<{ tx_users: { email: string } }>, email: string) => {
-      const connection = {
-        query: async (text: string, values?: unknown[]) => {
-          const r = await trx.executeQuery(CompiledQuery.raw(text, values ?? []));
-          return { rows: r.rows as unknown[], rowCount: r.rows.length };
-        },
-      };
-      return welcome.enqueue({ email }, { connection });
-    };
+    const enqueueIn = (trx: Kysely<{ tx_users: { email: string } }>, email: string) =>
+      welcome.enqueue({ email }, { connection: fromKysely(trx) });
     let committedId = "";
     await db.transaction().execute(async (trx) => {
       await trx
