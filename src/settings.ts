@@ -84,6 +84,36 @@ export const SETTINGS = {
     doc: "PostgreSQL connections in the pool.",
   }),
   /**
+   * `SONIQ_POOLER`. PostgreSQL: `transaction` when `databaseUrl` goes through a transaction-mode
+   * pooler (PgBouncer `pool_mode = transaction`): no session settings, no named prepared
+   * statements, no cancel by server process id, wake-ups over `listenUrl` or by polling
+   * (docs/backends.md). `none`: direct, or a session-mode pooler. Accepts none, transaction.
+   * Default `none`.
+   */
+  pooler: setting({
+    type: z.enum(["none", "transaction"]),
+    default: "none",
+    unit: null,
+    doc: "PostgreSQL: `transaction` when `databaseUrl` goes through a transaction-mode pooler (PgBouncer `pool_mode = transaction`): no session settings, no named prepared statements, no cancel by server process id, wake-ups over `listenUrl` or by polling (docs/backends.md). `none`: direct, or a session-mode pooler.",
+  }),
+  /**
+   * `SONIQ_LISTEN_URL`. PostgreSQL: the URL of the dedicated LISTEN connection, straight to
+   * PostgreSQL (LISTEN does not survive a transaction-mode pooler). `null` = `databaseUrl`, or,
+   * with `pooler: "transaction"`, no LISTEN: other processes' jobs are picked up by polling
+   * (`pollInterval`). Accepts text, or null. Default `databaseUrl`; none when `pooler` is
+   * `transaction`.
+   */
+  listenUrl: setting({
+    type: z
+      .string()
+      .regex(/^postgres(ql)?:\/\//i, "a postgres:// URL")
+      .nullable(),
+    default: null,
+    defaultText: "`databaseUrl`; none when `pooler` is `transaction`",
+    unit: null,
+    doc: 'PostgreSQL: the URL of the dedicated LISTEN connection, straight to PostgreSQL (LISTEN does not survive a transaction-mode pooler). `null` = `databaseUrl`, or, with `pooler: "transaction"`, no LISTEN: other processes\' jobs are picked up by polling (`pollInterval`).',
+  }),
+  /**
    * `SONIQ_CONCURRENCY`. Jobs a worker runs at once (its slots). Accepts integer 1–10000 jobs.
    * Default 10.
    */

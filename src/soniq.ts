@@ -257,6 +257,8 @@ export class Soniq implements JobEnqueuer {
           databaseUrl: this.settings.databaseUrl,
           schema: this.settings.schema,
           poolSize: this.settings.poolSize,
+          pooler: this.settings.pooler,
+          listenUrl: this.settings.listenUrl,
           onListenChange: (change, channel, error) =>
             reportListenChange(this.logger, this.eventBus, change, channel, error),
         });

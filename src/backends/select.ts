@@ -49,6 +49,10 @@ export interface CreateBackendOptions {
   schema: string;
   /** PostgreSQL pool size (ignored by the other backends). */
   poolSize: number;
+  /** PostgreSQL only: see `PostgresBackendOptions.pooler` (default `"none"`). */
+  pooler?: "none" | "transaction";
+  /** PostgreSQL only: see `PostgresBackendOptions.listenUrl`; `null` or absent = its default. */
+  listenUrl?: string | null;
   /** SQLite busy timeout in milliseconds (ignored by the other backends). */
   busyTimeoutMs?: number;
   /** PostgreSQL only: see `PostgresBackendOptions.onListenChange`. */
@@ -58,7 +62,8 @@ export interface CreateBackendOptions {
 /**
  * Creates the backend a database URL names. The PostgreSQL and SQLite drivers are loaded only
  * when used.
- * @throws SoniqError `INVALID_DATABASE_URL`.
+ * @throws SoniqError `INVALID_DATABASE_URL`; `INVALID_OPTION` from the PostgreSQL backend's
+ * options (`pooler`, `listenUrl`, …).
  */
 export async function createBackend(options: CreateBackendOptions): Promise<Backend> {
   const target = parseDatabaseUrl(options.databaseUrl);
@@ -80,6 +85,8 @@ export async function createBackend(options: CreateBackendOptions): Promise<Back
         connectionString: target.connectionString,
         schema: options.schema,
         poolSize: options.poolSize,
+        ...(options.pooler === undefined ? {} : { pooler: options.pooler }),
+        ...(options.listenUrl == null ? {} : { listenUrl: options.listenUrl }),
         ...(options.onListenChange ? { onListenChange: options.onListenChange } : {}),
       });
     }

@@ -5,7 +5,12 @@
  */
 import { describe } from "vitest";
 import type { Backend } from "../../src/backends/contract/index.js";
-import { type BackendKind, isShared, useBackends } from "../helpers/test-backends.js";
+import {
+  type BackendKind,
+  isShared,
+  type UseBackendsOptions,
+  useBackends,
+} from "../helpers/test-backends.js";
 import { adminBulkCases } from "./areas/admin-bulk.js";
 import { adminCancelCases } from "./areas/admin-cancel.js";
 import { adminDeadLetterCases } from "./areas/admin-dlq.js";
@@ -36,19 +41,29 @@ import { runSubmissionContract } from "./submission-contract.js";
 
 export { type ContractTarget, newJob } from "./helpers.js";
 
+/** How a target reaches its stores: {@link UseBackendsOptions}, and the describe label. */
+export interface TargetOptions extends UseBackendsOptions {
+  /** Names the describe blocks (default: the kind). */
+  label?: string;
+}
+
 /**
  * The target of `kind`: test-backends.ts's stores for the enclosing block (or file), with
  * `share` when another process reaches them. Registers hooks: call it while collecting.
  */
-export function contractTarget(kind: BackendKind): ContractTarget {
-  const stores = useBackends(kind);
+export function contractTarget(kind: BackendKind, options: TargetOptions = {}): ContractTarget {
+  const stores = useBackends(kind, options);
   const share = (backend: Backend) => {
     const address = stores.address(backend);
     if (!address) throw new Error(`no address reaches a ${kind} store`);
     // The schema is a PostgreSQL notion; the other backends ignore it.
     return { databaseUrl: address.databaseUrl, schema: address.schema ?? "public" };
   };
-  return { label: kind, make: () => stores.open(), ...(isShared(kind) ? { share } : {}) };
+  return {
+    label: options.label ?? kind,
+    make: () => stores.open(),
+    ...(isShared(kind) ? { share } : {}),
+  };
 }
 
 /**
@@ -56,8 +71,8 @@ export function contractTarget(kind: BackendKind): ContractTarget {
  * inside its body and they are closed when it ends, so a suite of many cases never holds more
  * PostgreSQL connections than one case needs (the server is shared).
  */
-export function runContracts(kind: BackendKind): void {
-  const target = contractTarget(kind);
+export function runContracts(kind: BackendKind, options: TargetOptions = {}): void {
+  const target = contractTarget(kind, options);
   runBackendContract(target);
   runSubmissionContract(target);
 }

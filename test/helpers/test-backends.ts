@@ -188,6 +188,13 @@ export interface TestBackends {
 export interface UseBackendsOptions {
   /** Prefix of the PostgreSQL schema names (to tell a suite's leftovers apart). */
   schemaPrefix?: string;
+  /**
+   * PostgreSQL through a transaction-mode pooler (test/helpers/pgbouncer.ts): the pool URL
+   * (asked at each `open`, so the pooler may start in `beforeAll`) and the direct URL LISTEN
+   * uses (`null` = no LISTEN, polling only). `setup()` (the migrations) goes through the pooler
+   * too; the addresses other processes get ({@link TestBackends.address}) stay direct.
+   */
+  pooler?: () => { url: string; listenUrl: string | null };
 }
 
 /**
@@ -218,10 +225,17 @@ export function useBackends(kind: BackendKind, options: UseBackendsOptions = {})
     const reuse = firstOfTest && blockSchema !== undefined;
     const schema = reuse ? (blockSchema as string) : (freshAddress().schema as string);
     if (reuse) await emptySchema(schema);
+    const pooler = options.pooler?.();
     const backend = new PostgresBackend({
-      connectionString: TEST_DATABASE_URL,
+      connectionString: pooler?.url ?? TEST_DATABASE_URL,
       schema,
       poolSize: 4,
+      ...(pooler
+        ? {
+            pooler: "transaction" as const,
+            ...(pooler.listenUrl === null ? {} : { listenUrl: pooler.listenUrl }),
+          }
+        : {}),
     });
     addresses.set(backend, { databaseUrl: TEST_DATABASE_URL, schema });
     opened.push(backend);

@@ -34,6 +34,35 @@ describe("postgres: options", () => {
       ).toThrow(/INVALID_OPTION/);
     }
   });
+
+  it("rejects a pooler other than none or transaction, and a listenUrl that is not postgres://", () => {
+    const base = { connectionString: TEST_DATABASE_URL, schema: "soniq", poolSize: 1 };
+    const codeOf = (make: () => unknown) => {
+      try {
+        make();
+      } catch (e) {
+        return isSoniqError(e, "INVALID_OPTION") ? (e.details as { option?: string }).option : e;
+      }
+      return "no error";
+    };
+    expect(codeOf(() => new PostgresBackend({ ...base, pooler: "session" as "none" }))).toBe(
+      "pooler",
+    );
+    for (const listenUrl of ["", "mysql://x/y", "sqlite:./a.db"]) {
+      expect(codeOf(() => new PostgresBackend({ ...base, listenUrl }))).toBe("listenUrl");
+    }
+  });
+
+  it("reports cross-process wake-ups only when a LISTEN connection exists", () => {
+    const base = { connectionString: TEST_DATABASE_URL, schema: "soniq", poolSize: 1 };
+    expect(new PostgresBackend(base).capabilities.crossProcessWake).toBe(true);
+    const pooled = { ...base, pooler: "transaction" as const };
+    expect(new PostgresBackend(pooled).capabilities.crossProcessWake).toBe(false);
+    expect(
+      new PostgresBackend({ ...pooled, listenUrl: TEST_DATABASE_URL }).capabilities
+        .crossProcessWake,
+    ).toBe(true);
+  });
 });
 
 describePostgres("postgres: setup", () => {

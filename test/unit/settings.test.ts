@@ -68,6 +68,21 @@ describe("settings", () => {
     );
   });
 
+  it("reads the pooler and the LISTEN URL (SONIQ_POOLER, SONIQ_LISTEN_URL), validated", () => {
+    expect(resolveSettings({}, {})).toMatchObject({ pooler: "none", listenUrl: null });
+    const direct = "postgres://app@db:5432/app";
+    expect(
+      resolveSettings({}, { SONIQ_POOLER: "transaction", SONIQ_LISTEN_URL: direct }),
+    ).toMatchObject({ pooler: "transaction", listenUrl: direct });
+    expect(resolveSettings({}, { SONIQ_LISTEN_URL: "" }).listenUrl).toBeNull();
+    expect(() => resolveSettings({}, { SONIQ_POOLER: "statement" })).toThrow(
+      /INVALID_OPTION.*SONIQ_POOLER/,
+    );
+    expect(() => resolveSettings({ listenUrl: "db:5432" }, {})).toThrow(
+      /INVALID_OPTION.*listenUrl.*postgres:\/\//,
+    );
+  });
+
   it("names environment variables in SCREAMING_SNAKE_CASE", () => {
     expect(envName("databaseUrl")).toBe("SONIQ_DATABASE_URL");
     expect(envName("syncHandlerPoolSize")).toBe("SONIQ_SYNC_HANDLER_POOL_SIZE");

@@ -2,7 +2,8 @@
  * The PostgreSQL backend's connection pool and call tracking: named prepared statements, the
  * open/closed guard, driver-error translation (CLOSED, SCHEMA_NOT_READY), the pool's server
  * process ids (so the listener can skip this process's own NOTIFYs) and a close that waits for
- * calls in flight.
+ * calls in flight. Behind a transaction-mode pooler (`pooler: "transaction"`) none of the session
+ * state: plain statements, no session settings, no process ids (so no cancel by process id).
  */
 import { createHash } from "node:crypto";
 import pg from "pg";
@@ -40,6 +41,12 @@ export interface PgConnectionOptions {
   poolSize: number;
   /** Called with errors of idle pool connections (the pool recovers by itself). */
   onPoolError: (error: unknown) => void;
+  /**
+   * `"transaction"`: `connectionString` goes through a transaction-mode pooler, which hands each
+   * transaction to any of its server connections (shared with its other clients): no
+   * `SESSION_SETUP`, unnamed statements, no server process ids. Default `"none"`.
+   */
+  pooler?: "none" | "transaction";
 }
 
 /** The pool every PostgreSQL store runs its statements on. */
@@ -48,9 +55,13 @@ export class PgConnection {
    * Server process ids of this pool's connections. A NOTIFY sent from one of them was caused by
    * this backend's own write, which already woke this process's subscribers directly (right
    * after the write returned); the listener skips it, so one write wakes a local worker once.
-   * Every pool statement that NOTIFYs therefore wakes locally as well.
+   * Every pool statement that NOTIFYs therefore wakes locally as well. Always empty behind a
+   * transaction-mode pooler: there a process id names a server connection that serves other
+   * clients' transactions too (their NOTIFYs must not be skipped, their statements not cancelled).
    */
   readonly poolPids = new Set<number>();
+  /** Whether the pool goes through a transaction-mode pooler (see {@link PgConnectionOptions}). */
+  readonly behindPooler: boolean;
   /** The underlying pool (migrations take it whole). */
   readonly pool: pg.Pool;
   private readonly schema: string;
@@ -70,6 +81,7 @@ export class PgConnection {
     this.schema = options.schema;
     this.connectionString = options.connectionString;
     this.onPoolError = options.onPoolError;
+    this.behindPooler = options.pooler === "transaction";
     this.pool = new pg.Pool({
       connectionString: options.connectionString,
       max: options.poolSize,
@@ -84,7 +96,10 @@ export class PgConnection {
       // Awaited by pg-pool before the connection is used: runs SESSION_SETUP (session settings,
       // and the server process id — pg_backend_pid(), the id a NOTIFY carries; through a pooler
       // the startup handshake's id is not the server's). A failure fails the caller's connect.
+      // Not behind a transaction-mode pooler: the settings would stay on one server connection the
+      // pooler shares with other clients, and its process id changes with every transaction.
       onConnect: async (client) => {
+        if (this.behindPooler) return;
         const { rows } = await client.query<{ pid: number }>(SESSION_SETUP);
         const pid = rows[0]?.pid;
         if (typeof pid === "number") {
@@ -143,10 +158,12 @@ export class PgConnection {
   async run<R>(text: string, values: unknown[], via?: PgQueryable): Promise<PgResult<R>> {
     return this.track(async () => {
       // Soniq's own connections use named (server-side prepared) statements: parsed and planned
-      // once per connection. A caller's client (transactional enqueue) gets plain queries.
+      // once per connection. A caller's client (transactional enqueue) gets plain queries, and so
+      // does everything behind a transaction-mode pooler (a statement prepared on one server
+      // connection is unknown on the next one the pooler picks).
       const result = via
         ? await via.query(text, values)
-        : await this.pool.query({ name: this.statementName(text), text, values });
+        : await this.pool.query(this.statement(text, values));
       return { rows: result.rows as R[], rowCount: result.rowCount ?? 0 };
     });
   }
@@ -156,6 +173,9 @@ export class PgConnection {
    * `pg_cancel_backend` for that connection's server process (sent on another connection; the
    * statement is rolled back unless it had finished). The connection goes back to the pool only
    * after the cancel was answered, so the cancel can never reach a later caller's statement.
+   * Behind a transaction-mode pooler there is no cancel (the server process is shared with other
+   * clients): an abort before the statement started still throws, a started statement runs to
+   * its end and its rows are returned.
    * @throws the signal's reason when aborted before the statement ran; the driver's error (query
    * canceled, 57014) when the cancel stopped it.
    */
@@ -176,7 +196,7 @@ export class PgConnection {
       try {
         if (signal.aborted) throw signal.reason;
         signal.addEventListener("abort", cancel, { once: true });
-        const result = await client.query({ name: this.statementName(text), text, values });
+        const result = await client.query(this.statement(text, values));
         return { rows: result.rows as R[], rowCount: result.rowCount ?? 0 };
       } finally {
         signal.removeEventListener("abort", cancel);
@@ -184,6 +204,11 @@ export class PgConnection {
         release();
       }
     });
+  }
+
+  /** The query config of one of Soniq's statements: named unless behind a transaction-mode pooler. */
+  private statement(text: string, values: unknown[]): pg.QueryConfig {
+    return this.behindPooler ? { text, values } : { name: this.statementName(text), text, values };
   }
 
   /** A stable prepared-statement name per SQL text (per backend; the schema is in the text). */
@@ -267,7 +292,8 @@ export class PgConnection {
    * in flight to settle, then ends the pool. Calls still running {@link CLOSE_CANCEL_AFTER_MS} ms
    * after close began (a statement waiting for a lock another session holds) are cancelled
    * (`pg_cancel_backend`, on a connection of its own), so a lock cannot hold a closing process.
-   * Idempotent.
+   * Behind a transaction-mode pooler nothing is cancelled (no process ids are known): close waits
+   * for those calls to settle. Idempotent.
    */
   close(beforeEnd: () => Promise<void>): Promise<void> {
     if (!this.closing) {

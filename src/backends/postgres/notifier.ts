@@ -8,11 +8,17 @@ import { PgListener } from "./listener.js";
 
 /** Options of {@link PgNotifier}. */
 export interface PgNotifierOptions {
-  /** Connection string for the dedicated LISTEN connection. */
-  connectionString: string;
+  /**
+   * Connection string for the dedicated LISTEN connection; `null`: none (behind a
+   * transaction-mode pooler without a direct URL), so only this process's own writes wake it.
+   */
+  connectionString: string | null;
   /** The channel to LISTEN on. */
   channel: string;
-  /** Server process ids of the pool: their NOTIFYs were already delivered locally. */
+  /**
+   * Server process ids of the pool: their NOTIFYs were already delivered locally. Empty behind a
+   * transaction-mode pooler (a process id there names a server connection other clients share).
+   */
   ownPids: ReadonlySet<number>;
   /** LISTEN connection errors (it re-connects by itself). */
   onError: (error: unknown) => void;
@@ -27,7 +33,8 @@ export interface PgNotifierOptions {
 
 /**
  * Wake-ups across processes. The first subscription opens the dedicated LISTEN connection (kept
- * until {@link close}); it re-connects by itself, then calls every listener with `"*"`.
+ * until {@link close}; none when the connection string is `null`); it re-connects by itself,
+ * then calls every listener with `"*"`.
  * Listeners run in a microtask. After close, subscribing returns a no-op unsubscribe.
  */
 export class PgNotifier implements Notifier {
@@ -42,10 +49,11 @@ export class PgNotifier implements Notifier {
   subscribe(listener: WakeListener): () => void {
     if (this.closed) return () => undefined;
     const unsubscribe = this.bus.subscribe(listener);
-    if (!this.listener) {
+    const { connectionString } = this.options;
+    if (!this.listener && connectionString !== null) {
       const { ownPids } = this.options;
       this.listener = new PgListener({
-        connectionString: this.options.connectionString,
+        connectionString,
         channel: this.options.channel,
         onNotify: (payload, senderPid) => {
           // The pool's own writes already woke (or told) this process's subscribers.

@@ -27,6 +27,14 @@ import { PgWorkerStore } from "./worker-store.js";
 /** Where a connection error came from, for {@link PostgresBackendOptions.onError}. */
 export type PostgresErrorSource = "pool" | "listener";
 
+/**
+ * What sits between the pool and PostgreSQL: `"none"` (direct, or a session-mode pooler) or
+ * `"transaction"` (a transaction-mode pooler such as PgBouncer `pool_mode = transaction`, which
+ * hands each transaction to any of its server connections). docs/backends.md, "PostgreSQL
+ * connections".
+ */
+export type PostgresPooler = "none" | "transaction";
+
 /** Options of {@link PostgresBackend}. */
 export interface PostgresBackendOptions {
   /** `postgres://…` connection string. */
@@ -48,6 +56,19 @@ export interface PostgresBackendOptions {
    * it, if any) and when it is back and re-LISTENed (`"restored"`). Defaults to ignoring them.
    */
   onListenChange?: (change: "lost" | "restored", channel: string, error?: unknown) => void;
+  /**
+   * `"transaction"` when `connectionString` goes through a transaction-mode pooler: the pool then
+   * keeps no session state (no planner settings, no named prepared statements, no server process
+   * ids, so no cancel by process id and no skipping of its own NOTIFYs), and LISTEN runs on
+   * {@link listenUrl} — or not at all (polling only) when that is not given. Default `"none"`.
+   */
+  pooler?: PostgresPooler;
+  /**
+   * `postgres://…` URL of the dedicated LISTEN connection, straight to PostgreSQL. Default:
+   * `connectionString`, or no LISTEN connection (wake-ups from other processes only by the
+   * workers' polling) when {@link pooler} is `"transaction"`.
+   */
+  listenUrl?: string;
 }
 
 /** Validates the options that the pool and schema need. */
@@ -63,6 +84,25 @@ function validate(options: PostgresBackendOptions): string {
       `poolSize must be an integer >= 1, got ${String(options.poolSize)}`,
       { details: { option: "poolSize" } },
     );
+  }
+  if (
+    options.pooler !== undefined &&
+    options.pooler !== "none" &&
+    options.pooler !== "transaction"
+  ) {
+    throw new SoniqError(
+      "INVALID_OPTION",
+      `pooler must be "none" or "transaction", got ${JSON.stringify(options.pooler)}`,
+      { details: { option: "pooler" } },
+    );
+  }
+  if (
+    options.listenUrl !== undefined &&
+    (typeof options.listenUrl !== "string" || !/^postgres(ql)?:\/\//i.test(options.listenUrl))
+  ) {
+    throw new SoniqError("INVALID_OPTION", "listenUrl must be a postgres:// URL", {
+      details: { option: "listenUrl" },
+    });
   }
   return validateSchemaName(options.schema);
 }
@@ -86,12 +126,11 @@ function validate(options: PostgresBackendOptions): string {
 export class PostgresBackend extends DelegatingStores implements Backend {
   /** Always `"postgres"`. */
   readonly kind = "postgres" as const;
-  /** Transactional enqueue, cross-process wake-ups (LISTEN/NOTIFY), durable. */
-  readonly capabilities: Capabilities = {
-    transactionalEnqueue: true,
-    crossProcessWake: true,
-    durable: true,
-  };
+  /**
+   * Transactional enqueue, durable; cross-process wake-ups (LISTEN/NOTIFY) unless a
+   * transaction-mode pooler without a `listenUrl` leaves only polling.
+   */
+  readonly capabilities: Capabilities;
   /** The validated schema name. */
   readonly schema: string;
   /** The NOTIFY/LISTEN channel of {@link schema}. */
@@ -109,21 +148,28 @@ export class PostgresBackend extends DelegatingStores implements Backend {
   /**
    * Creates the backend; opens no connection until the first call.
    * @throws SoniqError `INVALID_OPTION` when the connection string is empty, the schema name
-   * does not match `/^[a-z_][a-z0-9_]{0,62}$/` or `poolSize` is not an integer >= 1.
+   * does not match `/^[a-z_][a-z0-9_]{0,62}$/`, `poolSize` is not an integer >= 1, `pooler` is
+   * not `"none"` or `"transaction"`, or `listenUrl` is not a `postgres://` URL.
    */
   constructor(options: PostgresBackendOptions) {
     const schema = validate(options);
     const channel = notifyChannel(schema);
     const onError = options.onError ?? (() => undefined);
+    const pooler = options.pooler ?? "none";
+    // Through a transaction-mode pooler LISTEN would hold one server connection's session, which
+    // the pooler gives to other clients after each transaction: only a direct URL can LISTEN.
+    const listenUrl =
+      options.listenUrl ?? (pooler === "transaction" ? null : options.connectionString);
     const conn = new PgConnection({
       connectionString: options.connectionString,
       schema,
       poolSize: options.poolSize,
+      pooler,
       onPoolError: (err) => onError(err, "pool"),
     });
     let admin: PgAdminStore | undefined;
     const wakeUps = new PgNotifier({
-      connectionString: options.connectionString,
+      connectionString: listenUrl,
       channel,
       ownPids: conn.poolPids,
       onError: (err) => onError(err, "listener"),
@@ -157,6 +203,11 @@ export class PostgresBackend extends DelegatingStores implements Backend {
         wake: (queue) => wakeUps.wake(queue),
       }),
     });
+    this.capabilities = {
+      transactionalEnqueue: true,
+      crossProcessWake: listenUrl !== null,
+      durable: true,
+    };
     this.admin = admin;
     this.handOff = handOff;
     this.schema = schema;
