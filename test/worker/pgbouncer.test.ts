@@ -1,0 +1,160 @@
+// Workers through a real PgBouncer in transaction mode (test/helpers/pgbouncer.ts), configured as
+// docs/backends.md says ("PostgreSQL connections"): `soniq setup` through the pooler, real jobs,
+// a drain on stop, wake-ups from another instance over `listenUrl` (picked up well under
+// `pollInterval`), polling alone without it, and no session setting left on the pooler's
+// server connections.
+import pg from "pg";
+import { pino } from "pino";
+import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
+import { Soniq } from "../../src/index.js";
+import { type PgBouncer, pgbouncerAvailable, startPgBouncer } from "../helpers/pgbouncer.js";
+import { TEST_DATABASE_URL } from "../helpers/postgres.js";
+import { describePostgres, POSTGRES_UP, usePostgresSchemas } from "../helpers/postgres-suite.js";
+import { waitFor } from "../helpers/wait.js";
+
+const RUN = POSTGRES_UP && pgbouncerAvailable();
+const silent = pino({ level: "silent" });
+
+describePostgres("worker through pgbouncer (transaction mode)", () => {
+  if (!RUN) return;
+  const schemas = usePostgresSchemas("soniq_pgb");
+  let bouncer: PgBouncer;
+  const opened: Soniq[] = [];
+  beforeAll(async () => {
+    bouncer = await startPgBouncer();
+  });
+  afterEach(async () => {
+    for (const soniq of opened.splice(0)) await soniq.close().catch(() => undefined);
+  });
+  afterAll(async () => {
+    await bouncer?.stop();
+  });
+
+  /** A Soniq instance through the pooler on `schema`. */
+  function open(schema: string, extra: Record<string, unknown> = {}): Soniq {
+    const soniq = new Soniq({
+      databaseUrl: bouncer.url,
+      schema,
+      pooler: "transaction",
+      poolSize: 3,
+      logger: silent,
+      env: {},
+      heartbeatInterval: 0.5,
+      ...extra,
+    });
+    opened.push(soniq);
+    return soniq;
+  }
+
+  /** Registers `ping` on `soniq`, noting when each job started (ms since the epoch). */
+  function pingJob(soniq: Soniq, started: Map<string, number>, work?: () => Promise<void>) {
+    return soniq.job({
+      name: "ping",
+      handler: async (args: { key: string }) => {
+        started.set(args.key, Date.now());
+        await work?.();
+        return args.key;
+      },
+    });
+  }
+
+  /** Enqueues `n` jobs with `ping` (another instance's) one at a time; each pick-up delay in ms. */
+  async function pickUps(
+    ping: ReturnType<typeof pingJob>,
+    started: Map<string, number>,
+    n: number,
+  ) {
+    const delays: number[] = [];
+    for (let i = 0; i < n; i++) {
+      const key = `k${i}-${Math.random()}`;
+      const at = Date.now();
+      await ping.enqueue({ key });
+      const startedAt = await waitFor(() => started.get(key), 15_000, `job ${key} to start`);
+      delays.push(startedAt - at);
+    }
+    return delays;
+  }
+
+  it("sets up through the pooler, runs jobs woken over listenUrl well under pollInterval, and drains on stop", async () => {
+    const schema = schemas.next();
+    const pollInterval = 10;
+    const consumer = open(schema, { listenUrl: TEST_DATABASE_URL, pollInterval });
+    await consumer.setup();
+    const started = new Map<string, number>();
+    let release: (() => void) | undefined;
+    pingJob(consumer, started, async () => {
+      if (started.has("slow")) {
+        await new Promise<void>((r) => {
+          release = r;
+        });
+      }
+    });
+    const worker = consumer.worker();
+    await worker.start();
+    // Another instance (its own pool and notifier) enqueues: only LISTEN can wake the worker
+    // before its next poll, 10 s away.
+    const producer = open(schema, { pollInterval });
+    const ping = pingJob(producer, new Map());
+    const delays = await pickUps(ping, started, 5);
+    expect(Math.max(...delays)).toBeLessThan((pollInterval * 1000) / 4);
+    expect(await producer.stats()).toMatchObject({ done: 5 });
+
+    // A job in flight when stop() begins finishes: drained, exit 0, the worker row stopped.
+    const id = await ping.enqueue({ key: "slow" });
+    await waitFor(() => release, 15_000, "the slow job to start");
+    const exit = worker.stop();
+    release?.();
+    expect(await exit).toEqual({ reason: "drained", exitCode: 0, released: [] });
+    expect(await producer.getJob(id)).toMatchObject({ status: "done", result: "slow" });
+    const [row] = await producer.workers();
+    expect(row).toMatchObject({ id: worker.id, status: "stopped", live: false });
+  });
+
+  it("without listenUrl polls: other instances' jobs start within about one pollInterval", async () => {
+    const schema = schemas.next();
+    const pollInterval = 0.3;
+    const consumer = open(schema, { pollInterval });
+    await consumer.setup();
+    expect((await consumer.backend()).capabilities.crossProcessWake).toBe(false);
+    const started = new Map<string, number>();
+    pingJob(consumer, started);
+    const worker = consumer.worker();
+    await worker.start();
+    const producer = open(schema, { pollInterval });
+    const delays = await pickUps(pingJob(producer, new Map()), started, 4);
+    // A poll every 0.3 s: generous bound for a loaded machine (the claim and the start included).
+    expect(Math.max(...delays)).toBeLessThan(5_000);
+    expect(await worker.stop()).toMatchObject({ reason: "drained", exitCode: 0 });
+    expect(await producer.stats()).toMatchObject({ done: 4 });
+  });
+
+  it("leaves no session setting on the pooler's server connections", async () => {
+    const schema = schemas.next();
+    const soniq = open(schema, { listenUrl: TEST_DATABASE_URL });
+    await soniq.setup();
+    pingJob(soniq, new Map());
+    await soniq.enqueue("ping", { key: "a" });
+    expect(await soniq.stats()).toMatchObject({ queued: 1 });
+    // Every server connection of the pooler (8), each held by a transaction of its own at once.
+    const clients = Array.from(
+      { length: 8 },
+      () => new pg.Client({ connectionString: bouncer.url }),
+    );
+    try {
+      await Promise.all(clients.map((c) => c.connect()));
+      const settings = await Promise.all(
+        clients.map(async (c) => {
+          await c.query("BEGIN");
+          const { rows } = await c.query<{ bitmap: string; cost: string }>(
+            "SELECT current_setting('enable_bitmapscan') AS bitmap, current_setting('random_page_cost') AS cost, pg_sleep(0.1)",
+          );
+          await c.query("COMMIT");
+          return rows[0];
+        }),
+      );
+      for (const s of settings) expect(s).toMatchObject({ bitmap: "on", cost: "4" });
+    } finally {
+      await Promise.all(clients.map((c) => c.end().catch(() => undefined)));
+    }
+  });
+});
