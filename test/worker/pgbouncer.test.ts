@@ -128,6 +128,36 @@ describePostgres("worker through pgbouncer (transaction mode)", () => {
     expect(await producer.stats()).toMatchObject({ done: 4 });
   });
 
+  it("transactional enqueue on a client of the pooler: a rolled-back job never exists, a committed one runs", async () => {
+    const schema = schemas.next();
+    const consumer = open(schema, { listenUrl: TEST_DATABASE_URL, pollInterval: 10 });
+    await consumer.setup();
+    const started = new Map<string, number>();
+    const ping = pingJob(consumer, started);
+    const worker = consumer.worker();
+    await worker.start();
+    const client = new pg.Client({ connectionString: bouncer.url });
+    await client.connect();
+    try {
+      await client.query("BEGIN");
+      const dropped = await ping.enqueue({ key: "rolled-back" }, { connection: client });
+      await client.query("ROLLBACK");
+      await client.query("BEGIN");
+      const at = Date.now();
+      const kept = await ping.enqueue({ key: "committed" }, { connection: client });
+      await client.query("COMMIT");
+      const startedAt = await waitFor(() => started.get("committed"), 15_000, "the committed job");
+      // Woken by the commit's NOTIFY over listenUrl, not the poll 10 s away.
+      expect(startedAt - at).toBeLessThan(2_500);
+      expect(await consumer.getJob(dropped)).toBeNull();
+      await waitFor(async () => (await consumer.getJob(kept))?.status === "done");
+      expect(started.has("rolled-back")).toBe(false);
+    } finally {
+      await client.end();
+    }
+    expect(await worker.stop()).toMatchObject({ reason: "drained", exitCode: 0 });
+  });
+
   it("leaves no session setting on the pooler's server connections", async () => {
     const schema = schemas.next();
     const soniq = open(schema, { listenUrl: TEST_DATABASE_URL });
