@@ -6,7 +6,8 @@
 import pg from "pg";
 import { pino } from "pino";
 import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
-import { Soniq } from "../../src/index.js";
+import { PostgresBackend } from "../../src/backends/postgres/postgres-backend.js";
+import { isSoniqError, Soniq } from "../../src/index.js";
 import { type PgBouncer, pgbouncerAvailable, startPgBouncer } from "../helpers/pgbouncer.js";
 import { TEST_DATABASE_URL } from "../helpers/postgres.js";
 import { describePostgres, POSTGRES_UP, usePostgresSchemas } from "../helpers/postgres-suite.js";
@@ -156,6 +157,32 @@ describePostgres("worker through pgbouncer (transaction mode)", () => {
       await client.end();
     }
     expect(await worker.stop()).toMatchObject({ reason: "drained", exitCode: 0 });
+  });
+
+  it('without pooler: "transaction", prepared statements fail with DATABASE_ERROR naming the setting', async () => {
+    // Two server connections for eight clients: statements move between them.
+    const small = await startPgBouncer({ poolSize: 2 });
+    const schema = schemas.next();
+    const backends = [0, 1].map(
+      () => new PostgresBackend({ connectionString: small.url, schema, poolSize: 4 }),
+    );
+    try {
+      await backends[0]?.setup();
+      let failure: unknown;
+      for (let round = 0; round < 100 && failure === undefined; round++) {
+        const answers = await Promise.allSettled(
+          Array.from({ length: 8 }, (_, i) => backends[i % 2]?.jobStats()),
+        );
+        failure = answers.find((a) => a.status === "rejected")?.reason;
+      }
+      expect(isSoniqError(failure, "DATABASE_ERROR")).toBe(true);
+      expect(String((failure as Error).message)).toMatch(
+        /prepared statement.*pooler: "transaction"/,
+      );
+    } finally {
+      for (const b of backends) await b.close().catch(() => undefined);
+      await small.stop();
+    }
   });
 
   it("leaves no session setting on the pooler's server connections", async () => {

@@ -23,6 +23,13 @@ const MISSING_SCHEMA_CODES = new Set(["42P01", "3F000"]);
  */
 const UNSTORABLE_TEXT_CODES = new Set(["22021", "22P05"]);
 
+/**
+ * SQLSTATEs of a prepared statement that is not where the pool left it — duplicate_prepared_statement,
+ * invalid_sql_statement_name: what named statements get behind a transaction-mode pooler that
+ * Soniq was not told about.
+ */
+const PREPARED_STATEMENT_CODES = new Set(["42P05", "26000"]);
+
 /** What one statement returned. */
 export interface PgResult<R> {
   /** The rows, typed by the caller. */
@@ -126,7 +133,11 @@ export class PgConnection {
     if (this.closedFlag) throw new SoniqError("CLOSED", "the PostgreSQL backend is closed");
   }
 
-  /** Maps driver errors to Soniq's codes (CLOSED, SCHEMA_NOT_READY); others pass through. */
+  /**
+   * Maps driver errors to Soniq's codes (CLOSED, INVALID_INPUT, SCHEMA_NOT_READY, and
+   * DATABASE_ERROR naming the `pooler` setting when named statements meet a transaction-mode
+   * pooler); others pass through.
+   */
   private translate(err: unknown): unknown {
     if (this.closedFlag) {
       return new SoniqError("CLOSED", "the PostgreSQL backend was closed during the call", {
@@ -142,6 +153,13 @@ export class PgConnection {
         "INVALID_INPUT",
         "PostgreSQL text cannot hold U+0000 (a NUL character); no id, name or key contains one",
         { cause: err },
+      );
+    }
+    if (!this.behindPooler && typeof code === "string" && PREPARED_STATEMENT_CODES.has(code)) {
+      return new SoniqError(
+        "DATABASE_ERROR",
+        `${(err as Error).message}: Soniq's prepared statements moved between server connections, as behind a transaction-mode pooler (PgBouncer pool_mode = transaction); set pooler: "transaction" (SONIQ_POOLER=transaction), docs/backends.md`,
+        { cause: err, details: { sqlstate: code } },
       );
     }
     if (typeof code === "string" && MISSING_SCHEMA_CODES.has(code)) {
