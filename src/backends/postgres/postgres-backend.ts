@@ -116,7 +116,10 @@ function validate(options: PostgresBackendOptions): string {
  *   transactional enqueue); nack, retry/snooze with delay <= 0, replay and recovery NOTIFY as
  *   well. The pool's own such writes also wake this process's subscribers directly (no NOTIFY
  *   round trip), and the listener skips notifications sent by the pool's connections, so one
- *   write wakes a local worker once.
+ *   write wakes a local worker once (behind a transaction-mode pooler it skips none).
+ * - {@link PostgresBackendOptions.pooler} `"transaction"`: no session state on the pool (no
+ *   planner settings, unnamed statements, no server process ids, so no cancel by process id);
+ *   LISTEN on {@link PostgresBackendOptions.listenUrl}, or none (polling only).
  * - Hand-off at enqueue (contract/hand-off.ts): a pool enqueue of one job due now, with a worker
  *   of this process idle on its queue ({@link handOff}), inserts the row already claimed by that
  *   worker when its queue has no due backlog; such a row NOTIFYs nobody.
