@@ -2,15 +2,11 @@
 // the pool goes through the pooler with `pooler: "transaction"`, LISTEN straight to PostgreSQL
 // (`listenUrl`). docs/backends.md, "PostgreSQL connections".
 import { afterAll, beforeAll } from "vitest";
-import { type PgBouncer, pgbouncerAvailable, startPgBouncer } from "../helpers/pgbouncer.js";
+import { describePgBouncer, type PgBouncer, startPgBouncer } from "../helpers/pgbouncer.js";
 import { TEST_DATABASE_URL } from "../helpers/postgres.js";
-import { describePostgres, POSTGRES_UP } from "../helpers/postgres-suite.js";
 import { runContracts } from "./runner.js";
 
-const RUN = POSTGRES_UP && pgbouncerAvailable();
-
-describePostgres("postgres through pgbouncer (transaction mode)", () => {
-  if (!RUN) return;
+describePgBouncer("postgres through pgbouncer (transaction mode)", () => {
   let bouncer: PgBouncer | undefined;
   beforeAll(async () => {
     bouncer = await startPgBouncer();

@@ -10,7 +10,9 @@ import { chmodSync, existsSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import pg from "pg";
+import { describe } from "vitest";
 import { POSTGRES_REQUIRED, TEST_DATABASE_URL } from "./postgres.js";
+import { POSTGRES_UP } from "./postgres-suite.js";
 import { tempDir } from "./temp.js";
 
 /** Where Debian's package puts the binary (override: `PGBOUNCER_BIN`). */
@@ -26,6 +28,14 @@ export function pgbouncerAvailable(): boolean {
   if (POSTGRES_REQUIRED) throw new Error(`TEST_REQUIRE_POSTGRES=1 but ${message}`);
   console.warn(`\n!!!!!!!!\n!!! SKIPPING PgBouncer tests: ${message}.\n!!!!!!!!\n`);
   return false;
+}
+
+/**
+ * A describe block that runs only when PostgreSQL answers and PgBouncer is installed (skipped
+ * loudly otherwise; a failure when `TEST_REQUIRE_POSTGRES=1`).
+ */
+export function describePgBouncer(name: string, fn: () => void): void {
+  describe.skipIf(!(POSTGRES_UP && pgbouncerAvailable()))(name, fn);
 }
 
 /** A running PgBouncer. */

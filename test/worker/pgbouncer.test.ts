@@ -8,16 +8,14 @@ import { pino } from "pino";
 import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
 import { PostgresBackend } from "../../src/backends/postgres/postgres-backend.js";
 import { isSoniqError, Soniq } from "../../src/index.js";
-import { type PgBouncer, pgbouncerAvailable, startPgBouncer } from "../helpers/pgbouncer.js";
+import { describePgBouncer, type PgBouncer, startPgBouncer } from "../helpers/pgbouncer.js";
 import { TEST_DATABASE_URL } from "../helpers/postgres.js";
-import { describePostgres, POSTGRES_UP, usePostgresSchemas } from "../helpers/postgres-suite.js";
+import { usePostgresSchemas } from "../helpers/postgres-suite.js";
 import { waitFor } from "../helpers/wait.js";
 
-const RUN = POSTGRES_UP && pgbouncerAvailable();
 const silent = pino({ level: "silent" });
 
-describePostgres("worker through pgbouncer (transaction mode)", () => {
-  if (!RUN) return;
+describePgBouncer("worker through pgbouncer (transaction mode)", () => {
   const schemas = usePostgresSchemas("soniq_pgb");
   let bouncer: PgBouncer;
   const opened: Soniq[] = [];
