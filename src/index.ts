@@ -107,6 +107,7 @@ export {
   type JobSettings,
   type SyncJobOptions,
 } from "./jobs/job-definition.js";
+export type { RateLimitSettings } from "./jobs/rate-limit.js";
 export { DEFAULT_RETRY_POLICY, type RetryPolicy } from "./jobs/retry-policy.js";
 export { Snooze, snooze } from "./jobs/snooze.js";
 export type { StopReason, ThreadJobContext } from "./jobs/thread-context.js";

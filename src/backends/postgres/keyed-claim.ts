@@ -15,7 +15,13 @@
  * than that claim's size of other keys' heads come before it in claim order — never behind
  * another key's backlog.
  */
-import { pgKeyed, pgKeyOf, pgLimitOf } from "../shared/concurrency-meta.js";
+import {
+  pgKeyed,
+  pgKeyOf,
+  pgLimitOf,
+  pgRateLimitOf,
+  pgRateWindowOf,
+} from "../shared/concurrency-meta.js";
 import type { PgConnection } from "./connection.js";
 import { quoteIdent } from "./identifiers.js";
 import { CLAIMED_COLUMNS, type RawClaimedRow } from "./rows.js";
@@ -28,6 +34,7 @@ export function keyedClaimStatements(schema: string) {
   const s = quoteIdent(schema);
   const jobs = `${s}.${quoteIdent("soniq_jobs")}`;
   const queues = `${s}.${quoteIdent("soniq_queues")}`;
+  const starts = `${s}.${quoteIdent("soniq_rate_starts")}`;
   return {
     /** `$1` lock name → takes the schema's keyed-claim lock until the transaction ends. */
     lock: "SELECT pg_advisory_xact_lock(hashtext($1::text))",
@@ -41,6 +48,12 @@ export function keyedClaimStatements(schema: string) {
      * names text[] (NULL: any), `$6` versions int[] (NULL: any), `$7` true to skip queues that
      * are paused or have a `max_running` (false: the caller holds the one limited queue's row
      * lock, limited-claim.ts) → claimed jobs (`CLAIMED_COLUMNS`), in claim order.
+     *
+     * Rate limits: a job with `meta.rate` is taken only while its key's starts in the window
+     * (`soniq_rate_starts` rows not expired at the statement's time) plus the jobs taken before it
+     * of that key stay within its rate limit; each rate-limited job taken records a start that
+     * expires a window later, and expired starts are deleted, in the same statement. A job with a
+     * rate limit only has no concurrency limit (NULL).
      */
     claim: `WITH RECURSIVE keys(k) AS (
         (SELECT ${pgKeyOf("f")} FROM ${jobs} AS f
@@ -56,8 +69,12 @@ export function keyedClaimStatements(schema: string) {
         CROSS JOIN LATERAL (SELECT count(*) AS n FROM ${jobs} AS r
                             WHERE r.status = 'processing' AND ${pgKeyed("r")}
                               AND ${pgKeyOf("r")} = keys.k) AS running
+        CROSS JOIN LATERAL (SELECT count(*) AS n FROM ${starts} AS st
+                            WHERE st.key = keys.k
+                              AND st.expires_at > statement_timestamp()) AS started
         CROSS JOIN LATERAL (
           SELECT q.id, q.priority, q.scheduled_at, q.created_at, ${pgLimitOf("q")} AS lim,
+                 ${pgRateLimitOf("q")} AS rate_lim,
                  row_number() OVER (ORDER BY q.priority, q.scheduled_at, q.created_at, q.id) AS rn
           FROM ${jobs} AS q
           WHERE q.status = 'queued' AND ${pgKeyed("q")} AND ${pgKeyOf("q")} = keys.k
@@ -71,7 +88,8 @@ export function keyedClaimStatements(schema: string) {
           ORDER BY q.priority, q.scheduled_at, q.created_at, q.id
           LIMIT $2
         ) AS c
-        WHERE keys.k IS NOT NULL AND running.n + c.rn <= c.lim
+        WHERE keys.k IS NOT NULL AND (c.lim IS NULL OR running.n + c.rn <= c.lim)
+          AND (c.rate_lim IS NULL OR started.n + c.rn <= c.rate_lim)
       ), picked AS (
         SELECT id FROM candidates ORDER BY rn, priority, scheduled_at, created_at, id LIMIT $2
       ), claimed AS (
@@ -82,6 +100,12 @@ export function keyedClaimStatements(schema: string) {
         RETURNING j.id, j.name, j.queue, j.args, j.priority, j.attempts, j.max_attempts,
                   j.interruptions, j.uncharged_recoveries, j.scheduled_at, j.created_at,
                   j.worker_id, j.claim_token, j.meta, j.trace_context, j.version
+      ), charged AS (
+        INSERT INTO ${starts} (key, expires_at)
+        SELECT ${pgKeyOf("claimed")}, statement_timestamp() + ${pgRateWindowOf("claimed")}
+        FROM claimed WHERE (claimed.meta -> 'rate') IS NOT NULL
+      ), expired AS (
+        DELETE FROM ${starts} AS x WHERE x.expires_at <= statement_timestamp()
       )
       SELECT ${CLAIMED_COLUMNS} FROM claimed
       ORDER BY priority, scheduled_at, created_at, claimed.id`,

@@ -8,7 +8,12 @@
  */
 
 import { columnNames, DEAD_LETTERS, JOBS, LIST_FIELDS, selectList } from "../shared/columns.js";
-import { SQLITE_KEY, SQLITE_LIMIT } from "../shared/concurrency-meta.js";
+import {
+  SQLITE_KEY,
+  SQLITE_LIMIT,
+  SQLITE_RATE_LIMIT,
+  SQLITE_RATE_PER,
+} from "../shared/concurrency-meta.js";
 import { NOW_MS } from "./clock.js";
 import {
   CLAIMED_COLUMNS,
@@ -132,6 +137,10 @@ function dueIdsStatement(filter: string): string {
  * key that fit their key's limit — a job is taken while its key's processing rows plus the jobs
  * of that key before it stays within its own limit — in fairness order: rank within the key
  * first (every key's first job, then every key's second…), then claim order; at most `@limit`.
+ * A job with a rate limit (`meta.rate`) is taken only while its key's starts in the window
+ * (`soniq_rate_starts` rows not expired at `@now`) plus the jobs of that key before it stay within
+ * its rate limit (the claim then records its start: {@link SQL.chargeRateStarts}); a job with a
+ * rate limit only has no concurrency limit (NULL).
  * `filter` as {@link dueIdsStatement}'s, plus `@names`/`@versions`. Run inside the claim's
  * `BEGIN IMMEDIATE`, so the counts hold across every process sharing the file.
  */
@@ -139,8 +148,11 @@ function keyedDueIdsStatement(filter: string): string {
   return `WITH running AS (
       SELECT ${SQLITE_KEY} AS k, count(*) AS n FROM soniq_jobs
       WHERE status = 'processing' AND ${SQLITE_KEY} IS NOT NULL GROUP BY ${SQLITE_KEY}
+    ), started AS (
+      SELECT key AS k, count(*) AS n FROM soniq_rate_starts WHERE expires_at > @now GROUP BY key
     ), candidates AS (
       SELECT id, priority, scheduled_at, created_at, ${SQLITE_KEY} AS k, ${SQLITE_LIMIT} AS lim,
+             ${SQLITE_RATE_LIMIT} AS rate_lim,
              row_number() OVER (PARTITION BY ${SQLITE_KEY} ORDER BY ${CLAIM_ORDER}) AS rn
       FROM soniq_jobs
       WHERE status = 'queued' AND ${SQLITE_KEY} IS NOT NULL AND scheduled_at <= @now ${filter}
@@ -149,7 +161,9 @@ function keyedDueIdsStatement(filter: string): string {
              OR version <= json_extract(@versions, '$.' || json_quote(name)))
     )
     SELECT c.id FROM candidates AS c LEFT JOIN running AS r ON r.k = c.k
-    WHERE coalesce(r.n, 0) + c.rn <= c.lim
+      LEFT JOIN started AS st ON st.k = c.k
+    WHERE (c.lim IS NULL OR coalesce(r.n, 0) + c.rn <= c.lim)
+      AND (c.rate_lim IS NULL OR coalesce(st.n, 0) + c.rn <= c.rate_lim)
     ORDER BY c.rn, c.priority, c.scheduled_at, c.created_at, c.id LIMIT @limit`;
 }
 
@@ -342,6 +356,18 @@ export const SQL = {
   dueIdsInQueuesUnrestricted: dueIdsStatement(
     `AND queue IN (SELECT value FROM json_each(@queues)) ${UNRESTRICTED}`,
   ),
+
+  /**
+   * Rate limits (docs/flow-control.md): `@ids` (a JSON array of just-claimed job ids), `@now` →
+   * records one start per rate-limited job among them, under its key, expiring its window
+   * (`per` ms) later.
+   */
+  chargeRateStarts: `INSERT INTO soniq_rate_starts (key, expires_at)
+    SELECT ${SQLITE_KEY}, @now + ${SQLITE_RATE_PER} FROM soniq_jobs
+    WHERE id IN (SELECT value FROM json_each(@ids)) AND ${SQLITE_RATE_PER} IS NOT NULL`,
+
+  /** `@now` → deletes the starts that left their window. */
+  pruneRateStarts: "DELETE FROM soniq_rate_starts WHERE expires_at <= @now",
 
   /** Keyed jobs ({@link keyedDueIdsStatement}) of every queue not paused or limited. */
   keyedDueIds: keyedDueIdsStatement(UNRESTRICTED),

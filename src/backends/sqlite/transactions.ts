@@ -225,6 +225,12 @@ export function claimDue(s: SqliteSession, request: JobClaimParams): ClaimedJob[
       workerId: request.workerId,
       startKnown: request.deferStart === true ? 0 : 1,
     }) as ClaimedRecord[];
+    if (rows.some((row) => row.meta?.includes('"rate"') === true)) {
+      // Rate-limited jobs among them: their starts count against their keys' windows.
+      const charged = JSON.stringify(rows.map((row) => row.id));
+      s.statement("chargeRateStarts").run({ ids: charged, now });
+      s.statement("pruneRateStarts").run({ now });
+    }
     // RETURNING order is unspecified: back into the order the ids were read in.
     const byId = new Map(rows.map((row) => [row.id, row]));
     const claimed: ClaimedJob[] = [];
