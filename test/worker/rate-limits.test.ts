@@ -129,6 +129,32 @@ describeEachBackend("worker: rate limits", (target) => {
     }
   }, 30_000);
 
+  it("rate › a long poll interval › the claim loop wakes when the window opens, not at the next poll", async () => {
+    const backend = await target.open();
+    const soniq = new Soniq({
+      backend,
+      logger: silent,
+      env: {},
+      pollInterval: 30,
+      heartbeatInterval: 0.1,
+    });
+    const starts: number[] = [];
+    const job = soniq.job({
+      name: "paced",
+      rateLimit: { limit: 1, per: 0.3 },
+      handler: async () => {
+        starts.push(Date.now());
+      },
+    });
+    for (let i = 0; i < 4; i++) await job.enqueue({});
+    const worker = soniq.worker({ concurrency: 2, prefetch: 0 });
+    await worker.start();
+    // Polling every 30 s, 4 starts at one per 0.3 s would take 90 s; the window wake-up: ~1 s.
+    await waitFor(() => starts.length === 4, 15_000);
+    await worker.stop();
+    for (let i = 1; i < 4; i++) expect(starts[i]! - starts[i - 1]!).toBeGreaterThanOrEqual(250);
+  }, 30_000);
+
   it("rate › crash recovery › a dead worker's rate-limited job is requeued as before and runs once its window allows", async () => {
     const backend = await target.open();
     const soniq = instanceOn(backend);

@@ -84,7 +84,7 @@ export class PgJobStore implements JobStore {
     this.sql = deps.sql;
     this.channel = deps.channel;
     this.wake = deps.wake;
-    this.keyed = new KeyedClaim(deps.conn, deps.schema);
+    this.keyed = new KeyedClaim(deps.conn, deps.schema, deps.wake);
     this.limited = new LimitedClaim(deps.conn, deps.sql, this.keyed);
   }
 

@@ -22,6 +22,7 @@ import {
   pgRateLimitOf,
   pgRateWindowOf,
 } from "../shared/concurrency-meta.js";
+import { hasRateLimit, RateWindowWake } from "../shared/rate-window-wake.js";
 import type { PgConnection } from "./connection.js";
 import { quoteIdent } from "./identifiers.js";
 import { CLAIMED_COLUMNS, type RawClaimedRow } from "./rows.js";
@@ -109,6 +110,19 @@ export function keyedClaimStatements(schema: string) {
       )
       SELECT ${CLAIMED_COLUMNS} FROM claimed
       ORDER BY priority, scheduled_at, created_at, claimed.id`,
+
+    /**
+     * → `ms`: milliseconds until the earliest live start expires among keys with a due queued
+     * rate-limited job (when the first of their windows frees a start; NULL: none). A hint for the
+     * wake-up (shared/rate-window-wake.ts), read outside the lock.
+     */
+    nextWindow: `SELECT ceil(extract(epoch FROM min(st.expires_at) - statement_timestamp()) * 1000)
+        AS ms
+      FROM ${starts} AS st
+      WHERE st.expires_at > statement_timestamp()
+        AND EXISTS (SELECT 1 FROM ${jobs} AS w
+                    WHERE w.status = 'queued' AND ${pgKeyed("w")} AND ${pgKeyOf("w")} = st.key
+                      AND (w.meta -> 'rate') IS NOT NULL AND w.scheduled_at <= now())`,
   };
 }
 
@@ -137,14 +151,24 @@ export class KeyedClaim {
   private readonly lockName: string;
   private noneQueuedAt = Number.NEGATIVE_INFINITY;
   private round = 0;
+  /** Set once a claim of this store took a rate-limited job: from then on, a short claim asks
+   * when the next window opens. */
+  private rateSeen = false;
+  private readonly windowWake: RateWindowWake | undefined;
 
-  /** @param conn The pool. @param schema The schema (names the lock and the tables). */
+  /**
+   * @param conn The pool. @param schema The schema (names the lock and the tables).
+   * @param wake Wakes this process's claimers of a queue (`"*"`: all), at the next rate-limit
+   * window; omitted: none (the polls find it).
+   */
   constructor(
     private readonly conn: PgConnection,
     schema: string,
+    wake?: (queue: string) => void,
   ) {
     this.sql = keyedClaimStatements(schema);
     this.lockName = `soniq.keyed-claim:${schema}`;
+    this.windowWake = wake === undefined ? undefined : new RateWindowWake(wake);
   }
 
   /**
@@ -180,7 +204,18 @@ export class KeyedClaim {
       return [];
     }
     this.noneQueuedAt = Number.NEGATIVE_INFINITY;
-    return this.conn.transaction((client) => this.claimIn(client, request, true));
+    const rows = await this.conn.transaction((client) => this.claimIn(client, request, true));
+    if (!this.rateSeen && rows.some((row) => hasRateLimit(row.meta))) this.rateSeen = true;
+    if (this.rateSeen && rows.length < request.limit && this.windowWake !== undefined) {
+      // Rate-limited jobs may be held by full windows: wake the claimers when the first opens.
+      // A hint only: a failure leaves the wake-up to the polls, never fails the claim.
+      const next = await this.conn
+        .run<{ ms: string | number | null }>(this.sql.nextWindow, [])
+        .catch(() => ({ rows: [] as Array<{ ms: string | number | null }> }));
+      const ms = next.rows[0]?.ms;
+      if (ms !== null && ms !== undefined) this.windowWake.in(Number(ms));
+    }
+    return rows;
   }
 
   /**

@@ -32,6 +32,7 @@ import type {
 } from "../contract/index.js";
 import { assertNoConnection } from "../shared/capability-guard.js";
 import type { LocalHandOffDesk } from "../shared/hand-off-desk.js";
+import { RateWindowWake } from "../shared/rate-window-wake.js";
 import { secondsToMs } from "./clock.js";
 import type { SqliteConnection } from "./connection.js";
 import { type CountedRow, countOutcome, FinishedTally } from "./finished-counts.js";
@@ -53,6 +54,11 @@ import {
 
 /** See the module comment. */
 export class SqliteJobStore implements JobStore {
+  /** Set once a claim of this store took a rate-limited job (then a short claim asks when the
+   * next window opens). */
+  private readonly seen = { rate: false };
+  private readonly windowWake: RateWindowWake;
+
   /**
    * @param wake - wakes this process's claimers of a queue (enqueue, NACK, replay, recovery, and
    * retry or snooze with a delay of 0); other processes poll.
@@ -62,7 +68,9 @@ export class SqliteJobStore implements JobStore {
     private readonly conn: SqliteConnection,
     private readonly wake: (queue: string) => void,
     private readonly handOff?: LocalHandOffDesk,
-  ) {}
+  ) {
+    this.windowWake = new RateWindowWake(wake);
+  }
 
   /**
    * One immediate transaction (transactions.ts `insertJobs`). One job due now, with a worker of
@@ -95,9 +103,25 @@ export class SqliteJobStore implements JobStore {
     return results;
   }
 
-  /** One immediate transaction (transactions.ts `claimDue`). See {@link JobStore.jobClaim}. */
+  /**
+   * One immediate transaction (transactions.ts `claimDue`). Once this store has claimed a
+   * rate-limited job, a claim that came back short asks when the next rate-limit window opens and
+   * wakes this process's claimers then (shared/rate-window-wake.ts). See {@link JobStore.jobClaim}.
+   */
   async jobClaim(params: JobClaimParams): Promise<ClaimedJob[]> {
-    return this.conn.use((s) => claimDue(s, params), false, params.signal);
+    const claimed = await this.conn.use(
+      (s) => claimDue(s, params, this.seen),
+      false,
+      params.signal,
+    );
+    if (this.seen.rate && claimed.length < params.limit) {
+      // A hint only: a failure leaves the wake-up to the polls, never fails the claim.
+      const next = await this.conn
+        .use((s) => s.statement("nextRateWindow").get({ now: s.nowMs() }) as { ms: number | null })
+        .catch(() => ({ ms: null }));
+      if (next.ms !== null) this.windowWake.in(next.ms);
+    }
+    return claimed;
   }
 
   /**

@@ -366,6 +366,16 @@ export const SQL = {
     SELECT ${SQLITE_KEY}, @now + ${SQLITE_RATE_PER} FROM soniq_jobs
     WHERE id IN (SELECT value FROM json_each(@ids)) AND ${SQLITE_RATE_PER} IS NOT NULL`,
 
+  /**
+   * `@now` → `ms`: milliseconds until the earliest live start expires among keys with a due
+   * queued rate-limited job (when the first of their windows frees a start; NULL: none).
+   */
+  nextRateWindow: `SELECT min(st.expires_at) - @now AS ms FROM soniq_rate_starts AS st
+    WHERE st.expires_at > @now
+      AND EXISTS (SELECT 1 FROM soniq_jobs
+                  WHERE status = 'queued' AND ${SQLITE_KEY} IS NOT NULL AND ${SQLITE_KEY} = st.key
+                    AND ${SQLITE_RATE_PER} IS NOT NULL AND scheduled_at <= @now)`,
+
   /** `@now` → deletes the starts that left their window. */
   pruneRateStarts: "DELETE FROM soniq_rate_starts WHERE expires_at <= @now",
 

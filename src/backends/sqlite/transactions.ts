@@ -167,10 +167,15 @@ const keyedTurns = new WeakMap<SqliteSession, number>();
  * `claim_token`: exactly once across every process sharing the file. Inside one `BEGIN
  * IMMEDIATE`: the ids are read in claim order (queues that are paused or have a `max_running`
  * skipped; each limited queue then within its room, its rows after the others'), then one
- * `UPDATE … RETURNING` claims them all (none when nothing is due).
+ * `UPDATE … RETURNING` claims them all (none when nothing is due). Rate-limited jobs among them
+ * record their starts (docs/flow-control.md, "Rate limits"); then `seen.rate` is set.
  * @returns The claimed jobs, in claim order (empty when the limit is below 1).
  */
-export function claimDue(s: SqliteSession, request: JobClaimParams): ClaimedJob[] {
+export function claimDue(
+  s: SqliteSession,
+  request: JobClaimParams,
+  seen?: { rate: boolean },
+): ClaimedJob[] {
   const limit = Math.floor(request.limit);
   if (!(limit >= 1) || request.names?.length === 0) return [];
   return s.immediate(() => {
@@ -230,6 +235,7 @@ export function claimDue(s: SqliteSession, request: JobClaimParams): ClaimedJob[
       const charged = JSON.stringify(rows.map((row) => row.id));
       s.statement("chargeRateStarts").run({ ids: charged, now });
       s.statement("pruneRateStarts").run({ now });
+      if (seen) seen.rate = true;
     }
     // RETURNING order is unspecified: back into the order the ids were read in.
     const byId = new Map(rows.map((row) => [row.id, row]));
