@@ -108,6 +108,12 @@ export {
   type SyncJobOptions,
 } from "./jobs/job-definition.js";
 export type { RateLimitSettings } from "./jobs/rate-limit.js";
+export {
+  RateLimited,
+  type RateLimitedOptions,
+  type RateLimitScope,
+  rateLimited,
+} from "./jobs/rate-limited.js";
 export { DEFAULT_RETRY_POLICY, type RetryPolicy } from "./jobs/retry-policy.js";
 export { Snooze, snooze } from "./jobs/snooze.js";
 export type { StopReason, ThreadJobContext } from "./jobs/thread-context.js";
@@ -130,6 +136,7 @@ export type {
   QueueMetricsEvent,
   QueueSample,
   ScheduleOccurrenceEvent,
+  ScopePausedEvent,
   ShutdownNackEvent,
   SoniqEventMap,
   SoniqEventName,

@@ -163,6 +163,12 @@ CREATE TABLE soniq_queues (
   CONSTRAINT soniq_queues_unclaimable_after_check CHECK ((unclaimable_after >= 1))
 );
 
+CREATE TABLE soniq_rate_pauses (
+  key text NOT NULL,
+  until timestamp with time zone NOT NULL,
+  CONSTRAINT soniq_rate_pauses_pkey PRIMARY KEY (key)
+);
+
 CREATE TABLE soniq_rate_starts (
   key text NOT NULL,
   expires_at timestamp with time zone NOT NULL

@@ -138,6 +138,11 @@ CREATE TABLE soniq_queues (
   unclaimable_after INTEGER CHECK (unclaimable_after >= 1)
 ) STRICT;
 
+CREATE TABLE soniq_rate_pauses (
+  key    TEXT    PRIMARY KEY,
+  until  INTEGER NOT NULL
+);
+
 CREATE TABLE soniq_rate_starts (
   key         TEXT    NOT NULL,
   expires_at  INTEGER NOT NULL

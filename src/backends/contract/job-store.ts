@@ -139,6 +139,14 @@ export interface JobDeadLetterParams {
   countAttempt: boolean;
 }
 
+/** Params of {@link JobStore.jobPauseKey}. */
+export interface JobPauseKeyParams {
+  /** The concurrency/rate key (docs/flow-control.md). */
+  key: string;
+  /** How long, in **seconds** from now (> 0). */
+  delaySeconds: number;
+}
+
 /** Params of {@link JobStore.jobSnooze}. */
 export interface JobSnoozeParams {
   /** Job id. */
@@ -280,6 +288,13 @@ export interface JobStore {
    * cleared. Fenced.
    */
   jobSnooze(params: JobSnoozeParams): Promise<boolean>;
+
+  /**
+   * Pauses a key (`ctx.rateLimited` with scope `"key"`, docs/flow-control.md): no job of `key` is
+   * claimed until `now + delaySeconds` (a longer pause already set is kept), on every worker;
+   * stored in `soniq_rate_pauses`. Wakes this process's claimers when it ends.
+   */
+  jobPauseKey(params: JobPauseKeyParams): Promise<void>;
 
   /**
    * NACK (docs/shutdown.md, "What each branch does to a row"): `status='queued'`,

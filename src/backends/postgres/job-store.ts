@@ -22,6 +22,7 @@ import {
   type JobNackManyParams,
   type JobNackParams,
   type JobOwnedByParams,
+  type JobPauseKeyParams,
   type JobPruneFinishedParams,
   type JobRecoverStaleParams,
   type JobRetryParams,
@@ -254,6 +255,11 @@ export class PgJobStore implements JobStore {
       storableText(reason),
       countAttempt,
     ]);
+  }
+
+  /** One statement (keyed-claim.ts `pauseKey`). See {@link JobStore.jobPauseKey}. */
+  jobPauseKey({ key, delaySeconds }: JobPauseKeyParams): Promise<void> {
+    return this.keyed.pauseKey(key, delaySeconds);
   }
 
   /** Delay <= 0 also NOTIFYs. See {@link JobStore.jobSnooze}. */

@@ -36,6 +36,7 @@ export function keyedClaimStatements(schema: string) {
   const jobs = `${s}.${quoteIdent("soniq_jobs")}`;
   const queues = `${s}.${quoteIdent("soniq_queues")}`;
   const starts = `${s}.${quoteIdent("soniq_rate_starts")}`;
+  const pauses = `${s}.${quoteIdent("soniq_rate_pauses")}`;
   return {
     /** `$1` lock name → takes the schema's keyed-claim lock until the transaction ends. */
     lock: "SELECT pg_advisory_xact_lock(hashtext($1::text))",
@@ -54,7 +55,8 @@ export function keyedClaimStatements(schema: string) {
      * (`soniq_rate_starts` rows not expired at the statement's time) plus the jobs taken before it
      * of that key stay within its rate limit; each rate-limited job taken records a start that
      * expires a window later, and expired starts are deleted, in the same statement. A job with a
-     * rate limit only has no concurrency limit (NULL).
+     * rate limit only has no concurrency limit (NULL). No job of a key paused in
+     * `soniq_rate_pauses` is taken; pauses that have passed are deleted.
      */
     claim: `WITH RECURSIVE keys(k) AS (
         (SELECT ${pgKeyOf("f")} FROM ${jobs} AS f
@@ -90,6 +92,8 @@ export function keyedClaimStatements(schema: string) {
           LIMIT $2
         ) AS c
         WHERE keys.k IS NOT NULL AND (c.lim IS NULL OR running.n + c.rn <= c.lim)
+          AND NOT EXISTS (SELECT 1 FROM ${pauses} AS p
+                          WHERE p.key = keys.k AND p.until > statement_timestamp())
           AND (c.rate_lim IS NULL OR started.n + c.rn <= c.rate_lim)
       ), picked AS (
         SELECT id FROM candidates ORDER BY rn, priority, scheduled_at, created_at, id LIMIT $2
@@ -107,22 +111,29 @@ export function keyedClaimStatements(schema: string) {
         FROM claimed WHERE (claimed.meta -> 'rate') IS NOT NULL
       ), expired AS (
         DELETE FROM ${starts} AS x WHERE x.expires_at <= statement_timestamp()
+      ), unpaused AS (
+        DELETE FROM ${pauses} AS u WHERE u.until <= statement_timestamp()
       )
       SELECT ${CLAIMED_COLUMNS} FROM claimed
       ORDER BY priority, scheduled_at, created_at, claimed.id`,
 
     /**
-     * → `ms`: milliseconds until the earliest live start expires among keys with a due queued
-     * rate-limited job (when the first of their windows frees a start; NULL: none). A hint for the
-     * wake-up (shared/rate-window-wake.ts), read outside the lock.
+     * → `ms`: milliseconds until the earliest start expires among keys with a due queued
+     * rate-limited job (when the first of their windows frees a start; 0 when it has passed
+     * already; NULL: none). Read in the claim's transaction, after the claim statement deleted
+     * the starts that had passed, for the wake-up (shared/rate-window-wake.ts).
      */
-    nextWindow: `SELECT ceil(extract(epoch FROM min(st.expires_at) - statement_timestamp()) * 1000)
-        AS ms
+    nextWindow: `SELECT greatest(0,
+          ceil(extract(epoch FROM min(st.expires_at) - clock_timestamp()) * 1000)) AS ms
       FROM ${starts} AS st
-      WHERE st.expires_at > statement_timestamp()
-        AND EXISTS (SELECT 1 FROM ${jobs} AS w
+      WHERE EXISTS (SELECT 1 FROM ${jobs} AS w
                     WHERE w.status = 'queued' AND ${pgKeyed("w")} AND ${pgKeyOf("w")} = st.key
                       AND (w.meta -> 'rate') IS NOT NULL AND w.scheduled_at <= now())`,
+
+    /** `$1` key, `$2` seconds → pauses the key until now + `$2` (a later pause is kept). */
+    pauseKey: `INSERT INTO ${pauses} AS p (key, until)
+      VALUES ($1::text, now() + make_interval(secs => $2::float8))
+      ON CONFLICT (key) DO UPDATE SET until = greatest(p.until, excluded.until)`,
   };
 }
 
@@ -191,6 +202,15 @@ export class KeyedClaim {
   }
 
   /**
+   * Pauses `key` for `delaySeconds` on every worker (`JobStore.jobPauseKey`), and wakes this
+   * process's claimers when the pause ends.
+   */
+  async pauseKey(key: string, delaySeconds: number): Promise<void> {
+    await this.conn.run(this.sql.pauseKey, [key, delaySeconds]);
+    this.windowWake?.in(delaySeconds * 1000);
+  }
+
+  /**
    * Claims up to `request.limit` keyed jobs, in its own transaction. `tookSome`: the claim got
    * jobs already; then a recent "none queued" answer is believed instead of asking again (an
    * application without keys pays one probe a second on a busy worker, one per empty claim).
@@ -204,17 +224,20 @@ export class KeyedClaim {
       return [];
     }
     this.noneQueuedAt = Number.NEGATIVE_INFINITY;
-    const rows = await this.conn.transaction((client) => this.claimIn(client, request, true));
-    if (!this.rateSeen && rows.some((row) => hasRateLimit(row.meta))) this.rateSeen = true;
-    if (this.rateSeen && rows.length < request.limit && this.windowWake !== undefined) {
-      // Rate-limited jobs may be held by full windows: wake the claimers when the first opens.
-      // A hint only: a failure leaves the wake-up to the polls, never fails the claim.
-      const next = await this.conn
-        .run<{ ms: string | number | null }>(this.sql.nextWindow, [])
-        .catch(() => ({ rows: [] as Array<{ ms: string | number | null }> }));
-      const ms = next.rows[0]?.ms;
-      if (ms !== null && ms !== undefined) this.windowWake.in(Number(ms));
-    }
+    let nextMs: number | null = null;
+    const rows = await this.conn.transaction(async (client) => {
+      const got = await this.claimIn(client, request, true);
+      if (!this.rateSeen && got.some((row) => hasRateLimit(row.meta))) this.rateSeen = true;
+      if (this.rateSeen && got.length < request.limit && this.windowWake !== undefined) {
+        // Rate-limited jobs may be held by full windows: when the first opens, read in this
+        // transaction (the starts the claim saw live; a passed one answers 0).
+        const next = await client.query<{ ms: string | number | null }>(this.sql.nextWindow, []);
+        const ms = next.rows[0]?.ms;
+        nextMs = ms === null || ms === undefined ? null : Number(ms);
+      }
+      return got;
+    });
+    if (nextMs !== null) this.windowWake?.in(nextMs);
     return rows;
   }
 

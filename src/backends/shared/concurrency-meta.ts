@@ -39,6 +39,18 @@ export function hasConcurrencyKey(meta: string | null | undefined): boolean {
   }
 }
 
+/** The key in a job's `meta` JSON text (or null): its concurrency/rate key, or null. Never throws. */
+export function keyOfMeta(meta: string | null | undefined): string | null {
+  if (typeof meta !== "string" || !meta.includes('"concurrency"')) return null;
+  try {
+    const parsed = JSON.parse(meta) as { concurrency?: { key?: unknown } } | null;
+    const key = parsed?.concurrency?.key;
+    return typeof key === "string" ? key : null;
+  } catch {
+    return null;
+  }
+}
+
 /** PostgreSQL: the key of row `alias` (text, NULL for a job without one). */
 export const pgKeyOf = (alias: string) => `(${alias}.meta -> 'concurrency' ->> 'key')`;
 

@@ -18,6 +18,7 @@ import type {
   JobNackManyParams,
   JobNackParams,
   JobOwnedByParams,
+  JobPauseKeyParams,
   JobPruneFinishedParams,
   JobRecoverStaleParams,
   JobRetryParams,
@@ -94,6 +95,10 @@ export abstract class DelegatingStores implements JobStore, WorkerStore, LeaseSt
   /** See {@link JobStore.jobSnooze}. */
   jobSnooze(params: JobSnoozeParams): Promise<boolean> {
     return this.stores.jobs.jobSnooze(params);
+  }
+  /** See {@link JobStore.jobPauseKey}. */
+  jobPauseKey(params: JobPauseKeyParams): Promise<void> {
+    return this.stores.jobs.jobPauseKey(params);
   }
   /** See {@link JobStore.jobMarkStarted}. */
   jobMarkStarted(params: JobMarkStartedParams): Promise<boolean> {

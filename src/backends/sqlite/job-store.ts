@@ -19,6 +19,7 @@ import type {
   JobNackManyParams,
   JobNackParams,
   JobOwnedByParams,
+  JobPauseKeyParams,
   JobPruneFinishedParams,
   JobRecoverStaleParams,
   JobRetryParams,
@@ -105,22 +106,15 @@ export class SqliteJobStore implements JobStore {
 
   /**
    * One immediate transaction (transactions.ts `claimDue`). Once this store has claimed a
-   * rate-limited job, a claim that came back short asks when the next rate-limit window opens and
-   * wakes this process's claimers then (shared/rate-window-wake.ts). See {@link JobStore.jobClaim}.
+   * rate-limited job, a claim that came back short also reads, in that transaction, when the next
+   * rate-limit window opens, and this process's claimers are woken then
+   * (shared/rate-window-wake.ts). See {@link JobStore.jobClaim}.
    */
   async jobClaim(params: JobClaimParams): Promise<ClaimedJob[]> {
-    const claimed = await this.conn.use(
-      (s) => claimDue(s, params, this.seen),
-      false,
-      params.signal,
-    );
-    if (this.seen.rate && claimed.length < params.limit) {
-      // A hint only: a failure leaves the wake-up to the polls, never fails the claim.
-      const next = await this.conn
-        .use((s) => s.statement("nextRateWindow").get({ now: s.nowMs() }) as { ms: number | null })
-        .catch(() => ({ ms: null }));
-      if (next.ms !== null) this.windowWake.in(next.ms);
-    }
+    const seen: { rate: boolean; nextMs?: number | null } = { rate: this.seen.rate };
+    const claimed = await this.conn.use((s) => claimDue(s, params, seen), false, params.signal);
+    this.seen.rate = seen.rate;
+    if (typeof seen.nextMs === "number") this.windowWake.in(seen.nextMs);
     return claimed;
   }
 
@@ -170,6 +164,19 @@ export class SqliteJobStore implements JobStore {
   async jobSnooze({ id, owner, delaySeconds }: JobSnoozeParams): Promise<boolean> {
     const params = { id, ...fence(owner), delayMs: secondsToMs(delaySeconds) };
     return this.requeued("snooze", params, delaySeconds <= 0);
+  }
+
+  /** One immediate transaction (the pause, and pauses that passed deleted). See {@link JobStore.jobPauseKey}. */
+  async jobPauseKey({ key, delaySeconds }: JobPauseKeyParams): Promise<void> {
+    const delayMs = secondsToMs(delaySeconds);
+    await this.conn.use((s) =>
+      s.immediate(() => {
+        const now = s.nowMs();
+        s.statement("prunePauses").run({ now });
+        s.statement("pauseKey").run({ key, now, delayMs });
+      }),
+    );
+    this.windowWake.in(delayMs);
   }
 
   /** Start mark, one fenced statement. See {@link JobStore.jobMarkStarted}. */

@@ -140,7 +140,8 @@ function dueIdsStatement(filter: string): string {
  * A job with a rate limit (`meta.rate`) is taken only while its key's starts in the window
  * (`soniq_rate_starts` rows not expired at `@now`) plus the jobs of that key before it stay within
  * its rate limit (the claim then records its start: {@link SQL.chargeRateStarts}); a job with a
- * rate limit only has no concurrency limit (NULL).
+ * rate limit only has no concurrency limit (NULL). No job of a key paused in `soniq_rate_pauses`
+ * (until after `@now`) is taken.
  * `filter` as {@link dueIdsStatement}'s, plus `@names`/`@versions`. Run inside the claim's
  * `BEGIN IMMEDIATE`, so the counts hold across every process sharing the file.
  */
@@ -162,7 +163,8 @@ function keyedDueIdsStatement(filter: string): string {
     )
     SELECT c.id FROM candidates AS c LEFT JOIN running AS r ON r.k = c.k
       LEFT JOIN started AS st ON st.k = c.k
-    WHERE (c.lim IS NULL OR coalesce(r.n, 0) + c.rn <= c.lim)
+      LEFT JOIN soniq_rate_pauses AS p ON p.key = c.k AND p.until > @now
+    WHERE p.key IS NULL AND (c.lim IS NULL OR coalesce(r.n, 0) + c.rn <= c.lim)
       AND (c.rate_lim IS NULL OR coalesce(st.n, 0) + c.rn <= c.rate_lim)
     ORDER BY c.rn, c.priority, c.scheduled_at, c.created_at, c.id LIMIT @limit`;
 }
@@ -375,6 +377,16 @@ export const SQL = {
       AND EXISTS (SELECT 1 FROM soniq_jobs
                   WHERE status = 'queued' AND ${SQLITE_KEY} IS NOT NULL AND ${SQLITE_KEY} = st.key
                     AND ${SQLITE_RATE_PER} IS NOT NULL AND scheduled_at <= @now)`,
+
+  /**
+   * `@key`, `@now`, `@delayMs` → pauses the key until `@now + @delayMs` (a later pause is kept);
+   * deletes pauses that have passed.
+   */
+  pauseKey: `INSERT INTO soniq_rate_pauses (key, until) VALUES (@key, @now + @delayMs)
+    ON CONFLICT (key) DO UPDATE SET until = max(until, excluded.until)`,
+
+  /** `@now` → deletes the key pauses that have passed. */
+  prunePauses: "DELETE FROM soniq_rate_pauses WHERE until <= @now",
 
   /** `@now` → deletes the starts that left their window. */
   pruneRateStarts: "DELETE FROM soniq_rate_starts WHERE expires_at <= @now",

@@ -168,13 +168,15 @@ const keyedTurns = new WeakMap<SqliteSession, number>();
  * IMMEDIATE`: the ids are read in claim order (queues that are paused or have a `max_running`
  * skipped; each limited queue then within its room, its rows after the others'), then one
  * `UPDATE … RETURNING` claims them all (none when nothing is due). Rate-limited jobs among them
- * record their starts (docs/flow-control.md, "Rate limits"); then `seen.rate` is set.
+ * record their starts (docs/flow-control.md, "Rate limits"); then `seen.rate` is set. Once it is
+ * set, a claim that takes fewer than its limit sets `seen.nextMs`: the milliseconds until the
+ * first full window of a key with due held jobs opens (null: none).
  * @returns The claimed jobs, in claim order (empty when the limit is below 1).
  */
 export function claimDue(
   s: SqliteSession,
   request: JobClaimParams,
-  seen?: { rate: boolean },
+  seen?: { rate: boolean; nextMs?: number | null },
 ): ClaimedJob[] {
   const limit = Math.floor(request.limit);
   if (!(limit >= 1) || request.names?.length === 0) return [];
@@ -222,6 +224,12 @@ export function claimDue(
     }
     if (!keyedFirst && ids.length < limit) {
       ids.push(...(keyedRead.all({ ...params, limit: limit - ids.length }) as string[]));
+    }
+    if (seen?.rate === true && ids.length < limit) {
+      // Rate-limited jobs may be held by full windows: when the first opens, read at this
+      // claim's `now` so the answer matches what the claim saw.
+      const next = s.statement("nextRateWindow").get({ now }) as { ms: number | null };
+      seen.nextMs = next.ms;
     }
     if (ids.length === 0) return [];
     const rows = s.statement("claimByIds").all({

@@ -11,3 +11,9 @@ CREATE TABLE soniq_rate_starts (
 );
 CREATE INDEX soniq_rate_starts_key_idx ON soniq_rate_starts (key, expires_at);
 CREATE INDEX soniq_rate_starts_expiry_idx ON soniq_rate_starts (expires_at);
+-- Keys paused by a handler (`ctx.rateLimited(ms, { scope: "key" })`): the keyed claim takes no
+-- job of a key until its `until`, and deletes the rows that have passed.
+CREATE TABLE soniq_rate_pauses (
+  key    text        PRIMARY KEY,
+  until  timestamptz NOT NULL
+);

@@ -9,3 +9,9 @@ CREATE TABLE soniq_rate_starts (
 );
 CREATE INDEX soniq_rate_starts_key ON soniq_rate_starts (key, expires_at);
 CREATE INDEX soniq_rate_starts_expiry ON soniq_rate_starts (expires_at);
+-- Keys paused by a handler (`ctx.rateLimited(ms, { scope: "key" })`): the claim takes no job of
+-- a key until its `until` (milliseconds since the epoch).
+CREATE TABLE soniq_rate_pauses (
+  key    TEXT    PRIMARY KEY,
+  until  INTEGER NOT NULL
+);
