@@ -42,10 +42,9 @@ export interface JobContext {
    * scope: "key" })` puts the job back in `queued`, due in `retryAfterMs` **milliseconds**,
    * without spending an attempt (a snooze, not a NACK or an interruption), and pauses the scope
    * on every worker for that long: `"job"` (default) this job only, `"key"` every job of its key
-   * (a job without a key pauses itself only). The handler must return the value; calling it
-   * alone does nothing.
-   * @throws SoniqError `INVALID_OPTION` for a delay outside 0..86,400,000 ms or a bad scope
-   * (`"queue"` is not available in this version).
+   * (a job without a key pauses itself only), `"queue"` every job of its queue. The handler must
+   * return the value; calling it alone does nothing.
+   * @throws SoniqError `INVALID_OPTION` for a delay outside 0..86,400,000 ms or a bad scope.
    */
   rateLimited(retryAfterMs: number, options?: RateLimitedOptions): RateLimited;
 }

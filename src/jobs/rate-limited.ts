@@ -4,8 +4,8 @@
  * job goes back to `queued`, due in `retryAfterMs`, without spending an attempt (recorded as a
  * snooze: not a NACK, not an interruption, not a retry), and the scope pauses for that long on
  * every worker: `"job"` this job only, `"key"` every job of its key (its `concurrency`/`rateLimit`
- * key). The pause is stored in the database (`soniq_rate_pauses`). `"queue"` is reserved and
- * refused (`INVALID_OPTION`) in this version.
+ * key; stored in `soniq_rate_pauses`), `"queue"` every job of its queue (`soniq_queues.paused`
+ * until `paused_until`). The pause is stored in the database.
  */
 import { SoniqError } from "../errors.js";
 import { valueText } from "../value-text.js";
@@ -63,12 +63,6 @@ export function rateLimited(retryAfterMs: number, options: RateLimitedOptions = 
     throw new SoniqError(
       "INVALID_OPTION",
       `rateLimited: options must be { scope?: "job" | "key" | "queue" }, got ${valueText(options)}`,
-    );
-  }
-  if (scope === "queue") {
-    throw new SoniqError(
-      "INVALID_OPTION",
-      'rateLimited: scope "queue" is not available in this version (use "key" or "job")',
     );
   }
   return new RateLimited(retryAfterMs, scope);

@@ -108,9 +108,20 @@ export class OutcomeRecorder {
         };
       }
       case "snooze": {
-        // `ctx.rateLimited` with scope "key": the key's pause first (idempotent on a retry of
-        // the write), then the snooze; a job without a key pauses itself only.
+        // `ctx.rateLimited` with scope "key" or "queue": the pause first (idempotent on a retry
+        // of the write), then the snooze; a job without a key pauses itself only.
         const key = outcome.scope === "key" ? keyOfMeta(job.meta) : null;
+        if (outcome.scope === "queue" && outcome.seconds > 0) {
+          return {
+            outcome,
+            what: "rate-limited snooze",
+            op: "snooze",
+            write: async () => {
+              await backend.jobPauseQueue({ queue: job.queue, delaySeconds: outcome.seconds });
+              return backend.jobSnooze({ id: job.id, owner, delaySeconds: outcome.seconds });
+            },
+          };
+        }
         if (key !== null && outcome.seconds > 0) {
           return {
             outcome,

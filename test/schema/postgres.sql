@@ -158,6 +158,7 @@ CREATE TABLE soniq_queues (
   max_running integer,
   updated_at timestamp with time zone NOT NULL DEFAULT now(),
   unclaimable_after integer,
+  paused_until timestamp with time zone,
   CONSTRAINT soniq_queues_max_running_check CHECK ((max_running >= 1)),
   CONSTRAINT soniq_queues_pkey PRIMARY KEY (name),
   CONSTRAINT soniq_queues_unclaimable_after_check CHECK ((unclaimable_after >= 1))

@@ -135,7 +135,8 @@ CREATE TABLE soniq_queues (
   paused      INTEGER NOT NULL DEFAULT 0 CHECK (paused IN (0, 1)),
   max_running INTEGER CHECK (max_running >= 1),
   updated_at  INTEGER NOT NULL,
-  unclaimable_after INTEGER CHECK (unclaimable_after >= 1)
+  unclaimable_after INTEGER CHECK (unclaimable_after >= 1),
+  paused_until INTEGER
 ) STRICT;
 
 CREATE TABLE soniq_rate_pauses (

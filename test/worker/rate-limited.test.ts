@@ -77,6 +77,67 @@ describeEachBackend("worker: ctx.rateLimited", (target) => {
     });
   }, 60_000);
 
+  it("rateLimited › scope queue › the queue pauses on both workers, other queues run, the pause ends by itself; an operator's pause is kept", async () => {
+    const backend = await target.open();
+    const instances = [instanceOn(backend), instanceOn(backend)];
+    const starts: Array<{ queue: string; n: number; at: number }> = [];
+    let limitedAt = 0;
+    const define = (soniq: Soniq) => {
+      const mail = soniq.job({
+        name: "mail.send",
+        queue: "mail",
+        handler: async (args: { n: number }, ctx) => {
+          starts.push({ queue: "mail", n: args.n, at: Date.now() });
+          if (args.n === 0 && limitedAt === 0) {
+            limitedAt = Date.now();
+            return ctx.rateLimited(1500, { scope: "queue" });
+          }
+          return undefined;
+        },
+      });
+      const other = soniq.job({
+        name: "other.work",
+        handler: async (args: { n: number }) => {
+          starts.push({ queue: "default", n: args.n, at: Date.now() });
+        },
+      });
+      return { mail, other };
+    };
+    const jobs = instances.map(define);
+    const first = await jobs[0]!.mail.enqueue({ n: 0 });
+    const workers = instances.map((s) => s.worker({ concurrency: 2, prefetch: 0 }));
+    await Promise.all(workers.map((w) => w.start()));
+    await waitFor(
+      async () => limitedAt > 0 && (await instances[0]!.getJob(first))?.status === "queued",
+    );
+    const queues = await instances[0]!.queues.list();
+    expect(queues.find((q) => q.name === "mail")).toMatchObject({ paused: true });
+    const more = [await jobs[1]!.mail.enqueue({ n: 1 }), await jobs[0]!.mail.enqueue({ n: 2 })];
+    const other = await jobs[1]!.other.enqueue({ n: 9 });
+    await waitFor(async () => (await instances[0]!.getJob(other))?.status === "done");
+    for (const id of more)
+      expect(await instances[0]!.getJob(id)).toMatchObject({ status: "queued" });
+    await waitFor(async () => {
+      const rows = await Promise.all([first, ...more].map((id) => instances[0]!.getJob(id)));
+      return rows.every((r) => r?.status === "done");
+    }, 30_000);
+    const later = starts.filter((s) => s.queue === "mail" && s.at > limitedAt);
+    expect(later).toHaveLength(3);
+    for (const s of later) expect(s.at - limitedAt).toBeGreaterThanOrEqual(1400);
+    expect(await instances[0]!.getJob(first)).toMatchObject({ attempts: 1 });
+    expect((await instances[0]!.queues.list()).find((q) => q.name === "mail")).toMatchObject({
+      paused: false,
+    });
+    // An operator's pause is not turned into a timed one.
+    await instances[0]!.queues.pause("mail");
+    await backend.jobPauseQueue({ queue: "mail", delaySeconds: 0.1 });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect((await instances[0]!.queues.list()).find((q) => q.name === "mail")).toMatchObject({
+      paused: true,
+    });
+    await Promise.all(workers.map((w) => w.stop()));
+  }, 60_000);
+
   it("rateLimited › scope job › only that job waits; its key's other jobs run", async () => {
     const backend = await target.open();
     const soniq = instanceOn(backend);
@@ -136,9 +197,6 @@ describeEachBackend("worker: ctx.rateLimited", (target) => {
         expect.objectContaining({ code: "INVALID_OPTION" }) as SoniqError,
       );
     }
-    expect(() => rateLimited(10, { scope: "queue" })).toThrow(
-      expect.objectContaining({ code: "INVALID_OPTION" }) as SoniqError,
-    );
     expect(() => rateLimited(10, { scope: "tenant" as "key" })).toThrow(
       expect.objectContaining({ code: "INVALID_OPTION" }) as SoniqError,
     );

@@ -23,6 +23,7 @@ import {
   type JobNackParams,
   type JobOwnedByParams,
   type JobPauseKeyParams,
+  type JobPauseQueueParams,
   type JobPruneFinishedParams,
   type JobRecoverStaleParams,
   type JobRetryParams,
@@ -260,6 +261,11 @@ export class PgJobStore implements JobStore {
   /** One statement (keyed-claim.ts `pauseKey`). See {@link JobStore.jobPauseKey}. */
   jobPauseKey({ key, delaySeconds }: JobPauseKeyParams): Promise<void> {
     return this.keyed.pauseKey(key, delaySeconds);
+  }
+
+  /** One statement (keyed-claim.ts `pauseQueue`). See {@link JobStore.jobPauseQueue}. */
+  jobPauseQueue({ queue, delaySeconds }: JobPauseQueueParams): Promise<void> {
+    return this.keyed.pauseQueue(queue, delaySeconds);
   }
 
   /** Delay <= 0 also NOTIFYs. See {@link JobStore.jobSnooze}. */

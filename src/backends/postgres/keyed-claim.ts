@@ -22,6 +22,7 @@ import {
   pgRateLimitOf,
   pgRateWindowOf,
 } from "../shared/concurrency-meta.js";
+import { pgQueuePaused } from "../shared/queue-pause.js";
 import { hasRateLimit, RateWindowWake } from "../shared/rate-window-wake.js";
 import type { PgConnection } from "./connection.js";
 import { quoteIdent } from "./identifiers.js";
@@ -87,7 +88,7 @@ export function keyedClaimStatements(schema: string) {
             AND (q.version = 1 OR $6::int[] IS NULL
                  OR q.version <= ($6::int[])[array_position($5::text[], q.name)])
             AND (NOT $7::boolean OR q.queue NOT IN (SELECT qs.name FROM ${queues} AS qs
-                                   WHERE qs.paused OR qs.max_running IS NOT NULL))
+                                   WHERE ${pgQueuePaused("qs")} OR qs.max_running IS NOT NULL))
           ORDER BY q.priority, q.scheduled_at, q.created_at, q.id
           LIMIT $2
         ) AS c
@@ -129,6 +130,18 @@ export function keyedClaimStatements(schema: string) {
       WHERE EXISTS (SELECT 1 FROM ${jobs} AS w
                     WHERE w.status = 'queued' AND ${pgKeyed("w")} AND ${pgKeyOf("w")} = st.key
                       AND (w.meta -> 'rate') IS NOT NULL AND w.scheduled_at <= now())`,
+
+    /**
+     * `$1` queue, `$2` seconds → pauses the queue until now + `$2` (a later timed pause is kept;
+     * an operator's pause, without `paused_until`, is left alone).
+     */
+    pauseQueue: `INSERT INTO ${queues} AS q (name, paused, paused_until, updated_at)
+      VALUES ($1::text, true, now() + make_interval(secs => $2::float8), now())
+      ON CONFLICT (name) DO UPDATE SET paused = true,
+        paused_until = CASE WHEN ${pgQueuePaused("q")} THEN greatest(q.paused_until, excluded.paused_until)
+                            ELSE excluded.paused_until END,
+        updated_at = now()
+      WHERE NOT q.paused OR q.paused_until IS NOT NULL`,
 
     /** `$1` key, `$2` seconds → pauses the key until now + `$2` (a later pause is kept). */
     pauseKey: `INSERT INTO ${pauses} AS p (key, until)
@@ -207,6 +220,15 @@ export class KeyedClaim {
    */
   async pauseKey(key: string, delaySeconds: number): Promise<void> {
     await this.conn.run(this.sql.pauseKey, [key, delaySeconds]);
+    this.windowWake?.in(delaySeconds * 1000);
+  }
+
+  /**
+   * Pauses `queue` for `delaySeconds` on every worker (`JobStore.jobPauseQueue`), and wakes this
+   * process's claimers when the pause ends.
+   */
+  async pauseQueue(queue: string, delaySeconds: number): Promise<void> {
+    await this.conn.run(this.sql.pauseQueue, [queue, delaySeconds]);
     this.windowWake?.in(delaySeconds * 1000);
   }
 

@@ -19,6 +19,7 @@ import type {
   JobNackParams,
   JobOwnedByParams,
   JobPauseKeyParams,
+  JobPauseQueueParams,
   JobPruneFinishedParams,
   JobRecoverStaleParams,
   JobRetryParams,
@@ -99,6 +100,10 @@ export abstract class DelegatingStores implements JobStore, WorkerStore, LeaseSt
   /** See {@link JobStore.jobPauseKey}. */
   jobPauseKey(params: JobPauseKeyParams): Promise<void> {
     return this.stores.jobs.jobPauseKey(params);
+  }
+  /** See {@link JobStore.jobPauseQueue}. */
+  jobPauseQueue(params: JobPauseQueueParams): Promise<void> {
+    return this.stores.jobs.jobPauseQueue(params);
   }
   /** See {@link JobStore.jobMarkStarted}. */
   jobMarkStarted(params: JobMarkStartedParams): Promise<boolean> {

@@ -20,6 +20,7 @@ import type {
   JobNackParams,
   JobOwnedByParams,
   JobPauseKeyParams,
+  JobPauseQueueParams,
   JobPruneFinishedParams,
   JobRecoverStaleParams,
   JobRetryParams,
@@ -176,6 +177,13 @@ export class SqliteJobStore implements JobStore {
         s.statement("pauseKey").run({ key, now, delayMs });
       }),
     );
+    this.windowWake.in(delayMs);
+  }
+
+  /** One statement. See {@link JobStore.jobPauseQueue}. */
+  async jobPauseQueue({ queue, delaySeconds }: JobPauseQueueParams): Promise<void> {
+    const delayMs = secondsToMs(delaySeconds);
+    await this.conn.use((s) => s.statement("pauseQueue").run({ queue, now: s.nowMs(), delayMs }));
     this.windowWake.in(delayMs);
   }
 

@@ -14,6 +14,7 @@ import {
   SQLITE_RATE_LIMIT,
   SQLITE_RATE_PER,
 } from "../shared/concurrency-meta.js";
+import { sqliteQueuePaused } from "../shared/queue-pause.js";
 import { NOW_MS } from "./clock.js";
 import {
   CLAIMED_COLUMNS,
@@ -46,7 +47,7 @@ const DEAD_LETTER_INSERT = `INSERT INTO soniq_dead_letter_jobs (${columnNames(DE
 
 /** Skips rows of queues that are paused or have a `max_running` (the claim's filter). */
 const UNRESTRICTED = `AND queue NOT IN (SELECT name FROM soniq_queues
-      WHERE paused = 1 OR max_running IS NOT NULL)`;
+      WHERE ${sqliteQueuePaused()} OR max_running IS NOT NULL)`;
 
 /**
  * A fresh random claim token per row (a version 4 UUID in lower case, like `randomUUID()`):
@@ -320,7 +321,7 @@ export const SQL = {
 
   /** `@queue` → a row when that queue is paused or has a `max_running` (never handed off). */
   queueRestricted: `SELECT 1 FROM soniq_queues
-    WHERE name = @queue AND (paused = 1 OR max_running IS NOT NULL)`,
+    WHERE name = @queue AND (${sqliteQueuePaused()} OR max_running IS NOT NULL)`,
 
   /**
    * As {@link SQL.insertJob} for a job due now, inserted already claimed by `@workerId` (what
@@ -340,7 +341,7 @@ export const SQL = {
    * The claim reads it first: without such a queue it needs no queue filter and no room count.
    */
   restrictedQueueExists: `SELECT EXISTS (SELECT 1 FROM soniq_queues
-      WHERE paused = 1 OR max_running IS NOT NULL) AS restricted`,
+      WHERE ${sqliteQueuePaused()} OR max_running IS NOT NULL) AS restricted`,
 
   /**
    * `@now`, `@limit` → the ids of the first due queued jobs of every queue, in claim order. The
@@ -385,6 +386,19 @@ export const SQL = {
   pauseKey: `INSERT INTO soniq_rate_pauses (key, until) VALUES (@key, @now + @delayMs)
     ON CONFLICT (key) DO UPDATE SET until = max(until, excluded.until)`,
 
+  /**
+   * `@queue`, `@now`, `@delayMs` → pauses the queue until `@now + @delayMs` (a later timed pause
+   * is kept; an operator's pause, without `paused_until`, is left alone).
+   */
+  pauseQueue: `INSERT INTO soniq_queues AS q (name, paused, paused_until, updated_at)
+    VALUES (@queue, 1, @now + @delayMs, @now)
+    ON CONFLICT (name) DO UPDATE SET paused = 1,
+      paused_until = CASE WHEN q.paused = 1 AND q.paused_until > @now
+                          THEN max(q.paused_until, excluded.paused_until)
+                          ELSE excluded.paused_until END,
+      updated_at = @now
+    WHERE q.paused = 0 OR q.paused_until IS NOT NULL`,
+
   /** `@now` → deletes the key pauses that have passed. */
   prunePauses: "DELETE FROM soniq_rate_pauses WHERE until <= @now",
 
@@ -414,7 +428,7 @@ export const SQL = {
   limitedQueues: `SELECT q.name, q.max_running AS maxRunning, (SELECT count(*) FROM soniq_jobs AS j
         WHERE j.status = 'processing' AND j.queue = q.name) AS processing
     FROM soniq_queues AS q
-    WHERE q.paused = 0 AND q.max_running IS NOT NULL
+    WHERE NOT ${sqliteQueuePaused("q")} AND q.max_running IS NOT NULL
       AND (@queues IS NULL OR q.name IN (SELECT value FROM json_each(@queues)))
     ORDER BY q.name`,
 
@@ -933,7 +947,9 @@ export const SQL = {
              min(CASE WHEN status = 'queued' AND scheduled_at <= ${NOW_MS} THEN scheduled_at END) AS due
       FROM soniq_jobs GROUP BY queue
     )
-    SELECT n.name, COALESCE(q.paused, 0) AS paused, q.max_running, q.unclaimable_after,
+    SELECT n.name, COALESCE(${sqliteQueuePaused("q")}, 0) AS paused,
+           CASE WHEN ${sqliteQueuePaused("q")} THEN q.paused_until END AS paused_until,
+           q.max_running, q.unclaimable_after,
            q.updated_at,
            COALESCE(c.queued, 0) AS queued, COALESCE(c.processing, 0) AS processing,
            COALESCE(${NOW_MS} - c.due, 0) AS oldest_due_ms
@@ -967,6 +983,7 @@ export const SQL = {
       CASE WHEN @setUnclaimable = 1 THEN @unclaimableAfter END, ${NOW_MS})
     ON CONFLICT (name) DO UPDATE SET
       paused = COALESCE(@paused, soniq_queues.paused),
+      paused_until = CASE WHEN @paused IS NULL THEN soniq_queues.paused_until END,
       max_running = CASE WHEN @setMax = 1 THEN @maxRunning ELSE soniq_queues.max_running END,
       unclaimable_after = CASE WHEN @setUnclaimable = 1 THEN @unclaimableAfter
                                ELSE soniq_queues.unclaimable_after END,

@@ -17,3 +17,7 @@ CREATE TABLE soniq_rate_pauses (
   key    text        PRIMARY KEY,
   until  timestamptz NOT NULL
 );
+-- A queue paused by a handler (`ctx.rateLimited(ms, { scope: "queue" })`) is `paused` until
+-- `paused_until`; NULL is an operator's pause (until a resume). Claims read a queue as paused only
+-- while `paused_until` is NULL or still ahead, so a timed pause ends without a write.
+ALTER TABLE soniq_queues ADD COLUMN paused_until timestamptz;

@@ -15,3 +15,6 @@ CREATE TABLE soniq_rate_pauses (
   key    TEXT    PRIMARY KEY,
   until  INTEGER NOT NULL
 );
+-- A queue paused by a handler (`ctx.rateLimited(ms, { scope: "queue" })`) is `paused` until
+-- `paused_until` (ms); NULL is an operator's pause (until a resume).
+ALTER TABLE soniq_queues ADD COLUMN paused_until INTEGER;
