@@ -111,7 +111,10 @@ describeEachBackend("worker: ctx.rateLimited", (target) => {
       async () => limitedAt > 0 && (await instances[0]!.getJob(first))?.status === "queued",
     );
     const queues = await instances[0]!.queues.list();
-    expect(queues.find((q) => q.name === "mail")).toMatchObject({ paused: true });
+    const mail = queues.find((q) => q.name === "mail");
+    expect(mail).toMatchObject({ paused: true });
+    // The end of the timed pause is shown (soniq queues list, status --json, dashboard).
+    expect(mail?.pausedUntil?.getTime() ?? 0).toBeGreaterThan(limitedAt + 1000);
     const more = [await jobs[1]!.mail.enqueue({ n: 1 }), await jobs[0]!.mail.enqueue({ n: 2 })];
     const other = await jobs[1]!.other.enqueue({ n: 9 });
     await waitFor(async () => (await instances[0]!.getJob(other))?.status === "done");
@@ -127,6 +130,7 @@ describeEachBackend("worker: ctx.rateLimited", (target) => {
     expect(await instances[0]!.getJob(first)).toMatchObject({ attempts: 1 });
     expect((await instances[0]!.queues.list()).find((q) => q.name === "mail")).toMatchObject({
       paused: false,
+      pausedUntil: null,
     });
     // An operator's pause is not turned into a timed one.
     await instances[0]!.queues.pause("mail");
@@ -134,6 +138,7 @@ describeEachBackend("worker: ctx.rateLimited", (target) => {
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect((await instances[0]!.queues.list()).find((q) => q.name === "mail")).toMatchObject({
       paused: true,
+      pausedUntil: null,
     });
     await Promise.all(workers.map((w) => w.stop()));
   }, 60_000);

@@ -4,12 +4,18 @@
  * live workers (the shared worker view) and how many dead ones are not stopped.
  */
 import { z } from "zod";
+import { instantJsonSchema } from "./instant.js";
 import { workerJsonSchema } from "./worker.js";
 
 /** One queue's row in `status --json`: its configuration and its jobs by state. */
 export const statusQueueJsonSchema = z.object({
   name: z.string(),
   paused: z.boolean(),
+  /**
+   * When a timed pause ends (a handler's `ctx.rateLimited` with scope `queue`,
+   * docs/flow-control.md); null for an operator's pause or a queue not paused.
+   */
+  pausedUntil: instantJsonSchema.nullable(),
   /** Most processing jobs at once across every worker; null = no limit. */
   maxRunning: z.number().int().nullable(),
   /** Queued and due now. */

@@ -183,7 +183,13 @@ export interface DeadLetterListParams {
 /** A queue: its configuration and counts. */
 export interface QueueInfo {
   name: string;
+  /** Paused now: by an operator (until a resume), or by a handler until {@link pausedUntil}. */
   paused: boolean;
+  /**
+   * When a timed pause ends (`ctx.rateLimited(ms, { scope: "queue" })`, docs/flow-control.md),
+   * database clock; null for an operator's pause or a queue not paused.
+   */
+  pausedUntil: Date | null;
   /** Most processing rows at once across every worker; null = no limit. */
   maxRunning: number | null;
   /**

@@ -344,6 +344,7 @@ export class PgAdminStore implements AdminStore {
     const { rows } = await this.host.run<{
       name: string;
       paused: boolean;
+      paused_until: Date | null;
       max_running: number | null;
       unclaimable_after: number | null;
       updated_at: Date | null;
@@ -354,6 +355,7 @@ export class PgAdminStore implements AdminStore {
     return rows.map((r) => ({
       name: r.name,
       paused: r.paused,
+      pausedUntil: r.paused_until,
       maxRunning: r.max_running,
       unclaimableAfter: r.unclaimable_after,
       queued: Number(r.queued),

@@ -107,6 +107,7 @@ export function register(program: Command): void {
             return {
               name,
               paused: info?.paused ?? false,
+              pausedUntil: info?.pausedUntil ? info.pausedUntil.toISOString() : null,
               maxRunning: info?.maxRunning ?? null,
               queued: count("queued"),
               scheduled: count("scheduled"),
