@@ -69,6 +69,7 @@ export type {
   QueueHistory,
   QueueInfo,
   QueueStats,
+  RateKeyInfo,
   ScheduleOutcome,
   ScheduleRow,
   ScheduleRunRow,

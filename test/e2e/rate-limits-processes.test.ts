@@ -7,7 +7,7 @@
  * stored start instants never put more than 3 in any second; the drain took the windows it must.
  */
 import { afterAll, describe, expect, it } from "vitest";
-import { type Running, startCli } from "../helpers/cli.js";
+import { type Running, runCli, startCli } from "../helpers/cli.js";
 import { prepared, targets, WORKER_READY_TIMEOUT_MS } from "../helpers/e2e-targets.js";
 import { waitFor } from "../helpers/wait.js";
 
@@ -69,5 +69,34 @@ for (const target of targets) {
       // 15 starts at 3 a second: at least 4 seconds between the first and the last.
       expect(starts[starts.length - 1]! - starts[0]!).toBeGreaterThanOrEqual(4 * 1000 - 100);
     }, 240_000);
+
+    it(`${target.label} › a key at its limit, a job held › soniq status --json shows the key's starts and next window`, async () => {
+      const prep = await prepared(target);
+      const { db } = prep;
+      const hourly = db.job({
+        name: "tenant.hourly",
+        rateLimit: { limit: 1, per: 60, key: (args: { tenant: string }) => args.tenant },
+        handler: async () => undefined,
+      });
+      const first = await hourly.enqueue({ tenant: "beta" });
+      const held = await hourly.enqueue({ tenant: "beta" });
+      const worker = startRatedWorker(prep.env);
+      children.push(worker);
+      await worker.ready;
+      await waitFor(async () => (await db.getJob(first))?.status === "done", 60_000);
+      const status = await runCli(["status", "--json"], prep.env);
+      expect(status.code, status.stderr).toBe(0);
+      const json = JSON.parse(status.stdout) as {
+        rateKeys: Array<{ key: string; startsInWindow: number; nextWindowAt: string | null }>;
+      };
+      expect(json.rateKeys).toHaveLength(1);
+      expect(json.rateKeys[0]).toMatchObject({ key: "beta", startsInWindow: 1 });
+      const next = Date.parse(json.rateKeys[0]!.nextWindowAt ?? "");
+      expect(next).toBeGreaterThan(Date.now() + 30_000);
+      expect(await db.getJob(held)).toMatchObject({ status: "queued", attempts: 0 });
+      worker.child.kill("SIGTERM");
+      expect((await worker.exited).code).toBe(0);
+      await db.close();
+    }, 120_000);
   });
 }

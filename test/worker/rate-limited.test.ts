@@ -54,6 +54,11 @@ describeEachBackend("worker: ctx.rateLimited", (target) => {
     const pausedAt = limitedAt;
     const others: string[] = [];
     for (let n = 1; n <= 3; n++) others.push(await jobs[n % 2]!.enqueue({ tenant: "slow", n }));
+    const keys = await instances[0]!.queues.rateKeys();
+    expect(keys).toEqual([
+      { key: "slow", startsInWindow: 0, nextWindowAt: null, pausedUntil: expect.any(Date) },
+    ]);
+    expect(keys[0]!.pausedUntil!.getTime()).toBeGreaterThan(pausedAt + 1000);
     const fast = await jobs[1]!.enqueue({ tenant: "fast", n: 0 });
     await waitFor(async () => (await instances[0]!.getJob(fast))?.status === "done");
     // The key's jobs wait while the fast key's job ran.

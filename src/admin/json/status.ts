@@ -50,6 +50,17 @@ export const waitingForWorkerJsonSchema = z.object({
   versions: z.array(z.number().int()),
 });
 
+/** One key's rate-limit state in `status --json` (docs/flow-control.md). */
+export const rateKeyJsonSchema = z.object({
+  key: z.string(),
+  /** Starts of the key still inside their rate-limit window. */
+  startsInWindow: z.number().int(),
+  /** When the earliest of them leaves its window (a start frees then); null: none. */
+  nextWindowAt: instantJsonSchema.nullable(),
+  /** When a handler's pause of the key (`ctx.rateLimited`, scope `key`) ends; null: not paused. */
+  pausedUntil: instantJsonSchema.nullable(),
+});
+
 /** `soniq status --json`. */
 export const statusJsonSchema = z.object({
   /** Live and finished jobs plus dead letters. */
@@ -75,6 +86,11 @@ export const statusJsonSchema = z.object({
   deadWorkers: z.number().int(),
   /** Due jobs no live worker can run, per queue and name (docs/operations.md). */
   waitingForWorker: z.array(waitingForWorkerJsonSchema),
+  /**
+   * Rate-limit state: keys with starts in their window or paused by a handler, most starts first
+   * (at most 20; docs/flow-control.md).
+   */
+  rateKeys: z.array(rateKeyJsonSchema),
 });
 /** `soniq status --json` (see {@link statusJsonSchema}). */
 export type StatusJson = z.infer<typeof statusJsonSchema>;

@@ -31,6 +31,7 @@ import {
   type QueueInfo,
   type QueueSetParams,
   type QueueStatusCount,
+  type RateKeyInfo,
   type WorkerBeatParams,
   type WorkerCapability,
   type WorkerDetail,
@@ -338,6 +339,21 @@ export class PgAdminStore implements AdminStore {
     const limit = params.limit;
     const { rowCount } = await this.host.run(this.host.sql.controlsPrune, [limit]);
     return rowCount;
+  }
+
+  async rateKeyList({ limit }: { limit: number }): Promise<RateKeyInfo[]> {
+    const { rows } = await this.host.run<{
+      key: string;
+      n: string;
+      next_at: Date | null;
+      until: Date | null;
+    }>(this.host.sql.rateKeyList, [limit]);
+    return rows.map((r) => ({
+      key: r.key,
+      startsInWindow: Number(r.n),
+      nextWindowAt: r.next_at,
+      pausedUntil: r.until,
+    }));
   }
 
   async queueList(): Promise<QueueInfo[]> {

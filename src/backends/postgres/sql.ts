@@ -1247,6 +1247,18 @@ export function buildAdminStatements(schema: string) {
      * `unclaimable_after`, `updated_at`, `queued`, `processing`, `oldest_due_s` (seconds the oldest due queued job has
      * waited), by name.
      */
+    /**
+     * `$1` limit → `key`, `n` (live starts), `next_at` (earliest live start's expiry), `until`
+     * (key pause end): keys with live starts or a pause, most starts first.
+     */
+    rateKeyList: `WITH st AS (SELECT key, count(*) AS n, min(expires_at) AS next_at
+          FROM ${s}.${quoteIdent("soniq_rate_starts")} WHERE expires_at > now() GROUP BY key),
+        ps AS (SELECT key, until FROM ${s}.${quoteIdent("soniq_rate_pauses")} WHERE until > now()),
+        ks AS (SELECT key FROM st UNION SELECT key FROM ps)
+      SELECT ks.key, COALESCE(st.n, 0) AS n, st.next_at, ps.until
+      FROM ks LEFT JOIN st ON st.key = ks.key LEFT JOIN ps ON ps.key = ks.key
+      ORDER BY COALESCE(st.n, 0) DESC, ks.key LIMIT $1::int`,
+
     queueList: `WITH names AS (SELECT name FROM ${queues} UNION SELECT DISTINCT queue FROM ${jobs}
         UNION SELECT f.queue FROM (${finishedCounts(counts, true)}) AS f WHERE f.n > 0),
       counts AS (

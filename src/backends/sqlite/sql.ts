@@ -940,6 +940,18 @@ export const SQL = {
    * → per queue with jobs (live or finished) or a configuration row: `name`, `paused` (0/1), `max_running`,
    * `updated_at`, `queued`, `processing`, `oldest_due_ms`, by name.
    */
+  /**
+   * `@limit` → `key`, `n` (live starts), `next_at` (ms: earliest live start's expiry), `until`
+   * (ms: key pause end): keys with live starts or a pause, most starts first.
+   */
+  rateKeyList: `WITH st AS (SELECT key, count(*) AS n, min(expires_at) AS next_at
+        FROM soniq_rate_starts WHERE expires_at > ${NOW_MS} GROUP BY key),
+      ps AS (SELECT key, until FROM soniq_rate_pauses WHERE until > ${NOW_MS}),
+      ks AS (SELECT key FROM st UNION SELECT key FROM ps)
+    SELECT ks.key, COALESCE(st.n, 0) AS n, st.next_at, ps.until
+    FROM ks LEFT JOIN st ON st.key = ks.key LEFT JOIN ps ON ps.key = ks.key
+    ORDER BY COALESCE(st.n, 0) DESC, ks.key LIMIT @limit`,
+
   queueList: `WITH names AS (SELECT name FROM soniq_queues UNION SELECT queue FROM soniq_jobs
       UNION SELECT queue FROM (${finishedCounts(true)}) WHERE n > 0),
     counts AS (
