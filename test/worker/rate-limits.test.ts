@@ -183,6 +183,28 @@ describeEachBackend("worker: rate limits", (target) => {
     expect(await soniq.getJob(other)).toMatchObject({ attempts: 1 });
   }, 60_000);
 
+  it("rate › one key in a queue with maxRunning and in another queue › admitted once per window, whatever queue its jobs are in", async () => {
+    const backend = await target.open();
+    const soniq = instanceOn(backend);
+    const job = soniq.job({
+      name: "acct.sync",
+      rateLimit: { limit: 1, per: 60, key: () => "acct" },
+      handler: async () => undefined,
+    });
+    for (let i = 0; i < 3; i++) await job.enqueue({}, { queue: "lim" });
+    for (let i = 0; i < 3; i++) await job.enqueue({});
+    await soniq.queues.set("lim", { maxRunning: 5 });
+    // Claims for 1.5 s (the limited-queue list may be cached for a second on PostgreSQL): one
+    // start in the window in all, though each queue alone would admit one.
+    let claimed = 0;
+    const until = Date.now() + 1500;
+    while (Date.now() < until) {
+      claimed += (await backend.jobClaim({ workerId: "w", limit: 10, queues: null })).length;
+      await sleep(50);
+    }
+    expect(claimed).toBe(1);
+  });
+
   it("rate › with a concurrency limit on the same key › both hold", async () => {
     const backend = await target.open();
     const soniq = instanceOn(backend);

@@ -197,6 +197,10 @@ export function claimDue(
     keyedTurns.set(s, turn);
     const keyedFirst = turn % 2 === 0;
     const ids = keyedFirst ? (keyedRead.all(params) as string[]) : [];
+    // The keyed reads count processing rows and recorded starts, which this claim's own picks
+    // are not yet: after one keyed read took jobs, no other keyed read runs in this claim, so a
+    // key spanning a limited queue and another queue is never admitted twice on the same count.
+    let keyedTook = ids.length > 0;
     if (ids.length < limit) {
       ids.push(...(read.pluck().all({ ...params, limit: limit - ids.length }) as string[]));
     }
@@ -215,14 +219,16 @@ export function claimDue(
           const taken = dueInQueue.all({ now, limit: room, queue: name, names, versions });
           ids.push(...(taken as string[]));
           // Keyed jobs of this queue, within the room left (docs/flow-control.md).
-          if (taken.length < room) {
+          if (taken.length < room && !keyedTook) {
             const more = { now, limit: room - taken.length, queue: name, names, versions };
-            ids.push(...(keyedInQueue.all(more) as string[]));
+            const keyed = keyedInQueue.all(more) as string[];
+            ids.push(...keyed);
+            if (keyed.length > 0) keyedTook = true;
           }
         }
       }
     }
-    if (!keyedFirst && ids.length < limit) {
+    if (!keyedFirst && !keyedTook && ids.length < limit) {
       ids.push(...(keyedRead.all({ ...params, limit: limit - ids.length }) as string[]));
     }
     if (seen?.rate === true && ids.length < limit) {
