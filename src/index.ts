@@ -70,6 +70,7 @@ export type {
   QueueHistory,
   QueueInfo,
   QueueStats,
+  RateKeyInfo,
   ScheduleOutcome,
   ScheduleRow,
   ScheduleRunRow,
@@ -108,6 +109,13 @@ export {
   type JobSettings,
   type SyncJobOptions,
 } from "./jobs/job-definition.js";
+export type { RateLimitSettings } from "./jobs/rate-limit.js";
+export {
+  RateLimited,
+  type RateLimitedOptions,
+  type RateLimitScope,
+  rateLimited,
+} from "./jobs/rate-limited.js";
 export { DEFAULT_RETRY_POLICY, type RetryPolicy } from "./jobs/retry-policy.js";
 export { Snooze, snooze } from "./jobs/snooze.js";
 export type { StopReason, ThreadJobContext } from "./jobs/thread-context.js";
@@ -130,6 +138,7 @@ export type {
   QueueMetricsEvent,
   QueueSample,
   ScheduleOccurrenceEvent,
+  ScopePausedEvent,
   ShutdownNackEvent,
   SoniqEventMap,
   SoniqEventName,

@@ -12,6 +12,7 @@ import {
   HISTORY_MAX_WINDOW_SECONDS,
   type QueueHistory,
   type QueueInfo,
+  type RateKeyInfo,
 } from "../backends/contract/index.js";
 import { SoniqError } from "../errors.js";
 import { assertQueue } from "../jobs/enqueue-options.js";
@@ -66,6 +67,22 @@ export class QueuesAdmin {
   /** Every queue that has jobs or a configuration, by name, with its counts. */
   async list(): Promise<QueueInfo[]> {
     return (await this.deps.backend()).admin.queueList({});
+  }
+
+  /**
+   * Rate-limit state per key (docs/flow-control.md): keys with starts in their window or paused
+   * by a handler's `ctx.rateLimited(ms, { scope: "key" })`, most starts first, at most `limit`
+   * (default 20).
+   * @throws SoniqError `INVALID_OPTION` unless `limit` is an integer from 1 to 1000.
+   */
+  async rateKeys(limit = 20): Promise<RateKeyInfo[]> {
+    if (!Number.isInteger(limit) || limit < 1 || limit > 1000) {
+      throw new SoniqError(
+        "INVALID_OPTION",
+        `rateKeys: limit must be an integer from 1 to 1000, got ${String(limit)}`,
+      );
+    }
+    return (await this.deps.backend()).admin.rateKeyList({ limit });
   }
 
   /**

@@ -19,6 +19,7 @@ import {
 import { type JobDefinition, validateArgs } from "./job-definition.js";
 import { newJobId } from "./job-id.js";
 import { argsDedupKey, toJsonText } from "./payload.js";
+import { rateWindowMs } from "./rate-limit.js";
 
 /**
  * The row for one enqueue of `name` (defined by `definition`, or null for a job another service
@@ -55,20 +56,38 @@ export async function buildNewJob(
     dedupKey = argsDedupKey(name, JSON.parse(text));
   }
   let meta: string | undefined;
-  if (options.concurrencyKey !== undefined || definition?.concurrency !== undefined) {
+  if (
+    options.concurrencyKey !== undefined ||
+    definition?.concurrency !== undefined ||
+    definition?.rateLimit !== undefined
+  ) {
     const concurrency = definition?.concurrency;
-    if (concurrency === undefined) {
+    const rateLimit = definition?.rateLimit;
+    if (concurrency === undefined && rateLimit === undefined) {
       throw new SoniqError(
         "INVALID_ENQUEUE_OPTION",
-        `concurrencyKey: job ${name} declares no concurrency (give soniq.job({ concurrency: { key, limit } }))`,
+        `concurrencyKey: job ${name} declares no concurrency or rateLimit (give soniq.job({ concurrency: { key, limit } }))`,
       );
     }
-    const key = options.concurrencyKey ?? concurrency.key(args);
+    const key =
+      options.concurrencyKey ??
+      (concurrency !== undefined
+        ? concurrency.key(args)
+        : rateLimit?.key !== undefined
+          ? rateLimit.key(args)
+          : name);
     assertConcurrencyKey(
       key,
       options.concurrencyKey !== undefined ? "concurrencyKey" : `concurrency key of ${name}`,
     );
-    meta = concurrencyMeta({ key, limit: concurrency.limit });
+    meta = concurrencyMeta({
+      key,
+      limit: concurrency?.limit,
+      rate:
+        rateLimit === undefined
+          ? undefined
+          : { limit: rateLimit.limit, perMs: rateWindowMs(rateLimit.per) },
+    });
   }
   return {
     id: newJobId(),

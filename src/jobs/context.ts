@@ -1,4 +1,5 @@
 import type { Logger } from "../observability/logger.js";
+import type { RateLimited, RateLimitedOptions } from "./rate-limited.js";
 
 /** What a handler receives besides its arguments. */
 export interface JobContext {
@@ -36,6 +37,16 @@ export interface JobContext {
    * @throws SoniqError `INVALID_ARGS` for a fraction outside 0..1 or a message that is not text.
    */
   progress(fraction: number, message?: string): void;
+  /**
+   * Back-pressure from a downstream (docs/flow-control.md): `return ctx.rateLimited(5000, {
+   * scope: "key" })` puts the job back in `queued`, due in `retryAfterMs` **milliseconds**,
+   * without spending an attempt (a snooze, not a NACK or an interruption), and pauses the scope
+   * on every worker for that long: `"job"` (default) this job only, `"key"` every job of its key
+   * (a job without a key pauses itself only), `"queue"` every job of its queue. The handler must
+   * return the value; calling it alone does nothing.
+   * @throws SoniqError `INVALID_OPTION` for a delay outside 0..86,400,000 ms or a bad scope.
+   */
+  rateLimited(retryAfterMs: number, options?: RateLimitedOptions): RateLimited;
 }
 
 /** What `ctx.schedule` tells a handler about the occurrence it runs for. */

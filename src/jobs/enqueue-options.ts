@@ -26,9 +26,9 @@ export interface EnqueueOptions {
   /** Use a key derived from the name and the canonical JSON of the arguments as `dedupKey`. */
   uniqueByArgs?: boolean;
   /**
-   * The job's concurrency key, instead of the one its definition's `concurrency.key` computes
-   * (1 to 200 characters; docs/flow-control.md). Only for a job whose definition declares
-   * `concurrency` (the limit comes from there).
+   * The job's key, instead of the one its definition computes (`concurrency.key`,
+   * `rateLimit.key` or the job's name; 1 to 200 characters; docs/flow-control.md). Only for a job
+   * whose definition declares `concurrency` or `rateLimit` (the limits come from there).
    */
   concurrencyKey?: string;
   /**

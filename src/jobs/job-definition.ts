@@ -16,6 +16,7 @@ import type { JobContext } from "./context.js";
 import type { EnqueueOptions } from "./enqueue-options.js";
 import { assertMaxAttempts, assertPriority, assertQueue } from "./enqueue-options.js";
 import { assertJobName } from "./job-name.js";
+import { assertRateLimitSettings, type RateLimitSettings } from "./rate-limit.js";
 import { assertRetryPolicy, DEFAULT_RETRY_POLICY, type RetryPolicy } from "./retry-policy.js";
 
 /**
@@ -51,6 +52,15 @@ export interface JobSettings<TArgs, TInput = TArgs> {
    * @throws SoniqError `INVALID_OPTION` (at definition) unless `{ key: function, limit: integer >= 1 }`.
    */
   concurrency?: ConcurrencySettings<TInput>;
+  /**
+   * Rate limit (docs/flow-control.md, "Rate limits"): at most `limit` jobs of one key start per
+   * `per` **seconds**, across every worker process; the others stay queued, attempts untouched,
+   * and start when the window allows. The key: `key(args)`, else `concurrency.key`, else the
+   * job's name. Not for remote jobs.
+   * @throws SoniqError `INVALID_OPTION` (at definition) unless `{ limit: integer >= 1, per:
+   * seconds from 0.001 to 86400, key?: function }`, or when `key` is given next to `concurrency`.
+   */
+  rateLimit?: RateLimitSettings<TInput>;
   /**
    * How long a finished (done or cancelled) job of this definition is kept, with its result and
    * its dedup key, in **seconds** (default: the instance's `resultRetention`, 7 days). `0` keeps
@@ -148,6 +158,8 @@ export class JobDefinition<TArgs, TResult, TInput = TArgs> {
   readonly uniqueByArgs: boolean;
   /** Per-key concurrency (see `JobSettings.concurrency`); undefined: none. */
   readonly concurrency: ConcurrencySettings<unknown> | undefined;
+  /** Rate limit (see `JobSettings.rateLimit`); undefined: none. */
+  readonly rateLimit: RateLimitSettings<unknown> | undefined;
   /** Seconds a finished job is kept (`0`: nothing kept); undefined: the instance's setting. */
   readonly resultRetention: number | undefined;
   readonly argsSchema: StandardSchemaV1<TInput, TArgs> | undefined;
@@ -203,6 +215,7 @@ export class JobDefinition<TArgs, TResult, TInput = TArgs> {
           "timeout",
           "uniqueByArgs",
           "concurrency",
+          "rateLimit",
           "resultRetention",
           "args",
           "version",
@@ -271,6 +284,11 @@ export class JobDefinition<TArgs, TResult, TInput = TArgs> {
       assertConcurrencySettings(concurrency, `job ${this.name}: concurrency`);
     }
     this.concurrency = concurrency as ConcurrencySettings<unknown> | undefined;
+    const rateLimit = isRemote ? undefined : (options as JobSettings<TArgs, TInput>).rateLimit;
+    if (rateLimit !== undefined) {
+      assertRateLimitSettings(rateLimit, `job ${this.name}: rateLimit`, concurrency !== undefined);
+    }
+    this.rateLimit = rateLimit as RateLimitSettings<unknown> | undefined;
     this.resultRetention = options.resultRetention;
     if (
       this.resultRetention !== undefined &&

@@ -1,4 +1,5 @@
 import type { ScheduleContext } from "./context.js";
+import type { RateLimited, RateLimitedOptions } from "./rate-limited.js";
 
 /** Why a sync handler is asked to stop. */
 export type StopReason = "job_timeout" | "shutdown_timeout" | "cancelled";
@@ -33,6 +34,13 @@ export interface ThreadJobContext {
    * @throws SoniqError `INVALID_ARGS` for a fraction outside 0..1.
    */
   progress(fraction: number, message?: string): void;
+  /**
+   * Back-pressure from a downstream: return its value to put the job back without spending an
+   * attempt and pause the scope on every worker (see `JobContext.rateLimited`, docs/flow-control.md).
+   * `retryAfterMs` in **milliseconds**.
+   * @throws SoniqError `INVALID_OPTION` for a delay outside 0..86,400,000 ms or a bad scope.
+   */
+  rateLimited(retryAfterMs: number, options?: RateLimitedOptions): RateLimited;
 }
 
 /** Values of the shared stop flag (an `Int32Array` over a `SharedArrayBuffer`, index 0). */

@@ -41,6 +41,16 @@ export type WorkerJobEvent = {
   duration_ms?: number;
 };
 
+/** Payload of `scope_paused`. */
+export type ScopePausedEvent = WorkerJobEvent & {
+  /** What paused: `job` (this job only), `key` (every job of `key`), `queue` (every job of `queue`). */
+  scope: "job" | "key" | "queue";
+  /** The key paused (scope `key`); null otherwise. A job without a key pauses itself only (`job`). */
+  key: string | null;
+  /** How long, in milliseconds. */
+  paused_ms: number;
+};
+
 /** Payload of `worker_started`. */
 export type WorkerStartedEvent = {
   /** The new worker incarnation's id. */
@@ -364,6 +374,12 @@ export type SoniqEventMap = {
   job_failed: WorkerJobEvent;
   /** A handler snoozed its job: back to `queued` later, no attempt spent. */
   job_snoozed: WorkerJobEvent;
+  /**
+   * A handler returned `ctx.rateLimited(ms, { scope })` (docs/flow-control.md) and its pause is
+   * written: its job is back in `queued` (also a `job_snoozed`) and its scope paused on every
+   * worker for `paused_ms`.
+   */
+  scope_paused: ScopePausedEvent;
   /**
    * A job moved to the dead-letter queue: its last attempt failed (from a worker) or it kept
    * losing its worker (`reason: "crash_loop"`, from crash recovery). Jobs dead-lettered before

@@ -13,7 +13,7 @@ import { assertCircuitOptions, type CircuitBreakerOptions } from "./circuit-brea
 import type { PollResult, ReconcileResult, SubmitResult } from "./results.js";
 
 /** What `submit` and `reconcile` receive besides the arguments. */
-export interface RemoteSubmitContext extends JobContext {
+export interface RemoteSubmitContext extends Omit<JobContext, "rateLimited"> {
   /**
    * `<job id>:<generation>`: pass it to the provider. Stable across a reconcile that answers
    * `notSubmitted` (the resubmission reuses it); a new generation only after a definite failure.
@@ -64,7 +64,7 @@ export interface RemoteHandlers<TArgs, TResult = unknown> {
    * Runs before `submitting` is written: throw to fail the job definitively (dead-letter reason
    * `preflight_failed`) outside the ambiguous window.
    */
-  preflight?(args: TArgs, ctx: JobContext): Promise<void> | void;
+  preflight?(args: TArgs, ctx: Omit<JobContext, "rateLimited">): Promise<void> | void;
   /** Seconds one `submit` (and one `poll`/`reconcile` call) may take (> 0). */
   submitTimeout: number;
   /** Seconds between polls unless `pending({ every })` says otherwise (> 0). */
@@ -84,7 +84,9 @@ export interface RemoteSpec {
   reconcile:
     | ((args: unknown, ctx: RemoteSubmitContext) => Promise<ReconcileResult> | ReconcileResult)
     | undefined;
-  preflight: ((args: unknown, ctx: JobContext) => Promise<void> | void) | undefined;
+  preflight:
+    | ((args: unknown, ctx: Omit<JobContext, "rateLimited">) => Promise<void> | void)
+    | undefined;
   submitTimeout: number;
   pollEvery: number;
   pollTimeout: number;

@@ -9,6 +9,7 @@
  */
 import { type JobContext, type ScheduleContext, scheduleContextOf } from "../jobs/context.js";
 import { checkProgress } from "../jobs/progress.js";
+import { type RateLimited, type RateLimitedOptions, rateLimited } from "../jobs/rate-limited.js";
 import type { JobLogger } from "../observability/lazy-child-logger.js";
 import type { Logger } from "../observability/logger.js";
 import type { InFlight } from "./in-flight.js";
@@ -79,5 +80,10 @@ export class AsyncJobContext implements JobContext {
       entry.progress = checkProgress(fraction, message);
       entry.progressDirty = true;
     };
+  }
+
+  /** See {@link JobContext.rateLimited} (a prototype method: nothing per job). */
+  rateLimited(retryAfterMs: number, options?: RateLimitedOptions): RateLimited {
+    return rateLimited(retryAfterMs, options);
   }
 }

@@ -3,15 +3,21 @@
  * the table of concurrency slots they hold (a slot is freed once the outcome is known, so the next
  * claim overlaps the outcome write, which the drain still waits for).
  */
+
 import type { ClaimedJob, Owner } from "../backends/contract/index.js";
 import type { JobTimeoutError } from "../jobs/context.js";
 import type { ProgressValue } from "../jobs/progress.js";
+import type { RateLimitScope } from "../jobs/rate-limited.js";
 import { LazyAbortController } from "./lazy-abort-controller.js";
 
 /** How one run of a handler ended, before it is written. */
 export type Outcome =
   | { kind: "success"; value: unknown }
-  | { kind: "snooze"; seconds: number }
+  /**
+   * Back to `queued` in `seconds`, no attempt spent. `scope`: the handler returned
+   * `ctx.rateLimited` (docs/flow-control.md): the scope pauses for as long.
+   */
+  | { kind: "snooze"; seconds: number; scope?: RateLimitScope }
   | { kind: "error"; error: unknown }
   | { kind: "timeout"; error: JobTimeoutError }
   | { kind: "released" }

@@ -7,6 +7,7 @@
  * (exit code 3).
  */
 import type { Backend, ClaimedJob } from "../backends/contract/index.js";
+import { keyOfMeta } from "../backends/shared/concurrency-meta.js";
 import type { JobDefinition } from "../jobs/job-definition.js";
 import { toJsonText } from "../jobs/payload.js";
 import { retryDelaySeconds } from "../jobs/retry-policy.js";
@@ -123,13 +124,39 @@ export class OutcomeRecorder {
           bounded: true,
         };
       }
-      case "snooze":
+      case "snooze": {
+        // `ctx.rateLimited` with scope "key" or "queue": the pause first (idempotent on a retry
+        // of the write), then the snooze; a job without a key pauses itself only.
+        const key = outcome.scope === "key" ? keyOfMeta(job.meta) : null;
+        if (outcome.scope === "queue" && outcome.seconds > 0) {
+          return {
+            outcome,
+            what: "rate-limited snooze",
+            op: "snooze",
+            write: async () => {
+              await backend.jobPauseQueue({ queue: job.queue, delaySeconds: outcome.seconds });
+              return backend.jobSnooze({ id: job.id, owner, delaySeconds: outcome.seconds });
+            },
+          };
+        }
+        if (key !== null && outcome.seconds > 0) {
+          return {
+            outcome,
+            what: "rate-limited snooze",
+            op: "snooze",
+            write: async () => {
+              await backend.jobPauseKey({ key, delaySeconds: outcome.seconds });
+              return backend.jobSnooze({ id: job.id, owner, delaySeconds: outcome.seconds });
+            },
+          };
+        }
         return {
           outcome,
           what: "snooze",
           op: "snooze",
           write: () => backend.jobSnooze({ id: job.id, owner, delaySeconds: outcome.seconds }),
         };
+      }
       case "released":
         return {
           outcome,
@@ -262,9 +289,19 @@ export class OutcomeRecorder {
       events.emit("job_cancelled", { job_id: job.id, job_name: job.name, queue: job.queue });
     } else if (changed && resolved.kind !== "released") {
       const base = { worker_id: workerId, job_id: job.id, job_name: job.name, queue: job.queue };
-      if (resolved.kind === "snooze")
+      if (resolved.kind === "snooze") {
         events.emit("job_snoozed", { ...base, duration_ms: durationMs });
-      else if (plan.op === "dead_letter") {
+        if (resolved.scope !== undefined) {
+          const key = resolved.scope === "key" ? keyOfMeta(job.meta) : null;
+          events.emit("scope_paused", {
+            ...base,
+            duration_ms: durationMs,
+            scope: resolved.scope === "key" && key === null ? "job" : resolved.scope,
+            key,
+            paused_ms: Math.round(resolved.seconds * 1000),
+          });
+        }
+      } else if (plan.op === "dead_letter") {
         events.emit("job_dead_lettered", {
           ...base,
           duration_ms: durationMs,
@@ -292,7 +329,13 @@ export class OutcomeRecorder {
         "job NACK'd: back to queued, attempts unchanged",
       );
     } else if (resolved.kind === "snooze") {
-      log.info(fields, `job snoozed for ${resolved.seconds} s`);
+      if (resolved.scope === undefined) log.info(fields, `job snoozed for ${resolved.seconds} s`);
+      else {
+        log.info(
+          { ...fields, scope: resolved.scope },
+          `job rate limited by a downstream: back to queued for ${resolved.seconds} s, scope ${resolved.scope} paused`,
+        );
+      }
     } else if (resolved.kind === "cancelled") {
       log.info(fields, "job cancelled by an operator: recorded cancelled");
     } else if (resolved.kind === "error" || resolved.kind === "timeout") {
@@ -341,7 +384,8 @@ export class OutcomeRecorder {
     if (o.kind === "released") {
       this.append(job, "nack", "shutdown_timeout: back to queued, attempts kept");
     } else if (o.kind === "snooze") {
-      this.append(job, "snoozed", `for ${o.seconds} s`);
+      const why = o.scope === undefined ? "" : `rate limited by a downstream (scope ${o.scope}): `;
+      this.append(job, "snoozed", `${why}for ${o.seconds} s`);
     } else if (o.kind === "error" || o.kind === "timeout") {
       const kind = plan.op === "dead_letter" ? "dead_lettered" : "retried";
       const text = errorText(o.error, 2000);

@@ -11,6 +11,7 @@
  */
 import { JobCancelledError, JobTimeoutError, ShutdownTimeoutError } from "../jobs/context.js";
 import type { JobDefinition, JobHandler } from "../jobs/job-definition.js";
+import { RateLimited } from "../jobs/rate-limited.js";
 import { Snooze } from "../jobs/snooze.js";
 import type { JobLogger } from "../observability/lazy-child-logger.js";
 import type { Logger } from "../observability/logger.js";
@@ -134,7 +135,9 @@ class AsyncRun implements JobDeadlineHandlers {
   onValue(value: unknown): void {
     if (this.settled) this.late({ settled: "returned" });
     else if (value instanceof Snooze) this.finish({ kind: "snooze", seconds: value.seconds });
-    else this.finish({ kind: "success", value });
+    else if (value instanceof RateLimited) {
+      this.finish({ kind: "snooze", seconds: value.retryAfterMs / 1000, scope: value.scope });
+    } else this.finish({ kind: "success", value });
   }
 
   onError(error: unknown): void {

@@ -202,7 +202,9 @@ export async function runSyncHandler(
         }
         finish(
           result.kind === "snooze"
-            ? { kind: "snooze", seconds: result.seconds }
+            ? result.scope === undefined
+              ? { kind: "snooze", seconds: result.seconds }
+              : { kind: "snooze", seconds: result.seconds, scope: result.scope }
             : { kind: "success", value: result.value },
         );
       },

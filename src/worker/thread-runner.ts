@@ -8,6 +8,7 @@ import { fileURLToPath } from "node:url";
 import { SoniqError } from "../errors.js";
 import { importUserModule } from "../jobs/import-user-module.js";
 import { checkProgress, writeProgress } from "../jobs/progress.js";
+import { RateLimited, rateLimited } from "../jobs/rate-limited.js";
 import { Snooze } from "../jobs/snooze.js";
 import { STOP_FLAG, type StopReason, type ThreadJobContext } from "../jobs/thread-context.js";
 import { toThreadErrorRecord } from "./thread-error.js";
@@ -63,9 +64,13 @@ async function run(task: ThreadTask): Promise<ThreadOutcome> {
     stopRequested: () => reason() !== null,
     stopReason: reason,
     progress: (fraction, message) => writeProgress(task.progress, checkProgress(fraction, message)),
+    rateLimited,
   };
   const value = await fn(task.args, ctx);
   if (value instanceof Snooze) return { kind: "snooze", seconds: value.seconds };
+  if (value instanceof RateLimited) {
+    return { kind: "snooze", seconds: value.retryAfterMs / 1000, scope: value.scope };
+  }
   // The value crosses back by structured clone: one that cannot be cloned (a function, a class
   // with private state, a socket) is a failure of this run, said in words, not a thread error.
   try {

@@ -1,5 +1,6 @@
 /** The messages the main thread sends to the worker-thread runner, and what comes back. */
 import type { ScheduleContext } from "../jobs/context.js";
+import type { RateLimitScope } from "../jobs/rate-limited.js";
 import type { ThreadErrorRecord } from "./thread-error.js";
 
 /** Run one sync job on a thread. */
@@ -47,6 +48,7 @@ export interface ThreadCheck {
  */
 export type ThreadOutcome =
   | { kind: "value"; value: unknown }
-  | { kind: "snooze"; seconds: number }
+  /** `scope`: the handler returned `ctx.rateLimited` (a snooze that pauses its scope). */
+  | { kind: "snooze"; seconds: number; scope?: RateLimitScope }
   | { kind: "error"; error: ThreadErrorRecord }
   | { kind: "not_started"; reason: "job_timeout" | "cancelled" };

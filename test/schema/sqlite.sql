@@ -1,6 +1,6 @@
 -- The SQLite schema after every migration, as a fresh `setup()` leaves it.
 -- Written by `npm run schema:dump`; checked by test/schema/schema.test.ts. Do not edit.
--- Migrations: 001_initial, 002_leases, 003_schedules, 004_start_marks, 005_operations, 006_remote_submissions, 007_trace_context, 008_finished_jobs, 009_job_versions, 010_worker_capabilities, 011_worker_exits, 012_concurrency_keys
+-- Migrations: 001_initial, 002_leases, 003_schedules, 004_start_marks, 005_operations, 006_remote_submissions, 007_trace_context, 008_finished_jobs, 009_job_versions, 010_worker_capabilities, 011_worker_exits, 012_concurrency_keys, 013_rate_limits
 
 CREATE TABLE soniq_dead_letter_jobs (
   id            TEXT    NOT NULL PRIMARY KEY,
@@ -135,8 +135,19 @@ CREATE TABLE soniq_queues (
   paused      INTEGER NOT NULL DEFAULT 0 CHECK (paused IN (0, 1)),
   max_running INTEGER CHECK (max_running >= 1),
   updated_at  INTEGER NOT NULL,
-  unclaimable_after INTEGER CHECK (unclaimable_after >= 1)
+  unclaimable_after INTEGER CHECK (unclaimable_after >= 1),
+  paused_until INTEGER
 ) STRICT;
+
+CREATE TABLE soniq_rate_pauses (
+  key    TEXT    PRIMARY KEY,
+  until  INTEGER NOT NULL
+);
+
+CREATE TABLE soniq_rate_starts (
+  key         TEXT    NOT NULL,
+  expires_at  INTEGER NOT NULL
+);
 
 CREATE TABLE soniq_remote_early_answers (
   task_id     TEXT    NOT NULL PRIMARY KEY,
@@ -256,6 +267,10 @@ CREATE INDEX soniq_jobs_processing ON soniq_jobs (worker_id) WHERE status = 'pro
 
 CREATE INDEX soniq_jobs_waiting ON soniq_jobs (queue, name, version, scheduled_at)
   WHERE status = 'queued';
+
+CREATE INDEX soniq_rate_starts_expiry ON soniq_rate_starts (expires_at);
+
+CREATE INDEX soniq_rate_starts_key ON soniq_rate_starts (key, expires_at);
 
 CREATE INDEX soniq_remote_submissions_admission ON soniq_remote_submissions (job_name, submitted_at);
 

@@ -44,6 +44,8 @@ describe("sqlite: schema", () => {
       "soniq_leases",
       "soniq_migrations",
       "soniq_queues",
+      "soniq_rate_pauses",
+      "soniq_rate_starts",
       "soniq_remote_early_answers",
       "soniq_remote_submissions",
       "soniq_schedule_runs",

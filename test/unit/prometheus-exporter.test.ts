@@ -47,6 +47,31 @@ describe("prometheus exporter", () => {
     expect(text).toContain('soniq_jobs_enqueued_total{queue="default",job="_unknown"} 50');
   });
 
+  it("prometheusMetrics › a handler returns ctx.rateLimited with scope queue › soniq_scopes_paused_total counts it by scope", async () => {
+    const soniq = await instance();
+    let calls = 0;
+    soniq.job({
+      name: "api.call",
+      handler: async (_args: unknown, ctx) => {
+        calls += 1;
+        return calls === 1 ? ctx.rateLimited(10, { scope: "queue" }) : undefined;
+      },
+    });
+    const metrics = prometheusMetrics(soniq);
+    const paused = waitForEvent(soniq, "scope_paused");
+    const done = waitForEvent(soniq, "job_done");
+    await soniq.enqueue("api.call", {});
+    const worker = soniq.worker();
+    await worker.start();
+    await paused;
+    await done;
+    await worker.stop();
+    const text = await metrics.scrape();
+    expect(text).toContain(
+      'soniq_scopes_paused_total{queue="default",job="api.call",scope="queue"} 1',
+    );
+  });
+
   it("prometheusMetrics › only a job delayed an hour, sampled by the leader › age 0 and queued 1; stale after three intervals › series absent", async () => {
     const soniq = await instance({ metricsInterval: 1 });
     const later = soniq.job({ name: "q.later", handler: async () => undefined });

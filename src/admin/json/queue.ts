@@ -11,6 +11,11 @@ import { instantJsonSchema, isoOrNull } from "./instant.js";
 export const queueJsonSchema = z.object({
   name: z.string(),
   paused: z.boolean(),
+  /**
+   * When a timed pause ends (a handler's `ctx.rateLimited` with scope `queue`); null for an
+   * operator's pause or a queue not paused.
+   */
+  pausedUntil: instantJsonSchema.nullable(),
   /** Most processing jobs at once across every worker; null = no limit. */
   maxRunning: z.number().int().nullable(),
   /**
@@ -34,6 +39,7 @@ export function queueJson(q: QueueInfo): QueueJson {
   return {
     name: q.name,
     paused: q.paused,
+    pausedUntil: isoOrNull(q.pausedUntil),
     maxRunning: q.maxRunning,
     unclaimableAfter: q.unclaimableAfter,
     queued: q.queued,

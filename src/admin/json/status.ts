@@ -4,12 +4,18 @@
  * live workers (the shared worker view) and how many dead ones are not stopped.
  */
 import { z } from "zod";
+import { instantJsonSchema } from "./instant.js";
 import { workerJsonSchema } from "./worker.js";
 
 /** One queue's row in `status --json`: its configuration and its jobs by state. */
 export const statusQueueJsonSchema = z.object({
   name: z.string(),
   paused: z.boolean(),
+  /**
+   * When a timed pause ends (a handler's `ctx.rateLimited` with scope `queue`,
+   * docs/flow-control.md); null for an operator's pause or a queue not paused.
+   */
+  pausedUntil: instantJsonSchema.nullable(),
   /** Most processing jobs at once across every worker; null = no limit. */
   maxRunning: z.number().int().nullable(),
   /** Queued and due now. */
@@ -44,6 +50,17 @@ export const waitingForWorkerJsonSchema = z.object({
   versions: z.array(z.number().int()),
 });
 
+/** One key's rate-limit state in `status --json` (docs/flow-control.md). */
+export const rateKeyJsonSchema = z.object({
+  key: z.string(),
+  /** Starts of the key still inside their rate-limit window. */
+  startsInWindow: z.number().int(),
+  /** When the earliest of them leaves its window (a start frees then); null: none. */
+  nextWindowAt: instantJsonSchema.nullable(),
+  /** When a handler's pause of the key (`ctx.rateLimited`, scope `key`) ends; null: not paused. */
+  pausedUntil: instantJsonSchema.nullable(),
+});
+
 /** `soniq status --json`. */
 export const statusJsonSchema = z.object({
   /** Live and finished jobs plus dead letters. */
@@ -69,6 +86,11 @@ export const statusJsonSchema = z.object({
   deadWorkers: z.number().int(),
   /** Due jobs no live worker can run, per queue and name (docs/operations.md). */
   waitingForWorker: z.array(waitingForWorkerJsonSchema),
+  /**
+   * Rate-limit state: keys with starts in their window or paused by a handler, most starts first
+   * (at most 20; docs/flow-control.md).
+   */
+  rateKeys: z.array(rateKeyJsonSchema),
 });
 /** `soniq status --json` (see {@link statusJsonSchema}). */
 export type StatusJson = z.infer<typeof statusJsonSchema>;

@@ -183,7 +183,13 @@ export interface DeadLetterListParams {
 /** A queue: its configuration and counts. */
 export interface QueueInfo {
   name: string;
+  /** Paused now: by an operator (until a resume), or by a handler until {@link pausedUntil}. */
   paused: boolean;
+  /**
+   * When a timed pause ends (`ctx.rateLimited(ms, { scope: "queue" })`, docs/flow-control.md),
+   * database clock; null for an operator's pause or a queue not paused.
+   */
+  pausedUntil: Date | null;
   /** Most processing rows at once across every worker; null = no limit. */
   maxRunning: number | null;
   /**
@@ -197,6 +203,21 @@ export interface QueueInfo {
   oldestDueAgeSeconds: number;
   /** When the configuration last changed; null for a queue with no configuration row. */
   updatedAt: Date | null;
+}
+
+/**
+ * One key's rate-limit state (docs/flow-control.md): its starts in the window and its pause by a
+ * handler (`ctx.rateLimited` with scope `"key"`).
+ */
+export interface RateKeyInfo {
+  /** The key. */
+  key: string;
+  /** Starts of the key still inside their window (`soniq_rate_starts`). */
+  startsInWindow: number;
+  /** When its earliest such start leaves its window, freeing a start (database clock); null: none. */
+  nextWindowAt: Date | null;
+  /** When a handler's pause of the key ends (database clock); null: not paused. */
+  pausedUntil: Date | null;
 }
 
 /** Params of {@link AdminStore.queueSet}: fields left out keep their value. */
@@ -364,6 +385,11 @@ export interface AdminStore {
 
   /** Every queue that has jobs or a configuration row, by name. */
   queueList(params: Record<string, never>): Promise<QueueInfo[]>;
+  /**
+   * Keys with starts in their rate-limit window or a pause, most starts first (then by key), at
+   * most `limit` (>= 1). Reads `soniq_rate_starts` and `soniq_rate_pauses` only.
+   */
+  rateKeyList(params: { limit: number }): Promise<RateKeyInfo[]>;
   /**
    * Per-minute history of finished, failed, dead-lettered and cancelled jobs and the mean wait,
    * read from the counters only (a few rows per queue, kind and minute: never the job tables),

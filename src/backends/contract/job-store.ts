@@ -139,6 +139,22 @@ export interface JobDeadLetterParams {
   countAttempt: boolean;
 }
 
+/** Params of {@link JobStore.jobPauseKey}. */
+export interface JobPauseKeyParams {
+  /** The concurrency/rate key (docs/flow-control.md). */
+  key: string;
+  /** How long, in **seconds** from now (> 0). */
+  delaySeconds: number;
+}
+
+/** Params of {@link JobStore.jobPauseQueue}. */
+export interface JobPauseQueueParams {
+  /** The queue. */
+  queue: string;
+  /** How long, in **seconds** from now (> 0). */
+  delaySeconds: number;
+}
+
 /** Params of {@link JobStore.jobSnooze}. */
 export interface JobSnoozeParams {
   /** Job id. */
@@ -280,6 +296,21 @@ export interface JobStore {
    * cleared. Fenced.
    */
   jobSnooze(params: JobSnoozeParams): Promise<boolean>;
+
+  /**
+   * Pauses a key (`ctx.rateLimited` with scope `"key"`, docs/flow-control.md): no job of `key` is
+   * claimed until `now + delaySeconds` (a longer pause already set is kept), on every worker;
+   * stored in `soniq_rate_pauses`. Wakes this process's claimers when it ends.
+   */
+  jobPauseKey(params: JobPauseKeyParams): Promise<void>;
+
+  /**
+   * Pauses a queue for a while (`ctx.rateLimited` with scope `"queue"`, docs/flow-control.md):
+   * `soniq_queues.paused` with `paused_until = now + delaySeconds` (a later one already set is
+   * kept); claims and hand-offs read it as paused until then, on every worker. An operator's
+   * pause (no `paused_until`) is left as it is. Wakes this process's claimers when it ends.
+   */
+  jobPauseQueue(params: JobPauseQueueParams): Promise<void>;
 
   /**
    * NACK (docs/shutdown.md, "What each branch does to a row"): `status='queued'`,

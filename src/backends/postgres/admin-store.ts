@@ -31,6 +31,7 @@ import {
   type QueueInfo,
   type QueueSetParams,
   type QueueStatusCount,
+  type RateKeyInfo,
   type WorkerBeatParams,
   type WorkerCapability,
   type WorkerDetail,
@@ -340,10 +341,26 @@ export class PgAdminStore implements AdminStore {
     return rowCount;
   }
 
+  async rateKeyList({ limit }: { limit: number }): Promise<RateKeyInfo[]> {
+    const { rows } = await this.host.run<{
+      key: string;
+      n: string;
+      next_at: Date | null;
+      until: Date | null;
+    }>(this.host.sql.rateKeyList, [limit]);
+    return rows.map((r) => ({
+      key: r.key,
+      startsInWindow: Number(r.n),
+      nextWindowAt: r.next_at,
+      pausedUntil: r.until,
+    }));
+  }
+
   async queueList(): Promise<QueueInfo[]> {
     const { rows } = await this.host.run<{
       name: string;
       paused: boolean;
+      paused_until: Date | null;
       max_running: number | null;
       unclaimable_after: number | null;
       updated_at: Date | null;
@@ -354,6 +371,7 @@ export class PgAdminStore implements AdminStore {
     return rows.map((r) => ({
       name: r.name,
       paused: r.paused,
+      pausedUntil: r.paused_until,
       maxRunning: r.max_running,
       unclaimableAfter: r.unclaimable_after,
       queued: Number(r.queued),

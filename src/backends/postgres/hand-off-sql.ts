@@ -3,6 +3,8 @@
  * one job inserted either already claimed by a worker of this process or queued as usual, the
  * choice made by the database in the same statement.
  */
+
+import { pgQueuePaused } from "../shared/queue-pause.js";
 import { takeKeys } from "./finish-sql.js";
 import { quoteIdent } from "./identifiers.js";
 import { CLAIMED_COLUMNS } from "./rows.js";
@@ -49,7 +51,7 @@ export function buildHandOffStatements(schema: string) {
                 ORDER BY b.queue, b.priority, b.scheduled_at, b.created_at, b.id
                 LIMIT 1) IS NULL
            AND NOT EXISTS (SELECT 1 FROM ${queues} AS q
-                           WHERE q.name = $3::text AND (q.paused OR q.max_running IS NOT NULL))
+                           WHERE q.name = $3::text AND (${pgQueuePaused("q")} OR q.max_running IS NOT NULL))
              AS free
       ), input AS (SELECT $1::uuid AS id, $7::text AS dedup_key)${takeKeys(dedup, "input")},
       inserted AS (

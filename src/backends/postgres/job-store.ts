@@ -22,6 +22,8 @@ import {
   type JobNackManyParams,
   type JobNackParams,
   type JobOwnedByParams,
+  type JobPauseKeyParams,
+  type JobPauseQueueParams,
   type JobPruneFinishedParams,
   type JobRecoverStaleParams,
   type JobRetryParams,
@@ -84,7 +86,7 @@ export class PgJobStore implements JobStore {
     this.sql = deps.sql;
     this.channel = deps.channel;
     this.wake = deps.wake;
-    this.keyed = new KeyedClaim(deps.conn, deps.schema);
+    this.keyed = new KeyedClaim(deps.conn, deps.schema, deps.wake);
     this.limited = new LimitedClaim(deps.conn, deps.sql, this.keyed);
   }
 
@@ -254,6 +256,16 @@ export class PgJobStore implements JobStore {
       storableText(reason),
       countAttempt,
     ]);
+  }
+
+  /** One statement (keyed-claim.ts `pauseKey`). See {@link JobStore.jobPauseKey}. */
+  jobPauseKey({ key, delaySeconds }: JobPauseKeyParams): Promise<void> {
+    return this.keyed.pauseKey(key, delaySeconds);
+  }
+
+  /** One statement (keyed-claim.ts `pauseQueue`). See {@link JobStore.jobPauseQueue}. */
+  jobPauseQueue({ queue, delaySeconds }: JobPauseQueueParams): Promise<void> {
+    return this.keyed.pauseQueue(queue, delaySeconds);
   }
 
   /** Delay <= 0 also NOTIFYs. See {@link JobStore.jobSnooze}. */

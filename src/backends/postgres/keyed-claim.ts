@@ -15,7 +15,15 @@
  * than that claim's size of other keys' heads come before it in claim order — never behind
  * another key's backlog.
  */
-import { pgKeyed, pgKeyOf, pgLimitOf } from "../shared/concurrency-meta.js";
+import {
+  pgKeyed,
+  pgKeyOf,
+  pgLimitOf,
+  pgRateLimitOf,
+  pgRateWindowOf,
+} from "../shared/concurrency-meta.js";
+import { pgQueuePaused } from "../shared/queue-pause.js";
+import { hasRateLimit, RateWindowWake } from "../shared/rate-window-wake.js";
 import type { PgConnection } from "./connection.js";
 import { quoteIdent } from "./identifiers.js";
 import { CLAIMED_COLUMNS, type RawClaimedRow } from "./rows.js";
@@ -28,6 +36,8 @@ export function keyedClaimStatements(schema: string) {
   const s = quoteIdent(schema);
   const jobs = `${s}.${quoteIdent("soniq_jobs")}`;
   const queues = `${s}.${quoteIdent("soniq_queues")}`;
+  const starts = `${s}.${quoteIdent("soniq_rate_starts")}`;
+  const pauses = `${s}.${quoteIdent("soniq_rate_pauses")}`;
   return {
     /** `$1` lock name → takes the schema's keyed-claim lock until the transaction ends. */
     lock: "SELECT pg_advisory_xact_lock(hashtext($1::text))",
@@ -41,6 +51,13 @@ export function keyedClaimStatements(schema: string) {
      * names text[] (NULL: any), `$6` versions int[] (NULL: any), `$7` true to skip queues that
      * are paused or have a `max_running` (false: the caller holds the one limited queue's row
      * lock, limited-claim.ts) → claimed jobs (`CLAIMED_COLUMNS`), in claim order.
+     *
+     * Rate limits: a job with `meta.rate` is taken only while its key's starts in the window
+     * (`soniq_rate_starts` rows not expired at the statement's time) plus the jobs taken before it
+     * of that key stay within its rate limit; each rate-limited job taken records a start that
+     * expires a window later, and expired starts are deleted, in the same statement. A job with a
+     * rate limit only has no concurrency limit (NULL). No job of a key paused in
+     * `soniq_rate_pauses` is taken; pauses that have passed are deleted.
      */
     claim: `WITH RECURSIVE keys(k) AS (
         (SELECT ${pgKeyOf("f")} FROM ${jobs} AS f
@@ -56,8 +73,12 @@ export function keyedClaimStatements(schema: string) {
         CROSS JOIN LATERAL (SELECT count(*) AS n FROM ${jobs} AS r
                             WHERE r.status = 'processing' AND ${pgKeyed("r")}
                               AND ${pgKeyOf("r")} = keys.k) AS running
+        CROSS JOIN LATERAL (SELECT count(*) AS n FROM ${starts} AS st
+                            WHERE st.key = keys.k
+                              AND st.expires_at > statement_timestamp()) AS started
         CROSS JOIN LATERAL (
           SELECT q.id, q.priority, q.scheduled_at, q.created_at, ${pgLimitOf("q")} AS lim,
+                 ${pgRateLimitOf("q")} AS rate_lim,
                  row_number() OVER (ORDER BY q.priority, q.scheduled_at, q.created_at, q.id) AS rn
           FROM ${jobs} AS q
           WHERE q.status = 'queued' AND ${pgKeyed("q")} AND ${pgKeyOf("q")} = keys.k
@@ -67,11 +88,14 @@ export function keyedClaimStatements(schema: string) {
             AND (q.version = 1 OR $6::int[] IS NULL
                  OR q.version <= ($6::int[])[array_position($5::text[], q.name)])
             AND (NOT $7::boolean OR q.queue NOT IN (SELECT qs.name FROM ${queues} AS qs
-                                   WHERE qs.paused OR qs.max_running IS NOT NULL))
+                                   WHERE ${pgQueuePaused("qs")} OR qs.max_running IS NOT NULL))
           ORDER BY q.priority, q.scheduled_at, q.created_at, q.id
           LIMIT $2
         ) AS c
-        WHERE keys.k IS NOT NULL AND running.n + c.rn <= c.lim
+        WHERE keys.k IS NOT NULL AND (c.lim IS NULL OR running.n + c.rn <= c.lim)
+          AND NOT EXISTS (SELECT 1 FROM ${pauses} AS p
+                          WHERE p.key = keys.k AND p.until > statement_timestamp())
+          AND (c.rate_lim IS NULL OR started.n + c.rn <= c.rate_lim)
       ), picked AS (
         SELECT id FROM candidates ORDER BY rn, priority, scheduled_at, created_at, id LIMIT $2
       ), claimed AS (
@@ -82,9 +106,47 @@ export function keyedClaimStatements(schema: string) {
         RETURNING j.id, j.name, j.queue, j.args, j.priority, j.attempts, j.max_attempts,
                   j.interruptions, j.uncharged_recoveries, j.scheduled_at, j.created_at,
                   j.worker_id, j.claim_token, j.meta, j.trace_context, j.version
+      ), charged AS (
+        INSERT INTO ${starts} (key, expires_at)
+        SELECT ${pgKeyOf("claimed")}, statement_timestamp() + ${pgRateWindowOf("claimed")}
+        FROM claimed WHERE (claimed.meta -> 'rate') IS NOT NULL
+      ), expired AS (
+        DELETE FROM ${starts} AS x WHERE x.expires_at <= statement_timestamp()
+      ), unpaused AS (
+        DELETE FROM ${pauses} AS u WHERE u.until <= statement_timestamp()
       )
       SELECT ${CLAIMED_COLUMNS} FROM claimed
       ORDER BY priority, scheduled_at, created_at, claimed.id`,
+
+    /**
+     * → `ms`: milliseconds until the earliest start expires among keys with a due queued
+     * rate-limited job (when the first of their windows frees a start; 0 when it has passed
+     * already; NULL: none). Read in the claim's transaction, after the claim statement deleted
+     * the starts that had passed, for the wake-up (shared/rate-window-wake.ts).
+     */
+    nextWindow: `SELECT greatest(0,
+          ceil(extract(epoch FROM min(st.expires_at) - clock_timestamp()) * 1000)) AS ms
+      FROM ${starts} AS st
+      WHERE EXISTS (SELECT 1 FROM ${jobs} AS w
+                    WHERE w.status = 'queued' AND ${pgKeyed("w")} AND ${pgKeyOf("w")} = st.key
+                      AND (w.meta -> 'rate') IS NOT NULL AND w.scheduled_at <= now())`,
+
+    /**
+     * `$1` queue, `$2` seconds → pauses the queue until now + `$2` (a later timed pause is kept;
+     * an operator's pause, without `paused_until`, is left alone).
+     */
+    pauseQueue: `INSERT INTO ${queues} AS q (name, paused, paused_until, updated_at)
+      VALUES ($1::text, true, now() + make_interval(secs => $2::float8), now())
+      ON CONFLICT (name) DO UPDATE SET paused = true,
+        paused_until = CASE WHEN ${pgQueuePaused("q")} THEN greatest(q.paused_until, excluded.paused_until)
+                            ELSE excluded.paused_until END,
+        updated_at = now()
+      WHERE NOT q.paused OR q.paused_until IS NOT NULL`,
+
+    /** `$1` key, `$2` seconds → pauses the key until now + `$2` (a later pause is kept). */
+    pauseKey: `INSERT INTO ${pauses} AS p (key, until)
+      VALUES ($1::text, now() + make_interval(secs => $2::float8))
+      ON CONFLICT (key) DO UPDATE SET until = greatest(p.until, excluded.until)`,
   };
 }
 
@@ -113,14 +175,24 @@ export class KeyedClaim {
   private readonly lockName: string;
   private noneQueuedAt = Number.NEGATIVE_INFINITY;
   private round = 0;
+  /** Set once a claim of this store took a rate-limited job: from then on, a short claim asks
+   * when the next window opens. */
+  private rateSeen = false;
+  private readonly windowWake: RateWindowWake | undefined;
 
-  /** @param conn The pool. @param schema The schema (names the lock and the tables). */
+  /**
+   * @param conn The pool. @param schema The schema (names the lock and the tables).
+   * @param wake Wakes this process's claimers of a queue (`"*"`: all), at the next rate-limit
+   * window; omitted: none (the polls find it).
+   */
   constructor(
     private readonly conn: PgConnection,
     schema: string,
+    wake?: (queue: string) => void,
   ) {
     this.sql = keyedClaimStatements(schema);
     this.lockName = `soniq.keyed-claim:${schema}`;
+    this.windowWake = wake === undefined ? undefined : new RateWindowWake(wake);
   }
 
   /**
@@ -143,6 +215,24 @@ export class KeyedClaim {
   }
 
   /**
+   * Pauses `key` for `delaySeconds` on every worker (`JobStore.jobPauseKey`), and wakes this
+   * process's claimers when the pause ends.
+   */
+  async pauseKey(key: string, delaySeconds: number): Promise<void> {
+    await this.conn.run(this.sql.pauseKey, [key, delaySeconds]);
+    this.windowWake?.in(delaySeconds * 1000);
+  }
+
+  /**
+   * Pauses `queue` for `delaySeconds` on every worker (`JobStore.jobPauseQueue`), and wakes this
+   * process's claimers when the pause ends.
+   */
+  async pauseQueue(queue: string, delaySeconds: number): Promise<void> {
+    await this.conn.run(this.sql.pauseQueue, [queue, delaySeconds]);
+    this.windowWake?.in(delaySeconds * 1000);
+  }
+
+  /**
    * Claims up to `request.limit` keyed jobs, in its own transaction. `tookSome`: the claim got
    * jobs already; then a recent "none queued" answer is believed instead of asking again (an
    * application without keys pays one probe a second on a busy worker, one per empty claim).
@@ -156,7 +246,21 @@ export class KeyedClaim {
       return [];
     }
     this.noneQueuedAt = Number.NEGATIVE_INFINITY;
-    return this.conn.transaction((client) => this.claimIn(client, request, true));
+    let nextMs: number | null = null;
+    const rows = await this.conn.transaction(async (client) => {
+      const got = await this.claimIn(client, request, true);
+      if (!this.rateSeen && got.some((row) => hasRateLimit(row.meta))) this.rateSeen = true;
+      if (this.rateSeen && got.length < request.limit && this.windowWake !== undefined) {
+        // Rate-limited jobs may be held by full windows: when the first opens, read in this
+        // transaction (the starts the claim saw live; a passed one answers 0).
+        const next = await client.query<{ ms: string | number | null }>(this.sql.nextWindow, []);
+        const ms = next.rows[0]?.ms;
+        nextMs = ms === null || ms === undefined ? null : Number(ms);
+      }
+      return got;
+    });
+    if (nextMs !== null) this.windowWake?.in(nextMs);
+    return rows;
   }
 
   /**

@@ -7,6 +7,7 @@
 import { columnNames, DEAD_LETTERS } from "../shared/columns.js";
 import { pgUnkeyed } from "../shared/concurrency-meta.js";
 import type { JobTables } from "../shared/job-tables.js";
+import { pgQueuePaused } from "../shared/queue-pause.js";
 import {
   aboveSharedMark,
   copyJobRows,
@@ -289,7 +290,7 @@ export function buildStatements(schema: string) {
                  ? ""
                  : `
         AND cj.queue NOT IN (SELECT q.name FROM ${queues} AS q
-                             WHERE q.paused OR q.max_running IS NOT NULL)`
+                             WHERE ${pgQueuePaused("q")} OR q.max_running IS NOT NULL)`
              }
       ORDER BY priority, scheduled_at, created_at, id
       LIMIT $2
@@ -417,12 +418,12 @@ export function buildStatements(schema: string) {
      * → `name` of the queues that are not paused and have a limit, in name order
      * (the order a claim serves them in: shared/claim-policy.ts).
      */
-    limitedQueues: `SELECT name FROM ${queues}
-      WHERE NOT paused AND max_running IS NOT NULL ORDER BY name`,
+    limitedQueues: `SELECT name FROM ${queues} AS lq
+      WHERE NOT ${pgQueuePaused("lq")} AND max_running IS NOT NULL ORDER BY name`,
 
     /** `$1` queue: locks its configuration row (serialises limited claims). → `max_running`. */
-    lockLimitedQueue: `SELECT max_running FROM ${queues}
-      WHERE name = $1 AND NOT paused AND max_running IS NOT NULL FOR UPDATE`,
+    lockLimitedQueue: `SELECT max_running FROM ${queues} AS lq
+      WHERE name = $1 AND NOT ${pgQueuePaused("lq")} AND max_running IS NOT NULL FOR UPDATE`,
 
     /** `$1` queue → `n`: its processing rows. */
     countProcessing: `SELECT count(*) AS n FROM ${jobs} WHERE status = 'processing' AND queue = $1`,
@@ -1246,6 +1247,18 @@ export function buildAdminStatements(schema: string) {
      * `unclaimable_after`, `updated_at`, `queued`, `processing`, `oldest_due_s` (seconds the oldest due queued job has
      * waited), by name.
      */
+    /**
+     * `$1` limit → `key`, `n` (live starts), `next_at` (earliest live start's expiry), `until`
+     * (key pause end): keys with live starts or a pause, most starts first.
+     */
+    rateKeyList: `WITH st AS (SELECT key, count(*) AS n, min(expires_at) AS next_at
+          FROM ${s}.${quoteIdent("soniq_rate_starts")} WHERE expires_at > now() GROUP BY key),
+        ps AS (SELECT key, until FROM ${s}.${quoteIdent("soniq_rate_pauses")} WHERE until > now()),
+        ks AS (SELECT key FROM st UNION SELECT key FROM ps)
+      SELECT ks.key, COALESCE(st.n, 0) AS n, st.next_at, ps.until
+      FROM ks LEFT JOIN st ON st.key = ks.key LEFT JOIN ps ON ps.key = ks.key
+      ORDER BY COALESCE(st.n, 0) DESC, ks.key LIMIT $1::int`,
+
     queueList: `WITH names AS (SELECT name FROM ${queues} UNION SELECT DISTINCT queue FROM ${jobs}
         UNION SELECT f.queue FROM (${finishedCounts(counts, true)}) AS f WHERE f.n > 0),
       counts AS (
@@ -1254,7 +1267,9 @@ export function buildAdminStatements(schema: string) {
                min(scheduled_at) FILTER (WHERE status = 'queued' AND scheduled_at <= now()) AS due
         FROM ${jobs} WHERE status IN ('queued', 'processing') GROUP BY queue
       )
-      SELECT n.name, COALESCE(q.paused, false) AS paused, q.max_running, q.unclaimable_after,
+      SELECT n.name, COALESCE(${pgQueuePaused("q")}, false) AS paused,
+             CASE WHEN ${pgQueuePaused("q")} THEN q.paused_until END AS paused_until,
+             q.max_running, q.unclaimable_after,
              q.updated_at, COALESCE(c.queued, 0) AS queued, COALESCE(c.processing, 0) AS processing,
              COALESCE(extract(epoch FROM now() - c.due)::float8, 0) AS oldest_due_s
       FROM names AS n LEFT JOIN ${queues} AS q ON q.name = n.name
@@ -1296,6 +1311,7 @@ export function buildAdminStatements(schema: string) {
                 CASE WHEN $6::boolean THEN $7::int END, now())
         ON CONFLICT (name) DO UPDATE SET
           paused = COALESCE($2::boolean, q.paused),
+          paused_until = CASE WHEN $2::boolean IS NULL THEN q.paused_until END,
           max_running = CASE WHEN $3::boolean THEN $4::int ELSE q.max_running END,
           unclaimable_after = CASE WHEN $6::boolean THEN $7::int ELSE q.unclaimable_after END,
           updated_at = now()

@@ -1,21 +1,31 @@
 /**
- * Where a job's concurrency key and limit are stored (docs/flow-control.md): in its Soniq
- * metadata, `meta` = `{"concurrency":{"key":"…","limit":n}}`, written at enqueue
- * (src/jobs/build-new-job.ts) and read by the claims of both engines through the expressions
- * below, which the indexes of the flow-control migration name exactly.
+ * Where a job's key, concurrency limit and rate limit are stored (docs/flow-control.md): in its
+ * Soniq metadata, `meta` = `{"concurrency":{"key":"…","limit":n},"rate":{"limit":n,"per":ms}}`
+ * (`limit` under `concurrency` absent for a job with a rate limit only; `rate` absent for a job
+ * with a concurrency limit only), written at enqueue (src/jobs/build-new-job.ts) and read by the
+ * claims of both engines through the expressions below, which the indexes of the flow-control
+ * migration name exactly. A job with a rate limit is a keyed job: the keyed claim takes it.
  */
 
-/** What a keyed job stores under `concurrency` in its metadata. */
+/** What a keyed job stores in its metadata. */
 export interface StoredConcurrency {
   /** The job's key (1 to 200 characters). */
   key: string;
-  /** The most jobs of that key that may be processing at once (>= 1). */
-  limit: number;
+  /** The most jobs of that key that may be processing at once (>= 1); undefined: no such limit. */
+  limit: number | undefined;
+  /** The job's rate limit: at most `limit` starts of its key per `perMs` milliseconds. */
+  rate?: { limit: number; perMs: number } | undefined;
 }
 
 /** The `meta` JSON text of a keyed job. */
 export function concurrencyMeta(stored: StoredConcurrency): string {
-  return JSON.stringify({ concurrency: { key: stored.key, limit: stored.limit } });
+  const concurrency =
+    stored.limit === undefined ? { key: stored.key } : { key: stored.key, limit: stored.limit };
+  return JSON.stringify(
+    stored.rate === undefined
+      ? { concurrency }
+      : { concurrency, rate: { limit: stored.rate.limit, per: stored.rate.perMs } },
+  );
 }
 
 /** Whether a job's `meta` JSON text (or null) carries a concurrency key. Never throws. */
@@ -29,10 +39,22 @@ export function hasConcurrencyKey(meta: string | null | undefined): boolean {
   }
 }
 
+/** The key in a job's `meta` JSON text (or null): its concurrency/rate key, or null. Never throws. */
+export function keyOfMeta(meta: string | null | undefined): string | null {
+  if (typeof meta !== "string" || !meta.includes('"concurrency"')) return null;
+  try {
+    const parsed = JSON.parse(meta) as { concurrency?: { key?: unknown } } | null;
+    const key = parsed?.concurrency?.key;
+    return typeof key === "string" ? key : null;
+  } catch {
+    return null;
+  }
+}
+
 /** PostgreSQL: the key of row `alias` (text, NULL for a job without one). */
 export const pgKeyOf = (alias: string) => `(${alias}.meta -> 'concurrency' ->> 'key')`;
 
-/** PostgreSQL: the limit of row `alias` (integer). */
+/** PostgreSQL: the limit of row `alias` (integer; NULL for a job with a rate limit only). */
 export const pgLimitOf = (alias: string) => `((${alias}.meta -> 'concurrency' ->> 'limit')::int)`;
 
 /** PostgreSQL: true for a row with a key (the keyed indexes' predicate, written the same way). */
@@ -50,5 +72,18 @@ export const pgUnkeyed = (alias: string) =>
 /** SQLite: the key of the row (NULL for a job without one); the keyed indexes name it exactly. */
 export const SQLITE_KEY = "json_extract(meta, '$.concurrency.key')";
 
-/** SQLite: the limit of the row. */
+/** SQLite: the limit of the row (NULL for a job with a rate limit only). */
 export const SQLITE_LIMIT = "json_extract(meta, '$.concurrency.limit')";
+
+/** PostgreSQL: the rate limit's starts per window of row `alias` (integer; NULL: none). */
+export const pgRateLimitOf = (alias: string) => `((${alias}.meta -> 'rate' ->> 'limit')::int)`;
+
+/** PostgreSQL: the rate limit's window of row `alias`, as an interval (NULL: none). */
+export const pgRateWindowOf = (alias: string) =>
+  `(((${alias}.meta -> 'rate' ->> 'per')::bigint) * interval '1 millisecond')`;
+
+/** SQLite: the rate limit's starts per window of the row (NULL: none). */
+export const SQLITE_RATE_LIMIT = "json_extract(meta, '$.rate.limit')";
+
+/** SQLite: the rate limit's window of the row, in milliseconds (NULL: none). */
+export const SQLITE_RATE_PER = "json_extract(meta, '$.rate.per')";

@@ -18,6 +18,8 @@ import type {
   JobNackManyParams,
   JobNackParams,
   JobOwnedByParams,
+  JobPauseKeyParams,
+  JobPauseQueueParams,
   JobPruneFinishedParams,
   JobRecoverStaleParams,
   JobRetryParams,
@@ -94,6 +96,14 @@ export abstract class DelegatingStores implements JobStore, WorkerStore, LeaseSt
   /** See {@link JobStore.jobSnooze}. */
   jobSnooze(params: JobSnoozeParams): Promise<boolean> {
     return this.stores.jobs.jobSnooze(params);
+  }
+  /** See {@link JobStore.jobPauseKey}. */
+  jobPauseKey(params: JobPauseKeyParams): Promise<void> {
+    return this.stores.jobs.jobPauseKey(params);
+  }
+  /** See {@link JobStore.jobPauseQueue}. */
+  jobPauseQueue(params: JobPauseQueueParams): Promise<void> {
+    return this.stores.jobs.jobPauseQueue(params);
   }
   /** See {@link JobStore.jobMarkStarted}. */
   jobMarkStarted(params: JobMarkStartedParams): Promise<boolean> {

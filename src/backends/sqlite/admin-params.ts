@@ -74,6 +74,7 @@ export function deadFilterParams(f: DeadLetterFilter): Record<string, unknown> {
 export interface QueueRecord {
   name: string;
   paused: number;
+  paused_until: number | null;
   max_running: number | null;
   unclaimable_after: number | null;
   updated_at: number | null;
@@ -87,6 +88,7 @@ export function toQueueInfo(r: QueueRecord): QueueInfo {
   return {
     name: r.name,
     paused: r.paused === 1,
+    pausedUntil: dateOrNull(r.paused_until),
     maxRunning: r.max_running,
     unclaimableAfter: r.unclaimable_after,
     queued: r.queued,

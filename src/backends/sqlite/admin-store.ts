@@ -29,6 +29,7 @@ import type {
   QueueInfo,
   QueueSetParams,
   QueueStatusCount,
+  RateKeyInfo,
   WorkerBeatParams,
   WorkerCapability,
   WorkerDetail,
@@ -399,6 +400,24 @@ export class SqliteAdminStore implements AdminStore {
   async jobControlsPrune(params: { limit: number }): Promise<number> {
     const limit = params.limit;
     return this.conn.use((s) => s.statement("controlsPrune").run({ limit }).changes);
+  }
+
+  async rateKeyList({ limit }: { limit: number }): Promise<RateKeyInfo[]> {
+    const rows = await this.conn.use(
+      (s) =>
+        s.statement("rateKeyList").all({ limit }) as Array<{
+          key: string;
+          n: number;
+          next_at: number | null;
+          until: number | null;
+        }>,
+    );
+    return rows.map((r) => ({
+      key: r.key,
+      startsInWindow: r.n,
+      nextWindowAt: r.next_at === null ? null : new Date(r.next_at),
+      pausedUntil: r.until === null ? null : new Date(r.until),
+    }));
   }
 
   async queueList(): Promise<QueueInfo[]> {

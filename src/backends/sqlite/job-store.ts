@@ -19,6 +19,8 @@ import type {
   JobNackManyParams,
   JobNackParams,
   JobOwnedByParams,
+  JobPauseKeyParams,
+  JobPauseQueueParams,
   JobPruneFinishedParams,
   JobRecoverStaleParams,
   JobRetryParams,
@@ -32,6 +34,7 @@ import type {
 } from "../contract/index.js";
 import { assertNoConnection } from "../shared/capability-guard.js";
 import type { LocalHandOffDesk } from "../shared/hand-off-desk.js";
+import { RateWindowWake } from "../shared/rate-window-wake.js";
 import { secondsToMs } from "./clock.js";
 import type { SqliteConnection } from "./connection.js";
 import { type CountedRow, countOutcome, FinishedTally } from "./finished-counts.js";
@@ -53,6 +56,11 @@ import {
 
 /** See the module comment. */
 export class SqliteJobStore implements JobStore {
+  /** Set once a claim of this store took a rate-limited job (then a short claim asks when the
+   * next window opens). */
+  private readonly seen = { rate: false };
+  private readonly windowWake: RateWindowWake;
+
   /**
    * @param wake - wakes this process's claimers of a queue (enqueue, NACK, replay, recovery, and
    * retry or snooze with a delay of 0); other processes poll.
@@ -62,7 +70,9 @@ export class SqliteJobStore implements JobStore {
     private readonly conn: SqliteConnection,
     private readonly wake: (queue: string) => void,
     private readonly handOff?: LocalHandOffDesk,
-  ) {}
+  ) {
+    this.windowWake = new RateWindowWake(wake);
+  }
 
   /**
    * One immediate transaction (transactions.ts `insertJobs`). One job due now, with a worker of
@@ -95,9 +105,18 @@ export class SqliteJobStore implements JobStore {
     return results;
   }
 
-  /** One immediate transaction (transactions.ts `claimDue`). See {@link JobStore.jobClaim}. */
+  /**
+   * One immediate transaction (transactions.ts `claimDue`). Once this store has claimed a
+   * rate-limited job, a claim that came back short also reads, in that transaction, when the next
+   * rate-limit window opens, and this process's claimers are woken then
+   * (shared/rate-window-wake.ts). See {@link JobStore.jobClaim}.
+   */
   async jobClaim(params: JobClaimParams): Promise<ClaimedJob[]> {
-    return this.conn.use((s) => claimDue(s, params), false, params.signal);
+    const seen: { rate: boolean; nextMs?: number | null } = { rate: this.seen.rate };
+    const claimed = await this.conn.use((s) => claimDue(s, params, seen), false, params.signal);
+    this.seen.rate = seen.rate;
+    if (typeof seen.nextMs === "number") this.windowWake.in(seen.nextMs);
+    return claimed;
   }
 
   /**
@@ -146,6 +165,26 @@ export class SqliteJobStore implements JobStore {
   async jobSnooze({ id, owner, delaySeconds }: JobSnoozeParams): Promise<boolean> {
     const params = { id, ...fence(owner), delayMs: secondsToMs(delaySeconds) };
     return this.requeued("snooze", params, delaySeconds <= 0);
+  }
+
+  /** One immediate transaction (the pause, and pauses that passed deleted). See {@link JobStore.jobPauseKey}. */
+  async jobPauseKey({ key, delaySeconds }: JobPauseKeyParams): Promise<void> {
+    const delayMs = secondsToMs(delaySeconds);
+    await this.conn.use((s) =>
+      s.immediate(() => {
+        const now = s.nowMs();
+        s.statement("prunePauses").run({ now });
+        s.statement("pauseKey").run({ key, now, delayMs });
+      }),
+    );
+    this.windowWake.in(delayMs);
+  }
+
+  /** One statement. See {@link JobStore.jobPauseQueue}. */
+  async jobPauseQueue({ queue, delaySeconds }: JobPauseQueueParams): Promise<void> {
+    const delayMs = secondsToMs(delaySeconds);
+    await this.conn.use((s) => s.statement("pauseQueue").run({ queue, now: s.nowMs(), delayMs }));
+    this.windowWake.in(delayMs);
   }
 
   /** Start mark, one fenced statement. See {@link JobStore.jobMarkStarted}. */

@@ -8,7 +8,13 @@
  */
 
 import { columnNames, DEAD_LETTERS, JOBS, LIST_FIELDS, selectList } from "../shared/columns.js";
-import { SQLITE_KEY, SQLITE_LIMIT } from "../shared/concurrency-meta.js";
+import {
+  SQLITE_KEY,
+  SQLITE_LIMIT,
+  SQLITE_RATE_LIMIT,
+  SQLITE_RATE_PER,
+} from "../shared/concurrency-meta.js";
+import { sqliteQueuePaused } from "../shared/queue-pause.js";
 import { NOW_MS } from "./clock.js";
 import {
   CLAIMED_COLUMNS,
@@ -41,7 +47,7 @@ const DEAD_LETTER_INSERT = `INSERT INTO soniq_dead_letter_jobs (${columnNames(DE
 
 /** Skips rows of queues that are paused or have a `max_running` (the claim's filter). */
 const UNRESTRICTED = `AND queue NOT IN (SELECT name FROM soniq_queues
-      WHERE paused = 1 OR max_running IS NOT NULL)`;
+      WHERE ${sqliteQueuePaused()} OR max_running IS NOT NULL)`;
 
 /**
  * A fresh random claim token per row (a version 4 UUID in lower case, like `randomUUID()`):
@@ -132,6 +138,11 @@ function dueIdsStatement(filter: string): string {
  * key that fit their key's limit — a job is taken while its key's processing rows plus the jobs
  * of that key before it stays within its own limit — in fairness order: rank within the key
  * first (every key's first job, then every key's second…), then claim order; at most `@limit`.
+ * A job with a rate limit (`meta.rate`) is taken only while its key's starts in the window
+ * (`soniq_rate_starts` rows not expired at `@now`) plus the jobs of that key before it stay within
+ * its rate limit (the claim then records its start: {@link SQL.chargeRateStarts}); a job with a
+ * rate limit only has no concurrency limit (NULL). No job of a key paused in `soniq_rate_pauses`
+ * (until after `@now`) is taken.
  * `filter` as {@link dueIdsStatement}'s, plus `@names`/`@versions`. Run inside the claim's
  * `BEGIN IMMEDIATE`, so the counts hold across every process sharing the file.
  */
@@ -139,8 +150,11 @@ function keyedDueIdsStatement(filter: string): string {
   return `WITH running AS (
       SELECT ${SQLITE_KEY} AS k, count(*) AS n FROM soniq_jobs
       WHERE status = 'processing' AND ${SQLITE_KEY} IS NOT NULL GROUP BY ${SQLITE_KEY}
+    ), started AS (
+      SELECT key AS k, count(*) AS n FROM soniq_rate_starts WHERE expires_at > @now GROUP BY key
     ), candidates AS (
       SELECT id, priority, scheduled_at, created_at, ${SQLITE_KEY} AS k, ${SQLITE_LIMIT} AS lim,
+             ${SQLITE_RATE_LIMIT} AS rate_lim,
              row_number() OVER (PARTITION BY ${SQLITE_KEY} ORDER BY ${CLAIM_ORDER}) AS rn
       FROM soniq_jobs
       WHERE status = 'queued' AND ${SQLITE_KEY} IS NOT NULL AND scheduled_at <= @now ${filter}
@@ -149,7 +163,10 @@ function keyedDueIdsStatement(filter: string): string {
              OR version <= json_extract(@versions, '$.' || json_quote(name)))
     )
     SELECT c.id FROM candidates AS c LEFT JOIN running AS r ON r.k = c.k
-    WHERE coalesce(r.n, 0) + c.rn <= c.lim
+      LEFT JOIN started AS st ON st.k = c.k
+      LEFT JOIN soniq_rate_pauses AS p ON p.key = c.k AND p.until > @now
+    WHERE p.key IS NULL AND (c.lim IS NULL OR coalesce(r.n, 0) + c.rn <= c.lim)
+      AND (c.rate_lim IS NULL OR coalesce(st.n, 0) + c.rn <= c.rate_lim)
     ORDER BY c.rn, c.priority, c.scheduled_at, c.created_at, c.id LIMIT @limit`;
 }
 
@@ -304,7 +321,7 @@ export const SQL = {
 
   /** `@queue` → a row when that queue is paused or has a `max_running` (never handed off). */
   queueRestricted: `SELECT 1 FROM soniq_queues
-    WHERE name = @queue AND (paused = 1 OR max_running IS NOT NULL)`,
+    WHERE name = @queue AND (${sqliteQueuePaused()} OR max_running IS NOT NULL)`,
 
   /**
    * As {@link SQL.insertJob} for a job due now, inserted already claimed by `@workerId` (what
@@ -324,7 +341,7 @@ export const SQL = {
    * The claim reads it first: without such a queue it needs no queue filter and no room count.
    */
   restrictedQueueExists: `SELECT EXISTS (SELECT 1 FROM soniq_queues
-      WHERE paused = 1 OR max_running IS NOT NULL) AS restricted`,
+      WHERE ${sqliteQueuePaused()} OR max_running IS NOT NULL) AS restricted`,
 
   /**
    * `@now`, `@limit` → the ids of the first due queued jobs of every queue, in claim order. The
@@ -342,6 +359,51 @@ export const SQL = {
   dueIdsInQueuesUnrestricted: dueIdsStatement(
     `AND queue IN (SELECT value FROM json_each(@queues)) ${UNRESTRICTED}`,
   ),
+
+  /**
+   * Rate limits (docs/flow-control.md): `@ids` (a JSON array of just-claimed job ids), `@now` →
+   * records one start per rate-limited job among them, under its key, expiring its window
+   * (`per` ms) later.
+   */
+  chargeRateStarts: `INSERT INTO soniq_rate_starts (key, expires_at)
+    SELECT ${SQLITE_KEY}, @now + ${SQLITE_RATE_PER} FROM soniq_jobs
+    WHERE id IN (SELECT value FROM json_each(@ids)) AND ${SQLITE_RATE_PER} IS NOT NULL`,
+
+  /**
+   * `@now` → `ms`: milliseconds until the earliest live start expires among keys with a due
+   * queued rate-limited job (when the first of their windows frees a start; NULL: none).
+   */
+  nextRateWindow: `SELECT min(st.expires_at) - @now AS ms FROM soniq_rate_starts AS st
+    WHERE st.expires_at > @now
+      AND EXISTS (SELECT 1 FROM soniq_jobs
+                  WHERE status = 'queued' AND ${SQLITE_KEY} IS NOT NULL AND ${SQLITE_KEY} = st.key
+                    AND ${SQLITE_RATE_PER} IS NOT NULL AND scheduled_at <= @now)`,
+
+  /**
+   * `@key`, `@now`, `@delayMs` → pauses the key until `@now + @delayMs` (a later pause is kept);
+   * deletes pauses that have passed.
+   */
+  pauseKey: `INSERT INTO soniq_rate_pauses (key, until) VALUES (@key, @now + @delayMs)
+    ON CONFLICT (key) DO UPDATE SET until = max(until, excluded.until)`,
+
+  /**
+   * `@queue`, `@now`, `@delayMs` → pauses the queue until `@now + @delayMs` (a later timed pause
+   * is kept; an operator's pause, without `paused_until`, is left alone).
+   */
+  pauseQueue: `INSERT INTO soniq_queues AS q (name, paused, paused_until, updated_at)
+    VALUES (@queue, 1, @now + @delayMs, @now)
+    ON CONFLICT (name) DO UPDATE SET paused = 1,
+      paused_until = CASE WHEN q.paused = 1 AND q.paused_until > @now
+                          THEN max(q.paused_until, excluded.paused_until)
+                          ELSE excluded.paused_until END,
+      updated_at = @now
+    WHERE q.paused = 0 OR q.paused_until IS NOT NULL`,
+
+  /** `@now` → deletes the key pauses that have passed. */
+  prunePauses: "DELETE FROM soniq_rate_pauses WHERE until <= @now",
+
+  /** `@now` → deletes the starts that left their window. */
+  pruneRateStarts: "DELETE FROM soniq_rate_starts WHERE expires_at <= @now",
 
   /** Keyed jobs ({@link keyedDueIdsStatement}) of every queue not paused or limited. */
   keyedDueIds: keyedDueIdsStatement(UNRESTRICTED),
@@ -366,7 +428,7 @@ export const SQL = {
   limitedQueues: `SELECT q.name, q.max_running AS maxRunning, (SELECT count(*) FROM soniq_jobs AS j
         WHERE j.status = 'processing' AND j.queue = q.name) AS processing
     FROM soniq_queues AS q
-    WHERE q.paused = 0 AND q.max_running IS NOT NULL
+    WHERE NOT ${sqliteQueuePaused("q")} AND q.max_running IS NOT NULL
       AND (@queues IS NULL OR q.name IN (SELECT value FROM json_each(@queues)))
     ORDER BY q.name`,
 
@@ -878,6 +940,18 @@ export const SQL = {
    * → per queue with jobs (live or finished) or a configuration row: `name`, `paused` (0/1), `max_running`,
    * `updated_at`, `queued`, `processing`, `oldest_due_ms`, by name.
    */
+  /**
+   * `@limit` → `key`, `n` (live starts), `next_at` (ms: earliest live start's expiry), `until`
+   * (ms: key pause end): keys with live starts or a pause, most starts first.
+   */
+  rateKeyList: `WITH st AS (SELECT key, count(*) AS n, min(expires_at) AS next_at
+        FROM soniq_rate_starts WHERE expires_at > ${NOW_MS} GROUP BY key),
+      ps AS (SELECT key, until FROM soniq_rate_pauses WHERE until > ${NOW_MS}),
+      ks AS (SELECT key FROM st UNION SELECT key FROM ps)
+    SELECT ks.key, COALESCE(st.n, 0) AS n, st.next_at, ps.until
+    FROM ks LEFT JOIN st ON st.key = ks.key LEFT JOIN ps ON ps.key = ks.key
+    ORDER BY COALESCE(st.n, 0) DESC, ks.key LIMIT @limit`,
+
   queueList: `WITH names AS (SELECT name FROM soniq_queues UNION SELECT queue FROM soniq_jobs
       UNION SELECT queue FROM (${finishedCounts(true)}) WHERE n > 0),
     counts AS (
@@ -885,7 +959,9 @@ export const SQL = {
              min(CASE WHEN status = 'queued' AND scheduled_at <= ${NOW_MS} THEN scheduled_at END) AS due
       FROM soniq_jobs GROUP BY queue
     )
-    SELECT n.name, COALESCE(q.paused, 0) AS paused, q.max_running, q.unclaimable_after,
+    SELECT n.name, COALESCE(${sqliteQueuePaused("q")}, 0) AS paused,
+           CASE WHEN ${sqliteQueuePaused("q")} THEN q.paused_until END AS paused_until,
+           q.max_running, q.unclaimable_after,
            q.updated_at,
            COALESCE(c.queued, 0) AS queued, COALESCE(c.processing, 0) AS processing,
            COALESCE(${NOW_MS} - c.due, 0) AS oldest_due_ms
@@ -919,6 +995,7 @@ export const SQL = {
       CASE WHEN @setUnclaimable = 1 THEN @unclaimableAfter END, ${NOW_MS})
     ON CONFLICT (name) DO UPDATE SET
       paused = COALESCE(@paused, soniq_queues.paused),
+      paused_until = CASE WHEN @paused IS NULL THEN soniq_queues.paused_until END,
       max_running = CASE WHEN @setMax = 1 THEN @maxRunning ELSE soniq_queues.max_running END,
       unclaimable_after = CASE WHEN @setUnclaimable = 1 THEN @unclaimableAfter
                                ELSE soniq_queues.unclaimable_after END,

@@ -167,10 +167,17 @@ const keyedTurns = new WeakMap<SqliteSession, number>();
  * `claim_token`: exactly once across every process sharing the file. Inside one `BEGIN
  * IMMEDIATE`: the ids are read in claim order (queues that are paused or have a `max_running`
  * skipped; each limited queue then within its room, its rows after the others'), then one
- * `UPDATE … RETURNING` claims them all (none when nothing is due).
+ * `UPDATE … RETURNING` claims them all (none when nothing is due). Rate-limited jobs among them
+ * record their starts (docs/flow-control.md, "Rate limits"); then `seen.rate` is set. Once it is
+ * set, a claim that takes fewer than its limit sets `seen.nextMs`: the milliseconds until the
+ * first full window of a key with due held jobs opens (null: none).
  * @returns The claimed jobs, in claim order (empty when the limit is below 1).
  */
-export function claimDue(s: SqliteSession, request: JobClaimParams): ClaimedJob[] {
+export function claimDue(
+  s: SqliteSession,
+  request: JobClaimParams,
+  seen?: { rate: boolean; nextMs?: number | null },
+): ClaimedJob[] {
   const limit = Math.floor(request.limit);
   if (!(limit >= 1) || request.names?.length === 0) return [];
   return s.immediate(() => {
@@ -190,6 +197,10 @@ export function claimDue(s: SqliteSession, request: JobClaimParams): ClaimedJob[
     keyedTurns.set(s, turn);
     const keyedFirst = turn % 2 === 0;
     const ids = keyedFirst ? (keyedRead.all(params) as string[]) : [];
+    // The keyed reads count processing rows and recorded starts, which this claim's own picks
+    // are not yet: after one keyed read took jobs, no other keyed read runs in this claim, so a
+    // key spanning a limited queue and another queue is never admitted twice on the same count.
+    let keyedTook = ids.length > 0;
     if (ids.length < limit) {
       ids.push(...(read.pluck().all({ ...params, limit: limit - ids.length }) as string[]));
     }
@@ -208,15 +219,23 @@ export function claimDue(s: SqliteSession, request: JobClaimParams): ClaimedJob[
           const taken = dueInQueue.all({ now, limit: room, queue: name, names, versions });
           ids.push(...(taken as string[]));
           // Keyed jobs of this queue, within the room left (docs/flow-control.md).
-          if (taken.length < room) {
+          if (taken.length < room && !keyedTook) {
             const more = { now, limit: room - taken.length, queue: name, names, versions };
-            ids.push(...(keyedInQueue.all(more) as string[]));
+            const keyed = keyedInQueue.all(more) as string[];
+            ids.push(...keyed);
+            if (keyed.length > 0) keyedTook = true;
           }
         }
       }
     }
-    if (!keyedFirst && ids.length < limit) {
+    if (!keyedFirst && !keyedTook && ids.length < limit) {
       ids.push(...(keyedRead.all({ ...params, limit: limit - ids.length }) as string[]));
+    }
+    if (seen?.rate === true && ids.length < limit) {
+      // Rate-limited jobs may be held by full windows: when the first opens, read at this
+      // claim's `now` so the answer matches what the claim saw.
+      const next = s.statement("nextRateWindow").get({ now }) as { ms: number | null };
+      seen.nextMs = next.ms;
     }
     if (ids.length === 0) return [];
     const rows = s.statement("claimByIds").all({
@@ -225,6 +244,13 @@ export function claimDue(s: SqliteSession, request: JobClaimParams): ClaimedJob[
       workerId: request.workerId,
       startKnown: request.deferStart === true ? 0 : 1,
     }) as ClaimedRecord[];
+    if (rows.some((row) => row.meta?.includes('"rate"') === true)) {
+      // Rate-limited jobs among them: their starts count against their keys' windows.
+      const charged = JSON.stringify(rows.map((row) => row.id));
+      s.statement("chargeRateStarts").run({ ids: charged, now });
+      s.statement("pruneRateStarts").run({ now });
+      if (seen) seen.rate = true;
+    }
     // RETURNING order is unspecified: back into the order the ids were read in.
     const byId = new Map(rows.map((row) => [row.id, row]));
     const claimed: ClaimedJob[] = [];

@@ -21,7 +21,11 @@ function text(queues: QueueInfo[]): string {
   for (const q of queues) {
     rows.push([
       q.name,
-      q.paused ? "paused" : "active",
+      q.paused
+        ? q.pausedUntil === null
+          ? "paused"
+          : `paused until ${q.pausedUntil.toISOString()}`
+        : "active",
       q.maxRunning === null ? "-" : String(q.maxRunning),
       q.unclaimableAfter === null ? "-" : `${q.unclaimableAfter} s`,
       String(q.queued),

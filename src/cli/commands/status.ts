@@ -74,11 +74,12 @@ export function register(program: Command): void {
     ) =>
       runCommand(() =>
         withInstance(connection(module, flags), async (soniq) => {
-          const [stats, workers, cells, queueInfo] = await Promise.all([
+          const [stats, workers, cells, queueInfo, rateKeys] = await Promise.all([
             soniq.stats(),
             soniq.workers(),
             soniq.jobs.countByQueueStatus(),
             soniq.queues.list(),
+            soniq.queues.rateKeys(20),
           ]);
           // Queued jobs split by due time (database clock), from the same read as the queues.
           const scheduled = cells
@@ -107,6 +108,7 @@ export function register(program: Command): void {
             return {
               name,
               paused: info?.paused ?? false,
+              pausedUntil: info?.pausedUntil ? info.pausedUntil.toISOString() : null,
               maxRunning: info?.maxRunning ?? null,
               queued: count("queued"),
               scheduled: count("scheduled"),
@@ -130,6 +132,12 @@ export function register(program: Command): void {
             workers: live.map(workerJson),
             deadWorkers: workers.filter((w) => !w.live && w.status !== "stopped").length,
             waitingForWorker,
+            rateKeys: rateKeys.map((k) => ({
+              key: k.key,
+              startsInWindow: k.startsInWindow,
+              nextWindowAt: k.nextWindowAt ? k.nextWindowAt.toISOString() : null,
+              pausedUntil: k.pausedUntil ? k.pausedUntil.toISOString() : null,
+            })),
           };
           const paint = painter((flags.colour === true || flags.color === true) && !flags.json);
           print(flags.json, json, () => {
@@ -177,6 +185,19 @@ export function register(program: Command): void {
               lines.push(table(rows));
             }
             lines.push(...waitingForWorkerLines(waitingForWorker));
+            if (json.rateKeys.length > 0) {
+              lines.push("rate-limited keys");
+              const rows = [["  KEY", "STARTS IN WINDOW", "NEXT WINDOW", "PAUSED UNTIL"]];
+              for (const k of json.rateKeys) {
+                rows.push([
+                  `  ${k.key}`,
+                  String(k.startsInWindow),
+                  k.nextWindowAt ?? "-",
+                  k.pausedUntil ?? "-",
+                ]);
+              }
+              lines.push(table(rows));
+            }
             return lines.join("\n");
           });
         }),

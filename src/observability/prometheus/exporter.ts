@@ -170,6 +170,12 @@ export function prometheusMetrics(
     labelNames: ["queue", "job"],
     registers,
   });
+  const scopesPaused = new Counter({
+    name: "soniq_scopes_paused_total",
+    help: "Jobs a handler put back with ctx.rateLimited (no attempt spent), by the scope it paused: job, key or queue.",
+    labelNames: ["queue", "job", "scope"],
+    registers,
+  });
   const drains = new Counter({
     name: "soniq_drains_total",
     help: "Drains finished, by exit reason (drained: exit 0; shutdown_timeout: the deadline path, exit 1; record_failed: exit 3).",
@@ -381,6 +387,9 @@ export function prometheusMetrics(
     finished.inc({ ...labels, outcome: "snoozed" });
     if (e.duration_ms !== undefined)
       duration.observe({ ...labels, outcome: "snoozed" }, e.duration_ms / 1000);
+  });
+  on("scope_paused", (e) => {
+    scopesPaused.inc({ queue: e.queue, job: job(e.job_name), scope: e.scope });
   });
   on("job_dead_lettered", (e) => {
     settle(e.worker_id, e.job_id);
