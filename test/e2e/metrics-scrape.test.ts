@@ -40,6 +40,7 @@ const SONIQ_METRICS: Record<string, string> = {
   soniq_remote_reconciles_total: "counter",
   soniq_remote_polls_total: "counter",
   soniq_remote_call_duration_seconds: "histogram",
+  soniq_scopes_paused_total: "counter",
 };
 
 type Sample = { name: string; labels: Record<string, string>; value: number };
