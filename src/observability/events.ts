@@ -89,7 +89,7 @@ export type JobFencedOutEvent = {
   job_name: string;
   queue: string;
   /** The refused write. */
-  op: "complete" | "retry" | "snooze" | "nack" | "dead_letter" | "cancel";
+  op: "complete" | "retry" | "snooze" | "nack" | "dead_letter" | "cancel" | "freeze";
 };
 
 /** One queue in a `queue_metrics` sample. */

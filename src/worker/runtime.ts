@@ -128,6 +128,11 @@ export function buildRuntime(parts: RuntimeParts): WorkerRuntime {
     threads,
     remote: remote.submitter,
     rescueRemote: (entry) => remote.pollRunner.rescue(entry),
+    resume: {
+      write: (params) => backend.jobCheckpoint(params),
+      read: (params) => backend.jobResumeRead(params),
+      maxPayloadBytes: settings.maxPayloadBytes,
+    },
   });
   const remotePoller =
     remote.definitions.size === 0
