@@ -1,0 +1,158 @@
+/**
+ * Checkpoints with real worker processes (docs/checkpoints.md), on a SQLite file and on
+ * PostgreSQL: a job walking items with a checkpoint every 20 is SIGKILLed mid-walk, then its next
+ * worker is SIGTERMed and NACKs it at the shutdown deadline, then a third worker finishes it.
+ * Afterwards every item was processed, none more than twice, each run resumed at (or after) the
+ * last checkpoint that was durable before its interruption, and the repeats are only the items
+ * after it; no attempt was spent. An effect step in flight at a SIGKILL freezes its job: the
+ * next worker never runs it again; an operator's answer finishes the job.
+ */
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { prepared, startWorker as start, targets } from "../helpers/e2e-targets.js";
+import { tempDir } from "../helpers/temp.js";
+import { waitFor } from "../helpers/wait.js";
+
+const FAST = {
+  SONIQ_HEARTBEAT_INTERVAL: "0.2",
+  SONIQ_HEARTBEAT_TIMEOUT: "1",
+  SONIQ_POLL_INTERVAL: "0.1",
+  SONIQ_SHUTDOWN_TIMEOUT: "1",
+  SONIQ_SHUTDOWN_SETTLE: "0.3",
+};
+
+const workers: Array<ReturnType<typeof start>> = [];
+afterEach(() => {
+  for (const w of workers.splice(0)) {
+    if (w.child.exitCode === null && w.child.signalCode === null) w.child.kill("SIGKILL");
+  }
+});
+
+function startWorker(env: Record<string, string>) {
+  const w = start(env);
+  workers.push(w);
+  return w;
+}
+
+/** The fixture's lines: `[kind, value]` for "item", "cp" and "start" lines, in order. */
+function lines(path: string): Array<[string, number]> {
+  if (!existsSync(path)) return [];
+  return readFileSync(path, "utf8")
+    .split("\n")
+    .filter(Boolean)
+    .map((l) => {
+      const [kind, , value] = l.split(" ");
+      return [kind as string, Number(value)];
+    });
+}
+
+const count = (path: string, kind: string) => lines(path).filter(([k]) => k === kind).length;
+
+for (const target of targets) {
+  describe.skipIf(target.skip)(`checkpoints, real processes, ${target.label}`, () => {
+    it("SIGKILL, then SIGTERM past the deadline › the walk resumes from its last durable checkpoint each time; every item processed, none more than twice", async () => {
+      const log = join(tempDir(), "items.log");
+      const { env, db } = await prepared(target, { ...FAST, E2E_ITEM_LOG: log });
+      const ITEMS = 400;
+      const EVERY = 20;
+      const id = await db.enqueue("e2e.walk", { items: ITEMS, every: EVERY, itemMs: 5 });
+
+      const first = startWorker(env);
+      await first.ready;
+      await waitFor(() => count(log, "cp") >= 3, 30_000, "three checkpoints");
+      first.child.kill("SIGKILL");
+      await first.exited;
+      const cpBeforeKill = Math.max(
+        ...lines(log)
+          .filter(([k]) => k === "cp")
+          .map(([, v]) => v),
+      );
+      const itemsAtKill = count(log, "item");
+
+      const second = startWorker(env);
+      await second.ready;
+      await waitFor(() => count(log, "cp") >= 6, 30_000, "three more checkpoints");
+      second.child.kill("SIGTERM");
+      // Past the deadline (the walk ignores its signal): NACK'd, exit code 1.
+      expect((await second.exited).code).toBe(1);
+      const cpBeforeTerm = Math.max(
+        ...lines(log)
+          .filter(([k]) => k === "cp")
+          .map(([, v]) => v),
+      );
+      expect(count(log, "item")).toBeGreaterThan(itemsAtKill);
+
+      const third = startWorker(env);
+      await third.ready;
+      const done = await waitFor(
+        async () => {
+          const job = await db.getJob(id);
+          return job?.status === "done" ? job : null;
+        },
+        60_000,
+        "done",
+      );
+      third.child.kill("SIGTERM");
+      await third.exited;
+
+      const all = lines(log);
+      const starts = all.filter(([k]) => k === "start").map(([, v]) => v);
+      expect(starts).toHaveLength(3);
+      expect(starts[0]).toBe(0);
+      // Each run resumed at or after the last checkpoint logged (durable) before its interruption
+      // (a checkpoint may have become durable just before the kill without being logged).
+      expect(starts[1]).toBeGreaterThanOrEqual(cpBeforeKill);
+      expect(starts[2]).toBeGreaterThanOrEqual(cpBeforeTerm);
+      const seen = new Map<number, number>();
+      for (const [k, v] of all) if (k === "item") seen.set(v, (seen.get(v) ?? 0) + 1);
+      expect(seen.size).toBe(ITEMS);
+      expect(Math.max(...seen.values())).toBeLessThanOrEqual(2);
+      // Only items after the resume point were repeated: at most one checkpoint interval each time.
+      const repeated = [...seen.values()].filter((n) => n === 2).length;
+      expect(repeated).toBeLessThanOrEqual(2 * EVERY);
+      expect(done).toMatchObject({ attempts: 1, result: { processed: ITEMS } });
+      await db.close();
+    }, 120_000);
+
+    it("SIGKILL during an effect step › the next worker freezes the job and never runs the step again; resolveStep({ done }) finishes it", async () => {
+      const log = join(tempDir(), "items.log");
+      const gate = join(tempDir(), "gate");
+      const { env, db } = await prepared(target, { ...FAST, E2E_ITEM_LOG: log });
+      const id = await db.enqueue("e2e.effect", { path: gate });
+      const first = startWorker(env);
+      await first.ready;
+      await waitFor(() => count(log, "effect") === 1, 30_000, "the effect step running");
+      first.child.kill("SIGKILL");
+      await first.exited;
+      writeFileSync(gate, ""); // a re-run of the step would end at once: it must not happen
+      const second = startWorker(env);
+      await second.ready;
+      const frozen = await waitFor(
+        async () => {
+          const job = await db.getJob(id);
+          return job?.status === "queued" && job.lastError?.startsWith("frozen") ? job : null;
+        },
+        30_000,
+        "frozen",
+      );
+      expect(frozen.scheduledAt.getUTCFullYear()).toBe(9999);
+      expect(frozen.attempts).toBe(0);
+      expect(count(log, "effect")).toBe(1);
+      await db.jobs.resolveStep(id, "charge", { done: "charged elsewhere" });
+      const done = await waitFor(
+        async () => {
+          const job = await db.getJob(id);
+          return job?.status === "done" ? job : null;
+        },
+        30_000,
+        "done",
+      );
+      expect(done.result).toBe("charged elsewhere");
+      expect(count(log, "effect")).toBe(1);
+      second.child.kill("SIGTERM");
+      expect((await second.exited).code).toBe(0);
+      await db.close();
+    }, 120_000);
+  });
+}
