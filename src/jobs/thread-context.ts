@@ -33,6 +33,19 @@ export interface ThreadJobContext {
    * @throws SoniqError `INVALID_ARGS` for a fraction outside 0..1.
    */
   progress(fraction: number, message?: string): void;
+  /**
+   * The state of the job's last durable checkpoint, or undefined on a fresh start (as
+   * `JobContext.resume`; docs/checkpoints.md).
+   */
+  resume: unknown;
+  /**
+   * Stores `state` (plain JSON, at most `maxPayloadBytes` bytes) as the job's checkpoint and
+   * **blocks the thread until it is durable** (the worker's main thread writes it, fenced by this
+   * claim; docs/checkpoints.md, "Thread (sync) handlers").
+   * @throws SoniqError `INVALID_PAYLOAD` (not plain JSON, or too large; nothing written),
+   *   `CLAIM_LOST` (this worker no longer holds the claim: stop), or a database error's code.
+   */
+  checkpoint(state: unknown): void;
 }
 
 /** Values of the shared stop flag (an `Int32Array` over a `SharedArrayBuffer`, index 0). */

@@ -39,7 +39,26 @@ function codeOf(err: unknown): string | undefined {
   return isSoniqError(err) ? err.code : undefined;
 }
 
+const THREAD_HANDLERS = new URL("../fixtures/thread-handlers.mjs", import.meta.url);
+
 function suite(target: BackendTarget): void {
+  it("thread handler › ctx.checkpoint blocks until durable; a too-large state throws INVALID_PAYLOAD, nothing written (resume on threads: readme-sync-handler.test.ts)", async () => {
+    const { soniq, backend } = await open(target, { maxPayloadBytes: 200 });
+    const job = soniq.syncJob<{ big: number }>({
+      name: "cp.thread",
+      handlerModule: THREAD_HANDLERS,
+      exportName: "checkpointer",
+    });
+    const first = await job.enqueue({ big: 500 });
+    const worker = soniq.worker();
+    await worker.start();
+    await waitFor(async () => (await soniq.getJob(first))?.status === "done", 15_000, "done");
+    expect((await soniq.getJob(first))?.result).toEqual({ resume: null, code: "INVALID_PAYLOAD" });
+    expect((await backend.jobGet({ id: first }))?.checkpoint).toBe('{"n":1}');
+    await worker.stop();
+    await soniq.close();
+  });
+
   it("ctx.resume › undefined on a fresh start; the last checkpoint after a snooze(0) and after a retry", async () => {
     const { soniq, backend } = await open(target);
     const seen: unknown[] = [];
