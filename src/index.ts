@@ -132,6 +132,7 @@ export type {
   JobDeadLetteredEvent,
   JobEnqueuedEvent,
   JobFencedOutEvent,
+  JobFrozenEvent,
   JobRecoveredEvent,
   JobStartedEvent,
   QueueMetricsEvent,

@@ -75,6 +75,12 @@ export type JobEnqueuedEvent = {
   queue: string;
 };
 
+/** Payload of `job_frozen`: the {@link WorkerJobEvent} fields and the frozen step's name. */
+export type JobFrozenEvent = WorkerJobEvent & {
+  /** The effect step whose outcome is unknown. */
+  step: string;
+};
+
 /** Payload of `job_cancelled`. */
 export type JobCancelledEvent = {
   job_id: string;
@@ -362,6 +368,11 @@ export type SoniqEventMap = {
   job_failed: WorkerJobEvent;
   /** A handler snoozed its job: back to `queued` later, no attempt spent. */
   job_snoozed: WorkerJobEvent;
+  /**
+   * A job was frozen: an effect step's outcome is unknown (docs/checkpoints.md, "Frozen jobs");
+   * it waits for `soniq.jobs.resolveStep` or a cancel, no attempt spent.
+   */
+  job_frozen: JobFrozenEvent;
   /**
    * A job moved to the dead-letter queue: its last attempt failed (from a worker) or it kept
    * losing its worker (`reason: "crash_loop"`, from crash recovery). Jobs dead-lettered before

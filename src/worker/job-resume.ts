@@ -205,6 +205,9 @@ export class JobResume {
     );
     this.scheduled = next;
     this.last = next;
+    // A call the handler did not await must not become an unhandled rejection (a write fenced out
+    // after the job finished, say); an awaited one still rejects.
+    next.catch(() => undefined);
     return next;
   }
 

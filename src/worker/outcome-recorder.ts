@@ -255,7 +255,16 @@ export class OutcomeRecorder {
     if (changed) this.appendTimeline(job, plan);
     if (changed && resolved.kind === "cancelled") {
       events.emit("job_cancelled", { job_id: job.id, job_name: job.name, queue: job.queue });
-    } else if (changed && resolved.kind !== "released" && resolved.kind !== "frozen") {
+    } else if (changed && resolved.kind === "frozen") {
+      events.emit("job_frozen", {
+        worker_id: workerId,
+        job_id: job.id,
+        job_name: job.name,
+        queue: job.queue,
+        duration_ms: durationMs,
+        step: resolved.step,
+      });
+    } else if (changed && resolved.kind !== "released") {
       const base = { worker_id: workerId, job_id: job.id, job_name: job.name, queue: job.queue };
       if (resolved.kind === "snooze")
         events.emit("job_snoozed", { ...base, duration_ms: durationMs });

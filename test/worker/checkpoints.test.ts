@@ -10,7 +10,7 @@
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import type { Backend } from "../../src/backends/contract/index.js";
-import { isSoniqError, type JobContext, Soniq, snooze } from "../../src/index.js";
+import { isSoniqError, type JobContext, type MetricsSink, Soniq, snooze } from "../../src/index.js";
 import { type BackendTarget, describeEachBackend } from "../helpers/backend-targets.js";
 import { useBackends } from "../helpers/test-backends.js";
 import { waitFor } from "../helpers/wait.js";
@@ -265,7 +265,13 @@ function suite(target: BackendTarget): void {
   });
 
   it("effect step › in flight at the drain deadline › the job is frozen, never run again on its own; resolveStep({ done }) finishes it without running the step", async () => {
-    const { soniq, backend } = await open(target, { shutdownTimeout: 0.3, shutdownSettle: 0.2 });
+    const events: Array<{ name: string; payload: unknown }> = [];
+    const metrics: MetricsSink = { emit: (name, payload) => void events.push({ name, payload }) };
+    const { soniq, backend } = await open(target, {
+      shutdownTimeout: 0.3,
+      shutdownSettle: 0.2,
+      metrics,
+    });
     let charges = 0;
     let inCharge = false;
     const job = soniq.job({
@@ -300,6 +306,12 @@ function suite(target: BackendTarget): void {
       "frozen",
     );
     expect(charges).toBe(1);
+    await waitFor(() => events.some((e) => e.name === "job_frozen"), 10_000, "job_frozen");
+    expect(events.find((e) => e.name === "job_frozen")?.payload).toMatchObject({
+      job_id: id,
+      job_name: "cp.effect",
+      step: "charge",
+    });
     expect(frozen.scheduledAt.getUTCFullYear()).toBe(9999);
     expect(frozen.workerId).toBeNull();
     expect(JSON.parse((await liveState(backend, id))?.steps as string)).toEqual({
