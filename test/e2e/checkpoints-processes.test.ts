@@ -5,11 +5,12 @@
  * Afterwards every item was processed, none more than twice, each run resumed at (or after) the
  * last checkpoint that was durable before its interruption, and the repeats are only the items
  * after it; no attempt was spent. An effect step in flight at a SIGKILL freezes its job: the
- * next worker never runs it again; an operator's answer finishes the job.
+ * next worker never runs it again; an operator's answer (`soniq jobs resolve-step`) finishes it.
  */
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { runCli } from "../helpers/cli.js";
 import { prepared, startWorker as start, targets } from "../helpers/e2e-targets.js";
 import { tempDir } from "../helpers/temp.js";
 import { waitFor } from "../helpers/wait.js";
@@ -115,7 +116,7 @@ for (const target of targets) {
       await db.close();
     }, 120_000);
 
-    it("SIGKILL during an effect step › the next worker freezes the job and never runs the step again; resolveStep({ done }) finishes it", async () => {
+    it("SIGKILL during an effect step › the next worker freezes the job and never runs the step again; `soniq jobs resolve-step --done` finishes it", async () => {
       const log = join(tempDir(), "items.log");
       const gate = join(tempDir(), "gate");
       const { env, db } = await prepared(target, { ...FAST, E2E_ITEM_LOG: log });
@@ -139,7 +140,16 @@ for (const target of targets) {
       expect(frozen.scheduledAt.getUTCFullYear()).toBe(9999);
       expect(frozen.attempts).toBe(0);
       expect(count(log, "effect")).toBe(1);
-      await db.jobs.resolveStep(id, "charge", { done: "charged elsewhere" });
+      // The operator's answer, from the CLI: exactly one of --done / --rerun.
+      const both = await runCli(["jobs", "resolve-step", id, "charge", "--done", "--rerun"], env);
+      expect(both.code).toBe(2);
+      expect(both.stderr).toContain("INVALID_OPTION");
+      const resolved = await runCli(
+        ["jobs", "resolve-step", id, "charge", "--done", '"charged elsewhere"', "--json"],
+        env,
+      );
+      expect(resolved.code, resolved.stderr).toBe(0);
+      expect(JSON.parse(resolved.stdout)).toEqual({ id, state: "queued" });
       const done = await waitFor(
         async () => {
           const job = await db.getJob(id);

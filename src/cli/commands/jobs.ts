@@ -1,11 +1,11 @@
 /**
- * `soniq jobs list|show|cancel|retry|delete`: find, inspect and act on jobs through the admin API
+ * `soniq jobs list|show|cancel|retry|delete|resolve-step`: find, inspect and act on jobs through the admin API
  * (`soniq.jobs`). Actions take ids, or `--all` with the filter flags (a bulk action: counted,
  * confirmed unless `--yes`, `--dry-run` to count only, guarded by the count it showed).
  */
 import type { Command } from "commander";
 import type { BulkResult } from "../../admin/bulk.js";
-import type { JobBulkRequest } from "../../admin/jobs-admin.js";
+import type { JobBulkRequest, StepAnswer } from "../../admin/jobs-admin.js";
 import { jobDetailJson, jobValuesJson } from "../../admin/json/index.js";
 import type { JobDetail, JobListView } from "../../admin/views.js";
 import { SoniqError } from "../../errors.js";
@@ -135,7 +135,7 @@ async function act(
   );
 }
 
-/** Adds `jobs list|show|cancel|retry|delete` to `program`. */
+/** Adds `jobs list|show|cancel|retry|delete|resolve-step` to `program`. */
 export function register(program: Command): void {
   const jobs = program.command("jobs").description("Find, inspect and act on jobs.");
 
@@ -200,6 +200,46 @@ export function register(program: Command): void {
           }),
         ),
       ),
+    );
+
+  withInstanceFlags(jobs.command("resolve-step"))
+    .description(
+      "Answer for a job frozen on an effect step whose outcome is unknown (docs/checkpoints.md): --done [result-json] (it happened; the handler gets the result without running the step) or --rerun (it did not: run it). The job becomes due now.",
+    )
+    .argument("<id>", "job id")
+    .argument("<step>", "the step's name")
+    .option("--done [result-json]", "the step happened; optional JSON result")
+    .option("--rerun", "the step did not happen: run it on the next attempt")
+    .action(
+      (id: string, step: string, flags: AdminFlags & { done?: string | true; rerun?: true }) =>
+        runCommand(() =>
+          withInstance(flags, async (soniq) => {
+            if ((flags.done !== undefined) === (flags.rerun === true)) {
+              throw new SoniqError(
+                "INVALID_OPTION",
+                "give exactly one of --done [result-json], --rerun",
+              );
+            }
+            let answer: StepAnswer = { rerun: true };
+            if (flags.done !== undefined) {
+              let result: unknown;
+              if (typeof flags.done === "string") {
+                try {
+                  result = JSON.parse(flags.done);
+                } catch {
+                  throw new SoniqError("INVALID_INPUT", "--done: the result must be JSON text");
+                }
+              }
+              answer = { done: result };
+            }
+            await soniq.jobs.resolveStep(id, step, answer);
+            print(
+              flags.json,
+              { id, state: "queued" },
+              () => `${id}  queued (step ${step} resolved)`,
+            );
+          }),
+        ),
     );
 
   withBulkFlags(withJobFilters(withInstanceFlags(jobs.command("delete"))))
