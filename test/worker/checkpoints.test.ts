@@ -130,10 +130,12 @@ function suite(target: BackendTarget): void {
     await soniq.close();
   });
 
-  it("stale owner › the claim was lost (NACK'd elsewhere) › checkpoint rejects CLAIM_LOST and ctx.signal is aborted; the earlier checkpoint stands", async () => {
+  it("stale owner › the claim was lost (NACK'd elsewhere) › checkpoint and step reject CLAIM_LOST and ctx.signal is aborted; the earlier checkpoint stands", async () => {
     const { soniq, backend } = await open(target);
     let lost: unknown;
     let signalReason: unknown;
+    let stepLost: unknown;
+    let stepRan = false;
     const resumes: unknown[] = [];
     const job = soniq.job({
       name: "cp.stale",
@@ -153,6 +155,15 @@ function suite(target: BackendTarget): void {
           lost = err;
           signalReason = ctx.signal.reason;
         }
+        // A step after the loss is refused too, without running.
+        stepLost = await ctx
+          .step("after", () => {
+            stepRan = true;
+          })
+          .then(
+            () => undefined,
+            (err: unknown) => err,
+          );
         return "first claim";
       },
     });
@@ -163,6 +174,8 @@ function suite(target: BackendTarget): void {
     await worker.stop();
     expect(codeOf(lost)).toBe("CLAIM_LOST");
     expect(signalReason).toBe(lost);
+    expect(codeOf(stepLost)).toBe("CLAIM_LOST");
+    expect(stepRan).toBe(false);
     expect(resumes).toEqual([undefined, { n: 1 }]);
     expect((await soniq.getJob(id))?.result).toBe("second claim");
     await soniq.close();
