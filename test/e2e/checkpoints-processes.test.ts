@@ -140,6 +140,10 @@ for (const target of targets) {
       expect(frozen.scheduledAt.getUTCFullYear()).toBe(9999);
       expect(frozen.attempts).toBe(0);
       expect(count(log, "effect")).toBe(1);
+      // `soniq jobs show` says which step is frozen.
+      const show = await runCli(["jobs", "show", id], env);
+      expect(show.code, show.stderr).toBe(0);
+      expect(show.stdout).toContain("steps       charge frozen");
       // The operator's answer, from the CLI: exactly one of --done / --rerun.
       const both = await runCli(["jobs", "resolve-step", id, "charge", "--done", "--rerun"], env);
       expect(both.code).toBe(2);

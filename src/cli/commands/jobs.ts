@@ -86,6 +86,12 @@ function showText(job: JobDetail): string {
   if (job.lastError) lines.push(`last error  ${job.lastError.split("\n")[0]}`);
   if ("progress" in job && job.progress) lines.push(`progress    ${progressText(job, true)}`);
   if (job.workerId) lines.push(`worker      ${job.workerId}`);
+  if ("checkpoint" in job && job.checkpoint) {
+    const size = Buffer.byteLength(job.checkpoint, "utf8");
+    const text = job.checkpoint.length > 200 ? `${job.checkpoint.slice(0, 200)}…` : job.checkpoint;
+    lines.push(`checkpoint  ${size} bytes  ${text}`);
+  }
+  if ("steps" in job && job.steps) lines.push(`steps       ${stepsText(job.steps)}`);
   lines.push("timeline");
   for (const e of job.timeline) {
     const attempt = e.attempt === null ? "" : ` attempt ${e.attempt}`;
@@ -94,6 +100,17 @@ function showText(job: JobDetail): string {
   }
   if (job.status === "dead_letter") lines.push(`replay it: soniq dlq replay ${job.id}`);
   return lines.join("\n");
+}
+
+/** A job's steps (docs/checkpoints.md) as `name state` pairs: `quote done, charge frozen`. */
+function stepsText(steps: string): string {
+  try {
+    const parsed = JSON.parse(steps) as Record<string, { s?: unknown }>;
+    const pairs = Object.entries(parsed).map(([name, r]) => `${name} ${String(r?.s ?? "?")}`);
+    return pairs.length > 0 ? pairs.join(", ") : "none";
+  } catch {
+    return "unreadable";
+  }
 }
 
 /** Runs an action on ids (one by one) or, with `--all`, on the filter (a bulk action). */
