@@ -268,6 +268,22 @@ export class JobsAdmin {
     }
   }
 
+  /**
+   * Clears a queued job's checkpoint and steps (docs/checkpoints.md): its next attempt starts
+   * afresh (`ctx.resume` undefined, every step runs). Its due time is unchanged: a frozen job
+   * stays frozen (answer it with {@link JobsAdmin.resolveStep}, or cancel it).
+   * @throws SoniqError `NOT_FOUND` (no such job), `INVALID_STATE` (the job is not queued).
+   */
+  async clearCheckpoint(id: string): Promise<void> {
+    const backend = await this.deps.backend();
+    if (await backend.jobResumeClear({ id })) return;
+    if (!(await backend.jobGet({ id }))) throw new SoniqError("NOT_FOUND", `no job with id ${id}`);
+    throw new SoniqError(
+      "INVALID_STATE",
+      `job ${id} is not queued: only a queued job's checkpoint is cleared`,
+    );
+  }
+
   /** `job_cancelled` for a queued job cancelled here (a running one's worker emits its own). */
   private async emitCancelled(backend: Backend, id: string): Promise<void> {
     const events = this.deps.events;

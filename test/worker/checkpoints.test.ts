@@ -202,6 +202,52 @@ function suite(target: BackendTarget): void {
     await soniq.close();
   });
 
+  it("clearCheckpoint › a snoozed job with a checkpoint and a step › the next attempt starts afresh; a running or missing job is refused with a code", async () => {
+    const { soniq } = await open(target);
+    const seen: unknown[] = [];
+    let stepRuns = 0;
+    let snoozed = false;
+    const job = soniq.job({
+      name: "cp.clear",
+      handler: async (_args: object, ctx: JobContext) => {
+        seen.push(ctx.resume);
+        await ctx.step("once", () => {
+          stepRuns += 1;
+        });
+        if (!snoozed) {
+          snoozed = true;
+          await ctx.checkpoint({ at: 1 });
+          return snooze(3600);
+        }
+        return "second run";
+      },
+    });
+    const id = await job.enqueue({});
+    const worker = soniq.worker();
+    await worker.start();
+    await waitFor(
+      async () => (await soniq.getJob(id))?.status === "queued" && snoozed,
+      15_000,
+      "snoozed",
+    );
+    await worker.stop();
+    expect((await soniq.getJob(id))?.checkpoint).toBe('{"at":1}');
+    await soniq.jobs.clearCheckpoint(id);
+    expect(await soniq.getJob(id)).toMatchObject({ checkpoint: null, steps: null });
+    await soniq.jobs.retry(id); // due now
+    const again = soniq.worker();
+    await again.start();
+    await waitFor(async () => (await soniq.getJob(id))?.status === "done", 15_000, "done");
+    await again.stop();
+    expect(seen).toEqual([undefined, undefined]);
+    expect(stepRuns).toBe(2);
+    await expect(soniq.jobs.clearCheckpoint(id)).rejects.toMatchObject({ code: "INVALID_STATE" });
+    await expect(
+      soniq.jobs.clearCheckpoint("00000000-0000-4000-8000-000000000000"),
+    ).rejects.toMatchObject({ code: "NOT_FOUND" });
+    await soniq.close();
+  });
+
   it("steps › a finished step is returned without running on later attempts; names are unique per attempt", async () => {
     const { soniq } = await open(target);
     const runs = { a: 0, b: 0 };

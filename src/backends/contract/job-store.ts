@@ -441,6 +441,13 @@ export interface JobStore {
    */
   jobStepsResolve(params: JobStepsResolveParams): Promise<boolean>;
 
+  /**
+   * An operator's reset of a `queued` job's checkpoint and steps (both NULL): its next attempt
+   * starts afresh. Due time unchanged (a frozen job stays frozen: resolve or cancel it). `false`
+   * when the job is not queued.
+   */
+  jobResumeClear(params: JobIdParams): Promise<boolean>;
+
   /** The entry of `soniq_dead_letter_jobs`, or `null`. */
   deadLetterGet(params: JobIdParams): Promise<DeadLetterRow | null>;
 

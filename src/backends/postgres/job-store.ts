@@ -296,6 +296,13 @@ export class PgJobStore implements JobStore {
     return this.fenced(this.sql.freezeStep, id, owner, [steps, error, FROZEN_UNTIL_MS]);
   }
 
+  /** One UPDATE. See {@link JobStore.jobResumeClear}. */
+  async jobResumeClear({ id }: JobIdParams): Promise<boolean> {
+    this.conn.assertOpen();
+    if (!isUuid(id)) return false;
+    return ((await this.run(this.sql.resumeClear, [id])).rowCount ?? 0) > 0;
+  }
+
   /** One UPDATE; NOTIFYs. See {@link JobStore.jobStepsResolve}. */
   async jobStepsResolve({ id, expected, steps }: JobStepsResolveParams): Promise<boolean> {
     this.conn.assertOpen();

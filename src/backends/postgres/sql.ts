@@ -519,6 +519,9 @@ export function buildStatements(schema: string) {
 
     /** Fence `$1..$3` → `checkpoint`, `steps` of the owned row (no row: not the owner). */
     resumeRead: `SELECT checkpoint, steps FROM ${jobs} WHERE ${FENCE}`,
+    /** `$1` id: clears a queued job's checkpoint and steps. → row count. */
+    resumeClear: `UPDATE ${jobs} SET checkpoint = NULL, steps = NULL, updated_at = now()
+      WHERE id = $1::uuid AND status = 'queued'`,
     /** `$1` id → `checkpoint`, `steps` of a queued job (an operator's read). */
     resumeReadQueued: `SELECT checkpoint, steps FROM ${jobs}
       WHERE id = $1::uuid AND status = 'queued'`,

@@ -116,6 +116,10 @@ export abstract class DelegatingStores implements JobStore, WorkerStore, LeaseSt
   jobFreezeStep(params: JobFreezeStepParams): Promise<boolean> {
     return this.stores.jobs.jobFreezeStep(params);
   }
+  /** See {@link JobStore.jobResumeClear}. */
+  jobResumeClear(params: JobIdParams): Promise<boolean> {
+    return this.stores.jobs.jobResumeClear(params);
+  }
   /** See {@link JobStore.jobStepsResolve}. */
   jobStepsResolve(params: JobStepsResolveParams): Promise<boolean> {
     return this.stores.jobs.jobStepsResolve(params);

@@ -184,6 +184,11 @@ export class SqliteJobStore implements JobStore {
     return this.conn.use((s) => s.statement("freezeStep").run(params).changes > 0);
   }
 
+  /** One statement. See {@link JobStore.jobResumeClear}. */
+  async jobResumeClear({ id }: JobIdParams): Promise<boolean> {
+    return this.conn.use((s) => s.statement("resumeClear").run({ id }).changes > 0);
+  }
+
   /** One statement; wakes the queue. See {@link JobStore.jobStepsResolve}. */
   async jobStepsResolve({ id, expected, steps }: JobStepsResolveParams): Promise<boolean> {
     const row = await this.conn.use(

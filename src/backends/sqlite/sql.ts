@@ -457,6 +457,9 @@ export const SQL = {
 
   /** Fenced ({@link OWNED}) → `checkpoint`, `steps` of the owned row (none: not the owner). */
   resumeRead: `SELECT checkpoint, steps FROM soniq_jobs WHERE ${OWNED}`,
+  /** `@id`: clears a queued job's checkpoint and steps. → changes. */
+  resumeClear: `UPDATE soniq_jobs SET checkpoint = NULL, steps = NULL, updated_at = ${NOW_MS}
+    WHERE ${QUEUED_ID}`,
   /** `@id` → `checkpoint`, `steps` of a queued job (an operator's read). */
   resumeReadQueued: `SELECT checkpoint, steps FROM soniq_jobs WHERE ${QUEUED_ID}`,
 

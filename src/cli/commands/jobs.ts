@@ -1,5 +1,5 @@
 /**
- * `soniq jobs list|show|cancel|retry|delete|resolve-step`: find, inspect and act on jobs through the admin API
+ * `soniq jobs list|show|cancel|retry|delete|resolve-step|clear-checkpoint`: find, inspect and act on jobs through the admin API
  * (`soniq.jobs`). Actions take ids, or `--all` with the filter flags (a bulk action: counted,
  * confirmed unless `--yes`, `--dry-run` to count only, guarded by the count it showed).
  */
@@ -152,7 +152,7 @@ async function act(
   );
 }
 
-/** Adds `jobs list|show|cancel|retry|delete|resolve-step` to `program`. */
+/** Adds `jobs list|show|cancel|retry|delete|resolve-step|clear-checkpoint` to `program`. */
 export function register(program: Command): void {
   const jobs = program.command("jobs").description("Find, inspect and act on jobs.");
 
@@ -257,6 +257,20 @@ export function register(program: Command): void {
             );
           }),
         ),
+    );
+
+  withInstanceFlags(jobs.command("clear-checkpoint"))
+    .description(
+      "Clear a queued job's checkpoint and steps: its next attempt starts afresh (docs/checkpoints.md).",
+    )
+    .argument("<id>", "job id")
+    .action((id: string, flags: AdminFlags) =>
+      runCommand(() =>
+        withInstance(flags, async (soniq) => {
+          await soniq.jobs.clearCheckpoint(id);
+          print(flags.json, { id, state: "queued" }, () => `${id}  queued (checkpoint cleared)`);
+        }),
+      ),
     );
 
   withBulkFlags(withJobFilters(withInstanceFlags(jobs.command("delete"))))
