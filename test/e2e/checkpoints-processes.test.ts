@@ -4,11 +4,14 @@
  * worker is SIGTERMed and NACKs it at the shutdown deadline, then a third worker finishes it.
  * Afterwards every item was processed, none more than twice, each run resumed at (or after) the
  * last checkpoint that was durable before its interruption, and the repeats are only the items
- * after it; no attempt was spent. An effect step in flight at a SIGKILL freezes its job: the
+ * after it; no attempt was spent. A worker SIGSTOPped past the stale window loses the job to
+ * recovery; resumed, its next checkpoint is refused (CLAIM_LOST). An effect step in flight at a SIGKILL freezes its job: the
  * next worker never runs it again; an operator's answer (`soniq jobs resolve-step`) finishes it.
  */
+import type { ChildProcess } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { runCli } from "../helpers/cli.js";
 import { prepared, startWorker as start, targets } from "../helpers/e2e-targets.js";
@@ -49,6 +52,35 @@ function lines(path: string): Array<[string, number]> {
 }
 
 const count = (path: string, kind: string) => lines(path).filter(([k]) => k === kind).length;
+
+/**
+ * SIGSTOPs `child` outside a SQLite write transaction (as test/e2e/prefetch.test.ts does: a
+ * process stopped inside one would stall every writer of the file).
+ */
+function stopOutsideWriteLock(child: ChildProcess, env: Record<string, string>): void {
+  const url = env.SONIQ_DATABASE_URL ?? "";
+  if (!url.startsWith("sqlite:")) {
+    child.kill("SIGSTOP");
+    return;
+  }
+  const lock = new Database(url.slice("sqlite:".length), { timeout: 30_000 });
+  try {
+    lock.exec("BEGIN IMMEDIATE");
+    child.kill("SIGSTOP");
+    lock.exec("COMMIT");
+  } finally {
+    lock.close();
+  }
+}
+
+/** The worker id a started worker logged ("worker started"). */
+function workerIdOf(w: ReturnType<typeof start>): string | undefined {
+  const line = w
+    .stderr()
+    .split("\n")
+    .find((l) => l.includes('"worker started"'));
+  return line ? (JSON.parse(line) as { worker_id?: string }).worker_id : undefined;
+}
 
 for (const target of targets) {
   describe.skipIf(target.skip)(`checkpoints, real processes, ${target.label}`, () => {
@@ -113,6 +145,47 @@ for (const target of targets) {
       const repeated = [...seen.values()].filter((n) => n === 2).length;
       expect(repeated).toBeLessThanOrEqual(2 * EVERY);
       expect(done).toMatchObject({ attempts: 1, result: { processed: ITEMS } });
+      await db.close();
+    }, 120_000);
+
+    it("SIGSTOP past the stale window › recovered and resumed elsewhere; after SIGCONT the stale owner's next checkpoint is refused CLAIM_LOST; the job ends done once", async () => {
+      const log = join(tempDir(), "items.log");
+      const { env, db } = await prepared(target, { ...FAST, E2E_ITEM_LOG: log });
+      const pair = [startWorker(env), startWorker(env)];
+      await Promise.all(pair.map((w) => w.ready));
+      const id = await db.enqueue("e2e.walk", { items: 600, every: 20, itemMs: 5 });
+      await waitFor(() => count(log, "cp") >= 2, 30_000, "two checkpoints");
+      const owner = (await db.getJob(id))?.workerId;
+      const victim = pair.find((w) => workerIdOf(w) === owner);
+      const survivor = pair.find((w) => w !== victim);
+      if (!victim || !survivor) throw new Error(`no started worker is ${owner}`);
+      stopOutsideWriteLock(victim.child, env);
+      // Recovered by the survivor's maintenance and resumed there from the last checkpoint.
+      await waitFor(() => count(log, "start") === 2, 30_000, "the run on the survivor");
+      await waitFor(() => count(log, "cp") >= 4, 30_000, "checkpoints on the survivor");
+      victim.child.kill("SIGCONT");
+      await waitFor(() => count(log, "lost") === 1, 30_000, "the stale owner's refused checkpoint");
+      const done = await waitFor(
+        async () => {
+          const job = await db.getJob(id);
+          return job?.status === "done" ? job : null;
+        },
+        60_000,
+        "done",
+      );
+      const lost = readFileSync(log, "utf8")
+        .split("\n")
+        .find((l) => l.startsWith("lost "));
+      expect(lost?.split(" ")[3]).toBe("CLAIM_LOST");
+      expect(done).toMatchObject({ workerId: workerIdOf(survivor), result: { processed: 600 } });
+      const seen = new Set(
+        lines(log)
+          .filter(([k]) => k === "item")
+          .map(([, v]) => v),
+      );
+      expect(seen.size).toBe(600);
+      for (const w of pair) w.child.kill("SIGTERM");
+      await Promise.all(pair.map((w) => w.exited));
       await db.close();
     }, 120_000);
 
