@@ -82,7 +82,19 @@ export type SoniqErrorCode =
   /** `waitFor`: the job was cancelled. */
   | "JOB_CANCELLED"
   /** `waitFor`: the job did not finish within the wait's `timeout`. */
-  | "WAIT_TIMEOUT";
+  | "WAIT_TIMEOUT"
+  /**
+   * `ctx.checkpoint` / `ctx.step` could not write: this worker no longer holds the job's claim
+   * (recovered, cancelled or finished elsewhere). The handler's `ctx.signal` is aborted with it.
+   */
+  | "CLAIM_LOST"
+  /** `ctx.step` was called twice with one name in one attempt (names are unique per job). */
+  | "DUPLICATE_STEP"
+  /**
+   * An effect step (`ctx.step(name, fn, { effect: true })`) was running when an earlier attempt
+   * ended: its outcome is unknown, so the job is frozen for an operator (docs/checkpoints.md).
+   */
+  | "STEP_OUTCOME_UNKNOWN";
 
 /**
  * Marks a SoniqError across copies of this module: a job module the CLI loads through tsx's

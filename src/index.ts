@@ -20,7 +20,13 @@ export type {
   OneOrMany,
   PageOptions,
 } from "./admin/filters.js";
-export type { CancelResult, JobBulkRequest, JobPage, JobsAdmin } from "./admin/jobs-admin.js";
+export type {
+  CancelResult,
+  JobBulkRequest,
+  JobPage,
+  JobsAdmin,
+  StepAnswer,
+} from "./admin/jobs-admin.js";
 export type {
   BulkResultJson,
   ErrorJson,
@@ -98,6 +104,8 @@ export {
   JobTimeoutError,
   type ScheduleContext,
   ShutdownTimeoutError,
+  type StepDecision,
+  type StepOptions,
 } from "./jobs/context.js";
 export type { EnqueueOptions } from "./jobs/enqueue-options.js";
 export type { RemoteJobOptions } from "./jobs/job-definition.js";
@@ -133,6 +141,7 @@ export type {
   JobDeadLetteredEvent,
   JobEnqueuedEvent,
   JobFencedOutEvent,
+  JobFrozenEvent,
   JobRecoveredEvent,
   JobStartedEvent,
   QueueMetricsEvent,
@@ -160,7 +169,11 @@ export type { Tracing } from "./observability/tracing.js";
 export type { CircuitBreakerOptions, CircuitState } from "./remote/circuit-breaker.js";
 export { DISPOSITIONS, type HandoffAction } from "./remote/dispositions.js";
 export type { RemoteAdmin, RemoteTarget } from "./remote/remote-admin.js";
-export type { RemotePollContext, RemoteSubmitContext } from "./remote/remote-job.js";
+export type {
+  RemoteJobContext,
+  RemotePollContext,
+  RemoteSubmitContext,
+} from "./remote/remote-job.js";
 export {
   type Accepted,
   accepted,

@@ -134,6 +134,7 @@ export class Soniq implements JobEnqueuer {
       retentionSeconds: this.settings.resultRetention,
       retentionOf: (name) => this.jobRegistry.definitions.get(name)?.resultRetention,
       heartbeatTimeoutSeconds: this.settings.heartbeatTimeout,
+      maxPayloadBytes: this.settings.maxPayloadBytes,
       events: this.eventBus,
       declaredQueues: () => [...this.jobRegistry.definitions.values()].map((d) => d.queue),
     }));

@@ -7,8 +7,10 @@
 
 import type { Backend, CancelRequestState, JobFilter } from "../backends/contract/index.js";
 import { SoniqError } from "../errors.js";
+import { toJsonText } from "../jobs/payload.js";
 import type { EventBus } from "../observability/event-bus.js";
 import type { SoniqEventMap } from "../observability/events.js";
+import type { StepRecords } from "../worker/job-resume.js";
 import {
   assertBulkRequest,
   type BulkOptions,
@@ -47,6 +49,8 @@ export interface AdminDeps {
    * none ({@link JobsAdmin.waitingForWorker}). Default 30.
    */
   readonly heartbeatTimeoutSeconds?: number;
+  /** `maxPayloadBytes`: the largest step result an operator may record. Default 1 MiB. */
+  readonly maxPayloadBytes?: number;
 }
 
 /** A page of jobs, newest first: list rows, which carry no result (`get(id)` does). */
@@ -61,6 +65,20 @@ export type CancelResult = Extract<
   CancelRequestState,
   "cancelled" | "requested" | "already_requested"
 >;
+
+/** An operator's answer for a frozen step ({@link JobsAdmin.resolveStep}). */
+export type StepAnswer = { done: unknown } | { rerun: true };
+
+/** The steps' records of a job (worker/job-resume.ts), or null when unreadable. */
+function parseSteps(text: string | null): StepRecords | null {
+  if (text === null) return null;
+  try {
+    const parsed: unknown = JSON.parse(text);
+    return parsed !== null && typeof parsed === "object" ? (parsed as StepRecords) : null;
+  } catch {
+    return null;
+  }
+}
 
 /** A bulk action on jobs. */
 export interface JobBulkRequest extends BulkOptions {
@@ -211,6 +229,78 @@ export class JobsAdmin {
     }
     if (state === "cancelled") await this.emitCancelled(backend, id);
     return state;
+  }
+
+  /**
+   * An operator's answer for a job frozen on an effect step whose outcome is unknown
+   * (docs/checkpoints.md, "Frozen jobs"): `{ done: result }` records the step as done with that
+   * result (plain JSON; the handler gets it back without running the step), `{ rerun: true }`
+   * lets the step run again. The job becomes due now. Also accepted for a queued job whose effect
+   * step is still marked running (answered before its next attempt freezes it).
+   * @throws SoniqError `NOT_FOUND` (no such job), `INVALID_STATE` (the job is not queued, the
+   *   step is not frozen or running, or the job changed meanwhile), `INVALID_PAYLOAD` (a result
+   *   that is not plain JSON or larger than `maxPayloadBytes` bytes), `INVALID_ARGS` (a bad
+   *   answer).
+   */
+  async resolveStep(id: string, step: string, answer: StepAnswer): Promise<void> {
+    const done = answer !== null && typeof answer === "object" && "done" in answer;
+    const rerun = answer !== null && typeof answer === "object" && "rerun" in answer;
+    if (done === rerun || (rerun && (answer as { rerun: unknown }).rerun !== true)) {
+      throw new SoniqError(
+        "INVALID_ARGS",
+        "resolveStep(id, step, answer): answer must be { done: result } or { rerun: true }",
+      );
+    }
+    const backend = await this.deps.backend();
+    const state = await backend.jobResumeRead({ id });
+    if (state === null) {
+      if (!(await backend.jobGet({ id })))
+        throw new SoniqError("NOT_FOUND", `no job with id ${id}`);
+      throw new SoniqError(
+        "INVALID_STATE",
+        `job ${id} is not queued: only a frozen job is resolved`,
+      );
+    }
+    const steps = parseSteps(state.steps);
+    const record = steps?.[step];
+    if (!steps || !record || (record.s !== "frozen" && record.s !== "running")) {
+      throw new SoniqError(
+        "INVALID_STATE",
+        `job ${id} has no step "${step}" frozen or running (nothing to resolve)`,
+      );
+    }
+    if (done) {
+      const value = (answer as { done: unknown }).done;
+      const limit = this.deps.maxPayloadBytes ?? 1024 * 1024;
+      steps[step] =
+        value === undefined
+          ? { s: "done" }
+          : { s: "done", r: JSON.parse(toJsonText(value, `result of step "${step}"`, limit)) };
+    } else delete steps[step];
+    const changed = await backend.jobStepsResolve({
+      id,
+      expected: state.steps as string,
+      steps: JSON.stringify(steps),
+    });
+    if (!changed) {
+      throw new SoniqError("INVALID_STATE", `job ${id} changed meanwhile; read it and try again`);
+    }
+  }
+
+  /**
+   * Clears a queued job's checkpoint and steps (docs/checkpoints.md): its next attempt starts
+   * afresh (`ctx.resume` undefined, every step runs). Its due time is unchanged: a frozen job
+   * stays frozen (answer it with {@link JobsAdmin.resolveStep}, or cancel it).
+   * @throws SoniqError `NOT_FOUND` (no such job), `INVALID_STATE` (the job is not queued).
+   */
+  async clearCheckpoint(id: string): Promise<void> {
+    const backend = await this.deps.backend();
+    if (await backend.jobResumeClear({ id })) return;
+    if (!(await backend.jobGet({ id }))) throw new SoniqError("NOT_FOUND", `no job with id ${id}`);
+    throw new SoniqError(
+      "INVALID_STATE",
+      `job ${id} is not queued: only a queued job's checkpoint is cleared`,
+    );
   }
 
   /** `job_cancelled` for a queued job cancelled here (a running one's worker emits its own). */

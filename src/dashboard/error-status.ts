@@ -42,6 +42,9 @@ const STATUS = {
   MODULE_LOAD: 500,
   FILE_NOT_FOUND: 500,
   UNEXPECTED: 500,
+  CLAIM_LOST: 409,
+  DUPLICATE_STEP: 400,
+  STEP_OUTCOME_UNKNOWN: 409,
 } as const satisfies Record<SoniqErrorCode, number>;
 
 /** The codes answered with a 5xx: failures of the server, not of the request. */

@@ -47,7 +47,62 @@ export interface JobContext {
    * @throws SoniqError `INVALID_OPTION` for a delay outside 0..86,400,000 ms or a bad scope.
    */
   rateLimited(retryAfterMs: number, options?: RateLimitedOptions): RateLimited;
+  /**
+   * The state the job's last durable {@link JobContext.checkpoint} stored, as JSON parsed back:
+   * set on an attempt that follows a drain-deadline NACK, a crash recovery, a retry or a snooze
+   * of a job that checkpointed; undefined on a fresh start. It does not change during the
+   * attempt (docs/checkpoints.md).
+   */
+  resume: unknown;
+  /**
+   * Stores `state` (plain JSON, at most `maxPayloadBytes` bytes) as the job's checkpoint, which
+   * the next attempt reads as {@link JobContext.resume}. Resolves once the checkpoint (or a later
+   * one) is durable. At most one write per job is in flight: calls made meanwhile are coalesced
+   * into the next write, the latest state winning (docs/checkpoints.md, "Write policy"). The
+   * write is fenced by this claim's owner and token.
+   * @throws SoniqError (rejects) `INVALID_PAYLOAD` for a state that is not plain JSON or is too
+   *   large (nothing written); `CLAIM_LOST` when this worker no longer holds the claim (then
+   *   `ctx.signal` is aborted with the same error).
+   */
+  checkpoint(state: unknown): Promise<void>;
+  /**
+   * Runs `fn` once per job: its result (plain JSON, at most `maxPayloadBytes` bytes; all of a
+   * job's step results together too) is stored, fenced, when it returns, and later attempts get
+   * it back without running `fn`. A step that was running when its worker died or the drain
+   * deadline passed runs again on the next attempt — unless `options.effect` is true: then its
+   * outcome is unknown, `options.reconcile` (when given) decides, and otherwise the job is
+   * frozen for an operator (docs/checkpoints.md). An effect step that throws is recorded as not
+   * done (it runs again on the next attempt).
+   * @param name - unique per job, 1 to 200 characters.
+   * @throws SoniqError (rejects) `INVALID_ARGS` for a bad name or `fn`; `DUPLICATE_STEP` for a
+   *   name already used in this attempt; `INVALID_PAYLOAD` for a result that is not plain JSON or
+   *   too large (an effect step then stays `running`: its outcome was not recorded);
+   *   `CLAIM_LOST` as {@link JobContext.checkpoint}; `STEP_OUTCOME_UNKNOWN` when the job is
+   *   frozen (let it propagate: whatever the handler then does, the job is recorded frozen).
+   *   Whatever `fn` throws is passed on.
+   */
+  step<T>(name: string, fn: () => T | Promise<T>, options?: StepOptions<T>): Promise<T>;
 }
+
+/** Options of {@link JobContext.step}. */
+export interface StepOptions<T> {
+  /**
+   * The step has a side effect that must not happen twice (a charge, an e-mail): it is marked
+   * `running` durably before `fn` runs, and if an attempt ends while it runs, its outcome is
+   * unknown and it is never run again without an answer. Default false: such a step just runs
+   * again.
+   */
+  effect?: boolean;
+  /**
+   * Effect steps: asked on a later attempt when the step's outcome is unknown. Return
+   * `{ done: result }` (it happened: recorded and returned), `{ rerun: true }` (it did not: `fn`
+   * runs) or undefined (cannot tell: the job is frozen for an operator). A throw freezes too.
+   */
+  reconcile?: () => StepDecision<T> | Promise<StepDecision<T>>;
+}
+
+/** What a step's `reconcile` answers (see {@link StepOptions.reconcile}). */
+export type StepDecision<T> = { done: T } | { rerun: true } | undefined;
 
 /** What `ctx.schedule` tells a handler about the occurrence it runs for. */
 export interface ScheduleContext {

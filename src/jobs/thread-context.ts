@@ -41,6 +41,19 @@ export interface ThreadJobContext {
    * @throws SoniqError `INVALID_OPTION` for a delay outside 0..86,400,000 ms or a bad scope.
    */
   rateLimited(retryAfterMs: number, options?: RateLimitedOptions): RateLimited;
+  /**
+   * The state of the job's last durable checkpoint, or undefined on a fresh start (as
+   * `JobContext.resume`; docs/checkpoints.md).
+   */
+  resume: unknown;
+  /**
+   * Stores `state` (plain JSON, at most `maxPayloadBytes` bytes) as the job's checkpoint and
+   * **blocks the thread until it is durable** (the worker's main thread writes it, fenced by this
+   * claim; docs/checkpoints.md, "Thread (sync) handlers").
+   * @throws SoniqError `INVALID_PAYLOAD` (not plain JSON, or too large; nothing written),
+   *   `CLAIM_LOST` (this worker no longer holds the claim: stop), or a database error's code.
+   */
+  checkpoint(state: unknown): void;
 }
 
 /** Values of the shared stop flag (an `Int32Array` over a `SharedArrayBuffer`, index 0). */

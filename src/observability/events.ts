@@ -87,6 +87,12 @@ export type JobEnqueuedEvent = {
   queue: string;
 };
 
+/** Payload of `job_frozen`: the {@link WorkerJobEvent} fields and the frozen step's name. */
+export type JobFrozenEvent = WorkerJobEvent & {
+  /** The effect step whose outcome is unknown. */
+  step: string;
+};
+
 /** Payload of `job_cancelled`. */
 export type JobCancelledEvent = {
   job_id: string;
@@ -101,7 +107,7 @@ export type JobFencedOutEvent = {
   job_name: string;
   queue: string;
   /** The refused write. */
-  op: "complete" | "retry" | "snooze" | "nack" | "dead_letter" | "cancel";
+  op: "complete" | "retry" | "snooze" | "nack" | "dead_letter" | "cancel" | "freeze";
 };
 
 /** One queue in a `queue_metrics` sample. */
@@ -380,6 +386,11 @@ export type SoniqEventMap = {
    * worker for `paused_ms`.
    */
   scope_paused: ScopePausedEvent;
+  /**
+   * A job was frozen: an effect step's outcome is unknown (docs/checkpoints.md, "Frozen jobs");
+   * it waits for `soniq.jobs.resolveStep` or a cancel, no attempt spent.
+   */
+  job_frozen: JobFrozenEvent;
   /**
    * A job moved to the dead-letter queue: its last attempt failed (from a worker) or it kept
    * losing its worker (`reason: "crash_loop"`, from crash recovery). Jobs dead-lettered before

@@ -12,8 +12,14 @@ import { assertAdmissionBudget } from "./admission.js";
 import { assertCircuitOptions, type CircuitBreakerOptions } from "./circuit-breaker.js";
 import type { PollResult, ReconcileResult, SubmitResult } from "./results.js";
 
+/**
+ * A remote job's context: a {@link JobContext} without checkpoints and steps (a remote job's
+ * progress is its durable phase, docs/remote-jobs.md).
+ */
+export type RemoteJobContext = Omit<JobContext, "resume" | "checkpoint" | "step" | "rateLimited">;
+
 /** What `submit` and `reconcile` receive besides the arguments. */
-export interface RemoteSubmitContext extends Omit<JobContext, "rateLimited"> {
+export interface RemoteSubmitContext extends RemoteJobContext {
   /**
    * `<job id>:<generation>`: pass it to the provider. Stable across a reconcile that answers
    * `notSubmitted` (the resubmission reuses it); a new generation only after a definite failure.
@@ -64,7 +70,7 @@ export interface RemoteHandlers<TArgs, TResult = unknown> {
    * Runs before `submitting` is written: throw to fail the job definitively (dead-letter reason
    * `preflight_failed`) outside the ambiguous window.
    */
-  preflight?(args: TArgs, ctx: Omit<JobContext, "rateLimited">): Promise<void> | void;
+  preflight?(args: TArgs, ctx: RemoteJobContext): Promise<void> | void;
   /** Seconds one `submit` (and one `poll`/`reconcile` call) may take (> 0). */
   submitTimeout: number;
   /** Seconds between polls unless `pending({ every })` says otherwise (> 0). */
@@ -84,9 +90,7 @@ export interface RemoteSpec {
   reconcile:
     | ((args: unknown, ctx: RemoteSubmitContext) => Promise<ReconcileResult> | ReconcileResult)
     | undefined;
-  preflight:
-    | ((args: unknown, ctx: Omit<JobContext, "rateLimited">) => Promise<void> | void)
-    | undefined;
+  preflight: ((args: unknown, ctx: RemoteJobContext) => Promise<void> | void) | undefined;
   submitTimeout: number;
   pollEvery: number;
   pollTimeout: number;

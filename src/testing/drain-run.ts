@@ -16,7 +16,7 @@ import type { TestingStore } from "./testing-store.js";
  * with no attempt left, or could not run here), `snoozed` (it asked to run again later),
  * `cancelled` (cancelled while it ran).
  */
-export type DrainOutcome = "done" | "failed" | "dead_lettered" | "snoozed" | "cancelled";
+export type DrainOutcome = "done" | "failed" | "dead_lettered" | "snoozed" | "cancelled" | "frozen";
 
 /** One run of a job in a drain. */
 export interface DrainedJob {
@@ -51,6 +51,8 @@ export interface DrainSummary {
   snoozed: number;
   /** Runs cancelled while they ran (`cancelled`). */
   cancelled: number;
+  /** Runs that froze on an effect step whose outcome is unknown (`frozen`; docs/checkpoints.md). */
+  frozen: number;
   /** Each run, in the order they finished. */
   jobs: DrainedJob[];
 }
@@ -145,6 +147,8 @@ function drained({ job, outcome, op }: RecordedOutcome): DrainedJob {
     case "cancelled":
     case "released":
       return { ...base, outcome: "cancelled" };
+    case "frozen":
+      return { ...base, outcome: "frozen" };
     default:
       // error, timeout. (Released never reaches here: the observer drops it.)
       return {
@@ -165,6 +169,7 @@ function summarize(runs: DrainedJob[]): DrainSummary {
     deadLettered: count("dead_lettered"),
     snoozed: count("snoozed"),
     cancelled: count("cancelled"),
+    frozen: count("frozen"),
     jobs: runs,
   };
 }

@@ -3,11 +3,11 @@
  * the table of concurrency slots they hold (a slot is freed once the outcome is known, so the next
  * claim overlaps the outcome write, which the drain still waits for).
  */
-
-import type { ClaimedJob, Owner } from "../backends/contract/index.js";
+import type { ClaimedJob, JobResumeState, Owner } from "../backends/contract/index.js";
 import type { JobTimeoutError } from "../jobs/context.js";
 import type { ProgressValue } from "../jobs/progress.js";
 import type { RateLimitScope } from "../jobs/rate-limited.js";
+import type { JobResume } from "./job-resume.js";
 import { LazyAbortController } from "./lazy-abort-controller.js";
 
 /** How one run of a handler ended, before it is written. */
@@ -22,7 +22,12 @@ export type Outcome =
   | { kind: "timeout"; error: JobTimeoutError }
   | { kind: "released" }
   /** An operator cancelled it: recorded `cancelled` through the owner fence. */
-  | { kind: "cancelled" };
+  | { kind: "cancelled" }
+  /**
+   * An effect step's outcome is unknown (docs/checkpoints.md): the job is frozen (fenced) with
+   * `steps` (JSON text, the step marked frozen) until an operator resolves it.
+   */
+  | { kind: "frozen"; step: string; steps: string };
 
 /** The placeholder of {@link InFlight.done} until `track` sets it (one for every entry). */
 const NOT_STARTED: Promise<void> = Promise.resolve();
@@ -56,6 +61,13 @@ export interface InFlight {
   progressBuffer?: SharedArrayBuffer;
   /** Sync jobs: the buffer's sequence number the last heartbeat wrote. */
   progressSeq: number;
+  /**
+   * The checkpoint and steps read before the handler started (only for a job whose `meta` says it
+   * has some: job-resume.ts); undefined otherwise.
+   */
+  resumeState?: JobResumeState;
+  /** Its checkpoints and steps, once the handler used them (job-resume.ts). */
+  resume?: JobResume;
   /** Settles when everything about the job is done (outcome written or given up). */
   done: Promise<void>;
 }

@@ -11,7 +11,11 @@
  * durable (crash accounting, docs/reliability.md). An argument check still running at
  * FORCE_TIMEOUT_PATH is abandoned and the row NACK'd.
  */
-import type { ClaimedJob } from "../backends/contract/index.js";
+import type {
+  ClaimedJob,
+  JobResumeReadParams,
+  JobResumeState,
+} from "../backends/contract/index.js";
 import type { JobDefinition } from "../jobs/job-definition.js";
 import type { EventBus } from "../observability/event-bus.js";
 import type { SoniqEventMap } from "../observability/events.js";
@@ -25,6 +29,7 @@ import { checksArguments, type Dispatch, dispatchJob, dispatchUnchecked } from "
 import { errorText } from "./error-text.js";
 import type { InFlight, InFlightTable, Outcome } from "./in-flight.js";
 import { watchJobDeadlines } from "./job-deadline.js";
+import type { ResumeDeps } from "./job-resume.js";
 import { runInJobScope } from "./job-scope.js";
 import type { OutcomeRecorder } from "./outcome-recorder.js";
 import type { RemoteSubmitter } from "./remote-submit.js";
@@ -64,6 +69,22 @@ export interface JobRunnerOptions {
   startTtlMs?: number;
   /** NACKs a job that was never started (release-unstarted.ts, reason `ttl`). Never rejects. */
   releaseStale?(job: ClaimedJob): Promise<unknown>;
+  /**
+   * Checkpoints and steps (job-resume.ts): their fenced write and the fenced read of a job's
+   * state before its handler starts. Absent: `ctx.checkpoint` and `ctx.step` reject
+   * `UNSUPPORTED` and nothing is read.
+   */
+  resume?: ResumeDeps & {
+    read(params: JobResumeReadParams): Promise<JobResumeState | null>;
+  };
+}
+
+/**
+ * True when the claimed job has a checkpoint or steps to read (the write sets `"resume": true`
+ * in its `meta`, which the claim returns: jobs that never checkpoint pay no read).
+ */
+export function hasResumeState(job: ClaimedJob): boolean {
+  return job.meta?.includes('"resume"') === true;
 }
 
 /** True when a job has lost a worker before (charged or not): its start must be marked. */
@@ -116,6 +137,7 @@ export class JobRunner {
           this.options.shutdownSettleSeconds,
           machine,
           onLate,
+          this.options.resume,
         );
   }
 
@@ -326,6 +348,23 @@ export class JobRunner {
     }
     if (this.options.logger.isLevelEnabled("debug")) {
       log.debug(this.options.logArgs ? { args } : {}, "job started");
+    }
+    if (hasResumeState(job) && this.options.resume) {
+      // The job checkpointed on an earlier claim: its state is read (fenced) before it starts.
+      const state = await this.untilForced(
+        this.options.resume.read({ id: job.id, owner: entry.owner }).catch((err: unknown) => {
+          log.warn({ err: errorText(err, 300) }, "could not read the job's checkpoint");
+          return undefined;
+        }),
+      );
+      if (state === undefined || state === null) {
+        // Unreadable, refused (not ours any more) or cut off by the drain: never started.
+        if (state === undefined) {
+          log.warn("the job's checkpoint could not be read before it started: released");
+        }
+        return this.releaseUnstarted(entry, definition, log);
+      }
+      entry.resumeState = state;
     }
     const started = machine.now();
     // Per-job hot path: build the payload only when someone listens (as the outcome events do).

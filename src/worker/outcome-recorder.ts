@@ -176,6 +176,19 @@ export class OutcomeRecorder {
               retentionSeconds: definition?.resultRetention ?? this.options.retentionSeconds,
             }),
         };
+      case "frozen":
+        return {
+          outcome,
+          what: "freeze",
+          op: "freeze",
+          write: () =>
+            backend.jobFreezeStep({
+              id: job.id,
+              owner,
+              steps: outcome.steps,
+              error: `frozen: the outcome of effect step "${outcome.step}" is unknown (an earlier attempt ended while it ran); resolve it with soniq.jobs.resolveStep or cancel the job`,
+            }),
+        };
       case "error":
       case "timeout": {
         const attempt = job.attempts + 1;
@@ -287,6 +300,15 @@ export class OutcomeRecorder {
     if (changed) this.appendTimeline(job, plan);
     if (changed && resolved.kind === "cancelled") {
       events.emit("job_cancelled", { job_id: job.id, job_name: job.name, queue: job.queue });
+    } else if (changed && resolved.kind === "frozen") {
+      events.emit("job_frozen", {
+        worker_id: workerId,
+        job_id: job.id,
+        job_name: job.name,
+        queue: job.queue,
+        duration_ms: durationMs,
+        step: resolved.step,
+      });
     } else if (changed && resolved.kind !== "released") {
       const base = { worker_id: workerId, job_id: job.id, job_name: job.name, queue: job.queue };
       if (resolved.kind === "snooze") {
@@ -338,6 +360,11 @@ export class OutcomeRecorder {
       }
     } else if (resolved.kind === "cancelled") {
       log.info(fields, "job cancelled by an operator: recorded cancelled");
+    } else if (resolved.kind === "frozen") {
+      log.error(
+        { ...fields, step: resolved.step },
+        "job frozen: an effect step's outcome is unknown; it is never run again without an operator's answer",
+      );
     } else if (resolved.kind === "error" || resolved.kind === "timeout") {
       log.warn({ ...fields, err: errorText(resolved.error, 500) }, `job failed: ${plan.what}`);
     }

@@ -19,7 +19,7 @@ import { scheduleContextOf } from "../jobs/context.js";
 import type { JobDefinition } from "../jobs/job-definition.js";
 import { checkProgress } from "../jobs/progress.js";
 import { dispositionOf } from "../remote/dispositions.js";
-import type { RemoteSpec, RemoteSubmitContext } from "../remote/remote-job.js";
+import type { RemoteJobContext, RemoteSpec, RemoteSubmitContext } from "../remote/remote-job.js";
 import { checkSubmitResult } from "../remote/results.js";
 import { errorText } from "./error-text.js";
 import type { InFlight } from "./in-flight.js";
@@ -75,7 +75,7 @@ export class RemoteSubmitter {
 
     if (spec.preflight) {
       const preflight = spec.preflight;
-      const ctx = submitContext(entry, this.deps, 1);
+      const ctx: RemoteJobContext = submitContext(entry, this.deps, 1);
       const end = await boundedCall(
         () => preflight(args, ctx),
         entry.controller,

@@ -19,6 +19,7 @@ import { AsyncJobContext } from "./async-job-context.js";
 import { errorText } from "./error-text.js";
 import type { InFlight, Outcome } from "./in-flight.js";
 import { type JobDeadlineHandlers, watchJobDeadlines } from "./job-deadline.js";
+import type { ResumeDeps } from "./job-resume.js";
 import { runInJobScope } from "./job-scope.js";
 import type { ShutdownMachine } from "./shutdown-machine.js";
 
@@ -73,8 +74,17 @@ class AsyncRun implements JobDeadlineHandlers {
     if (this.cancelWatch) this.entry.cancel.offAbort(this.cancelWatch);
     clearTimeout(this.settleTimer);
     // Once cancelled, whatever the handler does ends as cancelled (a NACK included: the operator
-    // asked for the job to stop, not to run again).
-    this.resolve(this.cancelled ? { kind: "cancelled" } : outcome);
+    // asked for the job to stop, not to run again). An effect step whose outcome is unknown
+    // freezes the job, whatever the handler did after (job-resume.ts).
+    const frozen = this.entry.resume?.frozenStep;
+    if (this.cancelled) this.resolve({ kind: "cancelled" });
+    else if (frozen !== undefined) {
+      this.resolve({
+        kind: "frozen",
+        step: frozen,
+        steps: this.entry.resume?.frozenStepsText() ?? "{}",
+      });
+    } else this.resolve(outcome);
   }
 
   /**
@@ -160,6 +170,7 @@ class AsyncRun implements JobDeadlineHandlers {
  *   FORCE_TIMEOUT_PATH instant.
  * @param machine - the worker's shutdown machine: the only source of the job's deadlines.
  * @param onLate - told of a late value or error (for the `late_result_discarded` event).
+ * @param resumeDeps - what `ctx.checkpoint` and `ctx.step` write with (job-resume.ts).
  * @returns How the run ended; never rejects.
  */
 export function runAsyncHandler(
@@ -171,8 +182,9 @@ export function runAsyncHandler(
   settleSeconds: number,
   machine: ShutdownMachine,
   onLate: (late: LateResult) => void = noop,
+  resumeDeps?: ResumeDeps,
 ): Promise<Outcome> {
-  const ctx = new AsyncJobContext(entry, log, workerId);
+  const ctx = new AsyncJobContext(entry, log, workerId, resumeDeps);
   return new Promise<Outcome>((resolve) => {
     const run = new AsyncRun(
       resolve,

@@ -23,6 +23,7 @@ import type { LogLines } from "../observability/lazy-child-logger.js";
 import { errorText } from "./error-text.js";
 import type { InFlight, Outcome } from "./in-flight.js";
 import { watchJobDeadlines } from "./job-deadline.js";
+import { resumeValue } from "./job-resume.js";
 import type { Permits } from "./permits.js";
 import type { LateResult } from "./run-async-handler.js";
 import type { ShutdownMachine } from "./shutdown-machine.js";
@@ -111,7 +112,9 @@ export async function runSyncHandler(
       createdAt: job.createdAt.getTime(),
       scheduledAt: job.scheduledAt.getTime(),
       schedule: scheduleContextOf(job.meta),
+      resume: resumeValue(entry.resumeState),
     },
+    claimToken: job.claimToken,
     stopFlag: flag.buffer as SharedArrayBuffer,
     progress: entry.progressBuffer,
   };

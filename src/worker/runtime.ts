@@ -3,7 +3,7 @@
  * of a running worker, wired together, none optional. Starting and closing down its services are
  * here too, so the public Worker only sequences them.
  */
-import type { Backend, ClaimedJob } from "../backends/contract/index.js";
+import type { Backend, ClaimedJob, JobCheckpointParams } from "../backends/contract/index.js";
 import type { JobDefinition } from "../jobs/job-definition.js";
 import type { EventBus } from "../observability/event-bus.js";
 import type { SoniqEventMap } from "../observability/events.js";
@@ -30,6 +30,7 @@ import { RemotePollRunner } from "./remote-poll.js";
 import { RemotePoller } from "./remote-poller.js";
 import { RemoteSubmitter } from "./remote-submit.js";
 import type { ShutdownMachine } from "./shutdown-machine.js";
+import { ThreadCheckpoints } from "./thread-checkpoints.js";
 import type { WakeLatch } from "./wake-latch.js";
 import { WorkerMaintenance } from "./worker-maintenance.js";
 import { WorkerSchedules } from "./worker-schedules.js";
@@ -120,6 +121,10 @@ export function buildRuntime(parts: RuntimeParts): WorkerRuntime {
     writeWithRetry: <T>(write: () => Promise<T>, what: string) =>
       recorder.writeWithRetry(write, what),
   };
+  const resumeDeps = {
+    write: (params: JobCheckpointParams) => backend.jobCheckpoint(params),
+    maxPayloadBytes: settings.maxPayloadBytes,
+  };
   const runner = new JobRunner({
     startTtlMs,
     releaseStale: (job) => releaseUnstarted(releaseDeps, [job], "ttl"),
@@ -135,7 +140,9 @@ export function buildRuntime(parts: RuntimeParts): WorkerRuntime {
     threads,
     remote: remote.submitter,
     rescueRemote: (entry) => remote.pollRunner.rescue(entry),
+    resume: { ...resumeDeps, read: (params) => backend.jobResumeRead(params) },
   });
+  threads.checkpoints = new ThreadCheckpoints(workerId, table, resumeDeps);
   const remotePoller =
     remote.definitions.size === 0
       ? undefined

@@ -10,6 +10,7 @@ import { importUserModule } from "../jobs/import-user-module.js";
 import { checkProgress, writeProgress } from "../jobs/progress.js";
 import { RateLimited, rateLimited } from "../jobs/rate-limited.js";
 import { Snooze } from "../jobs/snooze.js";
+import { checkpointFromThread } from "../jobs/thread-checkpoint.js";
 import { STOP_FLAG, type StopReason, type ThreadJobContext } from "../jobs/thread-context.js";
 import { toThreadErrorRecord } from "./thread-error.js";
 import type { ThreadCheck, ThreadOutcome, ThreadTask } from "./thread-task.js";
@@ -65,6 +66,12 @@ async function run(task: ThreadTask): Promise<ThreadOutcome> {
     stopReason: reason,
     progress: (fraction, message) => writeProgress(task.progress, checkProgress(fraction, message)),
     rateLimited,
+    checkpoint: (state) =>
+      checkpointFromThread(task.ctx.workerId, {
+        jobId: task.ctx.jobId,
+        claimToken: task.claimToken,
+        state,
+      }),
   };
   const value = await fn(task.args, ctx);
   if (value instanceof Snooze) return { kind: "snooze", seconds: value.seconds };

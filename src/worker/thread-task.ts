@@ -23,7 +23,11 @@ export interface ThreadTask {
     scheduledAt: number;
     /** `ctx.schedule` (a `Date` survives the structured clone). */
     schedule: ScheduleContext | undefined;
+    /** `ctx.resume`: the last durable checkpoint, or undefined. */
+    resume: unknown;
   };
+  /** The claim's token: sent with each checkpoint, which the main thread checks. */
+  claimToken: string;
   /** `Int32Array(1)` stop flag shared with the main thread (see STOP_FLAG). */
   stopFlag: SharedArrayBuffer;
   /** The job's progress buffer (jobs/progress.ts), read by the worker's heartbeat. */

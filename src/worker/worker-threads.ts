@@ -7,6 +7,7 @@ import type { Logger } from "../observability/logger.js";
 import { errorText } from "./error-text.js";
 import { Permits } from "./permits.js";
 import type { ThreadRunner } from "./run-sync-handler.js";
+import type { ThreadCheckpoints } from "./thread-checkpoints.js";
 import { ThreadPool } from "./thread-pool.js";
 
 /** See the module comment. */
@@ -31,8 +32,12 @@ export class WorkerThreads implements ThreadRunner {
     this.permits = new Permits(poolSize);
   }
 
-  /** The pool, created on first use. */
+  /** Answers the threads' `ctx.checkpoint` while the pool is open (thread-checkpoints.ts). */
+  checkpoints: ThreadCheckpoints | undefined;
+
+  /** The pool, created on first use (with the checkpoint channel). */
   pool(): ThreadPool {
+    if (!this.threadPool) this.checkpoints?.open();
     this.threadPool ??= new ThreadPool(this.poolSize);
     return this.threadPool;
   }
@@ -61,6 +66,7 @@ export class WorkerThreads implements ThreadRunner {
   async close(logger: Logger): Promise<void> {
     const pool = this.threadPool;
     this.threadPool = undefined;
+    this.checkpoints?.close();
     if (!pool) return;
     await pool.destroy().catch((err: unknown) => {
       logger.warn({ err: errorText(err, 300) }, "closing the sync-handler thread pool failed");

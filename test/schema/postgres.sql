@@ -1,6 +1,6 @@
 -- The PostgreSQL schema after every migration, as a fresh `setup()` leaves it.
 -- Written by `npm run schema:dump`; checked by test/schema/schema.test.ts. Do not edit.
--- Migrations: 001_initial.sql, 002_leases.sql, 003_queue_claim_index.sql, 004_schedules.sql, 005_start_marks.sql, 006_operations.sql, 007_remote_submissions.sql, 008_trace_context.sql, 009_notify_queued_only.sql, 010_finished_jobs.sql, 011_finished_partitions.sql, 012_job_versions.sql, 013_worker_capabilities.sql, 014_worker_exits.sql, 015_concurrency_keys.sql, 016_rate_limits.sql, 018_enqueue_function.sql
+-- Migrations: 001_initial.sql, 002_leases.sql, 003_queue_claim_index.sql, 004_schedules.sql, 005_start_marks.sql, 006_operations.sql, 007_remote_submissions.sql, 008_trace_context.sql, 009_notify_queued_only.sql, 010_finished_jobs.sql, 011_finished_partitions.sql, 012_job_versions.sql, 013_worker_capabilities.sql, 014_worker_exits.sql, 015_concurrency_keys.sql, 016_rate_limits.sql, 017_checkpoints.sql, 018_enqueue_function.sql
 
 CREATE TABLE soniq_dead_letter_jobs (
   id uuid NOT NULL,
@@ -59,6 +59,8 @@ CREATE TABLE soniq_finished_store (
   uncharged_recoveries integer NOT NULL,
   trace_context text,
   version integer NOT NULL DEFAULT 1,
+  checkpoint text,
+  steps text,
   CONSTRAINT soniq_finished_store_pkey PRIMARY KEY (id, result_expires_at),
   CONSTRAINT soniq_finished_store_status_check CHECK ((status = ANY (ARRAY['done'::text, 'cancelled'::text])))
 );
@@ -121,6 +123,8 @@ CREATE TABLE soniq_jobs (
   uncharged_recoveries integer NOT NULL DEFAULT 0,
   trace_context text,
   version integer NOT NULL DEFAULT 1,
+  checkpoint text,
+  steps text,
   CONSTRAINT soniq_jobs_attempts_check CHECK ((attempts >= 0)),
   CONSTRAINT soniq_jobs_interruptions_check CHECK ((interruptions >= 0)),
   CONSTRAINT soniq_jobs_max_attempts_check CHECK ((max_attempts >= 1)),
@@ -304,7 +308,9 @@ CREATE VIEW soniq_finished_jobs AS
     f.start_known,
     f.uncharged_recoveries,
     f.trace_context,
-    f.version
+    f.version,
+    f.checkpoint,
+    f.steps
    FROM soniq_finished_store f
   WHERE (((f.result_expires_at, f.id) > ( SELECT m.expires_at,
             m.id

@@ -1,6 +1,6 @@
 -- The SQLite schema after every migration, as a fresh `setup()` leaves it.
 -- Written by `npm run schema:dump`; checked by test/schema/schema.test.ts. Do not edit.
--- Migrations: 001_initial, 002_leases, 003_schedules, 004_start_marks, 005_operations, 006_remote_submissions, 007_trace_context, 008_finished_jobs, 009_job_versions, 010_worker_capabilities, 011_worker_exits, 012_concurrency_keys, 013_rate_limits
+-- Migrations: 001_initial, 002_leases, 003_schedules, 004_start_marks, 005_operations, 006_remote_submissions, 007_trace_context, 008_finished_jobs, 009_job_versions, 010_worker_capabilities, 011_worker_exits, 012_concurrency_keys, 013_rate_limits, 014_checkpoints
 
 CREATE TABLE soniq_dead_letter_jobs (
   id            TEXT    NOT NULL PRIMARY KEY,
@@ -57,7 +57,9 @@ CREATE TABLE soniq_finished_jobs (
   start_known          INTEGER NOT NULL CHECK (start_known IN (0, 1)),
   uncharged_recoveries INTEGER NOT NULL,
   trace_context        TEXT,
-  version INTEGER NOT NULL DEFAULT 1
+  version INTEGER NOT NULL DEFAULT 1,
+  checkpoint TEXT,
+  steps TEXT
 ) STRICT;
 
 CREATE TABLE soniq_job_controls (
@@ -115,7 +117,9 @@ CREATE TABLE "soniq_jobs" (
   start_known          INTEGER NOT NULL DEFAULT 1 CHECK (start_known IN (0, 1)),
   uncharged_recoveries INTEGER NOT NULL DEFAULT 0 CHECK (uncharged_recoveries >= 0),
   trace_context        TEXT,
-  version INTEGER NOT NULL DEFAULT 1 CHECK (version >= 1)
+  version INTEGER NOT NULL DEFAULT 1 CHECK (version >= 1),
+  checkpoint TEXT,
+  steps TEXT
 ) STRICT;
 
 CREATE TABLE soniq_leases (

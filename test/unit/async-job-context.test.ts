@@ -98,6 +98,7 @@ describe("AsyncJobContext", () => {
     expect(Object.keys(ctx).sort()).toEqual(
       [
         "attempt",
+        "checkpoint",
         "createdAt",
         "jobId",
         "logger",
@@ -105,9 +106,11 @@ describe("AsyncJobContext", () => {
         "name",
         "progress",
         "queue",
+        "resume",
         "schedule",
         "scheduledAt",
         "signal",
+        "step",
         "workerId",
       ].sort(),
     );

@@ -26,7 +26,9 @@ function task(flag: number): ThreadTask {
       createdAt: Date.now(),
       scheduledAt: Date.now(),
       schedule: undefined,
+      resume: undefined,
     },
+    claimToken: "01a2484d-04d6-706f-b1e2-2cdc457fdf7f",
     stopFlag,
     progress: new SharedArrayBuffer(1024),
   };

@@ -246,6 +246,57 @@ export interface JobOwnedByParams {
   workerId: string;
 }
 
+/** Params of {@link JobStore.jobCheckpoint}. */
+export interface JobCheckpointParams {
+  /** Job id. */
+  id: string;
+  /** The claim's owner (fence). */
+  owner: Owner;
+  /** The checkpoint's new JSON text; absent: left as it is. */
+  checkpoint?: string;
+  /** The steps' records as JSON text (written whole); absent: left as they are. */
+  steps?: string;
+}
+
+/** Params of {@link JobStore.jobResumeRead}. */
+export interface JobResumeReadParams {
+  /** Job id. */
+  id: string;
+  /**
+   * The claim's owner (fence): the worker reads its own claim's state. Absent: an operator's
+   * read of a `queued` job's state (null when the job is not queued).
+   */
+  owner?: Owner;
+}
+
+/** What {@link JobStore.jobResumeRead} returns: the JSON texts, each null when never written. */
+export interface JobResumeState {
+  checkpoint: string | null;
+  steps: string | null;
+}
+
+/** Params of {@link JobStore.jobFreezeStep}. */
+export interface JobFreezeStepParams {
+  /** Job id. */
+  id: string;
+  /** The claim's owner (fence). */
+  owner: Owner;
+  /** The steps' records as JSON text, the frozen step marked. */
+  steps: string;
+  /** Stored as `last_error`: why the job is frozen. */
+  error: string;
+}
+
+/** Params of {@link JobStore.jobStepsResolve}. */
+export interface JobStepsResolveParams {
+  /** Job id. */
+  id: string;
+  /** The steps' JSON text the caller read: the write happens only if it is still the same. */
+  expected: string;
+  /** The steps' new JSON text. */
+  steps: string;
+}
+
 /** The job store. See the module comment for the rules every method keeps. */
 export interface JobStore {
   /**
@@ -391,6 +442,42 @@ export interface JobStore {
    * with what it is running after a claim whose answer was lost).
    */
   jobOwnedBy(params: JobOwnedByParams): Promise<OwnedJob[]>;
+
+  /**
+   * Checkpoints and steps (docs/checkpoints.md): writes `checkpoint` and/or `steps` (JSON text,
+   * whole) on the live row and sets `"resume": true` in its `meta`, so the next claim's worker
+   * knows to read them ({@link JobStore.jobResumeRead}). One fenced row write; `false` when
+   * `owner` no longer holds the claim (nothing written). Status, attempts and times unchanged.
+   */
+  jobCheckpoint(params: JobCheckpointParams): Promise<boolean>;
+
+  /**
+   * The claimed job's checkpoint and steps (one fenced read), or null when `owner` no longer
+   * holds the claim; without `owner`, a queued job's (null when it is not queued).
+   */
+  jobResumeRead(params: JobResumeReadParams): Promise<JobResumeState | null>;
+
+  /**
+   * Freezes a claimed job whose effect step's outcome is unknown (docs/checkpoints.md): fenced;
+   * `status='queued'`, owner cleared, `steps` and `last_error` written, due at
+   * `FROZEN_UNTIL_MS` (types.ts) (never claimed) until an operator resolves the step
+   * ({@link JobStore.jobStepsResolve}) or cancels the job. Attempts unchanged. `false` when not
+   * the owner.
+   */
+  jobFreezeStep(params: JobFreezeStepParams): Promise<boolean>;
+
+  /**
+   * An operator's answer for a frozen job: writes `steps` and makes the job due now (wakes its
+   * queue) when it is `queued` and its steps are still exactly `expected`; `false` otherwise.
+   */
+  jobStepsResolve(params: JobStepsResolveParams): Promise<boolean>;
+
+  /**
+   * An operator's reset of a `queued` job's checkpoint and steps (both NULL): its next attempt
+   * starts afresh. Due time unchanged (a frozen job stays frozen: resolve or cancel it). `false`
+   * when the job is not queued.
+   */
+  jobResumeClear(params: JobIdParams): Promise<boolean>;
 
   /** The entry of `soniq_dead_letter_jobs`, or `null`. */
   deadLetterGet(params: JobIdParams): Promise<DeadLetterRow | null>;

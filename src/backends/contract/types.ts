@@ -115,13 +115,31 @@ export interface JobRow {
   unchargedRecoveries: number;
   /** The version of the definition that enqueued it ({@link NewJob.version}); 1 for older rows. */
   version: number;
+  /**
+   * Its last checkpoint (`ctx.checkpoint`) as JSON text, or null (docs/checkpoints.md). Kept when
+   * the job finishes; absent from list rows.
+   */
+  checkpoint?: string | null;
+  /**
+   * Its steps' records (`ctx.step`) as JSON text, `{ "<name>": { "s": "done", "r": result } |
+   * { "s": "running" } | { "s": "frozen" } }`, or null. Kept when the job finishes; absent from
+   * list rows.
+   */
+  steps?: string | null;
 }
 
 /** A row of `soniq_dead_letter_jobs`: the job as it was, plus why and when it was moved. */
 export interface DeadLetterRow
   extends Omit<
     JobRow,
-    "status" | "result" | "resultExpiresAt" | "meta" | "startKnown" | "unchargedRecoveries"
+    | "status"
+    | "result"
+    | "resultExpiresAt"
+    | "meta"
+    | "startKnown"
+    | "unchargedRecoveries"
+    | "checkpoint"
+    | "steps"
   > {
   /** Why it was moved, e.g. `max_attempts_exceeded`, `unknown_job`, `invalid_args`. */
   reason: string;
@@ -343,3 +361,9 @@ export interface WorkerListRow extends WorkerRow {
   /** Not stopped, and heartbeating within the given timeout by the database clock. */
   live: boolean;
 }
+
+/**
+ * The due time of a frozen job (docs/checkpoints.md): 9999-12-31T00:00:00Z, in epoch
+ * milliseconds. No claim reaches it; an operator's resolve makes the job due now.
+ */
+export const FROZEN_UNTIL_MS = 253_402_214_400_000;

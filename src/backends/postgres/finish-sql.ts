@@ -9,7 +9,7 @@
 
 /**
  * The columns of `soniq_jobs` and `soniq_finished_jobs`, in table order (the two tables have the
- * same columns: migrations 010 and 012).
+ * same columns: migrations 010, 012 and 017).
  */
 export const JOB_TABLE_COLUMNS = [
   "id",
@@ -37,6 +37,8 @@ export const JOB_TABLE_COLUMNS = [
   "uncharged_recoveries",
   "trace_context",
   "version",
+  "checkpoint",
+  "steps",
 ] as const;
 
 /** A column of the job tables. */

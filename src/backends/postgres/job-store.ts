@@ -11,12 +11,15 @@ import {
   DEFAULT_CANCELLED_RETENTION_SECONDS,
   type DeadLetterRow,
   type EnqueueResult,
+  FROZEN_UNTIL_MS,
   type JobCancelParams,
+  type JobCheckpointParams,
   type JobClaimParams,
   type JobCompleteManyParams,
   type JobCompleteParams,
   type JobDeadLetterParams,
   type JobEnqueueParams,
+  type JobFreezeStepParams,
   type JobIdParams,
   type JobMarkStartedParams,
   type JobNackManyParams,
@@ -26,9 +29,12 @@ import {
   type JobPauseQueueParams,
   type JobPruneFinishedParams,
   type JobRecoverStaleParams,
+  type JobResumeReadParams,
+  type JobResumeState,
   type JobRetryParams,
   type JobRow,
   type JobSnoozeParams,
+  type JobStepsResolveParams,
   type JobStore,
   type OwnedJob,
   type Owner,
@@ -278,6 +284,49 @@ export class PgJobStore implements JobStore {
   /** One fenced UPDATE. See {@link JobStore.jobMarkStarted}. */
   jobMarkStarted({ id, owner }: JobMarkStartedParams): Promise<boolean> {
     return this.fenced(this.sql.markStarted, id, owner, []);
+  }
+
+  /** One fenced UPDATE. See {@link JobStore.jobCheckpoint}. */
+  jobCheckpoint({ id, owner, checkpoint, steps }: JobCheckpointParams): Promise<boolean> {
+    return this.fenced(this.sql.checkpoint, id, owner, [checkpoint ?? null, steps ?? null]);
+  }
+
+  /** One fenced SELECT. See {@link JobStore.jobResumeRead}. */
+  async jobResumeRead({ id, owner }: JobResumeReadParams): Promise<JobResumeState | null> {
+    this.conn.assertOpen();
+    const result = owner
+      ? await this.runFenced<JobResumeState>(this.sql.resumeRead, id, owner, [])
+      : isUuid(id)
+        ? await this.run<JobResumeState>(this.sql.resumeReadQueued, [id])
+        : null;
+    const row = result?.rows[0];
+    return row ? { checkpoint: row.checkpoint, steps: row.steps } : null;
+  }
+
+  /** One fenced UPDATE. See {@link JobStore.jobFreezeStep}. */
+  jobFreezeStep({ id, owner, steps, error }: JobFreezeStepParams): Promise<boolean> {
+    return this.fenced(this.sql.freezeStep, id, owner, [steps, error, FROZEN_UNTIL_MS]);
+  }
+
+  /** One UPDATE. See {@link JobStore.jobResumeClear}. */
+  async jobResumeClear({ id }: JobIdParams): Promise<boolean> {
+    this.conn.assertOpen();
+    if (!isUuid(id)) return false;
+    return ((await this.run(this.sql.resumeClear, [id])).rowCount ?? 0) > 0;
+  }
+
+  /** One UPDATE; NOTIFYs. See {@link JobStore.jobStepsResolve}. */
+  async jobStepsResolve({ id, expected, steps }: JobStepsResolveParams): Promise<boolean> {
+    this.conn.assertOpen();
+    if (!isUuid(id)) return false;
+    const { rows } = await this.run<{ queue: string }>(this.sql.stepsResolve, [
+      id,
+      expected,
+      steps,
+      this.channel,
+    ]);
+    for (const row of rows) this.wake(row.queue);
+    return rows.length > 0;
   }
 
   /** The NACK field contract, owner included; NOTIFYs. See {@link JobStore.jobNack}. */

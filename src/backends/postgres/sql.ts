@@ -507,6 +507,46 @@ export function buildStatements(schema: string) {
     markStarted: `UPDATE ${jobs} SET start_known = true WHERE ${FENCE}`,
 
     /**
+     * Fence `$1..$3`, `$4` checkpoint text (NULL: kept), `$5` steps text (NULL: kept); sets
+     * `"resume": true` in `meta` (docs/checkpoints.md). → row count.
+     */
+    checkpoint: `UPDATE ${jobs}
+      SET checkpoint = COALESCE($4::text, checkpoint), steps = COALESCE($5::text, steps),
+          meta = CASE WHEN meta IS NULL THEN '{"resume":true}'::json
+                      WHEN (meta -> 'resume') IS NULL
+                        THEN (meta::jsonb || '{"resume":true}'::jsonb)::json
+                      ELSE meta END
+      WHERE ${FENCE}`,
+
+    /** Fence `$1..$3` → `checkpoint`, `steps` of the owned row (no row: not the owner). */
+    resumeRead: `SELECT checkpoint, steps FROM ${jobs} WHERE ${FENCE}`,
+    /** `$1` id: clears a queued job's checkpoint and steps. → row count. */
+    resumeClear: `UPDATE ${jobs} SET checkpoint = NULL, steps = NULL, updated_at = now()
+      WHERE id = $1::uuid AND status = 'queued'`,
+    /** `$1` id → `checkpoint`, `steps` of a queued job (an operator's read). */
+    resumeReadQueued: `SELECT checkpoint, steps FROM ${jobs}
+      WHERE id = $1::uuid AND status = 'queued'`,
+
+    /**
+     * Fence `$1..$3`, `$4` steps text, `$5` error, `$6` frozen due time (epoch ms): the job is
+     * frozen (queued, owner cleared, due far ahead; attempts untouched). → row count.
+     */
+    freezeStep: `UPDATE ${jobs}
+      SET status = 'queued', worker_id = NULL, claim_token = NULL, steps = $4, last_error = $5,
+          scheduled_at = to_timestamp($6::float8 / 1000), updated_at = now()
+      WHERE ${FENCE}`,
+
+    /**
+     * `$1` id, `$2` expected steps text, `$3` new steps text, `$4` channel: an operator's answer
+     * for a frozen job; due now, NOTIFYs its queue. → `queue` when it changed.
+     */
+    stepsResolve: notifying(
+      `UPDATE ${jobs} SET steps = $3, scheduled_at = now(), updated_at = now()
+        WHERE id = $1::uuid AND status = 'queued' AND steps = $2`,
+      "$4",
+    ),
+
+    /**
      * Fence `$1..$3`, `$4` channel. The NACK field contract (docs/shutdown.md, "What each branch
      * does to a row"); NOTIFYs the queue.
      */
@@ -1168,6 +1208,8 @@ export function buildAdminStatements(schema: string) {
           result_expires_at: "NULL",
           worker_id: "NULL",
           claim_token: "NULL",
+          checkpoint: "NULL",
+          steps: "NULL",
         })}
         RETURNING id, queue
       ), moved AS (SELECT * FROM requeued UNION ALL SELECT * FROM reinserted), cleared AS (

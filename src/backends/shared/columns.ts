@@ -112,6 +112,8 @@ export const JOBS = {
   unchargedRecoveries: ["uncharged_recoveries", "number", "claim"],
   traceContext: ["trace_context", "text?", "claim"],
   version: ["version", "number", "claim"],
+  checkpoint: ["checkpoint", "text?"],
+  steps: ["steps", "text?"],
 } as const satisfies Columns<JobRow>;
 
 /**
@@ -204,8 +206,13 @@ export const CLAIMED_FIELDS = (Object.keys(JOBS) as JobField[]).filter(
   (field) => (JOBS[field] as Entry)[2] === "claim",
 );
 
-/** The {@link JOBS} fields job lists select: all but the result, which may be megabytes. */
-export const LIST_FIELDS = (Object.keys(JOBS) as JobField[]).filter((field) => field !== "result");
+/**
+ * The {@link JOBS} fields job lists select: all but the result, the checkpoint and the steps,
+ * which may be megabytes each.
+ */
+export const LIST_FIELDS = (Object.keys(JOBS) as JobField[]).filter(
+  (field) => field !== "result" && field !== "checkpoint" && field !== "steps",
+);
 
 /** Options of {@link selectList}. */
 export interface SelectOptions<T extends Table> {

@@ -8,11 +8,13 @@ import type {
   DueSchedules,
   EnqueueResult,
   JobCancelParams,
+  JobCheckpointParams,
   JobClaimParams,
   JobCompleteManyParams,
   JobCompleteParams,
   JobDeadLetterParams,
   JobEnqueueParams,
+  JobFreezeStepParams,
   JobIdParams,
   JobMarkStartedParams,
   JobNackManyParams,
@@ -22,9 +24,12 @@ import type {
   JobPauseQueueParams,
   JobPruneFinishedParams,
   JobRecoverStaleParams,
+  JobResumeReadParams,
+  JobResumeState,
   JobRetryParams,
   JobRow,
   JobSnoozeParams,
+  JobStepsResolveParams,
   JobStore,
   LeaseResignParams,
   LeaseStore,
@@ -108,6 +113,26 @@ export abstract class DelegatingStores implements JobStore, WorkerStore, LeaseSt
   /** See {@link JobStore.jobMarkStarted}. */
   jobMarkStarted(params: JobMarkStartedParams): Promise<boolean> {
     return this.stores.jobs.jobMarkStarted(params);
+  }
+  /** See {@link JobStore.jobCheckpoint}. */
+  jobCheckpoint(params: JobCheckpointParams): Promise<boolean> {
+    return this.stores.jobs.jobCheckpoint(params);
+  }
+  /** See {@link JobStore.jobResumeRead}. */
+  jobResumeRead(params: JobResumeReadParams): Promise<JobResumeState | null> {
+    return this.stores.jobs.jobResumeRead(params);
+  }
+  /** See {@link JobStore.jobFreezeStep}. */
+  jobFreezeStep(params: JobFreezeStepParams): Promise<boolean> {
+    return this.stores.jobs.jobFreezeStep(params);
+  }
+  /** See {@link JobStore.jobResumeClear}. */
+  jobResumeClear(params: JobIdParams): Promise<boolean> {
+    return this.stores.jobs.jobResumeClear(params);
+  }
+  /** See {@link JobStore.jobStepsResolve}. */
+  jobStepsResolve(params: JobStepsResolveParams): Promise<boolean> {
+    return this.stores.jobs.jobStepsResolve(params);
   }
 
   /** See {@link JobStore.jobNack}. */

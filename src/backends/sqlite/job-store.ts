@@ -4,33 +4,39 @@
  * (contract shapes ↔ statement parameters and rows) and `BEGIN IMMEDIATE` transactions
  * (transactions.ts) around the named statements of sql.ts. Reached through `SqliteBackend`.
  */
-import type {
-  ClaimedJob,
-  DeadLetterRow,
-  EnqueueResult,
-  JobCancelParams,
-  JobClaimParams,
-  JobCompleteManyParams,
-  JobCompleteParams,
-  JobDeadLetterParams,
-  JobEnqueueParams,
-  JobIdParams,
-  JobMarkStartedParams,
-  JobNackManyParams,
-  JobNackParams,
-  JobOwnedByParams,
-  JobPauseKeyParams,
-  JobPauseQueueParams,
-  JobPruneFinishedParams,
-  JobRecoverStaleParams,
-  JobRetryParams,
-  JobRow,
-  JobSnoozeParams,
-  JobStore,
-  OwnedJob,
-  QueueMetrics,
-  QueueStats,
-  RecoveryResult,
+import {
+  type ClaimedJob,
+  type DeadLetterRow,
+  type EnqueueResult,
+  FROZEN_UNTIL_MS,
+  type JobCancelParams,
+  type JobCheckpointParams,
+  type JobClaimParams,
+  type JobCompleteManyParams,
+  type JobCompleteParams,
+  type JobDeadLetterParams,
+  type JobEnqueueParams,
+  type JobFreezeStepParams,
+  type JobIdParams,
+  type JobMarkStartedParams,
+  type JobNackManyParams,
+  type JobNackParams,
+  type JobOwnedByParams,
+  type JobPauseKeyParams,
+  type JobPauseQueueParams,
+  type JobPruneFinishedParams,
+  type JobRecoverStaleParams,
+  type JobResumeReadParams,
+  type JobResumeState,
+  type JobRetryParams,
+  type JobRow,
+  type JobSnoozeParams,
+  type JobStepsResolveParams,
+  type JobStore,
+  type OwnedJob,
+  type QueueMetrics,
+  type QueueStats,
+  type RecoveryResult,
 } from "../contract/index.js";
 import { assertNoConnection } from "../shared/capability-guard.js";
 import type { LocalHandOffDesk } from "../shared/hand-off-desk.js";
@@ -192,6 +198,44 @@ export class SqliteJobStore implements JobStore {
     return this.conn.use(
       (s) => s.statement("markStarted").run({ id, ...fence(owner) }).changes > 0,
     );
+  }
+
+  /** One fenced statement. See {@link JobStore.jobCheckpoint}. */
+  async jobCheckpoint({ id, owner, checkpoint, steps }: JobCheckpointParams): Promise<boolean> {
+    const params = { id, ...fence(owner), checkpoint: checkpoint ?? null, steps: steps ?? null };
+    return this.conn.use((s) => s.statement("checkpoint").run(params).changes > 0);
+  }
+
+  /** One fenced read. See {@link JobStore.jobResumeRead}. */
+  async jobResumeRead({ id, owner }: JobResumeReadParams): Promise<JobResumeState | null> {
+    const row = await this.conn.use(
+      (s) =>
+        (owner
+          ? s.statement("resumeRead").get({ id, ...fence(owner) })
+          : s.statement("resumeReadQueued").get({ id })) as JobResumeState | undefined,
+    );
+    return row ? { checkpoint: row.checkpoint, steps: row.steps } : null;
+  }
+
+  /** One fenced statement. See {@link JobStore.jobFreezeStep}. */
+  async jobFreezeStep({ id, owner, steps, error }: JobFreezeStepParams): Promise<boolean> {
+    const params = { id, ...fence(owner), steps, error, frozenUntil: FROZEN_UNTIL_MS };
+    return this.conn.use((s) => s.statement("freezeStep").run(params).changes > 0);
+  }
+
+  /** One statement. See {@link JobStore.jobResumeClear}. */
+  async jobResumeClear({ id }: JobIdParams): Promise<boolean> {
+    return this.conn.use((s) => s.statement("resumeClear").run({ id }).changes > 0);
+  }
+
+  /** One statement; wakes the queue. See {@link JobStore.jobStepsResolve}. */
+  async jobStepsResolve({ id, expected, steps }: JobStepsResolveParams): Promise<boolean> {
+    const row = await this.conn.use(
+      (s) =>
+        s.statement("stepsResolve").get({ id, expected, steps }) as { queue: string } | undefined,
+    );
+    if (row) this.wake(row.queue);
+    return row !== undefined;
   }
 
   /** See {@link JobStore.jobNack}. */

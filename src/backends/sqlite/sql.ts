@@ -101,7 +101,7 @@ function finishMove(
     SELECT id, name, queue, args, '${status}', priority, ${set.attempts ?? "attempts"},
       max_attempts, interruptions, scheduled_at, created_at, ${now}, started_at, ${now},
       worker_id, claim_token, last_error, ${set.result ?? "result"}, ${now} + @retentionMs,
-      dedup_key, meta, start_known, uncharged_recoveries, trace_context, version
+      dedup_key, meta, start_known, uncharged_recoveries, trace_context, version, checkpoint, steps
     FROM soniq_jobs WHERE ${where}
     RETURNING dedup_key, result_expires_at, queue, started_at, scheduled_at${extra}`;
 }
@@ -508,6 +508,38 @@ export const SQL = {
    */
   markStarted: `UPDATE soniq_jobs SET start_known = 1 WHERE ${OWNED}`,
 
+  /**
+   * Fenced ({@link OWNED}): `@checkpoint` (NULL: kept) and `@steps` (NULL: kept), and
+   * `"resume": true` in `meta` (docs/checkpoints.md). → changes.
+   */
+  checkpoint: `UPDATE soniq_jobs
+    SET checkpoint = COALESCE(@checkpoint, checkpoint), steps = COALESCE(@steps, steps),
+        meta = json_set(COALESCE(meta, '{}'), '$.resume', json('true'))
+    WHERE ${OWNED}`,
+
+  /** Fenced ({@link OWNED}) → `checkpoint`, `steps` of the owned row (none: not the owner). */
+  resumeRead: `SELECT checkpoint, steps FROM soniq_jobs WHERE ${OWNED}`,
+  /** `@id`: clears a queued job's checkpoint and steps. → changes. */
+  resumeClear: `UPDATE soniq_jobs SET checkpoint = NULL, steps = NULL, updated_at = ${NOW_MS}
+    WHERE ${QUEUED_ID}`,
+  /** `@id` → `checkpoint`, `steps` of a queued job (an operator's read). */
+  resumeReadQueued: `SELECT checkpoint, steps FROM soniq_jobs WHERE ${QUEUED_ID}`,
+
+  /**
+   * Fenced ({@link OWNED}): frozen (queued, owner cleared, `@steps`, `@error` as `last_error`,
+   * due at `@frozenUntil`; attempts untouched). → changes.
+   */
+  freezeStep: `UPDATE soniq_jobs
+    SET status = 'queued', worker_id = NULL, claim_token = NULL, steps = @steps,
+        last_error = @error, scheduled_at = @frozenUntil, updated_at = ${NOW_MS}
+    WHERE ${OWNED}`,
+
+  /** An operator's answer for a frozen job (`@id`, `@expected`, `@steps`): due now. → `queue`. */
+  stepsResolve: `UPDATE soniq_jobs
+    SET steps = @steps, scheduled_at = ${NOW_MS}, updated_at = ${NOW_MS}
+    WHERE ${QUEUED_ID} AND steps = @expected
+    RETURNING queue`,
+
   nack: `UPDATE soniq_jobs
     SET status = 'queued', worker_id = NULL, claim_token = NULL,
         updated_at = ${NOW_MS}, scheduled_at = ${NOW_MS}
@@ -541,7 +573,7 @@ export const SQL = {
   replay: `INSERT INTO soniq_jobs (${columnNames(JOBS)})
     SELECT id, name, queue, args, 'queued', priority, 0, max_attempts, 0, @now,
       created_at, @now, NULL, NULL, NULL, NULL, last_error, NULL, NULL, dedup_key, NULL, 1, 0, NULL,
-      version
+      version, NULL, NULL
     FROM soniq_dead_letter_jobs WHERE id = @id`,
 
   /** `@id`: deletes the dead-letter entry. */
@@ -899,7 +931,7 @@ export const SQL = {
   retryNowFinished: `INSERT INTO soniq_jobs (${JOB_TABLE_COLUMNS})
     SELECT id, name, queue, args, 'queued', priority, attempts, max_attempts, interruptions,
       @now, created_at, @now, started_at, NULL, NULL, NULL, last_error, NULL, NULL, dedup_key,
-      meta, start_known, uncharged_recoveries, trace_context, version
+      meta, start_known, uncharged_recoveries, trace_context, version, NULL, NULL
     FROM soniq_finished_jobs WHERE id = @id
     RETURNING queue, dedup_key`,
 

@@ -1,11 +1,11 @@
 /**
- * `soniq jobs list|show|cancel|retry|delete`: find, inspect and act on jobs through the admin API
+ * `soniq jobs list|show|cancel|retry|delete|resolve-step|clear-checkpoint`: find, inspect and act on jobs through the admin API
  * (`soniq.jobs`). Actions take ids, or `--all` with the filter flags (a bulk action: counted,
  * confirmed unless `--yes`, `--dry-run` to count only, guarded by the count it showed).
  */
 import type { Command } from "commander";
 import type { BulkResult } from "../../admin/bulk.js";
-import type { JobBulkRequest } from "../../admin/jobs-admin.js";
+import type { JobBulkRequest, StepAnswer } from "../../admin/jobs-admin.js";
 import { jobDetailJson, jobValuesJson } from "../../admin/json/index.js";
 import type { JobDetail, JobListView } from "../../admin/views.js";
 import { SoniqError } from "../../errors.js";
@@ -86,6 +86,12 @@ function showText(job: JobDetail): string {
   if (job.lastError) lines.push(`last error  ${job.lastError.split("\n")[0]}`);
   if ("progress" in job && job.progress) lines.push(`progress    ${progressText(job, true)}`);
   if (job.workerId) lines.push(`worker      ${job.workerId}`);
+  if ("checkpoint" in job && job.checkpoint) {
+    const size = Buffer.byteLength(job.checkpoint, "utf8");
+    const text = job.checkpoint.length > 200 ? `${job.checkpoint.slice(0, 200)}…` : job.checkpoint;
+    lines.push(`checkpoint  ${size} bytes  ${text}`);
+  }
+  if ("steps" in job && job.steps) lines.push(`steps       ${stepsText(job.steps)}`);
   lines.push("timeline");
   for (const e of job.timeline) {
     const attempt = e.attempt === null ? "" : ` attempt ${e.attempt}`;
@@ -94,6 +100,17 @@ function showText(job: JobDetail): string {
   }
   if (job.status === "dead_letter") lines.push(`replay it: soniq dlq replay ${job.id}`);
   return lines.join("\n");
+}
+
+/** A job's steps (docs/checkpoints.md) as `name state` pairs: `quote done, charge frozen`. */
+function stepsText(steps: string): string {
+  try {
+    const parsed = JSON.parse(steps) as Record<string, { s?: unknown }>;
+    const pairs = Object.entries(parsed).map(([name, r]) => `${name} ${String(r?.s ?? "?")}`);
+    return pairs.length > 0 ? pairs.join(", ") : "none";
+  } catch {
+    return "unreadable";
+  }
 }
 
 /** Runs an action on ids (one by one) or, with `--all`, on the filter (a bulk action). */
@@ -135,7 +152,7 @@ async function act(
   );
 }
 
-/** Adds `jobs list|show|cancel|retry|delete` to `program`. */
+/** Adds `jobs list|show|cancel|retry|delete|resolve-step|clear-checkpoint` to `program`. */
 export function register(program: Command): void {
   const jobs = program.command("jobs").description("Find, inspect and act on jobs.");
 
@@ -199,6 +216,60 @@ export function register(program: Command): void {
             return "queued";
           }),
         ),
+      ),
+    );
+
+  withInstanceFlags(jobs.command("resolve-step"))
+    .description(
+      "Answer for a job frozen on an effect step whose outcome is unknown (docs/checkpoints.md): --done [result-json] (it happened; the handler gets the result without running the step) or --rerun (it did not: run it). The job becomes due now.",
+    )
+    .argument("<id>", "job id")
+    .argument("<step>", "the step's name")
+    .option("--done [result-json]", "the step happened; optional JSON result")
+    .option("--rerun", "the step did not happen: run it on the next attempt")
+    .action(
+      (id: string, step: string, flags: AdminFlags & { done?: string | true; rerun?: true }) =>
+        runCommand(() =>
+          withInstance(flags, async (soniq) => {
+            if ((flags.done !== undefined) === (flags.rerun === true)) {
+              throw new SoniqError(
+                "INVALID_OPTION",
+                "give exactly one of --done [result-json], --rerun",
+              );
+            }
+            let answer: StepAnswer = { rerun: true };
+            if (flags.done !== undefined) {
+              let result: unknown;
+              if (typeof flags.done === "string") {
+                try {
+                  result = JSON.parse(flags.done);
+                } catch {
+                  throw new SoniqError("INVALID_INPUT", "--done: the result must be JSON text");
+                }
+              }
+              answer = { done: result };
+            }
+            await soniq.jobs.resolveStep(id, step, answer);
+            print(
+              flags.json,
+              { id, state: "queued" },
+              () => `${id}  queued (step ${step} resolved)`,
+            );
+          }),
+        ),
+    );
+
+  withInstanceFlags(jobs.command("clear-checkpoint"))
+    .description(
+      "Clear a queued job's checkpoint and steps: its next attempt starts afresh (docs/checkpoints.md).",
+    )
+    .argument("<id>", "job id")
+    .action((id: string, flags: AdminFlags) =>
+      runCommand(() =>
+        withInstance(flags, async (soniq) => {
+          await soniq.jobs.clearCheckpoint(id);
+          print(flags.json, { id, state: "queued" }, () => `${id}  queued (checkpoint cleared)`);
+        }),
       ),
     );
 

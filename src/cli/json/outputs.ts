@@ -89,6 +89,8 @@ export const JSON_OUTPUTS: Readonly<Record<string, JsonOutput>> = {
   "job-action": {
     commands: [
       "soniq jobs cancel|retry|delete <id...> --json",
+      "soniq jobs resolve-step <id> <step> --json",
+      "soniq jobs clear-checkpoint <id> --json",
       "soniq dlq replay|delete <id...> --json",
     ],
     description: "Each job's state after the action: one object for one id, an array for several.",

@@ -200,6 +200,7 @@ function attachConsumer(
   on("job_done", (e) => end(e.job_id, "done"));
   on("job_failed", (e) => end(e.job_id, "retried", true));
   on("job_snoozed", (e) => end(e.job_id, "snoozed"));
+  on("job_frozen", (e) => end(e.job_id, "frozen", true));
   on("job_dead_lettered", (e) =>
     end(e.job_id, "dead_lettered", true, {
       name: "soniq.dead_lettered",

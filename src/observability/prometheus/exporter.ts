@@ -232,6 +232,12 @@ export function prometheusMetrics(
     labelNames: ["job"],
     registers,
   });
+  const stepsFrozen = new Counter({
+    name: "soniq_steps_frozen_total",
+    help: "Jobs frozen by this process because an effect step's outcome was unknown (docs/checkpoints.md).",
+    labelNames: ["queue", "job"],
+    registers,
+  });
   const remoteReconciles = new Counter({
     name: "soniq_remote_reconciles_total",
     help: "Reconciles of frozen remote jobs run by this process, by outcome (accepted, not_submitted, undecided, deadline).",
@@ -400,6 +406,10 @@ export function prometheusMetrics(
     if (e.reason === "max_attempts_exceeded") failed.inc(labels);
     if (e.duration_ms !== undefined)
       duration.observe({ ...labels, outcome: "failed" }, e.duration_ms / 1000);
+  });
+  on("job_frozen", (e) => {
+    settle(e.worker_id, e.job_id);
+    stepsFrozen.inc({ queue: e.queue, job: job(e.job_name) });
   });
   on("job_cancelled", (e) =>
     finished.inc({ queue: e.queue, job: job(e.job_name), outcome: "cancelled" }),
