@@ -20,6 +20,7 @@ export type {
   OneOrMany,
   PageOptions,
 } from "./admin/filters.js";
+export type { FlowCancelResult, FlowsAdmin, FlowView } from "./admin/flows-admin.js";
 export type { CancelResult, JobBulkRequest, JobPage, JobsAdmin } from "./admin/jobs-admin.js";
 export type {
   BulkResultJson,
@@ -54,6 +55,11 @@ export type {
 } from "./admin/views.js";
 export type { WaitForOptions } from "./admin/wait-for-job.js";
 export type { AdmissionBudget } from "./backends/contract/admission.js";
+export type {
+  DependencyEnd,
+  DependencyFailurePolicy,
+  FlowJobRow,
+} from "./backends/contract/flow-store.js";
 export type {
   Backend,
   BackendKind,
@@ -93,6 +99,7 @@ export { parseDatabaseUrl } from "./backends/select.js";
 export { isSoniqError, SoniqError, type SoniqErrorCode } from "./errors.js";
 export type { ConcurrencySettings } from "./jobs/concurrency.js";
 export {
+  type DependencyResult,
   JobCancelledError,
   type JobContext,
   JobTimeoutError,
@@ -100,6 +107,7 @@ export {
   ShutdownTimeoutError,
 } from "./jobs/context.js";
 export type { EnqueueOptions } from "./jobs/enqueue-options.js";
+export type { FlowOptions, FlowSpec } from "./jobs/flow.js";
 export type { RemoteJobOptions } from "./jobs/job-definition.js";
 export {
   JobDefinition,

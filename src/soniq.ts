@@ -1,4 +1,5 @@
 import type { DeadLettersAdmin } from "./admin/dead-letters-admin.js";
+import { FlowsAdmin } from "./admin/flows-admin.js";
 import { createAdmin } from "./admin/index.js";
 import type { CancelResult, JobsAdmin } from "./admin/jobs-admin.js";
 import type { QueuesAdmin } from "./admin/queues-admin.js";
@@ -9,6 +10,7 @@ import type { Backend, PgQueryable, WorkerDetail } from "./backends/contract/ind
 import { createBackend, parseDatabaseUrl } from "./backends/select.js";
 import { SoniqError } from "./errors.js";
 import type { EnqueueOptions } from "./jobs/enqueue-options.js";
+import { type FlowOptions, type FlowSpec, flattenFlow } from "./jobs/flow.js";
 import {
   JobDefinition,
   type JobEnqueuer,
@@ -99,6 +101,8 @@ export class Soniq implements JobEnqueuer {
   /** Queues: `list`, `pause`, `resume`, `set` (`maxRunning`). */
   readonly queues: QueuesAdmin;
   private readonly workersAdmin: WorkersAdmin;
+  /** Workflows: `get` (a flow's jobs and states), `cancel`. See docs/workflows.md. */
+  readonly flows: FlowsAdmin;
 
   /**
    * @throws SoniqError `INVALID_OPTION` for unknown options or `SONIQ_*` variables and bad values;
@@ -138,6 +142,12 @@ export class Soniq implements JobEnqueuer {
       declaredQueues: () => [...this.jobRegistry.definitions.values()].map((d) => d.queue),
     }));
     this.jobRegistry = new JobRegistry(this.settings.rejectUnknownJobs);
+    this.flows = new FlowsAdmin({
+      backend: () => this.backend(),
+      retentionFor: (name) =>
+        (name === null ? undefined : this.jobRegistry.definitions.get(name)?.resultRetention) ??
+        this.settings.resultRetention,
+    });
     this.scheduleRegistry = new ScheduleRegistry({
       maxPayloadBytes: this.settings.maxPayloadBytes,
       backend: () => this.backend(),
@@ -378,6 +388,33 @@ export class Soniq implements JobEnqueuer {
         options.connection,
       ),
     );
+  }
+
+  /**
+   * Enqueues a flow (docs/workflows.md): `root` and, recursively, the `children` each job waits
+   * for, in one transaction (PostgreSQL: inside the caller's with `options.connection`). Each job
+   * with children is inserted waiting and becomes due in the transaction that ends its last child
+   * well; leaves are queued at once. A child that ends dead-lettered or cancelled applies its
+   * edge's policy (`onFailure`). The flow's id is the root job's id: `soniq.flows.get(id)`.
+   * @returns The flow's id and every job id, breadth-first (the root first).
+   * @throws SoniqError as {@link Soniq.enqueue}; `INVALID_ENQUEUE_OPTION` for a malformed tree,
+   * more than 10,000 jobs, or a job with a dedup key; `UNSUPPORTED` (`connection` off PostgreSQL).
+   */
+  async flow(root: FlowSpec, options: FlowOptions = {}): Promise<{ id: string; ids: string[] }> {
+    const flat = flattenFlow(root, options);
+    const ids = await this.writer.enqueueGraph(
+      flat.items.map((item) => ({
+        definition: () => this.jobRegistry.definitionFor(item.name),
+        name: item.name,
+        args: item.args,
+        options: item.options,
+      })),
+      flat.edges,
+      0,
+      options.connection,
+    );
+    await this.enqueued(ids);
+    return { id: ids[0] as string, ids };
   }
 
   /** A job by id, with arguments and result parsed, or null. */

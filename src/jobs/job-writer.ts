@@ -4,14 +4,20 @@
  * trip on PostgreSQL, optionally in the caller's transaction), traced when tracing is on, and
  * reports `job_enqueued` for each row actually inserted. Used by `Soniq`'s enqueue methods.
  */
-import type { Backend, NewJob, PgQueryable } from "../backends/contract/index.js";
+import type {
+  Backend,
+  FlowEdge,
+  FlowNode,
+  NewJob,
+  PgQueryable,
+} from "../backends/contract/index.js";
 import { SoniqError } from "../errors.js";
 import type { EventBus } from "../observability/event-bus.js";
 import type { SoniqEventMap } from "../observability/events.js";
 import type { Tracing } from "../observability/tracing.js";
 import type { SoniqSettings } from "../settings.js";
 import { buildNewJob } from "./build-new-job.js";
-import type { EnqueueOptions } from "./enqueue-options.js";
+import { type EnqueueOptions, resolveDependencies } from "./enqueue-options.js";
 import type { JobDefinition } from "./job-definition.js";
 
 /** One job to enqueue. */
@@ -46,7 +52,51 @@ export class JobWriter {
     connection: PgQueryable | undefined,
   ): Promise<string[]> {
     const jobs: NewJob[] = [];
+    const edges: FlowEdge[] = [];
+    const nodes: FlowNode[] = [];
     for (const item of items) {
+      const job = await buildNewJob(
+        this.deps.settings,
+        item.definition(),
+        item.name,
+        item.args,
+        item.options,
+      );
+      const { after, onFailure } = resolveDependencies(item.options);
+      if (after.length > 0) {
+        for (const dependsOn of after) edges.push({ jobId: job.id, dependsOn, onFailure });
+        nodes.push({ jobId: job.id, flowId: null, retentionSeconds: this.retentionOf(item) });
+      }
+      jobs.push(job);
+    }
+    if (jobs.length === 0) return [];
+    return edges.length === 0
+      ? this.write(jobs, connection)
+      : this.writeGraph(jobs, edges, nodes, connection);
+  }
+
+  /**
+   * Builds every job of a graph (each item's own `after` is refused: the edges are given) and
+   * writes jobs, nodes and edges in one transaction (contract/flow-store.ts).
+   * @param edges - Per edge, the index of the waiting item and of the item it waits for.
+   * @param flowOf - The flow every node belongs to: the id of the item at this index.
+   * @returns The ids in input order.
+   * @throws as {@link JobWriter.enqueue}, and `UNKNOWN_DEPENDENCY`, `DEPENDENCY_CYCLE`.
+   */
+  async enqueueGraph(
+    items: readonly JobToWrite[],
+    edges: ReadonlyArray<{ from: number; to: number; onFailure: FlowEdge["onFailure"] }>,
+    flowOf: number,
+    connection: PgQueryable | undefined,
+  ): Promise<string[]> {
+    const jobs: NewJob[] = [];
+    for (const item of items) {
+      if (item.options.after !== undefined || item.options.onDependencyFailure !== undefined) {
+        throw new SoniqError(
+          "INVALID_ENQUEUE_OPTION",
+          "a job of a flow takes its dependencies from the tree (`children`), not from `after`",
+        );
+      }
       jobs.push(
         await buildNewJob(
           this.deps.settings,
@@ -57,7 +107,60 @@ export class JobWriter {
         ),
       );
     }
-    return jobs.length === 0 ? [] : this.write(jobs, connection);
+    const id = (i: number) => (jobs[i] as NewJob).id;
+    const flowId = id(flowOf);
+    const nodes = items.map((item, i) => ({
+      jobId: id(i),
+      flowId,
+      retentionSeconds: this.retentionOf(item),
+    }));
+    const flowEdges = edges.map((e) => ({
+      jobId: id(e.from),
+      dependsOn: id(e.to),
+      onFailure: e.onFailure,
+    }));
+    return this.writeGraph(jobs, flowEdges, nodes, connection);
+  }
+
+  /** The retention a cancel by policy keeps `item` for: its definition's, else the instance's. */
+  private retentionOf(item: JobToWrite): number {
+    return item.definition()?.resultRetention ?? this.deps.settings.resultRetention;
+  }
+
+  private async writeGraph(
+    jobs: NewJob[],
+    edges: FlowEdge[],
+    nodes: FlowNode[],
+    connection: PgQueryable | undefined,
+  ): Promise<string[]> {
+    for (const job of jobs) {
+      if (job.dedupKey !== null) {
+        throw new SoniqError(
+          "INVALID_ENQUEUE_OPTION",
+          `job ${job.name} of a flow (or with dependencies) cannot take a dedup key (uniqueByArgs included)`,
+        );
+      }
+    }
+    const backend = await this.deps.backend();
+    if (connection && !backend.capabilities.transactionalEnqueue) {
+      throw new SoniqError("UNSUPPORTED", "`connection` (transactional enqueue) needs PostgreSQL");
+    }
+    const insert = async (traced: readonly NewJob[]): Promise<string[]> => {
+      const results = await backend.flows.flowEnqueue(
+        connection ? { jobs: traced, nodes, edges, connection } : { jobs: traced, nodes, edges },
+      );
+      if (this.deps.eventBus.hasListeners("job_enqueued")) {
+        for (const job of traced) {
+          this.deps.eventBus.emit("job_enqueued", {
+            job_id: job.id,
+            job_name: job.name,
+            queue: job.queue,
+          });
+        }
+      }
+      return results.map((r) => r.id);
+    };
+    return this.deps.tracing ? this.deps.tracing.traceEnqueue(jobs, insert) : insert(jobs);
   }
 
   private async write(jobs: NewJob[], connection: PgQueryable | undefined): Promise<string[]> {

@@ -7,7 +7,13 @@
  * shared descriptor map), so `{ ...ctx }`, `Object.keys(ctx)` and destructuring see every field,
  * as with a plain object; `progress` and `schedule` are plain properties.
  */
-import { type JobContext, type ScheduleContext, scheduleContextOf } from "../jobs/context.js";
+import {
+  type DependencyReader,
+  type DependencyResult,
+  type JobContext,
+  type ScheduleContext,
+  scheduleContextOf,
+} from "../jobs/context.js";
 import { checkProgress } from "../jobs/progress.js";
 import { type RateLimited, type RateLimitedOptions, rateLimited } from "../jobs/rate-limited.js";
 import type { JobLogger } from "../observability/lazy-child-logger.js";
@@ -32,6 +38,7 @@ export class AsyncJobContext implements JobContext {
   progress: (fraction: number, message?: string) => void;
   readonly #entry: InFlight;
   readonly #log: JobLogger | Logger;
+  readonly #dependencies: DependencyReader | undefined;
   #signal: AbortSignal | undefined;
 
   /** `signal` and `logger`, the same two accessor functions for every context. */
@@ -61,8 +68,14 @@ export class AsyncJobContext implements JobContext {
    *   receive `progress` reports (written by the next heartbeat).
    * @param log - the job's logger (a lazy child: created when `logger` is first read).
    */
-  constructor(entry: InFlight, log: JobLogger | Logger, workerId: string) {
+  constructor(
+    entry: InFlight,
+    log: JobLogger | Logger,
+    workerId: string,
+    dependencies?: DependencyReader,
+  ) {
     const { job } = entry;
+    this.#dependencies = dependencies;
     this.#entry = entry;
     this.#log = log;
     Object.defineProperties(this, AsyncJobContext.#accessors);
@@ -80,6 +93,11 @@ export class AsyncJobContext implements JobContext {
       entry.progress = checkProgress(fraction, message);
       entry.progressDirty = true;
     };
+  }
+
+  /** See {@link JobContext.dependencies} (a prototype method: nothing per job). */
+  async dependencies(): Promise<DependencyResult[]> {
+    return this.#dependencies ? this.#dependencies(this.jobId) : [];
   }
 
   /** See {@link JobContext.rateLimited} (a prototype method: nothing per job). */

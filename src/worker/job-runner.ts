@@ -11,7 +11,9 @@
  * durable (crash accounting, docs/reliability.md). An argument check still running at
  * FORCE_TIMEOUT_PATH is abandoned and the row NACK'd.
  */
+
 import type { ClaimedJob } from "../backends/contract/index.js";
+import type { DependencyReader } from "../jobs/context.js";
 import type { JobDefinition } from "../jobs/job-definition.js";
 import type { EventBus } from "../observability/event-bus.js";
 import type { SoniqEventMap } from "../observability/events.js";
@@ -62,6 +64,8 @@ export interface JobRunnerOptions {
    * NACK'd unstarted instead (prefetch-buffer.ts `prefetchTtlMs`); undefined: no limit.
    */
   startTtlMs?: number;
+  /** Reads a job's dependencies for `ctx.dependencies()` (workflows); absent: none. */
+  dependencies?: DependencyReader;
   /** NACKs a job that was never started (release-unstarted.ts, reason `ttl`). Never rejects. */
   releaseStale?(job: ClaimedJob): Promise<unknown>;
 }
@@ -116,6 +120,7 @@ export class JobRunner {
           this.options.shutdownSettleSeconds,
           machine,
           onLate,
+          this.options.dependencies,
         );
   }
 

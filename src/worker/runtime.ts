@@ -135,6 +135,12 @@ export function buildRuntime(parts: RuntimeParts): WorkerRuntime {
     threads,
     remote: remote.submitter,
     rescueRemote: (entry) => remote.pollRunner.rescue(entry),
+    dependencies: async (jobId) =>
+      (await backend.flows.flowDependencies({ jobId })).map((d) => ({
+        id: d.id,
+        state: d.state,
+        result: d.result === null ? null : JSON.parse(d.result),
+      })),
   });
   const remotePoller =
     remote.definitions.size === 0

@@ -16,6 +16,7 @@ import {
 } from "../shared/concurrency-meta.js";
 import { sqliteQueuePaused } from "../shared/queue-pause.js";
 import { NOW_MS } from "./clock.js";
+import { FLOW_SQL } from "./flow-sql.js";
 import {
   CLAIMED_COLUMNS,
   CONTROL_COLUMNS,
@@ -1093,6 +1094,8 @@ export const SQL = {
 
   /** The submission store's statements (remote jobs): submission-sql.ts. */
   ...SUBMISSION_SQL,
+  /** The workflows' statements: flow-sql.ts. */
+  ...FLOW_SQL,
   // ---- schedules (schedule-store.ts; migration 003) ----------------------------------------
 
   /** `@id` → the schedule row (`SCHEDULE_SELECT`: the row plus `last_job_status`). */
