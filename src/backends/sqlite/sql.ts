@@ -884,12 +884,12 @@ export const SQL = {
 
   /**
    * `@id`, `@now`: run now — a queued job becomes due now (result, owner and finish cleared,
-   * attempts kept). → `queue`, `dedup_key` of the changed row.
+   * attempts kept); not a job waiting for its dependencies (workflows, migration 015). → `queue`, `dedup_key` of the changed row.
    */
   retryNow: `UPDATE soniq_jobs
     SET status = 'queued', scheduled_at = @now, updated_at = @now, finished_at = NULL,
         result = NULL, result_expires_at = NULL, worker_id = NULL, claim_token = NULL
-    WHERE id = @id AND status = 'queued'
+    WHERE id = @id AND status = 'queued' AND scheduled_at <> 253402300800000
     RETURNING queue, dedup_key`,
 
   /**
