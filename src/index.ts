@@ -7,6 +7,7 @@
  * in any release (docs/backends.md); it is exported for tests that inject a backend.
  */
 
+export type { BatchesAdmin, BatchView } from "./admin/batches-admin.js";
 export type { BulkOptions, BulkResult } from "./admin/bulk.js";
 export type {
   DeadLetterBulkRequest,
@@ -97,6 +98,7 @@ export type {
 export { MemoryBackend, type MemoryBackendOptions } from "./backends/memory/memory-backend.js";
 export { parseDatabaseUrl } from "./backends/select.js";
 export { isSoniqError, SoniqError, type SoniqErrorCode } from "./errors.js";
+export type { Batch, BatchJobSpec, BatchSpec } from "./jobs/batch.js";
 export type { ConcurrencySettings } from "./jobs/concurrency.js";
 export {
   type DependencyResult,

@@ -19,6 +19,10 @@ import type { SoniqSettings } from "../settings.js";
 import { buildNewJob } from "./build-new-job.js";
 import { type EnqueueOptions, resolveDependencies } from "./enqueue-options.js";
 import type { JobDefinition } from "./job-definition.js";
+import { newJobId } from "./job-id.js";
+
+/** A batch callback's role (docs/workflows.md, "Batches"). */
+export type BatchCallbackRole = "on_complete" | "on_success" | "on_failure";
 
 /** One job to enqueue. */
 export interface JobToWrite {
@@ -89,24 +93,7 @@ export class JobWriter {
     flowOf: number,
     connection: PgQueryable | undefined,
   ): Promise<string[]> {
-    const jobs: NewJob[] = [];
-    for (const item of items) {
-      if (item.options.after !== undefined || item.options.onDependencyFailure !== undefined) {
-        throw new SoniqError(
-          "INVALID_ENQUEUE_OPTION",
-          "a job of a flow takes its dependencies from the tree (`children`), not from `after`",
-        );
-      }
-      jobs.push(
-        await buildNewJob(
-          this.deps.settings,
-          item.definition(),
-          item.name,
-          item.args,
-          item.options,
-        ),
-      );
-    }
+    const jobs = await this.build(items);
     const id = (i: number) => (jobs[i] as NewJob).id;
     const flowId = id(flowOf);
     const nodes = items.map((item, i) => ({
@@ -122,6 +109,110 @@ export class JobWriter {
     return this.writeGraph(jobs, flowEdges, nodes, connection);
   }
 
+  /**
+   * Builds and writes a batch (docs/workflows.md, "Batches"): its members, its callbacks
+   * (waiting on every member: onComplete ignoring failures, onSuccess cancelled by one, onFailure
+   * cancelled when none failed) and, while `open`, a seal edge from each callback to the batch.
+   * @returns The batch id, the members' ids and the callbacks' ids (by role), in input order.
+   * @throws as {@link JobWriter.enqueueGraph}.
+   */
+  async enqueueBatch(
+    members: readonly JobToWrite[],
+    callbacks: ReadonlyArray<{ role: BatchCallbackRole; item: JobToWrite }>,
+    open: boolean,
+    connection: PgQueryable | undefined,
+  ): Promise<{ batchId: string; ids: string[]; callbackIds: string[] }> {
+    const all = [...members, ...callbacks.map((c) => c.item)];
+    const jobs = await this.build(all);
+    const batchId = newJobId();
+    const memberJobs = jobs.slice(0, members.length);
+    const callbackJobs = jobs.slice(members.length);
+    const nodes: FlowNode[] = [
+      { jobId: batchId, flowId: batchId, retentionSeconds: 0, role: "batch", open },
+      ...memberJobs.map((j, i) => ({
+        jobId: j.id,
+        flowId: batchId,
+        retentionSeconds: this.retentionOf(members[i] as JobToWrite),
+        role: "member" as const,
+      })),
+      ...callbackJobs.map((j, i) => ({
+        jobId: j.id,
+        flowId: batchId,
+        retentionSeconds: this.retentionOf((callbacks[i] as { item: JobToWrite }).item),
+        role: (callbacks[i] as { role: BatchCallbackRole }).role,
+      })),
+    ];
+    const edges: FlowEdge[] = [];
+    callbackJobs.forEach((cb, i) => {
+      const role = (callbacks[i] as { role: BatchCallbackRole }).role;
+      const onFailure = role === "on_success" ? "cancel" : "ignore";
+      for (const m of memberJobs) edges.push({ jobId: cb.id, dependsOn: m.id, onFailure });
+      if (open) edges.push({ jobId: cb.id, dependsOn: batchId, onFailure: "ignore" });
+    });
+    const ids = await this.writeGraph(jobs, edges, nodes, connection, open ? [batchId] : []);
+    return {
+      batchId,
+      ids: ids.slice(0, members.length),
+      callbackIds: ids.slice(members.length),
+    };
+  }
+
+  /**
+   * Builds and adds members to open batch `batchId` (contract/flow-store.ts `batchAdd`).
+   * @throws as {@link JobWriter.enqueue}; `NOT_FOUND`, `INVALID_STATE` (sealed).
+   */
+  async addToBatch(
+    batchId: string,
+    items: readonly JobToWrite[],
+    connection: PgQueryable | undefined,
+  ): Promise<string[]> {
+    const jobs = await this.build(items);
+    this.refuseDedup(jobs);
+    const backend = await this.deps.backend();
+    const results = await backend.flows.batchAdd({
+      batchId,
+      jobs,
+      retentionSeconds: items.map((item) => this.retentionOf(item)),
+      ...(connection ? { connection } : {}),
+    });
+    return results.map((r) => r.id);
+  }
+
+  /** Builds every item (refusing `after`: edges come from the batch or flow). */
+  private async build(items: readonly JobToWrite[]): Promise<NewJob[]> {
+    const jobs: NewJob[] = [];
+    for (const item of items) {
+      if (item.options.after !== undefined || item.options.onDependencyFailure !== undefined) {
+        throw new SoniqError(
+          "INVALID_ENQUEUE_OPTION",
+          "a job of a flow or batch takes its dependencies from it, not from `after`",
+        );
+      }
+      jobs.push(
+        await buildNewJob(
+          this.deps.settings,
+          item.definition(),
+          item.name,
+          item.args,
+          item.options,
+        ),
+      );
+    }
+    return jobs;
+  }
+
+  /** @throws SoniqError `INVALID_ENQUEUE_OPTION` when a job has a dedup key. */
+  private refuseDedup(jobs: readonly NewJob[]): void {
+    for (const job of jobs) {
+      if (job.dedupKey !== null) {
+        throw new SoniqError(
+          "INVALID_ENQUEUE_OPTION",
+          `job ${job.name} of a flow or batch (or with dependencies) cannot take a dedup key (uniqueByArgs included)`,
+        );
+      }
+    }
+  }
+
   /** The retention a cancel by policy keeps `item` for: its definition's, else the instance's. */
   private retentionOf(item: JobToWrite): number {
     return item.definition()?.resultRetention ?? this.deps.settings.resultRetention;
@@ -132,22 +223,18 @@ export class JobWriter {
     edges: FlowEdge[],
     nodes: FlowNode[],
     connection: PgQueryable | undefined,
+    seals: readonly string[] = [],
   ): Promise<string[]> {
-    for (const job of jobs) {
-      if (job.dedupKey !== null) {
-        throw new SoniqError(
-          "INVALID_ENQUEUE_OPTION",
-          `job ${job.name} of a flow (or with dependencies) cannot take a dedup key (uniqueByArgs included)`,
-        );
-      }
-    }
+    this.refuseDedup(jobs);
     const backend = await this.deps.backend();
     if (connection && !backend.capabilities.transactionalEnqueue) {
       throw new SoniqError("UNSUPPORTED", "`connection` (transactional enqueue) needs PostgreSQL");
     }
     const insert = async (traced: readonly NewJob[]): Promise<string[]> => {
       const results = await backend.flows.flowEnqueue(
-        connection ? { jobs: traced, nodes, edges, connection } : { jobs: traced, nodes, edges },
+        connection
+          ? { jobs: traced, nodes, edges, seals, connection }
+          : { jobs: traced, nodes, edges, seals },
       );
       if (this.deps.eventBus.hasListeners("job_enqueued")) {
         for (const job of traced) {

@@ -69,8 +69,10 @@ CREATE TABLE soniq_flow_nodes (
   run_at timestamp with time zone,
   pending integer NOT NULL DEFAULT 0,
   retention_s double precision NOT NULL DEFAULT 0,
+  role text NOT NULL DEFAULT 'job'::text,
   created_at timestamp with time zone NOT NULL DEFAULT now(),
-  CONSTRAINT soniq_flow_nodes_pkey PRIMARY KEY (job_id)
+  CONSTRAINT soniq_flow_nodes_pkey PRIMARY KEY (job_id),
+  CONSTRAINT soniq_flow_nodes_role_check CHECK ((role = ANY (ARRAY['job'::text, 'member'::text, 'batch'::text, 'on_complete'::text, 'on_success'::text, 'on_failure'::text])))
 );
 
 CREATE TABLE soniq_job_controls (
@@ -533,6 +535,44 @@ BEGIN
 END;
 $function$;
 
+CREATE OR REPLACE FUNCTION soniq_flow_cancel_waiting(target uuid, why text)
+ RETURNS void
+ LANGUAGE plpgsql
+ SET search_path TO <schema>
+AS $function$
+DECLARE
+  waiting constant timestamptz := '9999-12-31 23:59:59.999999+00';
+  keep double precision;
+BEGIN
+  SELECT retention_s INTO keep FROM soniq_flow_nodes WHERE job_id = target;
+  WITH moved AS (
+    DELETE FROM soniq_jobs
+    WHERE id = target AND status = 'queued' AND scheduled_at = waiting
+    RETURNING *
+  ), held AS (
+    UPDATE soniq_dedup_keys AS d
+    SET held_until = now() + make_interval(secs => GREATEST(COALESCE(keep, 0), 0))
+    FROM moved AS m WHERE d.dedup_key = m.dedup_key AND d.job_id = m.id
+    RETURNING 1
+  ), counted AS (
+    INSERT INTO soniq_job_counts AS c (queue, kind, bucket, writer, n)
+    SELECT m.queue, 'cancelled', date_trunc('minute', now()), pg_backend_pid(), 1
+    FROM moved AS m
+    ON CONFLICT (queue, kind, bucket, writer) DO UPDATE SET n = c.n + 1
+    RETURNING 1
+  )
+  INSERT INTO soniq_finished_store (id, name, queue, args, status, priority, attempts,
+    max_attempts, interruptions, scheduled_at, created_at, updated_at, started_at, finished_at,
+    worker_id, claim_token, last_error, result, result_expires_at, dedup_key, meta, start_known,
+    uncharged_recoveries, trace_context, version)
+  SELECT id, name, queue, args, 'cancelled', priority, attempts, max_attempts, interruptions,
+    now(), created_at, now(), started_at, now(), worker_id, claim_token, why, NULL,
+    now() + make_interval(secs => GREATEST(COALESCE(keep, 0), 0)), dedup_key, meta,
+    start_known, uncharged_recoveries, trace_context, version
+  FROM moved;
+END;
+$function$;
+
 CREATE OR REPLACE FUNCTION soniq_flow_ended()
  RETURNS trigger
  LANGUAGE plpgsql
@@ -621,13 +661,19 @@ DECLARE
   waiting constant timestamptz := '9999-12-31 23:59:59.999999+00';
   left_ integer;
   due timestamptz;
-  keep double precision;
   q text;
 BEGIN
   IF NEW.dep_state = 'done' OR NEW.on_failure = 'ignore' THEN
     UPDATE soniq_flow_nodes SET pending = pending - 1 WHERE job_id = NEW.job_id
       RETURNING pending, run_at INTO left_, due;
-    IF left_ = 0 THEN
+    IF left_ = 0 AND EXISTS (
+      SELECT 1 FROM soniq_flow_nodes AS f WHERE f.job_id = NEW.job_id AND f.role = 'on_failure'
+        AND NOT EXISTS (SELECT 1 FROM soniq_job_deps AS o
+                        WHERE o.job_id = f.job_id AND o.dep_state IN ('cancelled', 'dead')))
+    THEN
+      -- A batch's onFailure callback whose members all ended done: it is cancelled, never run.
+      PERFORM soniq_flow_cancel_waiting(NEW.job_id, 'every member of the batch ended done');
+    ELSIF left_ = 0 THEN
       UPDATE soniq_jobs SET scheduled_at = COALESCE(due, now()), updated_at = now()
         WHERE id = NEW.job_id AND status = 'queued' AND scheduled_at = waiting
         RETURNING queue INTO q;
@@ -659,33 +705,8 @@ BEGIN
       now(), version
     FROM moved;
   ELSE
-    SELECT retention_s INTO keep FROM soniq_flow_nodes WHERE job_id = NEW.job_id;
-    WITH moved AS (
-      DELETE FROM soniq_jobs
-      WHERE id = NEW.job_id AND status = 'queued' AND scheduled_at = waiting
-      RETURNING *
-    ), held AS (
-      UPDATE soniq_dedup_keys AS d
-      SET held_until = now() + make_interval(secs => GREATEST(COALESCE(keep, 0), 0))
-      FROM moved AS m WHERE d.dedup_key = m.dedup_key AND d.job_id = m.id
-      RETURNING 1
-    ), counted AS (
-      INSERT INTO soniq_job_counts AS c (queue, kind, bucket, writer, n)
-      SELECT m.queue, 'cancelled', date_trunc('minute', now()), pg_backend_pid(), 1
-      FROM moved AS m
-      ON CONFLICT (queue, kind, bucket, writer) DO UPDATE SET n = c.n + 1
-      RETURNING 1
-    )
-    INSERT INTO soniq_finished_store (id, name, queue, args, status, priority, attempts,
-      max_attempts, interruptions, scheduled_at, created_at, updated_at, started_at, finished_at,
-      worker_id, claim_token, last_error, result, result_expires_at, dedup_key, meta, start_known,
-      uncharged_recoveries, trace_context, version)
-    SELECT id, name, queue, args, 'cancelled', priority, attempts, max_attempts, interruptions,
-      now(), created_at, now(), started_at, now(), worker_id, claim_token,
-      'dependency ' || NEW.dep_id || ' ended ' || NEW.dep_state, NULL,
-      now() + make_interval(secs => GREATEST(COALESCE(keep, 0), 0)), dedup_key, meta,
-      start_known, uncharged_recoveries, trace_context, version
-    FROM moved;
+    PERFORM soniq_flow_cancel_waiting(NEW.job_id,
+      'dependency ' || NEW.dep_id || ' ended ' || NEW.dep_state);
   END IF;
   RETURN NULL;
 END;

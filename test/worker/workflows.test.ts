@@ -241,4 +241,105 @@ describeEachBackend("worker: workflows", (target) => {
     expect(view?.state).toBe("cancelled");
     await soniq.close();
   });
+
+  it("batch › members that all succeed, and one that fails › onComplete once each; onSuccess or onFailure by outcome, the other cancelled", async () => {
+    const backend = await target.open();
+    const soniq = instanceOn(backend);
+    const member = soniq.job({
+      name: "wf.member",
+      maxAttempts: 1,
+      handler: async (args: { fail: boolean; n: number }) => {
+        if (args.fail) throw new Error("member failed");
+        return args.n;
+      },
+    });
+    const calls: string[] = [];
+    let seenCounts: unknown;
+    const callback = soniq.job({
+      name: "wf.callback",
+      handler: async (args: { tag: string }, ctx) => {
+        calls.push(args.tag);
+        const deps = await ctx.dependencies();
+        if (args.tag === "good:complete") seenCounts = deps.map((d) => d.state);
+        return deps.length;
+      },
+    });
+    const batchOf = (tag: string, failing: boolean) =>
+      soniq.batch({
+        jobs: Array.from({ length: 5 }, (_, n) => ({
+          job: member,
+          args: { fail: failing && n === 2, n },
+        })),
+        onComplete: { job: callback, args: { tag: `${tag}:complete` } },
+        onSuccess: { job: callback, args: { tag: `${tag}:success` } },
+        onFailure: { job: callback, args: { tag: `${tag}:failure` } },
+      });
+    const good = await batchOf("good", false);
+    const bad = await batchOf("bad", true);
+    expect((await soniq.batches.get(good.id))?.state).toBe("running");
+    const worker = soniq.worker({ concurrency: 4 });
+    await worker.start();
+    await waitFor(
+      async () =>
+        (await soniq.batches.get(good.id))?.callbacks.every(
+          (c) => c.state === "done" || c.state === "cancelled",
+        ),
+      20_000,
+    );
+    await waitFor(
+      async () =>
+        (await soniq.batches.get(bad.id))?.callbacks.every(
+          (c) => c.state === "done" || c.state === "cancelled",
+        ),
+      20_000,
+    );
+    await worker.stop();
+    expect(calls.sort()).toEqual(["bad:complete", "bad:failure", "good:complete", "good:success"]);
+    expect(seenCounts).toEqual(["done", "done", "done", "done", "done"]);
+    expect(await stateOf(soniq, good.callbacks.onFailure!)).toBe("cancelled");
+    expect(await stateOf(soniq, bad.callbacks.onSuccess!)).toBe("cancelled");
+    const view = await soniq.batches.get(bad.id);
+    expect(view?.state).toBe("finished");
+    expect(view?.counts).toEqual({ total: 5, pending: 0, done: 4, dead: 1, cancelled: 0 });
+    await soniq.close();
+  });
+
+  it("batch open › members end before the seal › no callback until sealed; add after the others ended; sealed refuses add", async () => {
+    const backend = await target.open();
+    const soniq = instanceOn(backend);
+    const member = soniq.job({ name: "wf.member", handler: async (args: { n: number }) => args.n });
+    let fired = 0;
+    let total = 0;
+    const done = soniq.job({
+      name: "wf.done",
+      handler: async (_args: object, ctx) => {
+        fired += 1;
+        total = (await ctx.dependencies()).length;
+      },
+    });
+    const batch = await soniq.batch({
+      jobs: [{ job: member, args: { n: 1 } }],
+      onComplete: { job: done, args: {} },
+      open: true,
+    });
+    const worker = soniq.worker({ concurrency: 2 });
+    await worker.start();
+    await waitFor(async () => (await stateOf(soniq, batch.ids[0]!)) === "done", 20_000);
+    const [second] = await batch.add([{ job: member, args: { n: 2 } }]);
+    await waitFor(async () => (await stateOf(soniq, second!)) === "done", 20_000);
+    expect(await stateOf(soniq, batch.callbacks.onComplete!)).toBe("queued");
+    expect((await soniq.batches.get(batch.id))?.state).toBe("open");
+    expect(await batch.seal()).toBe(true);
+    expect(await batch.seal()).toBe(false);
+    await waitFor(
+      async () => (await stateOf(soniq, batch.callbacks.onComplete!)) === "done",
+      20_000,
+    );
+    await worker.stop();
+    expect(fired).toBe(1);
+    expect(total).toBe(3); // two members and the seal
+    const err = (await batch.add([{ job: member, args: { n: 3 } }]).catch((e) => e)) as SoniqError;
+    expect(err.code).toBe("INVALID_STATE");
+    await soniq.close();
+  });
 });

@@ -37,7 +37,17 @@ export interface FlowNode {
   flowId: string | null;
   /** Seconds a cancel by policy keeps the job as finished (its definition's retention). */
   retentionSeconds: number;
+  /** What the node is (default `job`); a batch's own node (`batch`) names no job. */
+  role?: FlowNodeRole;
+  /** For a `batch` node: 1 while the batch is open, 0 sealed. Ignored for other roles. */
+  open?: boolean;
 }
+
+/**
+ * A node's role: a job of a flow or with `after`; a batch's member or callback; the batch itself
+ * (its id names no job).
+ */
+export type FlowNodeRole = "job" | "member" | "batch" | "on_complete" | "on_success" | "on_failure";
 
 /** Params of {@link FlowStore.flowEnqueue}. */
 export interface FlowEnqueueParams {
@@ -54,7 +64,24 @@ export interface FlowEnqueueParams {
    * `dependsOn` outside `jobs` must exist (live, finished and still kept, or dead-lettered).
    */
   edges: readonly FlowEdge[];
+  /**
+   * Ids of open batches created by this call (each also a `batch` node): an edge to one is a
+   * batch callback's seal edge, met when the batch is sealed ({@link FlowStore.batchSeal}).
+   */
+  seals?: readonly string[];
   /** PostgreSQL only: the caller's transaction client (as `JobStore.jobEnqueue`). */
+  connection?: PgQueryable;
+}
+
+/** Params of {@link FlowStore.batchAdd}. */
+export interface BatchAddParams {
+  /** The batch. */
+  batchId: string;
+  /** The new members, validated by the caller, without dedup keys. */
+  jobs: readonly NewJob[];
+  /** Per member, the retention a cancel keeps it for (seconds), aligned with `jobs`. */
+  retentionSeconds: readonly number[];
+  /** PostgreSQL only: the caller's transaction client. */
   connection?: PgQueryable;
 }
 
@@ -73,6 +100,8 @@ export interface DependencyRow {
 /** One job of a flow, as {@link FlowStore.flowGet} reads it. */
 export interface FlowJobRow {
   id: string;
+  /** The node's role (a batch's own row is `batch`, with `name` null and state `gone`). */
+  role: FlowNodeRole;
   /** Null when the job is gone (pruned, deleted). */
   name: string | null;
   /**
@@ -101,6 +130,22 @@ export interface FlowStore {
   flowEnqueue(params: FlowEnqueueParams): Promise<EnqueueResult[]>;
   /** The dependencies of job `jobId`, ordered by id; empty when it has none. */
   flowDependencies(params: { jobId: string }): Promise<DependencyRow[]>;
-  /** The jobs of flow `flowId`, ordered by id; empty when no such flow is stored. */
+  /**
+   * The jobs of flow `flowId` (or of batch `flowId`, with the batch's own row: role `batch`,
+   * `pending` 1 while open), ordered by id; empty when no such flow is stored.
+   */
   flowGet(params: { flowId: string }): Promise<FlowJobRow[]>;
+  /**
+   * Adds members to an open batch, in one transaction: inserts them and makes each callback wait
+   * for them too (the callbacks cannot have been released: the batch's seal edge is pending).
+   * Serialised with {@link batchSeal} by a lock on the batch's node.
+   * @throws SoniqError `NOT_FOUND` (no such batch), `INVALID_STATE` (sealed); nothing written.
+   */
+  batchAdd(params: BatchAddParams): Promise<EnqueueResult[]>;
+  /**
+   * Seals an open batch: its callbacks' seal edges are met, so a callback whose members all
+   * ended is released (or cancelled) in this transaction. `false` when it was sealed already.
+   * @throws SoniqError `NOT_FOUND` when there is no such batch.
+   */
+  batchSeal(params: { batchId: string }): Promise<boolean>;
 }

@@ -35,13 +35,45 @@ export function buildFlowStatements(schema: string) {
     /**
      * `$1` job ids uuid[], `$2` flow ids uuid[], `$3` waiting bool[], `$4` runAt timestamptz[]
      * (NULL: now plus `$5`), `$5` delay seconds float8[], `$6` pending int[], `$7` retention
-     * seconds float8[] (zipped): one node per job; a waiting job's `run_at` is its own due time.
+     * seconds float8[], `$8` roles text[] (zipped): one node per job (or batch); a waiting job's
+     * `run_at` is its own due time.
      */
-    insertNodes: `INSERT INTO ${nodes} (job_id, flow_id, run_at, pending, retention_s)
+    insertNodes: `INSERT INTO ${nodes} (job_id, flow_id, run_at, pending, retention_s, role)
       SELECT n.id, n.flow, CASE WHEN n.waiting THEN COALESCE(n.run_at, now() + make_interval(secs => n.delay)) END,
-             n.pending, n.keep
+             n.pending, n.keep, n.role
       FROM unnest($1::uuid[], $2::uuid[], $3::bool[], $4::timestamptz[], $5::float8[], $6::int[],
-                  $7::float8[]) AS n(id, flow, waiting, run_at, delay, pending, keep)`,
+                  $7::float8[], $8::text[]) AS n(id, flow, waiting, run_at, delay, pending, keep, role)`,
+
+    /**
+     * `$1` batch id → `pending` (1 open, 0 sealed) of the batch's node, locked: an add and a seal
+     * of one batch take turns.
+     */
+    batchLock: `SELECT pending FROM ${nodes} WHERE job_id = $1::uuid AND role = 'batch' FOR UPDATE`,
+
+    /** `$1` batch id → a row when the batch exists. */
+    batchExists: `SELECT 1 AS found FROM ${nodes} WHERE job_id = $1::uuid AND role = 'batch'`,
+
+    /** `$1` batch id → its callbacks still waiting for the seal: `job_id`, `on_failure`. */
+    batchCallbacks: `SELECT job_id::text AS job_id, on_failure FROM ${deps}
+      WHERE dep_id = $1::uuid AND dep_state IS NULL`,
+
+    /** `$1` callback ids uuid[], `$2` how many more each waits for. */
+    batchBump: `UPDATE ${nodes} SET pending = pending + $2::int WHERE job_id = ANY($1::uuid[])`,
+
+    /**
+     * `$1` batch id: seals it — its node's `pending` to 0 and its seal edges met (the edge
+     * trigger releases, or cancels, each callback whose members all ended). → a row when it was
+     * open.
+     */
+    batchSeal: `WITH sealed AS (
+        UPDATE ${nodes} SET pending = 0 WHERE job_id = $1::uuid AND role = 'batch' AND pending > 0
+        RETURNING job_id
+      ), met AS (
+        UPDATE ${deps} SET dep_state = 'done'
+        WHERE dep_id = $1::uuid AND dep_state IS NULL AND EXISTS (SELECT 1 FROM sealed)
+        RETURNING 1
+      )
+      SELECT (SELECT count(*) FROM sealed)::int AS sealed, (SELECT count(*) FROM met)::int AS met`,
 
     /** `$1` ids uuid[]: those just inserted (not due) become waiting. */
     markWaiting: `UPDATE ${jobs} SET scheduled_at = '${PG_WAITING_AT}'::timestamptz
@@ -69,7 +101,7 @@ export function buildFlowStatements(schema: string) {
      * `$1` flow id → per job of the flow: `id`, `name`, `state`, `pending`, `depends_on` (text[]),
      * by id. A job's state is read from the table it is in.
      */
-    flowGet: `SELECT n.job_id::text AS id, COALESCE(j.name, f.name, d.name) AS name,
+    flowGet: `SELECT n.job_id::text AS id, n.role, COALESCE(j.name, f.name, d.name) AS name,
         CASE WHEN j.id IS NOT NULL THEN
                CASE WHEN j.status = 'queued' AND j.scheduled_at = '${PG_WAITING_AT}'::timestamptz
                     THEN 'waiting' ELSE j.status END

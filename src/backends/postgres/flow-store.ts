@@ -3,13 +3,17 @@
  * dependencies in one transaction (the caller's, or one of its own on a pool client), and the
  * reads of edges and flows. Statements: flow-sql.ts; the release is migration 019's triggers.
  */
+
+import { SoniqError } from "../../errors.js";
 import type {
+  BatchAddParams,
   DependencyEnd,
   DependencyFailurePolicy,
   DependencyRow,
   EnqueueResult,
   FlowEnqueueParams,
   FlowJobRow,
+  FlowNodeRole,
   FlowStore,
   NewJob,
   PgQueryable,
@@ -86,8 +90,11 @@ export class PgFlowStore implements FlowStore {
         nodes.map((n) => plan.waiting.has(n.jobId)),
         nodes.map((n) => byId.get(n.jobId)?.runAt?.toISOString() ?? null),
         nodes.map((n) => byId.get(n.jobId)?.delaySeconds ?? 0),
-        nodes.map((n) => plan.edgeCount.get(n.jobId) ?? 0),
+        nodes.map((n) =>
+          n.role === "batch" ? (n.open ? 1 : 0) : (plan.edgeCount.get(n.jobId) ?? 0),
+        ),
         nodes.map((n) => n.retentionSeconds),
+        nodes.map((n) => n.role ?? "job"),
       ],
       client,
     );
@@ -118,6 +125,70 @@ export class PgFlowStore implements FlowStore {
     return results;
   }
 
+  /**
+   * On `connection` when given, else in a transaction of its own: locks the batch's node, reads
+   * its callbacks, inserts the members, their nodes and the callbacks' edges to them. See
+   * {@link FlowStore.batchAdd}.
+   */
+  async batchAdd(params: BatchAddParams): Promise<EnqueueResult[]> {
+    this.deps.conn.assertOpen();
+    if (!isUuid(params.batchId)) throw noBatch(params.batchId);
+    const run = async (client: PgQueryable): Promise<EnqueueResult[]> => {
+      const { sql, conn } = this.deps;
+      const lock = await conn.run<{ pending: number }>(sql.batchLock, [params.batchId], client);
+      const node = lock.rows[0];
+      if (!node) throw noBatch(params.batchId);
+      if (node.pending <= 0) throw sealedBatch(params.batchId);
+      if (params.jobs.length === 0) return [];
+      const callbacks = await conn.run<{ job_id: string; on_failure: string }>(
+        sql.batchCallbacks,
+        [params.batchId],
+        client,
+      );
+      const results = await this.deps.insertJobs(params.jobs, client);
+      const ids = params.jobs.map((j) => j.id);
+      await conn.run(
+        sql.insertNodes,
+        [
+          ids,
+          ids.map(() => params.batchId),
+          ids.map(() => false),
+          ids.map(() => null),
+          ids.map(() => 0),
+          ids.map(() => 0),
+          params.retentionSeconds,
+          ids.map(() => "member"),
+        ],
+        client,
+      );
+      const cbs = callbacks.rows;
+      if (cbs.length > 0) {
+        const from = cbs.flatMap((c) => ids.map(() => c.job_id));
+        const to = cbs.flatMap(() => ids);
+        const policy = cbs.flatMap((c) => ids.map(() => c.on_failure));
+        await conn.run(sql.insertEdges, [from, to, policy], client);
+        await conn.run(sql.batchBump, [cbs.map((c) => c.job_id), ids.length], client);
+      }
+      return results;
+    };
+    if (params.connection) return run(params.connection);
+    const results = await this.deps.conn.transaction((client) => run(client));
+    for (const queue of new Set(params.jobs.map((j) => j.queue))) this.deps.wake(queue);
+    return results;
+  }
+
+  /** One statement (the triggers release in it). See {@link FlowStore.batchSeal}. */
+  async batchSeal({ batchId }: { batchId: string }): Promise<boolean> {
+    if (!isUuid(batchId)) throw noBatch(batchId);
+    const { rows } = await this.deps.conn.run<{ sealed: number }>(this.deps.sql.batchSeal, [
+      batchId,
+    ]);
+    if ((rows[0]?.sealed ?? 0) > 0) return true;
+    const found = await this.deps.conn.run(this.deps.sql.batchExists, [batchId]);
+    if (found.rows.length === 0) throw noBatch(batchId);
+    return false;
+  }
+
   /** One statement. See {@link FlowStore.flowDependencies}. */
   async flowDependencies({ jobId }: { jobId: string }): Promise<DependencyRow[]> {
     if (!isUuid(jobId)) return [];
@@ -144,13 +215,25 @@ export class PgFlowStore implements FlowStore {
       state: FlowJobRow["state"];
       pending: number;
       depends_on: string[];
+      role: FlowNodeRole;
     }>(this.deps.sql.flowGet, [flowId]);
     return rows.map((r) => ({
       id: r.id,
+      role: r.role,
       name: r.name,
       state: r.state,
       pending: r.pending,
       dependsOn: r.depends_on,
     }));
   }
+}
+
+/** `NOT_FOUND` for batch `id`. */
+function noBatch(id: string): SoniqError {
+  return new SoniqError("NOT_FOUND", `no batch with id ${id}`);
+}
+
+/** `INVALID_STATE` for sealed batch `id`. */
+function sealedBatch(id: string): SoniqError {
+  return new SoniqError("INVALID_STATE", `batch ${id} is sealed: no member can be added`);
 }

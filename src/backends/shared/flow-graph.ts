@@ -37,8 +37,10 @@ export interface FlowPlan {
 export function flowPlan(params: {
   jobs: readonly NewJob[];
   edges: readonly FlowEdge[];
+  seals?: readonly string[];
 }): FlowPlan {
   const ids = new Set(params.jobs.map((j) => j.id));
+  const seals = new Set(params.seals ?? []);
   const waiting = new Set<string>();
   const edgeCount = new Map<string, number>();
   const external: string[] = [];
@@ -67,7 +69,9 @@ export function flowPlan(params: {
     seenEdge.add(key);
     waiting.add(edge.jobId);
     edgeCount.set(edge.jobId, (edgeCount.get(edge.jobId) ?? 0) + 1);
-    if (ids.has(edge.dependsOn)) {
+    if (seals.has(edge.dependsOn)) {
+      // A batch's seal edge: met when the batch is sealed, never looked up.
+    } else if (ids.has(edge.dependsOn)) {
       const list = inner.get(edge.jobId) ?? [];
       list.push(edge.dependsOn);
       inner.set(edge.jobId, list);

@@ -23,12 +23,30 @@ export const FLOW_SQL = {
     WHERE id = @id AND status = 'queued'`,
 
   /**
-   * `@id`, `@flowId`, `@runAt` (ms; NULL for a job without edges), `@pending`, `@retentionMs`:
-   * one node.
+   * `@id`, `@flowId`, `@runAt` (ms; NULL for a job without edges), `@pending`, `@retentionMs`,
+   * `@role`: one node (a job's, or a batch's own).
    */
   flowInsertNode: `INSERT INTO soniq_flow_nodes (job_id, flow_id, run_at, pending, retention_ms,
-      created_at)
-    VALUES (@id, @flowId, @runAt, @pending, @retentionMs, ${NOW_MS})`,
+      role, created_at)
+    VALUES (@id, @flowId, @runAt, @pending, @retentionMs, @role, ${NOW_MS})`,
+
+  /** `@batchId` → `pending` (1 open, 0 sealed) of the batch's node; none when no such batch. */
+  batchState: `SELECT pending FROM soniq_flow_nodes WHERE job_id = @batchId AND role = 'batch'`,
+
+  /** `@batchId` → its callbacks still waiting for the seal: `job_id`, `on_failure`. */
+  batchCallbacks: `SELECT job_id, on_failure FROM soniq_job_deps
+    WHERE dep_id = @batchId AND dep_state IS NULL`,
+
+  /** `@id`, `@n`: callback `@id` waits for `@n` more members. */
+  batchBump: "UPDATE soniq_flow_nodes SET pending = pending + @n WHERE job_id = @id",
+
+  /** `@batchId`: marks the batch sealed. → changes (0: sealed already, or no such batch). */
+  batchSealNode: `UPDATE soniq_flow_nodes SET pending = 0
+    WHERE job_id = @batchId AND role = 'batch' AND pending > 0`,
+
+  /** `@batchId`: meets the seal edges (the edge triggers release or cancel each callback). */
+  batchSealEdges: `UPDATE soniq_job_deps SET dep_state = 'done'
+    WHERE dep_id = @batchId AND dep_state IS NULL`,
 
   /** `@jobId`, `@depId`, `@onFailure`: one edge. */
   flowInsertEdge: `INSERT INTO soniq_job_deps (job_id, dep_id, on_failure)
@@ -49,7 +67,7 @@ export const FLOW_SQL = {
    * `@flowId` → per job of the flow: `id`, `name`, `state`, `pending`, `depends_on` (a JSON
    * array), by id.
    */
-  flowGet: `SELECT n.job_id AS id, COALESCE(j.name, f.name, d.name) AS name,
+  flowGet: `SELECT n.job_id AS id, n.role, COALESCE(j.name, f.name, d.name) AS name,
       CASE WHEN j.id IS NOT NULL THEN
              CASE WHEN j.status = 'queued' AND j.scheduled_at = ${WAITING} THEN 'waiting'
                   ELSE j.status END

@@ -4,13 +4,16 @@
  * flow-sql.ts; the release is migration 015's triggers.
  */
 
+import { SoniqError } from "../../errors.js";
 import type {
+  BatchAddParams,
   DependencyEnd,
   DependencyFailurePolicy,
   DependencyRow,
   EnqueueResult,
   FlowEnqueueParams,
   FlowJobRow,
+  FlowNodeRole,
   FlowStore,
 } from "../contract/index.js";
 import { assertNoConnection } from "../shared/capability-guard.js";
@@ -34,6 +37,68 @@ export class SqliteFlowStore implements FlowStore {
     const results = await this.conn.use((s) => s.immediate(() => write(s, params)));
     for (const queue of new Set(params.jobs.map((j) => j.queue))) this.wake(queue);
     return results;
+  }
+
+  /** One immediate transaction. See {@link FlowStore.batchAdd}. */
+  async batchAdd(params: BatchAddParams): Promise<EnqueueResult[]> {
+    assertNoConnection("sqlite", params.connection);
+    const { batchId } = params;
+    const results = await this.conn.use((s) =>
+      s.immediate(() => {
+        const state = s.statement("batchState").get({ batchId }) as { pending: number } | undefined;
+        if (!state) throw new SoniqError("NOT_FOUND", `no batch with id ${batchId}`);
+        if (state.pending <= 0) {
+          throw new SoniqError(
+            "INVALID_STATE",
+            `batch ${batchId} is sealed: no member can be added`,
+          );
+        }
+        if (params.jobs.length === 0) return [];
+        const callbacks = s.statement("batchCallbacks").all({ batchId }) as Array<{
+          job_id: string;
+          on_failure: string;
+        }>;
+        const { results: inserted } = insertJobs(s, params.jobs);
+        const node = s.statement("flowInsertNode");
+        const edge = s.statement("flowInsertEdge");
+        params.jobs.forEach((job, i) => {
+          node.run({
+            id: job.id,
+            flowId: batchId,
+            runAt: null,
+            pending: 0,
+            retentionMs: secondsToMs(params.retentionSeconds[i] ?? 0),
+            role: "member",
+          });
+          for (const cb of callbacks) {
+            edge.run({ jobId: cb.job_id, depId: job.id, onFailure: cb.on_failure });
+          }
+        });
+        for (const cb of callbacks) {
+          s.statement("batchBump").run({ id: cb.job_id, n: params.jobs.length });
+        }
+        return inserted;
+      }),
+    );
+    for (const queue of new Set(params.jobs.map((j) => j.queue))) this.wake(queue);
+    return results;
+  }
+
+  /** One immediate transaction (the triggers release in it). See {@link FlowStore.batchSeal}. */
+  async batchSeal({ batchId }: { batchId: string }): Promise<boolean> {
+    const sealed = await this.conn.use((s) =>
+      s.immediate(() => {
+        if (s.statement("batchSealNode").run({ batchId }).changes === 0) {
+          if (!s.statement("batchState").get({ batchId })) {
+            throw new SoniqError("NOT_FOUND", `no batch with id ${batchId}`);
+          }
+          return false;
+        }
+        s.statement("batchSealEdges").run({ batchId });
+        return true;
+      }),
+    );
+    return sealed;
   }
 
   /** One statement. See {@link FlowStore.flowDependencies}. */
@@ -63,9 +128,11 @@ export class SqliteFlowStore implements FlowStore {
         state: FlowJobRow["state"];
         pending: number;
         depends_on: string;
+        role: FlowNodeRole;
       }>;
       return rows.map((r) => ({
         id: r.id,
+        role: r.role,
         name: r.name,
         state: r.state,
         pending: r.pending,
@@ -78,6 +145,7 @@ export class SqliteFlowStore implements FlowStore {
 /** The enqueue, inside the caller's immediate transaction. */
 function write(s: SqliteSession, params: FlowEnqueueParams): EnqueueResult[] {
   const plan = flowPlan(params);
+  const seals = new Set(params.seals ?? []);
   const ended = new Map<string, { state: DependencyEnd; result: string | null }>();
   const unknown: string[] = [];
   for (const id of plan.external) {
@@ -110,8 +178,9 @@ function write(s: SqliteSession, params: FlowEnqueueParams): EnqueueResult[] {
           : job.runAt
             ? job.runAt.getTime()
             : now + secondsToMs(job.delaySeconds),
-      pending: plan.edgeCount.get(n.jobId) ?? 0,
+      pending: n.role === "batch" ? (n.open ? 1 : 0) : (plan.edgeCount.get(n.jobId) ?? 0),
       retentionMs: secondsToMs(n.retentionSeconds),
+      role: n.role ?? "job",
     });
   }
   const edge = s.statement("flowInsertEdge");
@@ -120,6 +189,7 @@ function write(s: SqliteSession, params: FlowEnqueueParams): EnqueueResult[] {
   }
   const settle = s.statement("flowSettleEnded");
   for (const e of params.edges) {
+    if (seals.has(e.dependsOn)) continue;
     const end = ended.get(e.dependsOn);
     if (end)
       settle.run({ jobId: e.jobId, depId: e.dependsOn, state: end.state, result: end.result });

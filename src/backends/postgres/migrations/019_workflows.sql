@@ -31,6 +31,11 @@ CREATE TABLE soniq_flow_nodes (
   pending     integer     NOT NULL DEFAULT 0,
   -- The retention a cancel by policy keeps the job for (its definition's `resultRetention`).
   retention_s double precision NOT NULL DEFAULT 0,
+  -- What the row is: a job of a flow or with `after` (`job`), a batch's member (`member`) or
+  -- callback (`on_complete`, `on_success`, `on_failure`), or the batch itself (`batch`: `job_id`
+  -- is the batch's id, `pending` 1 while it is open, 0 once sealed).
+  role        text        NOT NULL DEFAULT 'job'
+              CHECK (role IN ('job', 'member', 'batch', 'on_complete', 'on_success', 'on_failure')),
   created_at  timestamptz NOT NULL DEFAULT now(),
   CONSTRAINT soniq_flow_nodes_pkey PRIMARY KEY (job_id)
 );
@@ -85,6 +90,46 @@ CREATE TRIGGER soniq_flow_finished AFTER INSERT ON soniq_finished_store
 CREATE TRIGGER soniq_flow_dead AFTER INSERT ON soniq_dead_letter_jobs
   REFERENCING NEW TABLE AS ended FOR EACH STATEMENT EXECUTE FUNCTION soniq_flow_ended();
 
+-- Cancels waiting job `target` (kept for its node's retention; `why` as its last error), as a
+-- cancel of a queued job would: counted, its dedup key held, moved to the finished store (whose
+-- trigger ends its own edges). Nothing when it is no longer waiting.
+CREATE FUNCTION soniq_flow_cancel_waiting(target uuid, why text) RETURNS void
+LANGUAGE plpgsql
+SET search_path FROM CURRENT
+AS $$
+DECLARE
+  waiting constant timestamptz := '9999-12-31 23:59:59.999999+00';
+  keep double precision;
+BEGIN
+  SELECT retention_s INTO keep FROM soniq_flow_nodes WHERE job_id = target;
+  WITH moved AS (
+    DELETE FROM soniq_jobs
+    WHERE id = target AND status = 'queued' AND scheduled_at = waiting
+    RETURNING *
+  ), held AS (
+    UPDATE soniq_dedup_keys AS d
+    SET held_until = now() + make_interval(secs => GREATEST(COALESCE(keep, 0), 0))
+    FROM moved AS m WHERE d.dedup_key = m.dedup_key AND d.job_id = m.id
+    RETURNING 1
+  ), counted AS (
+    INSERT INTO soniq_job_counts AS c (queue, kind, bucket, writer, n)
+    SELECT m.queue, 'cancelled', date_trunc('minute', now()), pg_backend_pid(), 1
+    FROM moved AS m
+    ON CONFLICT (queue, kind, bucket, writer) DO UPDATE SET n = c.n + 1
+    RETURNING 1
+  )
+  INSERT INTO soniq_finished_store (id, name, queue, args, status, priority, attempts,
+    max_attempts, interruptions, scheduled_at, created_at, updated_at, started_at, finished_at,
+    worker_id, claim_token, last_error, result, result_expires_at, dedup_key, meta, start_known,
+    uncharged_recoveries, trace_context, version)
+  SELECT id, name, queue, args, 'cancelled', priority, attempts, max_attempts, interruptions,
+    now(), created_at, now(), started_at, now(), worker_id, claim_token, why, NULL,
+    now() + make_interval(secs => GREATEST(COALESCE(keep, 0), 0)), dedup_key, meta,
+    start_known, uncharged_recoveries, trace_context, version
+  FROM moved;
+END;
+$$;
+
 -- Row trigger on soniq_job_deps: an edge just ended; settle its dependant (see the top comment).
 -- The dependant is acted on only while it is still waiting (queued at the waiting instant), so a
 -- second failing edge, or a late edge of a dependant already released, changes nothing.
@@ -96,13 +141,19 @@ DECLARE
   waiting constant timestamptz := '9999-12-31 23:59:59.999999+00';
   left_ integer;
   due timestamptz;
-  keep double precision;
   q text;
 BEGIN
   IF NEW.dep_state = 'done' OR NEW.on_failure = 'ignore' THEN
     UPDATE soniq_flow_nodes SET pending = pending - 1 WHERE job_id = NEW.job_id
       RETURNING pending, run_at INTO left_, due;
-    IF left_ = 0 THEN
+    IF left_ = 0 AND EXISTS (
+      SELECT 1 FROM soniq_flow_nodes AS f WHERE f.job_id = NEW.job_id AND f.role = 'on_failure'
+        AND NOT EXISTS (SELECT 1 FROM soniq_job_deps AS o
+                        WHERE o.job_id = f.job_id AND o.dep_state IN ('cancelled', 'dead')))
+    THEN
+      -- A batch's onFailure callback whose members all ended done: it is cancelled, never run.
+      PERFORM soniq_flow_cancel_waiting(NEW.job_id, 'every member of the batch ended done');
+    ELSIF left_ = 0 THEN
       UPDATE soniq_jobs SET scheduled_at = COALESCE(due, now()), updated_at = now()
         WHERE id = NEW.job_id AND status = 'queued' AND scheduled_at = waiting
         RETURNING queue INTO q;
@@ -134,33 +185,8 @@ BEGIN
       now(), version
     FROM moved;
   ELSE
-    SELECT retention_s INTO keep FROM soniq_flow_nodes WHERE job_id = NEW.job_id;
-    WITH moved AS (
-      DELETE FROM soniq_jobs
-      WHERE id = NEW.job_id AND status = 'queued' AND scheduled_at = waiting
-      RETURNING *
-    ), held AS (
-      UPDATE soniq_dedup_keys AS d
-      SET held_until = now() + make_interval(secs => GREATEST(COALESCE(keep, 0), 0))
-      FROM moved AS m WHERE d.dedup_key = m.dedup_key AND d.job_id = m.id
-      RETURNING 1
-    ), counted AS (
-      INSERT INTO soniq_job_counts AS c (queue, kind, bucket, writer, n)
-      SELECT m.queue, 'cancelled', date_trunc('minute', now()), pg_backend_pid(), 1
-      FROM moved AS m
-      ON CONFLICT (queue, kind, bucket, writer) DO UPDATE SET n = c.n + 1
-      RETURNING 1
-    )
-    INSERT INTO soniq_finished_store (id, name, queue, args, status, priority, attempts,
-      max_attempts, interruptions, scheduled_at, created_at, updated_at, started_at, finished_at,
-      worker_id, claim_token, last_error, result, result_expires_at, dedup_key, meta, start_known,
-      uncharged_recoveries, trace_context, version)
-    SELECT id, name, queue, args, 'cancelled', priority, attempts, max_attempts, interruptions,
-      now(), created_at, now(), started_at, now(), worker_id, claim_token,
-      'dependency ' || NEW.dep_id || ' ended ' || NEW.dep_state, NULL,
-      now() + make_interval(secs => GREATEST(COALESCE(keep, 0), 0)), dedup_key, meta,
-      start_known, uncharged_recoveries, trace_context, version
-    FROM moved;
+    PERFORM soniq_flow_cancel_waiting(NEW.job_id,
+      'dependency ' || NEW.dep_id || ' ended ' || NEW.dep_state);
   END IF;
   RETURN NULL;
 END;

@@ -13,6 +13,8 @@ CREATE TABLE soniq_flow_nodes (
   run_at      INTEGER,
   pending     INTEGER NOT NULL DEFAULT 0,
   retention_ms INTEGER NOT NULL DEFAULT 0,
+  role        TEXT    NOT NULL DEFAULT 'job'
+              CHECK (role IN ('job', 'member', 'batch', 'on_complete', 'on_success', 'on_failure')),
   created_at  INTEGER NOT NULL
 ) STRICT;
 CREATE INDEX soniq_flow_nodes_flow ON soniq_flow_nodes (flow_id) WHERE flow_id IS NOT NULL;
@@ -51,7 +53,32 @@ BEGIN
                               CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER)),
       updated_at = CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER)
   WHERE id = NEW.job_id AND status = 'queued' AND scheduled_at = 253402300800000
-    AND (SELECT pending FROM soniq_flow_nodes WHERE job_id = NEW.job_id) <= 0;
+    AND (SELECT pending FROM soniq_flow_nodes WHERE job_id = NEW.job_id) <= 0
+    AND NOT (EXISTS (SELECT 1 FROM soniq_flow_nodes WHERE job_id = NEW.job_id AND role = 'on_failure')
+             AND NOT EXISTS (SELECT 1 FROM soniq_job_deps WHERE job_id = NEW.job_id
+                             AND dep_state IN ('cancelled', 'dead')));
+  -- A batch's onFailure callback whose members all ended done: cancelled, never run.
+  INSERT INTO soniq_job_counts (queue, kind, bucket, writer, n, wait_s)
+  SELECT queue, 'cancelled', (CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER) / 60000) * 60000, 0, 1, 0
+  FROM soniq_jobs WHERE id = NEW.job_id AND status = 'queued' AND scheduled_at = 253402300800000 AND (SELECT pending FROM soniq_flow_nodes WHERE job_id = NEW.job_id) <= 0
+    AND EXISTS (SELECT 1 FROM soniq_flow_nodes WHERE job_id = NEW.job_id AND role = 'on_failure')
+    AND NOT EXISTS (SELECT 1 FROM soniq_job_deps WHERE job_id = NEW.job_id
+                    AND dep_state IN ('cancelled', 'dead'))
+  ON CONFLICT (queue, kind, bucket, writer) DO UPDATE SET n = n + 1;
+  INSERT INTO soniq_finished_jobs (id, name, queue, args, status, priority, attempts,
+    max_attempts, interruptions, scheduled_at, created_at, updated_at, started_at, finished_at,
+    worker_id, claim_token, last_error, result, result_expires_at, dedup_key, meta, start_known,
+    uncharged_recoveries, trace_context, version)
+  SELECT id, name, queue, args, 'cancelled', priority, attempts, max_attempts, interruptions,
+    CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER), created_at, CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER), started_at, CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER), worker_id, claim_token,
+    'every member of the batch ended done', NULL, CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER) + COALESCE((SELECT max(retention_ms, 0) FROM soniq_flow_nodes WHERE job_id = NEW.job_id), 0),
+    dedup_key, meta, start_known, uncharged_recoveries, trace_context, version
+  FROM soniq_jobs WHERE id = NEW.job_id AND status = 'queued' AND scheduled_at = 253402300800000 AND (SELECT pending FROM soniq_flow_nodes WHERE job_id = NEW.job_id) <= 0
+    AND EXISTS (SELECT 1 FROM soniq_flow_nodes WHERE job_id = NEW.job_id AND role = 'on_failure')
+    AND NOT EXISTS (SELECT 1 FROM soniq_job_deps WHERE job_id = NEW.job_id
+                    AND dep_state IN ('cancelled', 'dead'));
+  DELETE FROM soniq_jobs WHERE id = NEW.job_id AND status = 'queued' AND scheduled_at = 253402300800000
+    AND EXISTS (SELECT 1 FROM soniq_finished_jobs WHERE id = NEW.job_id);
 END;
 
 -- A failure under `fail`: the waiting dependant moves to the dead-letter queue.
