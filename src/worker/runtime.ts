@@ -141,6 +141,12 @@ export function buildRuntime(parts: RuntimeParts): WorkerRuntime {
     remote: remote.submitter,
     rescueRemote: (entry) => remote.pollRunner.rescue(entry),
     resume: { ...resumeDeps, read: (params) => backend.jobResumeRead(params) },
+    dependencies: async (jobId) =>
+      (await backend.flows.flowDependencies({ jobId })).map((d) => ({
+        id: d.id,
+        state: d.state,
+        result: d.result === null ? null : JSON.parse(d.result),
+      })),
   });
   threads.checkpoints = new ThreadCheckpoints(workerId, table, resumeDeps);
   const remotePoller =

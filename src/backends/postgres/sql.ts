@@ -4,6 +4,7 @@
  * `search_path` (transactional enqueue). Every time is the database's (`now()`); durations are
  * seconds (`make_interval(secs => …)`). Parameter lists are documented per statement.
  */
+
 import { columnNames, DEAD_LETTERS } from "../shared/columns.js";
 import { pgUnkeyed } from "../shared/concurrency-meta.js";
 import type { JobTables } from "../shared/job-tables.js";
@@ -17,6 +18,7 @@ import {
   releaseKeys,
   takeKeys,
 } from "./finish-sql.js";
+import { PG_WAITING_AT } from "./flow-sql.js";
 import { quoteIdent } from "./identifiers.js";
 import {
   CLAIMED_COLUMNS,
@@ -1172,7 +1174,8 @@ export function buildAdminStatements(schema: string) {
       RETURNING job_id`,
 
     /**
-     * `$1` id, `$2` channel. Run now: a job that is not processing goes to `queued`, due now
+     * `$1` id, `$2` channel. Run now: a job that is not processing (nor waiting for its
+     * dependencies: workflows, answered as processing) goes to `queued`, due now
      * (result, owner and finish cleared, attempts kept, controls dropped); NOTIFYs its queue. A
      * finished job moves back into `soniq_jobs` and takes its dedup key again (free, passed, or
      * its own); a key another job holds moves nothing. → `status` (before), `moved` (0/1),
@@ -1192,6 +1195,7 @@ export function buildAdminStatements(schema: string) {
         SET status = 'queued', scheduled_at = now(), updated_at = now(), finished_at = NULL,
             result = NULL, result_expires_at = NULL, worker_id = NULL, claim_token = NULL
         FROM live WHERE j.id = live.id AND live.status <> 'processing'
+          AND j.scheduled_at <> '${PG_WAITING_AT}'::timestamptz
         RETURNING j.id, j.queue
       ), revived AS (
         DELETE FROM ${finished} AS f USING fin

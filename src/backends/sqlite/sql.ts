@@ -16,6 +16,7 @@ import {
 } from "../shared/concurrency-meta.js";
 import { sqliteQueuePaused } from "../shared/queue-pause.js";
 import { NOW_MS } from "./clock.js";
+import { FLOW_SQL } from "./flow-sql.js";
 import {
   CLAIMED_COLUMNS,
   CONTROL_COLUMNS,
@@ -915,12 +916,12 @@ export const SQL = {
 
   /**
    * `@id`, `@now`: run now — a queued job becomes due now (result, owner and finish cleared,
-   * attempts kept). → `queue`, `dedup_key` of the changed row.
+   * attempts kept); not a job waiting for its dependencies (workflows, migration 015). → `queue`, `dedup_key` of the changed row.
    */
   retryNow: `UPDATE soniq_jobs
     SET status = 'queued', scheduled_at = @now, updated_at = @now, finished_at = NULL,
         result = NULL, result_expires_at = NULL, worker_id = NULL, claim_token = NULL
-    WHERE id = @id AND status = 'queued'
+    WHERE id = @id AND status = 'queued' AND scheduled_at <> 253402300800000
     RETURNING queue, dedup_key`,
 
   /**
@@ -1125,6 +1126,8 @@ export const SQL = {
 
   /** The submission store's statements (remote jobs): submission-sql.ts. */
   ...SUBMISSION_SQL,
+  /** The workflows' statements: flow-sql.ts. */
+  ...FLOW_SQL,
   // ---- schedules (schedule-store.ts; migration 003) ----------------------------------------
 
   /** `@id` → the schedule row (`SCHEDULE_SELECT`: the row plus `last_job_status`). */
