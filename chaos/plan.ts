@@ -50,9 +50,9 @@ export function isWalker(n: number): boolean {
   return n % 40 === 11;
 }
 
-/** Whether job n runs durable steps with an effect (one in 40; half of them with `reconcile`). */
+/** Whether job n runs durable steps with an effect (one in 20; half of them with `reconcile`). */
 export function isStepped(n: number): boolean {
-  return n % 40 === 29;
+  return n % 20 === 9;
 }
 
 /** Whether job n is a poison job (one in every 1000, from n = 37). */
@@ -75,7 +75,8 @@ export function jobSpec(seed: number, n: number): WorkArgs {
   const flaky = rnd() < 0.05;
   if (isPoison(n)) return { n, ms: 0, flaky: false, poison: true };
   if (isWalker(n)) return { n, ms: 0, flaky, walk: { items: 80, every: 10, itemMs: 15 } };
-  if (isStepped(n)) return { n, ms: 0, flaky, steps: { effectMs: 400, reconcile: n % 80 === 29 } };
+  // The effect takes 1.2 s after it is recorded, so that kills land mid-effect (frozen jobs).
+  if (isStepped(n)) return { n, ms: 0, flaky, steps: { effectMs: 1200, reconcile: n % 40 === 9 } };
   // One in a hundred leaves a floating rejection behind, then works as usual.
   return n % 100 === 13 ? { n, ms, flaky, floating: true } : { n, ms, flaky };
 }
