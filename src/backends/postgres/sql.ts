@@ -510,11 +510,17 @@ export function buildStatements(schema: string) {
 
     /**
      * Fence `$1..$3`, `$4` checkpoint text (NULL: kept), `$5` steps text (NULL: kept); sets
-     * `"resume": true` in `meta` (docs/checkpoints.md). → row count.
+     * `"resume": true` in `meta` and, with a checkpoint, counts it there (`checkpoints`, and
+     * `checkpointAt` in epoch ms: the job timeline's, docs/checkpoints.md). → row count.
      */
     checkpoint: `UPDATE ${jobs}
       SET checkpoint = COALESCE($4::text, checkpoint), steps = COALESCE($5::text, steps),
-          meta = CASE WHEN meta IS NULL THEN '{"resume":true}'::json
+          meta = CASE WHEN $4::text IS NOT NULL
+                        THEN (COALESCE(meta::jsonb, '{}'::jsonb) || jsonb_build_object(
+                          'resume', true,
+                          'checkpoints', COALESCE((meta ->> 'checkpoints')::bigint, 0) + 1,
+                          'checkpointAt', floor(extract(epoch FROM now()) * 1000)::bigint))::json
+                      WHEN meta IS NULL THEN '{"resume":true}'::json
                       WHEN (meta -> 'resume') IS NULL
                         THEN (meta::jsonb || '{"resume":true}'::jsonb)::json
                       ELSE meta END
@@ -522,8 +528,9 @@ export function buildStatements(schema: string) {
 
     /** Fence `$1..$3` → `checkpoint`, `steps` of the owned row (no row: not the owner). */
     resumeRead: `SELECT checkpoint, steps FROM ${jobs} WHERE ${FENCE}`,
-    /** `$1` id: clears a queued job's checkpoint and steps. → row count. */
-    resumeClear: `UPDATE ${jobs} SET checkpoint = NULL, steps = NULL, updated_at = now()
+    /** `$1` id: clears a queued job's checkpoint, its count and its steps. → row count. */
+    resumeClear: `UPDATE ${jobs} SET checkpoint = NULL, steps = NULL, updated_at = now(),
+        meta = (meta::jsonb - 'checkpoints' - 'checkpointAt')::json
       WHERE id = $1::uuid AND status = 'queued'`,
     /** `$1` id → `checkpoint`, `steps` of a queued job (an operator's read). */
     resumeReadQueued: `SELECT checkpoint, steps FROM ${jobs}
@@ -1214,6 +1221,7 @@ export function buildAdminStatements(schema: string) {
           claim_token: "NULL",
           checkpoint: "NULL",
           steps: "NULL",
+          meta: "(meta::jsonb - 'checkpoints' - 'checkpointAt')::json",
         })}
         RETURNING id, queue
       ), moved AS (SELECT * FROM requeued UNION ALL SELECT * FROM reinserted), cleared AS (

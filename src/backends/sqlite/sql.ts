@@ -511,17 +511,23 @@ export const SQL = {
 
   /**
    * Fenced ({@link OWNED}): `@checkpoint` (NULL: kept) and `@steps` (NULL: kept), and
-   * `"resume": true` in `meta` (docs/checkpoints.md). → changes.
+   * `"resume": true` in `meta`; with a checkpoint, counts it there (`checkpoints`, and
+   * `checkpointAt` in epoch ms: the job timeline's, docs/checkpoints.md). → changes.
    */
   checkpoint: `UPDATE soniq_jobs
     SET checkpoint = COALESCE(@checkpoint, checkpoint), steps = COALESCE(@steps, steps),
-        meta = json_set(COALESCE(meta, '{}'), '$.resume', json('true'))
+        meta = CASE WHEN @checkpoint IS NULL
+                 THEN json_set(COALESCE(meta, '{}'), '$.resume', json('true'))
+                 ELSE json_set(COALESCE(meta, '{}'), '$.resume', json('true'),
+                   '$.checkpoints', COALESCE(json_extract(meta, '$.checkpoints'), 0) + 1,
+                   '$.checkpointAt', ${NOW_MS}) END
     WHERE ${OWNED}`,
 
   /** Fenced ({@link OWNED}) → `checkpoint`, `steps` of the owned row (none: not the owner). */
   resumeRead: `SELECT checkpoint, steps FROM soniq_jobs WHERE ${OWNED}`,
-  /** `@id`: clears a queued job's checkpoint and steps. → changes. */
-  resumeClear: `UPDATE soniq_jobs SET checkpoint = NULL, steps = NULL, updated_at = ${NOW_MS}
+  /** `@id`: clears a queued job's checkpoint, its count and its steps. → changes. */
+  resumeClear: `UPDATE soniq_jobs SET checkpoint = NULL, steps = NULL, updated_at = ${NOW_MS},
+      meta = json_remove(meta, '$.checkpoints', '$.checkpointAt')
     WHERE ${QUEUED_ID}`,
   /** `@id` → `checkpoint`, `steps` of a queued job (an operator's read). */
   resumeReadQueued: `SELECT checkpoint, steps FROM soniq_jobs WHERE ${QUEUED_ID}`,
@@ -932,7 +938,8 @@ export const SQL = {
   retryNowFinished: `INSERT INTO soniq_jobs (${JOB_TABLE_COLUMNS})
     SELECT id, name, queue, args, 'queued', priority, attempts, max_attempts, interruptions,
       @now, created_at, @now, started_at, NULL, NULL, NULL, last_error, NULL, NULL, dedup_key,
-      meta, start_known, uncharged_recoveries, trace_context, version, NULL, NULL
+      json_remove(meta, '$.checkpoints', '$.checkpointAt'), start_known, uncharged_recoveries,
+      trace_context, version, NULL, NULL
     FROM soniq_finished_jobs WHERE id = @id
     RETURNING queue, dedup_key`,
 
