@@ -584,13 +584,26 @@ CREATE OR REPLACE FUNCTION soniq_flow_ended()
  LANGUAGE plpgsql
  SET search_path TO <schema>
 AS $function$
+DECLARE
+  e record;
 BEGIN
   IF TG_TABLE_NAME = 'soniq_dead_letter_jobs' THEN
-    UPDATE soniq_job_deps AS e SET dep_state = 'dead'
-    FROM ended AS n WHERE e.dep_id = n.id AND e.dep_state IS NULL;
+    FOR e IN
+      SELECT d.job_id, d.dep_id FROM ended AS n JOIN soniq_job_deps AS d ON d.dep_id = n.id
+      WHERE d.dep_state IS NULL ORDER BY d.job_id, d.dep_id
+    LOOP
+      UPDATE soniq_job_deps SET dep_state = 'dead'
+      WHERE job_id = e.job_id AND dep_id = e.dep_id AND dep_state IS NULL;
+    END LOOP;
   ELSE
-    UPDATE soniq_job_deps AS e SET dep_state = n.status, dep_result = n.result
-    FROM ended AS n WHERE e.dep_id = n.id AND e.dep_state IS NULL;
+    FOR e IN
+      SELECT d.job_id, d.dep_id, n.status, n.result::text AS result
+      FROM ended AS n JOIN soniq_job_deps AS d ON d.dep_id = n.id
+      WHERE d.dep_state IS NULL ORDER BY d.job_id, d.dep_id
+    LOOP
+      UPDATE soniq_job_deps SET dep_state = e.status, dep_result = e.result::json
+      WHERE job_id = e.job_id AND dep_id = e.dep_id AND dep_state IS NULL;
+    END LOOP;
   END IF;
   RETURN NULL;
 END;

@@ -321,14 +321,14 @@ BEGIN
   INSERT INTO soniq_job_counts (queue, kind, bucket, writer, n, wait_s)
   SELECT queue, 'cancelled', (CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER) / 60000) * 60000,
     0, 1, 0
-  FROM soniq_jobs WHERE id = NEW.job_id AND status = 'queued' AND scheduled_at = 253402300800000
+  FROM soniq_jobs WHERE id = NEW.job_id AND status = 'queued' AND scheduled_at = 253402300799999
   ON CONFLICT (queue, kind, bucket, writer) DO UPDATE SET n = n + 1;
   UPDATE soniq_dedup_keys
   SET held_until = CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER)
     + COALESCE((SELECT max(retention_ms, 0) FROM soniq_flow_nodes WHERE job_id = NEW.job_id), 0)
   WHERE job_id = NEW.job_id AND dedup_key = (
     SELECT dedup_key FROM soniq_jobs
-    WHERE id = NEW.job_id AND status = 'queued' AND scheduled_at = 253402300800000);
+    WHERE id = NEW.job_id AND status = 'queued' AND scheduled_at = 253402300799999);
   INSERT INTO soniq_finished_jobs (id, name, queue, args, status, priority, attempts,
     max_attempts, interruptions, scheduled_at, created_at, updated_at, started_at, finished_at,
     worker_id, claim_token, last_error, result, result_expires_at, dedup_key, meta, start_known,
@@ -341,9 +341,9 @@ BEGIN
     CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER)
       + COALESCE((SELECT max(retention_ms, 0) FROM soniq_flow_nodes WHERE job_id = NEW.job_id), 0),
     dedup_key, meta, start_known, uncharged_recoveries, trace_context, version
-  FROM soniq_jobs WHERE id = NEW.job_id AND status = 'queued' AND scheduled_at = 253402300800000;
+  FROM soniq_jobs WHERE id = NEW.job_id AND status = 'queued' AND scheduled_at = 253402300799999;
   DELETE FROM soniq_jobs
-  WHERE id = NEW.job_id AND status = 'queued' AND scheduled_at = 253402300800000;
+  WHERE id = NEW.job_id AND status = 'queued' AND scheduled_at = 253402300799999;
 END;
 
 CREATE TRIGGER soniq_flow_dead AFTER INSERT ON soniq_dead_letter_jobs
@@ -357,11 +357,11 @@ WHEN OLD.dep_state IS NULL AND NEW.dep_state IN ('cancelled', 'dead') AND NEW.on
 BEGIN
   INSERT INTO soniq_job_counts (queue, kind, bucket, writer, n, wait_s)
   SELECT queue, 'dead', (CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER) / 60000) * 60000, 0, 1, 0
-  FROM soniq_jobs WHERE id = NEW.job_id AND status = 'queued' AND scheduled_at = 253402300800000
+  FROM soniq_jobs WHERE id = NEW.job_id AND status = 'queued' AND scheduled_at = 253402300799999
   ON CONFLICT (queue, kind, bucket, writer) DO UPDATE SET n = n + 1;
   DELETE FROM soniq_dedup_keys WHERE job_id = NEW.job_id AND dedup_key = (
     SELECT dedup_key FROM soniq_jobs
-    WHERE id = NEW.job_id AND status = 'queued' AND scheduled_at = 253402300800000);
+    WHERE id = NEW.job_id AND status = 'queued' AND scheduled_at = 253402300799999);
   INSERT INTO soniq_dead_letter_jobs (id, name, queue, args, priority, attempts, max_attempts,
     interruptions, scheduled_at, created_at, updated_at, started_at, finished_at, worker_id,
     claim_token, last_error, dedup_key, reason, dead_at, version)
@@ -370,9 +370,9 @@ BEGIN
     CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER), started_at, finished_at, worker_id,
     claim_token, 'dependency ' || NEW.dep_id || ' ended ' || NEW.dep_state, dedup_key,
     'dependency_failed', CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER), version
-  FROM soniq_jobs WHERE id = NEW.job_id AND status = 'queued' AND scheduled_at = 253402300800000;
+  FROM soniq_jobs WHERE id = NEW.job_id AND status = 'queued' AND scheduled_at = 253402300799999;
   DELETE FROM soniq_jobs
-  WHERE id = NEW.job_id AND status = 'queued' AND scheduled_at = 253402300800000;
+  WHERE id = NEW.job_id AND status = 'queued' AND scheduled_at = 253402300799999;
 END;
 
 CREATE TRIGGER soniq_flow_finished AFTER INSERT ON soniq_finished_jobs
@@ -390,7 +390,7 @@ BEGIN
   WHERE job_id IN (
     SELECT e.job_id FROM soniq_job_deps AS e JOIN soniq_jobs AS j ON j.id = e.job_id
     WHERE e.dep_id = OLD.id AND e.dep_state IS NOT NULL AND e.on_failure = 'ignore'
-      AND j.status = 'queued' AND j.scheduled_at = 253402300800000);
+      AND j.status = 'queued' AND j.scheduled_at = 253402300799999);
   UPDATE soniq_job_deps SET dep_state = NULL, dep_result = NULL
   WHERE dep_id = OLD.id AND dep_state IS NOT NULL;
   UPDATE soniq_flow_nodes
@@ -405,7 +405,7 @@ BEGIN
   INSERT INTO soniq_jobs (id, name, queue, args, status, priority, attempts, max_attempts,
     interruptions, scheduled_at, created_at, updated_at, last_error, dedup_key, version)
   SELECT d.id, d.name, d.queue, d.args, 'queued', d.priority, 0, d.max_attempts, 0,
-    253402300800000, d.created_at, CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER),
+    253402300799999, d.created_at, CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER),
     d.last_error, NULL, d.version
   FROM soniq_job_deps AS e JOIN soniq_dead_letter_jobs AS d ON d.id = e.job_id
   WHERE e.dep_id = OLD.id AND d.reason = 'dependency_failed'
@@ -415,7 +415,7 @@ BEGIN
   DELETE FROM soniq_dead_letter_jobs
   WHERE reason = 'dependency_failed' AND id IN (
     SELECT e.job_id FROM soniq_job_deps AS e JOIN soniq_jobs AS j ON j.id = e.job_id
-    WHERE e.dep_id = OLD.id AND j.status = 'queued' AND j.scheduled_at = 253402300800000);
+    WHERE e.dep_id = OLD.id AND j.status = 'queued' AND j.scheduled_at = 253402300799999);
 END;
 
 CREATE TRIGGER soniq_flow_release AFTER UPDATE OF dep_state ON soniq_job_deps
@@ -427,7 +427,7 @@ BEGIN
   SET scheduled_at = COALESCE((SELECT run_at FROM soniq_flow_nodes WHERE job_id = NEW.job_id),
                               CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER)),
       updated_at = CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER)
-  WHERE id = NEW.job_id AND status = 'queued' AND scheduled_at = 253402300800000
+  WHERE id = NEW.job_id AND status = 'queued' AND scheduled_at = 253402300799999
     AND (SELECT pending FROM soniq_flow_nodes WHERE job_id = NEW.job_id) <= 0
     AND NOT (EXISTS (SELECT 1 FROM soniq_flow_nodes WHERE job_id = NEW.job_id AND role = 'on_failure')
              AND NOT EXISTS (SELECT 1 FROM soniq_job_deps WHERE job_id = NEW.job_id
@@ -435,7 +435,7 @@ BEGIN
   -- A batch's onFailure callback whose members all ended done: cancelled, never run.
   INSERT INTO soniq_job_counts (queue, kind, bucket, writer, n, wait_s)
   SELECT queue, 'cancelled', (CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER) / 60000) * 60000, 0, 1, 0
-  FROM soniq_jobs WHERE id = NEW.job_id AND status = 'queued' AND scheduled_at = 253402300800000 AND (SELECT pending FROM soniq_flow_nodes WHERE job_id = NEW.job_id) <= 0
+  FROM soniq_jobs WHERE id = NEW.job_id AND status = 'queued' AND scheduled_at = 253402300799999 AND (SELECT pending FROM soniq_flow_nodes WHERE job_id = NEW.job_id) <= 0
     AND EXISTS (SELECT 1 FROM soniq_flow_nodes WHERE job_id = NEW.job_id AND role = 'on_failure')
     AND NOT EXISTS (SELECT 1 FROM soniq_job_deps WHERE job_id = NEW.job_id
                     AND dep_state IN ('cancelled', 'dead'))
@@ -448,11 +448,11 @@ BEGIN
     CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER), created_at, CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER), started_at, CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER), worker_id, claim_token,
     'every member of the batch ended done', NULL, CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER) + COALESCE((SELECT max(retention_ms, 0) FROM soniq_flow_nodes WHERE job_id = NEW.job_id), 0),
     dedup_key, meta, start_known, uncharged_recoveries, trace_context, version
-  FROM soniq_jobs WHERE id = NEW.job_id AND status = 'queued' AND scheduled_at = 253402300800000 AND (SELECT pending FROM soniq_flow_nodes WHERE job_id = NEW.job_id) <= 0
+  FROM soniq_jobs WHERE id = NEW.job_id AND status = 'queued' AND scheduled_at = 253402300799999 AND (SELECT pending FROM soniq_flow_nodes WHERE job_id = NEW.job_id) <= 0
     AND EXISTS (SELECT 1 FROM soniq_flow_nodes WHERE job_id = NEW.job_id AND role = 'on_failure')
     AND NOT EXISTS (SELECT 1 FROM soniq_job_deps WHERE job_id = NEW.job_id
                     AND dep_state IN ('cancelled', 'dead'));
-  DELETE FROM soniq_jobs WHERE id = NEW.job_id AND status = 'queued' AND scheduled_at = 253402300800000
+  DELETE FROM soniq_jobs WHERE id = NEW.job_id AND status = 'queued' AND scheduled_at = 253402300799999
     AND EXISTS (SELECT 1 FROM soniq_finished_jobs WHERE id = NEW.job_id);
 END;
 

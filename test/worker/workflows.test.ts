@@ -7,6 +7,7 @@ import { pino } from "pino";
 import { expect, it } from "vitest";
 import type { Backend } from "../../src/backends/contract/index.js";
 import { Soniq, type SoniqError } from "../../src/index.js";
+import { crashLoopRule } from "../../src/maintenance/policy.js";
 import { describeEachBackend } from "../helpers/backend-targets.js";
 import { waitFor } from "../helpers/wait.js";
 
@@ -340,6 +341,65 @@ describeEachBackend("worker: workflows", (target) => {
     expect(total).toBe(3); // two members and the seal
     const err = (await batch.add([{ job: member, args: { n: 3 } }]).catch((e) => e)) as SoniqError;
     expect(err.code).toBe("INVALID_STATE");
+    await soniq.close();
+  });
+
+  it("batch contracts › last member NACK'd, then recovered from a dead owner, then a late fenced-out completion › the callback fires once, after the real end", async () => {
+    const backend = await target.open();
+    const soniq = instanceOn(backend);
+    const member = soniq.job({ name: "wf.member", handler: async () => "m" });
+    let fired = 0;
+    const done = soniq.job({
+      name: "wf.done",
+      handler: async () => {
+        fired += 1;
+      },
+    });
+    const batch = await soniq.batch({
+      jobs: [{ job: member, args: {} }],
+      onComplete: { job: done, args: {} },
+    });
+    const memberId = batch.ids[0] as string;
+    const callbackId = batch.callbacks.onComplete as string;
+    // A NACK at the deadline hands the member back: not an end.
+    const [first] = await backend.jobClaim({
+      workerId: "w-nack",
+      queues: null,
+      limit: 1,
+      names: ["wf.member"],
+    });
+    expect(first?.id).toBe(memberId);
+    await backend.jobNack({
+      id: memberId,
+      owner: { workerId: "w-nack", claimToken: first!.claimToken },
+    });
+    expect(await stateOf(soniq, callbackId)).toBe("queued");
+    expect((await soniq.batches.get(batch.id))?.counts.pending).toBe(1);
+    // A worker that died holding it: recovery requeues it, still not an end.
+    const [second] = await backend.jobClaim({
+      workerId: "w-dead",
+      queues: null,
+      limit: 1,
+      names: ["wf.member"],
+    });
+    expect(second?.id).toBe(memberId);
+    await backend.jobRecoverStale({ crashLoop: crashLoopRule(3) });
+    expect((await soniq.getJob(memberId))?.status).toBe("queued");
+    expect((await soniq.batches.get(batch.id))?.callbacks[0]?.state).toBe("waiting");
+    // The real run ends it; the dead owner's late completion is fenced out and ends nothing.
+    const worker = soniq.worker({ concurrency: 2 });
+    await worker.start();
+    await waitFor(async () => (await stateOf(soniq, callbackId)) === "done", 20_000);
+    await worker.stop();
+    const late = await backend.jobComplete({
+      id: memberId,
+      owner: { workerId: "w-dead", claimToken: second!.claimToken },
+      result: null,
+      resultRetentionSeconds: 60,
+    });
+    expect(late).toBe(false);
+    expect(fired).toBe(1);
+    expect((await soniq.getJob(callbackId))?.attempts).toBe(1);
     await soniq.close();
   });
 });

@@ -12,8 +12,8 @@ import type { FlowEdge, NewJob } from "../contract/index.js";
  */
 export const WAITING_RUN_AT = new Date(Date.UTC(9999, 11, 31, 23, 59, 59, 999));
 
-/** The waiting instant on SQLite (migration 015): 10000-01-01T00:00:00Z in milliseconds. */
-export const SQLITE_WAITING_MS = 253_402_300_800_000;
+/** The waiting instant on SQLite (migration 015): 9999-12-31T23:59:59.999Z in milliseconds. */
+export const SQLITE_WAITING_MS = 253_402_300_799_999;
 
 /** What {@link flowPlan} returns. */
 export interface FlowPlan {

@@ -5,7 +5,7 @@
 import { NOW_MS } from "./clock.js";
 
 /** The waiting instant (migration 015), as SQL. */
-const WAITING = "253402300800000";
+const WAITING = "253402300799999";
 
 export const FLOW_SQL = {
   /** `@id` → a row when another job waits for job `@id` (finishJob keeps it at retention 0). */

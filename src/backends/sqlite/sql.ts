@@ -927,7 +927,7 @@ export const SQL = {
   retryNow: `UPDATE soniq_jobs
     SET status = 'queued', scheduled_at = @now, updated_at = @now, finished_at = NULL,
         result = NULL, result_expires_at = NULL, worker_id = NULL, claim_token = NULL
-    WHERE id = @id AND status = 'queued' AND scheduled_at <> 253402300800000
+    WHERE id = @id AND status = 'queued' AND scheduled_at <> 253402300799999
     RETURNING queue, dedup_key`,
 
   /**

@@ -68,18 +68,34 @@ $$;
 
 -- Statement trigger on soniq_finished_store and soniq_dead_letter_jobs: the ended jobs (`ended`,
 -- the statement's new rows) end their edges. Jobs nobody waits for find no edge (one probe of
--- soniq_job_deps_dep_idx per row).
+-- soniq_job_deps_dep_idx per row). The edges are ended one by one in the order of their
+-- dependants' ids, so the dependants' node rows are locked in that order by every transaction:
+-- two batched completions ending members of the same two batches never wait for each other in
+-- a cycle.
 CREATE FUNCTION soniq_flow_ended() RETURNS trigger
 LANGUAGE plpgsql
 SET search_path FROM CURRENT
 AS $$
+DECLARE
+  e record;
 BEGIN
   IF TG_TABLE_NAME = 'soniq_dead_letter_jobs' THEN
-    UPDATE soniq_job_deps AS e SET dep_state = 'dead'
-    FROM ended AS n WHERE e.dep_id = n.id AND e.dep_state IS NULL;
+    FOR e IN
+      SELECT d.job_id, d.dep_id FROM ended AS n JOIN soniq_job_deps AS d ON d.dep_id = n.id
+      WHERE d.dep_state IS NULL ORDER BY d.job_id, d.dep_id
+    LOOP
+      UPDATE soniq_job_deps SET dep_state = 'dead'
+      WHERE job_id = e.job_id AND dep_id = e.dep_id AND dep_state IS NULL;
+    END LOOP;
   ELSE
-    UPDATE soniq_job_deps AS e SET dep_state = n.status, dep_result = n.result
-    FROM ended AS n WHERE e.dep_id = n.id AND e.dep_state IS NULL;
+    FOR e IN
+      SELECT d.job_id, d.dep_id, n.status, n.result::text AS result
+      FROM ended AS n JOIN soniq_job_deps AS d ON d.dep_id = n.id
+      WHERE d.dep_state IS NULL ORDER BY d.job_id, d.dep_id
+    LOOP
+      UPDATE soniq_job_deps SET dep_state = e.status, dep_result = e.result::json
+      WHERE job_id = e.job_id AND dep_id = e.dep_id AND dep_state IS NULL;
+    END LOOP;
   END IF;
   RETURN NULL;
 END;

@@ -1,6 +1,6 @@
 -- Workflows (issue 29; docs/workflows.md): jobs that wait for other jobs. The same model as
 -- PostgreSQL's migration 019 (read its comment): a dependant is a queued row due at the waiting
--- instant (10000-01-01T00:00:00Z, 253402300800000 ms), soniq_flow_nodes and soniq_job_deps keep
+-- instant (9999-12-31T23:59:59.999Z, 253402300799999 ms), soniq_flow_nodes and soniq_job_deps keep
 -- its release time, its pending count and each edge's end. Triggers end the edges when a job
 -- lands in soniq_finished_jobs or soniq_dead_letter_jobs (every finishing path writes one of them
 -- before it deletes the live row, in the same transaction), settle each dependant, and re-arm on
@@ -52,7 +52,7 @@ BEGIN
   SET scheduled_at = COALESCE((SELECT run_at FROM soniq_flow_nodes WHERE job_id = NEW.job_id),
                               CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER)),
       updated_at = CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER)
-  WHERE id = NEW.job_id AND status = 'queued' AND scheduled_at = 253402300800000
+  WHERE id = NEW.job_id AND status = 'queued' AND scheduled_at = 253402300799999
     AND (SELECT pending FROM soniq_flow_nodes WHERE job_id = NEW.job_id) <= 0
     AND NOT (EXISTS (SELECT 1 FROM soniq_flow_nodes WHERE job_id = NEW.job_id AND role = 'on_failure')
              AND NOT EXISTS (SELECT 1 FROM soniq_job_deps WHERE job_id = NEW.job_id
@@ -60,7 +60,7 @@ BEGIN
   -- A batch's onFailure callback whose members all ended done: cancelled, never run.
   INSERT INTO soniq_job_counts (queue, kind, bucket, writer, n, wait_s)
   SELECT queue, 'cancelled', (CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER) / 60000) * 60000, 0, 1, 0
-  FROM soniq_jobs WHERE id = NEW.job_id AND status = 'queued' AND scheduled_at = 253402300800000 AND (SELECT pending FROM soniq_flow_nodes WHERE job_id = NEW.job_id) <= 0
+  FROM soniq_jobs WHERE id = NEW.job_id AND status = 'queued' AND scheduled_at = 253402300799999 AND (SELECT pending FROM soniq_flow_nodes WHERE job_id = NEW.job_id) <= 0
     AND EXISTS (SELECT 1 FROM soniq_flow_nodes WHERE job_id = NEW.job_id AND role = 'on_failure')
     AND NOT EXISTS (SELECT 1 FROM soniq_job_deps WHERE job_id = NEW.job_id
                     AND dep_state IN ('cancelled', 'dead'))
@@ -73,11 +73,11 @@ BEGIN
     CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER), created_at, CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER), started_at, CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER), worker_id, claim_token,
     'every member of the batch ended done', NULL, CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER) + COALESCE((SELECT max(retention_ms, 0) FROM soniq_flow_nodes WHERE job_id = NEW.job_id), 0),
     dedup_key, meta, start_known, uncharged_recoveries, trace_context, version
-  FROM soniq_jobs WHERE id = NEW.job_id AND status = 'queued' AND scheduled_at = 253402300800000 AND (SELECT pending FROM soniq_flow_nodes WHERE job_id = NEW.job_id) <= 0
+  FROM soniq_jobs WHERE id = NEW.job_id AND status = 'queued' AND scheduled_at = 253402300799999 AND (SELECT pending FROM soniq_flow_nodes WHERE job_id = NEW.job_id) <= 0
     AND EXISTS (SELECT 1 FROM soniq_flow_nodes WHERE job_id = NEW.job_id AND role = 'on_failure')
     AND NOT EXISTS (SELECT 1 FROM soniq_job_deps WHERE job_id = NEW.job_id
                     AND dep_state IN ('cancelled', 'dead'));
-  DELETE FROM soniq_jobs WHERE id = NEW.job_id AND status = 'queued' AND scheduled_at = 253402300800000
+  DELETE FROM soniq_jobs WHERE id = NEW.job_id AND status = 'queued' AND scheduled_at = 253402300799999
     AND EXISTS (SELECT 1 FROM soniq_finished_jobs WHERE id = NEW.job_id);
 END;
 
@@ -87,11 +87,11 @@ WHEN OLD.dep_state IS NULL AND NEW.dep_state IN ('cancelled', 'dead') AND NEW.on
 BEGIN
   INSERT INTO soniq_job_counts (queue, kind, bucket, writer, n, wait_s)
   SELECT queue, 'dead', (CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER) / 60000) * 60000, 0, 1, 0
-  FROM soniq_jobs WHERE id = NEW.job_id AND status = 'queued' AND scheduled_at = 253402300800000
+  FROM soniq_jobs WHERE id = NEW.job_id AND status = 'queued' AND scheduled_at = 253402300799999
   ON CONFLICT (queue, kind, bucket, writer) DO UPDATE SET n = n + 1;
   DELETE FROM soniq_dedup_keys WHERE job_id = NEW.job_id AND dedup_key = (
     SELECT dedup_key FROM soniq_jobs
-    WHERE id = NEW.job_id AND status = 'queued' AND scheduled_at = 253402300800000);
+    WHERE id = NEW.job_id AND status = 'queued' AND scheduled_at = 253402300799999);
   INSERT INTO soniq_dead_letter_jobs (id, name, queue, args, priority, attempts, max_attempts,
     interruptions, scheduled_at, created_at, updated_at, started_at, finished_at, worker_id,
     claim_token, last_error, dedup_key, reason, dead_at, version)
@@ -100,9 +100,9 @@ BEGIN
     CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER), started_at, finished_at, worker_id,
     claim_token, 'dependency ' || NEW.dep_id || ' ended ' || NEW.dep_state, dedup_key,
     'dependency_failed', CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER), version
-  FROM soniq_jobs WHERE id = NEW.job_id AND status = 'queued' AND scheduled_at = 253402300800000;
+  FROM soniq_jobs WHERE id = NEW.job_id AND status = 'queued' AND scheduled_at = 253402300799999;
   DELETE FROM soniq_jobs
-  WHERE id = NEW.job_id AND status = 'queued' AND scheduled_at = 253402300800000;
+  WHERE id = NEW.job_id AND status = 'queued' AND scheduled_at = 253402300799999;
 END;
 
 -- A failure under `cancel`: the waiting dependant is cancelled (kept for its retention).
@@ -112,14 +112,14 @@ BEGIN
   INSERT INTO soniq_job_counts (queue, kind, bucket, writer, n, wait_s)
   SELECT queue, 'cancelled', (CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER) / 60000) * 60000,
     0, 1, 0
-  FROM soniq_jobs WHERE id = NEW.job_id AND status = 'queued' AND scheduled_at = 253402300800000
+  FROM soniq_jobs WHERE id = NEW.job_id AND status = 'queued' AND scheduled_at = 253402300799999
   ON CONFLICT (queue, kind, bucket, writer) DO UPDATE SET n = n + 1;
   UPDATE soniq_dedup_keys
   SET held_until = CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER)
     + COALESCE((SELECT max(retention_ms, 0) FROM soniq_flow_nodes WHERE job_id = NEW.job_id), 0)
   WHERE job_id = NEW.job_id AND dedup_key = (
     SELECT dedup_key FROM soniq_jobs
-    WHERE id = NEW.job_id AND status = 'queued' AND scheduled_at = 253402300800000);
+    WHERE id = NEW.job_id AND status = 'queued' AND scheduled_at = 253402300799999);
   INSERT INTO soniq_finished_jobs (id, name, queue, args, status, priority, attempts,
     max_attempts, interruptions, scheduled_at, created_at, updated_at, started_at, finished_at,
     worker_id, claim_token, last_error, result, result_expires_at, dedup_key, meta, start_known,
@@ -132,9 +132,9 @@ BEGIN
     CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER)
       + COALESCE((SELECT max(retention_ms, 0) FROM soniq_flow_nodes WHERE job_id = NEW.job_id), 0),
     dedup_key, meta, start_known, uncharged_recoveries, trace_context, version
-  FROM soniq_jobs WHERE id = NEW.job_id AND status = 'queued' AND scheduled_at = 253402300800000;
+  FROM soniq_jobs WHERE id = NEW.job_id AND status = 'queued' AND scheduled_at = 253402300799999;
   DELETE FROM soniq_jobs
-  WHERE id = NEW.job_id AND status = 'queued' AND scheduled_at = 253402300800000;
+  WHERE id = NEW.job_id AND status = 'queued' AND scheduled_at = 253402300799999;
 END;
 
 -- A replay (the entry left the DLQ and is live again): re-arm its edges and bring back the
@@ -147,7 +147,7 @@ BEGIN
   WHERE job_id IN (
     SELECT e.job_id FROM soniq_job_deps AS e JOIN soniq_jobs AS j ON j.id = e.job_id
     WHERE e.dep_id = OLD.id AND e.dep_state IS NOT NULL AND e.on_failure = 'ignore'
-      AND j.status = 'queued' AND j.scheduled_at = 253402300800000);
+      AND j.status = 'queued' AND j.scheduled_at = 253402300799999);
   UPDATE soniq_job_deps SET dep_state = NULL, dep_result = NULL
   WHERE dep_id = OLD.id AND dep_state IS NOT NULL;
   UPDATE soniq_flow_nodes
@@ -162,7 +162,7 @@ BEGIN
   INSERT INTO soniq_jobs (id, name, queue, args, status, priority, attempts, max_attempts,
     interruptions, scheduled_at, created_at, updated_at, last_error, dedup_key, version)
   SELECT d.id, d.name, d.queue, d.args, 'queued', d.priority, 0, d.max_attempts, 0,
-    253402300800000, d.created_at, CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER),
+    253402300799999, d.created_at, CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER),
     d.last_error, NULL, d.version
   FROM soniq_job_deps AS e JOIN soniq_dead_letter_jobs AS d ON d.id = e.job_id
   WHERE e.dep_id = OLD.id AND d.reason = 'dependency_failed'
@@ -172,5 +172,5 @@ BEGIN
   DELETE FROM soniq_dead_letter_jobs
   WHERE reason = 'dependency_failed' AND id IN (
     SELECT e.job_id FROM soniq_job_deps AS e JOIN soniq_jobs AS j ON j.id = e.job_id
-    WHERE e.dep_id = OLD.id AND j.status = 'queued' AND j.scheduled_at = 253402300800000);
+    WHERE e.dep_id = OLD.id AND j.status = 'queued' AND j.scheduled_at = 253402300799999);
 END;
