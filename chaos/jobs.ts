@@ -4,7 +4,10 @@
  * in the run log (chaos/runlog.ts), sleeps `ms` (stopping early when its signal is aborted),
  * records the end, and returns. A `flaky` job throws on its first attempt, on purpose; a `poison`
  * job SIGKILLs its own worker each time it runs; a `floating` one leaves a rejected promise
- * unhandled and must not take its worker down.
+ * unhandled and must not take its worker down. A `walk` job processes items with a checkpoint
+ * every few (each item and each resolved checkpoint recorded in the run log); a `steps` job runs
+ * durable steps with one effect (recorded), reconciled or frozen for the operator step
+ * (docs/checkpoints.md).
  *
  * Two remote jobs (chaos/remote-workload.ts) call the test provider at `CHAOS_PROVIDER_URL`:
  * `chaos.remote` with `reconcile` (it looks the task up by idempotency key) and
@@ -62,6 +65,64 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
+type Ctx = Parameters<Parameters<typeof soniq.job<WorkArgs, { n: number }>>[0]["handler"]>[1];
+
+/**
+ * A walker: items from `ctx.resume.next` on, each recorded (the record is the work), a checkpoint
+ * every `every` items recorded once it resolved. A checkpoint that fails on a database error is
+ * tried again; a refused one (`CLAIM_LOST`) aborts the signal and ends the run.
+ */
+async function walk(spec: NonNullable<WorkArgs["walk"]>, runId: string, ctx: Ctx): Promise<void> {
+  let next = (ctx.resume as { next?: number } | undefined)?.next ?? 0;
+  while (next < spec.items) {
+    await sleep(spec.itemMs, ctx.signal);
+    const item = next;
+    await durably(() => runLog().item(ctx.jobId, runId, item), ctx.signal);
+    next += 1;
+    if (next % spec.every === 0 || next === spec.items) {
+      const upto = next;
+      await durably(() => ctx.checkpoint({ next: upto }), ctx.signal);
+      await durably(() => runLog().checkpointed(ctx.jobId, runId, upto), ctx.signal);
+    }
+  }
+}
+
+/**
+ * Steps `prepare`, `charge` (effect) and `finish`. The charge records its effect first, then takes
+ * `effectMs` without looking at the signal: once applied, an effect must not throw (a throw says
+ * "it did not happen" and would run it again), so a stop meanwhile leaves it running: frozen, or
+ * reconciled from the record.
+ */
+async function stepped(
+  spec: NonNullable<WorkArgs["steps"]>,
+  runId: string,
+  ctx: Ctx,
+): Promise<void> {
+  await ctx.step("prepare", () => ({ at: Date.now() }));
+  await ctx.step(
+    "charge",
+    async () => {
+      // No signal: an insert that may have landed is retried until it surely has (never a throw
+      // after the effect may have happened).
+      await durably(() => runLog().effect(ctx.jobId, runId));
+      await pause(spec.effectMs);
+      return { runId };
+    },
+    {
+      effect: true,
+      ...(spec.reconcile
+        ? {
+            reconcile: async () => {
+              const applied = await runLog().effectOf(ctx.jobId);
+              return applied === null ? { rerun: true as const } : { done: { runId: applied } };
+            },
+          }
+        : {}),
+    },
+  );
+  await ctx.step("finish", () => ({ at: Date.now() }));
+}
+
 export const work = soniq.job<WorkArgs, { n: number }>({
   name: "chaos.work",
   maxAttempts: 5,
@@ -87,7 +148,9 @@ export const work = soniq.job<WorkArgs, { n: number }>({
     if (args.poison) process.kill(process.pid, "SIGKILL");
     if (args.floating) Promise.reject(new Error(`chaos: a floating rejection (job n=${args.n})`));
     try {
-      await sleep(args.ms, ctx.signal);
+      if (args.walk) await walk(args.walk, runId, ctx);
+      else if (args.steps) await stepped(args.steps, runId, ctx);
+      else await sleep(args.ms, ctx.signal);
     } catch (err) {
       // Aborted at the shutdown deadline: the work did not happen; the row will be NACK'd.
       await runLog()

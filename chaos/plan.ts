@@ -32,6 +32,27 @@ export interface WorkArgs {
   poison?: boolean;
   /** Its handler leaves a rejected promise unhandled (a careless line); the worker must go on. */
   floating?: boolean;
+  /**
+   * A walker (docs/checkpoints.md): it processes `items` items of `itemMs` each, recording each one
+   * in the run log, and checkpoints `{ next }` every `every` items, resuming from `ctx.resume`.
+   */
+  walk?: { items: number; every: number; itemMs: number };
+  /**
+   * A stepped job: steps `prepare`, `charge` (an effect step whose effect is recorded, then takes
+   * `effectMs` more) and `finish`. With `reconcile`, the charge's `reconcile` looks the effect up;
+   * without, an unknown outcome freezes the job for the harness's operator step.
+   */
+  steps?: { effectMs: number; reconcile: boolean };
+}
+
+/** Whether job n walks items with checkpoints (one in 40). */
+export function isWalker(n: number): boolean {
+  return n % 40 === 11;
+}
+
+/** Whether job n runs durable steps with an effect (one in 20; half of them with `reconcile`). */
+export function isStepped(n: number): boolean {
+  return n % 20 === 9;
 }
 
 /** Whether job n is a poison job (one in every 1000, from n = 37). */
@@ -53,6 +74,9 @@ export function jobSpec(seed: number, n: number): WorkArgs {
   else ms = 4000; // 1 %: longer than the chaos shutdownTimeout (3 s): NACK'd by a SIGTERM
   const flaky = rnd() < 0.05;
   if (isPoison(n)) return { n, ms: 0, flaky: false, poison: true };
+  if (isWalker(n)) return { n, ms: 0, flaky, walk: { items: 80, every: 10, itemMs: 15 } };
+  // The effect takes 1.2 s after it is recorded, so that kills land mid-effect (frozen jobs).
+  if (isStepped(n)) return { n, ms: 0, flaky, steps: { effectMs: 1200, reconcile: n % 40 === 9 } };
   // One in a hundred leaves a floating rejection behind, then works as usual.
   return n % 100 === 13 ? { n, ms, flaky, floating: true } : { n, ms, flaky };
 }

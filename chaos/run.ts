@@ -50,7 +50,9 @@ import {
   renderTable,
   type WorkerExitRecord,
 } from "./report.js";
-import { createRunLog, type RunLogTarget, readRunLog } from "./runlog.js";
+import { analyzeResume } from "./resume-report.js";
+import { createRunLog, type RunLogTarget, readResumeLog, readRunLog } from "./runlog.js";
+import { stepsOperator } from "./steps-operator.js";
 
 const REPO = fileURLToPath(new URL("..", import.meta.url));
 const CLI = join(REPO, "dist", "cli", "main.js");
@@ -878,7 +880,10 @@ async function runBackend(kind: "postgres" | "sqlite"): Promise<BackendResult> {
   if (producerCode !== 0) log(`${kind}: producer ended with ${String(producerCode)}`);
   const drainBy = Date.now() + 90_000;
   let counts = { queued: -1, processing: -1 };
+  // Stepped jobs frozen on their effect wait for an operator: answered from the run log.
+  const operator = stepsOperator(store.env, store.runLog);
   while (Date.now() < drainBy) {
+    await operator.pass().catch(() => undefined);
     try {
       counts = await store.counts();
       if (counts.queued === 0 && counts.processing === 0) break;
@@ -888,6 +893,12 @@ async function runBackend(kind: "postgres" | "sqlite"): Promise<BackendResult> {
     await sleep(250);
   }
   const drained = Date.now();
+  await operator.close();
+  if (operator.done.length + operator.rerun.length > 0) {
+    log(
+      `${kind}: operator answered ${operator.done.length + operator.rerun.length} frozen step(s) (done ${operator.done.length}, rerun ${operator.rerun.length})`,
+    );
+  }
   log(
     `${kind}: queue ${counts.queued === 0 && counts.processing === 0 ? "empty" : `NOT empty (queued ${counts.queued}, processing ${counts.processing})`} ${((drained - chaosEnd) / 1000).toFixed(1)} s after the chaos phase; SIGTERM to every worker`,
   );
@@ -1034,6 +1045,25 @@ async function runBackend(kind: "postgres" | "sqlite"): Promise<BackendResult> {
   analysis.checks.push(...remoteAnalysis.checks);
   analysis.details.push(...remoteAnalysis.details);
   analysis.failed.push(...remoteAnalysis.failed);
+  const walkers = new Map<number, number>();
+  const stepped = new Set<number>();
+  for (let n = 0; n < config.jobs; n++) {
+    const spec = jobSpec(config.seed, n);
+    if (spec.walk) walkers.set(n, spec.walk.items);
+    if (spec.steps) stepped.add(n);
+  }
+  const resumeAnalysis = analyzeResume({
+    enqueued,
+    walkers,
+    stepped,
+    jobs: state.jobs,
+    runs,
+    log: await readResumeLog(store.runLog),
+    operator,
+  });
+  analysis.checks.push(...resumeAnalysis.checks);
+  analysis.details.push(...resumeAnalysis.details);
+  analysis.failed.push(...resumeAnalysis.failed);
   writeFileSync(
     join(dir, "faults.json"),
     `${JSON.stringify({ seed: config.seed, plan, faults, exits: pool.exits }, null, 2)}\n`,

@@ -4,6 +4,11 @@
  * same file). A run row is inserted when the handler starts and gets `ended_at` and `outcome`
  * (`completed`, `failed` or `aborted`) when it ends, so a run killed mid-handler stays open.
  * Times are `Date.now()` milliseconds of the writing process (one machine, one clock).
+ *
+ * Checkpointed and stepped jobs (docs/checkpoints.md) write three more tables (PostgreSQL `items`,
+ * `checkpoints`, `effects`; SQLite `chaos_items`, `chaos_checkpoints`, `chaos_effects`): a walker
+ * records every item it processes (the record is the work) and every checkpoint once it resolved;
+ * a stepped job's effect step records its effect (one row per run that applied it).
  */
 import Database from "better-sqlite3";
 import pg from "pg";
@@ -31,6 +36,42 @@ export interface RunRow {
 export interface RunLogWriter {
   start(run: Omit<RunRow, "endedAt" | "outcome">): Promise<void>;
   end(runId: string, outcome: RunOutcome, endedAt: number): Promise<void>;
+  /** A walker processed `item` in run `runId`. */
+  item(jobId: string, runId: string, item: number): Promise<void>;
+  /** A walker's checkpoint `{ next: upto }` resolved (durable) in run `runId`. */
+  checkpointed(jobId: string, runId: string, upto: number): Promise<void>;
+  /** A stepped job's effect, applied by run `runId` (idempotent per run). */
+  effect(jobId: string, runId: string): Promise<void>;
+  /** The run that applied job `jobId`'s effect, or null (what `reconcile` and the operator ask). */
+  effectOf(jobId: string): Promise<string | null>;
+}
+
+/** A walker's processed item. */
+export interface ItemRow {
+  jobId: string;
+  runId: string;
+  item: number;
+}
+
+/** A walker's durable checkpoint, as recorded after it resolved. */
+export interface CheckpointRow {
+  jobId: string;
+  runId: string;
+  upto: number;
+  at: number;
+}
+
+/** A stepped job's applied effect. */
+export interface EffectRow {
+  jobId: string;
+  runId: string;
+}
+
+/** Everything the walkers and stepped jobs recorded. */
+export interface ResumeLog {
+  items: ItemRow[];
+  checkpoints: CheckpointRow[];
+  effects: EffectRow[];
 }
 
 const quote = (ident: string) => `"${ident.replaceAll('"', '""')}"`;
@@ -61,6 +102,12 @@ export async function createRunLog(target: RunLogTarget): Promise<void> {
         run_id uuid PRIMARY KEY, job_id uuid NOT NULL, n integer NOT NULL, worker_id text NOT NULL,
         pid integer NOT NULL, attempt integer NOT NULL, started_at bigint NOT NULL,
         ended_at bigint, outcome text)`);
+      await client.query(`CREATE TABLE IF NOT EXISTS ${s}.items (
+        job_id uuid NOT NULL, run_id uuid NOT NULL, item integer NOT NULL)`);
+      await client.query(`CREATE TABLE IF NOT EXISTS ${s}.checkpoints (
+        job_id uuid NOT NULL, run_id uuid NOT NULL, upto integer NOT NULL, at bigint NOT NULL)`);
+      await client.query(`CREATE TABLE IF NOT EXISTS ${s}.effects (
+        job_id uuid NOT NULL, run_id uuid NOT NULL, PRIMARY KEY (job_id, run_id))`);
     } finally {
       await client.end();
     }
@@ -73,6 +120,56 @@ export async function createRunLog(target: RunLogTarget): Promise<void> {
       run_id TEXT PRIMARY KEY, job_id TEXT NOT NULL, n INTEGER NOT NULL, worker_id TEXT NOT NULL,
       pid INTEGER NOT NULL, attempt INTEGER NOT NULL, started_at INTEGER NOT NULL,
       ended_at INTEGER, outcome TEXT)`);
+    db.exec(`CREATE TABLE IF NOT EXISTS chaos_items (
+      job_id TEXT NOT NULL, run_id TEXT NOT NULL, item INTEGER NOT NULL)`);
+    db.exec(`CREATE TABLE IF NOT EXISTS chaos_checkpoints (
+      job_id TEXT NOT NULL, run_id TEXT NOT NULL, upto INTEGER NOT NULL, at INTEGER NOT NULL)`);
+    db.exec(`CREATE TABLE IF NOT EXISTS chaos_effects (
+      job_id TEXT NOT NULL, run_id TEXT NOT NULL, PRIMARY KEY (job_id, run_id))`);
+  } finally {
+    db.close();
+  }
+}
+
+/** Reads what the walkers and stepped jobs recorded. */
+export async function readResumeLog(target: RunLogTarget): Promise<ResumeLog> {
+  const items = "SELECT job_id, run_id, item FROM";
+  const checkpoints = "SELECT job_id, run_id, upto, at FROM";
+  const effects = "SELECT job_id, run_id FROM";
+  type Raw = { job_id: string; run_id: string; item?: number; upto?: number; at?: number | string };
+  const shape = (rows: { items: Raw[]; checkpoints: Raw[]; effects: Raw[] }): ResumeLog => ({
+    items: rows.items.map((r) => ({ jobId: r.job_id, runId: r.run_id, item: Number(r.item) })),
+    checkpoints: rows.checkpoints.map((r) => ({
+      jobId: r.job_id,
+      runId: r.run_id,
+      upto: Number(r.upto),
+      at: Number(r.at),
+    })),
+    effects: rows.effects.map((r) => ({ jobId: r.job_id, runId: r.run_id })),
+  });
+  if (target.kind === "postgres") {
+    const client = new pg.Client({ connectionString: target.url });
+    await client.connect();
+    try {
+      const s = quote(target.schema);
+      const cast = (sql: string) =>
+        sql.replace("job_id, run_id", "job_id::text AS job_id, run_id::text AS run_id");
+      return shape({
+        items: (await client.query<Raw>(`${cast(items)} ${s}.items`)).rows,
+        checkpoints: (await client.query<Raw>(`${cast(checkpoints)} ${s}.checkpoints`)).rows,
+        effects: (await client.query<Raw>(`${cast(effects)} ${s}.effects`)).rows,
+      });
+    } finally {
+      await client.end();
+    }
+  }
+  const db = new Database(target.path, { readonly: true, timeout: 10_000 });
+  try {
+    return shape({
+      items: db.prepare(`${items} chaos_items`).all() as Raw[],
+      checkpoints: db.prepare(`${checkpoints} chaos_checkpoints`).all() as Raw[],
+      effects: db.prepare(`${effects} chaos_effects`).all() as Raw[],
+    });
   } finally {
     db.close();
   }
@@ -160,6 +257,33 @@ export function openRunLogWriter(target: RunLogTarget): RunLogWriter {
           outcome,
         ]);
       },
+      async item(jobId, runId, item) {
+        await pool.query(
+          `INSERT INTO ${quote(target.schema)}.items (job_id, run_id, item) VALUES ($1, $2, $3)`,
+          [jobId, runId, item],
+        );
+      },
+      async checkpointed(jobId, runId, upto) {
+        await pool.query(
+          `INSERT INTO ${quote(target.schema)}.checkpoints (job_id, run_id, upto, at)
+           VALUES ($1, $2, $3, $4)`,
+          [jobId, runId, upto, Date.now()],
+        );
+      },
+      async effect(jobId, runId) {
+        await pool.query(
+          `INSERT INTO ${quote(target.schema)}.effects (job_id, run_id) VALUES ($1, $2)
+           ON CONFLICT DO NOTHING`,
+          [jobId, runId],
+        );
+      },
+      async effectOf(jobId) {
+        const { rows } = await pool.query<{ run_id: string }>(
+          `SELECT run_id::text AS run_id FROM ${quote(target.schema)}.effects WHERE job_id = $1 LIMIT 1`,
+          [jobId],
+        );
+        return rows[0]?.run_id ?? null;
+      },
     };
   }
   const db = new Database(target.path, { timeout: 5000 });
@@ -172,12 +296,35 @@ export function openRunLogWriter(target: RunLogTarget): RunLogWriter {
   const update = db.prepare(
     "UPDATE chaos_runs SET ended_at = @endedAt, outcome = @outcome WHERE run_id = @runId",
   );
+  const insertItem = db.prepare(
+    "INSERT INTO chaos_items (job_id, run_id, item) VALUES (@jobId, @runId, @item)",
+  );
+  const insertCheckpoint = db.prepare(
+    "INSERT INTO chaos_checkpoints (job_id, run_id, upto, at) VALUES (@jobId, @runId, @upto, @at)",
+  );
+  const insertEffect = db.prepare(
+    "INSERT INTO chaos_effects (job_id, run_id) VALUES (@jobId, @runId) ON CONFLICT DO NOTHING",
+  );
+  const selectEffect = db.prepare("SELECT run_id FROM chaos_effects WHERE job_id = ? LIMIT 1");
   return {
     async start(run) {
       insert.run(run);
     },
     async end(runId, outcome, endedAt) {
       update.run({ runId, outcome, endedAt });
+    },
+    async item(jobId, runId, item) {
+      insertItem.run({ jobId, runId, item });
+    },
+    async checkpointed(jobId, runId, upto) {
+      insertCheckpoint.run({ jobId, runId, upto, at: Date.now() });
+    },
+    async effect(jobId, runId) {
+      insertEffect.run({ jobId, runId });
+    },
+    async effectOf(jobId) {
+      const row = selectEffect.get(jobId) as { run_id: string } | undefined;
+      return row?.run_id ?? null;
     },
   };
 }

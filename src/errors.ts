@@ -25,6 +25,13 @@ export type SoniqErrorCode =
   | "UNSUPPORTED"
   /** The schema is missing or older than this version of Soniq: run `soniq setup`. */
   | "SCHEMA_NOT_READY"
+  /**
+   * Workflows: a dependency (`after`, a flow's children) names no job the store has — never
+   * enqueued, or finished and no longer kept (docs/workflows.md). Nothing was written.
+   */
+  | "UNKNOWN_DEPENDENCY"
+  /** Workflows: the dependencies given form a cycle (a job would wait for itself). */
+  | "DEPENDENCY_CYCLE"
   /** Replay would create a second live job with the same dedup key. */
   | "DEDUP_CONFLICT"
   /** The job (or dead-letter entry) does not exist. */

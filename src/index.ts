@@ -7,6 +7,7 @@
  * in any release (docs/backends.md); it is exported for tests that inject a backend.
  */
 
+export type { BatchesAdmin, BatchView } from "./admin/batches-admin.js";
 export type { BulkOptions, BulkResult } from "./admin/bulk.js";
 export type {
   DeadLetterBulkRequest,
@@ -20,6 +21,7 @@ export type {
   OneOrMany,
   PageOptions,
 } from "./admin/filters.js";
+export type { FlowCancelResult, FlowsAdmin, FlowView } from "./admin/flows-admin.js";
 export type {
   CancelResult,
   JobBulkRequest,
@@ -61,6 +63,11 @@ export type {
 export type { WaitForOptions } from "./admin/wait-for-job.js";
 export type { AdmissionBudget } from "./backends/contract/admission.js";
 export type {
+  DependencyEnd,
+  DependencyFailurePolicy,
+  FlowJobRow,
+} from "./backends/contract/flow-store.js";
+export type {
   Backend,
   BackendKind,
   ClaimedJob,
@@ -97,8 +104,10 @@ export type {
 export { MemoryBackend, type MemoryBackendOptions } from "./backends/memory/memory-backend.js";
 export { parseDatabaseUrl } from "./backends/select.js";
 export { isSoniqError, SoniqError, type SoniqErrorCode } from "./errors.js";
+export type { Batch, BatchJobSpec, BatchSpec } from "./jobs/batch.js";
 export type { ConcurrencySettings } from "./jobs/concurrency.js";
 export {
+  type DependencyResult,
   JobCancelledError,
   type JobContext,
   JobTimeoutError,
@@ -108,6 +117,7 @@ export {
   type StepOptions,
 } from "./jobs/context.js";
 export type { EnqueueOptions } from "./jobs/enqueue-options.js";
+export type { FlowOptions, FlowSpec } from "./jobs/flow.js";
 export type { RemoteJobOptions } from "./jobs/job-definition.js";
 export {
   JobDefinition,

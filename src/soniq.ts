@@ -1,4 +1,6 @@
+import { BatchesAdmin } from "./admin/batches-admin.js";
 import type { DeadLettersAdmin } from "./admin/dead-letters-admin.js";
+import { FlowsAdmin } from "./admin/flows-admin.js";
 import { createAdmin } from "./admin/index.js";
 import type { CancelResult, JobsAdmin } from "./admin/jobs-admin.js";
 import type { QueuesAdmin } from "./admin/queues-admin.js";
@@ -8,7 +10,15 @@ import type { WorkersAdmin } from "./admin/workers-admin.js";
 import type { Backend, PgQueryable, WorkerDetail } from "./backends/contract/index.js";
 import { createBackend, parseDatabaseUrl } from "./backends/select.js";
 import { SoniqError } from "./errors.js";
+import {
+  type Batch,
+  type BatchJobSpec,
+  type BatchSpec,
+  batchJobName,
+  checkMembers,
+} from "./jobs/batch.js";
 import type { EnqueueOptions } from "./jobs/enqueue-options.js";
+import { type FlowOptions, type FlowSpec, flattenFlow } from "./jobs/flow.js";
 import {
   JobDefinition,
   type JobEnqueuer,
@@ -17,7 +27,7 @@ import {
   type SyncJobOptions,
 } from "./jobs/job-definition.js";
 import { JobRegistry } from "./jobs/job-registry.js";
-import { JobWriter } from "./jobs/job-writer.js";
+import { type BatchCallbackRole, type JobToWrite, JobWriter } from "./jobs/job-writer.js";
 import { EventBus, type EventSubscriber } from "./observability/event-bus.js";
 import type { SoniqEventMap } from "./observability/events.js";
 import { reportListenChange } from "./observability/listen-changes.js";
@@ -99,6 +109,10 @@ export class Soniq implements JobEnqueuer {
   /** Queues: `list`, `pause`, `resume`, `set` (`maxRunning`). */
   readonly queues: QueuesAdmin;
   private readonly workersAdmin: WorkersAdmin;
+  /** Workflows: `get` (a flow's jobs and states), `cancel`. See docs/workflows.md. */
+  readonly flows: FlowsAdmin;
+  /** Batches: `get` (members, callbacks, counts), `add`, `seal`. See docs/workflows.md. */
+  readonly batches: BatchesAdmin;
 
   /**
    * @throws SoniqError `INVALID_OPTION` for unknown options or `SONIQ_*` variables and bad values;
@@ -139,6 +153,20 @@ export class Soniq implements JobEnqueuer {
       declaredQueues: () => [...this.jobRegistry.definitions.values()].map((d) => d.queue),
     }));
     this.jobRegistry = new JobRegistry(this.settings.rejectUnknownJobs);
+    this.batches = new BatchesAdmin({
+      backend: () => this.backend(),
+      add: async (batchId, jobs, connection) => {
+        checkMembers(jobs, false);
+        const items = jobs.map((spec, i) => this.batchItem(spec, `jobs[${i}]`));
+        return this.enqueued(await this.writer.addToBatch(batchId, items, connection));
+      },
+    });
+    this.flows = new FlowsAdmin({
+      backend: () => this.backend(),
+      retentionFor: (name) =>
+        (name === null ? undefined : this.jobRegistry.definitions.get(name)?.resultRetention) ??
+        this.settings.resultRetention,
+    });
     this.scheduleRegistry = new ScheduleRegistry({
       maxPayloadBytes: this.settings.maxPayloadBytes,
       backend: () => this.backend(),
@@ -379,6 +407,92 @@ export class Soniq implements JobEnqueuer {
         options.connection,
       ),
     );
+  }
+
+  /**
+   * Enqueues a flow (docs/workflows.md): `root` and, recursively, the `children` each job waits
+   * for, in one transaction (PostgreSQL: inside the caller's with `options.connection`). Each job
+   * with children is inserted waiting and becomes due in the transaction that ends its last child
+   * well; leaves are queued at once. A child that ends dead-lettered or cancelled applies its
+   * edge's policy (`onFailure`). The flow's id is the root job's id: `soniq.flows.get(id)`.
+   * @returns The flow's id and every job id, breadth-first (the root first).
+   * @throws SoniqError as {@link Soniq.enqueue}; `INVALID_ENQUEUE_OPTION` for a malformed tree,
+   * more than 10,000 jobs, or a job with a dedup key; `UNSUPPORTED` (`connection` off PostgreSQL).
+   */
+  async flow(root: FlowSpec, options: FlowOptions = {}): Promise<{ id: string; ids: string[] }> {
+    const flat = flattenFlow(root, options);
+    const ids = await this.writer.enqueueGraph(
+      flat.items.map((item) => ({
+        definition: () => this.jobRegistry.definitionFor(item.name),
+        name: item.name,
+        args: item.args,
+        options: item.options,
+      })),
+      flat.edges,
+      0,
+      options.connection,
+    );
+    await this.enqueued(ids);
+    return { id: ids[0] as string, ids };
+  }
+
+  /**
+   * Enqueues a batch (docs/workflows.md, "Batches"): its members, queued at once, and up to three
+   * callbacks, each a job released **exactly once** when the last member ended — `onComplete`
+   * always, `onSuccess` only if every member is done, `onFailure` only if one was dead-lettered
+   * or cancelled (the one that does not apply is cancelled). Released in the transaction that
+   * ends the last member (or seals an open batch), so concurrent completions, retries, crash
+   * recovery and NACKs never fire one twice or early. A callback reads the members with
+   * `ctx.dependencies()`. One transaction (PostgreSQL: inside the caller's with `connection`).
+   * @throws SoniqError as {@link Soniq.enqueue}; `INVALID_ENQUEUE_OPTION` for no members on a
+   * sealed batch, more than 10,000, or a dedup key; `UNSUPPORTED` (`connection` off PostgreSQL).
+   */
+  async batch(spec: BatchSpec): Promise<Batch> {
+    checkMembers(spec.jobs, spec.open === true);
+    const members = spec.jobs.map((job, i) => this.batchItem(job, `jobs[${i}]`));
+    const callbacks: Array<{ role: BatchCallbackRole; item: JobToWrite }> = [];
+    const roles = [
+      ["onComplete", "on_complete"],
+      ["onSuccess", "on_success"],
+      ["onFailure", "on_failure"],
+    ] as const;
+    for (const [key, role] of roles) {
+      const cb = spec[key];
+      if (cb !== undefined) callbacks.push({ role, item: this.batchItem(cb, key) });
+    }
+    const written = await this.writer.enqueueBatch(
+      members,
+      callbacks,
+      spec.open === true,
+      spec.connection,
+    );
+    await this.enqueued([...written.ids, ...written.callbackIds]);
+    const callbackIds: Batch["callbacks"] = {};
+    callbacks.forEach((cb, i) => {
+      const id = written.callbackIds[i] as string;
+      if (cb.role === "on_complete") callbackIds.onComplete = id;
+      else if (cb.role === "on_success") callbackIds.onSuccess = id;
+      else callbackIds.onFailure = id;
+    });
+    const batchId = written.batchId;
+    return {
+      id: batchId,
+      ids: written.ids,
+      callbacks: callbackIds,
+      add: (jobs, options) => this.batches.add(batchId, jobs, options),
+      seal: () => this.batches.seal(batchId),
+    };
+  }
+
+  /** One job of a batch as the writer takes it. */
+  private batchItem(spec: BatchJobSpec, path: string): JobToWrite {
+    const name = batchJobName(spec, path);
+    return {
+      definition: () => this.jobRegistry.definitionFor(name),
+      name,
+      args: spec.args,
+      options: { ...(spec.options ?? {}) },
+    };
   }
 
   /** A job by id, with arguments and result parsed, or null. */

@@ -80,6 +80,19 @@ function parseSteps(text: string | null): StepRecords | null {
   }
 }
 
+/**
+ * Appends an operator action's timeline event after the change it records, best effort (as the
+ * worker appends its own): the change is made; a lost event never fails it.
+ */
+async function appendEvent(
+  backend: Backend,
+  jobId: string,
+  kind: "step_resolved" | "checkpoint_cleared",
+  detail: string | null,
+): Promise<void> {
+  await backend.admin.jobEventsAppend({ events: [{ jobId, kind, detail }] }).catch(() => undefined);
+}
+
 /** A bulk action on jobs. */
 export interface JobBulkRequest extends BulkOptions {
   action: "cancel" | "retry" | "delete";
@@ -185,7 +198,7 @@ export class JobsAdmin {
     ]);
     if (row) {
       const view = jobView(row, now);
-      return { ...view, timeline: timeline(row, events) };
+      return { ...view, timeline: timeline(row, events, view) };
     }
     const dead = await backend.deadLetterGet({ id });
     if (!dead) return null;
@@ -272,10 +285,11 @@ export class JobsAdmin {
     if (done) {
       const value = (answer as { done: unknown }).done;
       const limit = this.deps.maxPayloadBytes ?? 1024 * 1024;
+      const t = Date.now();
       steps[step] =
         value === undefined
-          ? { s: "done" }
-          : { s: "done", r: JSON.parse(toJsonText(value, `result of step "${step}"`, limit)) };
+          ? { s: "done", t }
+          : { s: "done", r: JSON.parse(toJsonText(value, `result of step "${step}"`, limit)), t };
     } else delete steps[step];
     const changed = await backend.jobStepsResolve({
       id,
@@ -285,6 +299,7 @@ export class JobsAdmin {
     if (!changed) {
       throw new SoniqError("INVALID_STATE", `job ${id} changed meanwhile; read it and try again`);
     }
+    await appendEvent(backend, id, "step_resolved", `${step}: ${done ? "done" : "rerun"}`);
   }
 
   /**
@@ -295,7 +310,10 @@ export class JobsAdmin {
    */
   async clearCheckpoint(id: string): Promise<void> {
     const backend = await this.deps.backend();
-    if (await backend.jobResumeClear({ id })) return;
+    if (await backend.jobResumeClear({ id })) {
+      await appendEvent(backend, id, "checkpoint_cleared", null);
+      return;
+    }
     if (!(await backend.jobGet({ id }))) throw new SoniqError("NOT_FOUND", `no job with id ${id}`);
     throw new SoniqError(
       "INVALID_STATE",

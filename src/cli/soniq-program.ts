@@ -25,6 +25,8 @@ const COMMANDS: Readonly<Record<string, () => Promise<CommandModule>>> = {
   workers: () => import("./commands/workers.js"),
   remote: () => import("./commands/remote.js"),
   schedules: () => import("./commands/schedules.js"),
+  flows: () => import("./commands/flows.js"),
+  batches: () => import("./commands/batches.js"),
   "check-deploy": () => import("./commands/check-deploy.js"),
   dashboard: () => import("./commands/dashboard.js"),
 };

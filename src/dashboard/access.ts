@@ -9,6 +9,8 @@ export const DASHBOARD_ACTIONS = [
   "jobs.cancel",
   "jobs.retry",
   "jobs.delete",
+  "jobs.resolveStep",
+  "jobs.clearCheckpoint",
   "deadLetters.replay",
   "deadLetters.delete",
   "queues.pause",
@@ -22,7 +24,8 @@ export const DASHBOARD_ACTIONS = [
 /**
  * One write the dashboard offers (`queues.pause` and `schedules.pause` cover pause and resume;
  * `schedules.run` is "run now"; `remote.resolve` resolves a frozen remote job; `remote.pollNow`
- * polls an awaiting or frozen one now).
+ * polls an awaiting or frozen one now; `jobs.resolveStep` answers a job frozen on an effect step;
+ * `jobs.clearCheckpoint` clears a queued job's checkpoint and steps).
  */
 export type DashboardAction = (typeof DASHBOARD_ACTIONS)[number];
 

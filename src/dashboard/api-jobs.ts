@@ -1,9 +1,11 @@
 /**
  * The jobs routes: list with the admin API's filters and cursor pages, one job with its timeline,
- * value downloads, cancel / retry / delete, and bulk actions on a selection or on everything that
+ * value downloads, cancel / retry / delete, resolving a frozen step and clearing a checkpoint
+ * (docs/checkpoints.md), and bulk actions on a selection or on everything that
  * matches (`expectedCount` guards the latter).
  */
 import type { z } from "zod";
+import type { jobActionJsonSchema } from "../admin/json/index.js";
 import { SoniqError } from "../errors.js";
 import type { cancelStateJsonSchema, jobCountJsonSchema } from "./meta-json.js";
 import { YIELDING_BULK } from "./operations.js";
@@ -228,6 +230,43 @@ export const jobRoutes: Route[] = [
     async handle({ params, options }) {
       await options.soniq.jobs.retry(params.id as string);
       return { body: { ok: true }, audit: { ids: [params.id as string] } };
+    },
+  },
+  {
+    method: "POST",
+    path: "/api/jobs/:id/resolve-step",
+    action: "jobs.resolveStep",
+    async handle({ params, options, request }) {
+      const body = await jsonBody(request);
+      onlyKeys(body, ["step", "answer", "result"]);
+      const id = params.id as string;
+      if (typeof body.step !== "string" || body.step === "") {
+        throw new BadRequest("step must be the step's name (text)");
+      }
+      let answer: { done: unknown } | { rerun: true };
+      if (body.answer === "done") answer = { done: body.result };
+      else if (body.answer === "rerun") {
+        if (body.result !== undefined) throw new BadRequest("result goes with answer done only");
+        answer = { rerun: true };
+      } else throw new BadRequest('answer must be "done" or "rerun"');
+      await options.soniq.jobs.resolveStep(id, body.step, answer);
+      return {
+        body: { id, state: "queued" } satisfies z.infer<typeof jobActionJsonSchema>,
+        audit: { ids: [id], result: { step: body.step, answer: body.answer } },
+      };
+    },
+  },
+  {
+    method: "POST",
+    path: "/api/jobs/:id/clear-checkpoint",
+    action: "jobs.clearCheckpoint",
+    async handle({ params, options }) {
+      const id = params.id as string;
+      await options.soniq.jobs.clearCheckpoint(id);
+      return {
+        body: { id, state: "queued" } satisfies z.infer<typeof jobActionJsonSchema>,
+        audit: { ids: [id] },
+      };
     },
   },
   {

@@ -9,7 +9,9 @@
 import { z } from "zod";
 import {
   bulkResultJsonSchema,
+  checkpointJsonSchema,
   errorJsonSchema,
+  jobActionJsonSchema,
   jobDetailJsonSchema,
   jobJsonSchema,
   queueJsonSchema,
@@ -46,6 +48,7 @@ export const jobSummaryJsonSchema = jobJsonSchema.extend({ args: previewJsonSche
 export const jobDetailViewJsonSchema = jobDetailJsonSchema.extend({
   args: previewJsonSchema,
   result: previewJsonSchema,
+  checkpoint: checkpointJsonSchema.extend({ value: previewJsonSchema }).nullable(),
 });
 
 /** Component schemas generated from zod, by name (`#/components/schemas/<name>`). */
@@ -66,6 +69,7 @@ export const OPENAPI_COMPONENTS: Readonly<Record<string, z.ZodType>> = {
   Overview: overviewJsonSchema,
   JobCount: jobCountJsonSchema,
   CancelState: cancelStateJsonSchema,
+  JobAction: jobActionJsonSchema,
   Ok: okJsonSchema,
 };
 
@@ -80,6 +84,8 @@ export const OPENAPI_RESPONSES: Readonly<Record<string, object>> = {
   "get /api/jobs/count": ref("JobCount"),
   "post /api/jobs/{id}/cancel": ref("CancelState"),
   "post /api/jobs/{id}/retry": ref("Ok"),
+  "post /api/jobs/{id}/resolve-step": ref("JobAction"),
+  "post /api/jobs/{id}/clear-checkpoint": ref("JobAction"),
   "delete /api/jobs/{id}": ref("Ok"),
   "post /api/dead-letter/{id}/replay": ref("Ok"),
   "delete /api/dead-letter/{id}": ref("Ok"),

@@ -41,6 +41,8 @@ export interface DashboardSource {
     | "delete"
     | "bulk"
     | "waitingForWorker"
+    | "resolveStep"
+    | "clearCheckpoint"
   >;
   readonly deadLetters: Pick<
     DeadLettersAdmin,

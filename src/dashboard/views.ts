@@ -4,9 +4,11 @@
  * cut, dates as ISO text by JSON.
  */
 import {
+  checkpointJson,
   type JobDetailJson,
   type JobJson,
   jobJson,
+  stepJson,
   type TimelineEntryLike,
   timelineEntryJson,
 } from "../admin/json/index.js";
@@ -27,9 +29,11 @@ export const ERROR_PREVIEW_BYTES = 4096;
 export type JobSummary = Omit<JobJson, "args"> & { args: Preview };
 
 /** A job with its values (previews) and timeline; the CLI's `jobs show --json` shape otherwise. */
-export type JobDetailView = Omit<JobDetailJson, "args" | "result"> & {
+export type JobDetailView = Omit<JobDetailJson, "args" | "result" | "checkpoint"> & {
   args: Preview;
   result: Preview;
+  /** The checkpoint with its state as a preview (hidden like arguments under `hideArgs`). */
+  checkpoint: (Omit<NonNullable<JobDetailJson["checkpoint"]>, "value"> & { value: Preview }) | null;
 };
 
 type Options = ResolvedOptions<DashboardUser>;
@@ -84,6 +88,14 @@ export function jobDetail(
     dedupKey: job.dedupKey,
     updatedAt: job.updatedAt.toISOString(),
     result: preview(shownResult(o, job), o.maxPreviewBytes),
+    checkpoint:
+      "checkpoint" in job && job.checkpoint
+        ? {
+            ...checkpointJson(job.checkpoint),
+            value: preview(job.checkpoint.value, o.maxPreviewBytes, o.hideArgs && !showArgs),
+          }
+        : null,
+    steps: "steps" in job ? job.steps.map(stepJson) : [],
     timeline,
   };
 }

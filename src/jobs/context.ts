@@ -1,3 +1,4 @@
+import type { DependencyEnd } from "../backends/contract/index.js";
 import type { Logger } from "../observability/logger.js";
 import type { RateLimited, RateLimitedOptions } from "./rate-limited.js";
 
@@ -82,7 +83,28 @@ export interface JobContext {
    *   Whatever `fn` throws is passed on.
    */
   step<T>(name: string, fn: () => T | Promise<T>, options?: StepOptions<T>): Promise<T>;
+  /**
+   * Workflows (docs/workflows.md): the jobs this job waited for (`after`, or its children in a
+   * flow), ordered by id, each with how it ended and its result (the value its handler returned,
+   * parsed; null when it returned nothing or did not end `done`). One read of the store per call;
+   * an empty list for a job without dependencies. A dependency whose end was ignored
+   * (`onDependencyFailure: "ignore"`) shows `state` `"dead"` or `"cancelled"`.
+   */
+  dependencies(): Promise<DependencyResult[]>;
 }
+
+/** One dependency as `ctx.dependencies()` returns it. */
+export interface DependencyResult {
+  /** The dependency's job id. */
+  id: string;
+  /** How it ended: `done`, `cancelled` or `dead` (dead-lettered); null while it has not. */
+  state: DependencyEnd | null;
+  /** Its result, parsed from JSON; null when none. */
+  result: unknown;
+}
+
+/** Reads the dependencies of job `jobId` (the worker's store). */
+export type DependencyReader = (jobId: string) => Promise<DependencyResult[]>;
 
 /** Options of {@link JobContext.step}. */
 export interface StepOptions<T> {

@@ -1,4 +1,4 @@
-import type { PgQueryable } from "../backends/contract/index.js";
+import type { DependencyFailurePolicy, PgQueryable } from "../backends/contract/index.js";
 import { SoniqError } from "../errors.js";
 import { valueText } from "../value-text.js";
 import { QUEUE_NAME_PATTERN } from "./job-name.js";
@@ -32,10 +32,67 @@ export interface EnqueueOptions {
    */
   concurrencyKey?: string;
   /**
+   * Workflows (docs/workflows.md): ids of jobs this one waits for. The job is inserted
+   * **waiting** — never claimed, holding no slot — and becomes due in the same transaction that
+   * ends the last of them well (its `delay` or `runAt` then applies, counted from the enqueue).
+   * Each id may be a job that is queued, running, or already ended (and still kept); a dependency
+   * that ends dead-lettered or cancelled applies {@link onDependencyFailure}. Its handler reads
+   * their results with `ctx.dependencies()`. At most 1,000 ids; not with `dedupKey` or
+   * `uniqueByArgs`.
+   * @throws SoniqError `UNKNOWN_DEPENDENCY` at enqueue when an id names no stored job (nothing is
+   * written), `INVALID_ENQUEUE_OPTION` for a malformed list.
+   */
+  after?: readonly string[];
+  /**
+   * What a dependency in {@link after} that ends dead-lettered or cancelled does to this job:
+   * `"fail"` (default) moves it to the dead-letter queue with reason `dependency_failed`;
+   * `"ignore"` runs it anyway; `"cancel"` cancels it. Only with `after`.
+   */
+  onDependencyFailure?: DependencyFailurePolicy;
+  /**
    * PostgreSQL only: a `pg` client (or anything with the same `query`) inside the caller's
    * transaction. The job exists if and only if the caller commits.
    */
   connection?: PgQueryable;
+}
+
+/** The most dependencies one job may list. */
+export const MAX_DEPENDENCIES = 1000;
+
+/**
+ * Validates `after` and `onDependencyFailure` (docs/workflows.md).
+ * @returns The dependency ids (empty when none) and the policy.
+ * @throws SoniqError `INVALID_ENQUEUE_OPTION` for a list that is not 1..1000 strings, a policy
+ * other than fail/ignore/cancel, a policy without `after`, or `after` with a dedup key.
+ */
+export function resolveDependencies(options: EnqueueOptions): {
+  after: string[];
+  onFailure: DependencyFailurePolicy;
+} {
+  const { after, onDependencyFailure } = options;
+  const onFailure = onDependencyFailure ?? "fail";
+  if (onFailure !== "fail" && onFailure !== "ignore" && onFailure !== "cancel") {
+    throw bad(
+      `onDependencyFailure must be "fail", "ignore" or "cancel", got ${valueText(onFailure)}`,
+    );
+  }
+  if (after === undefined) {
+    if (onDependencyFailure !== undefined) throw bad("onDependencyFailure needs `after`");
+    return { after: [], onFailure };
+  }
+  if (!Array.isArray(after) || after.length === 0 || after.length > MAX_DEPENDENCIES) {
+    throw bad(`after must be a list of 1 to ${MAX_DEPENDENCIES} job ids`);
+  }
+  for (const id of after) {
+    if (typeof id !== "string" || id.length === 0 || id.length > 100) {
+      throw bad(`after must hold job ids (strings), got ${valueText(id)}`);
+    }
+  }
+  if (new Set(after).size !== after.length) throw bad("after lists a job id twice");
+  if (options.dedupKey !== undefined || options.uniqueByArgs === true) {
+    throw bad("a job with dependencies (`after`) cannot take a dedup key");
+  }
+  return { after: [...after], onFailure };
 }
 
 const MIN_RUN_AT = Date.UTC(1970, 0, 1);
@@ -147,6 +204,8 @@ export function assertDedupKey(value: unknown): asserts value is string {
 }
 
 const KNOWN = new Set([
+  "after",
+  "onDependencyFailure",
   "concurrencyKey",
   "delay",
   "runAt",

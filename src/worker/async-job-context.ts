@@ -11,6 +11,8 @@
  */
 import { SoniqError } from "../errors.js";
 import {
+  type DependencyReader,
+  type DependencyResult,
   type JobContext,
   type ScheduleContext,
   type StepOptions,
@@ -47,6 +49,7 @@ export class AsyncJobContext implements JobContext {
   readonly #entry: InFlight;
   readonly #deps: ResumeDeps | undefined;
   readonly #log: JobLogger | Logger;
+  readonly #dependencies: DependencyReader | undefined;
   #signal: AbortSignal | undefined;
   #checkpoint: ((state: unknown) => Promise<void>) | undefined;
   #step: AsyncJobContext["step"] | undefined;
@@ -102,8 +105,15 @@ export class AsyncJobContext implements JobContext {
    *   receive `progress` reports (written by the next heartbeat).
    * @param log - the job's logger (a lazy child: created when `logger` is first read).
    */
-  constructor(entry: InFlight, log: JobLogger | Logger, workerId: string, resumeDeps?: ResumeDeps) {
+  constructor(
+    entry: InFlight,
+    log: JobLogger | Logger,
+    workerId: string,
+    resumeDeps?: ResumeDeps,
+    dependencies?: DependencyReader,
+  ) {
     const { job } = entry;
+    this.#dependencies = dependencies;
     this.#entry = entry;
     this.#deps = resumeDeps;
     this.resume = entry.resumeState === undefined ? undefined : resumeValue(entry.resumeState);
@@ -123,6 +133,11 @@ export class AsyncJobContext implements JobContext {
       entry.progress = checkProgress(fraction, message);
       entry.progressDirty = true;
     };
+  }
+
+  /** See {@link JobContext.dependencies} (a prototype method: nothing per job). */
+  async dependencies(): Promise<DependencyResult[]> {
+    return this.#dependencies ? this.#dependencies(this.jobId) : [];
   }
 
   /** See {@link JobContext.rateLimited} (a prototype method: nothing per job). */

@@ -27,10 +27,15 @@ export interface ResumeDeps {
   maxPayloadBytes: number;
 }
 
-/** One step's durable record: `running` (an effect step started), `done` (`r`: its result). */
+/**
+ * One step's durable record: `running` (an effect step started), `done` (`r`: its result),
+ * `frozen` (its outcome unknown); `t`: when it reached that state, epoch ms by the clock of the
+ * process that wrote it (the job timeline's; absent in records written before it was kept).
+ */
 export interface StepRecord {
   s: "running" | "done" | "frozen";
   r?: unknown;
+  t?: number;
 }
 
 /** The steps' records of a job, by step name (stored as one JSON text). */
@@ -91,7 +96,8 @@ export class JobResume {
   /** The steps' records as JSON text, the frozen step marked (for the freeze write). */
   frozenStepsText(): string {
     const name = this.frozenStep;
-    const steps = name === undefined ? this.steps : { ...this.steps, [name]: { s: "frozen" } };
+    const steps =
+      name === undefined ? this.steps : { ...this.steps, [name]: { s: "frozen", t: Date.now() } };
     return JSON.stringify(steps);
   }
 
@@ -151,7 +157,7 @@ export class JobResume {
       }
     }
     if (effect) {
-      this.setStep(name, { s: "running" });
+      this.setStep(name, { s: "running", t: Date.now() });
       await this.request();
     }
     let value: T;
@@ -172,10 +178,11 @@ export class JobResume {
 
   private async recordDone(name: string, value: unknown): Promise<void> {
     const what = `result of step "${name}"`;
+    const t = Date.now();
     const record: StepRecord =
       value === undefined
-        ? { s: "done" }
-        : { s: "done", r: JSON.parse(toJsonText(value, what, this.deps.maxPayloadBytes)) };
+        ? { s: "done", t }
+        : { s: "done", r: JSON.parse(toJsonText(value, what, this.deps.maxPayloadBytes)), t };
     const before = this.steps[name];
     this.steps[name] = record;
     const size = Buffer.byteLength(JSON.stringify(this.steps), "utf8");

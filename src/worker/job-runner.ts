@@ -16,6 +16,7 @@ import type {
   JobResumeReadParams,
   JobResumeState,
 } from "../backends/contract/index.js";
+import type { DependencyReader } from "../jobs/context.js";
 import type { JobDefinition } from "../jobs/job-definition.js";
 import type { EventBus } from "../observability/event-bus.js";
 import type { SoniqEventMap } from "../observability/events.js";
@@ -67,6 +68,8 @@ export interface JobRunnerOptions {
    * NACK'd unstarted instead (prefetch-buffer.ts `prefetchTtlMs`); undefined: no limit.
    */
   startTtlMs?: number;
+  /** Reads a job's dependencies for `ctx.dependencies()` (workflows); absent: none. */
+  dependencies?: DependencyReader;
   /** NACKs a job that was never started (release-unstarted.ts, reason `ttl`). Never rejects. */
   releaseStale?(job: ClaimedJob): Promise<unknown>;
   /**
@@ -138,6 +141,7 @@ export class JobRunner {
           machine,
           onLate,
           this.options.resume,
+          this.options.dependencies,
         );
   }
 

@@ -55,6 +55,12 @@ export function submitContext(
       entry.progress = checkProgress(fraction, message);
       entry.progressDirty = true;
     },
+    dependencies: async () =>
+      (await deps.backend.flows.flowDependencies({ jobId: job.id })).map((d) => ({
+        id: d.id,
+        state: d.state,
+        result: d.result === null ? null : JSON.parse(d.result),
+      })),
   };
 }
 

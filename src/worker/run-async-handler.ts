@@ -9,6 +9,7 @@
  * `settleSeconds` if it does not. Which deadline comes first is the machine's decision
  * ({@link watchJobDeadlines}); this executor has no shutdown timer of its own.
  */
+import type { DependencyReader } from "../jobs/context.js";
 import { JobCancelledError, JobTimeoutError, ShutdownTimeoutError } from "../jobs/context.js";
 import type { JobDefinition, JobHandler } from "../jobs/job-definition.js";
 import { RateLimited } from "../jobs/rate-limited.js";
@@ -171,6 +172,7 @@ class AsyncRun implements JobDeadlineHandlers {
  * @param machine - the worker's shutdown machine: the only source of the job's deadlines.
  * @param onLate - told of a late value or error (for the `late_result_discarded` event).
  * @param resumeDeps - what `ctx.checkpoint` and `ctx.step` write with (job-resume.ts).
+ * @param dependencies - reads the job's dependencies for `ctx.dependencies()` (workflows).
  * @returns How the run ended; never rejects.
  */
 export function runAsyncHandler(
@@ -183,8 +185,9 @@ export function runAsyncHandler(
   machine: ShutdownMachine,
   onLate: (late: LateResult) => void = noop,
   resumeDeps?: ResumeDeps,
+  dependencies?: DependencyReader,
 ): Promise<Outcome> {
-  const ctx = new AsyncJobContext(entry, log, workerId, resumeDeps);
+  const ctx = new AsyncJobContext(entry, log, workerId, resumeDeps, dependencies);
   return new Promise<Outcome>((resolve) => {
     const run = new AsyncRun(
       resolve,

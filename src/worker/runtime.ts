@@ -35,6 +35,7 @@ import type { WakeLatch } from "./wake-latch.js";
 import { WorkerMaintenance } from "./worker-maintenance.js";
 import { WorkerSchedules } from "./worker-schedules.js";
 import { WorkerThreads } from "./worker-threads.js";
+import { retryWrite } from "./write-retry.js";
 
 /** The settings of one worker (instance settings with the worker's overrides applied). */
 export type WorkerSettings = SoniqSettings & { concurrency: number; queues: string[] | null };
@@ -122,7 +123,19 @@ export function buildRuntime(parts: RuntimeParts): WorkerRuntime {
       recorder.writeWithRetry(write, what),
   };
   const resumeDeps = {
-    write: (params: JobCheckpointParams) => backend.jobCheckpoint(params),
+    // A checkpoint or step record waits out a database outage like an outcome does (retried, the
+    // handler's await pending): an outage is not the handler's failure and spends no attempt.
+    write: (params: JobCheckpointParams) =>
+      retryWrite(
+        { machine, logger },
+        {
+          write: () => backend.jobCheckpoint(params),
+          what: "checkpoint",
+          jobId: params.id,
+          bookkeeping: false,
+          bounded: false,
+        },
+      ),
     maxPayloadBytes: settings.maxPayloadBytes,
   };
   const runner = new JobRunner({
@@ -141,6 +154,12 @@ export function buildRuntime(parts: RuntimeParts): WorkerRuntime {
     remote: remote.submitter,
     rescueRemote: (entry) => remote.pollRunner.rescue(entry),
     resume: { ...resumeDeps, read: (params) => backend.jobResumeRead(params) },
+    dependencies: async (jobId) =>
+      (await backend.flows.flowDependencies({ jobId })).map((d) => ({
+        id: d.id,
+        state: d.state,
+        result: d.result === null ? null : JSON.parse(d.result),
+      })),
   });
   threads.checkpoints = new ThreadCheckpoints(workerId, table, resumeDeps);
   const remotePoller =

@@ -217,6 +217,18 @@ for (const target of targets) {
       const show = await runCli(["jobs", "show", id], env);
       expect(show.code, show.stderr).toBe(0);
       expect(show.stdout).toContain("steps       charge frozen");
+      expect(show.stdout).toContain("step — charge: frozen");
+      // --json: the steps and the timeline's step entry (docs/schemas/job-detail.schema.json).
+      const shown = await runCli(["jobs", "show", id, "--json"], env);
+      expect(shown.code, shown.stderr).toBe(0);
+      const detail = JSON.parse(shown.stdout) as {
+        steps: Array<{ name: string; state: string; at: string | null }>;
+        timeline: Array<{ kind: string; detail: string | null }>;
+      };
+      expect(detail.steps).toEqual([{ name: "charge", state: "frozen", at: expect.any(String) }]);
+      expect(detail.timeline.filter((e) => e.kind === "step").map((e) => e.detail)).toEqual([
+        "charge: frozen",
+      ]);
       // The operator's answer, from the CLI: exactly one of --done / --rerun.
       const both = await runCli(["jobs", "resolve-step", id, "charge", "--done", "--rerun"], env);
       expect(both.code).toBe(2);

@@ -39,6 +39,19 @@ for (const target of targets) {
           "--module",
           MODULE,
         ])) as { id: string };
+        // A flow and a batch (docs/workflows.md), read back by `flows show` / `batches show`.
+        const flow = await db.flow({
+          job: "report.send",
+          args: { to: "root" },
+          children: [{ job: "report.send", args: { to: "child" } }],
+        });
+        await check("flow", ["flows", "show", flow.id]);
+        const batch = await db.batch({
+          jobs: [{ job: "report.send", args: { to: "member" } }],
+          onComplete: { job: "report.send", args: { to: "callback" } },
+          open: true,
+        });
+        await check("batch", ["batches", "show", batch.id]);
         const later = await db.enqueue("report.send", { to: "later" }, { delay: 3600 });
         const other = await db.enqueue("report.send", { to: "other" });
         // A frozen remote job and a dead letter, written as a worker would.

@@ -1,6 +1,6 @@
 -- The PostgreSQL schema after every migration, as a fresh `setup()` leaves it.
 -- Written by `npm run schema:dump`; checked by test/schema/schema.test.ts. Do not edit.
--- Migrations: 001_initial.sql, 002_leases.sql, 003_queue_claim_index.sql, 004_schedules.sql, 005_start_marks.sql, 006_operations.sql, 007_remote_submissions.sql, 008_trace_context.sql, 009_notify_queued_only.sql, 010_finished_jobs.sql, 011_finished_partitions.sql, 012_job_versions.sql, 013_worker_capabilities.sql, 014_worker_exits.sql, 015_concurrency_keys.sql, 016_rate_limits.sql, 017_checkpoints.sql, 018_enqueue_function.sql
+-- Migrations: 001_initial.sql, 002_leases.sql, 003_queue_claim_index.sql, 004_schedules.sql, 005_start_marks.sql, 006_operations.sql, 007_remote_submissions.sql, 008_trace_context.sql, 009_notify_queued_only.sql, 010_finished_jobs.sql, 011_finished_partitions.sql, 012_job_versions.sql, 013_worker_capabilities.sql, 014_worker_exits.sql, 015_concurrency_keys.sql, 016_rate_limits.sql, 017_checkpoints.sql, 018_enqueue_function.sql, 019_workflows.sql
 
 CREATE TABLE soniq_dead_letter_jobs (
   id uuid NOT NULL,
@@ -65,6 +65,18 @@ CREATE TABLE soniq_finished_store (
   CONSTRAINT soniq_finished_store_status_check CHECK ((status = ANY (ARRAY['done'::text, 'cancelled'::text])))
 );
 
+CREATE TABLE soniq_flow_nodes (
+  job_id uuid NOT NULL,
+  flow_id uuid,
+  run_at timestamp with time zone,
+  pending integer NOT NULL DEFAULT 0,
+  retention_s double precision NOT NULL DEFAULT 0,
+  role text NOT NULL DEFAULT 'job'::text,
+  created_at timestamp with time zone NOT NULL DEFAULT now(),
+  CONSTRAINT soniq_flow_nodes_pkey PRIMARY KEY (job_id),
+  CONSTRAINT soniq_flow_nodes_role_check CHECK ((role = ANY (ARRAY['job'::text, 'member'::text, 'batch'::text, 'on_complete'::text, 'on_success'::text, 'on_failure'::text])))
+);
+
 CREATE TABLE soniq_job_controls (
   job_id uuid NOT NULL,
   cancel_requested_at timestamp with time zone,
@@ -84,6 +96,17 @@ CREATE TABLE soniq_job_counts (
   n bigint NOT NULL,
   wait_s double precision NOT NULL DEFAULT 0,
   CONSTRAINT soniq_job_counts_pkey PRIMARY KEY (queue, kind, bucket, writer)
+);
+
+CREATE TABLE soniq_job_deps (
+  job_id uuid NOT NULL,
+  dep_id uuid NOT NULL,
+  on_failure text NOT NULL DEFAULT 'fail'::text,
+  dep_state text,
+  dep_result json,
+  CONSTRAINT soniq_job_deps_dep_state_check CHECK ((dep_state = ANY (ARRAY['done'::text, 'cancelled'::text, 'dead'::text]))),
+  CONSTRAINT soniq_job_deps_on_failure_check CHECK ((on_failure = ANY (ARRAY['fail'::text, 'ignore'::text, 'cancel'::text]))),
+  CONSTRAINT soniq_job_deps_pkey PRIMARY KEY (job_id, dep_id)
 );
 
 CREATE TABLE soniq_job_events (
@@ -319,6 +342,8 @@ CREATE VIEW soniq_finished_jobs AS
 CREATE INDEX soniq_dead_letter_jobs_dead_at_idx ON soniq_dead_letter_jobs USING btree (dead_at);
 CREATE INDEX soniq_finished_store_expiry_idx ON ONLY soniq_finished_store USING btree (result_expires_at, id);
 CREATE INDEX soniq_finished_store_legacy_order_idx ON ONLY soniq_finished_store USING btree (created_at DESC, id DESC) WHERE (substr((id)::text, 15, 1) <> '7'::text);
+CREATE INDEX soniq_flow_nodes_flow_idx ON soniq_flow_nodes USING btree (flow_id) WHERE (flow_id IS NOT NULL);
+CREATE INDEX soniq_job_deps_dep_idx ON soniq_job_deps USING btree (dep_id);
 CREATE INDEX soniq_job_events_at_idx ON soniq_job_events USING btree (at);
 CREATE INDEX soniq_job_events_job_idx ON soniq_job_events USING btree (job_id, id);
 CREATE INDEX soniq_jobs_claim_idx ON soniq_jobs USING btree (priority, scheduled_at, created_at, id) WHERE (status = 'queued'::text);
@@ -516,6 +541,196 @@ BEGIN
 END;
 $function$;
 
+CREATE OR REPLACE FUNCTION soniq_flow_cancel_waiting(target uuid, why text)
+ RETURNS void
+ LANGUAGE plpgsql
+ SET search_path TO <schema>
+AS $function$
+DECLARE
+  waiting constant timestamptz := '9999-12-31 23:59:59.999999+00';
+  keep double precision;
+BEGIN
+  SELECT retention_s INTO keep FROM soniq_flow_nodes WHERE job_id = target;
+  WITH moved AS (
+    DELETE FROM soniq_jobs
+    WHERE id = target AND status = 'queued' AND scheduled_at = waiting
+    RETURNING *
+  ), held AS (
+    UPDATE soniq_dedup_keys AS d
+    SET held_until = now() + make_interval(secs => GREATEST(COALESCE(keep, 0), 0))
+    FROM moved AS m WHERE d.dedup_key = m.dedup_key AND d.job_id = m.id
+    RETURNING 1
+  ), counted AS (
+    INSERT INTO soniq_job_counts AS c (queue, kind, bucket, writer, n)
+    SELECT m.queue, 'cancelled', date_trunc('minute', now()), pg_backend_pid(), 1
+    FROM moved AS m
+    ON CONFLICT (queue, kind, bucket, writer) DO UPDATE SET n = c.n + 1
+    RETURNING 1
+  )
+  INSERT INTO soniq_finished_store (id, name, queue, args, status, priority, attempts,
+    max_attempts, interruptions, scheduled_at, created_at, updated_at, started_at, finished_at,
+    worker_id, claim_token, last_error, result, result_expires_at, dedup_key, meta, start_known,
+    uncharged_recoveries, trace_context, version)
+  SELECT id, name, queue, args, 'cancelled', priority, attempts, max_attempts, interruptions,
+    now(), created_at, now(), started_at, now(), worker_id, claim_token, why, NULL,
+    now() + make_interval(secs => GREATEST(COALESCE(keep, 0), 0)), dedup_key, meta,
+    start_known, uncharged_recoveries, trace_context, version
+  FROM moved;
+END;
+$function$;
+
+CREATE OR REPLACE FUNCTION soniq_flow_ended()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SET search_path TO <schema>
+AS $function$
+DECLARE
+  e record;
+BEGIN
+  IF TG_TABLE_NAME = 'soniq_dead_letter_jobs' THEN
+    FOR e IN
+      SELECT d.job_id, d.dep_id FROM ended AS n JOIN soniq_job_deps AS d ON d.dep_id = n.id
+      WHERE d.dep_state IS NULL ORDER BY d.job_id, d.dep_id
+    LOOP
+      UPDATE soniq_job_deps SET dep_state = 'dead'
+      WHERE job_id = e.job_id AND dep_id = e.dep_id AND dep_state IS NULL;
+    END LOOP;
+  ELSE
+    FOR e IN
+      SELECT d.job_id, d.dep_id, n.status, n.result::text AS result
+      FROM ended AS n JOIN soniq_job_deps AS d ON d.dep_id = n.id
+      WHERE d.dep_state IS NULL ORDER BY d.job_id, d.dep_id
+    LOOP
+      UPDATE soniq_job_deps SET dep_state = e.status, dep_result = e.result::json
+      WHERE job_id = e.job_id AND dep_id = e.dep_id AND dep_state IS NULL;
+    END LOOP;
+  END IF;
+  RETURN NULL;
+END;
+$function$;
+
+CREATE OR REPLACE FUNCTION soniq_flow_notify(due_queue text)
+ RETURNS void
+ LANGUAGE plpgsql
+ SET search_path TO <schema>
+AS $function$
+DECLARE
+  channel text := CASE
+    WHEN octet_length('soniq_' || current_schema()) <= 63 THEN 'soniq_' || current_schema()
+    ELSE 'soniq_' || md5(current_schema())
+  END;
+BEGIN
+  PERFORM pg_notify(channel, CASE WHEN octet_length(due_queue) <= 1024 THEN due_queue ELSE '*' END);
+END;
+$function$;
+
+CREATE OR REPLACE FUNCTION soniq_flow_rearm()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SET search_path TO <schema>
+AS $function$
+DECLARE
+  waiting constant timestamptz := '9999-12-31 23:59:59.999999+00';
+BEGIN
+  IF NOT EXISTS (SELECT 1 FROM soniq_jobs WHERE id = OLD.id) THEN
+    RETURN NULL;
+  END IF;
+  IF NOT EXISTS (SELECT 1 FROM soniq_job_deps WHERE dep_id = OLD.id) THEN
+    RETURN NULL;
+  END IF;
+  UPDATE soniq_flow_nodes AS f SET pending = f.pending + 1
+  FROM soniq_job_deps AS e, soniq_jobs AS j
+  WHERE e.dep_id = OLD.id AND e.dep_state IS NOT NULL AND e.on_failure = 'ignore'
+    AND f.job_id = e.job_id AND j.id = e.job_id AND j.status = 'queued'
+    AND j.scheduled_at = waiting;
+  UPDATE soniq_job_deps SET dep_state = NULL, dep_result = NULL
+  WHERE dep_id = OLD.id AND dep_state IS NOT NULL;
+  WITH back AS (
+    SELECT d.id FROM soniq_job_deps AS e JOIN soniq_dead_letter_jobs AS d ON d.id = e.job_id
+    WHERE e.dep_id = OLD.id AND d.reason = 'dependency_failed'
+      AND NOT EXISTS (SELECT 1 FROM soniq_job_deps AS o
+                      WHERE o.job_id = d.id AND o.dep_state IN ('cancelled', 'dead')
+                        AND o.on_failure <> 'ignore')
+  ), counted AS (
+    UPDATE soniq_flow_nodes AS f SET pending = (
+      SELECT count(*) FROM soniq_job_deps AS o
+      WHERE o.job_id = f.job_id AND o.dep_state IS NULL)
+    FROM back AS b WHERE f.job_id = b.id
+    RETURNING f.job_id
+  ), restored AS (
+    INSERT INTO soniq_jobs (id, name, queue, args, status, priority, attempts, max_attempts,
+                            interruptions, scheduled_at, created_at, updated_at, last_error,
+                            dedup_key, version)
+    SELECT d.id, d.name, d.queue, d.args, 'queued', d.priority, 0, d.max_attempts, 0, waiting,
+           d.created_at, now(), d.last_error, NULL, d.version
+    FROM soniq_dead_letter_jobs AS d JOIN counted AS c ON c.job_id = d.id
+    RETURNING id
+  )
+  DELETE FROM soniq_dead_letter_jobs AS d USING restored AS r WHERE d.id = r.id;
+  RETURN NULL;
+END;
+$function$;
+
+CREATE OR REPLACE FUNCTION soniq_flow_settle()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SET search_path TO <schema>
+AS $function$
+DECLARE
+  waiting constant timestamptz := '9999-12-31 23:59:59.999999+00';
+  left_ integer;
+  due timestamptz;
+  q text;
+BEGIN
+  IF NEW.dep_state = 'done' OR NEW.on_failure = 'ignore' THEN
+    UPDATE soniq_flow_nodes SET pending = pending - 1 WHERE job_id = NEW.job_id
+      RETURNING pending, run_at INTO left_, due;
+    IF left_ = 0 AND EXISTS (
+      SELECT 1 FROM soniq_flow_nodes AS f WHERE f.job_id = NEW.job_id AND f.role = 'on_failure'
+        AND NOT EXISTS (SELECT 1 FROM soniq_job_deps AS o
+                        WHERE o.job_id = f.job_id AND o.dep_state IN ('cancelled', 'dead')))
+    THEN
+      -- A batch's onFailure callback whose members all ended done: it is cancelled, never run.
+      PERFORM soniq_flow_cancel_waiting(NEW.job_id, 'every member of the batch ended done');
+    ELSIF left_ = 0 THEN
+      UPDATE soniq_jobs SET scheduled_at = COALESCE(due, now()), updated_at = now()
+        WHERE id = NEW.job_id AND status = 'queued' AND scheduled_at = waiting
+        RETURNING queue INTO q;
+      IF q IS NOT NULL AND COALESCE(due, now()) <= now() THEN
+        PERFORM soniq_flow_notify(q);
+      END IF;
+    END IF;
+  ELSIF NEW.on_failure = 'fail' THEN
+    WITH moved AS (
+      DELETE FROM soniq_jobs
+      WHERE id = NEW.job_id AND status = 'queued' AND scheduled_at = waiting
+      RETURNING *
+    ), released AS (
+      DELETE FROM soniq_dedup_keys AS d USING moved AS m
+      WHERE d.dedup_key = m.dedup_key AND d.job_id = m.id
+      RETURNING 1
+    ), counted AS (
+      INSERT INTO soniq_job_counts AS c (queue, kind, bucket, writer, n)
+      SELECT m.queue, 'dead', date_trunc('minute', now()), pg_backend_pid(), 1 FROM moved AS m
+      ON CONFLICT (queue, kind, bucket, writer) DO UPDATE SET n = c.n + 1
+      RETURNING 1
+    )
+    INSERT INTO soniq_dead_letter_jobs (id, name, queue, args, priority, attempts, max_attempts,
+      interruptions, scheduled_at, created_at, updated_at, started_at, finished_at, worker_id,
+      claim_token, last_error, dedup_key, reason, dead_at, version)
+    SELECT id, name, queue, args, priority, attempts, max_attempts, interruptions, now(),
+      created_at, now(), started_at, finished_at, worker_id, claim_token,
+      'dependency ' || NEW.dep_id || ' ended ' || NEW.dep_state, dedup_key, 'dependency_failed',
+      now(), version
+    FROM moved;
+  ELSE
+    PERFORM soniq_flow_cancel_waiting(NEW.job_id,
+      'dependency ' || NEW.dep_id || ' ended ' || NEW.dep_state);
+  END IF;
+  RETURN NULL;
+END;
+$function$;
+
 CREATE OR REPLACE FUNCTION soniq_notify_inserted_jobs()
  RETURNS trigger
  LANGUAGE plpgsql
@@ -549,5 +764,9 @@ BEGIN
 END;
 $function$;
 
+CREATE TRIGGER soniq_flow_dead AFTER INSERT ON soniq_dead_letter_jobs REFERENCING NEW TABLE AS ended FOR EACH STATEMENT EXECUTE FUNCTION soniq_flow_ended();
+CREATE TRIGGER soniq_flow_rearm AFTER DELETE ON soniq_dead_letter_jobs FOR EACH ROW EXECUTE FUNCTION soniq_flow_rearm();
+CREATE TRIGGER soniq_flow_finished AFTER INSERT ON soniq_finished_store REFERENCING NEW TABLE AS ended FOR EACH STATEMENT EXECUTE FUNCTION soniq_flow_ended();
+CREATE TRIGGER soniq_flow_settle AFTER UPDATE OF dep_state ON soniq_job_deps FOR EACH ROW WHEN (((old.dep_state IS NULL) AND (new.dep_state IS NOT NULL))) EXECUTE FUNCTION soniq_flow_settle();
 CREATE TRIGGER soniq_jobs_notify_insert AFTER INSERT ON soniq_jobs REFERENCING NEW TABLE AS inserted_jobs FOR EACH STATEMENT EXECUTE FUNCTION soniq_notify_inserted_jobs();
 CREATE TRIGGER soniq_workers_schema_version BEFORE INSERT OR UPDATE ON soniq_workers FOR EACH ROW WHEN (((new.schema_version IS NULL) OR (new.schema_version < 10))) EXECUTE FUNCTION soniq_refuse_old_workers();

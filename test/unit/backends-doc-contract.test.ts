@@ -58,6 +58,7 @@ const INTERFACES: Record<string, readonly string[]> = {
   "submission-store.ts": ["SubmissionStore"],
   "backend.ts": ["Backend"],
   "admin-store.ts": ["AdminStore"],
+  "flow-store.ts": ["FlowStore"],
 };
 
 describe("docs/backends.md agrees with src/backends/contract/", () => {

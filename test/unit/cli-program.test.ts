@@ -23,6 +23,8 @@ const COMMANDS = [
   "workers",
   "remote",
   "schedules",
+  "flows",
+  "batches",
   "check-deploy",
   "dashboard",
 ];

@@ -9,6 +9,7 @@
  */
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
+import { jobDetailJson, jobDetailJsonSchema } from "../../src/admin/json/index.js";
 import type { Backend } from "../../src/backends/contract/index.js";
 import { isSoniqError, type JobContext, type MetricsSink, Soniq, snooze } from "../../src/index.js";
 import { type BackendTarget, describeEachBackend } from "../helpers/backend-targets.js";
@@ -248,6 +249,116 @@ function suite(target: BackendTarget): void {
     await soniq.close();
   });
 
+  it("operable › jobs.get shows the checkpoint (count, last time, size, state) and the steps; the timeline has the last checkpoint and each step, and the clear; jobs show --json's shape", async () => {
+    const { soniq } = await open(target);
+    let runs = 0;
+    const job = soniq.job({
+      name: "cp.shown",
+      handler: async (_args: object, ctx: JobContext) => {
+        runs += 1;
+        await ctx.step("a", () => "first");
+        for (let i = 1; i <= 3; i++) await ctx.checkpoint({ i });
+        return snooze(3600);
+      },
+    });
+    const id = await job.enqueue({});
+    const worker = soniq.worker();
+    await worker.start();
+    await waitFor(
+      async () => runs === 1 && (await soniq.getJob(id))?.status === "queued",
+      15_000,
+      "snoozed",
+    );
+    await worker.stop();
+    const shown = await soniq.jobs.get(id);
+    if (!shown || !("checkpoint" in shown)) throw new Error("no job view");
+    expect(shown.checkpoint).toMatchObject({ count: 3, bytes: 7, value: { i: 3 } });
+    expect(shown.checkpoint?.at).toBeInstanceOf(Date);
+    expect(shown.steps).toEqual([{ name: "a", state: "done", at: expect.any(Date) }]);
+    const kinds = shown.timeline.map((e) => e.kind);
+    expect(kinds).toEqual(expect.arrayContaining(["checkpoint", "step", "snoozed"]));
+    expect(shown.timeline.find((e) => e.kind === "checkpoint")?.detail).toBe(
+      "last of 3 checkpoints, 7 bytes",
+    );
+    expect(shown.timeline.find((e) => e.kind === "step")?.detail).toBe("a: done");
+    // The CLI's `jobs show --json` prints jobDetailJson(view); it matches the published schema.
+    const json = jobDetailJsonSchema.parse(jobDetailJson(shown));
+    expect(json.checkpoint).toMatchObject({ count: 3, bytes: 7, value: { i: 3 } });
+    expect(json.steps).toEqual([{ name: "a", state: "done", at: expect.any(String) }]);
+    // A list row carries neither.
+    const listed = (await soniq.jobs.list({ id: [id] })).jobs[0];
+    expect(listed && "checkpoint" in listed).toBe(false);
+
+    await soniq.jobs.clearCheckpoint(id);
+    const cleared = await soniq.jobs.get(id);
+    expect(cleared).toMatchObject({ checkpoint: null, steps: [] });
+    expect(cleared?.timeline.map((e) => e.kind)).toContain("checkpoint_cleared");
+    expect(cleared?.timeline.map((e) => e.kind)).not.toContain("checkpoint");
+    await soniq.close();
+  });
+
+  it("write cost › each awaited checkpoint is at most one write through the store; a burst of calls coalesces; a job that never checkpoints writes and reads nothing of it", async () => {
+    const backend = await target.open();
+    const calls = new Map<string, number>();
+    const counted = new Proxy(backend, {
+      get(t, key, receiver) {
+        const value = Reflect.get(t, key, receiver);
+        if (typeof value !== "function" || typeof key !== "string") return value;
+        return (...args: unknown[]) => {
+          calls.set(key, (calls.get(key) ?? 0) + 1);
+          return (value as (...a: unknown[]) => unknown).apply(t, args);
+        };
+      },
+    });
+    const soniq = new Soniq({
+      backend: counted,
+      logger: silent,
+      env: {},
+      pollInterval: 0.05,
+      heartbeatInterval: 0.1,
+    });
+    const plain = soniq.job({ name: "cp.plain", handler: async () => "ok" });
+    const paced = soniq.job({
+      name: "cp.paced",
+      handler: async (_args: object, ctx: JobContext) => {
+        // A checkpoint per unit of work (every 100 ms in real use): each awaited, at most one write.
+        for (let i = 0; i < 20; i++) await ctx.checkpoint({ i });
+        return "ok";
+      },
+    });
+    const burst = soniq.job({
+      name: "cp.burst",
+      handler: async (_args: object, ctx: JobContext) => {
+        // 1000 calls in one tick, none awaited but the last: coalesced into at most two writes.
+        let last: Promise<void> = Promise.resolve();
+        for (let i = 0; i < 1000; i++) last = ctx.checkpoint({ i });
+        await last;
+        return "ok";
+      },
+    });
+    const worker = soniq.worker();
+    await worker.start();
+    const done = async (id: string) =>
+      waitFor(async () => (await soniq.getJob(id))?.status === "done", 15_000, "done");
+    await done(await plain.enqueue({}));
+    expect(calls.get("jobCheckpoint") ?? 0).toBe(0);
+    expect(calls.get("jobResumeRead") ?? 0).toBe(0);
+    await done(await paced.enqueue({}));
+    expect(calls.get("jobCheckpoint")).toBe(20);
+    const pacedRow = await soniq.jobs.get(
+      (await soniq.jobs.list({ name: ["cp.paced"] })).jobs[0]?.id as string,
+    );
+    expect(pacedRow && "checkpoint" in pacedRow ? pacedRow.checkpoint?.count : null).toBe(20);
+    await done(await burst.enqueue({}));
+    const burstWrites = (calls.get("jobCheckpoint") ?? 0) - 20;
+    expect(burstWrites).toBeGreaterThanOrEqual(1);
+    expect(burstWrites).toBeLessThanOrEqual(2);
+    // A fresh start reads no state (only a job whose meta carries the resume flag is read).
+    expect(calls.get("jobResumeRead") ?? 0).toBe(0);
+    await worker.stop();
+    await soniq.close();
+  });
+
   it("steps › a finished step is returned without running on later attempts; names are unique per attempt", async () => {
     const { soniq } = await open(target);
     const runs = { a: 0, b: 0 };
@@ -374,9 +485,18 @@ function suite(target: BackendTarget): void {
     expect(frozen.scheduledAt.getUTCFullYear()).toBe(9999);
     expect(frozen.workerId).toBeNull();
     expect(JSON.parse((await liveState(backend, id))?.steps as string)).toEqual({
-      prepare: { s: "done", r: "prepared" },
-      charge: { s: "frozen" },
+      prepare: { s: "done", r: "prepared", t: expect.any(Number) },
+      charge: { s: "frozen", t: expect.any(Number) },
     });
+    // Operable: the admin view and the timeline show the frozen step (docs/checkpoints.md).
+    const shown = await soniq.jobs.get(id);
+    expect(shown && "steps" in shown ? shown.steps.map((st) => [st.name, st.state]) : []).toEqual([
+      ["prepare", "done"],
+      ["charge", "frozen"],
+    ]);
+    expect(shown?.timeline.filter((e) => e.kind === "step").map((e) => e.detail)).toEqual(
+      expect.arrayContaining(["prepare: done", "charge: frozen"]),
+    );
     // A rerun answer is refused for a step that is not there; a bad answer too.
     await expect(soniq.jobs.resolveStep(id, "nope", { rerun: true })).rejects.toMatchObject({
       code: "INVALID_STATE",
@@ -389,6 +509,12 @@ function suite(target: BackendTarget): void {
     await second.stop();
     expect(charges).toBe(1);
     expect((await soniq.getJob(id))?.result).toEqual({ before: "prepared", receipt: "receipt-1" });
+    const resolved = await soniq.jobs.get(id);
+    expect(resolved?.timeline.find((e) => e.kind === "step_resolved")?.detail).toBe("charge: done");
+    expect(resolved && "steps" in resolved ? resolved.steps.map((st) => st.state) : []).toEqual([
+      "done",
+      "done",
+    ]);
     await expect(soniq.jobs.resolveStep(id, "charge", { rerun: true })).rejects.toMatchObject({
       code: "INVALID_STATE",
     });

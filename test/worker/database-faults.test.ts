@@ -114,6 +114,52 @@ describe("database faults", () => {
     await expect(worker.stop()).resolves.toMatchObject({ exitCode: 0 });
   });
 
+  it("a checkpoint written while the database is away resolves once it is back; no attempt is spent", async () => {
+    // Found by chaos (PostgreSQL restart): ctx.checkpoint rejected with the connection error, the
+    // handler failed and the job spent an attempt on the database's outage.
+    const memory = await memoryBackend();
+    const { backend, state } = switchable(memory);
+    const soniq = instance(backend);
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
+    let checkpointed = false;
+    const job = soniq.job({
+      name: "walk.outage",
+      maxAttempts: 1,
+      handler: async (_args, ctx) => {
+        await gate;
+        await ctx.checkpoint({ at: 5 });
+        checkpointed = true;
+        return "walked";
+      },
+    });
+    const id = await job.enqueue({});
+    const worker = soniq.worker();
+    await worker.start();
+    await waitFor(async () => (await memory.jobGet({ id }))?.status === "processing");
+    state.down = true;
+    release();
+    await waitFor(() => state.failures >= 3, 5000, "failed writes");
+    expect(checkpointed).toBe(false);
+    expect(await memory.jobGet({ id })).toMatchObject({ status: "processing", attempts: 0 });
+    state.down = false;
+    await waitFor(
+      async () => (await memory.jobGet({ id }))?.status === "done",
+      10_000,
+      "done after the database returned",
+    );
+    expect(checkpointed).toBe(true);
+    expect(await memory.jobGet({ id })).toMatchObject({
+      status: "done",
+      attempts: 1,
+      result: JSON.stringify("walked"),
+      lastError: null,
+    });
+    await expect(worker.stop()).resolves.toMatchObject({ exitCode: 0 });
+  });
+
   it("a drain while the database is down stays bounded and exits 3; the row is left for recovery", async () => {
     const { memory, state, worker, id } = await shortJobRunning();
     state.down = true;

@@ -15,3 +15,4 @@ export * from "./remote-job.js";
 export * from "./schedule.js";
 export * from "./status.js";
 export * from "./worker.js";
+export * from "./workflow.js";

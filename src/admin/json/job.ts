@@ -7,14 +7,25 @@
  * any JSON.
  */
 import { z } from "zod";
-import type { DeadLetterView, JobListView, JobView, TimelineEntry } from "../views.js";
+import type {
+  CheckpointView,
+  DeadLetterView,
+  JobListView,
+  JobView,
+  StepView,
+  TimelineEntry,
+} from "../views.js";
 
 const instant = z.iso.datetime();
 
 /** One timeline entry as JSON. */
 export const timelineEntryJsonSchema = z.object({
   at: instant,
-  /** `enqueued`, `started`, `done`, a stored event kind (`nack`, `recovered`, …) or a remote phase. */
+  /**
+   * `enqueued`, `started`, `done`, `checkpoint` (the last one), `step` (one per step, in its
+   * current state), a stored event kind (`nack`, `recovered`, `step_resolved`, …) or a remote
+   * phase.
+   */
   kind: z.string(),
   attempt: z.number().int().nullable(),
   workerId: z.string().nullable(),
@@ -60,12 +71,37 @@ export const jobJsonSchema = z.object({
 /** A job or dead letter as JSON (see {@link jobJsonSchema}). */
 export type JobJson = z.infer<typeof jobJsonSchema>;
 
+/** A job's checkpoint as JSON (docs/checkpoints.md); null when it has none. */
+export const checkpointJsonSchema = z.object({
+  /** Checkpoints written over all its attempts (coalesced calls count once). */
+  count: z.number().int(),
+  /** When the last one was written (database clock), or null when not recorded. */
+  at: instant.nullable(),
+  /** The stored state's size, in UTF-8 **bytes** of its JSON text. */
+  bytes: z.number().int(),
+  /** The state the next attempt reads as `ctx.resume`: the whole value (CLI) or a preview (dashboard). */
+  value: z.unknown(),
+});
+
+/** One durable step of a job as JSON (docs/checkpoints.md). */
+export const stepJsonSchema = z.object({
+  name: z.string(),
+  /** `done`, `running` (an effect step started; outcome unknown if its attempt ended) or `frozen`. */
+  state: z.enum(["running", "done", "frozen"]),
+  /** When it reached that state (the recording process's clock), or null when not recorded. */
+  at: instant.nullable(),
+});
+
 /** A job or dead letter with its values and timeline, as JSON (`jobs show`, `GET /api/jobs/:id`). */
 export const jobDetailJsonSchema = jobJsonSchema.extend({
   dedupKey: z.string().nullable(),
   updatedAt: instant,
   /** The result: the whole value (CLI) or a preview (dashboard). */
   result: z.unknown(),
+  /** The checkpoint (`ctx.checkpoint`); null when none (always for a dead letter). */
+  checkpoint: checkpointJsonSchema.nullable(),
+  /** The durable steps (`ctx.step`); empty when none (always for a dead letter). */
+  steps: z.array(stepJsonSchema),
   timeline: z.array(timelineEntryJsonSchema),
 });
 /** A job with its timeline as JSON. */
@@ -131,7 +167,12 @@ export interface TimelineEntryLike {
  * `jobs list --json`, `dlq list --json`, the lines of `dlq export`). Lists carry no result;
  * `jobs show --json` does.
  */
-export const jobValuesJsonSchema = jobDetailJsonSchema.omit({ timeline: true, result: true });
+export const jobValuesJsonSchema = jobDetailJsonSchema.omit({
+  timeline: true,
+  result: true,
+  checkpoint: true,
+  steps: true,
+});
 /** A job with its whole arguments, as JSON (see {@link jobValuesJsonSchema}). */
 export type JobValuesJson = z.infer<typeof jobValuesJsonSchema>;
 
@@ -163,9 +204,22 @@ export function jobValuesJson(job: JobListView | DeadLetterView): JobValuesJson 
 export function jobDetailJson(
   job: (JobView | DeadLetterView) & { timeline: readonly TimelineEntryLike[] },
 ): JobDetailJson {
+  const live = "result" in job ? job : null;
   return {
     ...jobValuesJson(job),
-    result: "result" in job ? job.result : null,
+    result: live ? live.result : null,
+    checkpoint: live?.checkpoint ? checkpointJson(live.checkpoint) : null,
+    steps: (live?.steps ?? []).map(stepJson),
     timeline: job.timeline.map(timelineEntryJson),
   };
+}
+
+/** A checkpoint as JSON (`value` as is; the dashboard replaces it with a preview). */
+export function checkpointJson(cp: CheckpointView): z.infer<typeof checkpointJsonSchema> {
+  return { count: cp.count, at: iso(cp.at), bytes: cp.bytes, value: cp.value };
+}
+
+/** A step as JSON. */
+export function stepJson(step: StepView): z.infer<typeof stepJsonSchema> {
+  return { name: step.name, state: step.state, at: iso(step.at) };
 }

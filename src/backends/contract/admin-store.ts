@@ -35,7 +35,9 @@ export type JobEventKind =
   | "cancelled"
   | "replayed"
   | "run_now"
-  | "deleted";
+  | "deleted"
+  | "step_resolved"
+  | "checkpoint_cleared";
 
 /** One event to append to a job's timeline. */
 export interface NewJobEvent {

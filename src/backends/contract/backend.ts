@@ -8,6 +8,7 @@
  */
 import type { AdminStore } from "./admin-store.js";
 import type { Capabilities } from "./capabilities.js";
+import type { FlowStore } from "./flow-store.js";
 import type { HandOffDesk } from "./hand-off.js";
 import type { JobStore } from "./job-store.js";
 import type { LeaseStore } from "./lease-store.js";
@@ -38,6 +39,8 @@ export interface Backend extends JobStore, WorkerStore, LeaseStore, ScheduleStor
    * admin API and the worker's heartbeat use it.
    */
   readonly admin: AdminStore;
+  /** Workflows: jobs with dependencies and their flows (docs/workflows.md): `flow-store.ts`. */
+  readonly flows: FlowStore;
   /** Remote jobs' durable submission records (docs/remote-jobs.md): `submission-store.ts`. */
   readonly submissions: SubmissionStore;
   /**

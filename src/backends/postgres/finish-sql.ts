@@ -88,7 +88,11 @@ export interface FinishMove {
  */
 export function finishMove(m: FinishMove): string {
   const n = m.name ?? "fin";
-  const until = `now() + make_interval(secs => ${m.retention}::float8)`;
+  const until = `now() + make_interval(secs => GREATEST(${m.retention}::float8, 0))`;
+  // A job another waits for is kept even with a retention of 0 (until now: the next prune
+  // forgets it), so the statement trigger on the finished store reads its end (migration 019).
+  const deps = m.finished.replace(/soniq_finished_jobs(?="?$)/, "soniq_job_deps");
+  const awaited = `EXISTS (SELECT 1 FROM ${deps} AS e WHERE e.dep_id = ${m.moved}.id)`;
   const kept = copyJobRows(
     m.finished,
     m.moved,
@@ -99,7 +103,7 @@ export function finishMove(m: FinishMove): string {
       result_expires_at: until,
       ...m.set,
     },
-    `${m.retention}::float8 > 0`,
+    `(${m.retention}::float8 > 0 OR ${awaited})`,
   );
   return `, ${n}_kept AS (
         ${kept}
@@ -117,7 +121,7 @@ export function finishMove(m: FinishMove): string {
         m.moved,
         `'${m.status}_gone'`,
         `${n}_uncounted`,
-        `${m.retention}::float8 <= 0`,
+        `${m.retention}::float8 <= 0 AND NOT EXISTS (SELECT 1 FROM ${deps} AS e WHERE e.dep_id = r.id)`,
       )}`;
 }
 

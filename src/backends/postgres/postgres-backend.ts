@@ -12,6 +12,8 @@ import { DelegatingStores } from "../shared/delegating-stores.js";
 import { LocalHandOffDesk } from "../shared/hand-off-desk.js";
 import { PgAdminStore } from "./admin-store.js";
 import { PgConnection } from "./connection.js";
+import { buildFlowStatements } from "./flow-sql.js";
+import { PgFlowStore } from "./flow-store.js";
 import { buildHandOffStatements } from "./hand-off-sql.js";
 import { notifyChannel, validateSchemaName } from "./identifiers.js";
 import { PgJobStore } from "./job-store.js";
@@ -145,6 +147,8 @@ export class PostgresBackend extends DelegatingStores implements Backend {
   readonly admin: PgAdminStore;
   /** Remote jobs' submission records (contract/submission-store.ts). */
   readonly submissions: PostgresSubmissionStore;
+  /** Workflows (contract/flow-store.ts). */
+  readonly flows: PgFlowStore;
   /** This process's workers that take a job at enqueue (contract/hand-off.ts). */
   readonly handOff: LocalHandOffDesk;
 
@@ -218,6 +222,12 @@ export class PostgresBackend extends DelegatingStores implements Backend {
     this.conn = conn;
     this.wakeUps = wakeUps;
     this.sql = sql;
+    this.flows = new PgFlowStore({
+      conn,
+      sql: buildFlowStatements(schema),
+      insertJobs: (list, client) => jobs.jobEnqueue({ jobs: list, connection: client }),
+      wake: (queue) => wakeUps.wake(queue),
+    });
     this.submissions = new PostgresSubmissionStore({
       conn,
       sql: buildSubmissionStatements(schema),

@@ -4,6 +4,7 @@
  * `search_path` (transactional enqueue). Every time is the database's (`now()`); durations are
  * seconds (`make_interval(secs => …)`). Parameter lists are documented per statement.
  */
+
 import { columnNames, DEAD_LETTERS } from "../shared/columns.js";
 import { pgUnkeyed } from "../shared/concurrency-meta.js";
 import type { JobTables } from "../shared/job-tables.js";
@@ -17,6 +18,7 @@ import {
   releaseKeys,
   takeKeys,
 } from "./finish-sql.js";
+import { PG_WAITING_AT } from "./flow-sql.js";
 import { quoteIdent } from "./identifiers.js";
 import {
   CLAIMED_COLUMNS,
@@ -508,11 +510,17 @@ export function buildStatements(schema: string) {
 
     /**
      * Fence `$1..$3`, `$4` checkpoint text (NULL: kept), `$5` steps text (NULL: kept); sets
-     * `"resume": true` in `meta` (docs/checkpoints.md). → row count.
+     * `"resume": true` in `meta` and, with a checkpoint, counts it there (`checkpoints`, and
+     * `checkpointAt` in epoch ms: the job timeline's, docs/checkpoints.md). → row count.
      */
     checkpoint: `UPDATE ${jobs}
       SET checkpoint = COALESCE($4::text, checkpoint), steps = COALESCE($5::text, steps),
-          meta = CASE WHEN meta IS NULL THEN '{"resume":true}'::json
+          meta = CASE WHEN $4::text IS NOT NULL
+                        THEN (COALESCE(meta::jsonb, '{}'::jsonb) || jsonb_build_object(
+                          'resume', true,
+                          'checkpoints', COALESCE((meta ->> 'checkpoints')::bigint, 0) + 1,
+                          'checkpointAt', floor(extract(epoch FROM now()) * 1000)::bigint))::json
+                      WHEN meta IS NULL THEN '{"resume":true}'::json
                       WHEN (meta -> 'resume') IS NULL
                         THEN (meta::jsonb || '{"resume":true}'::jsonb)::json
                       ELSE meta END
@@ -520,8 +528,9 @@ export function buildStatements(schema: string) {
 
     /** Fence `$1..$3` → `checkpoint`, `steps` of the owned row (no row: not the owner). */
     resumeRead: `SELECT checkpoint, steps FROM ${jobs} WHERE ${FENCE}`,
-    /** `$1` id: clears a queued job's checkpoint and steps. → row count. */
-    resumeClear: `UPDATE ${jobs} SET checkpoint = NULL, steps = NULL, updated_at = now()
+    /** `$1` id: clears a queued job's checkpoint, its count and its steps. → row count. */
+    resumeClear: `UPDATE ${jobs} SET checkpoint = NULL, steps = NULL, updated_at = now(),
+        meta = (meta::jsonb - 'checkpoints' - 'checkpointAt')::json
       WHERE id = $1::uuid AND status = 'queued'`,
     /** `$1` id → `checkpoint`, `steps` of a queued job (an operator's read). */
     resumeReadQueued: `SELECT checkpoint, steps FROM ${jobs}
@@ -1172,7 +1181,8 @@ export function buildAdminStatements(schema: string) {
       RETURNING job_id`,
 
     /**
-     * `$1` id, `$2` channel. Run now: a job that is not processing goes to `queued`, due now
+     * `$1` id, `$2` channel. Run now: a job that is not processing (nor waiting for its
+     * dependencies: workflows, answered as processing) goes to `queued`, due now
      * (result, owner and finish cleared, attempts kept, controls dropped); NOTIFYs its queue. A
      * finished job moves back into `soniq_jobs` and takes its dedup key again (free, passed, or
      * its own); a key another job holds moves nothing. → `status` (before), `moved` (0/1),
@@ -1192,6 +1202,7 @@ export function buildAdminStatements(schema: string) {
         SET status = 'queued', scheduled_at = now(), updated_at = now(), finished_at = NULL,
             result = NULL, result_expires_at = NULL, worker_id = NULL, claim_token = NULL
         FROM live WHERE j.id = live.id AND live.status <> 'processing'
+          AND j.scheduled_at <> '${PG_WAITING_AT}'::timestamptz
         RETURNING j.id, j.queue
       ), revived AS (
         DELETE FROM ${finished} AS f USING fin
@@ -1210,6 +1221,7 @@ export function buildAdminStatements(schema: string) {
           claim_token: "NULL",
           checkpoint: "NULL",
           steps: "NULL",
+          meta: "(meta::jsonb - 'checkpoints' - 'checkpointAt')::json",
         })}
         RETURNING id, queue
       ), moved AS (SELECT * FROM requeued UNION ALL SELECT * FROM reinserted), cleared AS (

@@ -106,6 +106,9 @@ export class SqliteConnection implements SqliteSession {
       db.pragma(`busy_timeout = ${BUSY_SLICE_MS}`);
       db.pragma("journal_mode = WAL");
       db.pragma("synchronous = NORMAL");
+      // Workflows (migration 015): a dependant dead-lettered by a trigger ends its own edges,
+      // which fires the same triggers again (a cascade down the flow).
+      db.pragma("recursive_triggers = ON");
       const clock = this.clock;
       if (clock) db.function(CLOCK_FUNCTION, () => Math.round(clock()));
       if (inMemory) migrate(db, loadMigrations("sqlite"));

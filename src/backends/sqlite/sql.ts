@@ -16,6 +16,7 @@ import {
 } from "../shared/concurrency-meta.js";
 import { sqliteQueuePaused } from "../shared/queue-pause.js";
 import { NOW_MS } from "./clock.js";
+import { FLOW_SQL } from "./flow-sql.js";
 import {
   CLAIMED_COLUMNS,
   CONTROL_COLUMNS,
@@ -510,17 +511,23 @@ export const SQL = {
 
   /**
    * Fenced ({@link OWNED}): `@checkpoint` (NULL: kept) and `@steps` (NULL: kept), and
-   * `"resume": true` in `meta` (docs/checkpoints.md). → changes.
+   * `"resume": true` in `meta`; with a checkpoint, counts it there (`checkpoints`, and
+   * `checkpointAt` in epoch ms: the job timeline's, docs/checkpoints.md). → changes.
    */
   checkpoint: `UPDATE soniq_jobs
     SET checkpoint = COALESCE(@checkpoint, checkpoint), steps = COALESCE(@steps, steps),
-        meta = json_set(COALESCE(meta, '{}'), '$.resume', json('true'))
+        meta = CASE WHEN @checkpoint IS NULL
+                 THEN json_set(COALESCE(meta, '{}'), '$.resume', json('true'))
+                 ELSE json_set(COALESCE(meta, '{}'), '$.resume', json('true'),
+                   '$.checkpoints', COALESCE(json_extract(meta, '$.checkpoints'), 0) + 1,
+                   '$.checkpointAt', ${NOW_MS}) END
     WHERE ${OWNED}`,
 
   /** Fenced ({@link OWNED}) → `checkpoint`, `steps` of the owned row (none: not the owner). */
   resumeRead: `SELECT checkpoint, steps FROM soniq_jobs WHERE ${OWNED}`,
-  /** `@id`: clears a queued job's checkpoint and steps. → changes. */
-  resumeClear: `UPDATE soniq_jobs SET checkpoint = NULL, steps = NULL, updated_at = ${NOW_MS}
+  /** `@id`: clears a queued job's checkpoint, its count and its steps. → changes. */
+  resumeClear: `UPDATE soniq_jobs SET checkpoint = NULL, steps = NULL, updated_at = ${NOW_MS},
+      meta = json_remove(meta, '$.checkpoints', '$.checkpointAt')
     WHERE ${QUEUED_ID}`,
   /** `@id` → `checkpoint`, `steps` of a queued job (an operator's read). */
   resumeReadQueued: `SELECT checkpoint, steps FROM soniq_jobs WHERE ${QUEUED_ID}`,
@@ -915,12 +922,12 @@ export const SQL = {
 
   /**
    * `@id`, `@now`: run now — a queued job becomes due now (result, owner and finish cleared,
-   * attempts kept). → `queue`, `dedup_key` of the changed row.
+   * attempts kept); not a job waiting for its dependencies (workflows, migration 015). → `queue`, `dedup_key` of the changed row.
    */
   retryNow: `UPDATE soniq_jobs
     SET status = 'queued', scheduled_at = @now, updated_at = @now, finished_at = NULL,
         result = NULL, result_expires_at = NULL, worker_id = NULL, claim_token = NULL
-    WHERE id = @id AND status = 'queued'
+    WHERE id = @id AND status = 'queued' AND scheduled_at <> 253402300799999
     RETURNING queue, dedup_key`,
 
   /**
@@ -931,7 +938,8 @@ export const SQL = {
   retryNowFinished: `INSERT INTO soniq_jobs (${JOB_TABLE_COLUMNS})
     SELECT id, name, queue, args, 'queued', priority, attempts, max_attempts, interruptions,
       @now, created_at, @now, started_at, NULL, NULL, NULL, last_error, NULL, NULL, dedup_key,
-      meta, start_known, uncharged_recoveries, trace_context, version, NULL, NULL
+      json_remove(meta, '$.checkpoints', '$.checkpointAt'), start_known, uncharged_recoveries,
+      trace_context, version, NULL, NULL
     FROM soniq_finished_jobs WHERE id = @id
     RETURNING queue, dedup_key`,
 
@@ -1125,6 +1133,8 @@ export const SQL = {
 
   /** The submission store's statements (remote jobs): submission-sql.ts. */
   ...SUBMISSION_SQL,
+  /** The workflows' statements: flow-sql.ts. */
+  ...FLOW_SQL,
   // ---- schedules (schedule-store.ts; migration 003) ----------------------------------------
 
   /** `@id` → the schedule row (`SCHEDULE_SELECT`: the row plus `last_job_status`). */

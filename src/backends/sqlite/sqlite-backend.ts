@@ -11,6 +11,7 @@ import { loadMigrations } from "../shared/migrations.js";
 import { WakeBus } from "../shared/wake-bus.js";
 import { SqliteAdminStore } from "./admin-store.js";
 import { isInMemoryPath, SqliteConnection } from "./connection.js";
+import { SqliteFlowStore } from "./flow-store.js";
 import { SqliteJobStore } from "./job-store.js";
 import { SqliteLeaseStore } from "./lease-store.js";
 import { migrate } from "./migrate.js";
@@ -64,6 +65,8 @@ export class SqliteBackend extends DelegatingStores implements Backend {
   private readonly conn: SqliteConnection;
   /** Remote jobs' submission records (contract/submission-store.ts). */
   readonly submissions: SqliteSubmissionStore;
+  /** Workflows (contract/flow-store.ts). */
+  readonly flows: SqliteFlowStore;
   private readonly bus: WakeBus;
   /**
    * Hand-off at enqueue (contract/hand-off.ts): a pool enqueue of one job due now, with a worker
@@ -110,6 +113,7 @@ export class SqliteBackend extends DelegatingStores implements Backend {
     this.handOff = handOff;
     this.admin = new SqliteAdminStore(conn, wake);
     this.submissions = new SqliteSubmissionStore(conn, wake);
+    this.flows = new SqliteFlowStore(conn, wake);
   }
 
   /** This object's in-process wake-ups (see the class comment). */

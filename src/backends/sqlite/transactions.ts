@@ -295,10 +295,11 @@ export function finishJob(
   retentionMs: number,
 ): FinishedRecord | undefined {
   const id = params.id;
-  if (retentionMs > 0) {
-    const row = s.statement(statements.move).get({ ...params, retentionMs }) as
-      | FinishedRecord
-      | undefined;
+  if (retentionMs > 0 || awaited(s, id)) {
+    const row = s.statement(statements.move).get({
+      ...params,
+      retentionMs: Math.max(retentionMs, 0),
+    }) as FinishedRecord | undefined;
     if (row === undefined) return undefined;
     s.statement("deleteJob").run({ id });
     if (row.dedup_key !== null) {
@@ -316,6 +317,15 @@ export function finishJob(
   tally.add(row, `${statements.status}_gone`);
   tally.write(s);
   return row;
+}
+
+/**
+ * Whether another job waits for job `id` (an edge in `soniq_job_deps`, migration 015): such a job
+ * is kept as finished even with a retention of 0 (expiring at once), so the trigger on
+ * `soniq_finished_jobs` reads how it ended.
+ */
+function awaited(s: SqliteSession, id: string): boolean {
+  return s.statement("flowAwaited").get({ id }) !== undefined;
 }
 
 /** A job's success ({@link finishJob}): `completeMove` / `completeDrop`, fenced on the owner. */
@@ -365,8 +375,10 @@ export function completeAll(
         item.resultRetentionSeconds === undefined
           ? batchRetentionMs
           : secondsToMs(item.resultRetentionSeconds);
-      if (retentionMs > 0) {
-        const row = move.get({ ...params, retentionMs }) as FinishedRecord | undefined;
+      if (retentionMs > 0 || awaited(s, id)) {
+        const row = move.get({ ...params, retentionMs: Math.max(retentionMs, 0) }) as
+          | FinishedRecord
+          | undefined;
         if (row === undefined) return false;
         remove.run({ id });
         if (row.dedup_key !== null) {

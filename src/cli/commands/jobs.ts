@@ -87,11 +87,15 @@ function showText(job: JobDetail): string {
   if ("progress" in job && job.progress) lines.push(`progress    ${progressText(job, true)}`);
   if (job.workerId) lines.push(`worker      ${job.workerId}`);
   if ("checkpoint" in job && job.checkpoint) {
-    const size = Buffer.byteLength(job.checkpoint, "utf8");
-    const text = job.checkpoint.length > 200 ? `${job.checkpoint.slice(0, 200)}…` : job.checkpoint;
-    lines.push(`checkpoint  ${size} bytes  ${text}`);
+    const cp = job.checkpoint;
+    const json = JSON.stringify(cp.value);
+    const text = json.length > 200 ? `${json.slice(0, 200)}…` : json;
+    const last = cp.at ? `, last ${when(cp.at)}` : "";
+    lines.push(`checkpoint  ${cp.bytes} bytes (${cp.count} written${last})  ${text}`);
   }
-  if ("steps" in job && job.steps) lines.push(`steps       ${stepsText(job.steps)}`);
+  if ("steps" in job && job.steps.length > 0) {
+    lines.push(`steps       ${job.steps.map((st) => `${st.name} ${st.state}`).join(", ")}`);
+  }
   lines.push("timeline");
   for (const e of job.timeline) {
     const attempt = e.attempt === null ? "" : ` attempt ${e.attempt}`;
@@ -100,17 +104,6 @@ function showText(job: JobDetail): string {
   }
   if (job.status === "dead_letter") lines.push(`replay it: soniq dlq replay ${job.id}`);
   return lines.join("\n");
-}
-
-/** A job's steps (docs/checkpoints.md) as `name state` pairs: `quote done, charge frozen`. */
-function stepsText(steps: string): string {
-  try {
-    const parsed = JSON.parse(steps) as Record<string, { s?: unknown }>;
-    const pairs = Object.entries(parsed).map(([name, r]) => `${name} ${String(r?.s ?? "?")}`);
-    return pairs.length > 0 ? pairs.join(", ") : "none";
-  } catch {
-    return "unreadable";
-  }
 }
 
 /** Runs an action on ids (one by one) or, with `--all`, on the filter (a bulk action). */

@@ -7,9 +7,11 @@
  */
 import { z } from "zod";
 import {
+  batchJsonSchema,
   bulkResultJsonSchema,
   deadLetterPageJsonSchema,
   errorJsonSchema,
+  flowJsonSchema,
   jobActionsJsonSchema,
   jobDetailJsonSchema,
   jobPageJsonSchema,
@@ -50,6 +52,18 @@ export const JSON_OUTPUTS: Readonly<Record<string, JsonOutput>> = {
     commands: ["every command with --json, on any failure (exit 2; on standard output)"],
     description: "A failure: its Soniq error code and message.",
     schema: errorJsonSchema,
+  },
+  flow: {
+    commands: ["soniq flows show --json"],
+    description:
+      "A flow (docs/workflows.md): its state, jobs per state and every job, the root first.",
+    schema: flowJsonSchema,
+  },
+  batch: {
+    commands: ["soniq batches show --json"],
+    description:
+      "A batch (docs/workflows.md): open, running or finished, member counts, callbacks and members.",
+    schema: batchJsonSchema,
   },
   setup: {
     commands: ["soniq setup --json"],

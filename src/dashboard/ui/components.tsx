@@ -73,16 +73,19 @@ export function Value({
   label,
 }: {
   value: PreviewData;
-  download: string;
+  /** Where the whole value is downloaded; none: no link (the preview is all there is). */
+  download?: string;
   label: string;
 }) {
   return (
     <section class="value">
       <h3>
         {label} <span class="muted">({value.bytes} bytes)</span>{" "}
-        <a href={download} download data-testid={`download-${label.toLowerCase()}`}>
-          download
-        </a>
+        {download && (
+          <a href={download} download data-testid={`download-${label.toLowerCase()}`}>
+            download
+          </a>
+        )}
       </h3>
       {value.hidden ? (
         <p class="muted">Hidden by default.</p>

@@ -1,7 +1,8 @@
 /**
  * One job (or dead letter): its fields, progress, arguments and result as server-cut previews with
- * download links, the timeline (NACKs, recoveries, retries, cancel requests, dead-letter moves),
- * and the actions the user's access grants.
+ * download links, its checkpoint and durable steps (a frozen step with the operator's answers),
+ * the timeline (NACKs, recoveries, retries, cancel requests, dead-letter moves, the last
+ * checkpoint, steps), and the actions the user's access grants.
  */
 import { useState } from "preact/hooks";
 import type { JobDetailView } from "../../views.js";
@@ -22,9 +23,9 @@ export function JobDetailPage({ me, id, dead }: { me: Me; id: string; dead: bool
     () => api<JobDetailView>("GET", `${base}${showArgs ? "?showArgs=1" : ""}`),
     [id, dead, showArgs],
   );
-  async function act(method: string, path: string, label: string) {
+  async function act(method: string, path: string, label: string, body?: unknown) {
     try {
-      await api(method, path);
+      await api(method, path, body);
       setMessage(`${label}: ok`);
       if (method === "DELETE") location.hash = dead ? "#/dead-letter" : "#/jobs";
       else reload();
@@ -34,6 +35,24 @@ export function JobDetailPage({ me, id, dead }: { me: Me; id: string; dead: bool
   }
   if (!job) return <ErrorLine error={error} />;
   const can = (a: string) => me.actions.includes(a);
+  /** "It happened": asks for the step's result (JSON; empty for none). */
+  function resolveDone(step: string) {
+    const text = window.prompt(`The result of step "${step}" as JSON (empty: no result)`, "");
+    if (text === null) return;
+    let result: unknown;
+    try {
+      result = text.trim() === "" ? undefined : JSON.parse(text);
+    } catch {
+      setMessage(`resolve ${step}: the result is not JSON`);
+      return;
+    }
+    void act("POST", `${base}/resolve-step`, `resolve ${step} (done)`, {
+      step,
+      answer: "done",
+      ...(result === undefined ? {} : { result }),
+    });
+  }
+  const waiting = job.status === "queued" || job.status === "scheduled";
   return (
     <div>
       <h2>
@@ -53,6 +72,14 @@ export function JobDetailPage({ me, id, dead }: { me: Me; id: string; dead: bool
         {!dead && can("jobs.retry") && job.status !== "processing" && (
           <button type="button" onClick={() => act("POST", `${base}/retry`, "retry")}>
             {job.status === "queued" || job.status === "scheduled" ? "Run now" : "Retry"}
+          </button>
+        )}
+        {!dead && can("jobs.clearCheckpoint") && waiting && job.checkpoint && (
+          <button
+            type="button"
+            onClick={() => act("POST", `${base}/clear-checkpoint`, "clear checkpoint")}
+          >
+            Clear checkpoint
           </button>
         )}
         {dead && can("deadLetters.replay") && (
@@ -134,6 +161,56 @@ export function JobDetailPage({ me, id, dead }: { me: Me; id: string; dead: bool
       )}
       <Value value={job.args} download={`${base}/args`} label="Arguments" />
       {!dead && <Value value={job.result} download={`${base}/result`} label="Result" />}
+      {job.checkpoint && (
+        <>
+          <h3>Checkpoint</h3>
+          <p data-testid="checkpoint">
+            {job.checkpoint.count} written; last{" "}
+            {job.checkpoint.at ? <When at={job.checkpoint.at} /> : "—"}; {job.checkpoint.bytes}{" "}
+            bytes
+          </p>
+          <Value value={job.checkpoint.value} label="State" />
+        </>
+      )}
+      {job.steps.length > 0 && (
+        <>
+          <h3>Steps</h3>
+          <Table head={["step", "state", "at", ""]}>
+            {job.steps.map((st) => (
+              <tr key={st.name} data-testid={`step-${st.name}`}>
+                <td class="mono">{st.name}</td>
+                <td>
+                  <Badge word={st.state} />
+                </td>
+                <td>{st.at ? <When at={st.at} /> : ""}</td>
+                <td>
+                  {st.state === "frozen" && waiting && can("jobs.resolveStep") && (
+                    <span class="actions">
+                      <button type="button" onClick={() => resolveDone(st.name)}>
+                        It happened
+                      </button>
+                      <button
+                        type="button"
+                        onClick={() =>
+                          act("POST", `${base}/resolve-step`, `resolve ${st.name} (rerun)`, {
+                            step: st.name,
+                            answer: "rerun",
+                          })
+                        }
+                      >
+                        Run it again
+                      </button>
+                    </span>
+                  )}
+                  {st.state === "frozen" && !can("jobs.resolveStep") && (
+                    <span>outcome unknown: waiting for an operator's answer</span>
+                  )}
+                </td>
+              </tr>
+            ))}
+          </Table>
+        </>
+      )}
       <h3>Timeline</h3>
       <Table head={["at", "event", "attempt", "worker", "detail"]}>
         {job.timeline.map((e, i) => (

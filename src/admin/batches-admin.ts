@@ -1,0 +1,82 @@
+/**
+ * `soniq.batches` (docs/workflows.md, "Batches"): read a batch's members, callbacks and counts;
+ * add members while it is open; seal it. Through the backend's flow store.
+ */
+import type { Backend, FlowJobRow, PgQueryable } from "../backends/contract/index.js";
+import type { BatchJobSpec } from "../jobs/batch.js";
+
+/** A batch as {@link BatchesAdmin.get} returns it. */
+export interface BatchView {
+  id: string;
+  /** `open` (members may be added), `running` (sealed, a member not ended), `finished`. */
+  state: "open" | "running" | "finished";
+  /** Members per outcome: `total`, `pending` (not ended), `done`, `dead`, `cancelled`. */
+  counts: { total: number; pending: number; done: number; dead: number; cancelled: number };
+  /** The callbacks, each with its job id and state (`waiting` until the batch finished). */
+  callbacks: Array<{
+    role: "on_complete" | "on_success" | "on_failure";
+    id: string;
+    state: FlowJobRow["state"];
+  }>;
+  /** The members, by id. */
+  members: FlowJobRow[];
+}
+
+/** What {@link BatchesAdmin} needs. */
+export interface BatchesAdminDeps {
+  backend(): Promise<Backend>;
+  /** Builds and adds members (the instance's job writer). */
+  add(batchId: string, jobs: readonly BatchJobSpec[], connection?: PgQueryable): Promise<string[]>;
+}
+
+/** See the module comment. */
+export class BatchesAdmin {
+  constructor(private readonly deps: BatchesAdminDeps) {}
+
+  /** Batch `id`, or null when no such batch is stored. */
+  async get(id: string): Promise<BatchView | null> {
+    const rows = await (await this.deps.backend()).flows.flowGet({ flowId: id });
+    const self = rows.find((r) => r.role === "batch");
+    if (!self) return null;
+    const members = rows.filter((r) => r.role === "member");
+    const counts = { total: members.length, pending: 0, done: 0, dead: 0, cancelled: 0 };
+    for (const m of members) {
+      if (m.state === "done") counts.done += 1;
+      else if (m.state === "dead") counts.dead += 1;
+      else if (m.state === "cancelled") counts.cancelled += 1;
+      else if (m.state !== "gone") counts.pending += 1;
+    }
+    const callbacks = rows
+      .filter((r) => r.role === "on_complete" || r.role === "on_success" || r.role === "on_failure")
+      .map((r) => ({
+        role: r.role as BatchView["callbacks"][number]["role"],
+        id: r.id,
+        state: r.state,
+      }));
+    const state = self.pending > 0 ? "open" : counts.pending > 0 ? "running" : "finished";
+    return { id, state, counts, callbacks, members };
+  }
+
+  /**
+   * Adds members to open batch `id`; each callback waits for them too.
+   * @returns Their ids, in input order.
+   * @throws SoniqError `NOT_FOUND`, `INVALID_STATE` (sealed), and as `soniq.enqueue`.
+   */
+  add(
+    id: string,
+    jobs: readonly BatchJobSpec[],
+    options: { connection?: PgQueryable } = {},
+  ): Promise<string[]> {
+    return this.deps.add(id, jobs, options.connection);
+  }
+
+  /**
+   * Seals batch `id`: no member can be added, and a callback whose members all ended is released
+   * (or cancelled) in the same transaction.
+   * @returns false when it was sealed already.
+   * @throws SoniqError `NOT_FOUND`.
+   */
+  async seal(id: string): Promise<boolean> {
+    return (await this.deps.backend()).flows.batchSeal({ batchId: id });
+  }
+}

@@ -1,0 +1,85 @@
+/**
+ * The SQLite statements of workflows (contract/flow-store.ts; migration 015), spread into the
+ * catalogue (sql.ts). The release itself is the migration's triggers.
+ */
+import { NOW_MS } from "./clock.js";
+
+/** The waiting instant (migration 015), as SQL. */
+const WAITING = "253402300799999";
+
+export const FLOW_SQL = {
+  /** `@id` → a row when another job waits for job `@id` (finishJob keeps it at retention 0). */
+  flowAwaited: "SELECT 1 AS awaited FROM soniq_job_deps WHERE dep_id = @id LIMIT 1",
+
+  /** `@id` → a row when job `@id` is live. */
+  flowLive: "SELECT 1 AS live FROM soniq_jobs WHERE id = @id",
+
+  /** `@id` → `state` (done, cancelled, dead) and `result` of an ended, still stored job. */
+  flowEnded: `SELECT status AS state, result FROM soniq_finished_jobs WHERE id = @id
+    UNION ALL SELECT 'dead', NULL FROM soniq_dead_letter_jobs WHERE id = @id`,
+
+  /** `@id`: the job just inserted (not due) becomes waiting. */
+  flowMarkWaiting: `UPDATE soniq_jobs SET scheduled_at = ${WAITING}
+    WHERE id = @id AND status = 'queued'`,
+
+  /**
+   * `@id`, `@flowId`, `@runAt` (ms; NULL for a job without edges), `@pending`, `@retentionMs`,
+   * `@role`: one node (a job's, or a batch's own).
+   */
+  flowInsertNode: `INSERT INTO soniq_flow_nodes (job_id, flow_id, run_at, pending, retention_ms,
+      role, created_at)
+    VALUES (@id, @flowId, @runAt, @pending, @retentionMs, @role, ${NOW_MS})`,
+
+  /** `@batchId` → `pending` (1 open, 0 sealed) of the batch's node; none when no such batch. */
+  batchState: `SELECT pending FROM soniq_flow_nodes WHERE job_id = @batchId AND role = 'batch'`,
+
+  /** `@batchId` → its callbacks still waiting for the seal: `job_id`, `on_failure`. */
+  batchCallbacks: `SELECT job_id, on_failure FROM soniq_job_deps
+    WHERE dep_id = @batchId AND dep_state IS NULL`,
+
+  /** `@id`, `@n`: callback `@id` waits for `@n` more members. */
+  batchBump: "UPDATE soniq_flow_nodes SET pending = pending + @n WHERE job_id = @id",
+
+  /** `@batchId`: marks the batch sealed. → changes (0: sealed already, or no such batch). */
+  batchSealNode: `UPDATE soniq_flow_nodes SET pending = 0
+    WHERE job_id = @batchId AND role = 'batch' AND pending > 0`,
+
+  /** `@batchId`: meets the seal edges (the edge triggers release or cancel each callback). */
+  batchSealEdges: `UPDATE soniq_job_deps SET dep_state = 'done'
+    WHERE dep_id = @batchId AND dep_state IS NULL`,
+
+  /** `@jobId`, `@depId`, `@onFailure`: one edge. */
+  flowInsertEdge: `INSERT INTO soniq_job_deps (job_id, dep_id, on_failure)
+    VALUES (@jobId, @depId, @onFailure)`,
+
+  /**
+   * `@jobId`, `@depId`, `@state`, `@result`: records an end that happened before the enqueue;
+   * the edge triggers settle the dependant as for a later end.
+   */
+  flowSettleEnded: `UPDATE soniq_job_deps SET dep_state = @state, dep_result = @result
+    WHERE job_id = @jobId AND dep_id = @depId AND dep_state IS NULL`,
+
+  /** `@jobId` → its edges: `id`, `state`, `result`, `on_failure`, by id. */
+  flowDependencies: `SELECT dep_id AS id, dep_state AS state, dep_result AS result, on_failure
+    FROM soniq_job_deps WHERE job_id = @jobId ORDER BY dep_id`,
+
+  /**
+   * `@flowId` → per job of the flow: `id`, `name`, `state`, `pending`, `depends_on` (a JSON
+   * array), by id.
+   */
+  flowGet: `SELECT n.job_id AS id, n.role, COALESCE(j.name, f.name, d.name) AS name,
+      CASE WHEN j.id IS NOT NULL THEN
+             CASE WHEN j.status = 'queued' AND j.scheduled_at = ${WAITING} THEN 'waiting'
+                  ELSE j.status END
+           WHEN f.id IS NOT NULL THEN f.status
+           WHEN d.id IS NOT NULL THEN 'dead' ELSE 'gone' END AS state,
+      n.pending,
+      (SELECT json_group_array(dep_id) FROM (SELECT e.dep_id FROM soniq_job_deps AS e
+        WHERE e.job_id = n.job_id ORDER BY e.dep_id)) AS depends_on
+    FROM soniq_flow_nodes AS n
+    LEFT JOIN soniq_jobs AS j ON j.id = n.job_id
+    LEFT JOIN soniq_finished_jobs AS f ON f.id = n.job_id
+    LEFT JOIN soniq_dead_letter_jobs AS d ON d.id = n.job_id
+    WHERE n.flow_id = @flowId
+    ORDER BY n.job_id`,
+} as const;
