@@ -141,6 +141,42 @@ describeEachBackend("worker: workflows", (target) => {
     await soniq.close();
   });
 
+  it("delete › a queued dependency deleted by an operator › ends cancelled for its dependants: fail dead-letters, ignore runs, cancel cancels", async () => {
+    const backend = await target.open();
+    const soniq = instanceOn(backend);
+    const later = soniq.job({ name: "wf.later", handler: async () => "never" });
+    const ran: string[] = [];
+    const after = soniq.job({
+      name: "wf.after.deleted",
+      handler: async (args: { tag: string }, ctx) => {
+        ran.push(args.tag);
+        return (await ctx.dependencies()).map((d) => d.state);
+      },
+    });
+    // Due in an hour: still queued when it is deleted.
+    const a = await later.enqueue({}, { delay: 3600 });
+    const failed = await after.enqueue({ tag: "fail" }, { after: [a] });
+    const ignored = await after.enqueue(
+      { tag: "ignore" },
+      { after: [a], onDependencyFailure: "ignore" },
+    );
+    const cancelled = await after.enqueue(
+      { tag: "cancel" },
+      { after: [a], onDependencyFailure: "cancel" },
+    );
+    await soniq.jobs.delete(a);
+    const worker = soniq.worker({ concurrency: 2 });
+    await worker.start();
+    await waitFor(async () => (await stateOf(soniq, ignored)) === "done", 20_000);
+    await worker.stop();
+    expect(await stateOf(soniq, a)).toBe("gone");
+    expect((await soniq.getDeadLetter(failed))?.reason).toBe("dependency_failed");
+    expect(await stateOf(soniq, cancelled)).toBe("cancelled");
+    expect(ran).toEqual(["ignore"]);
+    expect((await soniq.getJob(ignored))?.result).toEqual(["cancelled"]);
+    await soniq.close();
+  });
+
   it("replay › a dead-lettered dependency replayed › re-arms the dependants dead-lettered for it, which then run", async () => {
     const backend = await target.open();
     const soniq = instanceOn(backend);

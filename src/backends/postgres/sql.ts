@@ -969,6 +969,7 @@ export function buildAdminStatements(schema: string) {
   const queues = `${s}.${quoteIdent("soniq_queues")}`;
   const controls = `${s}.${quoteIdent("soniq_job_controls")}`;
   const events = `${s}.${quoteIdent("soniq_job_events")}`;
+  const deps = `${s}.${quoteIdent("soniq_job_deps")}`;
   /** The job tables a listing or count reads: live, finished or both (by the status filter). */
   const tablesOf = (which: JobTables) =>
     which === "live" ? [jobs] : which === "finished" ? [finished] : [jobs, finished];
@@ -1239,7 +1240,9 @@ export function buildAdminStatements(schema: string) {
       FROM target AS t`,
 
     /**
-     * `$1` id: deletes a job that is not processing, with its controls; appends `deleted`.
+     * `$1` id: deletes a job that is not processing, with its controls; appends `deleted`. A
+     * deleted live job that others wait for ends their edges as `cancelled` (workflows: the
+     * edge trigger of migration 019 applies each dependant's failure policy in this statement).
      * → `status` (before), `gone` (0/1); no row when there is no such job.
      */
     jobDelete: `WITH live AS (SELECT id, status FROM ${jobs} WHERE id = $1::uuid FOR UPDATE)${markShared(mark)},
@@ -1262,6 +1265,9 @@ export function buildAdminStatements(schema: string) {
         DELETE FROM ${controls} WHERE job_id IN (SELECT id FROM gone) RETURNING 1
       ), logged AS (
         INSERT INTO ${events} (job_id, kind) SELECT id, 'deleted' FROM gone RETURNING 1
+      ), ended AS (
+        UPDATE ${deps} SET dep_state = 'cancelled'
+        WHERE dep_id IN (SELECT id FROM gone_live) AND dep_state IS NULL RETURNING 1
       )
       SELECT t.status, (SELECT count(*) FROM gone) AS gone,
              (SELECT count(*) FROM cleared) + (SELECT count(*) FROM logged) AS written

@@ -319,14 +319,18 @@ export class SqliteAdminStore implements AdminStore {
     return result.state;
   }
 
-  /** A queued or finished job is deleted from its table, and its dedup key released. */
+  /**
+   * A queued or finished job is deleted from its table, and its dedup key released; the jobs
+   * waiting for a deleted live job see it end `cancelled` (workflows).
+   */
   async jobDelete(params: { id: string }): Promise<JobActionState> {
     return this.conn.use((s) =>
       s.immediate((): JobActionState => {
         const { id } = params;
         type Deleted = { dedup_key: string | null } | undefined;
         let row = s.statement("deleteIdleJob").get({ id }) as Deleted;
-        if (row === undefined) {
+        if (row !== undefined) s.statement("flowEndDeleted").run({ id });
+        else {
           const gone = s.statement("deleteFinishedJob").get({ id }) as GoneRow | undefined;
           if (gone !== undefined) countOne(s, gone, `${gone.status}_gone`);
           row = gone;

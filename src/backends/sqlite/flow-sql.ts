@@ -59,6 +59,13 @@ export const FLOW_SQL = {
   flowSettleEnded: `UPDATE soniq_job_deps SET dep_state = @state, dep_result = @result
     WHERE job_id = @jobId AND dep_id = @depId AND dep_state IS NULL`,
 
+  /**
+   * `@id`: a live job deleted by an operator ends the edges of the jobs waiting for it as
+   * `cancelled` (the edge triggers apply each dependant's failure policy).
+   */
+  flowEndDeleted: `UPDATE soniq_job_deps SET dep_state = 'cancelled'
+    WHERE dep_id = @id AND dep_state IS NULL`,
+
   /** `@jobId` → its edges: `id`, `state`, `result`, `on_failure`, by id. */
   flowDependencies: `SELECT dep_id AS id, dep_state AS state, dep_result AS result, on_failure
     FROM soniq_job_deps WHERE job_id = @jobId ORDER BY dep_id`,
