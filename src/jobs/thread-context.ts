@@ -1,4 +1,4 @@
-import type { ScheduleContext } from "./context.js";
+import type { DependencyResult, ScheduleContext } from "./context.js";
 import type { RateLimited, RateLimitedOptions } from "./rate-limited.js";
 
 /** Why a sync handler is asked to stop. */
@@ -54,6 +54,15 @@ export interface ThreadJobContext {
    *   `CLAIM_LOST` (this worker no longer holds the claim: stop), or a database error's code.
    */
   checkpoint(state: unknown): void;
+  /**
+   * The job's dependencies (workflows: `after`, `soniq.flow`, batch callbacks) as
+   * `[{ id, state, result }]` ordered by id, as `JobContext.dependencies` returns them; an empty
+   * list for a job without dependencies. **Blocks the thread** for one read, made by the worker's
+   * main thread (docs/workflows.md, "Reading dependencies in a handler").
+   * @throws SoniqError `CLAIM_LOST` (this worker no longer holds the claim), a database error's
+   *   code, or `UNEXPECTED` when the worker did not answer within 120 s.
+   */
+  dependencies(): DependencyResult[];
 }
 
 /** Values of the shared stop flag (an `Int32Array` over a `SharedArrayBuffer`, index 0). */

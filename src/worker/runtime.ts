@@ -4,6 +4,7 @@
  * here too, so the public Worker only sequences them.
  */
 import type { Backend, ClaimedJob, JobCheckpointParams } from "../backends/contract/index.js";
+import type { DependencyReader } from "../jobs/context.js";
 import type { JobDefinition } from "../jobs/job-definition.js";
 import type { EventBus } from "../observability/event-bus.js";
 import type { SoniqEventMap } from "../observability/events.js";
@@ -31,6 +32,7 @@ import { RemotePoller } from "./remote-poller.js";
 import { RemoteSubmitter } from "./remote-submit.js";
 import type { ShutdownMachine } from "./shutdown-machine.js";
 import { ThreadCheckpoints } from "./thread-checkpoints.js";
+import { ThreadDependencies } from "./thread-dependencies.js";
 import type { WakeLatch } from "./wake-latch.js";
 import { WorkerMaintenance } from "./worker-maintenance.js";
 import { WorkerSchedules } from "./worker-schedules.js";
@@ -138,6 +140,12 @@ export function buildRuntime(parts: RuntimeParts): WorkerRuntime {
       ),
     maxPayloadBytes: settings.maxPayloadBytes,
   };
+  const readDependencies: DependencyReader = async (jobId) =>
+    (await backend.flows.flowDependencies({ jobId })).map((d) => ({
+      id: d.id,
+      state: d.state,
+      result: d.result === null ? null : JSON.parse(d.result),
+    }));
   const runner = new JobRunner({
     startTtlMs,
     releaseStale: (job) => releaseUnstarted(releaseDeps, [job], "ttl"),
@@ -154,14 +162,10 @@ export function buildRuntime(parts: RuntimeParts): WorkerRuntime {
     remote: remote.submitter,
     rescueRemote: (entry) => remote.pollRunner.rescue(entry),
     resume: { ...resumeDeps, read: (params) => backend.jobResumeRead(params) },
-    dependencies: async (jobId) =>
-      (await backend.flows.flowDependencies({ jobId })).map((d) => ({
-        id: d.id,
-        state: d.state,
-        result: d.result === null ? null : JSON.parse(d.result),
-      })),
+    dependencies: readDependencies,
   });
   threads.checkpoints = new ThreadCheckpoints(workerId, table, resumeDeps);
+  threads.dependencies = new ThreadDependencies(workerId, table, readDependencies);
   const remotePoller =
     remote.definitions.size === 0
       ? undefined

@@ -12,6 +12,7 @@ import { RateLimited, rateLimited } from "../jobs/rate-limited.js";
 import { Snooze } from "../jobs/snooze.js";
 import { checkpointFromThread } from "../jobs/thread-checkpoint.js";
 import { STOP_FLAG, type StopReason, type ThreadJobContext } from "../jobs/thread-context.js";
+import { dependenciesFromThread } from "../jobs/thread-dependencies.js";
 import { toThreadErrorRecord } from "./thread-error.js";
 import type { ThreadCheck, ThreadOutcome, ThreadTask } from "./thread-task.js";
 
@@ -71,6 +72,11 @@ async function run(task: ThreadTask): Promise<ThreadOutcome> {
         jobId: task.ctx.jobId,
         claimToken: task.claimToken,
         state,
+      }),
+    dependencies: () =>
+      dependenciesFromThread(task.ctx.workerId, {
+        jobId: task.ctx.jobId,
+        claimToken: task.claimToken,
       }),
   };
   const value = await fn(task.args, ctx);

@@ -8,6 +8,7 @@ import { errorText } from "./error-text.js";
 import { Permits } from "./permits.js";
 import type { ThreadRunner } from "./run-sync-handler.js";
 import type { ThreadCheckpoints } from "./thread-checkpoints.js";
+import type { ThreadDependencies } from "./thread-dependencies.js";
 import { ThreadPool } from "./thread-pool.js";
 
 /** See the module comment. */
@@ -35,9 +36,15 @@ export class WorkerThreads implements ThreadRunner {
   /** Answers the threads' `ctx.checkpoint` while the pool is open (thread-checkpoints.ts). */
   checkpoints: ThreadCheckpoints | undefined;
 
-  /** The pool, created on first use (with the checkpoint channel). */
+  /** Answers the threads' `ctx.dependencies()` while the pool is open (thread-dependencies.ts). */
+  dependencies: ThreadDependencies | undefined;
+
+  /** The pool, created on first use (with the checkpoint and dependency channels). */
   pool(): ThreadPool {
-    if (!this.threadPool) this.checkpoints?.open();
+    if (!this.threadPool) {
+      this.checkpoints?.open();
+      this.dependencies?.open();
+    }
     this.threadPool ??= new ThreadPool(this.poolSize);
     return this.threadPool;
   }
@@ -67,6 +74,7 @@ export class WorkerThreads implements ThreadRunner {
     const pool = this.threadPool;
     this.threadPool = undefined;
     this.checkpoints?.close();
+    this.dependencies?.close();
     if (!pool) return;
     await pool.destroy().catch((err: unknown) => {
       logger.warn({ err: errorText(err, 300) }, "closing the sync-handler thread pool failed");

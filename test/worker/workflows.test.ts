@@ -177,6 +177,33 @@ describeEachBackend("worker: workflows", (target) => {
     await soniq.close();
   });
 
+  it("sync handler › ctx.dependencies() on a thread › blocks for the read and returns each state and result, one above 64 KiB included", async () => {
+    const backend = await target.open();
+    const soniq = instanceOn(backend);
+    const part = soniq.job({
+      name: "wf.part.sized",
+      handler: async (args: { size: number }) => "x".repeat(args.size),
+    });
+    const reader = soniq.syncJob({
+      name: "wf.thread.reader",
+      handlerModule: new URL("../fixtures/thread-handlers.mjs", import.meta.url),
+      exportName: "dependencyReader",
+    });
+    const small = await part.enqueue({ size: 10 });
+    const large = await part.enqueue({ size: 200_000 });
+    const id = await reader.enqueue({}, { after: [small, large] });
+    const worker = soniq.worker({ concurrency: 2 });
+    await worker.start();
+    await waitFor(async () => (await soniq.getJob(id))?.status === "done", 20_000);
+    await worker.stop();
+    const expected = [
+      { id: small, state: "done", length: 12 },
+      { id: large, state: "done", length: 200_002 },
+    ].sort((a, b) => (a.id < b.id ? -1 : 1));
+    expect((await soniq.getJob(id))?.result).toEqual(expected);
+    await soniq.close();
+  });
+
   it("replay › a dead-lettered dependency replayed › re-arms the dependants dead-lettered for it, which then run", async () => {
     const backend = await target.open();
     const soniq = instanceOn(backend);
