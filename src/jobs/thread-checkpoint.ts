@@ -1,15 +1,15 @@
 /**
  * `ctx.checkpoint` for sync handlers (docs/checkpoints.md, "Thread (sync) handlers"): the
- * message a worker thread sends its worker's main thread, and the reply buffer it blocks on.
+ * message a worker thread sends its worker's main thread, and the reply buffer it blocks on
+ * (thread-request.ts).
  *
  * The thread posts `{ jobId, claimToken, state, reply }` on the worker's broadcast channel
- * ({@link checkpointChannelName}) and waits (`Atomics.wait`) on `reply`, an `Int32Array` over a
+ * ({@link checkpointChannelName}) and waits on `reply`, an `Int32Array` over a
  * `SharedArrayBuffer`: [0] status (0 pending, 1 durable, 2 refused), [1] length of the error's
  * UTF-8 JSON text (`{ code, message }`) from byte 8. The main thread writes the checkpoint with
  * the job's claim (fenced) and answers.
  */
-import { BroadcastChannel } from "node:worker_threads";
-import { SoniqError, type SoniqErrorCode } from "../errors.js";
+import { postAndWait, readReplyText, replyError, writeErrorText } from "./thread-request.js";
 
 /** Bytes of a reply buffer: the header and at most this much error text. */
 export const REPLY_BYTES = 8 + 2048;
@@ -37,16 +37,11 @@ export function checkpointChannelName(workerId: string): string {
 export function answer(reply: SharedArrayBuffer, error?: { code: string; message: string }): void {
   const ints = new Int32Array(reply, 0, 2);
   if (error) {
-    const bytes = new TextEncoder().encode(JSON.stringify(error)).subarray(0, REPLY_BYTES - 8);
-    new Uint8Array(reply, 8).set(bytes);
-    Atomics.store(ints, 1, bytes.length);
+    Atomics.store(ints, 1, writeErrorText(reply, error));
     Atomics.store(ints, 0, REPLY.refused);
   } else Atomics.store(ints, 0, REPLY.durable);
   Atomics.notify(ints, 0);
 }
-
-let channel: BroadcastChannel | undefined;
-let channelName: string | undefined;
 
 /**
  * The thread side: posts the request and blocks until the main thread answered.
@@ -57,34 +52,13 @@ export function checkpointFromThread(
   workerId: string,
   request: Omit<ThreadCheckpointRequest, "reply">,
 ): void {
-  const name = checkpointChannelName(workerId);
-  if (channel === undefined || channelName !== name) {
-    channel?.close();
-    channel = new BroadcastChannel(name);
-    channelName = name;
-    (channel as BroadcastChannel & { unref?: () => void }).unref?.();
-  }
   const reply = new SharedArrayBuffer(REPLY_BYTES);
-  channel.postMessage({ ...request, reply } satisfies ThreadCheckpointRequest);
-  const ints = new Int32Array(reply, 0, 2);
-  if (Atomics.wait(ints, 0, REPLY.pending, CHECKPOINT_WAIT_MS) === "timed-out") {
-    throw new SoniqError(
-      "UNEXPECTED",
-      `ctx.checkpoint: no answer from the worker within ${CHECKPOINT_WAIT_MS} ms`,
-    );
-  }
-  if (Atomics.load(ints, 0) === REPLY.durable) return;
-  const length = Atomics.load(ints, 1);
-  const text = new TextDecoder().decode(new Uint8Array(reply, 8, length).slice());
-  let parsed: { code?: string; message?: string } = {};
-  try {
-    parsed = JSON.parse(text) as typeof parsed;
-  } catch {
-    parsed = { message: text };
-  }
-  const error = new SoniqError(
-    (parsed.code ?? "UNEXPECTED") as SoniqErrorCode,
-    (parsed.message ?? "ctx.checkpoint failed").replace(/^[A-Z_]+: /, ""),
+  const ints = postAndWait(
+    checkpointChannelName(workerId),
+    { ...request, reply } satisfies ThreadCheckpointRequest,
+    CHECKPOINT_WAIT_MS,
+    "ctx.checkpoint",
   );
-  throw error;
+  if (Atomics.load(ints, 0) === REPLY.durable) return;
+  throw replyError(readReplyText(reply, Atomics.load(ints, 1)), "ctx.checkpoint failed");
 }

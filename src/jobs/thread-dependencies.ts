@@ -10,9 +10,8 @@
  * (`{ code, message }`), or, for `too_small`, nothing: [1] is then the length the answer needs,
  * and the thread asks again with a buffer that large.
  */
-import { BroadcastChannel } from "node:worker_threads";
-import { SoniqError, type SoniqErrorCode } from "../errors.js";
 import type { DependencyResult } from "./context.js";
+import { postAndWait, readReplyText, replyError, writeErrorText } from "./thread-request.js";
 
 /** Bytes of a first reply buffer's text (a larger answer is asked again with its own size). */
 export const FIRST_REPLY_TEXT_BYTES = 64 * 1024;
@@ -37,61 +36,27 @@ export function dependenciesChannelName(workerId: string): string {
 
 /**
  * Writes a reply (main thread) and wakes the waiting thread: the dependencies, or an error.
- * An answer longer than the buffer is answered `too_small` with the length it needs.
+ * Dependencies longer than the buffer are answered `too_small` with the length they need.
  */
 export function answerDependencies(
   reply: SharedArrayBuffer,
   answer: { dependencies: DependencyResult[] } | { error: { code: string; message: string } },
 ): void {
   const ints = new Int32Array(reply, 0, 2);
-  const ok = "dependencies" in answer;
-  const bytes = new TextEncoder().encode(JSON.stringify(ok ? answer.dependencies : answer.error));
-  const room = reply.byteLength - 8;
-  if (bytes.length > room) {
-    if (ok) {
-      Atomics.store(ints, 1, bytes.length);
+  if ("error" in answer) {
+    Atomics.store(ints, 1, writeErrorText(reply, answer.error));
+    Atomics.store(ints, 0, DEPENDENCIES_REPLY.refused);
+  } else {
+    const bytes = new TextEncoder().encode(JSON.stringify(answer.dependencies));
+    Atomics.store(ints, 1, bytes.length);
+    if (bytes.length > reply.byteLength - 8) {
       Atomics.store(ints, 0, DEPENDENCIES_REPLY.too_small);
     } else {
-      const cut = bytes.subarray(0, room);
-      new Uint8Array(reply, 8).set(cut);
-      Atomics.store(ints, 1, cut.length);
-      Atomics.store(ints, 0, DEPENDENCIES_REPLY.refused);
+      new Uint8Array(reply, 8).set(bytes);
+      Atomics.store(ints, 0, DEPENDENCIES_REPLY.ok);
     }
-  } else {
-    new Uint8Array(reply, 8).set(bytes);
-    Atomics.store(ints, 1, bytes.length);
-    Atomics.store(ints, 0, ok ? DEPENDENCIES_REPLY.ok : DEPENDENCIES_REPLY.refused);
   }
   Atomics.notify(ints, 0);
-}
-
-let channel: BroadcastChannel | undefined;
-let channelName: string | undefined;
-
-/** One request with a reply buffer of `textBytes`; blocks until answered. */
-function ask(name: string, request: Omit<ThreadDependenciesRequest, "reply">, textBytes: number) {
-  if (channel === undefined || channelName !== name) {
-    channel?.close();
-    channel = new BroadcastChannel(name);
-    channelName = name;
-    (channel as BroadcastChannel & { unref?: () => void }).unref?.();
-  }
-  const reply = new SharedArrayBuffer(8 + textBytes);
-  channel.postMessage({ ...request, reply } satisfies ThreadDependenciesRequest);
-  const ints = new Int32Array(reply, 0, 2);
-  if (Atomics.wait(ints, 0, DEPENDENCIES_REPLY.pending, DEPENDENCIES_WAIT_MS) === "timed-out") {
-    throw new SoniqError(
-      "UNEXPECTED",
-      `ctx.dependencies: no answer from the worker within ${DEPENDENCIES_WAIT_MS} ms`,
-    );
-  }
-  const status = Atomics.load(ints, 0);
-  const length = Atomics.load(ints, 1);
-  const text =
-    status === DEPENDENCIES_REPLY.too_small
-      ? ""
-      : new TextDecoder().decode(new Uint8Array(reply, 8, length).slice());
-  return { status, length, text };
 }
 
 /**
@@ -105,25 +70,24 @@ export function dependenciesFromThread(
   workerId: string,
   request: Omit<ThreadDependenciesRequest, "reply">,
 ): DependencyResult[] {
-  const name = dependenciesChannelName(workerId);
   let textBytes = FIRST_REPLY_TEXT_BYTES;
   for (;;) {
-    const { status, length, text } = ask(name, request, textBytes);
-    if (status === DEPENDENCIES_REPLY.ok) return JSON.parse(text) as DependencyResult[];
+    const reply = new SharedArrayBuffer(8 + textBytes);
+    const ints = postAndWait(
+      dependenciesChannelName(workerId),
+      { ...request, reply } satisfies ThreadDependenciesRequest,
+      DEPENDENCIES_WAIT_MS,
+      "ctx.dependencies",
+    );
+    const status = Atomics.load(ints, 0);
+    const length = Atomics.load(ints, 1);
     if (status === DEPENDENCIES_REPLY.too_small) {
       // An ignored dependency may end between two asks: leave room for its result.
       textBytes = length + FIRST_REPLY_TEXT_BYTES;
       continue;
     }
-    let parsed: { code?: string; message?: string } = {};
-    try {
-      parsed = JSON.parse(text) as typeof parsed;
-    } catch {
-      parsed = { message: text };
-    }
-    throw new SoniqError(
-      (parsed.code ?? "UNEXPECTED") as SoniqErrorCode,
-      (parsed.message ?? "ctx.dependencies failed").replace(/^[A-Z_]+: /, ""),
-    );
+    const text = readReplyText(reply, length);
+    if (status === DEPENDENCIES_REPLY.ok) return JSON.parse(text) as DependencyResult[];
+    throw replyError(text, "ctx.dependencies failed");
   }
 }
