@@ -82,7 +82,9 @@ export type SoniqErrorCode =
   /** `waitFor`: the job was cancelled. */
   | "JOB_CANCELLED"
   /** `waitFor`: the job did not finish within the wait's `timeout`. */
-  | "WAIT_TIMEOUT";
+  | "WAIT_TIMEOUT"
+  /** `waitFor`: the wait's `signal` was aborted (its reason is the error's `cause`). */
+  | "WAIT_ABORTED";
 
 /**
  * Marks a SoniqError across copies of this module: a job module the CLI loads through tsx's

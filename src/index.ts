@@ -100,6 +100,7 @@ export {
   ShutdownTimeoutError,
 } from "./jobs/context.js";
 export type { EnqueueOptions } from "./jobs/enqueue-options.js";
+export type { EnqueuedJob } from "./jobs/enqueued-job.js";
 export type { RemoteJobOptions } from "./jobs/job-definition.js";
 export {
   JobDefinition,
