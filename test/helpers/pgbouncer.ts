@@ -46,6 +46,8 @@ export interface PgBouncer {
   port: number;
   /** Stops it (SIGTERM, then SIGKILL after 5 s) and waits for its exit. */
   stop(): Promise<void>;
+  /** Sends it a signal (SIGSTOP / SIGCONT: a pooler that stops answering, then answers again). */
+  kill(signal: NodeJS.Signals): void;
 }
 
 /** A TCP port nobody listens on right now (the kernel's pick). */
@@ -115,10 +117,15 @@ export async function startPgBouncer(options: PgBouncerOptions = {}): Promise<Pg
   let gone = false;
   void exited.then(() => {
     gone = true;
+    if (process.env.PGBOUNCER_DEBUG) console.error(`pgbouncer exited:\n${output}`);
   });
   const url = `postgres://${encodeURIComponent(decodeURIComponent(target.username) || "postgres")}@127.0.0.1:${port}/test`;
+  const kill = (signal: NodeJS.Signals) => {
+    if (!gone) child.kill(signal);
+  };
   const stop = async () => {
     if (gone) return;
+    child.kill("SIGCONT");
     child.kill("SIGTERM");
     const timer = setTimeout(() => child.kill("SIGKILL"), 5000);
     await exited;
@@ -131,7 +138,7 @@ export async function startPgBouncer(options: PgBouncerOptions = {}): Promise<Pg
     try {
       await client.connect();
       await client.query("SELECT 1");
-      return { url, port, stop };
+      return { url, port, stop, kill };
     } catch (err) {
       if (Date.now() > deadline) {
         await stop();
