@@ -145,6 +145,25 @@ describePostgres("waitFor on PostgreSQL: finish notices", () => {
     await waitAcross(schema, open(schema), open(schema), "none");
   }, 90_000);
 
+  it("waitFor › the job finished by a worker of the same instance (its own pool's NOTIFY) › the notice still reaches the wait", async () => {
+    const schema = await fresh();
+    const soniq = open(schema);
+    const render = renderJob(soniq);
+    const backend = (await soniq.backend()) as PostgresBackend;
+    const job = render.enqueue({ page: 3 });
+    const result = job.result({ timeout: 60 });
+    await waitFor(
+      () => backend.finishNotices.size === 1 && (backend.notifier as PgNotifier).listening,
+      15_000,
+      "the wait registered and LISTEN in place",
+    );
+    // The finishing statement runs on this instance's pool, whose NOTIFYs the listener skips as
+    // wake-ups; a finish notice is routed before that skip. No polling would end this wait.
+    await startWorker(soniq);
+    expect(await result).toEqual({ page: 3 });
+    expect(await waitRows(schema)).toBe(0);
+  }, 60_000);
+
   it("waitFor › a timeout or an abort › WAIT_TIMEOUT / WAIT_ABORTED (the reason as cause), the registration and listener released, the job untouched", async () => {
     const schema = await fresh();
     const soniq = open(schema);
