@@ -164,7 +164,7 @@ describePostgres("waitFor on PostgreSQL: finish notices", () => {
     expect(await waitRows(schema)).toBe(0);
   }, 60_000);
 
-  it("waitFor › a timeout or an abort › WAIT_TIMEOUT / WAIT_ABORTED (the reason as cause), the registration and listener released, the job untouched", async () => {
+  it("waitFor › a timeout or an abort › WAIT_TIMEOUT / WAIT_ABORTED (the reason as cause), the registration and listener released, the job untouched; the instance closed › CLOSED", async () => {
     const schema = await fresh();
     const soniq = open(schema);
     const render = renderJob(soniq);
@@ -188,6 +188,13 @@ describePostgres("waitFor on PostgreSQL: finish notices", () => {
     expect(backend.finishNotices.size).toBe(0);
     await waitFor(async () => (await waitRows(schema)) === 0, 10_000, "the row released");
     expect((await soniq.jobs.get(await job))?.status).toBe("queued");
+
+    // A wait in progress when the instance closes ends with CLOSED, not never.
+    const pending = job.result().catch((e: unknown) => e);
+    await waitFor(() => backend.finishNotices.size === 1, 15_000, "the wait registered");
+    await soniq.close();
+    const closed = await pending;
+    expect(isSoniqError(closed, "CLOSED"), String(closed)).toBe(true);
   }, 60_000);
 
   it("waitFor › 40 waits at once, jobs finished by another instance as they register › every result, one LISTEN connection, nothing left", async () => {

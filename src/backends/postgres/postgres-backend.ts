@@ -260,11 +260,14 @@ export class PostgresBackend extends DelegatingStores implements Backend {
 
   /**
    * Stops the LISTEN connection, waits for the calls already in flight to settle, then ends the
-   * pool. See {@link Backend.close}.
+   * pool; a `waitFor` in progress rejects with `CLOSED`. See {@link Backend.close}.
    */
   close(): Promise<void> {
     this.handOff.close();
-    return this.conn.close(() => this.wakeUps.close());
+    const closing = this.conn.close(() => this.wakeUps.close());
+    // Waits read once more and meet CLOSED, instead of waiting for a notice that cannot come.
+    this.finishNotices.recheck();
+    return closing;
   }
 
   /** The database's `now()`. */
