@@ -1,8 +1,30 @@
 import { defineConfig } from "vitest/config";
 
+/**
+ * The worker suite's files with PostgreSQL cases (describeEachBackend, test/helpers/
+ * backend-targets.ts): the `pgbouncer` project runs them once more, on PostgreSQL only, through a
+ * real PgBouncer in transaction mode (issue 31: "the contract and worker suites pass through
+ * PgBouncer"; the contract suite does it in test/contract/pgbouncer.test.ts). A worker file that
+ * gains describeEachBackend belongs here.
+ */
+const WORKER_SUITE_ON_POSTGRES = [
+  "test/worker/bulk-bounds.test.ts",
+  "test/worker/checkpoints.test.ts",
+  "test/worker/concurrency-keys.test.ts",
+  "test/worker/drain-outcomes.test.ts",
+  "test/worker/hostile-input.test.ts",
+  "test/worker/job-history.test.ts",
+  "test/worker/job-versions.test.ts",
+  "test/worker/prefetch.test.ts",
+  "test/worker/rate-limited.test.ts",
+  "test/worker/rate-limits.test.ts",
+  "test/worker/waiting-for-worker.test.ts",
+  "test/worker/worker.test.ts",
+  "test/worker/workflows.test.ts",
+];
+
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts"],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: "forks",
@@ -14,5 +36,16 @@ export default defineConfig({
     reporters: ["default", "./test/helpers/slowest-files-reporter.ts"],
     // Each test file removes the temporary directories it made, even one that forgets to.
     setupFiles: ["test/helpers/remove-temp-dirs.ts"],
+    projects: [
+      { extends: true, test: { name: "default", include: ["test/**/*.test.ts"] } },
+      {
+        extends: true,
+        test: {
+          name: "pgbouncer",
+          include: WORKER_SUITE_ON_POSTGRES,
+          globalSetup: ["test/helpers/pgbouncer-global.ts"],
+        },
+      },
+    ],
   },
 });

@@ -33,6 +33,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs, promisify } from "node:util";
 import Database from "better-sqlite3";
 import pg from "pg";
+import { type PgBouncer, startPgBouncer } from "../test/helpers/pgbouncer-process.js";
 import { type FaultKind, faultPlan, jobSpec, type PlannedFault } from "./plan.js";
 import { readProviderState, settleRemote } from "./remote-phase.js";
 import { analyzeRemote, countRemoteLines, type RemoteLogCounts } from "./remote-report.js";
@@ -84,6 +85,9 @@ const USAGE = `usage: node --import tsx chaos/run.ts [options]   (after npm run 
   --seed N                         the plan's seed (jobs and fault schedule); default random
   --database-url URL               PostgreSQL (default TEST_DATABASE_URL or postgres://postgres@127.0.0.1:5432/test)
   --no-pg-restart                  do not restart PostgreSQL (reported as skipped)
+  --pgbouncer                      PostgreSQL workers through Debian's PgBouncer in transaction mode
+                                   (started by the harness; pooler "transaction", LISTEN direct via
+                                   listenUrl); setup, the producer and the checks stay direct
   --keep                           keep the run directory, schemas and files
 The PostgreSQL restart runs CHAOS_PG_RESTART (a shell command) if set, else
 pg_ctlcluster --skip-systemctl-redirect <version> main restart.`;
@@ -99,6 +103,7 @@ const { values: flags } = parseArgs({
     seed: { type: "string" },
     "database-url": { type: "string" },
     "no-pg-restart": { type: "boolean", default: false },
+    pgbouncer: { type: "boolean", default: false },
     keep: { type: "boolean", default: false },
     help: { type: "boolean", default: false },
   },
@@ -142,6 +147,7 @@ const config = {
     process.env.TEST_DATABASE_URL ??
     "postgres://postgres@127.0.0.1:5432/test",
   pgRestart: !flags["no-pg-restart"],
+  pgbouncer: flags.pgbouncer === true,
   keep: flags.keep === true,
 };
 
@@ -755,9 +761,31 @@ async function runBackend(kind: "postgres" | "sqlite"): Promise<BackendResult> {
   await createRunLog(store.runLog);
   const providerStateFile = join(dir, "provider.json");
   const provider = await startProvider(providerStateFile, dir);
+  // --pgbouncer: the workers' pools go through a transaction-mode PgBouncer, LISTEN straight to
+  // PostgreSQL (docs/backends.md, "Behind PgBouncer in transaction mode").
+  let bouncer: PgBouncer | undefined;
+  if (kind === "postgres" && config.pgbouncer) {
+    // Room for every worker's pool (workers x poolSize) and the replacements' overlap.
+    bouncer = await startPgBouncer({
+      target: config.databaseUrl,
+      dir,
+      poolSize: (config.workers + 2) * SETTINGS.poolSize,
+    });
+    const started = bouncer;
+    process.once("exit", () => started.kill("SIGKILL"));
+    log(`${kind}: workers through PgBouncer (transaction mode) at ${bouncer.url}`);
+  }
+  const pooled: Record<string, string> = bouncer
+    ? {
+        SONIQ_DATABASE_URL: bouncer.url,
+        SONIQ_POOLER: "transaction",
+        SONIQ_LISTEN_URL: config.databaseUrl,
+      }
+    : {};
 
   const workerEnv = childEnv({
     ...store.env,
+    ...pooled,
     SONIQ_HEARTBEAT_INTERVAL: String(SETTINGS.heartbeatInterval),
     SONIQ_HEARTBEAT_TIMEOUT: String(SETTINGS.heartbeatTimeout),
     SONIQ_SHUTDOWN_TIMEOUT: String(SETTINGS.shutdownTimeout),
@@ -1035,6 +1063,7 @@ async function runBackend(kind: "postgres" | "sqlite"): Promise<BackendResult> {
     if (existsSync(w.logFile))
       countRemoteLines(readFileSync(w.logFile, "utf8").split("\n"), remoteLogs);
   await provider.stop();
+  await bouncer?.stop();
   const remoteAnalysis = analyzeRemote({
     seed: config.seed,
     jobs: remote.jobs,
@@ -1121,6 +1150,6 @@ if (failed.length > 0 || exitCode !== 0) {
   process.stdout.write("\nPASSED: every must-be-zero check is zero.\n");
 }
 process.stdout.write(
-  `reproduce: npm run build && node --import tsx chaos/run.ts${short ? " --short" : ""} --backend ${flags.backend} --jobs ${config.jobs} --remote-jobs ${config.remoteJobs} --workers ${config.workers} --duration ${config.duration} --seed ${config.seed}\n`,
+  `reproduce: npm run build && node --import tsx chaos/run.ts${short ? " --short" : ""} --backend ${flags.backend} --jobs ${config.jobs} --remote-jobs ${config.remoteJobs} --workers ${config.workers} --duration ${config.duration} --seed ${config.seed}${config.pgbouncer ? " --pgbouncer" : ""}\n`,
 );
 process.exit(exitCode);

@@ -101,7 +101,9 @@ export type SoniqErrorCode =
    * An effect step (`ctx.step(name, fn, { effect: true })`) was running when an earlier attempt
    * ended: its outcome is unknown, so the job is frozen for an operator (docs/checkpoints.md).
    */
-  | "STEP_OUTCOME_UNKNOWN";
+  | "STEP_OUTCOME_UNKNOWN"
+  /** `waitFor`: the wait's `signal` was aborted (its reason is the error's `cause`). */
+  | "WAIT_ABORTED";
 
 /**
  * Marks a SoniqError across copies of this module: a job module the CLI loads through tsx's

@@ -117,6 +117,7 @@ export {
   type StepOptions,
 } from "./jobs/context.js";
 export type { EnqueueOptions } from "./jobs/enqueue-options.js";
+export type { EnqueuedJob } from "./jobs/enqueued-job.js";
 export type { FlowOptions, FlowSpec } from "./jobs/flow.js";
 export type { RemoteJobOptions } from "./jobs/job-definition.js";
 export {

@@ -18,6 +18,7 @@ import {
   checkMembers,
 } from "./jobs/batch.js";
 import type { EnqueueOptions } from "./jobs/enqueue-options.js";
+import { type EnqueuedJob, enqueuedJob } from "./jobs/enqueued-job.js";
 import { type FlowOptions, type FlowSpec, flattenFlow } from "./jobs/flow.js";
 import {
   JobDefinition,
@@ -376,11 +377,23 @@ export class Soniq implements JobEnqueuer {
 
   /**
    * Enqueues by name. The name must be registered unless `rejectUnknownJobs` is false.
-   * Returns the job id (or the existing id for a duplicate).
+   * Returns the promise of the job id (or the existing id for a duplicate), which also has
+   * `result(options)`: waits for the job's result (`unknown`; a definition's `enqueue` types it),
+   * see {@link EnqueuedJob}.
    * @throws SoniqError `UNKNOWN_JOB`, `INVALID_JOB_NAME`, `INVALID_ARGS`, `INVALID_PAYLOAD`,
    * `INVALID_ENQUEUE_OPTION`, `UNSUPPORTED` (`connection` off PostgreSQL).
    */
-  async enqueue(name: string, args: unknown, options: EnqueueOptions = {}): Promise<string> {
+  enqueue(name: string, args: unknown, options: EnqueueOptions = {}): EnqueuedJob<unknown> {
+    return enqueuedJob(this.enqueueByName(name, args, options), (id, waitOptions) =>
+      this.jobs.waitFor(id, waitOptions),
+    );
+  }
+
+  private async enqueueByName(
+    name: string,
+    args: unknown,
+    options: EnqueueOptions,
+  ): Promise<string> {
     const item = { definition: () => this.jobRegistry.definitionFor(name), name, args, options };
     const [id] = await this.enqueued(await this.writer.enqueue([item], options.connection));
     return id as string;

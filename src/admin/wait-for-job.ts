@@ -1,11 +1,14 @@
 /**
  * `soniq.jobs.waitFor(id)`: waits until a job is finished, wherever it runs, and settles with
- * its result or its final error. It reads the job's row at a bounded, growing interval (50 ms,
- * then × 1.5 up to 1 s) while it waits: on SQLite and in memory that is the design; on
- * PostgreSQL a completion notification is planned (docs/operations.md, "Waiting for a job's
- * result").
+ * its result or its final error (docs/operations.md, "Waiting for a job's result").
+ *
+ * How it learns of the end: on PostgreSQL (with a LISTEN connection) it registers the wait and
+ * reads the job's row once, then again only when the finishing statement's notice arrives (or
+ * LISTEN was re-established): nothing is read while the job runs. Elsewhere — SQLite, memory,
+ * PostgreSQL behind a transaction-mode pooler without `listenUrl`, or while LISTEN is lost — it
+ * reads at a bounded, growing interval (50 ms, then × 1.5 up to 1 s).
  */
-import type { Backend } from "../backends/contract/index.js";
+import type { Backend, FinishWatch } from "../backends/contract/index.js";
 import { SoniqError } from "../errors.js";
 
 /** Options of {@link waitForJob}. */
@@ -15,7 +18,10 @@ export interface WaitForOptions {
    * `SoniqError("WAIT_TIMEOUT")` and the job is left as it is. Default: no bound.
    */
   timeout?: number;
-  /** Aborting it ends the wait at once, rejecting with the signal's reason; the job is untouched. */
+  /**
+   * Aborting it ends the wait at once, rejecting with `SoniqError("WAIT_ABORTED")` (the signal's
+   * reason as its `cause`); the job is untouched.
+   */
   signal?: AbortSignal;
 }
 
@@ -32,7 +38,8 @@ const MAX_MS = 1000;
  * error; `details`: `jobId`, `reason`, `attempts`, `lastError`); `JOB_CANCELLED` when it was
  * cancelled; `NOT_FOUND` when no such job exists (never enqueued, deleted, or finished with
  * nothing kept: `resultRetention` 0, or pruned); `WAIT_TIMEOUT` past `timeout`;
- * `INVALID_OPTION` for a bad `timeout` or `signal`; the signal's reason when it is aborted.
+ * `INVALID_OPTION` for a bad `timeout` or `signal`; `WAIT_ABORTED` (the signal's reason as
+ * `cause`) when the signal is aborted; the store's errors (e.g. `CLOSED`, connection errors).
  */
 export async function waitForJob(
   backend: () => Promise<Backend>,
@@ -43,23 +50,89 @@ export async function waitForJob(
     throw new SoniqError("INVALID_INPUT", "waitFor(id) takes a job id");
   }
   const { timeout, signal } = checkOptions(options);
-  signal?.throwIfAborted();
+  if (signal?.aborted) throw aborted(id, signal);
   const deadline = timeout === undefined ? undefined : Date.now() + timeout * 1000;
   const store = await backend();
-  let interval = FIRST_MS;
-  for (;;) {
-    const settled = await readOutcome(store, id);
-    if (settled) return settled.result;
-    const left = deadline === undefined ? interval : Math.min(interval, deadline - Date.now());
-    if (left <= 0) {
-      throw new SoniqError(
-        "WAIT_TIMEOUT",
-        `job ${id} did not finish within ${timeout} s (it is left as it is)`,
-        { details: { jobId: id, timeoutSeconds: timeout } },
-      );
+  const bell = new Bell();
+  let watch: FinishWatch | undefined;
+  try {
+    watch = await store.finishNotices?.watch(id, () => bell.ring());
+    let interval = FIRST_MS;
+    for (;;) {
+      if (signal?.aborted) throw aborted(id, signal);
+      const settled = await readOutcome(store, id);
+      if (settled) return settled.result;
+      // A live watch is rung when the job finishes: no reads meanwhile, only the deadline.
+      const live = watch?.live === true;
+      const left = deadline === undefined ? undefined : deadline - Date.now();
+      if (left !== undefined && left <= 0) {
+        throw new SoniqError(
+          "WAIT_TIMEOUT",
+          `job ${id} did not finish within ${timeout} s (it is left as it is)`,
+          { details: { jobId: id, timeoutSeconds: timeout } },
+        );
+      }
+      const wait = live ? left : Math.min(interval, left ?? interval);
+      const outcome = await bell.wait(wait, signal);
+      if (outcome === "aborted" && signal) throw aborted(id, signal);
+      if (!live && outcome === "timer") interval = Math.min(MAX_MS, Math.round(interval * 1.5));
     }
-    await pause(left, signal);
-    interval = Math.min(MAX_MS, Math.round(interval * 1.5));
+  } finally {
+    await watch?.release();
+  }
+}
+
+/** The coded error of an aborted wait. */
+function aborted(id: string, signal: AbortSignal): SoniqError {
+  return new SoniqError(
+    "WAIT_ABORTED",
+    `the wait for job ${id} was aborted (the job is untouched)`,
+    {
+      cause: signal.reason,
+      details: { jobId: id },
+    },
+  );
+}
+
+/**
+ * A wake-up for one waiter: {@link ring} (a notice) settles the current {@link wait}, or the
+ * next one at once when nobody was waiting (a notice that came while the row was being read).
+ */
+class Bell {
+  private rung = false;
+  private wake: (() => void) | null = null;
+
+  ring(): void {
+    if (this.wake) this.wake();
+    else this.rung = true;
+  }
+
+  /**
+   * Resolves `"rung"` on a ring, `"timer"` after `ms` (never when undefined), `"aborted"` when
+   * the signal aborts; removes its timer and listener either way.
+   */
+  wait(
+    ms: number | undefined,
+    signal: AbortSignal | undefined,
+  ): Promise<"rung" | "timer" | "aborted"> {
+    if (this.rung) {
+      this.rung = false;
+      return Promise.resolve("rung");
+    }
+    return new Promise((resolve) => {
+      let timer: NodeJS.Timeout | undefined;
+      const done = (outcome: "rung" | "timer" | "aborted") => {
+        if (timer !== undefined) clearTimeout(timer);
+        signal?.removeEventListener("abort", onAbort);
+        this.wake = null;
+        resolve(outcome);
+      };
+      const onAbort = () => done("aborted");
+      this.wake = () => done("rung");
+      if (ms !== undefined) timer = setTimeout(() => done("timer"), Math.max(0, ms));
+      if (signal?.aborted) onAbort();
+      else signal?.addEventListener("abort", onAbort, { once: true });
+    });
   }
 }
 
@@ -119,20 +192,4 @@ function checkOptions(options: WaitForOptions): WaitForOptions {
     throw new SoniqError("INVALID_OPTION", "signal must be an AbortSignal");
   }
   return options;
-}
-
-/** Waits `ms`, or rejects with the signal's reason when it is aborted first. */
-function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    if (signal?.aborted) onAbort();
-    else signal?.addEventListener("abort", onAbort, { once: true });
-  });
 }

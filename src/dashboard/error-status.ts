@@ -28,6 +28,7 @@ const STATUS = {
   JOB_FAILED: 409,
   JOB_CANCELLED: 409,
   WAIT_TIMEOUT: 408,
+  WAIT_ABORTED: 408,
   // The server's side: its backend, its configuration, its database, a bug.
   UNSUPPORTED: 501,
   SCHEMA_NOT_READY: 503,

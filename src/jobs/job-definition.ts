@@ -15,6 +15,7 @@ import { assertConcurrencySettings, type ConcurrencySettings } from "./concurren
 import type { JobContext } from "./context.js";
 import type { EnqueueOptions } from "./enqueue-options.js";
 import { assertMaxAttempts, assertPriority, assertQueue } from "./enqueue-options.js";
+import { type EnqueuedJob, enqueuedJob } from "./enqueued-job.js";
 import { assertJobName } from "./job-name.js";
 import { assertRateLimitSettings, type RateLimitSettings } from "./rate-limit.js";
 import { assertRetryPolicy, DEFAULT_RETRY_POLICY, type RetryPolicy } from "./retry-policy.js";
@@ -324,14 +325,15 @@ export class JobDefinition<TArgs, TResult, TInput = TArgs> {
   }
 
   /**
-   * Enqueues one job with typed arguments; returns its id (or the existing id for a duplicate).
+   * Enqueues one job with typed arguments. Returns the promise of its id (or the existing id for
+   * a duplicate), which also has `result(options)`: waits for the job's result, typed from this
+   * definition ({@link EnqueuedJob}).
    * @throws SoniqError `INVALID_ARGS`, `INVALID_PAYLOAD`, `INVALID_ENQUEUE_OPTION`, `UNSUPPORTED`.
    */
-  enqueue(args: TInput, options?: EnqueueOptions): Promise<string> {
-    return this.enqueuer.enqueueDefined(
-      this as JobDefinition<unknown, unknown, unknown>,
-      args,
-      options,
+  enqueue(args: TInput, options?: EnqueueOptions): EnqueuedJob<TResult> {
+    return enqueuedJob<TResult>(
+      this.enqueuer.enqueueDefined(this as JobDefinition<unknown, unknown, unknown>, args, options),
+      (id, waitOptions) => this.enqueuer.waitForJob(id, waitOptions),
     );
   }
 
@@ -363,9 +365,9 @@ export class JobDefinition<TArgs, TResult, TInput = TArgs> {
    * const { url } = await render.waitFor(id, { timeout: 60 }); // seconds
    * ```
    * @param options.timeout - most **seconds** to wait (default: no bound).
-   * @param options.signal - aborting it ends the wait (rejects with its reason).
+   * @param options.signal - aborting it ends the wait (`WAIT_ABORTED`, its reason as `cause`).
    * @throws SoniqError `JOB_FAILED` (dead-lettered: its last error), `JOB_CANCELLED`,
-   * `NOT_FOUND`, `WAIT_TIMEOUT`, `INVALID_OPTION`; the signal's reason when aborted.
+   * `NOT_FOUND`, `WAIT_TIMEOUT`, `WAIT_ABORTED`, `INVALID_OPTION`.
    */
   async waitFor(id: string, options?: WaitForOptions): Promise<TResult> {
     return (await this.enqueuer.waitForJob(id, options)) as TResult;

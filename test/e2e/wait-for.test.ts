@@ -3,8 +3,11 @@
  * PostgreSQL: this process enqueues and waits, a `soniq worker` process runs the job. The wait
  * resolves with the handler's result; rejects with `JOB_FAILED` (the last error) for a job that
  * ended in the dead-letter queue, `JOB_CANCELLED` for one cancelled while it ran, `WAIT_TIMEOUT`
- * past its timeout and the signal's reason when aborted (the job untouched), `NOT_FOUND` for an
- * id no job has.
+ * past its timeout and `WAIT_ABORTED` (the signal's reason as cause) when aborted (the job
+ * untouched), `NOT_FOUND` for an id no job has. On PostgreSQL the end arrives as the finishing
+ * statement's notice (test/postgres/wait-for-notices.test.ts shows nothing is read meanwhile);
+ * on the SQLite file the wait reads at its bounded interval. `enqueue(…).result()` is the same
+ * wait on the handle the enqueue returned.
  */
 import { randomUUID } from "node:crypto";
 import { join } from "node:path";
@@ -36,6 +39,9 @@ describe.each(targets)("waitFor across processes on $label", (target) => {
 
       const slept = await db.enqueue("e2e.sleep", { ms: 200 });
       expect(await db.jobs.waitFor(slept, { timeout: 60 })).toEqual({ slept: 200 });
+      expect(await db.enqueue("e2e.sleep", { ms: 50 }).result({ timeout: 60 })).toEqual({
+        slept: 50,
+      });
 
       // Arguments its schema refuses: the worker dead-letters it (invalid_args).
       const strict = await db.enqueue("e2e.strict", { n: "seven" });
@@ -59,7 +65,7 @@ describe.each(targets)("waitFor across processes on $label", (target) => {
   );
 
   it.skipIf(target.skip)(
-    "waitFor › a job that does not finish › WAIT_TIMEOUT after its timeout, the signal's reason when aborted, the job untouched; an unknown id › NOT_FOUND",
+    "waitFor › a job that does not finish › WAIT_TIMEOUT after its timeout, WAIT_ABORTED (the signal's reason as cause) when aborted, the job untouched; an unknown id › NOT_FOUND",
     async () => {
       const { db } = await prepared(target);
       closers.push(() => db.close());
@@ -72,7 +78,9 @@ describe.each(targets)("waitFor across processes on $label", (target) => {
       const reason = new Error("test over");
       const aborted = db.jobs.waitFor(gate, { signal: controller.signal }).catch((e: unknown) => e);
       controller.abort(reason);
-      expect(await aborted).toBe(reason);
+      const abortError = await aborted;
+      expect(isSoniqError(abortError, "WAIT_ABORTED"), String(abortError)).toBe(true);
+      expect((abortError as Error).cause).toBe(reason);
       expect((await db.getJob(gate))?.status).toBe("queued");
       const missing = await db.jobs.waitFor(randomUUID()).catch((e: unknown) => e);
       expect(isSoniqError(missing, "NOT_FOUND"), String(missing)).toBe(true);

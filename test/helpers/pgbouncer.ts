@@ -5,18 +5,26 @@
  * binary (`.ci/run` installs it); without it the suites skip loudly, or fail when
  * `TEST_REQUIRE_POSTGRES=1`.
  */
-import { type ChildProcess, spawn } from "node:child_process";
-import { chmodSync, existsSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
-import { join } from "node:path";
-import pg from "pg";
+import { existsSync } from "node:fs";
 import { describe } from "vitest";
+import {
+  PGBOUNCER_BIN,
+  type PgBouncerOptions,
+  startPgBouncer as start,
+} from "./pgbouncer-process.js";
 import { POSTGRES_REQUIRED, TEST_DATABASE_URL } from "./postgres.js";
 import { POSTGRES_UP } from "./postgres-suite.js";
 import { tempDir } from "./temp.js";
 
-/** Where Debian's package puts the binary (override: `PGBOUNCER_BIN`). */
-export const PGBOUNCER_BIN = process.env.PGBOUNCER_BIN ?? "/usr/sbin/pgbouncer";
+export { PGBOUNCER_BIN, type PgBouncer, type PgBouncerOptions } from "./pgbouncer-process.js";
+
+/**
+ * Starts PgBouncer (transaction mode) in front of the test database, its ini file in a test
+ * temporary directory (pgbouncer-process.ts).
+ */
+export function startPgBouncer(options: PgBouncerOptions = {}) {
+  return start({ target: TEST_DATABASE_URL, dir: tempDir(), ...options });
+}
 
 /**
  * Whether the binary is there. Warns loudly when not; throws instead when
@@ -36,110 +44,4 @@ export function pgbouncerAvailable(): boolean {
  */
 export function describePgBouncer(name: string, fn: () => void): void {
   describe.skipIf(!(POSTGRES_UP && pgbouncerAvailable()))(name, fn);
-}
-
-/** A running PgBouncer. */
-export interface PgBouncer {
-  /** `postgres://…` URL of the test database through the pooler. */
-  url: string;
-  /** The port it listens on (127.0.0.1). */
-  port: number;
-  /** Stops it (SIGTERM, then SIGKILL after 5 s) and waits for its exit. */
-  stop(): Promise<void>;
-}
-
-/** A TCP port nobody listens on right now (the kernel's pick). */
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-/** Options of {@link startPgBouncer}. */
-export interface PgBouncerOptions {
-  /** Server connections per database/user pair (`default_pool_size`); default 8. */
-  poolSize?: number;
-}
-
-/**
- * Starts PgBouncer (`pool_mode = transaction`, `auth_type = any`) on a free port of 127.0.0.1 in
- * front of the test server's `test` database, and resolves once a `SELECT 1` through it answers.
- * @throws when it exits or does not answer within 15 s (its log in the message).
- */
-export async function startPgBouncer(options: PgBouncerOptions = {}): Promise<PgBouncer> {
-  const target = new URL(TEST_DATABASE_URL);
-  const dir = tempDir();
-  const port = await freePort();
-  const ini = join(dir, "pgbouncer.ini");
-  writeFileSync(
-    ini,
-    [
-      "[databases]",
-      `test = host=${target.hostname} port=${target.port || "5432"} dbname=${target.pathname.slice(1) || "test"} user=${decodeURIComponent(target.username) || "postgres"}`,
-      "",
-      "[pgbouncer]",
-      "listen_addr = 127.0.0.1",
-      `listen_port = ${port}`,
-      "unix_socket_dir =",
-      "auth_type = any",
-      "pool_mode = transaction",
-      `default_pool_size = ${options.poolSize ?? 8}`,
-      "max_client_conn = 200",
-      "ignore_startup_parameters = extra_float_digits,options",
-      "",
-    ].join("\n"),
-  );
-  // PgBouncer refuses to run as root: as root (CI containers), it drops to `PGBOUNCER_USER`
-  // (default postgres, which Debian's server package creates) and must read its ini.
-  const asRoot = process.getuid?.() === 0;
-  if (asRoot) {
-    chmodSync(dir, 0o755);
-    chmodSync(ini, 0o644);
-  }
-  const args = asRoot ? ["-u", process.env.PGBOUNCER_USER ?? "postgres", ini] : [ini];
-  const child: ChildProcess = spawn(PGBOUNCER_BIN, args, { stdio: ["ignore", "pipe", "pipe"] });
-  let output = "";
-  child.stdout?.on("data", (chunk: Buffer) => {
-    output += chunk.toString();
-  });
-  child.stderr?.on("data", (chunk: Buffer) => {
-    output += chunk.toString();
-  });
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  let gone = false;
-  void exited.then(() => {
-    gone = true;
-  });
-  const url = `postgres://${encodeURIComponent(decodeURIComponent(target.username) || "postgres")}@127.0.0.1:${port}/test`;
-  const stop = async () => {
-    if (gone) return;
-    child.kill("SIGTERM");
-    const timer = setTimeout(() => child.kill("SIGKILL"), 5000);
-    await exited;
-    clearTimeout(timer);
-  };
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    if (gone) throw new Error(`pgbouncer exited at start:\n${output}`);
-    const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
-    try {
-      await client.connect();
-      await client.query("SELECT 1");
-      return { url, port, stop };
-    } catch (err) {
-      if (Date.now() > deadline) {
-        await stop();
-        throw new Error(`pgbouncer on port ${port} did not answer: ${String(err)}\n${output}`);
-      }
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    } finally {
-      await client.end().catch(() => undefined);
-    }
-  }
 }

@@ -2,10 +2,12 @@
 // options)` called from psql — as another language's client would — inserts a job a running
 // worker picks up (woken by the insert's NOTIFY at commit), never exists after a rollback, follows
 // the library's dedup rule, stores every option, and refuses bad input with the library's error
-// codes (SQLSTATE 22023) without writing anything.
+// codes (SQLSTATE 22023) without writing anything; a Node process's waitFor on such a job ends
+// with its result.
 import { execFileSync } from "node:child_process";
 import { pino } from "pino";
 import { afterEach, expect, it } from "vitest";
+import type { PgNotifier } from "../../src/backends/postgres/notifier.js";
 import { PostgresBackend } from "../../src/backends/postgres/postgres-backend.js";
 import { Soniq } from "../../src/index.js";
 import { TEST_DATABASE_URL } from "../helpers/postgres.js";
@@ -54,24 +56,37 @@ describePostgres("postgres: soniq_enqueue() from SQL", () => {
     // name Soniq's schema.
     const call = (name: string, args = "{}", options = "{}") =>
       `SELECT "${schema}".soniq_enqueue(${lit(name)}, ${lit(args)}::jsonb, ${lit(options)}::jsonb)`;
-    return { soniq, call, schema };
+    return { soniq, call, schema, backend };
   }
 
   it("enqueue › committed from psql › a running worker is woken (not by polling) and runs it with its arguments", async () => {
-    const { soniq, call } = await open();
+    const { soniq, call, backend } = await open();
     const seen: unknown[] = [];
     soniq.job({ name: "sql.echo", handler: async (args: unknown) => void seen.push(args) });
     // pollInterval is 30 s: only the insert's NOTIFY can wake the worker within the wait below.
     const worker = soniq.worker({ concurrency: 2 });
     await worker.start();
     closers.unshift(async () => void (await worker.stop()));
-    await new Promise((r) => setTimeout(r, 300)); // its LISTEN is in place
+    const notifier = backend.notifier as PgNotifier;
+    await waitFor(() => notifier.listening, 15_000, "the worker's LISTEN in place");
     const r = psql(call("sql.echo", '{"to":"ops","n":1}'));
     expect(r.code, r.err).toBe(0);
     const id = r.out;
     expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     await waitFor(async () => (await soniq.jobs.get(id))?.status === "done", 10_000, "ran");
     expect(seen).toEqual([{ to: "ops", n: 1 }]);
+  });
+
+  it("waitFor › a job enqueued from psql, run later by a worker › the Node wait resolves with its result", async () => {
+    const { soniq, call } = await open();
+    soniq.job({ name: "sql.double", handler: async (args: { n: number }) => ({ n: args.n * 2 }) });
+    const r = psql(call("sql.double", '{"n":21}'));
+    expect(r.code, r.err).toBe(0);
+    const result = soniq.jobs.waitFor(r.out, { timeout: 60 });
+    const worker = soniq.worker({ concurrency: 1 });
+    await worker.start();
+    closers.unshift(async () => void (await worker.stop()));
+    expect(await result).toEqual({ n: 42 });
   });
 
   it("enqueue › in a rolled-back transaction › the job never exists; committed, it is queued with the defaults", async () => {

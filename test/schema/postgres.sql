@@ -1,6 +1,6 @@
 -- The PostgreSQL schema after every migration, as a fresh `setup()` leaves it.
 -- Written by `npm run schema:dump`; checked by test/schema/schema.test.ts. Do not edit.
--- Migrations: 001_initial.sql, 002_leases.sql, 003_queue_claim_index.sql, 004_schedules.sql, 005_start_marks.sql, 006_operations.sql, 007_remote_submissions.sql, 008_trace_context.sql, 009_notify_queued_only.sql, 010_finished_jobs.sql, 011_finished_partitions.sql, 012_job_versions.sql, 013_worker_capabilities.sql, 014_worker_exits.sql, 015_concurrency_keys.sql, 016_rate_limits.sql, 017_checkpoints.sql, 018_enqueue_function.sql, 019_workflows.sql
+-- Migrations: 001_initial.sql, 002_leases.sql, 003_queue_claim_index.sql, 004_schedules.sql, 005_start_marks.sql, 006_operations.sql, 007_remote_submissions.sql, 008_trace_context.sql, 009_notify_queued_only.sql, 010_finished_jobs.sql, 011_finished_partitions.sql, 012_job_versions.sql, 013_worker_capabilities.sql, 014_worker_exits.sql, 015_concurrency_keys.sql, 016_rate_limits.sql, 017_checkpoints.sql, 018_enqueue_function.sql, 019_workflows.sql, 021_finish_notices.sql
 
 CREATE TABLE soniq_dead_letter_jobs (
   id uuid NOT NULL,
@@ -118,6 +118,13 @@ CREATE TABLE soniq_job_events (
   worker_id text,
   detail text,
   CONSTRAINT soniq_job_events_pkey PRIMARY KEY (id)
+);
+
+CREATE TABLE soniq_job_waits (
+  job_id uuid NOT NULL,
+  waiter text NOT NULL,
+  since timestamp with time zone NOT NULL DEFAULT now(),
+  CONSTRAINT soniq_job_waits_pkey PRIMARY KEY (job_id, waiter)
 );
 
 CREATE TABLE soniq_jobs (
@@ -731,6 +738,35 @@ BEGIN
 END;
 $function$;
 
+CREATE OR REPLACE FUNCTION soniq_notify_finished_jobs()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SET search_path TO <schema>
+AS $function$
+DECLARE
+  channel text := CASE
+    WHEN octet_length('soniq_' || TG_TABLE_SCHEMA) <= 63 THEN 'soniq_' || TG_TABLE_SCHEMA
+    ELSE 'soniq_' || md5(TG_TABLE_SCHEMA)
+  END;
+  finished_id uuid;
+BEGIN
+  IF NOT EXISTS (SELECT 1 FROM soniq_job_waits) THEN
+    RETURN NULL;
+  END IF;
+  FOR finished_id IN
+    WITH gone AS (
+      DELETE FROM soniq_job_waits AS w USING finished_jobs AS f
+      WHERE w.job_id = f.id
+      RETURNING w.job_id
+    )
+    SELECT DISTINCT job_id FROM gone
+  LOOP
+    PERFORM pg_notify(channel, '!done ' || finished_id);
+  END LOOP;
+  RETURN NULL;
+END;
+$function$;
+
 CREATE OR REPLACE FUNCTION soniq_notify_inserted_jobs()
  RETURNS trigger
  LANGUAGE plpgsql
@@ -768,5 +804,6 @@ CREATE TRIGGER soniq_flow_dead AFTER INSERT ON soniq_dead_letter_jobs REFERENCIN
 CREATE TRIGGER soniq_flow_rearm AFTER DELETE ON soniq_dead_letter_jobs FOR EACH ROW EXECUTE FUNCTION soniq_flow_rearm();
 CREATE TRIGGER soniq_flow_finished AFTER INSERT ON soniq_finished_store REFERENCING NEW TABLE AS ended FOR EACH STATEMENT EXECUTE FUNCTION soniq_flow_ended();
 CREATE TRIGGER soniq_flow_settle AFTER UPDATE OF dep_state ON soniq_job_deps FOR EACH ROW WHEN (((old.dep_state IS NULL) AND (new.dep_state IS NOT NULL))) EXECUTE FUNCTION soniq_flow_settle();
+CREATE TRIGGER soniq_jobs_finished AFTER DELETE ON soniq_jobs REFERENCING OLD TABLE AS finished_jobs FOR EACH STATEMENT EXECUTE FUNCTION soniq_notify_finished_jobs();
 CREATE TRIGGER soniq_jobs_notify_insert AFTER INSERT ON soniq_jobs REFERENCING NEW TABLE AS inserted_jobs FOR EACH STATEMENT EXECUTE FUNCTION soniq_notify_inserted_jobs();
 CREATE TRIGGER soniq_workers_schema_version BEFORE INSERT OR UPDATE ON soniq_workers FOR EACH ROW WHEN (((new.schema_version IS NULL) OR (new.schema_version < 10))) EXECUTE FUNCTION soniq_refuse_old_workers();

@@ -42,6 +42,13 @@ describe("definition.waitFor", () => {
     expect((await testing.drain()).done).toBe(1);
     const result: { url: string } = await waiting;
     expect(result).toEqual({ url: "/pages/7.png" });
+    // The handle enqueue returns: awaited, the id; result(), the typed result.
+    const job = render.enqueue({ page: 8 });
+    const handled = job.result({ timeout: 60 });
+    expect(typeof (await job)).toBe("string");
+    expect((await testing.drain()).done).toBe(1);
+    const typed: { url: string } = await handled;
+    expect(typed).toEqual({ url: "/pages/8.png" });
   });
 
   it("waitFor › bad options or id › INVALID_OPTION / INVALID_INPUT, nothing waited", async () => {

@@ -12,7 +12,11 @@ import { describe, expect, it } from "vitest";
 import { jobDetailJson, jobDetailJsonSchema } from "../../src/admin/json/index.js";
 import type { Backend } from "../../src/backends/contract/index.js";
 import { isSoniqError, type JobContext, type MetricsSink, Soniq, snooze } from "../../src/index.js";
-import { type BackendTarget, describeEachBackend } from "../helpers/backend-targets.js";
+import {
+  type BackendTarget,
+  describeEachBackend,
+  IN_PGBOUNCER_PROJECT,
+} from "../helpers/backend-targets.js";
 import { useBackends } from "../helpers/test-backends.js";
 import { waitFor } from "../helpers/wait.js";
 
@@ -575,6 +579,6 @@ function suite(target: BackendTarget): void {
 
 describeEachBackend("checkpoints and steps", suite);
 
-describe("checkpoints and steps on memory", () => {
+describe.skipIf(IN_PGBOUNCER_PROJECT)("checkpoints and steps on memory", () => {
   suite(useBackends("memory"));
 });

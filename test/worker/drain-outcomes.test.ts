@@ -26,8 +26,8 @@ async function open(target: BackendTarget, extra: Record<string, unknown>) {
 
 describeEachBackend("drain outcomes", (target) => {
   it("FORCE_TIMEOUT_PATH › a handler that returns inside shutdownSettle › recorded done with its value, not NACK'd", async () => {
-    // Settle window of 5 s: the handler returns 100 ms after its abort, far inside it.
-    const soniq = await open(target, { shutdownTimeout: 0.3, shutdownSettle: 5 });
+    // Settle window of 30 s: the handler returns 100 ms after its abort, far inside it.
+    const soniq = await open(target, { shutdownTimeout: 0.3, shutdownSettle: 30 });
     let abortReason: unknown;
     const unwinds = soniq.job({
       name: "unwinds.in.settle",
@@ -48,8 +48,9 @@ describeEachBackend("drain outcomes", (target) => {
     // The deadline path was taken (exit 1) but nothing was released: the run returned in time.
     expect(exit).toMatchObject({ reason: "shutdown_timeout", exitCode: 1, released: [] });
     expect((abortReason as Error).name).toBe("ShutdownTimeoutError");
-    // It did not wait out the whole settle window (generous bound: 0.3 s + 0.1 s + load).
-    expect(Date.now() - t0).toBeLessThan(4000);
+    // It did not wait out the whole settle window (30 s): 0.3 s + 0.1 s and the writes take far
+    // less than the bound, under any load the suite meets, and waiting out the window far more.
+    expect(Date.now() - t0).toBeLessThan(15_000);
     expect(await soniq.getJob(id)).toMatchObject({
       status: "done",
       attempts: 1,

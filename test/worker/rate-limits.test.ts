@@ -1,9 +1,10 @@
 // Rate limits (issue 28 item 3; docs/flow-control.md, "Rate limits") on a SQLite file and on
-// PostgreSQL, with several worker instances sharing one store: measured starts of a key in any
-// window never exceed the limit over many windows (and the limit is reached: the drain takes as
-// long as the windows say), held jobs keep their attempts, hold no worker slot and do not extend
-// a drain, a job enqueued while a worker is idle is not handed off past the bucket, crash
-// recovery of a rate-limited job is unchanged, and bad settings are coded errors.
+// PostgreSQL, with several worker instances sharing one store: the starts the database recorded
+// (each job's started_at) of a key in any window never exceed the limit over many windows (and the
+// limit is reached: the drain takes as long as the windows say), held jobs keep their attempts,
+// hold no worker slot and do not extend a drain, a job enqueued while a worker is idle is not
+// handed off past the bucket, crash recovery of a rate-limited job is unchanged, and bad settings
+// are coded errors.
 import { pino } from "pino";
 import { expect, it } from "vitest";
 import type { Backend } from "../../src/backends/contract/index.js";
@@ -70,16 +71,21 @@ describeEachBackend("worker: rate limits", (target) => {
       60_000,
     );
     await Promise.all(workers.map((w) => w.stop()));
+    const rows = await Promise.all(ids.map((id) => instances[0]!.getJob(id)));
+    for (const row of rows) expect(row).toMatchObject({ status: "done", attempts: 1 });
     for (const account of ["a", "b"]) {
-      const times = starts.get(account) ?? [];
+      expect(starts.get(account)).toHaveLength(18);
+      // The starts as the database counted them: each job's started_at is the instant its claim
+      // charged the window (docs/flow-control.md), so the limit is checked exactly, whatever the
+      // load did to the handlers' start in this process (prefetch, event-loop lag).
+      const times = rows
+        .filter((row) => (row!.args as { account: string }).account === account)
+        .map((row) => row!.startedAt!.getTime());
       expect(times).toHaveLength(18);
-      // A window a little shorter than 0.4 s (claim-to-handler jitter): never more than 3 starts.
-      expect(worstWindow(times, 340)).toBeLessThanOrEqual(3);
-      // 18 starts at 3 per window: at least 5 windows between the first and the last.
-      expect(Math.max(...times) - Math.min(...times)).toBeGreaterThanOrEqual(5 * 400 - 60);
-    }
-    for (const id of ids) {
-      expect(await instances[0]!.getJob(id)).toMatchObject({ status: "done", attempts: 1 });
+      // No window of 0.4 s holds more than 3 starts.
+      expect(worstWindow(times, 400)).toBeLessThanOrEqual(3);
+      // 18 starts at 3 per window: at least 5 whole windows between the first and the last.
+      expect(Math.max(...times) - Math.min(...times)).toBeGreaterThanOrEqual(5 * 400);
     }
   }, 90_000);
 
@@ -117,9 +123,11 @@ describeEachBackend("worker: rate limits", (target) => {
       expect(await soniq.getJob(id)).toMatchObject({ status: "queued", attempts: 0 });
     }
     // Nothing of the waiting jobs is in flight: the drain ends at once.
+    // Waiting jobs holding the drain would keep it to shutdownTimeout (30 s): the bound is far
+    // from both that and an idle drain's time, so load cannot make it fail.
     const began = Date.now();
     await worker.stop();
-    expect(Date.now() - began).toBeLessThan(5000);
+    expect(Date.now() - began).toBeLessThan(20_000);
     for (const id of [second, third]) {
       expect(await soniq.getJob(id)).toMatchObject({
         status: "queued",
@@ -138,21 +146,26 @@ describeEachBackend("worker: rate limits", (target) => {
       pollInterval: 30,
       heartbeatInterval: 0.1,
     });
-    const starts: number[] = [];
+    let ran = 0;
     const job = soniq.job({
       name: "paced",
       rateLimit: { limit: 1, per: 0.3 },
       handler: async () => {
-        starts.push(Date.now());
+        ran += 1;
       },
     });
-    for (let i = 0; i < 4; i++) await job.enqueue({});
+    const ids: string[] = [];
+    for (let i = 0; i < 4; i++) ids.push(await job.enqueue({}));
     const worker = soniq.worker({ concurrency: 2, prefetch: 0 });
     await worker.start();
     // Polling every 30 s, 4 starts at one per 0.3 s would take 90 s; the window wake-up: ~1 s.
-    await waitFor(() => starts.length === 4, 15_000);
+    await waitFor(() => ran === 4, 15_000);
     await worker.stop();
-    for (let i = 1; i < 4; i++) expect(starts[i]! - starts[i - 1]!).toBeGreaterThanOrEqual(250);
+    // The starts as the database counted them (started_at): one per window, exactly.
+    const starts = (await Promise.all(ids.map((id) => soniq.getJob(id))))
+      .map((row) => row!.startedAt!.getTime())
+      .sort((a, b) => a - b);
+    for (let i = 1; i < 4; i++) expect(starts[i]! - starts[i - 1]!).toBeGreaterThanOrEqual(300);
   }, 30_000);
 
   it("rate › crash recovery › a dead worker's rate-limited job is requeued as before and runs once its window allows", async () => {

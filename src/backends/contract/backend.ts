@@ -8,6 +8,7 @@
  */
 import type { AdminStore } from "./admin-store.js";
 import type { Capabilities } from "./capabilities.js";
+import type { FinishNotices } from "./finish-notices.js";
 import type { FlowStore } from "./flow-store.js";
 import type { HandOffDesk } from "./hand-off.js";
 import type { JobStore } from "./job-store.js";
@@ -49,6 +50,11 @@ export interface Backend extends JobStore, WorkerStore, LeaseStore, ScheduleStor
    * synchronous call already).
    */
   readonly handOff?: HandOffDesk;
+  /**
+   * Notices of finished jobs for `waitFor` (finish-notices.ts). Absent where a wait reads at an
+   * interval instead (SQLite, memory).
+   */
+  readonly finishNotices?: FinishNotices;
   /** Creates or migrates the schema. Idempotent; safe when two processes run it at once. */
   setup(): Promise<void>;
   /**

@@ -6,6 +6,7 @@
 export * from "./admin-store.js";
 export type { Backend, BackendKind } from "./backend.js";
 export type { Capabilities } from "./capabilities.js";
+export type * from "./finish-notices.js";
 export type * from "./flow-store.js";
 export type * from "./hand-off.js";
 export type * from "./job-store.js";

@@ -6,6 +6,7 @@
  * state: plain statements, no session settings, no process ids (so no cancel by process id).
  */
 import { createHash } from "node:crypto";
+import { connect as connectTcp } from "node:net";
 import pg from "pg";
 import { SoniqError } from "../../errors.js";
 import type { PgQueryable } from "../contract/index.js";
@@ -78,6 +79,10 @@ export class PgConnection {
   private closing: Promise<void> | null = null;
   /** Calls using the pool right now; close() waits for them before ending the pool. */
   private inflight = 0;
+  /** The pool's connections checked out right now (a statement or transaction on each). */
+  private readonly busy = new Set<pg.PoolClient>();
+  /** Every connection of the pool (checked out or idle). */
+  private readonly clients = new Set<pg.PoolClient>();
   private idle: (() => void) | null = null;
 
   /** Creates the pool; opens no connection until the first call. */
@@ -117,10 +122,15 @@ export class PgConnection {
     });
     // An idle connection that dies (server restart, admin kill) must not crash the process.
     this.pool.on("error", (err) => options.onPoolError(err));
+    this.pool.on("connect", (client) => this.clients.add(client as pg.PoolClient));
     this.pool.on("remove", (client) => {
+      this.busy.delete(client as pg.PoolClient);
+      this.clients.delete(client as pg.PoolClient);
       const pid = this.clientPids.get(client);
       if (pid !== undefined) this.poolPids.delete(pid);
     });
+    this.pool.on("acquire", (client) => this.busy.add(client));
+    this.pool.on("release", (_err, client) => this.busy.delete(client));
   }
 
   /** Whether {@link close} was called. */
@@ -284,8 +294,17 @@ export class PgConnection {
     }
   }
 
-  /** Cancels the statements this pool's connections are running (best effort). */
+  /**
+   * Cancels the statements this pool's connections are running (best effort): by server process
+   * id (`pg_cancel_backend`, on a connection of its own), or behind a transaction-mode pooler by
+   * the protocol's cancel request for each checked-out connection, sent to the pooler with the
+   * key it gave that client (PgBouncer passes it to the server connection the client is on).
+   */
   private async cancelRunning(): Promise<void> {
+    if (this.behindPooler) {
+      await Promise.all([...this.busy].map((client) => sendCancelRequest(client)));
+      return;
+    }
     const pids = [...this.poolPids];
     if (pids.length === 0) return;
     const client = new pg.Client({
@@ -306,12 +325,28 @@ export class PgConnection {
   }
 
   /**
+   * Ends the sockets of `clients` (calls on them fail, and are reported as CLOSED): what close()
+   * does when a cancel did not end a call, or the pool's goodbye is not answered (a pooler or
+   * server that no longer answers).
+   */
+  private abandon(clients: Iterable<pg.PoolClient>): void {
+    for (const client of clients) {
+      (
+        client as unknown as { connection?: { stream?: { destroy(): void } } }
+      ).connection?.stream?.destroy();
+    }
+  }
+
+  /**
    * Marks the connection closed, runs `beforeEnd` (stopping the listener), waits for the calls
    * in flight to settle, then ends the pool. Calls still running {@link CLOSE_CANCEL_AFTER_MS} ms
    * after close began (a statement waiting for a lock another session holds) are cancelled
-   * (`pg_cancel_backend`, on a connection of its own), so a lock cannot hold a closing process.
-   * Behind a transaction-mode pooler nothing is cancelled (no process ids are known): close waits
-   * for those calls to settle. Idempotent.
+   * (`pg_cancel_backend`, or behind a transaction-mode pooler the protocol's cancel request
+   * through the pooler), so a lock cannot hold a closing process; calls still running
+   * {@link CLOSE_ABANDON_AFTER_MS} ms after that (a cancel that did not arrive: the pooler or
+   * server does not answer) have their connections' sockets ended, and so do connections whose
+   * goodbye is not answered within as long. So close() settles within about 1 + 2 + 5 + 5 s plus
+   * the listener's stop bound, whatever the server or pooler does. Idempotent.
    */
   close(beforeEnd: () => Promise<void>): Promise<void> {
     if (!this.closing) {
@@ -330,10 +365,28 @@ export class PgConnection {
         });
         if ((await Promise.race([settled, late])) === "late") {
           await this.cancelRunning();
-          await settled;
+          let abandonTimer: NodeJS.Timeout | undefined;
+          const abandon = new Promise<"abandon">((resolve) => {
+            abandonTimer = setTimeout(() => resolve("abandon"), CLOSE_ABANDON_AFTER_MS);
+          });
+          if ((await Promise.race([settled, abandon])) === "abandon") {
+            this.abandon(this.busy);
+            await settled;
+          }
+          clearTimeout(abandonTimer);
         }
         clearTimeout(timer);
-        await this.pool.end();
+        // The goodbye (Terminate) waits for the other side to close each socket: bounded too.
+        const ended = this.pool.end();
+        let endTimer: NodeJS.Timeout | undefined;
+        const slow = new Promise<"slow">((resolve) => {
+          endTimer = setTimeout(() => resolve("slow"), CLOSE_ABANDON_AFTER_MS);
+        });
+        if ((await Promise.race([ended, slow])) === "slow") {
+          this.abandon(this.clients);
+          await ended;
+        }
+        clearTimeout(endTimer);
       })();
     }
     return this.closing;
@@ -342,6 +395,49 @@ export class PgConnection {
 
 /** How long close() waits for calls in flight before it cancels them, in milliseconds. */
 const CLOSE_CANCEL_AFTER_MS = 1000;
+
+/** How long close() waits after the cancel before it ends the sockets of calls still running, in ms. */
+const CLOSE_ABANDON_AFTER_MS = 5000;
+
+/** How long one cancel request may take to be sent, in milliseconds. */
+const CANCEL_REQUEST_TIMEOUT_MS = 2000;
+
+/**
+ * Sends the protocol's CancelRequest for `client`'s running statement on a new socket to the
+ * host and port it is connected to, with the process id and secret key its server (or pooler)
+ * gave it; resolves once the other side closed the socket (the request was handled) or it failed
+ * (never rejects; bounded by {@link CANCEL_REQUEST_TIMEOUT_MS}).
+ */
+function sendCancelRequest(client: pg.PoolClient): Promise<void> {
+  const { processID, secretKey, host, port } = client as unknown as {
+    processID: number | null;
+    secretKey: number | null;
+    host: string;
+    port: number;
+  };
+  if (processID === null || secretKey === null) return Promise.resolve();
+  const request = Buffer.alloc(16);
+  request.writeInt32BE(16, 0);
+  request.writeInt32BE(80877102, 4); // the cancel request code
+  request.writeInt32BE(processID, 8);
+  request.writeInt32BE(secretKey, 12);
+  return new Promise((resolve) => {
+    const socket = host.startsWith("/")
+      ? connectTcp(`${host}/.s.PGSQL.${port}`)
+      : connectTcp(port, host);
+    const done = () => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve();
+    };
+    const timer = setTimeout(done, CANCEL_REQUEST_TIMEOUT_MS);
+    socket.on("error", done);
+    socket.on("close", done);
+    // Sent, then the socket is left open until the other side closes it: PgBouncer (1.18) drops a
+    // cancel whose sender hangs up before it has passed the request on.
+    socket.on("connect", () => socket.write(request));
+  });
+}
 
 /** What the job store needs from the facade. */
 export interface PgJobStoreDeps {

@@ -55,8 +55,10 @@ export function keyedClaimStatements(schema: string) {
      * Rate limits: a job with `meta.rate` is taken only while its key's starts in the window
      * (`soniq_rate_starts` rows not expired at the statement's time) plus the jobs taken before it
      * of that key stay within its rate limit; each rate-limited job taken records a start that
-     * expires a window later, and expired starts are deleted, in the same statement. A job with a
-     * rate limit only has no concurrency limit (NULL). No job of a key paused in
+     * expires a window later, and expired starts are deleted, in the same statement. A job's
+     * `started_at` is that instant (`statement_timestamp()`, after the lock wait; `now()` is the
+     * transaction's start, before it), so the stored starts show the windows as they were kept.
+     * A job with a rate limit only has no concurrency limit (NULL). No job of a key paused in
      * `soniq_rate_pauses` is taken; pauses that have passed are deleted.
      */
     claim: `WITH RECURSIVE keys(k) AS (
@@ -101,7 +103,7 @@ export function keyedClaimStatements(schema: string) {
       ), claimed AS (
         UPDATE ${jobs} AS j
         SET status = 'processing', worker_id = $1, claim_token = gen_random_uuid(),
-            started_at = now(), updated_at = now(), start_known = $4::boolean
+            started_at = statement_timestamp(), updated_at = now(), start_known = $4::boolean
         WHERE j.id = ANY(ARRAY(SELECT picked.id FROM picked)) AND j.status = 'queued'
         RETURNING j.id, j.name, j.queue, j.args, j.priority, j.attempts, j.max_attempts,
                   j.interruptions, j.uncharged_recoveries, j.scheduled_at, j.created_at,

@@ -27,6 +27,11 @@ export interface PgListenerOptions {
    * notifications may have been missed meanwhile.
    */
   onReconnect(): void;
+  /**
+   * Called each time LISTEN is in place: the first time and after every re-connect (before
+   * {@link onReconnect}). Default: nothing.
+   */
+  onListening?(): void;
   /** Called when an established LISTEN connection drops (with its error, if any). */
   onLost?(error: unknown): void;
   /** Connection and LISTEN errors (the listener recovers from them by itself). */
@@ -77,6 +82,7 @@ export class PgListener extends BaseService {
       const error = await this.listenOnce(signal, () => {
         established = true;
         backoffMs = this.initialBackoffMs;
+        this.options.onListening?.();
         if (missed) this.options.onReconnect();
       });
       if (signal.aborted) break;

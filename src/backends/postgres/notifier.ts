@@ -27,6 +27,13 @@ export interface PgNotifierOptions {
    * request, admin-store.ts), which is then not a queue wake-up.
    */
   route?: (payload: string) => boolean;
+  /**
+   * Offered every notification before anything else, this process's own included (a finish
+   * notice is for whoever waits, wherever the job finished); true when it consumed it.
+   */
+  routeAll?: (payload: string) => boolean;
+  /** LISTEN is in place: the first time, and again after each re-connect. */
+  onListening?: () => void;
   /** The LISTEN connection dropped (`"lost"`) or is back and re-LISTENed (`"restored"`). */
   onListenChange?: (change: "lost" | "restored", error?: unknown) => void;
 }
@@ -49,27 +56,43 @@ export class PgNotifier implements Notifier {
   subscribe(listener: WakeListener): () => void {
     if (this.closed) return () => undefined;
     const unsubscribe = this.bus.subscribe(listener);
-    const { connectionString } = this.options;
-    if (!this.listener && connectionString !== null) {
-      const { ownPids } = this.options;
-      this.listener = new PgListener({
-        connectionString,
-        channel: this.options.channel,
-        onNotify: (payload, senderPid) => {
-          // The pool's own writes already woke (or told) this process's subscribers.
-          if (ownPids.has(senderPid)) return;
-          if (!this.options.route?.(payload)) this.wake(payload);
-        },
-        onReconnect: () => {
-          this.options.onListenChange?.("restored");
-          this.wake("*");
-        },
-        onLost: (err) => this.options.onListenChange?.("lost", err),
-        onError: (err) => this.options.onError(err),
-      });
-      void this.listener.start();
-    }
+    this.open();
     return unsubscribe;
+  }
+
+  /**
+   * Opens the LISTEN connection unless it is open (kept until {@link close}); false when there
+   * is none to open (no connection string, or closed).
+   */
+  open(): boolean {
+    const { connectionString } = this.options;
+    if (this.closed || connectionString === null) return false;
+    if (this.listener) return true;
+    const { ownPids } = this.options;
+    this.listener = new PgListener({
+      connectionString,
+      channel: this.options.channel,
+      onNotify: (payload, senderPid) => {
+        if (this.options.routeAll?.(payload)) return;
+        // The pool's own writes already woke (or told) this process's subscribers.
+        if (ownPids.has(senderPid)) return;
+        if (!this.options.route?.(payload)) this.wake(payload);
+      },
+      onListening: () => this.options.onListening?.(),
+      onReconnect: () => {
+        this.options.onListenChange?.("restored");
+        this.wake("*");
+      },
+      onLost: (err) => this.options.onListenChange?.("lost", err),
+      onError: (err) => this.options.onError(err),
+    });
+    void this.listener.start();
+    return true;
+  }
+
+  /** Whether LISTEN is in place right now. */
+  get listening(): boolean {
+    return this.listener?.listening ?? false;
   }
 
   /** Wakes this process's subscribers for `queue` (after one of the pool's own writes). */

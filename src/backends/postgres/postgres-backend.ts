@@ -12,6 +12,7 @@ import { DelegatingStores } from "../shared/delegating-stores.js";
 import { LocalHandOffDesk } from "../shared/hand-off-desk.js";
 import { PgAdminStore } from "./admin-store.js";
 import { PgConnection } from "./connection.js";
+import { PgFinishNotices } from "./finish-notices.js";
 import { buildFlowStatements } from "./flow-sql.js";
 import { PgFlowStore } from "./flow-store.js";
 import { buildHandOffStatements } from "./hand-off-sql.js";
@@ -151,6 +152,11 @@ export class PostgresBackend extends DelegatingStores implements Backend {
   readonly flows: PgFlowStore;
   /** This process's workers that take a job at enqueue (contract/hand-off.ts). */
   readonly handOff: LocalHandOffDesk;
+  /**
+   * Finish notices for `waitFor` (finish-notices.ts, migration 021): a wait registers, the
+   * finishing statement NOTIFYs, the instance's one LISTEN connection hears it.
+   */
+  readonly finishNotices: PgFinishNotices;
 
   /**
    * Creates the backend; opens no connection until the first call.
@@ -175,13 +181,25 @@ export class PostgresBackend extends DelegatingStores implements Backend {
       onPoolError: (err) => onError(err, "pool"),
     });
     let admin: PgAdminStore | undefined;
+    let finishNotices: PgFinishNotices | undefined;
     const wakeUps = new PgNotifier({
       connectionString: listenUrl,
       channel,
       ownPids: conn.poolPids,
       onError: (err) => onError(err, "listener"),
       route: (payload) => admin?.handleNotify(payload) ?? false,
-      onListenChange: (change, error) => options.onListenChange?.(change, channel, error),
+      routeAll: (payload) => finishNotices?.handleNotify(payload) ?? false,
+      onListening: () => finishNotices?.recheck(),
+      onListenChange: (change, error) => {
+        if (change === "lost") finishNotices?.recheck();
+        options.onListenChange?.(change, channel, error);
+      },
+    });
+    finishNotices = new PgFinishNotices({
+      schema,
+      run: (text, values) => conn.run(text, values),
+      openListen: () => wakeUps.open(),
+      listening: () => wakeUps.listening,
     });
     const sql = buildStatements(schema);
     admin = new PgAdminStore({
@@ -216,6 +234,7 @@ export class PostgresBackend extends DelegatingStores implements Backend {
       durable: true,
     };
     this.admin = admin;
+    this.finishNotices = finishNotices;
     this.handOff = handOff;
     this.schema = schema;
     this.channel = channel;
@@ -251,11 +270,14 @@ export class PostgresBackend extends DelegatingStores implements Backend {
 
   /**
    * Stops the LISTEN connection, waits for the calls already in flight to settle, then ends the
-   * pool. See {@link Backend.close}.
+   * pool; a `waitFor` in progress rejects with `CLOSED`. See {@link Backend.close}.
    */
   close(): Promise<void> {
     this.handOff.close();
-    return this.conn.close(() => this.wakeUps.close());
+    const closing = this.conn.close(() => this.wakeUps.close());
+    // Waits read once more and meet CLOSED, instead of waiting for a notice that cannot come.
+    this.finishNotices.recheck();
+    return closing;
   }
 
   /** The database's `now()`. */
