@@ -115,6 +115,33 @@ export interface FlowJobRow {
   dependsOn: readonly string[];
 }
 
+/**
+ * A flow or batch that finished, as {@link FlowStore.flowEndsTake} returns it (docs/workflows.md,
+ * "Knowing when a flow or batch finished").
+ */
+export interface FlowEndRow {
+  /** Its place in the order finishes were written (increasing). */
+  seq: number;
+  /** `flow` (`id` is its root's) or `batch`. */
+  kind: "flow" | "batch";
+  id: string;
+  /**
+   * A flow: its root's end, `done`, `failed` (dead-lettered) or `cancelled`; a batch: `succeeded`
+   * (every member done) or `failed` (a member dead-lettered or cancelled).
+   */
+  outcome: "done" | "failed" | "cancelled" | "succeeded";
+  /** When it finished (the database clock). */
+  endedAt: Date;
+}
+
+/** Finishes of one kind and outcome taken so far ({@link FlowStore.flowEndCounts}). */
+export interface FlowEndCount {
+  kind: FlowEndRow["kind"];
+  outcome: FlowEndRow["outcome"];
+  /** How many, since the schema was set up. */
+  n: number;
+}
+
 /** See the module comment. */
 export interface FlowStore {
   /**
@@ -148,4 +175,13 @@ export interface FlowStore {
    * @throws SoniqError `NOT_FOUND` when there is no such batch.
    */
   batchSeal(params: { batchId: string }): Promise<boolean>;
+  /**
+   * Takes the oldest `limit` finishes of flows and batches, in the order they were written: they
+   * are deleted and added to the counters ({@link flowEndCounts}) in one statement (PostgreSQL) or
+   * transaction (SQLite), so each is taken once, whoever takes it. Rows another taker holds are
+   * skipped (PostgreSQL).
+   */
+  flowEndsTake(params: { limit: number }): Promise<FlowEndRow[]>;
+  /** The finishes taken so far, per kind and outcome (a handful of rows). */
+  flowEndCounts(): Promise<FlowEndCount[]>;
 }

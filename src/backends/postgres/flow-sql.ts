@@ -15,6 +15,8 @@ export function buildFlowStatements(schema: string) {
   const dead = `${s}.${quoteIdent("soniq_dead_letter_jobs")}`;
   const nodes = `${s}.${quoteIdent("soniq_flow_nodes")}`;
   const deps = `${s}.${quoteIdent("soniq_job_deps")}`;
+  const ends = `${s}.${quoteIdent("soniq_flow_ends")}`;
+  const counts = `${s}.${quoteIdent("soniq_flow_counts")}`;
   return {
     /**
      * `$1` ids uuid[] → `id` of those that are live, each locked `FOR KEY SHARE` (its end — a
@@ -36,11 +38,16 @@ export function buildFlowStatements(schema: string) {
      * `$1` job ids uuid[], `$2` flow ids uuid[], `$3` waiting bool[], `$4` runAt timestamptz[]
      * (NULL: now plus `$5`), `$5` delay seconds float8[], `$6` pending int[], `$7` retention
      * seconds float8[], `$8` roles text[] (zipped): one node per job (or batch); a waiting job's
-     * `run_at` is its own due time.
+     * `run_at` is its own due time; a batch's node counts the members of the call as not ended
+     * (`members_left`, migration 022).
      */
-    insertNodes: `INSERT INTO ${nodes} (job_id, flow_id, run_at, pending, retention_s, role)
+    insertNodes: `INSERT INTO ${nodes} (job_id, flow_id, run_at, pending, retention_s, role,
+        members_left)
       SELECT n.id, n.flow, CASE WHEN n.waiting THEN COALESCE(n.run_at, now() + make_interval(secs => n.delay)) END,
-             n.pending, n.keep, n.role
+             n.pending, n.keep, n.role,
+             CASE WHEN n.role = 'batch'
+                  THEN (SELECT count(*) FROM unnest($8::text[]) AS r(x) WHERE r.x = 'member')::int
+                  ELSE 0 END
       FROM unnest($1::uuid[], $2::uuid[], $3::bool[], $4::timestamptz[], $5::float8[], $6::int[],
                   $7::float8[], $8::text[]) AS n(id, flow, waiting, run_at, delay, pending, keep, role)`,
 
@@ -56,6 +63,10 @@ export function buildFlowStatements(schema: string) {
     /** `$1` batch id → its callbacks still waiting for the seal: `job_id`, `on_failure`. */
     batchCallbacks: `SELECT job_id::text AS job_id, on_failure FROM ${deps}
       WHERE dep_id = $1::uuid AND dep_state IS NULL`,
+
+    /** `$1` batch id, `$2` members added: counted as not ended on the batch's node. */
+    batchGrow: `UPDATE ${nodes} SET members_left = members_left + $2::int
+      WHERE job_id = $1::uuid AND role = 'batch'`,
 
     /** `$1` callback ids uuid[], `$2` how many more each waits for. */
     batchBump: `UPDATE ${nodes} SET pending = pending + $2::int WHERE job_id = ANY($1::uuid[])`,
@@ -117,6 +128,26 @@ export function buildFlowStatements(schema: string) {
       LEFT JOIN ${dead} AS d ON d.id = n.job_id AND j.id IS NULL
       WHERE n.flow_id = $1::uuid
       ORDER BY n.job_id`,
+
+    /**
+     * `$1` limit: takes (deletes) the oldest finishes of flows and batches (migration 022) and
+     * adds them to the counters in the same statement → `seq`, `kind`, `id`, `outcome`,
+     * `ended_at`, in order. Rows another taker holds are skipped.
+     */
+    endsTake: `WITH taken AS (
+        DELETE FROM ${ends} WHERE seq IN (
+          SELECT seq FROM ${ends} ORDER BY seq LIMIT $1::int FOR UPDATE SKIP LOCKED)
+        RETURNING seq, kind, id, outcome, ended_at
+      ), counted AS (
+        INSERT INTO ${counts} AS c (kind, outcome, n)
+        SELECT kind, outcome, count(*) FROM taken GROUP BY kind, outcome
+        ON CONFLICT (kind, outcome) DO UPDATE SET n = c.n + EXCLUDED.n
+        RETURNING 1
+      )
+      SELECT seq::text AS seq, kind, id::text AS id, outcome, ended_at FROM taken ORDER BY seq`,
+
+    /** → `kind`, `outcome`, `n` (bigint as text): the finishes taken so far. */
+    endCounts: `SELECT kind, outcome, n::text AS n FROM ${counts} ORDER BY kind, outcome`,
   };
 }
 

@@ -24,11 +24,30 @@ export const FLOW_SQL = {
 
   /**
    * `@id`, `@flowId`, `@runAt` (ms; NULL for a job without edges), `@pending`, `@retentionMs`,
-   * `@role`: one node (a job's, or a batch's own).
+   * `@role`, `@membersLeft` (a batch's members not ended, migration 016; else 0): one node (a
+   * job's, or a batch's own).
    */
   flowInsertNode: `INSERT INTO soniq_flow_nodes (job_id, flow_id, run_at, pending, retention_ms,
-      role, created_at)
-    VALUES (@id, @flowId, @runAt, @pending, @retentionMs, @role, ${NOW_MS})`,
+      role, created_at, members_left)
+    VALUES (@id, @flowId, @runAt, @pending, @retentionMs, @role, ${NOW_MS}, @membersLeft)`,
+
+  /** `@batchId`, `@n`: `@n` members added, counted as not ended on the batch's node. */
+  batchGrow: `UPDATE soniq_flow_nodes SET members_left = members_left + @n
+    WHERE job_id = @batchId AND role = 'batch'`,
+
+  /** `@limit` → the oldest finishes of flows and batches: `seq`, `kind`, `id`, `outcome`, `ended_at` (ms). */
+  flowEndsOldest: `SELECT seq, kind, id, outcome, ended_at FROM soniq_flow_ends
+    ORDER BY seq LIMIT @limit`,
+
+  /** `@upTo`: deletes the finishes taken (seq ≤ `@upTo`). */
+  flowEndsDelete: "DELETE FROM soniq_flow_ends WHERE seq <= @upTo",
+
+  /** `@kind`, `@outcome`, `@n`: adds `@n` finishes to the counter. */
+  flowEndsCount: `INSERT INTO soniq_flow_counts (kind, outcome, n) VALUES (@kind, @outcome, @n)
+    ON CONFLICT (kind, outcome) DO UPDATE SET n = n + excluded.n`,
+
+  /** → `kind`, `outcome`, `n`: the finishes taken so far. */
+  flowEndCounts: "SELECT kind, outcome, n FROM soniq_flow_counts ORDER BY kind, outcome",
 
   /** `@batchId` → `pending` (1 open, 0 sealed) of the batch's node; none when no such batch. */
   batchState: `SELECT pending FROM soniq_flow_nodes WHERE job_id = @batchId AND role = 'batch'`,

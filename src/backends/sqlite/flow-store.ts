@@ -11,6 +11,8 @@ import type {
   DependencyFailurePolicy,
   DependencyRow,
   EnqueueResult,
+  FlowEndCount,
+  FlowEndRow,
   FlowEnqueueParams,
   FlowJobRow,
   FlowNodeRole,
@@ -69,6 +71,7 @@ export class SqliteFlowStore implements FlowStore {
             pending: 0,
             retentionMs: secondsToMs(params.retentionSeconds[i] ?? 0),
             role: "member",
+            membersLeft: 0,
           });
           for (const cb of callbacks) {
             edge.run({ jobId: cb.job_id, depId: job.id, onFailure: cb.on_failure });
@@ -77,6 +80,7 @@ export class SqliteFlowStore implements FlowStore {
         for (const cb of callbacks) {
           s.statement("batchBump").run({ id: cb.job_id, n: params.jobs.length });
         }
+        s.statement("batchGrow").run({ batchId, n: params.jobs.length });
         return inserted;
       }),
     );
@@ -140,6 +144,44 @@ export class SqliteFlowStore implements FlowStore {
       }));
     });
   }
+
+  /** One immediate transaction. See {@link FlowStore.flowEndsTake}. */
+  async flowEndsTake({ limit }: { limit: number }): Promise<FlowEndRow[]> {
+    return this.conn.use((s) =>
+      s.immediate(() => {
+        const rows = s.statement("flowEndsOldest").all({ limit }) as Array<{
+          seq: number;
+          kind: FlowEndRow["kind"];
+          id: string;
+          outcome: FlowEndRow["outcome"];
+          ended_at: number;
+        }>;
+        const last = rows.at(-1);
+        if (!last) return [];
+        s.statement("flowEndsDelete").run({ upTo: last.seq });
+        const tally = new Map<string, { kind: string; outcome: string; n: number }>();
+        for (const r of rows) {
+          const key = `${r.kind} ${r.outcome}`;
+          const t = tally.get(key) ?? { kind: r.kind, outcome: r.outcome, n: 0 };
+          t.n += 1;
+          tally.set(key, t);
+        }
+        for (const t of tally.values()) s.statement("flowEndsCount").run(t);
+        return rows.map((r) => ({
+          seq: r.seq,
+          kind: r.kind,
+          id: r.id,
+          outcome: r.outcome,
+          endedAt: new Date(r.ended_at),
+        }));
+      }),
+    );
+  }
+
+  /** One statement. See {@link FlowStore.flowEndCounts}. */
+  async flowEndCounts(): Promise<FlowEndCount[]> {
+    return this.conn.use((s) => s.statement("flowEndCounts").all({}) as FlowEndCount[]);
+  }
 }
 
 /** The enqueue, inside the caller's immediate transaction. */
@@ -166,6 +208,7 @@ function write(s: SqliteSession, params: FlowEnqueueParams): EnqueueResult[] {
   );
   const { results } = insertJobs(s, toInsert);
   const node = s.statement("flowInsertNode");
+  const members = params.nodes.filter((n) => n.role === "member").length;
   for (const n of params.nodes) {
     const job = byId.get(n.jobId);
     const waits = plan.waiting.has(n.jobId);
@@ -181,6 +224,7 @@ function write(s: SqliteSession, params: FlowEnqueueParams): EnqueueResult[] {
       pending: n.role === "batch" ? (n.open ? 1 : 0) : (plan.edgeCount.get(n.jobId) ?? 0),
       retentionMs: secondsToMs(n.retentionSeconds),
       role: n.role ?? "job",
+      membersLeft: n.role === "batch" ? members : 0,
     });
   }
   const edge = s.statement("flowInsertEdge");
