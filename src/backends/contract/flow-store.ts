@@ -184,4 +184,18 @@ export interface FlowStore {
   flowEndsTake(params: { limit: number }): Promise<FlowEndRow[]>;
   /** The finishes taken so far, per kind and outcome (a handful of rows). */
   flowEndCounts(): Promise<FlowEndCount[]>;
+  /**
+   * One step of the walk that forgets flows and batches whose jobs are all gone (docs/workflows.md,
+   * "Retention"): reads the next `limit` nodes after `after` (by job id; null: from the start),
+   * and for each flow, batch, or job enqueued with `after` alone among them, deletes its nodes and
+   * the edges of its jobs when none of its jobs is stored any more (live, finished and kept, or
+   * in the dead-letter queue) and it is not an open batch. Jobs are looked up by id; the job
+   * tables are never scanned.
+   * @returns `next`: the last node read, to pass as `after` (null when the walk reached the end);
+   * `pruned`: nodes deleted.
+   */
+  flowPrune(params: {
+    after: string | null;
+    limit: number;
+  }): Promise<{ next: string | null; pruned: number }>;
 }

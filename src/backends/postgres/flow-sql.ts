@@ -146,6 +146,42 @@ export function buildFlowStatements(schema: string) {
       )
       SELECT seq::text AS seq, kind, id::text AS id, outcome, ended_at FROM taken ORDER BY seq`,
 
+    /**
+     * `$1` after (uuid, NULL: from the start), `$2` limit: one step of the retention walk (see
+     * `FlowStore.flowPrune`). Each node read names its group — its flow or batch (`flow_id`), or
+     * itself — and a group is forgotten, nodes and its jobs' edges, when no node of it is an open
+     * batch or a job still stored (live, finished and not forgotten, dead-lettered; looked up by
+     * id). → `next` (the last node read, NULL past the end), `pruned` (nodes deleted).
+     */
+    prune: `WITH scan AS (
+        SELECT job_id, COALESCE(flow_id, job_id) AS grp FROM ${nodes}
+        WHERE $1::uuid IS NULL OR job_id > $1::uuid ORDER BY job_id LIMIT $2::int
+      ), grps AS (
+        SELECT DISTINCT grp FROM scan
+      ), members AS (
+        SELECT g.grp, n.job_id, n.role, n.pending FROM grps AS g JOIN ${nodes} AS n ON n.flow_id = g.grp
+        UNION ALL
+        SELECT g.grp, n.job_id, n.role, n.pending FROM grps AS g JOIN ${nodes} AS n
+          ON n.job_id = g.grp AND n.flow_id IS NULL
+      ), kept AS (
+        SELECT DISTINCT m.grp FROM members AS m
+        WHERE (m.role = 'batch' AND m.pending > 0)
+           OR (m.role <> 'batch' AND (
+                EXISTS (SELECT 1 FROM ${jobs} AS j WHERE j.id = m.job_id)
+                OR EXISTS (SELECT 1 FROM ${finished} AS f WHERE f.id = m.job_id)
+                OR EXISTS (SELECT 1 FROM ${dead} AS d WHERE d.id = m.job_id)))
+      ), gone AS (
+        SELECT m.job_id FROM members AS m WHERE NOT EXISTS (SELECT 1 FROM kept AS k WHERE k.grp = m.grp)
+      ), edges AS (
+        DELETE FROM ${deps} AS e USING gone AS g WHERE e.job_id = g.job_id RETURNING 1
+      ), deleted AS (
+        DELETE FROM ${nodes} AS n USING gone AS g WHERE n.job_id = g.job_id RETURNING 1
+      )
+      SELECT CASE WHEN (SELECT count(*) FROM scan) < $2::int THEN NULL
+                  ELSE (SELECT job_id::text FROM scan ORDER BY job_id DESC LIMIT 1) END AS next,
+        (SELECT count(*) FROM deleted)::int AS pruned,
+        (SELECT count(*) FROM edges)::int AS edges`,
+
     /** → `kind`, `outcome`, `n` (bigint as text): the finishes taken so far. */
     endCounts: `SELECT kind, outcome, n::text AS n FROM ${counts} ORDER BY kind, outcome`,
   };

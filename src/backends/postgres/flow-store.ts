@@ -248,6 +248,18 @@ export class PgFlowStore implements FlowStore {
     }));
   }
 
+  /** One statement. See {@link FlowStore.flowPrune}. */
+  async flowPrune(params: {
+    after: string | null;
+    limit: number;
+  }): Promise<{ next: string | null; pruned: number }> {
+    const { rows } = await this.deps.conn.run<{ next: string | null; pruned: number }>(
+      this.deps.sql.prune,
+      [params.after, params.limit],
+    );
+    return { next: rows[0]?.next ?? null, pruned: rows[0]?.pruned ?? 0 };
+  }
+
   /** One statement. See {@link FlowStore.flowEndCounts}. */
   async flowEndCounts(): Promise<FlowEndCount[]> {
     const { rows } = await this.deps.conn.run<{

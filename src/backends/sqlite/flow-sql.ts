@@ -46,6 +46,39 @@ export const FLOW_SQL = {
   flowEndsCount: `INSERT INTO soniq_flow_counts (kind, outcome, n) VALUES (@kind, @outcome, @n)
     ON CONFLICT (kind, outcome) DO UPDATE SET n = n + excluded.n`,
 
+  /**
+   * `@after` (NULL: from the start), `@limit` → the next nodes of the retention walk: `job_id`,
+   * `grp` (its flow or batch, or itself).
+   */
+  flowPruneScan: `SELECT job_id, COALESCE(flow_id, job_id) AS grp FROM soniq_flow_nodes
+    WHERE @after IS NULL OR job_id > @after ORDER BY job_id LIMIT @limit`,
+
+  /**
+   * `@grp` → a row when group `@grp` is kept: one of its nodes is an open batch or a job still
+   * stored (live, finished, dead-lettered; looked up by id).
+   */
+  flowPruneKept: `SELECT 1 AS kept FROM (
+      SELECT job_id, role, pending FROM soniq_flow_nodes WHERE flow_id = @grp
+      UNION ALL
+      SELECT job_id, role, pending FROM soniq_flow_nodes WHERE job_id = @grp AND flow_id IS NULL
+    ) AS m
+    WHERE (m.role = 'batch' AND m.pending > 0)
+       OR (m.role <> 'batch' AND (
+            EXISTS (SELECT 1 FROM soniq_jobs AS j WHERE j.id = m.job_id)
+            OR EXISTS (SELECT 1 FROM soniq_finished_jobs AS f WHERE f.id = m.job_id)
+            OR EXISTS (SELECT 1 FROM soniq_dead_letter_jobs AS d WHERE d.id = m.job_id)))
+    LIMIT 1`,
+
+  /** `@grp`: deletes the edges of group `@grp`'s jobs. */
+  flowPruneEdges: `DELETE FROM soniq_job_deps WHERE job_id IN (
+      SELECT job_id FROM soniq_flow_nodes WHERE flow_id = @grp
+      UNION ALL
+      SELECT job_id FROM soniq_flow_nodes WHERE job_id = @grp AND flow_id IS NULL)`,
+
+  /** `@grp`: deletes group `@grp`'s nodes. → changes. */
+  flowPruneNodes: `DELETE FROM soniq_flow_nodes
+    WHERE flow_id = @grp OR (job_id = @grp AND flow_id IS NULL)`,
+
   /** → `kind`, `outcome`, `n`: the finishes taken so far. */
   flowEndCounts: "SELECT kind, outcome, n FROM soniq_flow_counts ORDER BY kind, outcome",
 

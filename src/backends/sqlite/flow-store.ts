@@ -178,6 +178,29 @@ export class SqliteFlowStore implements FlowStore {
     );
   }
 
+  /** One immediate transaction. See {@link FlowStore.flowPrune}. */
+  async flowPrune(params: {
+    after: string | null;
+    limit: number;
+  }): Promise<{ next: string | null; pruned: number }> {
+    return this.conn.use((s) =>
+      s.immediate(() => {
+        const scan = s.statement("flowPruneScan").all(params) as Array<{
+          job_id: string;
+          grp: string;
+        }>;
+        let pruned = 0;
+        for (const grp of new Set(scan.map((r) => r.grp))) {
+          if (s.statement("flowPruneKept").get({ grp }) !== undefined) continue;
+          s.statement("flowPruneEdges").run({ grp });
+          pruned += s.statement("flowPruneNodes").run({ grp }).changes;
+        }
+        const next = scan.length < params.limit ? null : (scan.at(-1)?.job_id ?? null);
+        return { next, pruned };
+      }),
+    );
+  }
+
   /** One statement. See {@link FlowStore.flowEndCounts}. */
   async flowEndCounts(): Promise<FlowEndCount[]> {
     return this.conn.use((s) => s.statement("flowEndCounts").all({}) as FlowEndCount[]);
