@@ -163,6 +163,13 @@ export interface FlowStore {
    */
   flowGet(params: { flowId: string }): Promise<FlowJobRow[]>;
   /**
+   * The node of job `jobId`: its flow or batch (`flowId`, null for a job enqueued with `after`
+   * alone) and role; null when the job has none (or it was forgotten).
+   */
+  flowNodeOf(params: {
+    jobId: string;
+  }): Promise<{ flowId: string | null; role: FlowNodeRole } | null>;
+  /**
    * Adds members to an open batch, in one transaction: inserts them and makes each callback wait
    * for them too (the callbacks cannot have been released: the batch's seal edge is pending).
    * Serialised with {@link batchSeal} by a lock on the batch's node.

@@ -103,6 +103,9 @@ export function buildFlowStatements(schema: string) {
       FROM unnest($1::uuid[], $2::text[], $3::text[]) AS t(id, state, result)
       WHERE e.dep_id = t.id AND e.job_id = ANY($4::uuid[]) AND e.dep_state IS NULL`,
 
+    /** `$1` job id → its node's `flow_id` and `role`. */
+    nodeOf: `SELECT flow_id::text AS flow_id, role FROM ${nodes} WHERE job_id = $1::uuid`,
+
     /** `$1` job id → its edges: `id`, `state`, `result` (JSON text), `on_failure`, by id. */
     dependencies: `SELECT dep_id::text AS id, dep_state AS state, dep_result::text AS result,
         on_failure

@@ -209,6 +209,21 @@ export class PgFlowStore implements FlowStore {
     }));
   }
 
+  /** One statement. See {@link FlowStore.flowNodeOf}. */
+  async flowNodeOf({
+    jobId,
+  }: {
+    jobId: string;
+  }): Promise<{ flowId: string | null; role: FlowNodeRole } | null> {
+    if (!isUuid(jobId)) return null;
+    const { rows } = await this.deps.conn.run<{ flow_id: string | null; role: FlowNodeRole }>(
+      this.deps.sql.nodeOf,
+      [jobId],
+    );
+    const row = rows[0];
+    return row ? { flowId: row.flow_id, role: row.role } : null;
+  }
+
   /** One statement. See {@link FlowStore.flowGet}. */
   async flowGet({ flowId }: { flowId: string }): Promise<FlowJobRow[]> {
     if (!isUuid(flowId)) return [];

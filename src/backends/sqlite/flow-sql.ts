@@ -111,6 +111,9 @@ export const FLOW_SQL = {
   flowSettleEnded: `UPDATE soniq_job_deps SET dep_state = @state, dep_result = @result
     WHERE job_id = @jobId AND dep_id = @depId AND dep_state IS NULL`,
 
+  /** `@jobId` → its node's `flow_id` and `role`. */
+  flowNodeOf: "SELECT flow_id, role FROM soniq_flow_nodes WHERE job_id = @jobId",
+
   /** `@jobId` → its edges: `id`, `state`, `result`, `on_failure`, by id. */
   flowDependencies: `SELECT dep_id AS id, dep_state AS state, dep_result AS result, on_failure
     FROM soniq_job_deps WHERE job_id = @jobId ORDER BY dep_id`,

@@ -123,6 +123,20 @@ export class SqliteFlowStore implements FlowStore {
     });
   }
 
+  /** One statement. See {@link FlowStore.flowNodeOf}. */
+  async flowNodeOf({
+    jobId,
+  }: {
+    jobId: string;
+  }): Promise<{ flowId: string | null; role: FlowNodeRole } | null> {
+    return this.conn.use((s) => {
+      const row = s.statement("flowNodeOf").get({ jobId }) as
+        | { flow_id: string | null; role: FlowNodeRole }
+        | undefined;
+      return row ? { flowId: row.flow_id, role: row.role } : null;
+    });
+  }
+
   /** One statement. See {@link FlowStore.flowGet}. */
   async flowGet({ flowId }: { flowId: string }): Promise<FlowJobRow[]> {
     return this.conn.use((s) => {
