@@ -101,4 +101,24 @@ describeEachBackend("workflows: retention", (target) => {
     expect(await soniq.batches.get(open.id)).not.toBeNull();
     await soniq.close();
   });
+
+  it("prune › a flow whose jobs' results expire › the pruner forgets the jobs (PostgreSQL: past the prune mark), then the flow", async () => {
+    const backend = await target.open();
+    const soniq = instanceOn(backend);
+    const step = soniq.job({ name: "wf.keep.brief", resultRetention: 1, handler: async () => 1 });
+    const flow = await soniq.flow({ job: step, args: {}, children: [{ job: step, args: {} }] });
+    const worker = soniq.worker({ concurrency: 2 });
+    await worker.start();
+    await waitFor(async () => (await soniq.flows.get(flow.id))?.state === "done", 20_000);
+    await worker.stop();
+    const pruner = new Pruner({ backend, logger: silent, intervalMs: 3_600_000 });
+    await pruner.start();
+    await waitFor(async () => {
+      await pruner.runNow();
+      return (await soniq.flows.get(flow.id)) === null;
+    }, 20_000);
+    await pruner.stop();
+    expect(await soniq.getJob(flow.id)).toBeNull();
+    await soniq.close();
+  });
 });
