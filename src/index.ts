@@ -146,7 +146,10 @@ export type {
   Unsubscribe,
 } from "./observability/event-bus.js";
 export type {
+  BatchFinishedEvent,
   DrainStartedEvent,
+  FlowFinishedEvent,
+  FlowsFinishedSample,
   ForceTimeoutPathEvent,
   JobCancelledEvent,
   JobDeadLetteredEvent,

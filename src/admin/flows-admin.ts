@@ -70,6 +70,16 @@ export class FlowsAdmin {
   }
 
   /**
+   * The flow or batch job `jobId` belongs to (a flow's job, a batch's member or callback), or null
+   * (no such job, a job enqueued with `after` alone, or one whose flow was forgotten).
+   */
+  async of(jobId: string): Promise<{ kind: "flow" | "batch"; id: string } | null> {
+    const node = await (await this.deps.backend()).flows.flowNodeOf({ jobId });
+    if (!node?.flowId || node.role === "batch") return null;
+    return { kind: node.role === "job" ? "flow" : "batch", id: node.flowId };
+  }
+
+  /**
    * Cancels every job of the flow that has not ended: waiting and queued jobs at once, running
    * ones by a cancel request (their workers stop them and record `cancelled`). Dependants are
    * cancelled before their dependencies, so no failure policy moves them to the dead-letter

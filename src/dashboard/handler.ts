@@ -15,6 +15,7 @@ import { operationRoutes } from "./api-operations.js";
 import { queueWorkerRoutes } from "./api-queues-workers.js";
 import { remoteRoutes } from "./api-remote.js";
 import { scheduleRoutes } from "./api-schedules.js";
+import { workflowRoutes } from "./api-workflows.js";
 import { assetType, indexHtml, loadAssets } from "./assets.js";
 import { audit } from "./audit.js";
 import { errorStatus } from "./error-status.js";
@@ -90,6 +91,7 @@ export const ROUTES: Route[] = [
   ...queueWorkerRoutes,
   ...scheduleRoutes,
   ...remoteRoutes,
+  ...workflowRoutes,
   ...operationRoutes,
 ];
 

@@ -8,9 +8,11 @@
  */
 import { z } from "zod";
 import {
+  batchJsonSchema,
   bulkResultJsonSchema,
   checkpointJsonSchema,
   errorJsonSchema,
+  flowJsonSchema,
   jobActionJsonSchema,
   jobDetailJsonSchema,
   jobJsonSchema,
@@ -51,6 +53,14 @@ export const jobDetailViewJsonSchema = jobDetailJsonSchema.extend({
   checkpoint: checkpointJsonSchema.extend({ value: previewJsonSchema }).nullable(),
 });
 
+/** `GET /api/jobs/:id/workflow`: the flow or batch a job belongs to (the job page's link). */
+export const jobWorkflowJsonSchema = z.object({
+  /** The flow's id (its root's) when the job is one of a flow's, else null. */
+  flow: z.string().nullable(),
+  /** The batch's id when the job is a member or a callback of a batch, else null. */
+  batch: z.string().nullable(),
+});
+
 /** Component schemas generated from zod, by name (`#/components/schemas/<name>`). */
 export const OPENAPI_COMPONENTS: Readonly<Record<string, z.ZodType>> = {
   Error: errorJsonSchema,
@@ -71,6 +81,9 @@ export const OPENAPI_COMPONENTS: Readonly<Record<string, z.ZodType>> = {
   CancelState: cancelStateJsonSchema,
   JobAction: jobActionJsonSchema,
   Ok: okJsonSchema,
+  Flow: flowJsonSchema,
+  Batch: batchJsonSchema,
+  JobWorkflow: jobWorkflowJsonSchema,
 };
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
@@ -113,6 +126,9 @@ export const OPENAPI_RESPONSES: Readonly<Record<string, object>> = {
   "post /api/schedules/{id}/run-now": ref("ScheduleRunNow"),
   "post /api/remote/{id}/resolve": ref("RemoteResolve"),
   "post /api/remote/{id}/poll-now": ref("RemotePollNow"),
+  "get /api/flows/{id}": ref("Flow"),
+  "get /api/batches/{id}": ref("Batch"),
+  "get /api/jobs/{id}/workflow": ref("JobWorkflow"),
 };
 
 /** An OpenAPI document, as far as this module reads and writes it. */

@@ -1,12 +1,14 @@
 /**
  * What the dashboard reads and changes: the admin API of the instance (`soniq.jobs`,
  * `soniq.deadLetters`, `soniq.queues`, `soniq.workers()`, issue 14; `soniq.schedules`,
- * `soniq.remote`) — the one source for the CLI, the dashboard and metrics (docs/operations.md) —
+ * `soniq.remote`, `soniq.flows`, `soniq.batches`) — the one source for the CLI, the dashboard and metrics (docs/operations.md) —
  * plus the logger and event bus the audit writes to. A `Soniq` instance is one; nothing beneath the
  * admin API (no store, no SQL) is reached.
  */
+import type { BatchesAdmin } from "../admin/batches-admin.js";
 import type { DeadLettersAdmin } from "../admin/dead-letters-admin.js";
 import type { DeadLetterQuery, JobQuery } from "../admin/filters.js";
+import type { FlowsAdmin } from "../admin/flows-admin.js";
 import type { JobsAdmin } from "../admin/jobs-admin.js";
 import type { QueuesAdmin } from "../admin/queues-admin.js";
 import type { DeadLetterView, JobListView, JobView, TimelineEntry } from "../admin/views.js";
@@ -53,6 +55,10 @@ export interface DashboardSource {
   readonly schedules: Pick<ScheduleAdmin, "list" | "show" | "pause" | "resume" | "runNow">;
   /** Remote jobs: list, show, counts, resolve a frozen one, poll now. */
   readonly remote: Pick<RemoteAdmin, "list" | "show" | "counts" | "resolve" | "pollNow">;
+  /** Flows: one flow's jobs and states; the flow or batch a job belongs to (docs/workflows.md). */
+  readonly flows: Pick<FlowsAdmin, "get" | "of">;
+  /** Batches: one batch's counts, callbacks and members. */
+  readonly batches: Pick<BatchesAdmin, "get">;
   /** Worker incarnations with their shutdown state. */
   workers(): Promise<WorkerDetail[]>;
   /** Where audit lines go. */

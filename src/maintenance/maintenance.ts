@@ -1,7 +1,8 @@
 /**
  * Assembles one worker's maintenance (docs/reliability.md, "Maintenance: small services behind one
  * lease"): an elector on the maintenance lease and a maintainer that runs the rescuer, the pruner,
- * the worker reaper and the waiting watch (jobs no live worker can run) while this worker leads. The rescuer is also handed back for the worker's
+ * the worker reaper, the waiting watch (jobs no live worker can run) and the flow-ends reporter
+ * (flows and batches that finished) while this worker leads. The rescuer is also handed back for the worker's
  * start-up pass, one of recovery's other clocks (the third is `soniq recover`).
  */
 import type { Backend } from "../backends/contract/index.js";
@@ -10,6 +11,7 @@ import type { EventBus } from "../observability/event-bus.js";
 import type { SoniqEventMap } from "../observability/events.js";
 import type { Logger } from "../observability/logger.js";
 import { Elector } from "./elector.js";
+import { FlowEnds } from "./flow-ends.js";
 import { Maintainer } from "./maintainer.js";
 import { Pruner } from "./pruner.js";
 import { QueueSampler } from "./queue-sampler.js";
@@ -73,7 +75,8 @@ export interface Maintenance {
 /**
  * Builds the maintenance services of one worker. The elector renews the lease and the rescuer
  * passes every `heartbeatInterval` (so a dead worker's rows are requeued within
- * `heartbeatTimeout + heartbeatInterval`); the waiting watch checks every `heartbeatInterval` too;
+ * `heartbeatTimeout + heartbeatInterval`); the waiting watch and the flow-ends reporter tick every
+ * `heartbeatInterval` too;
  * the lease lives three heartbeat intervals; the pruner
  * and the worker reaper tick every minute; with `events` and `metricsInterval`, the queue sampler
  * samples every `metricsInterval` seconds. Nothing starts until `service.start()`.
@@ -131,6 +134,13 @@ export function createMaintenance(deps: MaintenanceDeps): Maintenance {
         intervalMs,
         ...(deps.events ? { events: deps.events } : {}),
         ...(deps.clock ? { clock: deps.clock } : {}),
+      }),
+      new FlowEnds({
+        backend,
+        logger,
+        workerId: deps.workerId,
+        intervalMs,
+        ...(deps.events ? { events: deps.events } : {}),
       }),
       ...(deps.leaderServices ?? []),
       ...(deps.events && settings.metricsInterval !== undefined

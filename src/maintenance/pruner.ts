@@ -5,7 +5,10 @@
  * (default 30 days), timeline events older than `jobEventRetention` (default 30 days), the
  * controls (cancel request, progress) of jobs that are gone, and the remote-submission rows
  * (`soniq_remote_submissions`) of jobs that are gone — neither a job row nor a dead letter — so a
- * remote job's submission record lives exactly as long as its job's row or dead letter. A `done` or `cancelled` row keeps its result until its
+ * remote job's submission record lives exactly as long as its job's row or dead letter; and the
+ * nodes and edges of flows and batches whose jobs are all gone (a walk over the flow nodes that
+ * resumes where the last tick stopped, at most {@link FLOW_PRUNE_STEPS} statements a tick: the
+ * job tables are looked up by id, never scanned). A `done` or `cancelled` row keeps its result until its
  * `result_expires_at` (set at completion from the `resultRetention` setting, in seconds); after
  * that the pruner deletes it. Leader-only: the maintainer runs it while this process holds the
  * maintenance lease.
@@ -18,10 +21,15 @@
  * {@link PRUNER_INTERVAL_MS}), `batchLimit` (rows per statement, default
  * {@link PRUNER_BATCH_LIMIT}).
  *
- * Events: none; a tick that deleted rows logs "pruned finished jobs" (debug) with `pruned`, and
- * "pruned remote submissions" (debug) with `pruned`.
+ * Events: none; a tick that deleted rows logs "pruned finished jobs" (debug) with `pruned`,
+ * "pruned remote submissions" (debug) with `pruned`, and "pruned flow nodes" (debug) with `pruned`.
  */
-import type { AdminStore, Backend, SubmissionStore } from "../backends/contract/index.js";
+import type {
+  AdminStore,
+  Backend,
+  FlowStore,
+  SubmissionStore,
+} from "../backends/contract/index.js";
 import { PeriodicService } from "../lifecycle/periodic-service.js";
 import type { BaseServiceOptions } from "../lifecycle/service.js";
 import type { Logger } from "../observability/logger.js";
@@ -36,6 +44,9 @@ export const DEFAULT_RETENTION_SECONDS = 30 * 86_400;
 /** Default rows the {@link Pruner} deletes per statement. */
 export const PRUNER_BATCH_LIMIT = 10_000;
 
+/** Statements of the flow-retention walk per tick (each reads `batchLimit` nodes). */
+export const FLOW_PRUNE_STEPS = 10;
+
 /** Options of {@link Pruner}. */
 export interface PrunerOptions extends Omit<BaseServiceOptions, "name"> {
   /**
@@ -46,6 +57,8 @@ export interface PrunerOptions extends Omit<BaseServiceOptions, "name"> {
     admin?: Pick<AdminStore, "deadLetterPrune" | "jobEventsPrune" | "jobControlsPrune">;
     /** With it, submission rows of jobs that are gone are pruned too (contract: submission-store.ts). */
     submissions?: Pick<SubmissionStore, "submissionPrune">;
+    /** With it, flows and batches whose jobs are all gone are forgotten (contract: flow-store.ts). */
+    flows?: Pick<FlowStore, "flowPrune">;
   };
   /** Seconds a dead letter is kept (`deadLetterRetention`); 0 keeps them for ever. Default 30 days. */
   deadLetterRetentionSeconds?: number;
@@ -65,6 +78,9 @@ export interface PrunerOptions extends Omit<BaseServiceOptions, "name"> {
 
 /** See the module comment. */
 export class Pruner extends PeriodicService {
+  /** Where the flow-retention walk resumes (null: from the start); this leader's only. */
+  private flowCursor: string | null = null;
+
   constructor(options: PrunerOptions) {
     const limit = options.batchLimit ?? PRUNER_BATCH_LIMIT;
     super({
@@ -89,6 +105,18 @@ export class Pruner extends PeriodicService {
         if (submissions) {
           const subs = await inBatches(limit, signal, () => submissions.submissionPrune({ limit }));
           if (subs > 0) this.logger.debug({ pruned: subs }, "pruned remote submissions");
+        }
+        // After the jobs and dead letters: a flow whose last job was pruned now goes now.
+        const { flows } = options.backend;
+        if (flows) {
+          let nodes = 0;
+          for (let step = 0; step < FLOW_PRUNE_STEPS && !signal.aborted; step += 1) {
+            const { next, pruned: n } = await flows.flowPrune({ after: this.flowCursor, limit });
+            nodes += n;
+            this.flowCursor = next;
+            if (next === null) break;
+          }
+          if (nodes > 0) this.logger.debug({ pruned: nodes }, "pruned flow nodes");
         }
       },
     });

@@ -1,13 +1,15 @@
 /**
  * The queue sampler: a leader-only maintenance service that reads per-queue counts and the oldest
  * claimable job's age (`JobStore.jobQueueMetrics`, one grouped read) and how workers ended
- * (`WorkerStore.workerExitCounts`) every `intervalMs` and emits them as one `queue_metrics` event. Run by the maintainer while this process holds the maintenance
+ * (`WorkerStore.workerExitCounts`) and how many flows and batches finished
+ * (`FlowStore.flowEndCounts`) every `intervalMs` and emits them as one `queue_metrics` event. Run by the maintainer while this process holds the maintenance
  * lease, so N workers do not issue N count queries; it reads nothing while no one listens to
  * `queue_metrics` (e.g. no Prometheus exporter). A failed read emits nothing: an exporter then
  * lets the series go stale rather than report zeros.
  *
  * Options (see {@link QueueSamplerOptions}): `intervalMs` (milliseconds), `workerId`, `events`.
- * Events: `queue_metrics` (`worker_id`, `sampled_at`, `queues`, `worker_exits`).
+ * Events: `queue_metrics` (`worker_id`, `sampled_at`, `queues`, `worker_exits`,
+ * `flows_finished`).
  */
 import type { Backend } from "../backends/contract/index.js";
 import { PeriodicService } from "../lifecycle/periodic-service.js";
@@ -18,7 +20,9 @@ import type { SoniqEventMap } from "../observability/events.js";
 /** Options of {@link QueueSampler}. */
 export interface QueueSamplerOptions extends Omit<BaseServiceOptions, "name"> {
   /** The read it needs. */
-  backend: Pick<Backend, "jobQueueMetrics" | "workerExitCounts" | "submissions">;
+  backend: Pick<Backend, "jobQueueMetrics" | "workerExitCounts" | "submissions"> & {
+    flows: Pick<Backend["flows"], "flowEndCounts">;
+  };
   /** The sampling worker (`worker_id` of the event). */
   workerId: string;
   /** Where `queue_metrics` goes. */
@@ -38,6 +42,7 @@ export class QueueSampler extends PeriodicService {
         if (!options.events.hasListeners("queue_metrics")) return;
         const metrics = await options.backend.jobQueueMetrics();
         const exits = await options.backend.workerExitCounts();
+        const flowEnds = await options.backend.flows.flowEndCounts();
         // Remote rows apart from processing (admin/remote-split.ts), per queue.
         const remote = await options.backend.submissions.submissionCountsByQueue();
         const held = (queue: string, phase: "submitting" | "accepted" | "frozen") =>
@@ -69,6 +74,7 @@ export class QueueSampler extends PeriodicService {
             exits: e.exits,
             last_at: e.lastAt.toISOString(),
           })),
+          flows_finished: flowEnds.map((f) => ({ kind: f.kind, outcome: f.outcome, count: f.n })),
         });
       },
     });

@@ -147,6 +147,46 @@ export type QueueMetricsEvent = {
    * entry per exit reason seen.
    */
   worker_exits: WorkerExitSample[];
+  /**
+   * Flows and batches that finished, cluster-wide, since the schema was set up
+   * (`soniq_flow_counts`; docs/workflows.md): one entry per kind and outcome seen.
+   */
+  flows_finished: FlowsFinishedSample[];
+};
+
+/** One kind and outcome of finished flows or batches in a `queue_metrics` sample. */
+export type FlowsFinishedSample = {
+  kind: "flow" | "batch";
+  /** A flow: `done`, `failed`, `cancelled`; a batch: `succeeded`, `failed`. */
+  outcome: "done" | "failed" | "cancelled" | "succeeded";
+  /** How many finished so. */
+  count: number;
+};
+
+/**
+ * Payload of `flow_finished`: a flow's root ended (docs/workflows.md, "Knowing when a flow or
+ * batch finished").
+ */
+export type FlowFinishedEvent = {
+  /** The maintenance leader that reported it. */
+  worker_id: string;
+  /** The flow's id (its root job's id). */
+  flow_id: string;
+  /** The root's end: `done`, `failed` (dead-lettered) or `cancelled`. */
+  outcome: "done" | "failed" | "cancelled";
+  /** When the root ended (ISO 8601, database clock). */
+  finished_at: string;
+};
+
+/** Payload of `batch_finished`: a sealed batch's last member ended. */
+export type BatchFinishedEvent = {
+  /** The maintenance leader that reported it. */
+  worker_id: string;
+  batch_id: string;
+  /** `succeeded` (every member done) or `failed` (a member dead-lettered or cancelled). */
+  outcome: "succeeded" | "failed";
+  /** When it finished (ISO 8601, database clock). */
+  finished_at: string;
 };
 
 /** One exit reason in a `queue_metrics` sample. */
@@ -414,6 +454,16 @@ export type SoniqEventMap = {
    * by the maintenance leader only (one process, not every worker).
    */
   queue_metrics: QueueMetricsEvent;
+  /**
+   * A flow's root ended (done, dead-lettered or cancelled), reported by the maintenance leader
+   * within `heartbeatInterval` seconds (docs/workflows.md).
+   */
+  flow_finished: FlowFinishedEvent;
+  /**
+   * A sealed batch's last member ended (or a batch whose members all ended was sealed), reported
+   * by the maintenance leader within `heartbeatInterval` seconds (docs/workflows.md).
+   */
+  batch_finished: BatchFinishedEvent;
   /**
    * Due queued jobs that no live worker can run (unknown name, newer version, or no worker for
    * the queue), checked by the maintenance leader every `heartbeatInterval` seconds: sent while

@@ -210,6 +210,8 @@ describe("dashboard › error codes", () => {
       },
       schedules: soniq.schedules,
       remote: soniq.remote,
+      flows: soniq.flows,
+      batches: soniq.batches,
       workers: () => soniq.workers(),
       logger: soniq.logger,
       eventBus: soniq.eventBus,

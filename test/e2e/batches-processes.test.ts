@@ -4,7 +4,9 @@
  * members each) and finish them at one instant, so the last members of many batches complete
  * concurrently in different processes. Checks: every callback (onComplete and onSuccess of each
  * batch) ran exactly once (a file each run appends to) and saw its 4 members done; every
- * callback row is done with attempts 1; no member or callback is left waiting or queued.
+ * callback row is done with attempts 1; no member or callback is left waiting or queued; each
+ * batch finished exactly once (`soniq_flow_counts` plus the finishes not yet taken: 40
+ * `succeeded`, nothing else; docs/workflows.md, "Knowing when a flow or batch finished").
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -79,6 +81,13 @@ for (const target of targets) {
       const rows = await Promise.all([...callbacks, ...members].map((id) => db.getJob(id)));
       expect(rows.every((j) => j?.status === "done")).toBe(true);
       expect(rows.slice(0, callbacks.length).every((j) => j?.attempts === 1)).toBe(true);
+      // Taking what the leaders have not taken yet counts it too: the counters then hold them all.
+      const backend = await db.backend();
+      await backend.flows.flowEndsTake({ limit: 1000 });
+      const ends = await backend.flows.flowEndCounts();
+      expect(ends.map((e) => `${e.kind} ${e.outcome} ${e.n}`)).toEqual([
+        `batch succeeded ${BATCHES}`,
+      ]);
       await db.close();
     }, 300_000);
   });

@@ -42,6 +42,8 @@ const SONIQ_METRICS: Record<string, string> = {
   soniq_remote_call_duration_seconds: "histogram",
   soniq_scopes_paused_total: "counter",
   soniq_steps_frozen_total: "counter",
+  soniq_flows_finished_total: "counter",
+  soniq_batches_finished_total: "counter",
 };
 
 type Sample = { name: string; labels: Record<string, string>; value: number };

@@ -1,6 +1,6 @@
 -- The PostgreSQL schema after every migration, as a fresh `setup()` leaves it.
 -- Written by `npm run schema:dump`; checked by test/schema/schema.test.ts. Do not edit.
--- Migrations: 001_initial.sql, 002_leases.sql, 003_queue_claim_index.sql, 004_schedules.sql, 005_start_marks.sql, 006_operations.sql, 007_remote_submissions.sql, 008_trace_context.sql, 009_notify_queued_only.sql, 010_finished_jobs.sql, 011_finished_partitions.sql, 012_job_versions.sql, 013_worker_capabilities.sql, 014_worker_exits.sql, 015_concurrency_keys.sql, 016_rate_limits.sql, 017_checkpoints.sql, 018_enqueue_function.sql, 019_workflows.sql, 021_finish_notices.sql
+-- Migrations: 001_initial.sql, 002_leases.sql, 003_queue_claim_index.sql, 004_schedules.sql, 005_start_marks.sql, 006_operations.sql, 007_remote_submissions.sql, 008_trace_context.sql, 009_notify_queued_only.sql, 010_finished_jobs.sql, 011_finished_partitions.sql, 012_job_versions.sql, 013_worker_capabilities.sql, 014_worker_exits.sql, 015_concurrency_keys.sql, 016_rate_limits.sql, 017_checkpoints.sql, 018_enqueue_function.sql, 019_workflows.sql, 021_finish_notices.sql, 022_flow_ends.sql
 
 CREATE TABLE soniq_dead_letter_jobs (
   id uuid NOT NULL,
@@ -65,6 +65,23 @@ CREATE TABLE soniq_finished_store (
   CONSTRAINT soniq_finished_store_status_check CHECK ((status = ANY (ARRAY['done'::text, 'cancelled'::text])))
 );
 
+CREATE TABLE soniq_flow_counts (
+  kind text NOT NULL,
+  outcome text NOT NULL,
+  n bigint NOT NULL,
+  CONSTRAINT soniq_flow_counts_pkey PRIMARY KEY (kind, outcome)
+);
+
+CREATE TABLE soniq_flow_ends (
+  seq bigint NOT NULL,
+  kind text NOT NULL,
+  id uuid NOT NULL,
+  outcome text NOT NULL,
+  ended_at timestamp with time zone NOT NULL DEFAULT now(),
+  CONSTRAINT soniq_flow_ends_kind_check CHECK ((kind = ANY (ARRAY['flow'::text, 'batch'::text]))),
+  CONSTRAINT soniq_flow_ends_pkey PRIMARY KEY (seq)
+);
+
 CREATE TABLE soniq_flow_nodes (
   job_id uuid NOT NULL,
   flow_id uuid,
@@ -73,6 +90,8 @@ CREATE TABLE soniq_flow_nodes (
   retention_s double precision NOT NULL DEFAULT 0,
   role text NOT NULL DEFAULT 'job'::text,
   created_at timestamp with time zone NOT NULL DEFAULT now(),
+  members_left integer NOT NULL DEFAULT 0,
+  members_failed integer NOT NULL DEFAULT 0,
   CONSTRAINT soniq_flow_nodes_pkey PRIMARY KEY (job_id),
   CONSTRAINT soniq_flow_nodes_role_check CHECK ((role = ANY (ARRAY['job'::text, 'member'::text, 'batch'::text, 'on_complete'::text, 'on_success'::text, 'on_failure'::text])))
 );
@@ -370,6 +389,34 @@ CREATE INDEX soniq_schedule_runs_schedule_idx ON soniq_schedule_runs USING btree
 CREATE INDEX soniq_schedules_next_run_at_idx ON soniq_schedules USING btree (next_run_at) WHERE (next_run_at IS NOT NULL);
 CREATE INDEX soniq_workers_started_at_idx ON soniq_workers USING btree (started_at DESC);
 
+CREATE OR REPLACE FUNCTION soniq_batch_finished()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SET search_path TO <schema>
+AS $function$
+BEGIN
+  INSERT INTO soniq_flow_ends (kind, id, outcome)
+  VALUES ('batch', NEW.job_id, CASE WHEN NEW.members_failed > 0 THEN 'failed' ELSE 'succeeded' END);
+  RETURN NULL;
+END;
+$function$;
+
+CREATE OR REPLACE FUNCTION soniq_batch_rearm()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SET search_path TO <schema>
+AS $function$
+BEGIN
+  IF EXISTS (SELECT 1 FROM soniq_jobs WHERE id = OLD.id) THEN
+    UPDATE soniq_flow_nodes AS b SET members_left = b.members_left + 1,
+      members_failed = GREATEST(b.members_failed - 1, 0)
+    FROM soniq_flow_nodes AS m
+    WHERE m.job_id = OLD.id AND m.role = 'member' AND b.job_id = m.flow_id AND b.role = 'batch';
+  END IF;
+  RETURN NULL;
+END;
+$function$;
+
 CREATE OR REPLACE FUNCTION soniq_enqueue(job_name text, args jsonb DEFAULT '{}'::jsonb, options jsonb DEFAULT '{}'::jsonb)
  RETURNS uuid
  LANGUAGE plpgsql
@@ -593,8 +640,22 @@ CREATE OR REPLACE FUNCTION soniq_flow_ended()
 AS $function$
 DECLARE
   e record;
+  dead constant boolean := TG_TABLE_NAME = 'soniq_dead_letter_jobs';
 BEGIN
-  IF TG_TABLE_NAME = 'soniq_dead_letter_jobs' THEN
+  IF dead THEN
+    FOR e IN
+      SELECT f.flow_id, count(*)::int AS n FROM ended AS n JOIN soniq_flow_nodes AS f
+        ON f.job_id = n.id AND f.role = 'member'
+      GROUP BY f.flow_id ORDER BY f.flow_id
+    LOOP
+      UPDATE soniq_flow_nodes SET members_left = members_left - e.n,
+        members_failed = members_failed + e.n
+      WHERE job_id = e.flow_id AND role = 'batch';
+    END LOOP;
+    INSERT INTO soniq_flow_ends (kind, id, outcome)
+    SELECT 'flow', n.id, 'failed' FROM ended AS n JOIN soniq_flow_nodes AS f
+      ON f.job_id = n.id AND f.flow_id = n.id AND f.role = 'job'
+    ORDER BY n.id;
     FOR e IN
       SELECT d.job_id, d.dep_id FROM ended AS n JOIN soniq_job_deps AS d ON d.dep_id = n.id
       WHERE d.dep_state IS NULL ORDER BY d.job_id, d.dep_id
@@ -603,6 +664,21 @@ BEGIN
       WHERE job_id = e.job_id AND dep_id = e.dep_id AND dep_state IS NULL;
     END LOOP;
   ELSE
+    FOR e IN
+      SELECT f.flow_id, count(*)::int AS n,
+        count(*) FILTER (WHERE n.status <> 'done')::int AS failed
+      FROM ended AS n JOIN soniq_flow_nodes AS f ON f.job_id = n.id AND f.role = 'member'
+      GROUP BY f.flow_id ORDER BY f.flow_id
+    LOOP
+      UPDATE soniq_flow_nodes SET members_left = members_left - e.n,
+        members_failed = members_failed + e.failed
+      WHERE job_id = e.flow_id AND role = 'batch';
+    END LOOP;
+    INSERT INTO soniq_flow_ends (kind, id, outcome)
+    SELECT 'flow', n.id, CASE WHEN n.status = 'done' THEN 'done' ELSE 'cancelled' END
+    FROM ended AS n JOIN soniq_flow_nodes AS f
+      ON f.job_id = n.id AND f.flow_id = n.id AND f.role = 'job'
+    ORDER BY n.id;
     FOR e IN
       SELECT d.job_id, d.dep_id, n.status, n.result::text AS result
       FROM ended AS n JOIN soniq_job_deps AS d ON d.dep_id = n.id
@@ -800,9 +876,11 @@ BEGIN
 END;
 $function$;
 
+CREATE TRIGGER soniq_batch_rearm AFTER DELETE ON soniq_dead_letter_jobs FOR EACH ROW EXECUTE FUNCTION soniq_batch_rearm();
 CREATE TRIGGER soniq_flow_dead AFTER INSERT ON soniq_dead_letter_jobs REFERENCING NEW TABLE AS ended FOR EACH STATEMENT EXECUTE FUNCTION soniq_flow_ended();
 CREATE TRIGGER soniq_flow_rearm AFTER DELETE ON soniq_dead_letter_jobs FOR EACH ROW EXECUTE FUNCTION soniq_flow_rearm();
 CREATE TRIGGER soniq_flow_finished AFTER INSERT ON soniq_finished_store REFERENCING NEW TABLE AS ended FOR EACH STATEMENT EXECUTE FUNCTION soniq_flow_ended();
+CREATE TRIGGER soniq_batch_finished AFTER UPDATE OF pending, members_left ON soniq_flow_nodes FOR EACH ROW WHEN (((new.role = 'batch'::text) AND (new.pending = 0) AND (new.members_left = 0) AND ((old.pending <> 0) OR (old.members_left <> 0)))) EXECUTE FUNCTION soniq_batch_finished();
 CREATE TRIGGER soniq_flow_settle AFTER UPDATE OF dep_state ON soniq_job_deps FOR EACH ROW WHEN (((old.dep_state IS NULL) AND (new.dep_state IS NOT NULL))) EXECUTE FUNCTION soniq_flow_settle();
 CREATE TRIGGER soniq_jobs_finished AFTER DELETE ON soniq_jobs REFERENCING OLD TABLE AS finished_jobs FOR EACH STATEMENT EXECUTE FUNCTION soniq_notify_finished_jobs();
 CREATE TRIGGER soniq_jobs_notify_insert AFTER INSERT ON soniq_jobs REFERENCING NEW TABLE AS inserted_jobs FOR EACH STATEMENT EXECUTE FUNCTION soniq_notify_inserted_jobs();

@@ -1,6 +1,6 @@
 -- The SQLite schema after every migration, as a fresh `setup()` leaves it.
 -- Written by `npm run schema:dump`; checked by test/schema/schema.test.ts. Do not edit.
--- Migrations: 001_initial, 002_leases, 003_schedules, 004_start_marks, 005_operations, 006_remote_submissions, 007_trace_context, 008_finished_jobs, 009_job_versions, 010_worker_capabilities, 011_worker_exits, 012_concurrency_keys, 013_rate_limits, 014_checkpoints, 015_workflows
+-- Migrations: 001_initial, 002_leases, 003_schedules, 004_start_marks, 005_operations, 006_remote_submissions, 007_trace_context, 008_finished_jobs, 009_job_versions, 010_worker_capabilities, 011_worker_exits, 012_concurrency_keys, 013_rate_limits, 014_checkpoints, 015_workflows, 016_flow_ends
 
 CREATE TABLE soniq_dead_letter_jobs (
   id            TEXT    NOT NULL PRIMARY KEY,
@@ -62,6 +62,21 @@ CREATE TABLE soniq_finished_jobs (
   steps TEXT
 ) STRICT;
 
+CREATE TABLE soniq_flow_counts (
+  kind    TEXT    NOT NULL,
+  outcome TEXT    NOT NULL,
+  n       INTEGER NOT NULL,
+  PRIMARY KEY (kind, outcome)
+) STRICT;
+
+CREATE TABLE soniq_flow_ends (
+  seq      INTEGER PRIMARY KEY AUTOINCREMENT,
+  kind     TEXT    NOT NULL CHECK (kind IN ('flow', 'batch')),
+  id       TEXT    NOT NULL,
+  outcome  TEXT    NOT NULL,
+  ended_at INTEGER NOT NULL
+) STRICT;
+
 CREATE TABLE soniq_flow_nodes (
   job_id      TEXT    NOT NULL PRIMARY KEY,
   flow_id     TEXT,
@@ -70,7 +85,9 @@ CREATE TABLE soniq_flow_nodes (
   retention_ms INTEGER NOT NULL DEFAULT 0,
   role        TEXT    NOT NULL DEFAULT 'job'
               CHECK (role IN ('job', 'member', 'batch', 'on_complete', 'on_success', 'on_failure')),
-  created_at  INTEGER NOT NULL
+  created_at  INTEGER NOT NULL,
+  members_left INTEGER NOT NULL DEFAULT 0,
+  members_failed INTEGER NOT NULL DEFAULT 0
 ) STRICT;
 
 CREATE TABLE soniq_job_controls (
@@ -315,6 +332,43 @@ CREATE INDEX soniq_schedules_next_run_at ON soniq_schedules (next_run_at)
 
 CREATE INDEX soniq_workers_started_at ON soniq_workers (started_at);
 
+CREATE TRIGGER soniq_batch_finished AFTER UPDATE OF pending, members_left ON soniq_flow_nodes
+WHEN NEW.role = 'batch' AND NEW.pending = 0 AND NEW.members_left = 0
+  AND (OLD.pending <> 0 OR OLD.members_left <> 0)
+BEGIN
+  INSERT INTO soniq_flow_ends (kind, id, outcome, ended_at)
+  VALUES ('batch', NEW.job_id, CASE WHEN NEW.members_failed > 0 THEN 'failed' ELSE 'succeeded' END,
+          CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER));
+END;
+
+CREATE TRIGGER soniq_batch_member_dead AFTER INSERT ON soniq_dead_letter_jobs
+WHEN EXISTS (SELECT 1 FROM soniq_flow_nodes WHERE job_id = NEW.id AND role = 'member')
+BEGIN
+  UPDATE soniq_flow_nodes SET members_left = members_left - 1,
+    members_failed = members_failed + 1
+  WHERE role = 'batch'
+    AND job_id = (SELECT flow_id FROM soniq_flow_nodes WHERE job_id = NEW.id);
+END;
+
+CREATE TRIGGER soniq_batch_member_finished AFTER INSERT ON soniq_finished_jobs
+WHEN EXISTS (SELECT 1 FROM soniq_flow_nodes WHERE job_id = NEW.id AND role = 'member')
+BEGIN
+  UPDATE soniq_flow_nodes SET members_left = members_left - 1,
+    members_failed = members_failed + (NEW.status <> 'done')
+  WHERE role = 'batch'
+    AND job_id = (SELECT flow_id FROM soniq_flow_nodes WHERE job_id = NEW.id);
+END;
+
+CREATE TRIGGER soniq_batch_rearm AFTER DELETE ON soniq_dead_letter_jobs
+WHEN EXISTS (SELECT 1 FROM soniq_jobs WHERE id = OLD.id)
+  AND EXISTS (SELECT 1 FROM soniq_flow_nodes WHERE job_id = OLD.id AND role = 'member')
+BEGIN
+  UPDATE soniq_flow_nodes SET members_left = members_left + 1,
+    members_failed = max(members_failed - 1, 0)
+  WHERE role = 'batch'
+    AND job_id = (SELECT flow_id FROM soniq_flow_nodes WHERE job_id = OLD.id);
+END;
+
 CREATE TRIGGER soniq_flow_cancel AFTER UPDATE OF dep_state ON soniq_job_deps
 WHEN OLD.dep_state IS NULL AND NEW.dep_state IN ('cancelled', 'dead') AND NEW.on_failure = 'cancel'
 BEGIN
@@ -454,6 +508,23 @@ BEGIN
                     AND dep_state IN ('cancelled', 'dead'));
   DELETE FROM soniq_jobs WHERE id = NEW.job_id AND status = 'queued' AND scheduled_at = 253402300799999
     AND EXISTS (SELECT 1 FROM soniq_finished_jobs WHERE id = NEW.job_id);
+END;
+
+CREATE TRIGGER soniq_flow_root_dead AFTER INSERT ON soniq_dead_letter_jobs
+WHEN EXISTS (SELECT 1 FROM soniq_flow_nodes
+             WHERE job_id = NEW.id AND flow_id = NEW.id AND role = 'job')
+BEGIN
+  INSERT INTO soniq_flow_ends (kind, id, outcome, ended_at)
+  VALUES ('flow', NEW.id, 'failed', CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER));
+END;
+
+CREATE TRIGGER soniq_flow_root_finished AFTER INSERT ON soniq_finished_jobs
+WHEN EXISTS (SELECT 1 FROM soniq_flow_nodes
+             WHERE job_id = NEW.id AND flow_id = NEW.id AND role = 'job')
+BEGIN
+  INSERT INTO soniq_flow_ends (kind, id, outcome, ended_at)
+  VALUES ('flow', NEW.id, CASE WHEN NEW.status = 'done' THEN 'done' ELSE 'cancelled' END,
+          CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER));
 END;
 
 CREATE TRIGGER soniq_workers_schema_version BEFORE INSERT ON soniq_workers

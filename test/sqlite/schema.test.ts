@@ -37,6 +37,8 @@ describe("sqlite: schema", () => {
       "soniq_dead_letter_jobs",
       "soniq_dedup_keys",
       "soniq_finished_jobs",
+      "soniq_flow_counts",
+      "soniq_flow_ends",
       "soniq_flow_nodes",
       "soniq_job_controls",
       "soniq_job_counts",

@@ -115,6 +115,33 @@ export interface FlowJobRow {
   dependsOn: readonly string[];
 }
 
+/**
+ * A flow or batch that finished, as {@link FlowStore.flowEndsTake} returns it (docs/workflows.md,
+ * "Knowing when a flow or batch finished").
+ */
+export interface FlowEndRow {
+  /** Its place in the order finishes were written (increasing). */
+  seq: number;
+  /** `flow` (`id` is its root's) or `batch`. */
+  kind: "flow" | "batch";
+  id: string;
+  /**
+   * A flow: its root's end, `done`, `failed` (dead-lettered) or `cancelled`; a batch: `succeeded`
+   * (every member done) or `failed` (a member dead-lettered or cancelled).
+   */
+  outcome: "done" | "failed" | "cancelled" | "succeeded";
+  /** When it finished (the database clock). */
+  endedAt: Date;
+}
+
+/** Finishes of one kind and outcome taken so far ({@link FlowStore.flowEndCounts}). */
+export interface FlowEndCount {
+  kind: FlowEndRow["kind"];
+  outcome: FlowEndRow["outcome"];
+  /** How many, since the schema was set up. */
+  n: number;
+}
+
 /** See the module comment. */
 export interface FlowStore {
   /**
@@ -136,6 +163,13 @@ export interface FlowStore {
    */
   flowGet(params: { flowId: string }): Promise<FlowJobRow[]>;
   /**
+   * The node of job `jobId`: its flow or batch (`flowId`, null for a job enqueued with `after`
+   * alone) and role; null when the job has none (or it was forgotten).
+   */
+  flowNodeOf(params: {
+    jobId: string;
+  }): Promise<{ flowId: string | null; role: FlowNodeRole } | null>;
+  /**
    * Adds members to an open batch, in one transaction: inserts them and makes each callback wait
    * for them too (the callbacks cannot have been released: the batch's seal edge is pending).
    * Serialised with {@link batchSeal} by a lock on the batch's node.
@@ -148,4 +182,27 @@ export interface FlowStore {
    * @throws SoniqError `NOT_FOUND` when there is no such batch.
    */
   batchSeal(params: { batchId: string }): Promise<boolean>;
+  /**
+   * Takes the oldest `limit` finishes of flows and batches, in the order they were written: they
+   * are deleted and added to the counters ({@link flowEndCounts}) in one statement (PostgreSQL) or
+   * transaction (SQLite), so each is taken once, whoever takes it. Rows another taker holds are
+   * skipped (PostgreSQL).
+   */
+  flowEndsTake(params: { limit: number }): Promise<FlowEndRow[]>;
+  /** The finishes taken so far, per kind and outcome (a handful of rows). */
+  flowEndCounts(): Promise<FlowEndCount[]>;
+  /**
+   * One step of the walk that forgets flows and batches whose jobs are all gone (docs/workflows.md,
+   * "Retention"): reads the next `limit` nodes after `after` (by job id; null: from the start),
+   * and for each flow, batch, or job enqueued with `after` alone among them, deletes its nodes and
+   * the edges of its jobs when none of its jobs is stored any more (live, finished and kept, or
+   * in the dead-letter queue) and it is not an open batch. Jobs are looked up by id; the job
+   * tables are never scanned.
+   * @returns `next`: the last node read, to pass as `after` (null when the walk reached the end);
+   * `pruned`: nodes deleted.
+   */
+  flowPrune(params: {
+    after: string | null;
+    limit: number;
+  }): Promise<{ next: string | null; pruned: number }>;
 }

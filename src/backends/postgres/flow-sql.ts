@@ -15,6 +15,8 @@ export function buildFlowStatements(schema: string) {
   const dead = `${s}.${quoteIdent("soniq_dead_letter_jobs")}`;
   const nodes = `${s}.${quoteIdent("soniq_flow_nodes")}`;
   const deps = `${s}.${quoteIdent("soniq_job_deps")}`;
+  const ends = `${s}.${quoteIdent("soniq_flow_ends")}`;
+  const counts = `${s}.${quoteIdent("soniq_flow_counts")}`;
   return {
     /**
      * `$1` ids uuid[] → `id` of those that are live, each locked `FOR KEY SHARE` (its end — a
@@ -36,11 +38,16 @@ export function buildFlowStatements(schema: string) {
      * `$1` job ids uuid[], `$2` flow ids uuid[], `$3` waiting bool[], `$4` runAt timestamptz[]
      * (NULL: now plus `$5`), `$5` delay seconds float8[], `$6` pending int[], `$7` retention
      * seconds float8[], `$8` roles text[] (zipped): one node per job (or batch); a waiting job's
-     * `run_at` is its own due time.
+     * `run_at` is its own due time; a batch's node counts the members of the call as not ended
+     * (`members_left`, migration 022).
      */
-    insertNodes: `INSERT INTO ${nodes} (job_id, flow_id, run_at, pending, retention_s, role)
+    insertNodes: `INSERT INTO ${nodes} (job_id, flow_id, run_at, pending, retention_s, role,
+        members_left)
       SELECT n.id, n.flow, CASE WHEN n.waiting THEN COALESCE(n.run_at, now() + make_interval(secs => n.delay)) END,
-             n.pending, n.keep, n.role
+             n.pending, n.keep, n.role,
+             CASE WHEN n.role = 'batch'
+                  THEN (SELECT count(*) FROM unnest($8::text[]) AS r(x) WHERE r.x = 'member')::int
+                  ELSE 0 END
       FROM unnest($1::uuid[], $2::uuid[], $3::bool[], $4::timestamptz[], $5::float8[], $6::int[],
                   $7::float8[], $8::text[]) AS n(id, flow, waiting, run_at, delay, pending, keep, role)`,
 
@@ -56,6 +63,10 @@ export function buildFlowStatements(schema: string) {
     /** `$1` batch id → its callbacks still waiting for the seal: `job_id`, `on_failure`. */
     batchCallbacks: `SELECT job_id::text AS job_id, on_failure FROM ${deps}
       WHERE dep_id = $1::uuid AND dep_state IS NULL`,
+
+    /** `$1` batch id, `$2` members added: counted as not ended on the batch's node. */
+    batchGrow: `UPDATE ${nodes} SET members_left = members_left + $2::int
+      WHERE job_id = $1::uuid AND role = 'batch'`,
 
     /** `$1` callback ids uuid[], `$2` how many more each waits for. */
     batchBump: `UPDATE ${nodes} SET pending = pending + $2::int WHERE job_id = ANY($1::uuid[])`,
@@ -92,6 +103,9 @@ export function buildFlowStatements(schema: string) {
       FROM unnest($1::uuid[], $2::text[], $3::text[]) AS t(id, state, result)
       WHERE e.dep_id = t.id AND e.job_id = ANY($4::uuid[]) AND e.dep_state IS NULL`,
 
+    /** `$1` job id → its node's `flow_id` and `role`. */
+    nodeOf: `SELECT flow_id::text AS flow_id, role FROM ${nodes} WHERE job_id = $1::uuid`,
+
     /** `$1` job id → its edges: `id`, `state`, `result` (JSON text), `on_failure`, by id. */
     dependencies: `SELECT dep_id::text AS id, dep_state AS state, dep_result::text AS result,
         on_failure
@@ -117,6 +131,62 @@ export function buildFlowStatements(schema: string) {
       LEFT JOIN ${dead} AS d ON d.id = n.job_id AND j.id IS NULL
       WHERE n.flow_id = $1::uuid
       ORDER BY n.job_id`,
+
+    /**
+     * `$1` limit: takes (deletes) the oldest finishes of flows and batches (migration 022) and
+     * adds them to the counters in the same statement → `seq`, `kind`, `id`, `outcome`,
+     * `ended_at`, in order. Rows another taker holds are skipped.
+     */
+    endsTake: `WITH taken AS (
+        DELETE FROM ${ends} WHERE seq IN (
+          SELECT seq FROM ${ends} ORDER BY seq LIMIT $1::int FOR UPDATE SKIP LOCKED)
+        RETURNING seq, kind, id, outcome, ended_at
+      ), counted AS (
+        INSERT INTO ${counts} AS c (kind, outcome, n)
+        SELECT kind, outcome, count(*) FROM taken GROUP BY kind, outcome
+        ON CONFLICT (kind, outcome) DO UPDATE SET n = c.n + EXCLUDED.n
+        RETURNING 1
+      )
+      SELECT seq::text AS seq, kind, id::text AS id, outcome, ended_at FROM taken ORDER BY seq`,
+
+    /**
+     * `$1` after (uuid, NULL: from the start), `$2` limit: one step of the retention walk (see
+     * `FlowStore.flowPrune`). Each node read names its group — its flow or batch (`flow_id`), or
+     * itself — and a group is forgotten, nodes and its jobs' edges, when no node of it is an open
+     * batch or a job still stored (live, finished and not forgotten, dead-lettered; looked up by
+     * id). → `next` (the last node read, NULL past the end), `pruned` (nodes deleted).
+     */
+    prune: `WITH scan AS (
+        SELECT job_id, COALESCE(flow_id, job_id) AS grp FROM ${nodes}
+        WHERE $1::uuid IS NULL OR job_id > $1::uuid ORDER BY job_id LIMIT $2::int
+      ), grps AS (
+        SELECT DISTINCT grp FROM scan
+      ), members AS (
+        SELECT g.grp, n.job_id, n.role, n.pending FROM grps AS g JOIN ${nodes} AS n ON n.flow_id = g.grp
+        UNION ALL
+        SELECT g.grp, n.job_id, n.role, n.pending FROM grps AS g JOIN ${nodes} AS n
+          ON n.job_id = g.grp AND n.flow_id IS NULL
+      ), kept AS (
+        SELECT DISTINCT m.grp FROM members AS m
+        WHERE (m.role = 'batch' AND m.pending > 0)
+           OR (m.role <> 'batch' AND (
+                EXISTS (SELECT 1 FROM ${jobs} AS j WHERE j.id = m.job_id)
+                OR EXISTS (SELECT 1 FROM ${finished} AS f WHERE f.id = m.job_id)
+                OR EXISTS (SELECT 1 FROM ${dead} AS d WHERE d.id = m.job_id)))
+      ), gone AS (
+        SELECT m.job_id FROM members AS m WHERE NOT EXISTS (SELECT 1 FROM kept AS k WHERE k.grp = m.grp)
+      ), edges AS (
+        DELETE FROM ${deps} AS e USING gone AS g WHERE e.job_id = g.job_id RETURNING 1
+      ), deleted AS (
+        DELETE FROM ${nodes} AS n USING gone AS g WHERE n.job_id = g.job_id RETURNING 1
+      )
+      SELECT CASE WHEN (SELECT count(*) FROM scan) < $2::int THEN NULL
+                  ELSE (SELECT job_id::text FROM scan ORDER BY job_id DESC LIMIT 1) END AS next,
+        (SELECT count(*) FROM deleted)::int AS pruned,
+        (SELECT count(*) FROM edges)::int AS edges`,
+
+    /** → `kind`, `outcome`, `n` (bigint as text): the finishes taken so far. */
+    endCounts: `SELECT kind, outcome, n::text AS n FROM ${counts} ORDER BY kind, outcome`,
   };
 }
 

@@ -11,6 +11,8 @@ import type {
   DependencyFailurePolicy,
   DependencyRow,
   EnqueueResult,
+  FlowEndCount,
+  FlowEndRow,
   FlowEnqueueParams,
   FlowJobRow,
   FlowNodeRole,
@@ -169,6 +171,7 @@ export class PgFlowStore implements FlowStore {
         await conn.run(sql.insertEdges, [from, to, policy], client);
         await conn.run(sql.batchBump, [cbs.map((c) => c.job_id), ids.length], client);
       }
+      await conn.run(sql.batchGrow, [params.batchId, ids.length], client);
       return results;
     };
     if (params.connection) return run(params.connection);
@@ -206,6 +209,21 @@ export class PgFlowStore implements FlowStore {
     }));
   }
 
+  /** One statement. See {@link FlowStore.flowNodeOf}. */
+  async flowNodeOf({
+    jobId,
+  }: {
+    jobId: string;
+  }): Promise<{ flowId: string | null; role: FlowNodeRole } | null> {
+    if (!isUuid(jobId)) return null;
+    const { rows } = await this.deps.conn.run<{ flow_id: string | null; role: FlowNodeRole }>(
+      this.deps.sql.nodeOf,
+      [jobId],
+    );
+    const row = rows[0];
+    return row ? { flowId: row.flow_id, role: row.role } : null;
+  }
+
   /** One statement. See {@link FlowStore.flowGet}. */
   async flowGet({ flowId }: { flowId: string }): Promise<FlowJobRow[]> {
     if (!isUuid(flowId)) return [];
@@ -225,6 +243,46 @@ export class PgFlowStore implements FlowStore {
       pending: r.pending,
       dependsOn: r.depends_on,
     }));
+  }
+
+  /** One statement. See {@link FlowStore.flowEndsTake}. */
+  async flowEndsTake({ limit }: { limit: number }): Promise<FlowEndRow[]> {
+    const { rows } = await this.deps.conn.run<{
+      seq: string;
+      kind: FlowEndRow["kind"];
+      id: string;
+      outcome: FlowEndRow["outcome"];
+      ended_at: Date;
+    }>(this.deps.sql.endsTake, [limit]);
+    return rows.map((r) => ({
+      seq: Number(r.seq),
+      kind: r.kind,
+      id: r.id,
+      outcome: r.outcome,
+      endedAt: r.ended_at,
+    }));
+  }
+
+  /** One statement. See {@link FlowStore.flowPrune}. */
+  async flowPrune(params: {
+    after: string | null;
+    limit: number;
+  }): Promise<{ next: string | null; pruned: number }> {
+    const { rows } = await this.deps.conn.run<{ next: string | null; pruned: number }>(
+      this.deps.sql.prune,
+      [params.after, params.limit],
+    );
+    return { next: rows[0]?.next ?? null, pruned: rows[0]?.pruned ?? 0 };
+  }
+
+  /** One statement. See {@link FlowStore.flowEndCounts}. */
+  async flowEndCounts(): Promise<FlowEndCount[]> {
+    const { rows } = await this.deps.conn.run<{
+      kind: FlowEndCount["kind"];
+      outcome: FlowEndCount["outcome"];
+      n: string;
+    }>(this.deps.sql.endCounts, []);
+    return rows.map((r) => ({ kind: r.kind, outcome: r.outcome, n: Number(r.n) }));
   }
 }
 

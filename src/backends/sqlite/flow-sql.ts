@@ -24,11 +24,63 @@ export const FLOW_SQL = {
 
   /**
    * `@id`, `@flowId`, `@runAt` (ms; NULL for a job without edges), `@pending`, `@retentionMs`,
-   * `@role`: one node (a job's, or a batch's own).
+   * `@role`, `@membersLeft` (a batch's members not ended, migration 016; else 0): one node (a
+   * job's, or a batch's own).
    */
   flowInsertNode: `INSERT INTO soniq_flow_nodes (job_id, flow_id, run_at, pending, retention_ms,
-      role, created_at)
-    VALUES (@id, @flowId, @runAt, @pending, @retentionMs, @role, ${NOW_MS})`,
+      role, created_at, members_left)
+    VALUES (@id, @flowId, @runAt, @pending, @retentionMs, @role, ${NOW_MS}, @membersLeft)`,
+
+  /** `@batchId`, `@n`: `@n` members added, counted as not ended on the batch's node. */
+  batchGrow: `UPDATE soniq_flow_nodes SET members_left = members_left + @n
+    WHERE job_id = @batchId AND role = 'batch'`,
+
+  /** `@limit` → the oldest finishes of flows and batches: `seq`, `kind`, `id`, `outcome`, `ended_at` (ms). */
+  flowEndsOldest: `SELECT seq, kind, id, outcome, ended_at FROM soniq_flow_ends
+    ORDER BY seq LIMIT @limit`,
+
+  /** `@upTo`: deletes the finishes taken (seq ≤ `@upTo`). */
+  flowEndsDelete: "DELETE FROM soniq_flow_ends WHERE seq <= @upTo",
+
+  /** `@kind`, `@outcome`, `@n`: adds `@n` finishes to the counter. */
+  flowEndsCount: `INSERT INTO soniq_flow_counts (kind, outcome, n) VALUES (@kind, @outcome, @n)
+    ON CONFLICT (kind, outcome) DO UPDATE SET n = n + excluded.n`,
+
+  /**
+   * `@after` (NULL: from the start), `@limit` → the next nodes of the retention walk: `job_id`,
+   * `grp` (its flow or batch, or itself).
+   */
+  flowPruneScan: `SELECT job_id, COALESCE(flow_id, job_id) AS grp FROM soniq_flow_nodes
+    WHERE @after IS NULL OR job_id > @after ORDER BY job_id LIMIT @limit`,
+
+  /**
+   * `@grp` → a row when group `@grp` is kept: one of its nodes is an open batch or a job still
+   * stored (live, finished, dead-lettered; looked up by id).
+   */
+  flowPruneKept: `SELECT 1 AS kept FROM (
+      SELECT job_id, role, pending FROM soniq_flow_nodes WHERE flow_id = @grp
+      UNION ALL
+      SELECT job_id, role, pending FROM soniq_flow_nodes WHERE job_id = @grp AND flow_id IS NULL
+    ) AS m
+    WHERE (m.role = 'batch' AND m.pending > 0)
+       OR (m.role <> 'batch' AND (
+            EXISTS (SELECT 1 FROM soniq_jobs AS j WHERE j.id = m.job_id)
+            OR EXISTS (SELECT 1 FROM soniq_finished_jobs AS f WHERE f.id = m.job_id)
+            OR EXISTS (SELECT 1 FROM soniq_dead_letter_jobs AS d WHERE d.id = m.job_id)))
+    LIMIT 1`,
+
+  /** `@grp`: deletes the edges of group `@grp`'s jobs. */
+  flowPruneEdges: `DELETE FROM soniq_job_deps WHERE job_id IN (
+      SELECT job_id FROM soniq_flow_nodes WHERE flow_id = @grp
+      UNION ALL
+      SELECT job_id FROM soniq_flow_nodes WHERE job_id = @grp AND flow_id IS NULL)`,
+
+  /** `@grp`: deletes group `@grp`'s nodes. → changes. */
+  flowPruneNodes: `DELETE FROM soniq_flow_nodes
+    WHERE flow_id = @grp OR (job_id = @grp AND flow_id IS NULL)`,
+
+  /** → `kind`, `outcome`, `n`: the finishes taken so far. */
+  flowEndCounts: "SELECT kind, outcome, n FROM soniq_flow_counts ORDER BY kind, outcome",
 
   /** `@batchId` → `pending` (1 open, 0 sealed) of the batch's node; none when no such batch. */
   batchState: `SELECT pending FROM soniq_flow_nodes WHERE job_id = @batchId AND role = 'batch'`,
@@ -65,6 +117,8 @@ export const FLOW_SQL = {
    */
   flowEndDeleted: `UPDATE soniq_job_deps SET dep_state = 'cancelled'
     WHERE dep_id = @id AND dep_state IS NULL`,
+  /** `@jobId` → its node's `flow_id` and `role`. */
+  flowNodeOf: "SELECT flow_id, role FROM soniq_flow_nodes WHERE job_id = @jobId",
 
   /** `@jobId` → its edges: `id`, `state`, `result`, `on_failure`, by id. */
   flowDependencies: `SELECT dep_id AS id, dep_state AS state, dep_result AS result, on_failure

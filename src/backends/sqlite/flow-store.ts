@@ -11,6 +11,8 @@ import type {
   DependencyFailurePolicy,
   DependencyRow,
   EnqueueResult,
+  FlowEndCount,
+  FlowEndRow,
   FlowEnqueueParams,
   FlowJobRow,
   FlowNodeRole,
@@ -69,6 +71,7 @@ export class SqliteFlowStore implements FlowStore {
             pending: 0,
             retentionMs: secondsToMs(params.retentionSeconds[i] ?? 0),
             role: "member",
+            membersLeft: 0,
           });
           for (const cb of callbacks) {
             edge.run({ jobId: cb.job_id, depId: job.id, onFailure: cb.on_failure });
@@ -77,6 +80,7 @@ export class SqliteFlowStore implements FlowStore {
         for (const cb of callbacks) {
           s.statement("batchBump").run({ id: cb.job_id, n: params.jobs.length });
         }
+        s.statement("batchGrow").run({ batchId, n: params.jobs.length });
         return inserted;
       }),
     );
@@ -119,6 +123,20 @@ export class SqliteFlowStore implements FlowStore {
     });
   }
 
+  /** One statement. See {@link FlowStore.flowNodeOf}. */
+  async flowNodeOf({
+    jobId,
+  }: {
+    jobId: string;
+  }): Promise<{ flowId: string | null; role: FlowNodeRole } | null> {
+    return this.conn.use((s) => {
+      const row = s.statement("flowNodeOf").get({ jobId }) as
+        | { flow_id: string | null; role: FlowNodeRole }
+        | undefined;
+      return row ? { flowId: row.flow_id, role: row.role } : null;
+    });
+  }
+
   /** One statement. See {@link FlowStore.flowGet}. */
   async flowGet({ flowId }: { flowId: string }): Promise<FlowJobRow[]> {
     return this.conn.use((s) => {
@@ -139,6 +157,67 @@ export class SqliteFlowStore implements FlowStore {
         dependsOn: JSON.parse(r.depends_on) as string[],
       }));
     });
+  }
+
+  /** One immediate transaction. See {@link FlowStore.flowEndsTake}. */
+  async flowEndsTake({ limit }: { limit: number }): Promise<FlowEndRow[]> {
+    return this.conn.use((s) =>
+      s.immediate(() => {
+        const rows = s.statement("flowEndsOldest").all({ limit }) as Array<{
+          seq: number;
+          kind: FlowEndRow["kind"];
+          id: string;
+          outcome: FlowEndRow["outcome"];
+          ended_at: number;
+        }>;
+        const last = rows.at(-1);
+        if (!last) return [];
+        s.statement("flowEndsDelete").run({ upTo: last.seq });
+        const tally = new Map<string, { kind: string; outcome: string; n: number }>();
+        for (const r of rows) {
+          const key = `${r.kind} ${r.outcome}`;
+          const t = tally.get(key) ?? { kind: r.kind, outcome: r.outcome, n: 0 };
+          t.n += 1;
+          tally.set(key, t);
+        }
+        for (const t of tally.values()) s.statement("flowEndsCount").run(t);
+        return rows.map((r) => ({
+          seq: r.seq,
+          kind: r.kind,
+          id: r.id,
+          outcome: r.outcome,
+          endedAt: new Date(r.ended_at),
+        }));
+      }),
+    );
+  }
+
+  /** One immediate transaction. See {@link FlowStore.flowPrune}. */
+  async flowPrune(params: {
+    after: string | null;
+    limit: number;
+  }): Promise<{ next: string | null; pruned: number }> {
+    return this.conn.use((s) =>
+      s.immediate(() => {
+        const scan = s.statement("flowPruneScan").all(params) as Array<{
+          job_id: string;
+          grp: string;
+        }>;
+        let pruned = 0;
+        for (const grp of new Set(scan.map((r) => r.grp))) {
+          if (s.statement("flowPruneKept").get({ grp }) !== undefined) continue;
+          s.statement("flowPruneEdges").run({ grp });
+          pruned += s.statement("flowPruneNodes").run({ grp }).changes;
+        }
+        const next = scan.length < params.limit ? null : (scan.at(-1)?.job_id ?? null);
+        return { next, pruned };
+      }),
+    );
+  }
+
+  /** One statement. See {@link FlowStore.flowEndCounts}. */
+  async flowEndCounts(): Promise<FlowEndCount[]> {
+    return this.conn.use((s) => s.statement("flowEndCounts").all({}) as FlowEndCount[]);
   }
 }
 
@@ -166,6 +245,7 @@ function write(s: SqliteSession, params: FlowEnqueueParams): EnqueueResult[] {
   );
   const { results } = insertJobs(s, toInsert);
   const node = s.statement("flowInsertNode");
+  const members = params.nodes.filter((n) => n.role === "member").length;
   for (const n of params.nodes) {
     const job = byId.get(n.jobId);
     const waits = plan.waiting.has(n.jobId);
@@ -181,6 +261,7 @@ function write(s: SqliteSession, params: FlowEnqueueParams): EnqueueResult[] {
       pending: n.role === "batch" ? (n.open ? 1 : 0) : (plan.edgeCount.get(n.jobId) ?? 0),
       retentionMs: secondsToMs(n.retentionSeconds),
       role: n.role ?? "job",
+      membersLeft: n.role === "batch" ? members : 0,
     });
   }
   const edge = s.statement("flowInsertEdge");

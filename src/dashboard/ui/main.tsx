@@ -14,6 +14,7 @@ import { QueuesPage } from "./pages/queues.js";
 import { RemotePage } from "./pages/remote.js";
 import { SchedulesPage } from "./pages/schedules.js";
 import { WorkersPage } from "./pages/workers.js";
+import { BatchPage, FlowPage } from "./pages/workflow.js";
 import "./style.css";
 
 const NAV = [
@@ -40,6 +41,8 @@ function Page({ me }: { me: Me }) {
   if (section === "workers") return <WorkersPage />;
   if (section === "schedules") return <SchedulesPage me={me} />;
   if (section === "remote") return <RemotePage me={me} params={params} />;
+  if (section === "flows" && id) return <FlowPage id={decodeURIComponent(id)} />;
+  if (section === "batches" && id) return <BatchPage id={decodeURIComponent(id)} />;
   return <OverviewPage />;
 }
 

@@ -262,6 +262,7 @@ export function prometheusMetrics(
         at: number;
         queues: SoniqEventMap["queue_metrics"]["queues"];
         exits: SoniqEventMap["queue_metrics"]["worker_exits"];
+        flows: SoniqEventMap["queue_metrics"]["flows_finished"];
       }
     | undefined;
   const fresh = () =>
@@ -347,6 +348,32 @@ export function prometheusMetrics(
       this.reset();
       for (const e of fresh()?.exits ?? []) {
         this.set({ exit_reason: e.exit_reason }, Date.parse(e.last_at) / 1000);
+      }
+    },
+  });
+  // Flows and batches finish inside the database (docs/workflows.md): counted there as the
+  // leader takes them, exported by the leader from its sample, like the worker exits.
+  new Counter({
+    name: "soniq_flows_finished_total",
+    help: "Flows of the whole cluster whose root ended, by outcome (done, failed: dead-lettered, cancelled), counted in the database since setup; exported by the maintenance leader only.",
+    labelNames: ["outcome"],
+    registers,
+    collect() {
+      this.reset();
+      for (const f of fresh()?.flows ?? []) {
+        if (f.kind === "flow") this.inc({ outcome: f.outcome }, f.count);
+      }
+    },
+  });
+  new Counter({
+    name: "soniq_batches_finished_total",
+    help: "Batches of the whole cluster whose last member ended once sealed, by outcome (succeeded: every member done; failed), counted in the database since setup; exported by the maintenance leader only.",
+    labelNames: ["outcome"],
+    registers,
+    collect() {
+      this.reset();
+      for (const f of fresh()?.flows ?? []) {
+        if (f.kind === "batch") this.inc({ outcome: f.outcome }, f.count);
       }
     },
   });
@@ -454,7 +481,7 @@ export function prometheusMetrics(
     }
   });
   on("queue_metrics", (e) => {
-    sample = { at: clock(), queues: e.queues, exits: e.worker_exits };
+    sample = { at: clock(), queues: e.queues, exits: e.worker_exits, flows: e.flows_finished };
   });
   on("jobs_waiting_for_worker", (e) => {
     waiting = { at: clock(), entries: e.waiting };

@@ -2,7 +2,8 @@
  * One job (or dead letter): its fields, progress, arguments and result as server-cut previews with
  * download links, its checkpoint and durable steps (a frozen step with the operator's answers),
  * the timeline (NACKs, recoveries, retries, cancel requests, dead-letter moves, the last
- * checkpoint, steps), and the actions the user's access grants.
+ * checkpoint, steps), the flow or batch it belongs to (a link to its page), and the actions the
+ * user's access grants.
  */
 import { useState } from "preact/hooks";
 import type { JobDetailView } from "../../views.js";
@@ -22,6 +23,15 @@ export function JobDetailPage({ me, id, dead }: { me: Me; id: string; dead: bool
   } = usePolled(
     () => api<JobDetailView>("GET", `${base}${showArgs ? "?showArgs=1" : ""}`),
     [id, dead, showArgs],
+  );
+  const { data: workflow } = usePolled(
+    () =>
+      api<{ flow: string | null; batch: string | null }>(
+        "GET",
+        `api/jobs/${encodeURIComponent(id)}/workflow`,
+      ),
+    [id],
+    30_000,
   );
   async function act(method: string, path: string, label: string, body?: unknown) {
     try {
@@ -112,6 +122,34 @@ export function JobDetailPage({ me, id, dead }: { me: Me; id: string; dead: bool
             <dt>due</dt>
             <dd>
               <Due status={job.status} at={job.scheduledAt} />
+            </dd>
+          </>
+        )}
+        {workflow?.flow && (
+          <>
+            <dt>flow</dt>
+            <dd>
+              <a
+                class="mono"
+                data-testid="flow-link"
+                href={`#/flows/${encodeURIComponent(workflow.flow)}`}
+              >
+                {workflow.flow}
+              </a>
+            </dd>
+          </>
+        )}
+        {workflow?.batch && (
+          <>
+            <dt>batch</dt>
+            <dd>
+              <a
+                class="mono"
+                data-testid="batch-link"
+                href={`#/batches/${encodeURIComponent(workflow.batch)}`}
+              >
+                {workflow.batch}
+              </a>
             </dd>
           </>
         )}

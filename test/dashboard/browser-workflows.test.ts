@@ -1,0 +1,202 @@
+/**
+ * Flows and batches on the dashboard, in real Chromium (Debian's `/usr/bin/chromium`, driven by
+ * playwright-core), on SQLite and PostgreSQL (docs/dashboard.md, docs/workflows.md): the flow page
+ * draws the tree with each job's state (a child done, one running, the root waiting, then done);
+ * the batch page shows the progress, the counts by outcome and which callbacks fired; a job's page
+ * links to its flow or batch. A read-only user sees them (reads need no grant). No request off
+ * the origin, no CSP violation.
+ */
+import { existsSync, mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createDashboard } from "../../src/dashboard/index.js";
+import { Soniq } from "../../src/index.js";
+import { type Served, serve } from "../helpers/dashboard.js";
+import {
+  dropSchemas,
+  freshSchema,
+  postgresAvailable,
+  TEST_DATABASE_URL,
+} from "../helpers/postgres.js";
+import { waitFor } from "../helpers/wait.js";
+
+const CHROMIUM = "/usr/bin/chromium";
+const pgAvailable = await postgresAvailable();
+
+let browser: Browser;
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium`);
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
+});
+afterAll(() => browser?.close());
+
+const BACKENDS = [
+  { kind: "sqlite", available: true },
+  { kind: "postgres", available: pgAvailable },
+] as const;
+
+/** The state a tree node of job `id` shows, once it shows `state`. */
+async function treeState(page: Page, id: string, state: string): Promise<void> {
+  await page
+    .locator(`[data-testid=flow-job-${id}][data-state=${state}]`)
+    .waitFor({ state: "attached", timeout: 20_000 });
+}
+
+for (const backend of BACKENDS) {
+  describe.skipIf(!backend.available)(`dashboard workflows in Chromium › ${backend.kind}`, () => {
+    let soniq: Soniq;
+    let served: Served;
+    let viewer: BrowserContext;
+    const schema = freshSchema("soniq_dash_wf");
+    const gate = { open: false };
+
+    beforeAll(async () => {
+      soniq = new Soniq({
+        logLevel: "silent",
+        pollInterval: 0.05,
+        ...(backend.kind === "sqlite"
+          ? {
+              databaseUrl: `sqlite:${join(mkdtempSync(join(tmpdir(), "soniq-dash-")), "db.sqlite")}`,
+            }
+          : { databaseUrl: TEST_DATABASE_URL, schema }),
+      });
+      await soniq.setup();
+      served = await serve(
+        "fetch",
+        createDashboard({
+          soniq,
+          auth: (req) =>
+            req.headers.get("authorization") === "Bearer viewer" ? { name: "vic" } : null,
+          access: () => "read-only",
+        }),
+      );
+      viewer = await browser.newContext({ extraHTTPHeaders: { authorization: "Bearer viewer" } });
+    }, 120_000);
+
+    afterAll(async () => {
+      gate.open = true;
+      await viewer?.close();
+      await served?.close();
+      await soniq?.close();
+      if (backend.kind === "postgres") await dropSchemas([schema]);
+    });
+
+    it(`flow and batch pages › ${backend.kind} tree with states, progress and callbacks fired; job pages link to them`, async () => {
+      const quick = soniq.job({ name: "wf.dash.quick", handler: async () => "ok" });
+      const slow = soniq.job({
+        name: "wf.dash.slow",
+        handler: async () => {
+          await waitFor(() => gate.open, 60_000);
+          return "ok";
+        },
+      });
+      const fails = soniq.job({
+        name: "wf.dash.fails",
+        maxAttempts: 1,
+        handler: async () => {
+          throw new Error("no");
+        },
+      });
+      const flow = await soniq.flow({
+        job: quick,
+        args: { step: "report" },
+        children: [
+          { job: quick, args: { step: "fetch" } },
+          { job: slow, args: { step: "render" }, children: [{ job: quick, args: {} }] },
+        ],
+      });
+      const [root, fetched, rendering, drafted] = flow.ids as [string, string, string, string];
+      const batch = await soniq.batch({
+        jobs: [
+          { job: quick, args: { n: 1 } },
+          { job: quick, args: { n: 2 } },
+          { job: fails, args: { n: 3 } },
+        ],
+        onComplete: { job: quick, args: { cb: "complete" } },
+        onSuccess: { job: quick, args: { cb: "success" } },
+        onFailure: { job: quick, args: { cb: "failure" } },
+      });
+      const worker = soniq.worker({ concurrency: 4 });
+      await worker.start();
+      await waitFor(async () => (await soniq.getJob(rendering))?.status === "processing", 20_000);
+      await waitFor(async () => (await soniq.batches.get(batch.id))?.state === "finished", 20_000);
+      await waitFor(
+        async () =>
+          (await soniq.batches.get(batch.id))?.callbacks.every(
+            (c) => c.state === "done" || c.state === "cancelled",
+          ),
+        20_000,
+      );
+
+      const page = await viewer.newPage();
+      const origin = new URL(served.root).origin;
+      const offOrigin: string[] = [];
+      const csp: string[] = [];
+      page.on("request", (r) => {
+        if (new URL(r.url()).origin !== origin) offOrigin.push(r.url());
+      });
+      page.on("console", (m) => {
+        if (/Content Security Policy/i.test(m.text())) csp.push(m.text());
+      });
+
+      // A child's job page links to its flow; the flow page draws the tree.
+      await page.goto(`${served.root}#/jobs/${fetched}`);
+      await page.locator("[data-testid=flow-link]").click();
+      await page.locator("[data-testid=flow-tree]").waitFor({ timeout: 20_000 });
+      expect(page.url()).toContain(`#/flows/${root}`);
+      await treeState(page, root, "waiting");
+      await treeState(page, fetched, "done");
+      await treeState(page, rendering, "processing");
+      await treeState(page, drafted, "done");
+      // The tree: render's dependency under render, render and fetch under the root.
+      expect(
+        await page
+          .locator(
+            `[data-testid=flow-job-${root}] [data-testid=flow-job-${rendering}] [data-testid=flow-job-${drafted}]`,
+          )
+          .count(),
+      ).toBe(1);
+      expect(await page.locator(`[data-testid=flow-job-${root}] .name`).first().textContent()).toBe(
+        "wf.dash.quick",
+      );
+      expect(await page.locator("[data-testid=flow-counts]").textContent()).toContain("1 waiting");
+      // The running job ends: the page follows (live refresh) to the root done.
+      gate.open = true;
+      await treeState(page, root, "done");
+      expect(await page.locator("[data-testid=flow-counts]").textContent()).toBe("4 done");
+
+      // A member's job page links to its batch; the batch page shows progress and callbacks.
+      await page.goto(`${served.root}#/jobs/${batch.ids[0]}`);
+      await page.locator("[data-testid=batch-link]").click();
+      await page.locator("[data-testid=batch-progress]").waitFor({ timeout: 20_000 });
+      expect(page.url()).toContain(`#/batches/${batch.id}`);
+      expect(await page.locator("[data-testid=batch-progress]").textContent()).toBe("3 of 3 ended");
+      expect(await page.locator("[data-testid=count-done]").textContent()).toBe("2");
+      expect(await page.locator("[data-testid=count-dead]").textContent()).toBe("1");
+      expect(await page.locator("[data-testid=count-pending]").textContent()).toBe("0");
+      const callback = (role: string) => page.locator(`[data-testid=callback-${role}]`);
+      expect(await callback("on_complete").textContent()).toContain("yes");
+      expect(await callback("on_failure").textContent()).toContain("yes");
+      expect(await callback("on_success").textContent()).toContain("no (cancelled");
+      expect(await page.locator(`[data-testid=member-${batch.ids[2]}]`).textContent()).toContain(
+        "dead",
+      );
+      // The dead member links to its dead letter.
+      expect(
+        await page.locator(`[data-testid=member-${batch.ids[2]}] a`).getAttribute("href"),
+      ).toBe(`#/dead-letter/${batch.ids[2]}`);
+      // No write buttons anywhere on these pages.
+      expect(await page.getByRole("button").count()).toBe(0);
+      // An unknown flow: the API's 404 shown, nothing else.
+      await page.goto(`${served.root}#/flows/0190a0b0-0000-7000-8000-000000000000`);
+      await page.locator("[role=alert]").waitFor({ timeout: 20_000 });
+      expect(await page.locator("[role=alert]").textContent()).toContain("no flow");
+      expect(offOrigin).toEqual([]);
+      expect(csp).toEqual([]);
+      await page.close();
+      await worker.stop();
+    });
+  });
+}
