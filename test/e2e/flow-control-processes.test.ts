@@ -15,7 +15,7 @@
  * - **Rate windows**: 3 workers, 3 tenants × 24 jobs at 3 starts per 0.5 s. Every start the claim
  *   records (a trigger copies each `soniq_rate_starts` row: the database's own instant) leaves at
  *   most 3 starts of a key in any 0.5 s, over the 8 windows each key needs.
- * - **`ctx.rateLimited`**: a handler pauses its key for 6 s; the key's jobs enqueued then are not
+ * - **`ctx.rateLimited`**: a handler pauses its key for 10 s; the key's jobs enqueued then are not
  *   started by any of the 3 workers before the pause ends, while another key's jobs run meanwhile.
  */
 import { join } from "node:path";
@@ -255,7 +255,7 @@ for (const target of targets) {
       }
     }, 240_000);
 
-    it(`${target.label} › a handler's ctx.rateLimited(6000, key) › no worker of 3 starts the key's jobs before the pause ends; another key runs meanwhile`, async () => {
+    it(`${target.label} › a handler's ctx.rateLimited(10000, key) › no worker of 3 starts the key's jobs before the pause ends; another key runs meanwhile`, async () => {
       const { env, db } = await prepared(target, WORKER_ENV);
       const sql = storeSql(env);
       const backoff = db.job({
@@ -268,7 +268,7 @@ for (const target of targets) {
       });
       const workers = await startWorkers(3, env);
       const marker = join(tempDir(), "paused");
-      const pauser = await backoff.enqueue({ tenant: "p", marker, pauseMs: 6000 });
+      const pauser = await backoff.enqueue({ tenant: "p", marker, pauseMs: 10_000 });
       const pauses = sql.table("soniq_rate_pauses");
       const [pause] = await waitFor(
         async () => {
@@ -302,7 +302,7 @@ for (const target of targets) {
       expect(rows.every((r) => Number(r.attempts) === 1)).toBe(true);
       // PostgreSQL's started_at is the claim transaction's start, which may precede the claim
       // statement (that checks the pause) by the keyed-claim lock's wait: 1.5 s of slack, well
-      // inside the 6 s pause.
+      // inside the 10 s pause.
       for (const r of ofP) expect(Number(r.started)).toBeGreaterThan(until - 1500);
       // The workers were claiming meanwhile: the other key's jobs did not wait for the pause.
       expect(Math.min(...ofQ.map((r) => Number(r.started)))).toBeLessThan(until - 1500);
