@@ -45,7 +45,7 @@ export const BASELINE_LIBRARIES: Record<string, string> = {
 };
 
 /** Every workload, in the order they run within a round. */
-export const WORKLOADS = ["enqueue", "drain", "latency", "handlers", "process", "history"];
+export const WORKLOADS = ["enqueue", "drain", "latency", "handlers", "process", "history", "flow"];
 
 export interface BenchConfig {
   quick: boolean;

@@ -7,7 +7,8 @@
  * unhandled and must not take its worker down. A `walk` job processes items with a checkpoint
  * every few (each item and each resolved checkpoint recorded in the run log); a `steps` job runs
  * durable steps with one effect (recorded), reconciled or frozen for the operator step
- * (docs/checkpoints.md).
+ * (docs/checkpoints.md). `chaos.limited` runs the same handler under a per-key concurrency limit
+ * and a rate limit (docs/flow-control.md), its key in `flow.key`.
  *
  * Two remote jobs (chaos/remote-workload.ts) call the test provider at `CHAOS_PROVIDER_URL`:
  * `chaos.remote` with `reconcile` (it looks the task up by idempotency key) and
@@ -19,7 +20,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { accepted, done, failed, notSubmitted, pending, Soniq } from "soniq";
-import type { WorkArgs } from "./plan.js";
+import { LIMITED_FLOW, LIMITED_JOB, type WorkArgs } from "./plan.js";
 import { REMOTE_JOB, REMOTE_MANUAL_JOB, type RemoteArgs } from "./remote-workload.js";
 import { openRunLogWriter, type RunLogWriter, targetFromEnv } from "./runlog.js";
 
@@ -123,49 +124,61 @@ async function stepped(
   await ctx.step("finish", () => ({ at: Date.now() }));
 }
 
+/** A run of `chaos.work` or `chaos.limited`: recorded in the run log, then the work. */
+async function runWork(args: WorkArgs, ctx: Ctx): Promise<{ n: number }> {
+  const runId = randomUUID();
+  const startedAt = Date.now();
+  await durably(
+    () =>
+      runLog().start({
+        runId,
+        jobId: ctx.jobId,
+        n: args.n,
+        workerId: ctx.workerId,
+        pid: process.pid,
+        attempt: ctx.attempt,
+        startedAt,
+      }),
+    ctx.signal,
+  );
+  // The poison job kills its own worker at every run (crash accounting must end it in the DLQ
+  // without charging its neighbours); the floating one leaves a rejection nobody handles.
+  if (args.poison) process.kill(process.pid, "SIGKILL");
+  if (args.floating) Promise.reject(new Error(`chaos: a floating rejection (job n=${args.n})`));
+  try {
+    if (args.walk) await walk(args.walk, runId, ctx);
+    else if (args.steps) await stepped(args.steps, runId, ctx);
+    else await sleep(args.ms, ctx.signal);
+  } catch (err) {
+    // Aborted at the shutdown deadline: the work did not happen; the row will be NACK'd.
+    await runLog()
+      .end(runId, "aborted", Date.now())
+      .catch(() => undefined);
+    throw err;
+  }
+  const endedAt = Date.now();
+  if (args.flaky && ctx.attempt === 1) {
+    await durably(() => runLog().end(runId, "failed", endedAt));
+    throw new Error("chaos: a flaky job fails its first attempt on purpose");
+  }
+  await durably(() => runLog().end(runId, "completed", endedAt));
+  return { n: args.n };
+}
+
 export const work = soniq.job<WorkArgs, { n: number }>({
   name: "chaos.work",
   maxAttempts: 5,
   retry: { kind: "fixed", delay: 0.2 },
-  handler: async (args, ctx) => {
-    const runId = randomUUID();
-    const startedAt = Date.now();
-    await durably(
-      () =>
-        runLog().start({
-          runId,
-          jobId: ctx.jobId,
-          n: args.n,
-          workerId: ctx.workerId,
-          pid: process.pid,
-          attempt: ctx.attempt,
-          startedAt,
-        }),
-      ctx.signal,
-    );
-    // The poison job kills its own worker at every run (crash accounting must end it in the DLQ
-    // without charging its neighbours); the floating one leaves a rejection nobody handles.
-    if (args.poison) process.kill(process.pid, "SIGKILL");
-    if (args.floating) Promise.reject(new Error(`chaos: a floating rejection (job n=${args.n})`));
-    try {
-      if (args.walk) await walk(args.walk, runId, ctx);
-      else if (args.steps) await stepped(args.steps, runId, ctx);
-      else await sleep(args.ms, ctx.signal);
-    } catch (err) {
-      // Aborted at the shutdown deadline: the work did not happen; the row will be NACK'd.
-      await runLog()
-        .end(runId, "aborted", Date.now())
-        .catch(() => undefined);
-      throw err;
-    }
-    const endedAt = Date.now();
-    if (args.flaky && ctx.attempt === 1) {
-      await durably(() => runLog().end(runId, "failed", endedAt));
-      throw new Error("chaos: a flaky job fails its first attempt on purpose");
-    }
-    await durably(() => runLog().end(runId, "completed", endedAt));
-    return { n: args.n };
-  },
+  handler: runWork,
+});
+
+/** Flow-limited chaos jobs (docs/flow-control.md): one key per `flow.key`, both limits on it. */
+export const limited = soniq.job<WorkArgs, { n: number }>({
+  name: LIMITED_JOB,
+  maxAttempts: 5,
+  retry: { kind: "fixed", delay: 0.2 },
+  ...LIMITED_FLOW,
+  handler: runWork,
 });
 
 const provider = process.env.CHAOS_PROVIDER_URL ?? "http://127.0.0.1:9";

@@ -43,6 +43,36 @@ export interface WorkArgs {
    * without, an unknown outcome freezes the job for the harness's operator step.
    */
   steps?: { effectMs: number; reconcile: boolean };
+  /**
+   * A flow-limited job (docs/flow-control.md): enqueued as `chaos.limited`, whose key is `key`
+   * with a concurrency limit of {@link LIMITED_CONCURRENCY} and a rate limit of
+   * {@link LIMITED_RATE} starts per {@link LIMITED_RATE_PER} seconds; otherwise like the rest.
+   */
+  flow?: { key: string };
+}
+
+/** The name of the flow-limited chaos job. */
+export const LIMITED_JOB = "chaos.limited";
+/** Most `chaos.limited` jobs of one key running at once. */
+export const LIMITED_CONCURRENCY = 2;
+/** Most `chaos.limited` starts of one key per {@link LIMITED_RATE_PER} seconds. */
+export const LIMITED_RATE = 8;
+/** The rate window of `chaos.limited`, in seconds. */
+export const LIMITED_RATE_PER = 1;
+
+/**
+ * The flow-control options of `chaos.limited`, for its definition in the workers (chaos/jobs.ts)
+ * and in the producer: the key and limits are computed at enqueue from the definition, so the
+ * producer must define the job too (an enqueue by name without it stores no key: unlimited).
+ */
+export const LIMITED_FLOW = {
+  concurrency: { key: (args: WorkArgs) => args.flow?.key ?? "none", limit: LIMITED_CONCURRENCY },
+  rateLimit: { limit: LIMITED_RATE, per: LIMITED_RATE_PER },
+};
+
+/** Whether job n is flow-limited (one in 10), over 3 keys. */
+export function isLimited(n: number): boolean {
+  return n % 10 === 5;
 }
 
 /** Whether job n walks items with checkpoints (one in 40). */
@@ -77,6 +107,7 @@ export function jobSpec(seed: number, n: number): WorkArgs {
   if (isWalker(n)) return { n, ms: 0, flaky, walk: { items: 80, every: 10, itemMs: 15 } };
   // The effect takes 1.2 s after it is recorded, so that kills land mid-effect (frozen jobs).
   if (isStepped(n)) return { n, ms: 0, flaky, steps: { effectMs: 1200, reconcile: n % 40 === 9 } };
+  if (isLimited(n)) return { n, ms, flaky, flow: { key: `tenant-${Math.floor(n / 10) % 3}` } };
   // One in a hundred leaves a floating rejection behind, then works as usual.
   return n % 100 === 13 ? { n, ms, flaky, floating: true } : { n, ms, flaky };
 }

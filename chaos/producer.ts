@@ -1,6 +1,7 @@
 /**
  * The chaos producer, a child process of chaos/run.ts (so that a SQLite lock held by a stopped
- * worker never stalls the orchestrator's timers). It enqueues `CHAOS_JOBS` `chaos.work` jobs in
+ * worker never stalls the orchestrator's timers). It enqueues `CHAOS_JOBS` `chaos.work` jobs (one
+ * in ten `chaos.limited`, defined here for its flow-control key and limits) in
  * batches spread evenly over `CHAOS_ENQUEUE_SECONDS`, and appends "<n> <id>" for each
  * acknowledged job to `CHAOS_IDS_FILE`. Every job has the dedup key `chaos-<n>`, so a batch
  * retried after an ambiguous failure (e.g. the PostgreSQL restart) returns the ids already
@@ -12,7 +13,7 @@
  */
 import { appendFileSync } from "node:fs";
 import { Soniq } from "soniq";
-import { jobSpec } from "./plan.js";
+import { jobSpec, LIMITED_FLOW, LIMITED_JOB, type WorkArgs } from "./plan.js";
 import { remoteSpec } from "./remote-workload.js";
 
 function env(name: string): string {
@@ -37,6 +38,9 @@ const soniq = new Soniq({
   rejectUnknownJobs: false,
   poolSize: 2,
 });
+
+// The flow-limited job's key and limits are computed at enqueue, from its definition.
+soniq.job<WorkArgs>({ name: LIMITED_JOB, ...LIMITED_FLOW, handler: async () => undefined });
 
 const TICK_MS = 100;
 const ticks = Math.max(1, Math.floor((seconds * 1000) / TICK_MS));
@@ -72,9 +76,10 @@ for (let start = 0, tick = 0; start < total; start += perTick, tick++) {
   if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
   const items = [];
   for (let n = start; n < Math.min(total, start + perTick); n++) {
+    const args = jobSpec(seed, n);
     items.push({
-      name: "chaos.work",
-      args: jobSpec(seed, n),
+      name: args.flow ? LIMITED_JOB : "chaos.work",
+      args,
       options: { dedupKey: `chaos-${n}`, maxAttempts: 5 },
     });
   }

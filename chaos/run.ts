@@ -34,6 +34,7 @@ import { parseArgs, promisify } from "node:util";
 import Database from "better-sqlite3";
 import pg from "pg";
 import { type PgBouncer, startPgBouncer } from "../test/helpers/pgbouncer-process.js";
+import { analyzeFlow } from "./flow-report.js";
 import { type FaultKind, faultPlan, jobSpec, type PlannedFault } from "./plan.js";
 import { readProviderState, settleRemote } from "./remote-phase.js";
 import { analyzeRemote, countRemoteLines, type RemoteLogCounts } from "./remote-report.js";
@@ -1081,6 +1082,22 @@ async function runBackend(kind: "postgres" | "sqlite"): Promise<BackendResult> {
     if (spec.walk) walkers.set(n, spec.walk.items);
     if (spec.steps) stepped.add(n);
   }
+  const limited = new Map<number, string>();
+  for (let n = 0; n < config.jobs; n++) {
+    const spec = jobSpec(config.seed, n);
+    if (spec.flow) limited.set(n, spec.flow.key);
+  }
+  const flowAnalysis = analyzeFlow({
+    enqueued,
+    limited,
+    runs,
+    faults,
+    recoveries: [...logs.recoveries, ...recoverEvents],
+    exits: pool.exits,
+  });
+  analysis.checks.push(...flowAnalysis.checks);
+  analysis.details.push(...flowAnalysis.details);
+  analysis.failed.push(...flowAnalysis.failed);
   const resumeAnalysis = analyzeResume({
     enqueued,
     walkers,

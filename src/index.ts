@@ -50,7 +50,13 @@ export type {
   TimelineEntryJson,
   WorkerJson,
 } from "./admin/json/index.js";
-export type { QueueHistoryOptions, QueueSettings, QueuesAdmin } from "./admin/queues-admin.js";
+export type { KeyFlow, QueueFlow } from "./admin/key-flow.js";
+export type {
+  QueueFlowOptions,
+  QueueHistoryOptions,
+  QueueSettings,
+  QueuesAdmin,
+} from "./admin/queues-admin.js";
 export type { JobStats } from "./admin/remote-split.js";
 export type {
   DeadLetterView,

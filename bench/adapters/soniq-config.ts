@@ -11,6 +11,8 @@ export const SONIQ_NO_PREFETCH_SCHEMA = "bench_soniq_prefetch0";
 export const SONIQ_RETENTION0_SCHEMA = "bench_soniq_retention0";
 /** The one job every Soniq measurement enqueues. */
 export const SONIQ_JOB = "bench.task";
+/** The `flow` workload's job with a per-key concurrency limit. */
+export const SONIQ_KEYED_JOB = "bench.keyed";
 
 /**
  * Instance options: the documented defaults except `logLevel: "warn"`, so no line is written per

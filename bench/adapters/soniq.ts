@@ -24,13 +24,20 @@ import type { BenchHandler, BenchPayload } from "../payload.js";
 import {
   SONIQ_BASELINE_SCHEMA,
   SONIQ_JOB,
+  SONIQ_KEYED_JOB,
   SONIQ_NO_PREFETCH_SCHEMA,
   SONIQ_RETENTION0_SCHEMA,
   SONIQ_SCHEMA,
   soniqOptions,
 } from "./soniq-config.js";
 import { checkPostgres, packageVersion, REPO_ROOT, sql, withClient } from "./support.js";
-import type { Adapter, AdapterFactory, WorkerProcessSpec } from "./types.js";
+import {
+  type Adapter,
+  type AdapterFactory,
+  FLOW_KEYS,
+  FLOW_LIMIT,
+  type WorkerProcessSpec,
+} from "./types.js";
 
 /** The class the adapters construct: this checkout's, or a baseline build's. */
 type SoniqClass = typeof Soniq;
@@ -116,6 +123,7 @@ const PREFETCH_HISTORY =
 class SoniqAdapter implements Adapter {
   private soniq: Soniq | undefined;
   private job: JobDefinition<BenchPayload, void> | undefined;
+  private keyedJob: JobDefinition<BenchPayload, void> | undefined;
   private worker: Worker | undefined;
   private handler: BenchHandler = () => undefined;
 
@@ -148,6 +156,23 @@ class SoniqAdapter implements Adapter {
 
   async enqueueBulk(batch: BenchPayload[]): Promise<void> {
     await this.job?.enqueueMany(batch.map((args) => ({ args })));
+  }
+
+  /**
+   * Defines the keyed job on first use (before the worker starts: the drain fills first), so a
+   * `--baseline` build from before per-key concurrency fails here, in the `flow` rows only.
+   */
+  async enqueueBulkKeyed(batch: BenchPayload[]): Promise<void> {
+    if (!this.soniq) throw new Error("setup() was not called");
+    this.keyedJob ??= this.soniq.job<BenchPayload, void>({
+      name: SONIQ_KEYED_JOB,
+      concurrency: {
+        key: (payload: BenchPayload) => `k${payload.i % FLOW_KEYS}`,
+        limit: FLOW_LIMIT,
+      },
+      handler: (payload) => this.handler(payload),
+    });
+    await this.keyedJob.enqueueMany(batch.map((args) => ({ args })));
   }
 
   async enqueueOne(payload: BenchPayload): Promise<void> {

@@ -6,6 +6,11 @@
 import type { HistoryFill, OperatorApi } from "../history.js";
 import type { BenchHandler, BenchPayload } from "../payload.js";
 
+/** Keys of the `flow` workload's keyed jobs (payload `i` modulo this). */
+export const FLOW_KEYS = 1000;
+/** Jobs of one key the `flow` workload's keyed jobs let run at once. */
+export const FLOW_LIMIT = 2;
+
 /** How to start a separate worker process of a library (for the SIGTERM and RSS workloads). */
 export interface WorkerProcessSpec {
   command: string;
@@ -19,6 +24,12 @@ export interface Adapter {
   setup(): Promise<void>;
   /** Enqueues the batch with the library's bulk API (one call). */
   enqueueBulk(batch: BenchPayload[]): Promise<void>;
+  /**
+   * The `flow` workload: enqueues the batch (one bulk call) as jobs of a definition with a per-key
+   * concurrency limit, {@link FLOW_LIMIT} per key over {@link FLOW_KEYS} keys (payload `i` modulo
+   * the keys), run by the same worker and handler. Absent: not measured.
+   */
+  enqueueBulkKeyed?(batch: BenchPayload[]): Promise<void>;
   /** Enqueues one job with the library's single-job API. */
   enqueueOne(payload: BenchPayload): Promise<void>;
   /** Starts an in-process worker that runs at most `concurrency` handlers at once. */

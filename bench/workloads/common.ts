@@ -1,6 +1,6 @@
 /** Helpers the workloads share. */
 import type { Adapter, AdapterFactory } from "../adapters/types.js";
-import { payloads } from "../payload.js";
+import { type BenchPayload, payloads } from "../payload.js";
 
 /** Creates and sets up an adapter, runs `fn`, and always tears the adapter down. */
 export async function withAdapter<T>(
@@ -18,10 +18,18 @@ export async function withAdapter<T>(
   }
 }
 
-/** Enqueues `count` numbered payloads in bulk batches of `batch` (not timed by callers). */
-export async function fill(adapter: Adapter, count: number, batch: number): Promise<void> {
+/**
+ * Enqueues `count` numbered payloads in bulk batches of `batch` (not timed by callers), with
+ * `enqueue` (default: the adapter's `enqueueBulk`).
+ */
+export async function fill(
+  adapter: Adapter,
+  count: number,
+  batch: number,
+  enqueue: (batch: BenchPayload[]) => Promise<void> = (b) => adapter.enqueueBulk(b),
+): Promise<void> {
   for (let start = 0; start < count; start += batch) {
-    await adapter.enqueueBulk(payloads(Math.min(batch, count - start), start));
+    await enqueue(payloads(Math.min(batch, count - start), start));
   }
 }
 

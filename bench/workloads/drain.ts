@@ -79,7 +79,8 @@ export async function runDrain(
 
 /**
  * {@link runDrain} on an adapter already set up (its storage is not emptied first: the history
- * workload drains next to the finished jobs it wrote).
+ * workload drains next to the finished jobs it wrote). `enqueue` fills the queue (default: the
+ * adapter's `enqueueBulk`; the flow workload's keyed jobs: `enqueueBulkKeyed`).
  */
 export async function drainOn(
   adapter: Adapter,
@@ -89,8 +90,9 @@ export async function drainOn(
   concurrency: number,
   kind: HandlerKind,
   around?: { before(): void; after(): void },
+  enqueue?: (batch: BenchPayload[]) => Promise<void>,
 ): Promise<DrainResult> {
-  await fill(adapter, jobs, config.bulkBatch);
+  await fill(adapter, jobs, config.bulkBatch, enqueue);
   const meter = await databaseMeter(factory, config);
   try {
     const seen = new Uint8Array(jobs);

@@ -19,6 +19,7 @@ import { assertQueue } from "../jobs/enqueue-options.js";
 import { valueText } from "../value-text.js";
 import { closestName } from "./did-you-mean.js";
 import type { AdminDeps } from "./jobs-admin.js";
+import { type QueueFlow, queueFlows } from "./key-flow.js";
 
 /** Settings of {@link QueuesAdmin.set}. */
 export interface QueueSettings {
@@ -45,6 +46,14 @@ export interface QueueHistoryOptions {
   queue?: string | null;
   /** How far back, in **seconds**: 60 to 86 400 (24 h, the default). */
   windowSeconds?: number;
+}
+
+/** Options of {@link QueuesAdmin.flow}. */
+export interface QueueFlowOptions {
+  /** One queue; left out or null: every queue with keyed jobs. */
+  queue?: string | null;
+  /** Keys listed per queue, most running first: 0 to 1000 (default 10). */
+  topKeys?: number;
 }
 
 /** Options of a queue write ({@link QueuesAdmin.pause}, `resume`, `set`). */
@@ -83,6 +92,33 @@ export class QueuesAdmin {
       );
     }
     return (await this.deps.backend()).admin.rateKeyList({ limit });
+  }
+
+  /**
+   * What flow-control limits hold back (docs/flow-control.md, "Seeing what a limit holds back"),
+   * per queue with keyed jobs queued or running (by name): its keys' due jobs held by a
+   * concurrency limit and by a rate limit (or a handler's key pause), the next window, and its
+   * top keys with their running counts. Computed on read from one grouped read of the keyed
+   * rows (`AdminStore.keyFlowList`); a queue without keyed jobs is absent.
+   * @throws SoniqError `INVALID_OPTION` for an unknown option or `topKeys` outside 0–1000;
+   * `INVALID_ENQUEUE_OPTION` for a bad queue name.
+   */
+  async flow(options: QueueFlowOptions = {}): Promise<QueueFlow[]> {
+    const unknown = Object.keys(options).filter((k) => k !== "queue" && k !== "topKeys");
+    if (unknown.length > 0) {
+      throw new SoniqError("INVALID_OPTION", `unknown flow option(s) ${unknown.join(", ")}`);
+    }
+    const topKeys = options.topKeys ?? 10;
+    if (!Number.isInteger(topKeys) || topKeys < 0 || topKeys > 1000) {
+      throw new SoniqError(
+        "INVALID_OPTION",
+        `topKeys must be an integer from 0 to 1000; got ${valueText(topKeys)}`,
+      );
+    }
+    const queue = options.queue ?? null;
+    if (queue !== null) assertQueue(queue);
+    const rows = await (await this.deps.backend()).admin.keyFlowList({ queue });
+    return queueFlows(rows, topKeys);
   }
 
   /**

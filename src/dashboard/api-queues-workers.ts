@@ -1,11 +1,11 @@
 /**
  * The queue and worker routes: queues with counts, oldest claimable age and paused state; the
- * per-minute history the charts draw; pause, resume, `maxRunning` and `unclaimableAfter`; worker incarnations with
+ * per-minute history the charts draw; what flow-control limits hold back per queue and key; pause, resume, `maxRunning` and `unclaimableAfter`; worker incarnations with
  * their shutdown state, drain start, deadline and in-flight jobs. A write to a queue nothing
  * knows answers 404 `NOT_FOUND` with a "did you mean" hint unless the URL says `?create=true`
  * (the admin API's `{ create: true }`).
  */
-import { queueJson, workerJson } from "../admin/json/index.js";
+import { queueFlowJson, queueJson, workerJson } from "../admin/json/index.js";
 import { BadRequest, jsonBody, type Route } from "./route.js";
 
 /** The admin API's write options from the URL: `?create=true` configures an unknown queue. */
@@ -40,6 +40,26 @@ export const queueWorkerRoutes: Route[] = [
         ...(window === null ? {} : { windowSeconds: Number(window) }),
       });
       return { body: { history } };
+    },
+  },
+  {
+    method: "GET",
+    path: "/api/flow",
+    /**
+     * `?queue=` (optional: every queue with keyed jobs), `?top=` keys per queue (0–1000, default
+     * 10) → `{ flow }`: `soniq.queues.flow()` (QueueFlow[], instants as ISO text).
+     */
+    async handle({ url, options }) {
+      const queue = url.searchParams.get("queue");
+      const top = url.searchParams.get("top");
+      if (top !== null && !/^[0-9]{1,4}$/.test(top)) {
+        throw new BadRequest("top must be a whole number from 0 to 1000");
+      }
+      const flow = await options.soniq.queues.flow({
+        queue: queue === null || queue === "" ? null : queue,
+        ...(top === null ? {} : { topKeys: Number(top) }),
+      });
+      return { body: { flow: flow.map(queueFlowJson) } };
     },
   },
   {

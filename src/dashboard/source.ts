@@ -50,7 +50,7 @@ export interface DashboardSource {
     DeadLettersAdmin,
     "list" | "count" | "get" | "replay" | "delete" | "replayMany" | "deleteMany" | "export"
   >;
-  readonly queues: Pick<QueuesAdmin, "list" | "history" | "pause" | "resume" | "set">;
+  readonly queues: Pick<QueuesAdmin, "list" | "history" | "flow" | "pause" | "resume" | "set">;
   /** Schedules: list, show, pause, resume, run now. */
   readonly schedules: Pick<ScheduleAdmin, "list" | "show" | "pause" | "resume" | "runNow">;
   /** Remote jobs: list, show, counts, resolve a frozen one, poll now. */

@@ -1,7 +1,8 @@
 /**
  * The queue sampler: a leader-only maintenance service that reads per-queue counts and the oldest
- * claimable job's age (`JobStore.jobQueueMetrics`, one grouped read) and how workers ended
- * (`WorkerStore.workerExitCounts`) and how many flows and batches finished
+ * claimable job's age (`JobStore.jobQueueMetrics`, one grouped read), the due jobs flow-control
+ * limits hold back (`AdminStore.keyFlowList`, one grouped read of the keyed rows), how workers
+ * ended (`WorkerStore.workerExitCounts`) and how many flows and batches finished
  * (`FlowStore.flowEndCounts`) every `intervalMs` and emits them as one `queue_metrics` event. Run by the maintainer while this process holds the maintenance
  * lease, so N workers do not issue N count queries; it reads nothing while no one listens to
  * `queue_metrics` (e.g. no Prometheus exporter). A failed read emits nothing: an exporter then
@@ -11,6 +12,7 @@
  * Events: `queue_metrics` (`worker_id`, `sampled_at`, `queues`, `worker_exits`,
  * `flows_finished`).
  */
+import { queueFlows } from "../admin/key-flow.js";
 import type { Backend } from "../backends/contract/index.js";
 import { PeriodicService } from "../lifecycle/periodic-service.js";
 import type { BaseServiceOptions } from "../lifecycle/service.js";
@@ -20,7 +22,7 @@ import type { SoniqEventMap } from "../observability/events.js";
 /** Options of {@link QueueSampler}. */
 export interface QueueSamplerOptions extends Omit<BaseServiceOptions, "name"> {
   /** The read it needs. */
-  backend: Pick<Backend, "jobQueueMetrics" | "workerExitCounts" | "submissions"> & {
+  backend: Pick<Backend, "jobQueueMetrics" | "workerExitCounts" | "submissions" | "admin"> & {
     flows: Pick<Backend["flows"], "flowEndCounts">;
   };
   /** The sampling worker (`worker_id` of the event). */
@@ -47,6 +49,9 @@ export class QueueSampler extends PeriodicService {
         const remote = await options.backend.submissions.submissionCountsByQueue();
         const held = (queue: string, phase: "submitting" | "accepted" | "frozen") =>
           remote.find((r) => r.queue === queue && r.phase === phase)?.count ?? 0;
+        // What flow-control limits hold back, computed on read (admin/key-flow.ts).
+        const flows = queueFlows(await options.backend.admin.keyFlowList({ queue: null }), 0);
+        const flowOf = (queue: string) => flows.find((f) => f.queue === queue);
         if (signal.aborted) return; // the lead may be gone: a sample from a non-leader is not sent
         options.events.emit("queue_metrics", {
           worker_id: options.workerId,
@@ -68,6 +73,8 @@ export class QueueSampler extends PeriodicService {
             cancelled: m.cancelled,
             dead_letter: m.deadLetter,
             oldest_claimable_age_ms: Math.round(m.oldestClaimableAgeSeconds * 1000),
+            held_concurrency: flowOf(m.queue)?.heldByConcurrency ?? 0,
+            held_rate: flowOf(m.queue)?.heldByRate ?? 0,
           })),
           worker_exits: exits.map((e) => ({
             exit_reason: e.exitReason,

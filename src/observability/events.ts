@@ -132,6 +132,13 @@ export type QueueSample = {
    * is due. A job delayed into the future is not late and does not count.
    */
   oldest_claimable_age_ms: number;
+  /**
+   * Due queued jobs held back by a per-key concurrency limit: their key runs its limit already
+   * (docs/flow-control.md, "Seeing what a limit holds back"); computed on read, 0 without keys.
+   */
+  held_concurrency: number;
+  /** Due queued jobs held back by a rate limit or a handler's key pause; computed on read. */
+  held_rate: number;
 };
 
 /** Payload of `queue_metrics`. */

@@ -204,6 +204,7 @@ describe("dashboard › error codes", () => {
           throw failure;
         },
         history: (o) => soniq.queues.history(o),
+        flow: (o) => soniq.queues.flow(o),
         pause: (n, o) => soniq.queues.pause(n, o),
         resume: (n, o) => soniq.queues.resume(n, o),
         set: (n, s, o) => soniq.queues.set(n, s, o),

@@ -107,6 +107,7 @@ for (const target of targets) {
         await check("job-action", ["jobs", "retry", later]);
         await check("job-action", ["jobs", "cancel", queued, other]);
         await check("queues-list", ["queues", "list"]);
+        await check("queue-detail", ["queues", "show", "default"]);
         await check("queue", ["queues", "pause", "default"]);
         await check("queue", ["queues", "set", "default", "--max-running", "3"]);
         await check("queue", ["queues", "resume", "default"]);

@@ -29,6 +29,7 @@ const SONIQ_METRICS: Record<string, string> = {
   soniq_jobs_crash_looped_total: "counter",
   soniq_queue_jobs: "gauge",
   soniq_queue_oldest_claimable_age_seconds: "gauge",
+  soniq_queue_held_jobs: "gauge",
   soniq_jobs_waiting_for_worker: "gauge",
   soniq_jobs_waiting_for_worker_oldest_age_seconds: "gauge",
   soniq_worker_exits_total: "counter",

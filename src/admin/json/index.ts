@@ -8,6 +8,7 @@
 export * from "./action-result.js";
 export * from "./bulk-result.js";
 export * from "./error.js";
+export * from "./flow.js";
 export * from "./instant.js";
 export * from "./job.js";
 export * from "./queue.js";

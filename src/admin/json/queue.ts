@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import type { QueueInfo } from "../../backends/contract/index.js";
+import { queueFlowJsonSchema } from "./flow.js";
 import { instantJsonSchema, isoOrNull } from "./instant.js";
 
 /** One queue as JSON. */
@@ -48,3 +49,14 @@ export function queueJson(q: QueueInfo): QueueJson {
     updatedAt: isoOrNull(q.updatedAt),
   };
 }
+
+/**
+ * `soniq queues show <queue> --json`: the queue as {@link queueJsonSchema} with what its
+ * flow-control limits hold back (`flow`; nothing held and no keys for a queue without keyed jobs).
+ */
+export const queueDetailJsonSchema = queueJsonSchema.extend({
+  /** Its keyed jobs: held by concurrency and by rate, the next window, its top keys. */
+  flow: queueFlowJsonSchema,
+});
+/** `soniq queues show --json` (see {@link queueDetailJsonSchema}). */
+export type QueueDetailJson = z.infer<typeof queueDetailJsonSchema>;

@@ -4,6 +4,7 @@
  * live workers (the shared worker view) and how many dead ones are not stopped.
  */
 import { z } from "zod";
+import { keyFlowJsonSchema } from "./flow.js";
 import { instantJsonSchema } from "./instant.js";
 import { workerJsonSchema } from "./worker.js";
 
@@ -32,6 +33,12 @@ export const statusQueueJsonSchema = z.object({
   remoteAccepted: z.number().int(),
   /** Remote jobs frozen for an operator or `reconcile` (not counted in `processing`). */
   remoteFrozen: z.number().int(),
+  /** Due jobs held back by a per-key concurrency limit (docs/flow-control.md). */
+  heldByConcurrency: z.number().int(),
+  /** Due jobs held back by a rate limit or a handler's key pause (docs/flow-control.md). */
+  heldByRate: z.number().int(),
+  /** When the first job held by rate may start; null: none held by rate. */
+  nextWindowAt: instantJsonSchema.nullable(),
 });
 /** One queue's row in `status --json`. */
 export type StatusQueueJson = z.infer<typeof statusQueueJsonSchema>;
@@ -91,6 +98,11 @@ export const statusJsonSchema = z.object({
    * (at most 20; docs/flow-control.md).
    */
   rateKeys: z.array(rateKeyJsonSchema),
+  /**
+   * Keys with queued or running jobs, most running first, then most held (at most 10 over every
+   * queue; docs/flow-control.md, "Seeing what a limit holds back").
+   */
+  topKeys: z.array(keyFlowJsonSchema),
 });
 /** `soniq status --json` (see {@link statusJsonSchema}). */
 export type StatusJson = z.infer<typeof statusJsonSchema>;

@@ -222,6 +222,31 @@ export interface RateKeyInfo {
   pausedUntil: Date | null;
 }
 
+/**
+ * One key's jobs in one queue, as {@link AdminStore.keyFlowList} reads them (docs/flow-control.md,
+ * "Seeing what a limit holds back"): the raw counts from which the held counts are computed.
+ */
+export interface KeyFlowRow {
+  /** The queue. */
+  queue: string;
+  /** The concurrency/rate key. */
+  key: string;
+  /** Queued jobs of the key in this queue that are due now (database clock). */
+  due: number;
+  /** `processing` jobs of the key in **every** queue (what its concurrency limit counts). */
+  running: number;
+  /** The smallest concurrency limit of the key's jobs in this queue; null: none has one. */
+  concurrencyLimit: number | null;
+  /** The smallest rate limit (starts per window) of the key's jobs in this queue; null: none. */
+  rateLimit: number | null;
+  /** Starts of the key still inside their window (`soniq_rate_starts`). */
+  startsInWindow: number;
+  /** When the earliest such start leaves its window (database clock); null: none. */
+  firstStartExpiresAt: Date | null;
+  /** When a handler's pause of the key ends (database clock); null: not paused. */
+  pausedUntil: Date | null;
+}
+
 /** Params of {@link AdminStore.queueSet}: fields left out keep their value. */
 export interface QueueSetParams {
   name: string;
@@ -392,6 +417,13 @@ export interface AdminStore {
    * most `limit` (>= 1). Reads `soniq_rate_starts` and `soniq_rate_pauses` only.
    */
   rateKeyList(params: { limit: number }): Promise<RateKeyInfo[]>;
+  /**
+   * Every key with `queued` or `processing` jobs in `queue` (null: every queue), one row per queue
+   * and key, in no particular order. One grouped read of the keyed rows (the keyed partial indexes)
+   * and the two small rate tables; its cost grows with the keyed jobs queued and running, never
+   * with history, and the answer has one row per queue and key.
+   */
+  keyFlowList(params: { queue: string | null }): Promise<KeyFlowRow[]>;
   /**
    * Per-minute history of finished, failed, dead-lettered and cancelled jobs and the mean wait,
    * read from the counters only (a few rows per queue, kind and minute: never the job tables),

@@ -22,6 +22,7 @@ import {
   type JobFilter,
   type JobListItem,
   type JobListParams,
+  type KeyFlowRow,
   type NewJobEvent,
   type Page,
   type QueuedGroup,
@@ -352,6 +353,31 @@ export class PgAdminStore implements AdminStore {
       key: r.key,
       startsInWindow: Number(r.n),
       nextWindowAt: r.next_at,
+      pausedUntil: r.until,
+    }));
+  }
+
+  async keyFlowList({ queue }: { queue: string | null }): Promise<KeyFlowRow[]> {
+    const { rows } = await this.host.run<{
+      queue: string;
+      key: string;
+      due: string;
+      running: string;
+      lim: number | null;
+      rate_lim: number | null;
+      started: string;
+      next_at: Date | null;
+      until: Date | null;
+    }>(this.host.sql.keyFlowList, [queue]);
+    return rows.map((r) => ({
+      queue: r.queue,
+      key: r.key,
+      due: Number(r.due),
+      running: Number(r.running),
+      concurrencyLimit: r.lim,
+      rateLimit: r.rate_lim,
+      startsInWindow: Number(r.started),
+      firstStartExpiresAt: r.next_at,
       pausedUntil: r.until,
     }));
   }

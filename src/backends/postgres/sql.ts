@@ -6,7 +6,13 @@
  */
 
 import { columnNames, DEAD_LETTERS } from "../shared/columns.js";
-import { pgUnkeyed } from "../shared/concurrency-meta.js";
+import {
+  pgKeyed,
+  pgKeyOf,
+  pgLimitOf,
+  pgRateLimitOf,
+  pgUnkeyed,
+} from "../shared/concurrency-meta.js";
 import type { JobTables } from "../shared/job-tables.js";
 import { pgQueuePaused } from "../shared/queue-pause.js";
 import {
@@ -1318,6 +1324,37 @@ export function buildAdminStatements(schema: string) {
       SELECT ks.key, COALESCE(st.n, 0) AS n, st.next_at, ps.until
       FROM ks LEFT JOIN st ON st.key = ks.key LEFT JOIN ps ON ps.key = ks.key
       ORDER BY COALESCE(st.n, 0) DESC, ks.key LIMIT $1::int`,
+
+    /**
+     * `$1` queue (NULL: every queue) → per queue and key with queued or processing keyed jobs:
+     * `queue`, `key`, `due` (due queued jobs there), `running` (the key's processing jobs in every
+     * queue), `lim`, `rate_lim` (smallest limits of its jobs there), `started` (live starts),
+     * `next_at` (earliest live start's expiry), `until` (key pause end). Each half of the union
+     * reads one keyed partial index.
+     */
+    keyFlowList: `WITH j AS (
+        SELECT k.queue, ${pgKeyOf("k")} AS key, k.scheduled_at <= now() AS due,
+               ${pgLimitOf("k")} AS lim, ${pgRateLimitOf("k")} AS rate_lim
+        FROM ${jobs} AS k WHERE k.status = 'queued' AND ${pgKeyed("k")}
+          AND ($1::text IS NULL OR k.queue = $1::text)
+        UNION ALL
+        SELECT k.queue, ${pgKeyOf("k")}, false, ${pgLimitOf("k")}, ${pgRateLimitOf("k")}
+        FROM ${jobs} AS k WHERE k.status = 'processing' AND ${pgKeyed("k")}
+          AND ($1::text IS NULL OR k.queue = $1::text)
+      ), kq AS (
+        SELECT queue, key, count(*) FILTER (WHERE due) AS due, min(lim) AS lim,
+               min(rate_lim) AS rate_lim
+        FROM j GROUP BY queue, key
+      ), run AS (
+        SELECT ${pgKeyOf("r")} AS key, count(*) AS n FROM ${jobs} AS r
+        WHERE r.status = 'processing' AND ${pgKeyed("r")} GROUP BY 1
+      ), st AS (SELECT key, count(*) AS n, min(expires_at) AS next_at
+          FROM ${s}.${quoteIdent("soniq_rate_starts")} WHERE expires_at > now() GROUP BY key),
+        ps AS (SELECT key, until FROM ${s}.${quoteIdent("soniq_rate_pauses")} WHERE until > now())
+      SELECT kq.queue, kq.key, kq.due, COALESCE(run.n, 0) AS running, kq.lim, kq.rate_lim,
+             COALESCE(st.n, 0) AS started, st.next_at, ps.until
+      FROM kq LEFT JOIN run ON run.key = kq.key LEFT JOIN st ON st.key = kq.key
+        LEFT JOIN ps ON ps.key = kq.key`,
 
     queueList: `WITH names AS (SELECT name FROM ${queues} UNION SELECT DISTINCT queue FROM ${jobs}
         UNION SELECT f.queue FROM (${finishedCounts(counts, true)}) AS f WHERE f.n > 0),

@@ -20,6 +20,7 @@ import type {
   JobFilter,
   JobListItem,
   JobListParams,
+  KeyFlowRow,
   NewJobEvent,
   Page,
   QueuedGroup,
@@ -420,6 +421,34 @@ export class SqliteAdminStore implements AdminStore {
       key: r.key,
       startsInWindow: r.n,
       nextWindowAt: r.next_at === null ? null : new Date(r.next_at),
+      pausedUntil: r.until === null ? null : new Date(r.until),
+    }));
+  }
+
+  async keyFlowList({ queue }: { queue: string | null }): Promise<KeyFlowRow[]> {
+    const rows = await this.conn.use(
+      (s) =>
+        s.statement("keyFlowList").all({ queue }) as Array<{
+          queue: string;
+          key: string;
+          due: number;
+          running: number;
+          lim: number | null;
+          rate_lim: number | null;
+          started: number;
+          next_at: number | null;
+          until: number | null;
+        }>,
+    );
+    return rows.map((r) => ({
+      queue: r.queue,
+      key: r.key,
+      due: r.due,
+      running: r.running,
+      concurrencyLimit: r.lim,
+      rateLimit: r.rate_lim,
+      startsInWindow: r.started,
+      firstStartExpiresAt: r.next_at === null ? null : new Date(r.next_at),
       pausedUntil: r.until === null ? null : new Date(r.until),
     }));
   }

@@ -992,6 +992,36 @@ export const SQL = {
     FROM ks LEFT JOIN st ON st.key = ks.key LEFT JOIN ps ON ps.key = ks.key
     ORDER BY COALESCE(st.n, 0) DESC, ks.key LIMIT @limit`,
 
+  /**
+   * `@queue` (NULL: every queue) → per queue and key with queued or processing keyed jobs:
+   * `queue`, `key`, `due` (due queued jobs there), `running` (the key's processing jobs in every
+   * queue), `lim`, `rate_lim` (smallest limits of its jobs there), `started` (live starts),
+   * `next_at` (ms: earliest live start's expiry), `until` (ms: key pause end). Each half of the
+   * union reads one keyed partial index.
+   */
+  keyFlowList: `WITH j AS (
+      SELECT queue, ${SQLITE_KEY} AS key, scheduled_at <= ${NOW_MS} AS due,
+             ${SQLITE_LIMIT} AS lim, ${SQLITE_RATE_LIMIT} AS rate_lim
+      FROM soniq_jobs WHERE status = 'queued' AND ${SQLITE_KEY} IS NOT NULL
+        AND (@queue IS NULL OR queue = @queue)
+      UNION ALL
+      SELECT queue, ${SQLITE_KEY}, 0, ${SQLITE_LIMIT}, ${SQLITE_RATE_LIMIT}
+      FROM soniq_jobs WHERE status = 'processing' AND ${SQLITE_KEY} IS NOT NULL
+        AND (@queue IS NULL OR queue = @queue)
+    ), kq AS (
+      SELECT queue, key, sum(due) AS due, min(lim) AS lim, min(rate_lim) AS rate_lim
+      FROM j GROUP BY queue, key
+    ), run AS (
+      SELECT ${SQLITE_KEY} AS key, count(*) AS n FROM soniq_jobs
+      WHERE status = 'processing' AND ${SQLITE_KEY} IS NOT NULL GROUP BY 1
+    ), st AS (SELECT key, count(*) AS n, min(expires_at) AS next_at
+        FROM soniq_rate_starts WHERE expires_at > ${NOW_MS} GROUP BY key),
+      ps AS (SELECT key, until FROM soniq_rate_pauses WHERE until > ${NOW_MS})
+    SELECT kq.queue, kq.key, kq.due, COALESCE(run.n, 0) AS running, kq.lim, kq.rate_lim,
+           COALESCE(st.n, 0) AS started, st.next_at, ps.until
+    FROM kq LEFT JOIN run ON run.key = kq.key LEFT JOIN st ON st.key = kq.key
+      LEFT JOIN ps ON ps.key = kq.key`,
+
   queueList: `WITH names AS (SELECT name FROM soniq_queues UNION SELECT queue FROM soniq_jobs
       UNION SELECT queue FROM (${finishedCounts(true)}) WHERE n > 0),
     counts AS (

@@ -1,16 +1,24 @@
 /**
- * `soniq queues list|pause|resume|set`: each queue's configuration and counts through the admin
- * API (`soniq.queues`). A pause stops claims from the queue in every process within one wake-up;
+ * `soniq queues list|show|pause|resume|set`: each queue's configuration and counts through the
+ * admin API (`soniq.queues`). `show` adds what flow-control limits hold back in the queue (its
+ * keys' running counts, jobs held by a concurrency limit and by a rate limit, the next window). A pause stops claims from the queue in every process within one wake-up;
  * running jobs go on. `set --max-running` caps the queue's processing jobs across every worker;
  * `set --unclaimable-after` dead-letters jobs no live worker could run for that long.
  * A queue that has never had a job, a schedule or a setting is refused (`NOT_FOUND`, with a "did
  * you mean") unless `--create`.
  */
 import { type Command, InvalidArgumentError } from "commander";
-import { queueJson } from "../../admin/json/index.js";
+import { closestName } from "../../admin/did-you-mean.js";
+import {
+  emptyQueueFlow,
+  type QueueDetailJson,
+  queueFlowJson,
+  queueJson,
+} from "../../admin/json/index.js";
 import type { QueueInfo } from "../../backends/contract/index.js";
 import { SoniqError } from "../../errors.js";
 import { type AdminFlags, table, withInstanceFlags } from "../admin-flags.js";
+import { keyFlowTable } from "../key-flow-text.js";
 import { print, runCommand, withInstance } from "../runner.js";
 
 function text(queues: QueueInfo[]): string {
@@ -34,6 +42,37 @@ function text(queues: QueueInfo[]): string {
     ]);
   }
   return table(rows);
+}
+
+/** The text form of `queues show`: the queue's line, then its keyed jobs. */
+function detailText(detail: QueueDetailJson): string {
+  const { flow } = detail;
+  const lines = [
+    `queue            ${detail.name}`,
+    `state            ${detail.paused ? (detail.pausedUntil === null ? "paused" : `paused until ${detail.pausedUntil}`) : "active"}`,
+    `max running      ${detail.maxRunning ?? "-"}`,
+    `queued           ${detail.queued}`,
+    `processing       ${detail.processing}`,
+    `oldest due       ${detail.oldestDueAgeSeconds > 0 ? `${detail.oldestDueAgeSeconds.toFixed(1)} s` : "-"}`,
+    `keys             ${flow.keys}`,
+    `held by concurrency limit  ${flow.heldByConcurrency}`,
+    `held by rate limit         ${flow.heldByRate}`,
+    `next window                ${flow.nextWindowAt ?? "-"}`,
+  ];
+  if (flow.topKeys.length > 0) {
+    lines.push(`top keys (${flow.topKeys.length} of ${flow.keys}, most running first)`);
+    lines.push(keyFlowTable(flow.topKeys, "  "));
+  }
+  return lines.join("\n");
+}
+
+/** `--top`: keys listed, 0 to 1000. */
+function topKeys(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > 1000) {
+    throw new InvalidArgumentError("top must be an integer from 0 to 1000");
+  }
+  return n;
 }
 
 /** `--create`: configure a queue nothing knows yet (else refused as a likely typo). */
@@ -76,7 +115,9 @@ interface SetFlags {
 export function register(program: Command): void {
   const queues = program
     .command("queues")
-    .description("Queues: list, pause, resume, set max-running and unclaimable-after.");
+    .description(
+      "Queues: list, show (with what flow-control limits hold back), pause, resume, set max-running and unclaimable-after.",
+    );
 
   withInstanceFlags(queues.command("list"))
     .description("Every queue with jobs or a configuration: paused, max-running, counts.")
@@ -85,6 +126,38 @@ export function register(program: Command): void {
         withInstance(flags, async (soniq) => {
           const list = await soniq.queues.list();
           print(flags.json, list.map(queueJson), () => text(list));
+        }),
+      ),
+    );
+
+  withInstanceFlags(queues.command("show"))
+    .description(
+      "One queue: its counts and what flow-control limits hold back (keys' running jobs, jobs held by a concurrency limit and by a rate limit, the next window).",
+    )
+    .argument("<queue>", "queue name")
+    .option("--top <n>", "keys listed, most running first (0 to 1000, default 10)", topKeys)
+    .action((name: string, flags: AdminFlags & { top?: number }) =>
+      runCommand(() =>
+        withInstance(flags, async (soniq) => {
+          const [list, flows] = await Promise.all([
+            soniq.queues.list(),
+            soniq.queues.flow({ queue: name, topKeys: flags.top ?? 10 }),
+          ]);
+          const q = list.find((x) => x.name === name);
+          if (q === undefined) {
+            const known = await soniq.queues.knownNames();
+            const close = closestName(name, known);
+            throw new SoniqError(
+              "NOT_FOUND",
+              `no queue "${name}": it has no job and no configuration${close === null ? "" : ` (did you mean "${close}"?)`}`,
+              { details: { queue: name, ...(close === null ? {} : { didYouMean: close }) } },
+            );
+          }
+          const detail: QueueDetailJson = {
+            ...queueJson(q),
+            flow: queueFlowJson(flows[0] ?? emptyQueueFlow(name)),
+          };
+          print(flags.json, detail, () => detailText(detail));
         }),
       ),
     );

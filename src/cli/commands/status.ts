@@ -6,9 +6,16 @@
  * letter → `soniq dlq list`).
  */
 import type { Command } from "commander";
-import { type StatusJson, type StatusQueueJson, workerJson } from "../../admin/json/index.js";
+import {
+  keyFlowJson,
+  type StatusJson,
+  type StatusQueueJson,
+  workerJson,
+} from "../../admin/json/index.js";
+import { compareKeyFlow } from "../../admin/key-flow.js";
 import type { RemoteStatus } from "../../admin/remote-split.js";
 import { table } from "../admin-flags.js";
+import { keyFlowTable } from "../key-flow-text.js";
 import {
   type ConnectionFlags,
   connection,
@@ -74,12 +81,13 @@ export function register(program: Command): void {
     ) =>
       runCommand(() =>
         withInstance(connection(module, flags), async (soniq) => {
-          const [stats, workers, cells, queueInfo, rateKeys] = await Promise.all([
+          const [stats, workers, cells, queueInfo, rateKeys, flows] = await Promise.all([
             soniq.stats(),
             soniq.workers(),
             soniq.jobs.countByQueueStatus(),
             soniq.queues.list(),
             soniq.queues.rateKeys(20),
+            soniq.queues.flow({ topKeys: 10 }),
           ]);
           // Queued jobs split by due time (database clock), from the same read as the queues.
           const scheduled = cells
@@ -103,6 +111,7 @@ export function register(program: Command): void {
           const names = new Set([...cells.map((c) => c.queue), ...queueInfo.map((q) => q.name)]);
           const queues = [...names].sort().map((name): StatusQueueJson => {
             const info = queueInfo.find((q) => q.name === name);
+            const flow = flows.find((f) => f.queue === name);
             const count = (state: (typeof STATES)[number]) =>
               cells.find((c) => c.queue === name && c.status === state)?.count ?? 0;
             return {
@@ -122,6 +131,9 @@ export function register(program: Command): void {
                   cells.find((c) => c.queue === name && c.status === status)?.count ?? 0,
                 ]),
               ) as Pick<StatusQueueJson, "remoteSubmitting" | "remoteAccepted" | "remoteFrozen">),
+              heldByConcurrency: flow?.heldByConcurrency ?? 0,
+              heldByRate: flow?.heldByRate ?? 0,
+              nextWindowAt: flow?.nextWindowAt ? flow.nextWindowAt.toISOString() : null,
             };
           });
           const live = workers.filter((w) => w.live);
@@ -138,6 +150,11 @@ export function register(program: Command): void {
               nextWindowAt: k.nextWindowAt ? k.nextWindowAt.toISOString() : null,
               pausedUntil: k.pausedUntil ? k.pausedUntil.toISOString() : null,
             })),
+            topKeys: flows
+              .flatMap((f) => f.topKeys)
+              .sort(compareKeyFlow)
+              .slice(0, 10)
+              .map(keyFlowJson),
           };
           const paint = painter((flags.colour === true || flags.color === true) && !flags.json);
           print(flags.json, json, () => {
@@ -170,7 +187,15 @@ export function register(program: Command): void {
             }
             if (queues.length > 0) {
               lines.push("queues");
-              const rows = [["  QUEUE", "STATE", ...STATES.map((s) => s.toUpperCase())]];
+              const held = queues.some((q) => q.heldByConcurrency + q.heldByRate > 0);
+              const rows = [
+                [
+                  "  QUEUE",
+                  "STATE",
+                  ...STATES.map((s) => s.toUpperCase()),
+                  ...(held ? ["HELD (CONCURRENCY)", "HELD (RATE)", "NEXT WINDOW"] : []),
+                ],
+              ];
               for (const q of queues) {
                 rows.push([
                   `  ${q.name}`,
@@ -180,9 +205,16 @@ export function register(program: Command): void {
                       ? `max ${String(q.maxRunning)}`
                       : "active",
                   ...STATES.map((s) => String(q[STATE_KEYS[s]])),
+                  ...(held
+                    ? [String(q.heldByConcurrency), String(q.heldByRate), q.nextWindowAt ?? "-"]
+                    : []),
                 ]);
               }
               lines.push(table(rows));
+            }
+            if (json.topKeys.length > 0) {
+              lines.push("top keys");
+              lines.push(keyFlowTable(json.topKeys, "  "));
             }
             lines.push(...waitingForWorkerLines(waitingForWorker));
             if (json.rateKeys.length > 0) {

@@ -16,6 +16,7 @@ import {
   jobDetailJsonSchema,
   jobPageJsonSchema,
   jobValuesJsonSchema,
+  queueDetailJsonSchema,
   queueJsonSchema,
   remoteJobJsonSchema,
   remotePollNowJsonSchema,
@@ -133,6 +134,12 @@ export const JSON_OUTPUTS: Readonly<Record<string, JsonOutput>> = {
     commands: ["soniq queues list --json"],
     description: "Every queue with jobs or a configuration.",
     schema: z.array(queueJsonSchema),
+  },
+  "queue-detail": {
+    commands: ["soniq queues show --json"],
+    description:
+      "One queue with what flow-control limits hold back: jobs held by a concurrency limit and by a rate limit, the next window, its top keys.",
+    schema: queueDetailJsonSchema,
   },
   queue: {
     commands: ["soniq queues pause|resume|set --json"],

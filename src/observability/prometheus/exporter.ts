@@ -293,6 +293,19 @@ export function prometheusMetrics(
       }
     },
   });
+  new Gauge({
+    name: "soniq_queue_held_jobs",
+    help: "Due queued jobs a flow-control limit holds back, per queue and limit (concurrency: their key runs its limit; rate: their key's rate limit or a handler's key pause), computed on read by the maintenance leader only.",
+    labelNames: ["queue", "limit"],
+    registers,
+    collect() {
+      this.reset();
+      for (const q of fresh()?.queues ?? []) {
+        this.set({ queue: q.queue, limit: "concurrency" }, q.held_concurrency);
+        this.set({ queue: q.queue, limit: "rate" }, q.held_rate);
+      }
+    },
+  });
   let waiting:
     | { at: number; entries: SoniqEventMap["jobs_waiting_for_worker"]["waiting"] }
     | undefined;

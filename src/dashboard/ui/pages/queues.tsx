@@ -1,12 +1,15 @@
 /**
- * The queues page: counts, oldest claimable age, paused state and `maxRunning`; pause, resume and
- * set the limit when granted; the last 24 h of one queue charted per minute (`#/queues?queue=`).
+ * The queues page: counts, oldest claimable age, paused state and `maxRunning`; jobs held back
+ * by a per-key concurrency limit and by a rate limit, and the next window; pause, resume and set
+ * the limit when granted; the last 24 h of one queue charted per minute and its top keys (running
+ * counts, held jobs) (`#/queues?queue=`), or the top keys of every queue.
  */
 import { useState } from "preact/hooks";
+import type { KeyFlowJson, QueueFlowJson } from "../../../admin/json/flow.js";
 import type { QueueJson } from "../../../admin/json/queue.js";
 import { api, type Me } from "../api.js";
 import { HistoryCharts } from "../charts.js";
-import { duration, ErrorLine, Table } from "../components.js";
+import { duration, ErrorLine, Table, When } from "../components.js";
 import { usePolled } from "../hooks.js";
 
 /** See the module comment. */
@@ -16,6 +19,18 @@ export function QueuesPage({ me, params }: { me: Me; params: URLSearchParams }) 
     () => api<{ queues: QueueJson[] }>("GET", "api/queues"),
     [],
   );
+  const flowPolled = usePolled(() => api<{ flow: QueueFlowJson[] }>("GET", "api/flow?top=10"), []);
+  const flows = flowPolled.data?.flow ?? [];
+  const flowOf = (name: string) => flows.find((f) => f.queue === name);
+  const topKeys = flows
+    .filter((f) => !chosen || f.queue === chosen)
+    .flatMap((f) => f.topKeys)
+    .sort(
+      (a, b) =>
+        b.running - a.running ||
+        b.heldByConcurrency + b.heldByRate - (a.heldByConcurrency + a.heldByRate),
+    )
+    .slice(0, 10);
   const [message, setMessage] = useState<string | null>(null);
   const canPause = me.actions.includes("queues.pause");
   const canSet = me.actions.includes("queues.set");
@@ -43,7 +58,19 @@ export function QueuesPage({ me, params }: { me: Me; params: URLSearchParams }) 
       <h2>Queues</h2>
       <ErrorLine error={error ?? message} />
       <Table
-        head={["queue", "queued", "processing", "oldest due", "paused", "maxRunning", "24 h", ""]}
+        head={[
+          "queue",
+          "queued",
+          "processing",
+          "oldest due",
+          "paused",
+          "maxRunning",
+          "held (concurrency)",
+          "held (rate)",
+          "next window",
+          "24 h",
+          "",
+        ]}
       >
         {(data?.queues ?? []).map((q) => (
           <tr key={q.name}>
@@ -55,6 +82,13 @@ export function QueuesPage({ me, params }: { me: Me; params: URLSearchParams }) 
             <td>{duration(q.oldestDueAgeSeconds)}</td>
             <td>{q.paused ? "paused" : ""}</td>
             <td>{q.maxRunning ?? "—"}</td>
+            <td data-testid={`held-concurrency-${q.name}`}>
+              {flowOf(q.name)?.heldByConcurrency ?? 0}
+            </td>
+            <td data-testid={`held-rate-${q.name}`}>{flowOf(q.name)?.heldByRate ?? 0}</td>
+            <td>
+              <When at={flowOf(q.name)?.nextWindowAt ?? null} />
+            </td>
             <td>
               <a
                 href={`#/queues?queue=${encodeURIComponent(q.name)}`}
@@ -86,7 +120,51 @@ export function QueuesPage({ me, params }: { me: Me; params: URLSearchParams }) 
           </tr>
         ))}
       </Table>
+      <ErrorLine error={flowPolled.error} />
+      {topKeys.length > 0 ? <TopKeys keys={topKeys} queue={chosen} /> : null}
       {chosen ? <HistoryCharts queue={chosen} /> : null}
     </div>
+  );
+}
+
+/** `n/limit`, or `n` without a limit. */
+function ofLimit(n: number, limit: number | null): string {
+  return limit === null ? String(n) : `${n}/${limit}`;
+}
+
+/** The keys with the most running jobs, then the most held, of one queue or of every queue. */
+function TopKeys({ keys, queue }: { keys: KeyFlowJson[]; queue: string | null }) {
+  return (
+    <section data-testid="top-keys">
+      <h3>Top keys{queue ? ` of ${queue}` : ""}</h3>
+      <Table
+        head={[
+          "queue",
+          "key",
+          "running",
+          "due",
+          "held (concurrency)",
+          "starts in window",
+          "held (rate)",
+          "next window",
+        ]}
+      >
+        {keys.map((k) => (
+          <tr key={`${k.queue}\u0000${k.key}`} data-testid={`key-${k.key}`}>
+            <td>{k.queue}</td>
+            <td>{k.key}</td>
+            <td>{ofLimit(k.running, k.concurrencyLimit)}</td>
+            <td>{k.due}</td>
+            <td>{k.heldByConcurrency}</td>
+            <td>{k.rateLimit === null ? "—" : ofLimit(k.startsInWindow, k.rateLimit)}</td>
+            <td>{k.heldByRate}</td>
+            <td>
+              <When at={k.nextWindowAt} />
+              {k.pausedUntil ? " (paused)" : ""}
+            </td>
+          </tr>
+        ))}
+      </Table>
+    </section>
   );
 }
