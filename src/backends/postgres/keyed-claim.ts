@@ -2,18 +2,23 @@
  * The claim of jobs with a concurrency key (docs/flow-control.md), after the ordinary and the
  * limited claims (job-store.ts), which skip keyed rows. One transaction: a transaction-scoped
  * advisory lock of the schema's keyed claims (keyed claims of every process take turns; nothing
- * else waits for it), then one statement — with a snapshot taken after the lock, so it sees
- * every keyed claim committed before — that walks the keys with queued jobs
- * (`soniq_jobs_keyed_claim_idx`, one probe per key), counts each key's processing rows
- * (`soniq_jobs_keyed_running_idx`) and takes a job only while its key's running count plus the
- * jobs taken before it of that key stays within the job's limit.
+ * else waits for it), then up to two statements — each with a snapshot taken after the lock, so
+ * it sees every keyed claim committed before (and the first's claims):
  *
- * Fairness: the candidates are ordered by their rank within their key first (every key's first
- * due job, then every key's second…), then in claim order, so one claim of `n` jobs serves `n`
- * different keys before a second job of any key. The bound: a due keyed job at the head of a key
- * with a free slot is taken by the first keyed claim of a worker with a free slot, unless more
- * than that claim's size of other keys' heads come before it in claim order — never behind
- * another key's backlog.
+ * - the **rotating pass** ({@link keyedClaimStatements} `rotate`): walks the keys with queued jobs
+ *   (`soniq_jobs_keyed_claim_idx`, one probe per key) in key order from just after the key where
+ *   this process's last pass stopped, wrapping round, and takes each key's head while the key has
+ *   room (`soniq_jobs_keyed_running_idx` counts its processing rows), lazily: it stops once it has
+ *   the claim's size, so a claim of `n` reads about `n` keys, not every key;
+ * - when that pass came back short (it passed every key), the **full pass** (`claim`): every
+ *   key's due candidates, ranked within their key first (every key's first due job, then every
+ *   key's second…), then in claim order; a job is taken only while its key's running count plus
+ *   the jobs taken before it of that key stays within the job's limit.
+ *
+ * Fairness: a claim of `n` jobs serves `n` different keys before a second job of any key. The
+ * bound: a due keyed job at the head of a key with room is taken within one rotation of the key
+ * walk of a process that keeps claiming (⌈keys ÷ claim size⌉ claims) — never behind another key's
+ * backlog, which gives one head per rotation.
  */
 import {
   pgKeyed,
@@ -45,6 +50,89 @@ export function keyedClaimStatements(schema: string) {
     /** → `any`: whether any keyed job is queued (one probe of the keyed index). */
     anyQueued: `SELECT EXISTS (SELECT 1 FROM ${jobs} AS k
       WHERE k.status = 'queued' AND ${pgKeyed("k")}) AS any`,
+
+    /**
+     * The rotating pass (see the module comment): parameters `$1`–`$7` as {@link claim}'s, `$8`
+     * the key the last pass of this process ended at (NULL: start from the first key). Walks the
+     * keys with queued jobs in key order from just after `$8`, wrapping round to the first, and
+     * takes each key's head (its first due job in claim order that passes the filters) while the
+     * key has room (running below the head's limit, starts in its window below its rate limit,
+     * not paused), until `$2` heads are taken: the walk is lazy, so a claim of `n` reads about `n`
+     * keys (plus the full ones it passes), not all of them. → claimed jobs (`CLAIMED_COLUMNS`),
+     * each with `last_key`: the key the walk took its last head from (the next pass's `$8`).
+     */
+    rotate: `WITH RECURSIVE after_keys(k) AS (
+        (SELECT ${pgKeyOf("f")} FROM ${jobs} AS f
+         WHERE f.status = 'queued' AND ${pgKeyed("f")}
+           AND ($8::text IS NULL OR ${pgKeyOf("f")} > $8::text) ORDER BY 1 LIMIT 1)
+        UNION ALL
+        SELECT (SELECT ${pgKeyOf("n")} FROM ${jobs} AS n
+                WHERE n.status = 'queued' AND ${pgKeyed("n")} AND ${pgKeyOf("n")} > after_keys.k
+                ORDER BY 1 LIMIT 1)
+        FROM after_keys WHERE after_keys.k IS NOT NULL
+      ), before_keys(k) AS (
+        (SELECT ${pgKeyOf("f")} FROM ${jobs} AS f
+         WHERE $8::text IS NOT NULL AND f.status = 'queued' AND ${pgKeyed("f")}
+           AND ${pgKeyOf("f")} <= $8::text ORDER BY 1 LIMIT 1)
+        UNION ALL
+        SELECT (SELECT ${pgKeyOf("n")} FROM ${jobs} AS n
+                WHERE n.status = 'queued' AND ${pgKeyed("n")} AND ${pgKeyOf("n")} > before_keys.k
+                  AND ${pgKeyOf("n")} <= $8::text
+                ORDER BY 1 LIMIT 1)
+        FROM before_keys WHERE before_keys.k IS NOT NULL
+      ), walk AS (
+        SELECT k, 1 AS part FROM after_keys WHERE k IS NOT NULL
+        UNION ALL
+        SELECT k, 2 AS part FROM before_keys WHERE k IS NOT NULL
+      ), heads AS MATERIALIZED (
+        SELECT c.id, walk.k, walk.part
+        FROM walk
+        CROSS JOIN LATERAL (
+          SELECT q.id, ${pgLimitOf("q")} AS lim, ${pgRateLimitOf("q")} AS rate_lim
+          FROM ${jobs} AS q
+          WHERE q.status = 'queued' AND ${pgKeyed("q")} AND ${pgKeyOf("q")} = walk.k
+            AND q.scheduled_at <= now()
+            AND ($3::text[] IS NULL OR q.queue = ANY($3::text[]))
+            AND ($5::text[] IS NULL OR q.name = ANY($5::text[]))
+            AND (q.version = 1 OR $6::int[] IS NULL
+                 OR q.version <= ($6::int[])[array_position($5::text[], q.name)])
+            AND (NOT $7::boolean OR q.queue NOT IN (SELECT qs.name FROM ${queues} AS qs
+                                   WHERE ${pgQueuePaused("qs")} OR qs.max_running IS NOT NULL))
+          ORDER BY q.priority, q.scheduled_at, q.created_at, q.id
+          LIMIT 1
+        ) AS c
+        WHERE (c.lim IS NULL OR (SELECT count(*) FROM ${jobs} AS r
+                                 WHERE r.status = 'processing' AND ${pgKeyed("r")}
+                                   AND ${pgKeyOf("r")} = walk.k) < c.lim)
+          AND (c.rate_lim IS NULL OR (SELECT count(*) FROM ${starts} AS st
+                                      WHERE st.key = walk.k
+                                        AND st.expires_at > statement_timestamp()) < c.rate_lim)
+          AND NOT EXISTS (SELECT 1 FROM ${pauses} AS p
+                          WHERE p.key = walk.k AND p.until > statement_timestamp())
+        LIMIT $2
+      ), claimed AS (
+        UPDATE ${jobs} AS j
+        SET status = 'processing', worker_id = $1, claim_token = gen_random_uuid(),
+            started_at = statement_timestamp(), updated_at = now(), start_known = $4::boolean
+        WHERE j.id = ANY(ARRAY(SELECT heads.id FROM heads)) AND j.status = 'queued'
+        RETURNING j.id, j.name, j.queue, j.args, j.priority, j.attempts, j.max_attempts,
+                  j.interruptions, j.uncharged_recoveries, j.scheduled_at, j.created_at,
+                  j.worker_id, j.claim_token, j.meta, j.trace_context, j.version
+      ), charged AS (
+        INSERT INTO ${starts} (key, expires_at)
+        SELECT ${pgKeyOf("claimed")}, statement_timestamp() + ${pgRateWindowOf("claimed")}
+        FROM claimed WHERE (claimed.meta -> 'rate') IS NOT NULL
+      ), expired AS (
+        DELETE FROM ${starts} AS x WHERE x.expires_at <= statement_timestamp()
+      ), unpaused AS (
+        DELETE FROM ${pauses} AS u WHERE u.until <= statement_timestamp()
+      ), last AS (
+        SELECT CASE WHEN bool_or(part = 2) THEN max(k) FILTER (WHERE part = 2)
+                    ELSE max(k) END AS k
+        FROM heads
+      )
+      SELECT ${CLAIMED_COLUMNS}, (SELECT k FROM last) AS last_key FROM claimed
+      ORDER BY priority, scheduled_at, created_at, claimed.id`,
 
     /**
      * `$1` worker id, `$2` limit, `$3` queues text[] (NULL: every queue), `$4` start known, `$5`
@@ -181,6 +269,8 @@ export class KeyedClaim {
    * when the next window opens. */
   private rateSeen = false;
   private readonly windowWake: RateWindowWake | undefined;
+  /** The key this process's last rotating pass took its last head from (null: none yet). */
+  private cursor: string | null = null;
 
   /**
    * @param conn The pool. @param schema The schema (names the lock and the tables).
@@ -276,15 +366,31 @@ export class KeyedClaim {
     restricted: boolean,
   ): Promise<RawClaimedRow[]> {
     await client.query(this.sql.lock, [this.lockName]);
-    const values = [
+    const values = (limit: number) => [
       request.workerId,
-      request.limit,
+      limit,
       request.queues,
       request.startKnown,
       request.names,
       request.versions,
       restricted,
     ];
-    return (await client.query<RawClaimedRow>(this.sql.claim, values)).rows;
+    const rotated = (
+      await client.query<RawClaimedRow & { last_key: string | null }>(this.sql.rotate, [
+        ...values(request.limit),
+        this.cursor,
+      ])
+    ).rows;
+    const lastKey = rotated[0]?.last_key;
+    if (lastKey !== undefined && lastKey !== null) this.cursor = lastKey;
+    for (const row of rotated) delete (row as { last_key?: unknown }).last_key;
+    if (rotated.length >= request.limit) return rotated;
+    // Fewer heads than asked: every key was passed. Keys with room for more than their head
+    // (fewer keys than the claim's size) fill the rest, by rank within key (the full pass).
+    const rest = await client.query<RawClaimedRow>(
+      this.sql.claim,
+      values(request.limit - rotated.length),
+    );
+    return [...rotated, ...rest.rows];
   }
 }
