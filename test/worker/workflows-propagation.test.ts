@@ -4,13 +4,12 @@
 // dead-lettering it, a flow-wide "cancel" policy carries one failure up the tree while siblings
 // still run, and replaying a dead-lettered child re-arms only what waited on it (its done
 // sibling's edge stays met) so the root runs once with every result.
-import Database from "better-sqlite3";
-import pg from "pg";
 import { pino } from "pino";
 import { expect, it } from "vitest";
 import type { Backend } from "../../src/backends/contract/index.js";
 import { Soniq, type SoniqError } from "../../src/index.js";
 import { describeEachBackend } from "../helpers/backend-targets.js";
+import { countStoreRows as countRows, runStoreSql as runSql } from "../helpers/store-sql.js";
 import type { StoreAddress } from "../helpers/test-backends.js";
 import { waitFor } from "../helpers/wait.js";
 
@@ -30,52 +29,6 @@ async function stateOf(soniq: Soniq, id: string): Promise<string> {
   const job = await soniq.getJob(id);
   if (job) return job.status;
   return (await soniq.getDeadLetter(id)) ? "dead" : "gone";
-}
-
-/** Runs `sql` (one script per engine) on the store `address` reaches, over its own connection. */
-async function runSql(
-  address: StoreAddress,
-  sql: { sqlite: string; postgres: string },
-): Promise<void> {
-  if (address.schema === undefined) {
-    const db = new Database(address.databaseUrl.slice("sqlite:".length));
-    try {
-      db.exec(sql.sqlite);
-    } finally {
-      db.close();
-    }
-    return;
-  }
-  const client = new pg.Client({ connectionString: address.databaseUrl });
-  await client.connect();
-  try {
-    await client.query(`SET search_path TO "${address.schema}"`);
-    await client.query(sql.postgres);
-  } finally {
-    await client.end();
-  }
-}
-
-/** Rows of `table` in the store (soniq_jobs, soniq_flow_nodes, soniq_job_deps). */
-async function countRows(address: StoreAddress, table: string): Promise<number> {
-  if (address.schema === undefined) {
-    const db = new Database(address.databaseUrl.slice("sqlite:".length), { readonly: true });
-    try {
-      return (db.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
-    } finally {
-      db.close();
-    }
-  }
-  const client = new pg.Client({ connectionString: address.databaseUrl });
-  await client.connect();
-  try {
-    const { rows } = await client.query(
-      `SELECT count(*)::int AS n FROM "${address.schema}".${table}`,
-    );
-    return rows[0].n as number;
-  } finally {
-    await client.end();
-  }
 }
 
 describeEachBackend("worker: workflows, propagation and faults", (target) => {
