@@ -9,6 +9,8 @@
  * durable steps with one effect (recorded), reconciled or frozen for the operator step
  * (docs/checkpoints.md).
  *
+ * Flows and batches: chaos/flows.ts registers their jobs (`chaos.flow_*`).
+ *
  * Two remote jobs (chaos/remote-workload.ts) call the test provider at `CHAOS_PROVIDER_URL`:
  * `chaos.remote` with `reconcile` (it looks the task up by idempotency key) and
  * `chaos.remote_manual` without (its frozen jobs wait for the harness's operator step).
@@ -19,6 +21,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { accepted, done, failed, notSubmitted, pending, Soniq } from "soniq";
+import { registerFlowJobs } from "./flows.js";
 import type { WorkArgs } from "./plan.js";
 import { REMOTE_JOB, REMOTE_MANUAL_JOB, type RemoteArgs } from "./remote-workload.js";
 import { openRunLogWriter, type RunLogWriter, targetFromEnv } from "./runlog.js";
@@ -213,5 +216,8 @@ export const remote = soniq.remoteJob({
 });
 
 export const remoteManual = soniq.remoteJob({ ...remoteBase, name: REMOTE_MANUAL_JOB });
+
+// Flows and batches (chaos/flows.ts).
+registerFlowJobs(soniq);
 
 export default soniq;
