@@ -32,6 +32,42 @@ async function stateOf(soniq: Soniq, id: string): Promise<string> {
 }
 
 describeEachBackend("worker: workflows, propagation and faults", (target) => {
+  it("release wake-up › the last dependency ends in this process, polls 30 s apart › the released job is claimed at once, not at the next poll", async () => {
+    const backend = await target.open();
+    const soniq = new Soniq({
+      backend,
+      logger: silent,
+      env: {},
+      pollInterval: 30,
+      heartbeatInterval: 0.1,
+    });
+    let childEnded = 0;
+    let rootStarted = 0;
+    const child = soniq.job({
+      name: "wf.child",
+      handler: async () => {
+        // Past the PostgreSQL notifier's echo window (OWN_ECHO_MS) after the enqueue's wake-up.
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        childEnded = Date.now();
+      },
+    });
+    const root = soniq.job({
+      name: "wf.root",
+      handler: async () => {
+        rootStarted = Date.now();
+      },
+    });
+    const worker = soniq.worker({ concurrency: 2 });
+    await worker.start();
+    // Enqueued after the start: the enqueue wakes the idle worker, the release must too.
+    const flow = await soniq.flow({ job: root, args: {}, children: [{ job: child, args: {} }] });
+    await waitFor(async () => (await soniq.getJob(flow.id))?.status === "done", 20_000);
+    await worker.stop();
+    // The next poll is 30 s away: only a wake-up by the release explains a start within 20 s.
+    expect(rootStarted - childEnded).toBeLessThan(20_000);
+    await soniq.close();
+  }, 60_000);
+
   it("flow write › a fault on its third edge, mid-transaction › refused; no job, node or edge left", async () => {
     const backend = await target.open();
     const address = target.address(backend) as StoreAddress;
