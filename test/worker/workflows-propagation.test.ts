@@ -59,6 +59,15 @@ describeEachBackend("worker: workflows, propagation and faults", (target) => {
     });
     const worker = soniq.worker({ concurrency: 2 });
     await worker.start();
+    if (target.kind === "PostgreSQL") {
+      // The worker's LISTEN connection is up once another process's NOTIFY woke it (no bound:
+      // on a loaded machine the connection may take seconds; the poll is the fallback).
+      const address = target.address(backend) as StoreAddress;
+      const other = new Soniq({ ...address, logger: silent, env: {}, rejectUnknownJobs: false });
+      const probe = await other.enqueue("wf.child", {});
+      await waitFor(async () => (await soniq.getJob(probe))?.status === "done", 60_000);
+      await other.close();
+    }
     // Enqueued after the start: the enqueue wakes the idle worker, the release must too.
     const flow = await soniq.flow({ job: root, args: {}, children: [{ job: child, args: {} }] });
     await waitFor(async () => (await soniq.getJob(flow.id))?.status === "done", 20_000);
