@@ -45,7 +45,16 @@ export const BASELINE_LIBRARIES: Record<string, string> = {
 };
 
 /** Every workload, in the order they run within a round. */
-export const WORKLOADS = ["enqueue", "drain", "latency", "handlers", "process", "history", "flow"];
+export const WORKLOADS = [
+  "enqueue",
+  "drain",
+  "latency",
+  "handlers",
+  "process",
+  "fanin",
+  "history",
+  "flow",
+];
 
 export interface BenchConfig {
   quick: boolean;
@@ -87,6 +96,11 @@ export interface BenchConfig {
   historyRounds: number;
   /** No-op jobs of each of the history workload's drains: 10,000, never fewer (also `--quick`). */
   historyDrainJobs: number;
+  /**
+   * Children of the fan-in workload's waiting job, and jobs of the drain it is compared with:
+   * 10,000, never fewer (also `--quick`: issue 29's row is about 10,000).
+   */
+  fanInJobs: number;
   jsonOut: string | undefined;
   markdownOut: string | undefined;
 }
@@ -207,6 +221,7 @@ export function loadConfig(
     historyReadTimes: 5,
     historyRounds: Math.round(positive(flagValue(argv, "history-rounds"), "--history-rounds") ?? 1),
     historyDrainJobs: n(10_000, 10_000),
+    fanInJobs: n(10_000, 10_000),
     jsonOut: flagValue(argv, "json"),
     markdownOut: flagValue(argv, "markdown"),
   };

@@ -22,6 +22,7 @@ import { CPU_ROUNDS, calibrateCpuWork, sleep } from "./payload.js";
 import { type Errors, type Results, renderTable, TABLE_LEGEND } from "./table.js";
 import { drainWorkload, handlersWorkload } from "./workloads/drain.js";
 import { enqueueWorkload } from "./workloads/enqueue.js";
+import { fanInWorkload } from "./workloads/fan-in.js";
 import { flowWorkload } from "./workloads/flow.js";
 import { historyWorkload } from "./workloads/history.js";
 import { latencyWorkload } from "./workloads/latency.js";
@@ -34,6 +35,7 @@ const ALL_WORKLOADS: Workload[] = [
   latencyWorkload,
   handlersWorkload,
   processWorkload,
+  fanInWorkload,
   historyWorkload,
   flowWorkload,
 ];

@@ -10,6 +10,8 @@
  * (docs/checkpoints.md). `chaos.limited` runs the same handler under a per-key concurrency limit
  * and a rate limit (docs/flow-control.md), its key in `flow.key`.
  *
+ * Flows and batches: chaos/flows.ts registers their jobs (`chaos.flow_*`).
+ *
  * Two remote jobs (chaos/remote-workload.ts) call the test provider at `CHAOS_PROVIDER_URL`:
  * `chaos.remote` with `reconcile` (it looks the task up by idempotency key) and
  * `chaos.remote_manual` without (its frozen jobs wait for the harness's operator step).
@@ -20,6 +22,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { accepted, done, failed, notSubmitted, pending, Soniq } from "soniq";
+import { registerFlowJobs } from "./flows.js";
 import { LIMITED_FLOW, LIMITED_JOB, type WorkArgs } from "./plan.js";
 import { REMOTE_JOB, REMOTE_MANUAL_JOB, type RemoteArgs } from "./remote-workload.js";
 import { openRunLogWriter, type RunLogWriter, targetFromEnv } from "./runlog.js";
@@ -226,5 +229,8 @@ export const remote = soniq.remoteJob({
 });
 
 export const remoteManual = soniq.remoteJob({ ...remoteBase, name: REMOTE_MANUAL_JOB });
+
+// Flows and batches (chaos/flows.ts).
+registerFlowJobs(soniq);
 
 export default soniq;

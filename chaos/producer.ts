@@ -10,9 +10,13 @@
  * With `CHAOS_REMOTE_JOBS` (> 0) it also enqueues that many remote jobs
  * (chaos/remote-workload.ts), spread over the same ticks, dedup key `chaos-remote-<n>`, and appends
  * "<n> <id>" for each to `CHAOS_REMOTE_IDS_FILE`.
+ *
+ * With `CHAOS_FLOWS` (> 0) it also enqueues that many flows and batches over the same window
+ * (chaos/flows.ts), recorded in `CHAOS_FLOWS_FILE`.
  */
 import { appendFileSync } from "node:fs";
 import { Soniq } from "soniq";
+import { produceFlows } from "./flows.js";
 import { jobSpec, LIMITED_FLOW, LIMITED_JOB, type WorkArgs } from "./plan.js";
 import { remoteSpec } from "./remote-workload.js";
 
@@ -50,6 +54,11 @@ let failures = 0;
 /** Remote jobs per tick, so that they are spread over the same window as the plain ones. */
 const remotePerTick = Math.max(1, Math.ceil(remoteTotal / Math.ceil(total / perTick)));
 let remoteNext = 0;
+const flowsTotal = Number(process.env.CHAOS_FLOWS ?? 0);
+const flowsDone =
+  flowsTotal > 0
+    ? produceFlows({ soniq, seed, count: flowsTotal, seconds, file: env("CHAOS_FLOWS_FILE") })
+    : Promise.resolve();
 
 /** Enqueues `items` until it lands (a retry returns the same ids: dedup keys). */
 async function enqueueDurably(
@@ -96,7 +105,8 @@ for (let start = 0, tick = 0; start < total; start += perTick, tick++) {
     appendFileSync(remoteIdsFile, remoteIds.map((id, k) => `${first + k} ${id}\n`).join(""));
   }
 }
+await flowsDone;
 await soniq.close();
 process.stderr.write(
-  `producer: ${total} jobs and ${remoteTotal} remote jobs enqueued (${failures} failed tries retried)\n`,
+  `producer: ${total} jobs, ${remoteTotal} remote jobs and ${flowsTotal} flows and batches enqueued (${failures} failed tries retried)\n`,
 );

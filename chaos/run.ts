@@ -14,6 +14,10 @@
  * (chaos/provider.ts); after the queue drained, chaos/remote-phase.ts waits for them, performs the
  * operator step for frozen jobs without `reconcile`, and chaos/remote-report.ts adds the remote
  * checks (hand-offs, releases, frozen jobs, duplicate POSTs, orphaned task ids, unexplained ends).
+ *
+ * Flows and batches (docs/workflows.md) join it too (chaos/flows.ts): the producer enqueues them
+ * over the same window; after the queue drained the harness waits for every root and callback to
+ * end, and adds the flow checks (jobs lost, stranded, run early; callbacks twice or never).
  */
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -35,6 +39,7 @@ import Database from "better-sqlite3";
 import pg from "pg";
 import { type PgBouncer, startPgBouncer } from "../test/helpers/pgbouncer-process.js";
 import { analyzeFlow } from "./flow-report.js";
+import { analyzeFlows, FLOW_NAME_LIKE, flowCount, settleFlows } from "./flows.js";
 import { type FaultKind, faultPlan, jobSpec, type PlannedFault } from "./plan.js";
 import { readProviderState, settleRemote } from "./remote-phase.js";
 import { analyzeRemote, countRemoteLines, type RemoteLogCounts } from "./remote-report.js";
@@ -61,8 +66,8 @@ const CLI = join(REPO, "dist", "cli", "main.js");
 const JOBS_MODULE = join("chaos", "jobs.ts");
 const PRODUCER = join(REPO, "chaos", "producer.ts");
 const PROVIDER = join(REPO, "chaos", "provider.ts");
-/** Remote jobs are kept out of the plain jobs' checks (they have their own). */
-const NOT_REMOTE = `name NOT LIKE '${REMOTE_NAME_LIKE}'`;
+/** Remote jobs, flows and batches are kept out of the plain jobs' checks (they have their own). */
+const NOT_REMOTE = `name NOT LIKE '${REMOTE_NAME_LIKE}' AND name NOT LIKE '${FLOW_NAME_LIKE}'`;
 const execFileP = promisify(execFile);
 
 /** The worker settings of a chaos run: short, so recovery happens within the run. */
@@ -783,6 +788,8 @@ async function runBackend(kind: "postgres" | "sqlite"): Promise<BackendResult> {
         SONIQ_LISTEN_URL: config.databaseUrl,
       }
     : {};
+  const flowsFile = join(dir, "flows.jsonl");
+  const flowLog = join(dir, "flow-runs.log");
 
   const workerEnv = childEnv({
     ...store.env,
@@ -796,6 +803,7 @@ async function runBackend(kind: "postgres" | "sqlite"): Promise<BackendResult> {
     SONIQ_POOL_SIZE: String(SETTINGS.poolSize),
     SONIQ_LOG_LEVEL: "info",
     CHAOS_PROVIDER_URL: provider.url,
+    CHAOS_FLOW_LOG: flowLog,
     ...(store.runLog.kind === "postgres" ? { CHAOS_RUNLOG_SCHEMA: store.runLog.schema } : {}),
   });
   const pool = new WorkerPool(workerEnv, dir);
@@ -826,6 +834,8 @@ async function runBackend(kind: "postgres" | "sqlite"): Promise<BackendResult> {
       CHAOS_IDS_FILE: idsFile,
       CHAOS_REMOTE_JOBS: String(config.remoteJobs),
       CHAOS_REMOTE_IDS_FILE: remoteIdsFile,
+      CHAOS_FLOWS: String(flowCount(config.jobs)),
+      CHAOS_FLOWS_FILE: flowsFile,
     }),
     stdio: ["ignore", producerLog, producerLog],
   });
@@ -945,6 +955,10 @@ async function runBackend(kind: "postgres" | "sqlite"): Promise<BackendResult> {
   );
   log(
     `${kind}: ${remoteIds.size} remote jobs settled in ${(remote.operator.settleMs / 1000).toFixed(1)} s (operator resolved ${remote.operator.accepted.length + remote.operator.notSubmitted.length} frozen)`,
+  );
+  const flowsSettled = await settleFlows(store.env, flowsFile, 90_000);
+  log(
+    `${kind}: flows and batches ${flowsSettled.unsettled === 0 ? "settled" : `NOT settled (${flowsSettled.unsettled} roots or callbacks not ended)`} in ${(flowsSettled.settleMs / 1000).toFixed(1)} s`,
   );
   pool.respawn = false;
   await pool.scrapeStopped(); // a worker lingering now must be read before the final SIGTERM
@@ -1087,7 +1101,7 @@ async function runBackend(kind: "postgres" | "sqlite"): Promise<BackendResult> {
     const spec = jobSpec(config.seed, n);
     if (spec.flow) limited.set(n, spec.flow.key);
   }
-  const flowAnalysis = analyzeFlow({
+  const limitAnalysis = analyzeFlow({
     enqueued,
     limited,
     runs,
@@ -1095,9 +1109,9 @@ async function runBackend(kind: "postgres" | "sqlite"): Promise<BackendResult> {
     recoveries: [...logs.recoveries, ...recoverEvents],
     exits: pool.exits,
   });
-  analysis.checks.push(...flowAnalysis.checks);
-  analysis.details.push(...flowAnalysis.details);
-  analysis.failed.push(...flowAnalysis.failed);
+  analysis.checks.push(...limitAnalysis.checks);
+  analysis.details.push(...limitAnalysis.details);
+  analysis.failed.push(...limitAnalysis.failed);
   const resumeAnalysis = analyzeResume({
     enqueued,
     walkers,
@@ -1110,6 +1124,16 @@ async function runBackend(kind: "postgres" | "sqlite"): Promise<BackendResult> {
   analysis.checks.push(...resumeAnalysis.checks);
   analysis.details.push(...resumeAnalysis.details);
   analysis.failed.push(...resumeAnalysis.failed);
+  const flowAnalysis = await analyzeFlows({
+    env: store.env,
+    recordsFile: flowsFile,
+    logFile: flowLog,
+    faults,
+    exits: pool.exits,
+  });
+  analysis.checks.push(...flowAnalysis.checks);
+  analysis.details.push(...flowAnalysis.details);
+  analysis.failed.push(...flowAnalysis.failed);
   writeFileSync(
     join(dir, "faults.json"),
     `${JSON.stringify({ seed: config.seed, plan, faults, exits: pool.exits }, null, 2)}\n`,

@@ -226,6 +226,57 @@ class SoniqAdapter implements Adapter {
     return this.soniq;
   }
 
+  /**
+   * A batch of `children` no-op members with an onComplete callback: the callback waits on every
+   * member (one edge each) and is released by the transaction that ends the last one. A batch,
+   * not `soniq.flow`: a flow holds at most 10,000 jobs, its root included.
+   */
+  async fanIn(children: number, concurrency: number, timeoutMs: number): Promise<number> {
+    const soniq = this.soniq;
+    if (!soniq) throw new Error("setup() was not called");
+    let firstStart = 0;
+    let rootEnd = 0;
+    let resolve!: () => void;
+    const ended = new Promise<void>((r) => {
+      resolve = r;
+    });
+    const child = soniq.job<{ i: number }, void>({
+      name: "bench.fanin.child",
+      handler: () => {
+        if (firstStart === 0) firstStart = performance.now();
+      },
+    });
+    const root = soniq.job<object, void>({
+      name: "bench.fanin.root",
+      handler: () => {
+        rootEnd = performance.now();
+        resolve();
+      },
+    });
+    await soniq.batch({
+      jobs: Array.from({ length: children }, (_, i) => ({ job: child, args: { i } })),
+      onComplete: { job: root, args: {} },
+    });
+    const worker = soniq.worker({ concurrency });
+    await worker.start();
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      await Promise.race([
+        ended,
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(
+            () => reject(new Error(`the fan-in did not end within ${timeoutMs} ms`)),
+            timeoutMs,
+          );
+        }),
+      ]);
+    } finally {
+      clearTimeout(timer);
+      await worker.stop();
+    }
+    return (rootEnd - firstStart) / 1000;
+  }
+
   async teardown(): Promise<void> {
     await this.worker?.stop();
     await this.soniq?.close();
@@ -262,7 +313,7 @@ export function soniqPostgres(pgUrl: string, build: SoniqBuild = CURRENT): Adapt
       `DO $$ DECLARE t text; BEGIN
          FOREACH t IN ARRAY ARRAY['soniq_jobs', 'soniq_finished_jobs', 'soniq_finished_store',
                                   'soniq_dedup_keys', 'soniq_dead_letter_jobs', 'soniq_workers',
-                                  'soniq_job_counts'] LOOP
+                                  'soniq_job_counts', 'soniq_flow_nodes', 'soniq_job_deps'] LOOP
            -- Tables only: since migration 011 soniq_finished_jobs is a view over
            -- soniq_finished_store (partitioned, truncated with its partitions).
            IF (SELECT relkind FROM pg_class

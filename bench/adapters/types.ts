@@ -47,6 +47,13 @@ export interface Adapter {
   fillHistory?(size: number): Promise<HistoryFill>;
   /** Soniq's operator API on this adapter's instance (the history workload's reads); Soniq only. */
   operatorApi?(): OperatorApi;
+  /**
+   * The `fanin` workload (../workloads/fan-in.ts): enqueues (untimed) one waiting job over
+   * `children` no-op children, starts an in-process worker with `concurrency` slots and returns
+   * the seconds from the first child's handler start to the waiting job's handler end; stops the
+   * worker. Rejects after `timeoutMs`. Absent: not measured (a library without dependencies).
+   */
+  fanIn?(children: number, concurrency: number, timeoutMs: number): Promise<number>;
 }
 
 /** One library as the orchestrator sees it. */

@@ -16,8 +16,9 @@ export interface PgNotifierOptions {
   /** The channel to LISTEN on. */
   channel: string;
   /**
-   * Server process ids of the pool: their NOTIFYs were already delivered locally. Empty behind a
-   * transaction-mode pooler (a process id there names a server connection other clients share).
+   * Server process ids of the pool: their NOTIFYs were, as a rule, already delivered locally (see
+   * {@link OWN_ECHO_MS} for the exception). Empty behind a transaction-mode pooler (a process id
+   * there names a server connection other clients share).
    */
   ownPids: ReadonlySet<number>;
   /** LISTEN connection errors (it re-connects by itself). */
@@ -34,9 +35,29 @@ export interface PgNotifierOptions {
   routeAll?: (payload: string) => boolean;
   /** LISTEN is in place: the first time, and again after each re-connect. */
   onListening?: () => void;
+  /**
+   * Whether `payload` is one `route` consumes (a cancel request), asked without acting on it: such
+   * a notification from the pool's own processes was handled locally and is dropped.
+   */
+  isControl?: (payload: string) => boolean;
   /** The LISTEN connection dropped (`"lost"`) or is back and re-LISTENed (`"restored"`). */
   onListenChange?: (change: "lost" | "restored", error?: unknown) => void;
 }
+
+/**
+ * Milliseconds during which a NOTIFY from the pool's own server processes for a queue is taken as
+ * the echo of a local wake-up (one of the pool's NOTIFYing writes woke this process's subscribers
+ * directly after its commit) and dropped — the first such NOTIFY only. Any other of its own comes
+ * from a trigger the write did not know about — the release of a job that waited for the one just
+ * finished (docs/workflows.md; migration 019) — and wakes this process's subscribers, so a worker
+ * here claims the released job at once instead of at its next poll. An echo taken for a release
+ * costs one claim; a release taken for an echo (it came within this window of a local wake-up
+ * whose own echo had not arrived yet) waits for the next poll, as every release did before.
+ */
+export const OWN_ECHO_MS = 200;
+
+/** Milliseconds a NOTIFY of the pool's own is held for the local wake-up it may echo. */
+export const OWN_HOLD_MS = 50;
 
 /**
  * Wake-ups across processes. The first subscription opens the dedicated LISTEN connection (kept
@@ -48,6 +69,10 @@ export class PgNotifier implements Notifier {
   private readonly bus = new WakeBus();
   private listener: PgListener | null = null;
   private closed = false;
+  /** Queue → when this process last woke itself for it (performance.now(), ms), until its echo. */
+  private readonly wokenLocally = new Map<string, number>();
+  /** Queue → the timer of a NOTIFY of its own held for a local wake-up ({@link ownNotify}). */
+  private readonly heldOwn = new Map<string, NodeJS.Timeout>();
 
   /** Opens nothing until the first subscription. */
   constructor(private readonly options: PgNotifierOptions) {}
@@ -74,14 +99,19 @@ export class PgNotifier implements Notifier {
       channel: this.options.channel,
       onNotify: (payload, senderPid) => {
         if (this.options.routeAll?.(payload)) return;
-        // The pool's own writes already woke (or told) this process's subscribers.
-        if (ownPids.has(senderPid)) return;
-        if (!this.options.route?.(payload)) this.wake(payload);
+        if (ownPids.has(senderPid)) {
+          // The pool's own writes already woke (or told) this process's subscribers, except
+          // for a release by a trigger (OWN_ECHO_MS).
+          if (this.options.isControl?.(payload)) return;
+          this.ownNotify(payload);
+          return;
+        }
+        if (!this.options.route?.(payload)) this.bus.wake(payload);
       },
       onListening: () => this.options.onListening?.(),
       onReconnect: () => {
         this.options.onListenChange?.("restored");
-        this.wake("*");
+        this.bus.wake("*");
       },
       onLost: (err) => this.options.onListenChange?.("lost", err),
       onError: (err) => this.options.onError(err),
@@ -97,12 +127,43 @@ export class PgNotifier implements Notifier {
 
   /** Wakes this process's subscribers for `queue` (after one of the pool's own writes). */
   wake(queue: string): void {
+    const held = this.heldOwn.get(queue);
+    if (held !== undefined) {
+      // The NOTIFY held for the queue was this write's own echo (it came first).
+      clearTimeout(held);
+      this.heldOwn.delete(queue);
+    } else {
+      this.wokenLocally.set(queue, performance.now());
+    }
     this.bus.wake(queue);
+  }
+
+  /**
+   * A NOTIFY from the pool's own server processes: dropped when it echoes a local wake-up made
+   * within {@link OWN_ECHO_MS} (one echo per wake-up); otherwise held {@link OWN_HOLD_MS} for the
+   * local wake-up of the write it may echo (the two travel on different connections), and a
+   * wake-up of this process's subscribers when none came.
+   */
+  private ownNotify(queue: string): void {
+    const at = this.wokenLocally.get(queue);
+    if (at !== undefined) {
+      this.wokenLocally.delete(queue);
+      if (performance.now() - at < OWN_ECHO_MS) return;
+    }
+    if (this.heldOwn.has(queue) || this.closed) return;
+    const timer = setTimeout(() => {
+      this.heldOwn.delete(queue);
+      this.bus.wake(queue);
+    }, OWN_HOLD_MS);
+    timer.unref();
+    this.heldOwn.set(queue, timer);
   }
 
   /** Drops every subscriber and stops the LISTEN connection. Idempotent. */
   async close(): Promise<void> {
     this.closed = true;
+    for (const timer of this.heldOwn.values()) clearTimeout(timer);
+    this.heldOwn.clear();
     this.bus.close();
     const listener = this.listener;
     this.listener = null;

@@ -7,6 +7,7 @@
  * wake-ups notifier.ts.
  */
 import { SoniqError } from "../../errors.js";
+import { CANCEL_NOTIFY_PREFIX } from "../contract/admin-store.js";
 import type { Backend, Capabilities, Notifier } from "../contract/index.js";
 import { DelegatingStores } from "../shared/delegating-stores.js";
 import { LocalHandOffDesk } from "../shared/hand-off-desk.js";
@@ -118,8 +119,10 @@ function validate(options: PostgresBackendOptions): string {
  *   payload = the queue name: an insert trigger NOTIFYs for due jobs (also at the commit of a
  *   transactional enqueue); nack, retry/snooze with delay <= 0, replay and recovery NOTIFY as
  *   well. The pool's own such writes also wake this process's subscribers directly (no NOTIFY
- *   round trip), and the listener skips notifications sent by the pool's connections, so one
- *   write wakes a local worker once (behind a transaction-mode pooler it skips none).
+ *   round trip), and the listener skips the echo of such a write among the notifications sent
+ *   by the pool's connections (notifier.ts, OWN_ECHO_MS), so one write wakes a local worker
+ *   once, while a release by a workflow trigger still wakes it (behind a transaction-mode pooler
+ *   it skips none).
  * - {@link PostgresBackendOptions.pooler} `"transaction"`: no session state on the pool (no
  *   planner settings, unnamed statements, no server process ids, so no cancel by process id);
  *   LISTEN on {@link PostgresBackendOptions.listenUrl}, or none (polling only).
@@ -188,6 +191,7 @@ export class PostgresBackend extends DelegatingStores implements Backend {
       ownPids: conn.poolPids,
       onError: (err) => onError(err, "listener"),
       route: (payload) => admin?.handleNotify(payload) ?? false,
+      isControl: (payload) => payload.startsWith(CANCEL_NOTIFY_PREFIX),
       routeAll: (payload) => finishNotices?.handleNotify(payload) ?? false,
       onListening: () => finishNotices?.recheck(),
       onListenChange: (change, error) => {

@@ -11,6 +11,14 @@ export const FLOW_SQL = {
   /** `@id` → a row when another job waits for job `@id` (finishJob keeps it at retention 0). */
   flowAwaited: "SELECT 1 AS awaited FROM soniq_job_deps WHERE dep_id = @id LIMIT 1",
 
+  /**
+   * `@id` → `queue` of each job that waited for job `@id` and is no longer waiting (released by
+   * its end, just now, in the caller's transaction): the queues to wake in this process.
+   */
+  flowReleasedQueues: `SELECT DISTINCT j.queue FROM soniq_job_deps AS d
+    JOIN soniq_jobs AS j ON j.id = d.job_id
+    WHERE d.dep_id = @id AND j.status = 'queued' AND j.scheduled_at <> ${WAITING}`,
+
   /** `@id` → a row when job `@id` is live. */
   flowLive: "SELECT 1 AS live FROM soniq_jobs WHERE id = @id",
 

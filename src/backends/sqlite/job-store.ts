@@ -42,7 +42,7 @@ import { assertNoConnection } from "../shared/capability-guard.js";
 import type { LocalHandOffDesk } from "../shared/hand-off-desk.js";
 import { RateWindowWake } from "../shared/rate-window-wake.js";
 import { secondsToMs } from "./clock.js";
-import type { SqliteConnection } from "./connection.js";
+import type { SqliteConnection, SqliteSession } from "./connection.js";
 import { type CountedRow, countOutcome, FinishedTally } from "./finished-counts.js";
 import { countJobs, countJobsByQueue } from "./job-counts.js";
 import { type DeadLetterRecord, type JobRecord, toDeadLetterRow, toJobRow } from "./rows.js";
@@ -135,9 +135,11 @@ export class SqliteJobStore implements JobStore {
     result,
     resultRetentionSeconds,
   }: JobCompleteParams): Promise<boolean> {
-    const [moved] = await this.conn.use((s) =>
-      completeAll(s, [{ id, owner, result }], resultRetentionSeconds),
-    );
+    const [moved] = await this.conn.use((s) => {
+      const changed = completeAll(s, [{ id, owner, result }], resultRetentionSeconds);
+      this.wakeReleased(s, changed[0] ? [id] : []);
+      return changed;
+    });
     return moved === true;
   }
 
@@ -146,7 +148,29 @@ export class SqliteJobStore implements JobStore {
     items,
     resultRetentionSeconds,
   }: JobCompleteManyParams): Promise<boolean[]> {
-    return this.conn.use((s) => completeAll(s, items, resultRetentionSeconds));
+    return this.conn.use((s) => {
+      const changed = completeAll(s, items, resultRetentionSeconds);
+      this.wakeReleased(
+        s,
+        items.filter((_, k) => changed[k]).map((item) => item.id),
+      );
+      return changed;
+    });
+  }
+
+  /**
+   * Wakes this process's claimers for the queues of jobs that waited for `ids` and were released
+   * by their ends (migration 015's triggers, in the write just made: nothing else tells this
+   * process, and other processes find them at their next poll). One indexed read per id.
+   */
+  private wakeReleased(s: SqliteSession, ids: readonly string[]): void {
+    if (ids.length === 0) return;
+    const released = s.statement("flowReleasedQueues");
+    const queues = new Set<string>();
+    for (const id of ids) {
+      for (const row of released.all({ id }) as Array<{ queue: string }>) queues.add(row.queue);
+    }
+    for (const queue of queues) this.wake(queue);
   }
 
   /**
@@ -272,7 +296,11 @@ export class SqliteJobStore implements JobStore {
     reason,
     countAttempt,
   }: JobDeadLetterParams): Promise<boolean> {
-    return this.conn.use((s) => moveToDeadLetter(s, id, owner, { error, reason, countAttempt }));
+    return this.conn.use((s) => {
+      const moved = moveToDeadLetter(s, id, owner, { error, reason, countAttempt });
+      if (moved) this.wakeReleased(s, [id]);
+      return moved;
+    });
   }
 
   /** The move to `soniq_finished_jobs` in one immediate transaction. See {@link JobStore.jobCancel}. */
