@@ -15,6 +15,7 @@ import {
   type BatchJobSpec,
   type BatchSpec,
   batchJobName,
+  checkBatchSpec,
   checkMembers,
 } from "./jobs/batch.js";
 import type { EnqueueOptions } from "./jobs/enqueue-options.js";
@@ -458,9 +459,11 @@ export class Soniq implements JobEnqueuer {
    * recovery and NACKs never fire one twice or early. A callback reads the members with
    * `ctx.dependencies()`. One transaction (PostgreSQL: inside the caller's with `connection`).
    * @throws SoniqError as {@link Soniq.enqueue}; `INVALID_ENQUEUE_OPTION` for no members on a
-   * sealed batch, more than 10,000, or a dedup key; `UNSUPPORTED` (`connection` off PostgreSQL).
+   * sealed batch, more than 10,000, a dedup key, an unknown key, `open` not a boolean, or
+   * `connection` on one job (give it to the batch); `UNSUPPORTED` (`connection` off PostgreSQL).
    */
   async batch(spec: BatchSpec): Promise<Batch> {
+    checkBatchSpec(spec);
     checkMembers(spec.jobs, spec.open === true);
     const members = spec.jobs.map((job, i) => this.batchItem(job, `jobs[${i}]`));
     const callbacks: Array<{ role: BatchCallbackRole; item: JobToWrite }> = [];

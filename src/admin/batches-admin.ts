@@ -74,7 +74,8 @@ export class BatchesAdmin {
    * Seals batch `id`: no member can be added, and a callback whose members all ended is released
    * (or cancelled) in the same transaction.
    * @returns false when it was sealed already.
-   * @throws SoniqError `NOT_FOUND`.
+   * @throws SoniqError `NOT_FOUND`; `INVALID_STATE` when it has no member yet (a sealed batch
+   * needs at least one: add, then seal).
    */
   async seal(id: string): Promise<boolean> {
     return (await this.deps.backend()).flows.batchSeal({ batchId: id });

@@ -15,7 +15,8 @@ import { SoniqError } from "../errors.js";
 export interface WaitForOptions {
   /**
    * Most **seconds** to wait (a number > 0); past it the wait rejects with
-   * `SoniqError("WAIT_TIMEOUT")` and the job is left as it is. Default: no bound.
+   * `SoniqError("WAIT_TIMEOUT")` and the job is left as it is. Default: no bound. Any length:
+   * one longer than a Node.js timer (2^31 ms, about 24.8 days) is slept in steps of that length.
    */
   timeout?: number;
   /**
@@ -29,6 +30,11 @@ export interface WaitForOptions {
 const FIRST_MS = 50;
 /** Longest interval between reads, in milliseconds. */
 const MAX_MS = 1000;
+/**
+ * Longest timer Node.js holds (2^31 - 1 ms, about 24.8 days): a longer one fires after 1 ms. A
+ * wait whose `timeout` is longer sleeps at most this long, reads once, and sleeps again.
+ */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /**
  * Waits for job `id` to finish (see the module comment). Resolves with its result (what its
@@ -129,7 +135,9 @@ class Bell {
       };
       const onAbort = () => done("aborted");
       this.wake = () => done("rung");
-      if (ms !== undefined) timer = setTimeout(() => done("timer"), Math.max(0, ms));
+      if (ms !== undefined) {
+        timer = setTimeout(() => done("timer"), Math.min(MAX_TIMER_MS, Math.max(0, ms)));
+      }
       if (signal?.aborted) onAbort();
       else signal?.addEventListener("abort", onAbort, { once: true });
     });

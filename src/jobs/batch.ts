@@ -62,12 +62,43 @@ function bad(message: string): SoniqError {
   return new SoniqError("INVALID_ENQUEUE_OPTION", message);
 }
 
+/** The keys a {@link BatchSpec} may have. */
+const SPEC_KEYS = new Set(["jobs", "onComplete", "onSuccess", "onFailure", "open", "connection"]);
+/** The keys a {@link BatchJobSpec} (and a flow's node, with its own) may have. */
+const JOB_KEYS = new Set(["job", "args", "options"]);
+
+/**
+ * Refuses a key of `value` not in `known` (a misspelt `onComplete` would silently be a batch
+ * without that callback), as `soniq.enqueue` refuses an unknown option.
+ * @throws SoniqError `INVALID_ENQUEUE_OPTION` naming the key and the known ones.
+ */
+export function refuseUnknownKeys(value: object, known: ReadonlySet<string>, path: string): void {
+  for (const key of Object.keys(value)) {
+    if (!known.has(key)) {
+      throw bad(`unknown key "${key}" in ${path} (known: ${[...known].join(", ")})`);
+    }
+  }
+}
+
+/**
+ * Checks `soniq.batch()`'s spec itself (its members and callbacks are checked one by one).
+ * @throws SoniqError `INVALID_ENQUEUE_OPTION` for a spec that is not an object, an unknown key,
+ * or an `open` that is not a boolean.
+ */
+export function checkBatchSpec(spec: unknown): asserts spec is BatchSpec {
+  if (spec === null || typeof spec !== "object") throw bad("batch must be an object");
+  refuseUnknownKeys(spec, SPEC_KEYS, "batch");
+  const open = (spec as BatchSpec).open;
+  if (open !== undefined && typeof open !== "boolean") throw bad("batch.open must be a boolean");
+}
+
 /**
  * The name of `spec`'s job.
- * @throws SoniqError `INVALID_ENQUEUE_OPTION` when `spec` names no job.
+ * @throws SoniqError `INVALID_ENQUEUE_OPTION` when `spec` names no job, or has an unknown key.
  */
 export function batchJobName(spec: BatchJobSpec, path: string): string {
   if (spec === null || typeof spec !== "object") throw bad(`${path} must be an object`);
+  refuseUnknownKeys(spec, JOB_KEYS, path);
   const name = typeof spec.job === "string" ? spec.job : spec.job?.name;
   if (typeof name !== "string") throw bad(`${path}.job must be a job definition or a job name`);
   return name;

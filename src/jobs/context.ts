@@ -75,7 +75,9 @@ export interface JobContext {
    * frozen for an operator (docs/checkpoints.md). An effect step that throws is recorded as not
    * done (it runs again on the next attempt).
    * @param name - unique per job, 1 to 200 characters.
-   * @throws SoniqError (rejects) `INVALID_ARGS` for a bad name or `fn`; `DUPLICATE_STEP` for a
+   * @throws SoniqError (rejects) `INVALID_ARGS` for a bad name or `fn`, or bad `options` (an
+   *   unknown key, `effect` not a boolean, `reconcile` not a function or without `effect: true`:
+   *   nothing run, nothing recorded); `DUPLICATE_STEP` for a
    *   name already used in this attempt; `INVALID_PAYLOAD` for a result that is not plain JSON or
    *   too large (an effect step then stays `running`: its outcome was not recorded);
    *   `CLAIM_LOST` as {@link JobContext.checkpoint}; `STEP_OUTCOME_UNKNOWN` when the job is

@@ -4,6 +4,7 @@
  */
 import type { DependencyFailurePolicy, PgQueryable } from "../backends/contract/index.js";
 import { SoniqError } from "../errors.js";
+import { refuseUnknownKeys } from "./batch.js";
 import type { EnqueueOptions } from "./enqueue-options.js";
 
 /** The most jobs one flow may hold. */
@@ -53,11 +54,13 @@ function bad(message: string): SoniqError {
 }
 
 const POLICIES = new Set(["fail", "ignore", "cancel"]);
+/** The keys a {@link FlowSpec} node may have. */
+const NODE_KEYS = new Set(["job", "args", "options", "children", "onFailure"]);
 
 /**
  * Flattens `root` breadth-first.
- * @throws SoniqError `INVALID_ENQUEUE_OPTION` for a node without a job, a bad policy, children
- * that are not a list, or more than {@link MAX_FLOW_JOBS} jobs.
+ * @throws SoniqError `INVALID_ENQUEUE_OPTION` for a node without a job, an unknown key, a bad
+ * policy, children that are not a list, or more than {@link MAX_FLOW_JOBS} jobs.
  */
 export function flattenFlow(root: FlowSpec, options: FlowOptions = {}): FlatFlow {
   const fallback = options.onFailure ?? "fail";
@@ -70,6 +73,7 @@ export function flattenFlow(root: FlowSpec, options: FlowOptions = {}): FlatFlow
   for (let head = 0; head < queue.length; head += 1) {
     const { spec, parent, path } = queue[head] as (typeof queue)[number];
     if (spec === null || typeof spec !== "object") throw bad(`${path} must be an object`);
+    refuseUnknownKeys(spec, NODE_KEYS, path);
     const name = typeof spec.job === "string" ? spec.job : spec.job?.name;
     if (typeof name !== "string") throw bad(`${path}.job must be a job definition or a job name`);
     if (spec.onFailure !== undefined && !POLICIES.has(spec.onFailure)) {

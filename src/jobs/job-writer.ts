@@ -178,7 +178,10 @@ export class JobWriter {
     return results.map((r) => r.id);
   }
 
-  /** Builds every item (refusing `after`: edges come from the batch or flow). */
+  /**
+   * Builds every item (refusing `after`: edges come from the batch or flow; and a job's own
+   * `connection`: the flow or batch is one transaction).
+   */
   private async build(items: readonly JobToWrite[]): Promise<NewJob[]> {
     const jobs: NewJob[] = [];
     for (const item of items) {
@@ -186,6 +189,12 @@ export class JobWriter {
         throw new SoniqError(
           "INVALID_ENQUEUE_OPTION",
           "a job of a flow or batch takes its dependencies from it, not from `after`",
+        );
+      }
+      if (item.options.connection !== undefined) {
+        throw new SoniqError(
+          "INVALID_ENQUEUE_OPTION",
+          "a job of a flow or batch is written in its transaction: give `connection` to soniq.flow / soniq.batch (or batches.add), not to one job",
         );
       }
       jobs.push(

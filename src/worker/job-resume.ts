@@ -129,6 +129,7 @@ export class JobResume {
     if (typeof fn !== "function") {
       throw new SoniqError("INVALID_ARGS", `ctx.step("${name}", fn): fn must be a function`);
     }
+    checkStepOptions(name, options);
     if (this.used.has(name)) {
       throw new SoniqError(
         "DUPLICATE_STEP",
@@ -248,5 +249,31 @@ export class JobResume {
       this.controller.abort(this.lost);
       throw this.lost;
     }
+  }
+}
+
+/**
+ * Refuses step options that would silently drop the protection asked for: a misspelt key (an
+ * `effekt: true` step would run again after a crash), an `effect` that is not a boolean, a
+ * `reconcile` that is not a function or is given without `effect: true` (only an effect step is
+ * ever reconciled).
+ * @throws SoniqError `INVALID_ARGS`.
+ */
+function checkStepOptions(name: string, options: unknown): void {
+  const bad = (why: string) =>
+    new SoniqError("INVALID_ARGS", `ctx.step("${name}", fn, options): ${why}`);
+  if (options === null || typeof options !== "object") throw bad("options must be an object");
+  for (const key of Object.keys(options)) {
+    if (key !== "effect" && key !== "reconcile") {
+      throw bad(`unknown option "${key}" (known: effect, reconcile)`);
+    }
+  }
+  const { effect, reconcile } = options as StepOptions<unknown>;
+  if (effect !== undefined && typeof effect !== "boolean") throw bad("effect must be a boolean");
+  if (reconcile !== undefined && typeof reconcile !== "function") {
+    throw bad("reconcile must be a function");
+  }
+  if (reconcile !== undefined && effect !== true) {
+    throw bad("reconcile is asked only of an effect step: give effect: true");
   }
 }

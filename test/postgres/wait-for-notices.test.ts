@@ -197,6 +197,28 @@ describePostgres("waitFor on PostgreSQL: finish notices", () => {
     expect(isSoniqError(closed, "CLOSED"), String(closed)).toBe(true);
   }, 60_000);
 
+  it("waitFor › a timeout longer than a Node.js timer holds (30 days > 2^31 ms) › still no statement while it waits (no 1 ms re-read loop), then the end", async () => {
+    const schema = await fresh();
+    const soniq = open(schema);
+    const render = renderJob(soniq);
+    const { backend, n } = await countStatements(soniq);
+    const id = await render.enqueue({ page: 2 });
+    const waiting = soniq.jobs.waitFor(id, { timeout: 30 * 86_400 }).catch((e: unknown) => e);
+    await waitFor(
+      () => backend.finishNotices.size === 1 && (backend.notifier as PgNotifier).listening,
+      15_000,
+      "the wait registered and LISTEN in place",
+    );
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const before = n();
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    expect(n() - before, "statements while the job waited").toBe(0);
+    await soniq.jobs.cancel(id);
+    const ended = await waiting;
+    expect(isSoniqError(ended, "JOB_CANCELLED"), String(ended)).toBe(true);
+    expect(await waitRows(schema)).toBe(0);
+  }, 60_000);
+
   it("waitFor › dependants (workflows, migration 019) › a finish both releases its dependant and notifies; a dependant dead-lettered or cancelled by the finishing statement's trigger notifies its waiter too", async () => {
     const schema = await fresh();
     const waiter = open(schema);

@@ -185,6 +185,23 @@ describe("enqueue validation", () => {
     expect(k2).toBe(k1);
   });
 
+  it("soniq.batch / soniq.flow › a misspelt key, open not a boolean, connection on one job › INVALID_ENQUEUE_OPTION, nothing written", async () => {
+    const { soniq, job } = await instance();
+    const member = { job, args: { to: "a@example.com" } };
+    const refusals = [
+      soniq.batch({ jobs: [member], onComplet: member } as never),
+      soniq.batch({ jobs: [member], open: "yes" } as never),
+      soniq.batch({ jobs: [{ ...member, option: { priority: 1 } }] } as never),
+      soniq.batch({ jobs: [{ ...member, options: { connection: {} } }] } as never),
+      soniq.flow({ ...member, childs: [member] } as never),
+      soniq.flow({ ...member, children: [{ ...member, options: { connection: {} } }] } as never),
+    ];
+    for (const refused of refusals) {
+      await expect(refused).rejects.toMatchObject({ code: "INVALID_ENQUEUE_OPTION" });
+    }
+    expect(await soniq.jobs.list({})).toMatchObject({ jobs: [] });
+  });
+
   it("refuses transactional enqueue off PostgreSQL", async () => {
     const { job } = await instance();
     const connection = { query: async () => ({ rows: [], rowCount: 0 }) };

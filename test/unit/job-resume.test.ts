@@ -59,4 +59,28 @@ describe("JobResume write policy", () => {
     await expect(resume.checkpoint({ i: 2 })).rejects.toMatchObject({ code: "CLAIM_LOST" });
     expect(store.writes).toHaveLength(1);
   });
+
+  it("step › options with a misspelt key, a non-boolean effect, a reconcile that is not a function or without effect › INVALID_ARGS, fn not run, nothing written", async () => {
+    const store = gatedStore();
+    const resume = new JobResume("j1", OWNER, undefined, new LazyAbortController(), store.deps);
+    let ran = 0;
+    const fn = async () => {
+      ran += 1;
+      return 1;
+    };
+    const bad = [
+      { effekt: true },
+      { effect: "yes" },
+      { effect: true, reconcile: 5 },
+      { reconcile: async () => ({ rerun: true as const }) },
+      null,
+    ];
+    for (const [i, options] of bad.entries()) {
+      await expect(resume.step(`s${i}`, fn, options as never)).rejects.toMatchObject({
+        code: "INVALID_ARGS",
+      });
+    }
+    expect(ran).toBe(0);
+    expect(store.writes).toHaveLength(0);
+  });
 });

@@ -407,6 +407,36 @@ describeEachBackend("worker: workflows", (target) => {
     await soniq.close();
   });
 
+  it("batch open › sealed with no member yet › INVALID_STATE, still open, no callback released; after an add the seal works", async () => {
+    const backend = await target.open();
+    const soniq = instanceOn(backend);
+    const member = soniq.job({ name: "wf.member", handler: async (args: { n: number }) => args.n });
+    let fired = 0;
+    const done = soniq.job({
+      name: "wf.done",
+      handler: async () => {
+        fired += 1;
+      },
+    });
+    const batch = await soniq.batch({ jobs: [], onComplete: { job: done, args: {} }, open: true });
+    const err = (await batch.seal().catch((e) => e)) as SoniqError;
+    expect(err.code).toBe("INVALID_STATE");
+    expect((await soniq.batches.get(batch.id))?.state).toBe("open");
+    expect(await stateOf(soniq, batch.callbacks.onComplete!)).toBe("queued");
+    const [only] = await batch.add([{ job: member, args: { n: 1 } }]);
+    expect(await batch.seal()).toBe(true);
+    const worker = soniq.worker({ concurrency: 2 });
+    await worker.start();
+    await waitFor(
+      async () => (await stateOf(soniq, batch.callbacks.onComplete!)) === "done",
+      20_000,
+    );
+    await worker.stop();
+    expect(await stateOf(soniq, only!)).toBe("done");
+    expect(fired).toBe(1);
+    await soniq.close();
+  });
+
   it("batch contracts › last member NACK'd, then recovered from a dead owner, then a late fenced-out completion › the callback fires once, after the real end", async () => {
     const backend = await target.open();
     const soniq = instanceOn(backend);

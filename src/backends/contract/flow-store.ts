@@ -179,7 +179,8 @@ export interface FlowStore {
   /**
    * Seals an open batch: its callbacks' seal edges are met, so a callback whose members all
    * ended is released (or cancelled) in this transaction. `false` when it was sealed already.
-   * @throws SoniqError `NOT_FOUND` when there is no such batch.
+   * @throws SoniqError `NOT_FOUND` when there is no such batch; `INVALID_STATE` when it is open
+   * with no member yet (nothing written).
    */
   batchSeal(params: { batchId: string }): Promise<boolean>;
   /**

@@ -57,8 +57,8 @@ export function buildFlowStatements(schema: string) {
      */
     batchLock: `SELECT pending FROM ${nodes} WHERE job_id = $1::uuid AND role = 'batch' FOR UPDATE`,
 
-    /** `$1` batch id → a row when the batch exists. */
-    batchExists: `SELECT 1 AS found FROM ${nodes} WHERE job_id = $1::uuid AND role = 'batch'`,
+    /** `$1` batch id → its node's `pending` (1 open, 0 sealed) when the batch exists. */
+    batchExists: `SELECT pending FROM ${nodes} WHERE job_id = $1::uuid AND role = 'batch'`,
 
     /** `$1` batch id → its callbacks still waiting for the seal: `job_id`, `on_failure`. */
     batchCallbacks: `SELECT job_id::text AS job_id, on_failure FROM ${deps}
@@ -73,11 +73,12 @@ export function buildFlowStatements(schema: string) {
 
     /**
      * `$1` batch id: seals it — its node's `pending` to 0 and its seal edges met (the edge
-     * trigger releases, or cancels, each callback whose members all ended). → a row when it was
-     * open.
+     * trigger releases, or cancels, each callback whose members all ended), when it was open and
+     * has a member. → `sealed` 1 when it sealed it.
      */
     batchSeal: `WITH sealed AS (
         UPDATE ${nodes} SET pending = 0 WHERE job_id = $1::uuid AND role = 'batch' AND pending > 0
+          AND EXISTS (SELECT 1 FROM ${nodes} WHERE flow_id = $1::uuid AND role = 'member')
         RETURNING job_id
       ), met AS (
         UPDATE ${deps} SET dep_state = 'done'

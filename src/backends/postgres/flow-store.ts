@@ -20,6 +20,7 @@ import type {
   NewJob,
   PgQueryable,
 } from "../contract/index.js";
+import { emptyBatch } from "../shared/empty-batch.js";
 import { flowPlan, WAITING_RUN_AT } from "../shared/flow-graph.js";
 import type { PgConnection } from "./connection.js";
 import type { FlowStatements } from "./flow-sql.js";
@@ -187,8 +188,12 @@ export class PgFlowStore implements FlowStore {
       batchId,
     ]);
     if ((rows[0]?.sealed ?? 0) > 0) return true;
-    const found = await this.deps.conn.run(this.deps.sql.batchExists, [batchId]);
-    if (found.rows.length === 0) throw noBatch(batchId);
+    const found = await this.deps.conn.run<{ pending: number }>(this.deps.sql.batchExists, [
+      batchId,
+    ]);
+    const node = found.rows[0];
+    if (!node) throw noBatch(batchId);
+    if (node.pending > 0) throw emptyBatch(batchId);
     return false;
   }
 

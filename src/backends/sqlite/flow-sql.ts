@@ -100,9 +100,13 @@ export const FLOW_SQL = {
   /** `@id`, `@n`: callback `@id` waits for `@n` more members. */
   batchBump: "UPDATE soniq_flow_nodes SET pending = pending + @n WHERE job_id = @id",
 
-  /** `@batchId`: marks the batch sealed. → changes (0: sealed already, or no such batch). */
+  /**
+   * `@batchId`: marks the batch sealed when it has a member. → changes (0: sealed already, no
+   * member yet, or no such batch).
+   */
   batchSealNode: `UPDATE soniq_flow_nodes SET pending = 0
-    WHERE job_id = @batchId AND role = 'batch' AND pending > 0`,
+    WHERE job_id = @batchId AND role = 'batch' AND pending > 0
+      AND EXISTS (SELECT 1 FROM soniq_flow_nodes WHERE flow_id = @batchId AND role = 'member')`,
 
   /** `@batchId`: meets the seal edges (the edge triggers release or cancel each callback). */
   batchSealEdges: `UPDATE soniq_job_deps SET dep_state = 'done'

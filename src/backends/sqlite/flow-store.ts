@@ -19,6 +19,7 @@ import type {
   FlowStore,
 } from "../contract/index.js";
 import { assertNoConnection } from "../shared/capability-guard.js";
+import { emptyBatch } from "../shared/empty-batch.js";
 import { flowPlan, SQLITE_WAITING_MS } from "../shared/flow-graph.js";
 import { secondsToMs } from "./clock.js";
 import type { SqliteConnection, SqliteSession } from "./connection.js";
@@ -93,9 +94,11 @@ export class SqliteFlowStore implements FlowStore {
     const sealed = await this.conn.use((s) =>
       s.immediate(() => {
         if (s.statement("batchSealNode").run({ batchId }).changes === 0) {
-          if (!s.statement("batchState").get({ batchId })) {
-            throw new SoniqError("NOT_FOUND", `no batch with id ${batchId}`);
-          }
+          const node = s.statement("batchState").get({ batchId }) as
+            | { pending: number }
+            | undefined;
+          if (!node) throw new SoniqError("NOT_FOUND", `no batch with id ${batchId}`);
+          if (node.pending > 0) throw emptyBatch(batchId);
           return false;
         }
         s.statement("batchSealEdges").run({ batchId });
