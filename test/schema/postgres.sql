@@ -1,6 +1,6 @@
 -- The PostgreSQL schema after every migration, as a fresh `setup()` leaves it.
 -- Written by `npm run schema:dump`; checked by test/schema/schema.test.ts. Do not edit.
--- Migrations: 001_initial.sql, 002_leases.sql, 003_queue_claim_index.sql, 004_schedules.sql, 005_start_marks.sql, 006_operations.sql, 007_remote_submissions.sql, 008_trace_context.sql, 009_notify_queued_only.sql, 010_finished_jobs.sql, 011_finished_partitions.sql, 012_job_versions.sql, 013_worker_capabilities.sql, 014_worker_exits.sql, 015_concurrency_keys.sql, 016_rate_limits.sql, 017_checkpoints.sql, 018_enqueue_function.sql, 019_workflows.sql, 021_finish_notices.sql, 022_flow_ends.sql
+-- Migrations: 001_initial.sql, 002_leases.sql, 003_queue_claim_index.sql, 004_schedules.sql, 005_start_marks.sql, 006_operations.sql, 007_remote_submissions.sql, 008_trace_context.sql, 009_notify_queued_only.sql, 010_finished_jobs.sql, 011_finished_partitions.sql, 012_job_versions.sql, 013_worker_capabilities.sql, 014_worker_exits.sql, 015_concurrency_keys.sql, 016_rate_limits.sql, 017_checkpoints.sql, 018_enqueue_function.sql, 019_workflows.sql, 021_finish_notices.sql, 022_flow_ends.sql, 023_awaited_check.sql
 
 CREATE TABLE soniq_dead_letter_jobs (
   id uuid NOT NULL,
@@ -811,6 +811,16 @@ BEGIN
       'dependency ' || NEW.dep_id || ' ended ' || NEW.dep_state);
   END IF;
   RETURN NULL;
+END;
+$function$;
+
+CREATE OR REPLACE FUNCTION soniq_job_awaited(job uuid)
+ RETURNS boolean
+ LANGUAGE plpgsql
+ SET search_path TO <schema>
+AS $function$
+BEGIN
+  RETURN EXISTS (SELECT 1 FROM soniq_job_deps WHERE dep_id = job);
 END;
 $function$;
 

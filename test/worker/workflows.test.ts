@@ -204,6 +204,45 @@ describeEachBackend("worker: workflows", (target) => {
     await soniq.close();
   });
 
+  it("resultRetention 0 › a dependant enqueued while its dependency finishes › runs (never left waiting), or is refused UNKNOWN_DEPENDENCY", async () => {
+    // Found by a break-it pass: on PostgreSQL the finishing statement decided whether to keep the
+    // finished row for its dependants with the snapshot it started with, so an edge committed
+    // while it waited for the dependency's row lock was not seen: nothing kept, the edge never
+    // ended, the dependant waited for ever.
+    const backend = await target.open();
+    const soniq = instanceOn(backend);
+    const quick = soniq.job({ name: "wf.quick", resultRetention: 0, handler: async () => 1 });
+    const after = soniq.job({
+      name: "wf.after.quick",
+      handler: async (_args: object, ctx) => (await ctx.dependencies()).map((d) => d.state),
+    });
+    const worker = soniq.worker({ concurrency: 4 });
+    await worker.start();
+    const accepted: string[] = [];
+    let refused = 0;
+    for (let i = 0; i < 40; i++) {
+      const a = await quick.enqueue({});
+      await new Promise((resolve) => setTimeout(resolve, i % 10));
+      try {
+        accepted.push(await after.enqueue({}, { after: [a] }));
+      } catch (err) {
+        expect((err as SoniqError).code).toBe("UNKNOWN_DEPENDENCY");
+        refused += 1;
+      }
+    }
+    await waitFor(
+      async () => {
+        for (const id of accepted) if ((await stateOf(soniq, id)) !== "done") return false;
+        return true;
+      },
+      30_000,
+      "every accepted dependant done",
+    );
+    await worker.stop();
+    expect(accepted.length + refused).toBe(40);
+    await soniq.close();
+  });
+
   it("replay › a dead-lettered dependency replayed › re-arms the dependants dead-lettered for it, which then run", async () => {
     const backend = await target.open();
     const soniq = instanceOn(backend);

@@ -91,8 +91,10 @@ export function finishMove(m: FinishMove): string {
   const until = `now() + make_interval(secs => GREATEST(${m.retention}::float8, 0))`;
   // A job another waits for is kept even with a retention of 0 (until now: the next prune
   // forgets it), so the statement trigger on the finished store reads its end (migration 019).
-  const deps = m.finished.replace(/soniq_finished_jobs(?="?$)/, "soniq_job_deps");
-  const awaited = `EXISTS (SELECT 1 FROM ${deps} AS e WHERE e.dep_id = ${m.moved}.id)`;
+  // Asked through a function with a snapshot of its own (migration 023): an edge committed while
+  // this statement waited for the row's lock counts too.
+  const awaitedFn = m.finished.replace(/soniq_finished_jobs(?="?$)/, "soniq_job_awaited");
+  const awaited = `${awaitedFn}(${m.moved}.id)`;
   const kept = copyJobRows(
     m.finished,
     m.moved,
@@ -107,7 +109,7 @@ export function finishMove(m: FinishMove): string {
   );
   return `, ${n}_kept AS (
         ${kept}
-        RETURNING 1
+        RETURNING id
       ), ${n}_held AS (
         UPDATE ${m.dedup} AS d SET held_until = ${until}
         WHERE ${m.retention}::float8 > 0 AND ${ownKeys(m.moved)}
@@ -121,7 +123,7 @@ export function finishMove(m: FinishMove): string {
         m.moved,
         `'${m.status}_gone'`,
         `${n}_uncounted`,
-        `${m.retention}::float8 <= 0 AND NOT EXISTS (SELECT 1 FROM ${deps} AS e WHERE e.dep_id = r.id)`,
+        `${m.retention}::float8 <= 0 AND NOT EXISTS (SELECT 1 FROM ${n}_kept AS k WHERE k.id = r.id)`,
       )}`;
 }
 
