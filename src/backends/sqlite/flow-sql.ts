@@ -12,12 +12,14 @@ export const FLOW_SQL = {
   flowAwaited: "SELECT 1 AS awaited FROM soniq_job_deps WHERE dep_id = @id LIMIT 1",
 
   /**
-   * `@id` → `queue` of each job that waited for job `@id` and is no longer waiting (released by
-   * its end, just now, in the caller's transaction): the queues to wake in this process.
+   * `@ids` (a JSON array of job ids) → `queue` of each job that waited for one of them and is no
+   * longer waiting (released by its end, just now, in the caller's transaction): the queues to
+   * wake in this process. One statement per finishing write, one index probe per id.
    */
-  flowReleasedQueues: `SELECT DISTINCT j.queue FROM soniq_job_deps AS d
+  flowReleasedQueues: `SELECT DISTINCT j.queue FROM json_each(@ids) AS f
+    JOIN soniq_job_deps AS d ON d.dep_id = f.value
     JOIN soniq_jobs AS j ON j.id = d.job_id
-    WHERE d.dep_id = @id AND j.status = 'queued' AND j.scheduled_at <> ${WAITING}`,
+    WHERE j.status = 'queued' AND j.scheduled_at <> ${WAITING}`,
 
   /** `@id` → a row when job `@id` is live. */
   flowLive: "SELECT 1 AS live FROM soniq_jobs WHERE id = @id",

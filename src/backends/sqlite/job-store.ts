@@ -161,16 +161,15 @@ export class SqliteJobStore implements JobStore {
   /**
    * Wakes this process's claimers for the queues of jobs that waited for `ids` and were released
    * by their ends (migration 015's triggers, in the write just made: nothing else tells this
-   * process, and other processes find them at their next poll). One indexed read per id.
+   * process, and other processes find them at their next poll). One read for all of `ids` (an
+   * index probe per id).
    */
   private wakeReleased(s: SqliteSession, ids: readonly string[]): void {
     if (ids.length === 0) return;
-    const released = s.statement("flowReleasedQueues");
-    const queues = new Set<string>();
-    for (const id of ids) {
-      for (const row of released.all({ id }) as Array<{ queue: string }>) queues.add(row.queue);
-    }
-    for (const queue of queues) this.wake(queue);
+    const rows = s.statement("flowReleasedQueues").all({ ids: JSON.stringify(ids) }) as Array<{
+      queue: string;
+    }>;
+    for (const row of rows) this.wake(row.queue);
   }
 
   /**
