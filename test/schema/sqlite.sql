@@ -1,6 +1,6 @@
 -- The SQLite schema after every migration, as a fresh `setup()` leaves it.
 -- Written by `npm run schema:dump`; checked by test/schema/schema.test.ts. Do not edit.
--- Migrations: 001_initial, 002_leases, 003_schedules, 004_start_marks, 005_operations, 006_remote_submissions, 007_trace_context, 008_finished_jobs, 009_job_versions, 010_worker_capabilities, 011_worker_exits, 012_concurrency_keys, 013_rate_limits, 014_checkpoints, 015_workflows, 016_flow_ends
+-- Migrations: 001_initial, 002_leases, 003_schedules, 004_start_marks, 005_operations, 006_remote_submissions, 007_trace_context, 008_finished_jobs, 009_job_versions, 010_worker_capabilities, 011_worker_exits, 012_concurrency_keys, 013_rate_limits, 014_checkpoints, 015_workflows, 016_flow_ends, 017_finished_trigger
 
 CREATE TABLE soniq_dead_letter_jobs (
   id            TEXT    NOT NULL PRIMARY KEY,
@@ -350,15 +350,6 @@ BEGIN
     AND job_id = (SELECT flow_id FROM soniq_flow_nodes WHERE job_id = NEW.id);
 END;
 
-CREATE TRIGGER soniq_batch_member_finished AFTER INSERT ON soniq_finished_jobs
-WHEN EXISTS (SELECT 1 FROM soniq_flow_nodes WHERE job_id = NEW.id AND role = 'member')
-BEGIN
-  UPDATE soniq_flow_nodes SET members_left = members_left - 1,
-    members_failed = members_failed + (NEW.status <> 'done')
-  WHERE role = 'batch'
-    AND job_id = (SELECT flow_id FROM soniq_flow_nodes WHERE job_id = NEW.id);
-END;
-
 CREATE TRIGGER soniq_batch_rearm AFTER DELETE ON soniq_dead_letter_jobs
 WHEN EXISTS (SELECT 1 FROM soniq_jobs WHERE id = OLD.id)
   AND EXISTS (SELECT 1 FROM soniq_flow_nodes WHERE job_id = OLD.id AND role = 'member')
@@ -367,6 +358,26 @@ BEGIN
     members_failed = max(members_failed - 1, 0)
   WHERE role = 'batch'
     AND job_id = (SELECT flow_id FROM soniq_flow_nodes WHERE job_id = OLD.id);
+END;
+
+CREATE TRIGGER soniq_finished_flow AFTER INSERT ON soniq_finished_jobs
+WHEN EXISTS (SELECT 1 FROM soniq_flow_nodes WHERE job_id = NEW.id)
+  OR EXISTS (SELECT 1 FROM soniq_job_deps WHERE dep_id = NEW.id AND dep_state IS NULL)
+BEGIN
+  -- A batch's member ended: counted down on its batch's row.
+  UPDATE soniq_flow_nodes SET members_left = members_left - 1,
+    members_failed = members_failed + (NEW.status <> 'done')
+  WHERE role = 'batch'
+    AND job_id = (SELECT flow_id FROM soniq_flow_nodes WHERE job_id = NEW.id AND role = 'member');
+  -- A flow's root ended: done or cancelled.
+  INSERT INTO soniq_flow_ends (kind, id, outcome, ended_at)
+  SELECT 'flow', NEW.id, CASE WHEN NEW.status = 'done' THEN 'done' ELSE 'cancelled' END,
+         CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER)
+  WHERE EXISTS (SELECT 1 FROM soniq_flow_nodes
+                WHERE job_id = NEW.id AND flow_id = NEW.id AND role = 'job');
+  -- The job's edges end (their own triggers release, fail or cancel each dependant).
+  UPDATE soniq_job_deps SET dep_state = NEW.status, dep_result = NEW.result
+  WHERE dep_id = NEW.id AND dep_state IS NULL;
 END;
 
 CREATE TRIGGER soniq_flow_cancel AFTER UPDATE OF dep_state ON soniq_job_deps
@@ -427,13 +438,6 @@ BEGIN
   FROM soniq_jobs WHERE id = NEW.job_id AND status = 'queued' AND scheduled_at = 253402300799999;
   DELETE FROM soniq_jobs
   WHERE id = NEW.job_id AND status = 'queued' AND scheduled_at = 253402300799999;
-END;
-
-CREATE TRIGGER soniq_flow_finished AFTER INSERT ON soniq_finished_jobs
-WHEN EXISTS (SELECT 1 FROM soniq_job_deps WHERE dep_id = NEW.id AND dep_state IS NULL)
-BEGIN
-  UPDATE soniq_job_deps SET dep_state = NEW.status, dep_result = NEW.result
-  WHERE dep_id = NEW.id AND dep_state IS NULL;
 END;
 
 CREATE TRIGGER soniq_flow_rearm AFTER DELETE ON soniq_dead_letter_jobs
@@ -516,15 +520,6 @@ WHEN EXISTS (SELECT 1 FROM soniq_flow_nodes
 BEGIN
   INSERT INTO soniq_flow_ends (kind, id, outcome, ended_at)
   VALUES ('flow', NEW.id, 'failed', CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER));
-END;
-
-CREATE TRIGGER soniq_flow_root_finished AFTER INSERT ON soniq_finished_jobs
-WHEN EXISTS (SELECT 1 FROM soniq_flow_nodes
-             WHERE job_id = NEW.id AND flow_id = NEW.id AND role = 'job')
-BEGIN
-  INSERT INTO soniq_flow_ends (kind, id, outcome, ended_at)
-  VALUES ('flow', NEW.id, CASE WHEN NEW.status = 'done' THEN 'done' ELSE 'cancelled' END,
-          CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER));
 END;
 
 CREATE TRIGGER soniq_workers_schema_version BEFORE INSERT ON soniq_workers
