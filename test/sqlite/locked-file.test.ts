@@ -68,7 +68,10 @@ describe("a locked SQLite file", () => {
     }, 50);
     await new Promise((r) => setTimeout(r, 1000));
     clearInterval(ticker);
-    expect(ticks).toBeGreaterThanOrEqual(10);
+    // 20 ticks on an idle machine. A call that waited for the lock inside SQLite (busy_timeout)
+    // would block the loop for the whole second (0 or 1 tick); a loaded machine delays timers
+    // (8 ticks seen with a bench running beside the test), so the bound is 4.
+    expect(ticks).toBeGreaterThanOrEqual(4);
     const t0 = Date.now();
     const exit = await worker.stop("SIGTERM");
     const elapsed = Date.now() - t0;
