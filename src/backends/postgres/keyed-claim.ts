@@ -114,7 +114,7 @@ export function keyedClaimStatements(schema: string) {
         UPDATE ${jobs} AS j
         SET status = 'processing', worker_id = $1, claim_token = gen_random_uuid(),
             started_at = statement_timestamp(), updated_at = now(), start_known = $4::boolean
-        WHERE j.id = ANY(ARRAY(SELECT heads.id FROM heads)) AND j.status = 'queued'
+        WHERE j.id = ANY(ARRAY(SELECT heads.id FROM heads)) AND (j.status = 'queued') IS TRUE
         RETURNING j.id, j.name, j.queue, j.args, j.priority, j.attempts, j.max_attempts,
                   j.interruptions, j.uncharged_recoveries, j.scheduled_at, j.created_at,
                   j.worker_id, j.claim_token, j.meta, j.trace_context, j.version
@@ -192,7 +192,7 @@ export function keyedClaimStatements(schema: string) {
         UPDATE ${jobs} AS j
         SET status = 'processing', worker_id = $1, claim_token = gen_random_uuid(),
             started_at = statement_timestamp(), updated_at = now(), start_known = $4::boolean
-        WHERE j.id = ANY(ARRAY(SELECT picked.id FROM picked)) AND j.status = 'queued'
+        WHERE j.id = ANY(ARRAY(SELECT picked.id FROM picked)) AND (j.status = 'queued') IS TRUE
         RETURNING j.id, j.name, j.queue, j.args, j.priority, j.attempts, j.max_attempts,
                   j.interruptions, j.uncharged_recoveries, j.scheduled_at, j.created_at,
                   j.worker_id, j.claim_token, j.meta, j.trace_context, j.version
