@@ -172,6 +172,30 @@ function keyedDueIdsStatement(filter: string): string {
 }
 
 /**
+ * The keyed claim's rotating pass (docs/flow-control.md, "Fairness"; transactions.ts
+ * `keyedRotation`), one key at a time: the head of key `@k` — its first due queued job in claim
+ * order that passes `filter` and `@names`/`@versions` — with the key's room: `id`, `lim` and
+ * `rate_lim` (the head's limits), `running` (the key's processing rows), `started` (its starts in
+ * the window at `@now`) and `paused` (1 while the key is paused); no row when the key has no due
+ * head.
+ */
+function keyedHeadStatement(filter: string): string {
+  return `SELECT id, ${SQLITE_LIMIT} AS lim, ${SQLITE_RATE_LIMIT} AS rate_lim,
+      (SELECT count(*) FROM soniq_jobs AS r
+       WHERE r.status = 'processing' AND json_extract(r.meta, '$.concurrency.key') = @k
+         AND json_extract(r.meta, '$.concurrency.key') IS NOT NULL) AS running,
+      (SELECT count(*) FROM soniq_rate_starts WHERE key = @k AND expires_at > @now) AS started,
+      EXISTS (SELECT 1 FROM soniq_rate_pauses WHERE key = @k AND until > @now) AS paused
+    FROM soniq_jobs
+    WHERE status = 'queued' AND ${SQLITE_KEY} IS NOT NULL AND ${SQLITE_KEY} = @k
+      AND scheduled_at <= @now ${filter}
+      AND (@names IS NULL OR name IN (SELECT value FROM json_each(@names)))
+      AND (version = 1 OR @versions IS NULL
+           OR version <= json_extract(@versions, '$.' || json_quote(name)))
+    ORDER BY ${SQLITE_KEY}, ${CLAIM_ORDER} LIMIT 1`;
+}
+
+/**
  * Whether `j` has one of the statuses `@statuses` (a JSON array) as operators read them
  * (contract: `JobListStatus`): a `queued` row is `queued` when due (`scheduled_at <=` the
  * database clock, as a claim decides) and `scheduled` before; any other row by its stored status.
@@ -411,6 +435,24 @@ export const SQL = {
 
   /** As {@link SQL.keyedDueIds}, restricted to `@queues` (a JSON array of queue names). */
   keyedDueIdsInQueues: keyedDueIdsStatement(
+    `AND queue IN (SELECT value FROM json_each(@queues)) ${UNRESTRICTED}`,
+  ),
+
+  /**
+   * `@after`, `@upto` → `k`: the first key after `@after` (in key order), and not after `@upto`
+   * unless it is NULL, with a queued keyed job; no row when none (the rotating pass's walk, one
+   * probe of `soniq_jobs_keyed_claim`).
+   */
+  keyedNextKey: `SELECT ${SQLITE_KEY} AS k FROM soniq_jobs
+    WHERE status = 'queued' AND ${SQLITE_KEY} IS NOT NULL AND ${SQLITE_KEY} > @after
+      AND (@upto IS NULL OR ${SQLITE_KEY} <= @upto)
+    ORDER BY ${SQLITE_KEY} LIMIT 1`,
+
+  /** The head of key `@k` ({@link keyedHeadStatement}), every queue not paused or limited. */
+  keyedHead: keyedHeadStatement(UNRESTRICTED),
+
+  /** As {@link SQL.keyedHead}, restricted to `@queues` (a JSON array of queue names). */
+  keyedHeadInQueues: keyedHeadStatement(
     `AND queue IN (SELECT value FROM json_each(@queues)) ${UNRESTRICTED}`,
   ),
 

@@ -162,6 +162,68 @@ const DUE_IDS = {
 /** Per connection: how many claims it ran (odd: keyed jobs last; even: keyed jobs first). */
 const keyedTurns = new WeakMap<SqliteSession, number>();
 
+/** Per connection: the key its last rotating pass took a head from (keyedRotation). */
+const keyedCursors = new WeakMap<SqliteSession, string>();
+
+/**
+ * The keyed claim's read (docs/flow-control.md, "Fairness"): first a rotating pass — the keys
+ * with queued jobs walked in key order from just after the key where this connection's last pass
+ * stopped, wrapping round, each key's head taken while the key has room (running below the head's
+ * limit, starts in the window below its rate limit, not paused), until `limit` heads — which
+ * reads about as many keys as it takes jobs. A pass that went round every key with fewer heads
+ * than `limit` is replaced by the full ranked read (`keyedRead`: rank within key first, then claim
+ * order), which also takes second and later jobs of keys with room; its count of each key's
+ * running rows does not include the rotating pass's picks, so the two are never combined.
+ */
+function keyedRotation(
+  s: SqliteSession,
+  params: Record<string, unknown>,
+  limit: number,
+  keyedRead: { all(params: Record<string, unknown>): unknown[] },
+): string[] {
+  const nextKey = s.statement("keyedNextKey");
+  const head = s.statement(params.queues === undefined ? "keyedHead" : "keyedHeadInQueues");
+  const cursor = keyedCursors.get(s);
+  const ids: string[] = [];
+  let after = cursor ?? "";
+  let wrapped = cursor === undefined;
+  let last: string | undefined;
+  while (ids.length < limit) {
+    // After the wrap, only the keys up to the cursor (compared by SQLite, in its key order).
+    const upto = wrapped && cursor !== undefined ? cursor : null;
+    const next = nextKey.get({ after, upto }) as { k: string } | undefined;
+    if (next === undefined) {
+      if (wrapped) break;
+      wrapped = true;
+      after = "";
+      continue;
+    }
+    after = next.k;
+    const h = head.get({ ...params, k: next.k }) as
+      | {
+          id: string;
+          lim: number | null;
+          rate_lim: number | null;
+          running: number;
+          started: number;
+          paused: number;
+        }
+      | undefined;
+    if (
+      h !== undefined &&
+      h.paused === 0 &&
+      (h.lim === null || h.running < h.lim) &&
+      (h.rate_lim === null || h.started < h.rate_lim)
+    ) {
+      ids.push(h.id);
+      last = next.k;
+    }
+  }
+  if (last !== undefined) keyedCursors.set(s, last);
+  if (ids.length >= limit) return ids;
+  return keyedRead.all({ ...params, limit }) as string[];
+}
+
 /**
  * Claims up to `request.limit` due queued jobs in claim order, each with a fresh random UUID
  * `claim_token`: exactly once across every process sharing the file. Inside one `BEGIN
@@ -196,7 +258,7 @@ export function claimDue(
     const turn = (keyedTurns.get(s) ?? 0) + 1;
     keyedTurns.set(s, turn);
     const keyedFirst = turn % 2 === 0;
-    const ids = keyedFirst ? (keyedRead.all(params) as string[]) : [];
+    const ids = keyedFirst ? keyedRotation(s, params, limit, keyedRead) : [];
     // The keyed reads count processing rows and recorded starts, which this claim's own picks
     // are not yet: after one keyed read took jobs, no other keyed read runs in this claim, so a
     // key spanning a limited queue and another queue is never admitted twice on the same count.
@@ -229,7 +291,7 @@ export function claimDue(
       }
     }
     if (!keyedFirst && !keyedTook && ids.length < limit) {
-      ids.push(...(keyedRead.all({ ...params, limit: limit - ids.length }) as string[]));
+      ids.push(...keyedRotation(s, params, limit - ids.length, keyedRead));
     }
     if (seen?.rate === true && ids.length < limit) {
       // Rate-limited jobs may be held by full windows: when the first opens, read at this
