@@ -12,6 +12,7 @@ const WORKER_SUITE_ON_POSTGRES = [
   "test/worker/checkpoints.test.ts",
   "test/worker/concurrency-keys.test.ts",
   "test/worker/drain-outcomes.test.ts",
+  "test/worker/flow-held-gauge.test.ts",
   "test/worker/hostile-input.test.ts",
   "test/worker/job-history.test.ts",
   "test/worker/job-versions.test.ts",
@@ -20,6 +21,9 @@ const WORKER_SUITE_ON_POSTGRES = [
   "test/worker/rate-limits.test.ts",
   "test/worker/waiting-for-worker.test.ts",
   "test/worker/worker.test.ts",
+  "test/worker/workflow-ends.test.ts",
+  "test/worker/workflow-retention.test.ts",
+  "test/worker/workflows-propagation.test.ts",
   "test/worker/workflows.test.ts",
 ];
 
