@@ -43,6 +43,27 @@ export function keyedClaimStatements(schema: string) {
   const queues = `${s}.${quoteIdent("soniq_queues")}`;
   const starts = `${s}.${quoteIdent("soniq_rate_starts")}`;
   const pauses = `${s}.${quoteIdent("soniq_rate_pauses")}`;
+  /**
+   * The CTEs (`), claimed AS (…` up to the last one, left open) that claim the ids of CTE
+   * `picked` for worker `$1` (start known `$4`), record the rate-limited ones' starts and delete
+   * passed starts and pauses: shared by the rotating and the full pass.
+   */
+  const claimTail = (picked: string) => `), claimed AS (
+        UPDATE ${jobs} AS j
+        SET status = 'processing', worker_id = $1, claim_token = gen_random_uuid(),
+            started_at = statement_timestamp(), updated_at = now(), start_known = $4::boolean
+        WHERE j.id = ANY(ARRAY(SELECT ${picked}.id FROM ${picked})) AND (j.status = 'queued') IS TRUE
+        RETURNING j.id, j.name, j.queue, j.args, j.priority, j.attempts, j.max_attempts,
+                  j.interruptions, j.uncharged_recoveries, j.scheduled_at, j.created_at,
+                  j.worker_id, j.claim_token, j.meta, j.trace_context, j.version
+      ), charged AS (
+        INSERT INTO ${starts} (key, expires_at)
+        SELECT ${pgKeyOf("claimed")}, statement_timestamp() + ${pgRateWindowOf("claimed")}
+        FROM claimed WHERE (claimed.meta -> 'rate') IS NOT NULL
+      ), expired AS (
+        DELETE FROM ${starts} AS x WHERE x.expires_at <= statement_timestamp()
+      ), unpaused AS (
+        DELETE FROM ${pauses} AS u WHERE u.until <= statement_timestamp()`;
   return {
     /** `$1` lock name → takes the schema's keyed-claim lock until the transaction ends. */
     lock: "SELECT pg_advisory_xact_lock(hashtext($1::text))",
@@ -110,22 +131,7 @@ export function keyedClaimStatements(schema: string) {
           AND NOT EXISTS (SELECT 1 FROM ${pauses} AS p
                           WHERE p.key = walk.k AND p.until > statement_timestamp())
         LIMIT $2
-      ), claimed AS (
-        UPDATE ${jobs} AS j
-        SET status = 'processing', worker_id = $1, claim_token = gen_random_uuid(),
-            started_at = statement_timestamp(), updated_at = now(), start_known = $4::boolean
-        WHERE j.id = ANY(ARRAY(SELECT heads.id FROM heads)) AND (j.status = 'queued') IS TRUE
-        RETURNING j.id, j.name, j.queue, j.args, j.priority, j.attempts, j.max_attempts,
-                  j.interruptions, j.uncharged_recoveries, j.scheduled_at, j.created_at,
-                  j.worker_id, j.claim_token, j.meta, j.trace_context, j.version
-      ), charged AS (
-        INSERT INTO ${starts} (key, expires_at)
-        SELECT ${pgKeyOf("claimed")}, statement_timestamp() + ${pgRateWindowOf("claimed")}
-        FROM claimed WHERE (claimed.meta -> 'rate') IS NOT NULL
-      ), expired AS (
-        DELETE FROM ${starts} AS x WHERE x.expires_at <= statement_timestamp()
-      ), unpaused AS (
-        DELETE FROM ${pauses} AS u WHERE u.until <= statement_timestamp()
+      ${claimTail("heads")}
       ), last AS (
         SELECT CASE WHEN bool_or(part = 2) THEN max(k) FILTER (WHERE part = 2)
                     ELSE max(k) END AS k
@@ -188,22 +194,7 @@ export function keyedClaimStatements(schema: string) {
           AND (c.rate_lim IS NULL OR started.n + c.rn <= c.rate_lim)
       ), picked AS (
         SELECT id FROM candidates ORDER BY rn, priority, scheduled_at, created_at, id LIMIT $2
-      ), claimed AS (
-        UPDATE ${jobs} AS j
-        SET status = 'processing', worker_id = $1, claim_token = gen_random_uuid(),
-            started_at = statement_timestamp(), updated_at = now(), start_known = $4::boolean
-        WHERE j.id = ANY(ARRAY(SELECT picked.id FROM picked)) AND (j.status = 'queued') IS TRUE
-        RETURNING j.id, j.name, j.queue, j.args, j.priority, j.attempts, j.max_attempts,
-                  j.interruptions, j.uncharged_recoveries, j.scheduled_at, j.created_at,
-                  j.worker_id, j.claim_token, j.meta, j.trace_context, j.version
-      ), charged AS (
-        INSERT INTO ${starts} (key, expires_at)
-        SELECT ${pgKeyOf("claimed")}, statement_timestamp() + ${pgRateWindowOf("claimed")}
-        FROM claimed WHERE (claimed.meta -> 'rate') IS NOT NULL
-      ), expired AS (
-        DELETE FROM ${starts} AS x WHERE x.expires_at <= statement_timestamp()
-      ), unpaused AS (
-        DELETE FROM ${pauses} AS u WHERE u.until <= statement_timestamp()
+      ${claimTail("picked")}
       )
       SELECT ${CLAIMED_COLUMNS} FROM claimed
       ORDER BY priority, scheduled_at, created_at, claimed.id`,
