@@ -1,0 +1,149 @@
+/**
+ * Where a fan-in's time goes, per completion statement (issue 29): the same claims and batched
+ * completions (`jobCompleteMany`, `--batch` jobs each) of `--jobs` no-op jobs, once for
+ * independent jobs and once for the members of one batch with an onComplete callback, with one
+ * completion statement at a time and then `--inflight` at once (the completion batcher's
+ * `maxInFlight` is 2). Prints, per case, the mean wall time of a completion statement and the
+ * total; on PostgreSQL, with several in flight, also the lock waits seen by sampling
+ * pg_stat_activity every 2 ms (`wait_event_type = 'Lock'` among this schema's connections).
+ *
+ *   node --import tsx bench/profile/fanin-finish.ts [--backend pg|sqlite] [--jobs 4000]
+ *     [--batch 10] [--inflight 2]
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import pg from "pg";
+import { pino } from "pino";
+import type { Backend } from "../../src/backends/contract/index.js";
+import { PostgresBackend } from "../../src/backends/postgres/postgres-backend.js";
+import { SqliteBackend } from "../../src/backends/sqlite/sqlite-backend.js";
+import { Soniq } from "../../src/index.js";
+
+function flag(name: string, fallback: string): string {
+  const at = process.argv.indexOf(`--${name}`);
+  return at >= 0 ? (process.argv[at + 1] ?? fallback) : fallback;
+}
+const kind = flag("backend", "pg");
+const jobs = Number(flag("jobs", "4000"));
+const batch = Number(flag("batch", "10"));
+const inflight = Number(flag("inflight", "2"));
+const url = process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
+
+interface Run {
+  statements: number;
+  statementMs: number;
+  wallMs: number;
+  lockSamples: number;
+  samples: number;
+  /** This process's CPU during the completion calls, µs (SQLite: the database's work). */
+  cpuUs: number;
+}
+
+async function open(): Promise<{ backend: Backend; dispose: () => Promise<void> }> {
+  if (kind === "pg") {
+    const schema = `prof_fanin_${process.pid}`;
+    const backend = new PostgresBackend({ connectionString: url, schema, poolSize: 8 });
+    await backend.setup();
+    return {
+      backend,
+      dispose: async () => {
+        await backend.close();
+        const c = new pg.Client({ connectionString: url });
+        await c.connect();
+        await c.query(`DROP SCHEMA ${schema} CASCADE`);
+        await c.end();
+      },
+    };
+  }
+  const dir = mkdtempSync(join(tmpdir(), "soniq-fanin-"));
+  const backend = new SqliteBackend({ path: join(dir, "q.db") });
+  await backend.setup();
+  return {
+    backend,
+    dispose: async () => {
+      await backend.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function measure(members: boolean): Promise<Run> {
+  const { backend, dispose } = await open();
+  const soniq = new Soniq({ backend, logger: pino({ level: "silent" }), env: {} });
+  const child = soniq.job<{ i: number }, void>({ name: "prof.child", handler: () => {} });
+  const root = soniq.job<object, void>({ name: "prof.root", handler: () => {} });
+  if (members) {
+    await soniq.batch({
+      jobs: Array.from({ length: jobs }, (_, i) => ({ job: child, args: { i } })),
+      onComplete: { job: root, args: {} },
+    });
+  } else {
+    for (let i = 0; i < jobs; i += 1000) {
+      await child.enqueueMany(
+        Array.from({ length: Math.min(1000, jobs - i) }, (_, k) => ({ args: { i: i + k } })),
+      );
+    }
+  }
+  const sampler = kind === "pg" ? new pg.Client({ connectionString: url }) : null;
+  await sampler?.connect();
+  let sampling = true;
+  let samples = 0;
+  let lockSamples = 0;
+  const schema = `prof_fanin_${process.pid}`;
+  const sampled = (async () => {
+    while (sampler && sampling) {
+      const r = await sampler.query(
+        `SELECT count(*)::int AS n FROM pg_stat_activity
+         WHERE wait_event_type = 'Lock' AND query LIKE '%' || $1 || '%'`,
+        [schema],
+      );
+      samples += 1;
+      if ((r.rows[0] as { n: number }).n > 0) lockSamples += 1;
+      await new Promise((r2) => setTimeout(r2, 2));
+    }
+  })();
+  let statements = 0;
+  let statementMs = 0;
+  let cpuUs = 0;
+  const started = performance.now();
+  const lane = async () => {
+    for (;;) {
+      const claimed = await backend.jobClaim({ workerId: "w", queues: null, limit: batch });
+      const mine = claimed.filter((j) => j.name === "prof.child");
+      if (mine.length === 0) return;
+      const t = performance.now();
+      const c = process.cpuUsage();
+      await backend.jobCompleteMany({
+        items: mine.map((j) => ({
+          id: j.id,
+          owner: { workerId: "w", claimToken: j.claimToken },
+          result: null,
+        })),
+        resultRetentionSeconds: 3600,
+      } as never);
+      statementMs += performance.now() - t;
+      const dc = process.cpuUsage(c);
+      cpuUs += dc.user + dc.system;
+      statements += 1;
+    }
+  };
+  await Promise.all(Array.from({ length: inflight }, lane));
+  const wallMs = performance.now() - started;
+  sampling = false;
+  await sampled;
+  await sampler?.end();
+  await soniq.close();
+  await dispose();
+  return { statements, statementMs, wallMs, lockSamples, samples, cpuUs };
+}
+
+for (const members of [false, true]) {
+  const r = await measure(members);
+  const lock = kind === "pg" ? `, lock waits in ${r.lockSamples}/${r.samples} samples` : "";
+  console.log(
+    `${kind} ${members ? "batch members" : "plain jobs   "} ${jobs} in statements of ${batch}, ` +
+      `${inflight} in flight: ${(r.statementMs / r.statements).toFixed(2)} ms per statement, ` +
+      `total ${(r.wallMs / 1000).toFixed(2)} s, ${(r.cpuUs / jobs).toFixed(1)} µs CPU per job${lock}`,
+  );
+}
