@@ -7,10 +7,14 @@
  * total; on PostgreSQL, with several in flight, also the lock waits seen by sampling
  * pg_stat_activity every 2 ms (`wait_event_type = 'Lock'` among this schema's connections).
  *
+ * `--old-ended` (PostgreSQL): each case runs twice, alternating, once with migration 022's
+ * `soniq_flow_ended` put back (its per-edge loop; the edges' row trigger of 019 too), to compare
+ * the two in the same run; `--repeat N` runs the whole comparison N times.
+ *
  *   node --import tsx bench/profile/fanin-finish.ts [--backend pg|sqlite] [--jobs 4000]
- *     [--batch 10] [--inflight 2]
+ *     [--batch 10] [--inflight 2] [--old-ended] [--repeat 1]
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
@@ -40,11 +44,36 @@ interface Run {
   cpuUs: number;
 }
 
-async function open(): Promise<{ backend: Backend; dispose: () => Promise<void> }> {
+const migrations = new URL("../../src/backends/postgres/migrations/", import.meta.url);
+
+/** Migration 022's `soniq_flow_ended` and 019's `soniq_flow_settle` with its row trigger. */
+function oldEnded(schema: string): string {
+  const m022 = readFileSync(new URL("022_flow_ends.sql", migrations), "utf8");
+  const m019 = readFileSync(new URL("019_workflows.sql", migrations), "utf8");
+  const fn = (text: string, head: string) => {
+    const at = text.indexOf(head);
+    return text.slice(at, text.indexOf("$$;", text.indexOf("AS $$", at) + 5) + 3);
+  };
+  return `SET search_path TO "${schema}";
+    DROP TRIGGER soniq_flow_settle_ended ON soniq_job_deps;
+    ${fn(m022, "CREATE OR REPLACE FUNCTION soniq_flow_ended()")}
+    ${fn(m019, "CREATE FUNCTION soniq_flow_settle()")}
+    CREATE TRIGGER soniq_flow_settle AFTER UPDATE OF dep_state ON soniq_job_deps
+      FOR EACH ROW WHEN (OLD.dep_state IS NULL AND NEW.dep_state IS NOT NULL)
+      EXECUTE FUNCTION soniq_flow_settle();`;
+}
+
+async function open(old: boolean): Promise<{ backend: Backend; dispose: () => Promise<void> }> {
   if (kind === "pg") {
     const schema = `prof_fanin_${process.pid}`;
     const backend = new PostgresBackend({ connectionString: url, schema, poolSize: 8 });
     await backend.setup();
+    if (old) {
+      const c = new pg.Client({ connectionString: url });
+      await c.connect();
+      await c.query(oldEnded(schema));
+      await c.end();
+    }
     return {
       backend,
       dispose: async () => {
@@ -68,8 +97,8 @@ async function open(): Promise<{ backend: Backend; dispose: () => Promise<void> 
   };
 }
 
-async function measure(members: boolean): Promise<Run> {
-  const { backend, dispose } = await open();
+async function measure(members: boolean, old: boolean): Promise<Run> {
+  const { backend, dispose } = await open(old);
   const soniq = new Soniq({ backend, logger: pino({ level: "silent" }), env: {} });
   const child = soniq.job<{ i: number }, void>({ name: "prof.child", handler: () => {} });
   const root = soniq.job<object, void>({ name: "prof.root", handler: () => {} });
@@ -138,12 +167,19 @@ async function measure(members: boolean): Promise<Run> {
   return { statements, statementMs, wallMs, lockSamples, samples, cpuUs };
 }
 
-for (const members of [false, true]) {
-  const r = await measure(members);
-  const lock = kind === "pg" ? `, lock waits in ${r.lockSamples}/${r.samples} samples` : "";
-  console.log(
-    `${kind} ${members ? "batch members" : "plain jobs   "} ${jobs} in statements of ${batch}, ` +
-      `${inflight} in flight: ${(r.statementMs / r.statements).toFixed(2)} ms per statement, ` +
-      `total ${(r.wallMs / 1000).toFixed(2)} s, ${(r.cpuUs / jobs).toFixed(1)} µs CPU per job${lock}`,
-  );
+const variants = process.argv.includes("--old-ended") ? [true, false] : [false];
+const repeat = Number(flag("repeat", "1"));
+for (let round = 0; round < repeat; round += 1) {
+  for (const members of [false, true]) {
+    for (const old of variants) {
+      const r = await measure(members, old);
+      const lock = kind === "pg" ? `, lock waits in ${r.lockSamples}/${r.samples} samples` : "";
+      console.log(
+        `${kind}${old ? " (022's loop)" : ""} ${members ? "batch members" : "plain jobs   "} ${jobs} ` +
+          `in statements of ${batch}, ${inflight} in flight: ` +
+          `${(r.statementMs / r.statements).toFixed(2)} ms per statement, ` +
+          `total ${(r.wallMs / 1000).toFixed(2)} s, ${(r.cpuUs / jobs).toFixed(1)} µs CPU per job${lock}`,
+      );
+    }
+  }
 }
