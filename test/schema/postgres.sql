@@ -1,6 +1,6 @@
 -- The PostgreSQL schema after every migration, as a fresh `setup()` leaves it.
 -- Written by `npm run schema:dump`; checked by test/schema/schema.test.ts. Do not edit.
--- Migrations: 001_initial.sql, 002_leases.sql, 003_queue_claim_index.sql, 004_schedules.sql, 005_start_marks.sql, 006_operations.sql, 007_remote_submissions.sql, 008_trace_context.sql, 009_notify_queued_only.sql, 010_finished_jobs.sql, 011_finished_partitions.sql, 012_job_versions.sql, 013_worker_capabilities.sql, 014_worker_exits.sql, 015_concurrency_keys.sql, 016_rate_limits.sql, 017_checkpoints.sql, 018_enqueue_function.sql, 019_workflows.sql, 021_finish_notices.sql, 022_flow_ends.sql, 023_awaited_check.sql
+-- Migrations: 001_initial.sql, 002_leases.sql, 003_queue_claim_index.sql, 004_schedules.sql, 005_start_marks.sql, 006_operations.sql, 007_remote_submissions.sql, 008_trace_context.sql, 009_notify_queued_only.sql, 010_finished_jobs.sql, 011_finished_partitions.sql, 012_job_versions.sql, 013_worker_capabilities.sql, 014_worker_exits.sql, 015_concurrency_keys.sql, 016_rate_limits.sql, 017_checkpoints.sql, 018_enqueue_function.sql, 019_workflows.sql, 021_finish_notices.sql, 022_flow_ends.sql, 023_awaited_check.sql, 024_flow_settle_set.sql
 
 CREATE TABLE soniq_dead_letter_jobs (
   id uuid NOT NULL,
@@ -641,6 +641,7 @@ AS $function$
 DECLARE
   e record;
   dead constant boolean := TG_TABLE_NAME = 'soniq_dead_letter_jobs';
+  ids uuid[];
 BEGIN
   IF dead THEN
     FOR e IN
@@ -656,13 +657,6 @@ BEGIN
     SELECT 'flow', n.id, 'failed' FROM ended AS n JOIN soniq_flow_nodes AS f
       ON f.job_id = n.id AND f.flow_id = n.id AND f.role = 'job'
     ORDER BY n.id;
-    FOR e IN
-      SELECT d.job_id, d.dep_id FROM ended AS n JOIN soniq_job_deps AS d ON d.dep_id = n.id
-      WHERE d.dep_state IS NULL ORDER BY d.job_id, d.dep_id
-    LOOP
-      UPDATE soniq_job_deps SET dep_state = 'dead'
-      WHERE job_id = e.job_id AND dep_id = e.dep_id AND dep_state IS NULL;
-    END LOOP;
   ELSE
     FOR e IN
       SELECT f.flow_id, count(*)::int AS n,
@@ -679,14 +673,19 @@ BEGIN
     FROM ended AS n JOIN soniq_flow_nodes AS f
       ON f.job_id = n.id AND f.flow_id = n.id AND f.role = 'job'
     ORDER BY n.id;
-    FOR e IN
-      SELECT d.job_id, d.dep_id, n.status, n.result::text AS result
-      FROM ended AS n JOIN soniq_job_deps AS d ON d.dep_id = n.id
-      WHERE d.dep_state IS NULL ORDER BY d.job_id, d.dep_id
-    LOOP
-      UPDATE soniq_job_deps SET dep_state = e.status, dep_result = e.result::json
-      WHERE job_id = e.job_id AND dep_id = e.dep_id AND dep_state IS NULL;
-    END LOOP;
+  END IF;
+  SELECT array_agg(DISTINCT d.dep_id) INTO ids FROM soniq_job_deps AS d
+  WHERE d.dep_id = ANY(ARRAY(SELECT n.id FROM ended AS n)) AND d.dep_state IS NULL;
+  IF ids IS NULL THEN
+    RETURN NULL;
+  END IF;
+  IF dead THEN
+    UPDATE soniq_job_deps SET dep_state = 'dead'
+    WHERE dep_id = ANY(ids) AND dep_state IS NULL;
+  ELSE
+    UPDATE soniq_job_deps AS d SET dep_state = n.status, dep_result = n.result
+    FROM ended AS n
+    WHERE d.dep_id = ANY(ids) AND d.dep_state IS NULL AND n.id = d.dep_id;
   END IF;
   RETURN NULL;
 END;
@@ -754,62 +753,79 @@ BEGIN
 END;
 $function$;
 
-CREATE OR REPLACE FUNCTION soniq_flow_settle()
+CREATE OR REPLACE FUNCTION soniq_flow_settle_ended()
  RETURNS trigger
  LANGUAGE plpgsql
  SET search_path TO <schema>
 AS $function$
 DECLARE
   waiting constant timestamptz := '9999-12-31 23:59:59.999999+00';
+  e record;
   left_ integer;
   due timestamptz;
   q text;
 BEGIN
-  IF NEW.dep_state = 'done' OR NEW.on_failure = 'ignore' THEN
-    UPDATE soniq_flow_nodes SET pending = pending - 1 WHERE job_id = NEW.job_id
-      RETURNING pending, run_at INTO left_, due;
-    IF left_ = 0 AND EXISTS (
-      SELECT 1 FROM soniq_flow_nodes AS f WHERE f.job_id = NEW.job_id AND f.role = 'on_failure'
-        AND NOT EXISTS (SELECT 1 FROM soniq_job_deps AS o
-                        WHERE o.job_id = f.job_id AND o.dep_state IN ('cancelled', 'dead')))
-    THEN
-      -- A batch's onFailure callback whose members all ended done: it is cancelled, never run.
-      PERFORM soniq_flow_cancel_waiting(NEW.job_id, 'every member of the batch ended done');
-    ELSIF left_ = 0 THEN
-      UPDATE soniq_jobs SET scheduled_at = COALESCE(due, now()), updated_at = now()
-        WHERE id = NEW.job_id AND status = 'queued' AND scheduled_at = waiting
-        RETURNING queue INTO q;
-      IF q IS NOT NULL AND COALESCE(due, now()) <= now() THEN
-        PERFORM soniq_flow_notify(q);
+  FOR e IN
+    SELECT w.job_id,
+      count(*) FILTER (WHERE w.dep_state = 'done' OR w.on_failure = 'ignore')::int AS good,
+      (array_agg(w.dep_id ORDER BY w.dep_id)
+         FILTER (WHERE w.dep_state <> 'done' AND w.on_failure <> 'ignore'))[1] AS bad_dep,
+      (array_agg(w.dep_state ORDER BY w.dep_id)
+         FILTER (WHERE w.dep_state <> 'done' AND w.on_failure <> 'ignore'))[1] AS bad_state,
+      (array_agg(w.on_failure ORDER BY w.dep_id)
+         FILTER (WHERE w.dep_state <> 'done' AND w.on_failure <> 'ignore'))[1] AS bad_policy
+    FROM new_edges AS w JOIN old_edges AS o ON o.job_id = w.job_id AND o.dep_id = w.dep_id
+    WHERE o.dep_state IS NULL AND w.dep_state IS NOT NULL
+    GROUP BY w.job_id ORDER BY w.job_id
+  LOOP
+    IF e.good > 0 THEN
+      UPDATE soniq_flow_nodes SET pending = pending - e.good WHERE job_id = e.job_id
+        RETURNING pending, run_at INTO left_, due;
+      IF left_ = 0 AND EXISTS (
+        SELECT 1 FROM soniq_flow_nodes AS f WHERE f.job_id = e.job_id AND f.role = 'on_failure'
+          AND NOT EXISTS (SELECT 1 FROM soniq_job_deps AS o
+                          WHERE o.job_id = f.job_id AND o.dep_state IN ('cancelled', 'dead')))
+      THEN
+        -- A batch's onFailure callback whose members all ended done: it is cancelled, never run.
+        PERFORM soniq_flow_cancel_waiting(e.job_id, 'every member of the batch ended done');
+      ELSIF left_ = 0 THEN
+        q := NULL;
+        UPDATE soniq_jobs SET scheduled_at = COALESCE(due, now()), updated_at = now()
+          WHERE id = e.job_id AND status = 'queued' AND scheduled_at = waiting
+          RETURNING queue INTO q;
+        IF q IS NOT NULL AND COALESCE(due, now()) <= now() THEN
+          PERFORM soniq_flow_notify(q);
+        END IF;
       END IF;
     END IF;
-  ELSIF NEW.on_failure = 'fail' THEN
-    WITH moved AS (
-      DELETE FROM soniq_jobs
-      WHERE id = NEW.job_id AND status = 'queued' AND scheduled_at = waiting
-      RETURNING *
-    ), released AS (
-      DELETE FROM soniq_dedup_keys AS d USING moved AS m
-      WHERE d.dedup_key = m.dedup_key AND d.job_id = m.id
-      RETURNING 1
-    ), counted AS (
-      INSERT INTO soniq_job_counts AS c (queue, kind, bucket, writer, n)
-      SELECT m.queue, 'dead', date_trunc('minute', now()), pg_backend_pid(), 1 FROM moved AS m
-      ON CONFLICT (queue, kind, bucket, writer) DO UPDATE SET n = c.n + 1
-      RETURNING 1
-    )
-    INSERT INTO soniq_dead_letter_jobs (id, name, queue, args, priority, attempts, max_attempts,
-      interruptions, scheduled_at, created_at, updated_at, started_at, finished_at, worker_id,
-      claim_token, last_error, dedup_key, reason, dead_at, version)
-    SELECT id, name, queue, args, priority, attempts, max_attempts, interruptions, now(),
-      created_at, now(), started_at, finished_at, worker_id, claim_token,
-      'dependency ' || NEW.dep_id || ' ended ' || NEW.dep_state, dedup_key, 'dependency_failed',
-      now(), version
-    FROM moved;
-  ELSE
-    PERFORM soniq_flow_cancel_waiting(NEW.job_id,
-      'dependency ' || NEW.dep_id || ' ended ' || NEW.dep_state);
-  END IF;
+    IF e.bad_policy = 'fail' THEN
+      WITH moved AS (
+        DELETE FROM soniq_jobs
+        WHERE id = e.job_id AND status = 'queued' AND scheduled_at = waiting
+        RETURNING *
+      ), released AS (
+        DELETE FROM soniq_dedup_keys AS d USING moved AS m
+        WHERE d.dedup_key = m.dedup_key AND d.job_id = m.id
+        RETURNING 1
+      ), counted AS (
+        INSERT INTO soniq_job_counts AS c (queue, kind, bucket, writer, n)
+        SELECT m.queue, 'dead', date_trunc('minute', now()), pg_backend_pid(), 1 FROM moved AS m
+        ON CONFLICT (queue, kind, bucket, writer) DO UPDATE SET n = c.n + 1
+        RETURNING 1
+      )
+      INSERT INTO soniq_dead_letter_jobs (id, name, queue, args, priority, attempts, max_attempts,
+        interruptions, scheduled_at, created_at, updated_at, started_at, finished_at, worker_id,
+        claim_token, last_error, dedup_key, reason, dead_at, version)
+      SELECT id, name, queue, args, priority, attempts, max_attempts, interruptions, now(),
+        created_at, now(), started_at, finished_at, worker_id, claim_token,
+        'dependency ' || e.bad_dep || ' ended ' || e.bad_state, dedup_key, 'dependency_failed',
+        now(), version
+      FROM moved;
+    ELSIF e.bad_policy = 'cancel' THEN
+      PERFORM soniq_flow_cancel_waiting(e.job_id,
+        'dependency ' || e.bad_dep || ' ended ' || e.bad_state);
+    END IF;
+  END LOOP;
   RETURN NULL;
 END;
 $function$;
@@ -891,7 +907,7 @@ CREATE TRIGGER soniq_flow_dead AFTER INSERT ON soniq_dead_letter_jobs REFERENCIN
 CREATE TRIGGER soniq_flow_rearm AFTER DELETE ON soniq_dead_letter_jobs FOR EACH ROW EXECUTE FUNCTION soniq_flow_rearm();
 CREATE TRIGGER soniq_flow_finished AFTER INSERT ON soniq_finished_store REFERENCING NEW TABLE AS ended FOR EACH STATEMENT EXECUTE FUNCTION soniq_flow_ended();
 CREATE TRIGGER soniq_batch_finished AFTER UPDATE OF pending, members_left ON soniq_flow_nodes FOR EACH ROW WHEN (((new.role = 'batch'::text) AND (new.pending = 0) AND (new.members_left = 0) AND ((old.pending <> 0) OR (old.members_left <> 0)))) EXECUTE FUNCTION soniq_batch_finished();
-CREATE TRIGGER soniq_flow_settle AFTER UPDATE OF dep_state ON soniq_job_deps FOR EACH ROW WHEN (((old.dep_state IS NULL) AND (new.dep_state IS NOT NULL))) EXECUTE FUNCTION soniq_flow_settle();
+CREATE TRIGGER soniq_flow_settle_ended AFTER UPDATE ON soniq_job_deps REFERENCING OLD TABLE AS old_edges NEW TABLE AS new_edges FOR EACH STATEMENT EXECUTE FUNCTION soniq_flow_settle_ended();
 CREATE TRIGGER soniq_jobs_finished AFTER DELETE ON soniq_jobs REFERENCING OLD TABLE AS finished_jobs FOR EACH STATEMENT EXECUTE FUNCTION soniq_notify_finished_jobs();
 CREATE TRIGGER soniq_jobs_notify_insert AFTER INSERT ON soniq_jobs REFERENCING NEW TABLE AS inserted_jobs FOR EACH STATEMENT EXECUTE FUNCTION soniq_notify_inserted_jobs();
 CREATE TRIGGER soniq_workers_schema_version BEFORE INSERT OR UPDATE ON soniq_workers FOR EACH ROW WHEN (((new.schema_version IS NULL) OR (new.schema_version < 10))) EXECUTE FUNCTION soniq_refuse_old_workers();

@@ -1,6 +1,6 @@
 -- The SQLite schema after every migration, as a fresh `setup()` leaves it.
 -- Written by `npm run schema:dump`; checked by test/schema/schema.test.ts. Do not edit.
--- Migrations: 001_initial, 002_leases, 003_schedules, 004_start_marks, 005_operations, 006_remote_submissions, 007_trace_context, 008_finished_jobs, 009_job_versions, 010_worker_capabilities, 011_worker_exits, 012_concurrency_keys, 013_rate_limits, 014_checkpoints, 015_workflows, 016_flow_ends, 017_finished_trigger
+-- Migrations: 001_initial, 002_leases, 003_schedules, 004_start_marks, 005_operations, 006_remote_submissions, 007_trace_context, 008_finished_jobs, 009_job_versions, 010_worker_capabilities, 011_worker_exits, 012_concurrency_keys, 013_rate_limits, 014_checkpoints, 015_workflows, 016_flow_ends, 017_finished_trigger, 018_flow_release_once
 
 CREATE TABLE soniq_dead_letter_jobs (
   id            TEXT    NOT NULL PRIMARY KEY,
@@ -411,6 +411,13 @@ BEGIN
   WHERE id = NEW.job_id AND status = 'queued' AND scheduled_at = 253402300799999;
 END;
 
+CREATE TRIGGER soniq_flow_count_down AFTER UPDATE OF dep_state ON soniq_job_deps
+WHEN OLD.dep_state IS NULL AND NEW.dep_state IS NOT NULL
+  AND (NEW.dep_state = 'done' OR NEW.on_failure = 'ignore')
+BEGIN
+  UPDATE soniq_flow_nodes SET pending = pending - 1 WHERE job_id = NEW.job_id;
+END;
+
 CREATE TRIGGER soniq_flow_dead AFTER INSERT ON soniq_dead_letter_jobs
 WHEN EXISTS (SELECT 1 FROM soniq_job_deps WHERE dep_id = NEW.id AND dep_state IS NULL)
 BEGIN
@@ -476,25 +483,21 @@ BEGIN
     WHERE e.dep_id = OLD.id AND j.status = 'queued' AND j.scheduled_at = 253402300799999);
 END;
 
-CREATE TRIGGER soniq_flow_release AFTER UPDATE OF dep_state ON soniq_job_deps
-WHEN OLD.dep_state IS NULL AND NEW.dep_state IS NOT NULL
-  AND (NEW.dep_state = 'done' OR NEW.on_failure = 'ignore')
+CREATE TRIGGER soniq_flow_release AFTER UPDATE OF pending ON soniq_flow_nodes
+WHEN NEW.pending <= 0 AND NEW.pending < OLD.pending AND NEW.role <> 'batch'
 BEGIN
-  UPDATE soniq_flow_nodes SET pending = pending - 1 WHERE job_id = NEW.job_id;
   UPDATE soniq_jobs
-  SET scheduled_at = COALESCE((SELECT run_at FROM soniq_flow_nodes WHERE job_id = NEW.job_id),
-                              CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER)),
+  SET scheduled_at = COALESCE(NEW.run_at, CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER)),
       updated_at = CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER)
   WHERE id = NEW.job_id AND status = 'queued' AND scheduled_at = 253402300799999
-    AND (SELECT pending FROM soniq_flow_nodes WHERE job_id = NEW.job_id) <= 0
-    AND NOT (EXISTS (SELECT 1 FROM soniq_flow_nodes WHERE job_id = NEW.job_id AND role = 'on_failure')
+    AND NOT (NEW.role = 'on_failure'
              AND NOT EXISTS (SELECT 1 FROM soniq_job_deps WHERE job_id = NEW.job_id
                              AND dep_state IN ('cancelled', 'dead')));
   -- A batch's onFailure callback whose members all ended done: cancelled, never run.
   INSERT INTO soniq_job_counts (queue, kind, bucket, writer, n, wait_s)
   SELECT queue, 'cancelled', (CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER) / 60000) * 60000, 0, 1, 0
-  FROM soniq_jobs WHERE id = NEW.job_id AND status = 'queued' AND scheduled_at = 253402300799999 AND (SELECT pending FROM soniq_flow_nodes WHERE job_id = NEW.job_id) <= 0
-    AND EXISTS (SELECT 1 FROM soniq_flow_nodes WHERE job_id = NEW.job_id AND role = 'on_failure')
+  FROM soniq_jobs WHERE id = NEW.job_id AND status = 'queued' AND scheduled_at = 253402300799999
+    AND NEW.role = 'on_failure'
     AND NOT EXISTS (SELECT 1 FROM soniq_job_deps WHERE job_id = NEW.job_id
                     AND dep_state IN ('cancelled', 'dead'))
   ON CONFLICT (queue, kind, bucket, writer) DO UPDATE SET n = n + 1;
@@ -504,10 +507,10 @@ BEGIN
     uncharged_recoveries, trace_context, version)
   SELECT id, name, queue, args, 'cancelled', priority, attempts, max_attempts, interruptions,
     CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER), created_at, CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER), started_at, CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER), worker_id, claim_token,
-    'every member of the batch ended done', NULL, CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER) + COALESCE((SELECT max(retention_ms, 0) FROM soniq_flow_nodes WHERE job_id = NEW.job_id), 0),
+    'every member of the batch ended done', NULL, CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER) + max(NEW.retention_ms, 0),
     dedup_key, meta, start_known, uncharged_recoveries, trace_context, version
-  FROM soniq_jobs WHERE id = NEW.job_id AND status = 'queued' AND scheduled_at = 253402300799999 AND (SELECT pending FROM soniq_flow_nodes WHERE job_id = NEW.job_id) <= 0
-    AND EXISTS (SELECT 1 FROM soniq_flow_nodes WHERE job_id = NEW.job_id AND role = 'on_failure')
+  FROM soniq_jobs WHERE id = NEW.job_id AND status = 'queued' AND scheduled_at = 253402300799999
+    AND NEW.role = 'on_failure'
     AND NOT EXISTS (SELECT 1 FROM soniq_job_deps WHERE job_id = NEW.job_id
                     AND dep_state IN ('cancelled', 'dead'));
   DELETE FROM soniq_jobs WHERE id = NEW.job_id AND status = 'queued' AND scheduled_at = 253402300799999
