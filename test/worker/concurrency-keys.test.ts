@@ -145,7 +145,7 @@ describeEachBackend("worker: per-key concurrency", (target) => {
 
   it("keys › a stopped worker › frees its keys; crash recovery frees the slot of a dead worker's job", async () => {
     const backend = await target.open();
-    // Worker a's claims take 100 ms each way round, so one is in flight when a.stop() is called.
+    // Worker a's claims are held 100 ms before they reach the store: one is in flight at a.stop().
     const claims = trackClaims(backend, 100);
     const soniq = instanceOn(claims.backend);
     let release: () => void = () => undefined;
