@@ -7,8 +7,8 @@
  * bounded by {@link DB_CALL_TIMEOUT_MS}; rows a timed-out claim took after all are released;
  * failures back off (capped) and mark the worker's owned rows as suspect, for the heartbeat's
  * orphan release. At the stop (drain start) the buffer is NACK'd in one write; a claim answered
- * after it runs the rows its free slots asked for (they were ours before the drain began, in-flight
- * work like any other) and NACKs the rest in one write. The stop waits for those writes (bounded).
+ * after it runs the rows its free slots asked for (asked for before the drain began, in-flight work
+ * like any other, even when the database took them after it) and NACKs the rest in one write. The stop waits for those writes (bounded).
  */
 import type { Backend, ClaimedJob } from "../backends/contract/index.js";
 import { isSoniqError } from "../errors.js";

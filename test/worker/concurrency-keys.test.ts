@@ -26,6 +26,40 @@ function instanceOn(backend: Backend): Soniq {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/**
+ * `backend` with its claims tracked: `settled()` resolves once every claim sent through it so far
+ * has been answered. `delayMs` holds each claim that long before it reaches the store (a slow
+ * round trip, as through PgBouncer on a loaded machine).
+ */
+function trackClaims(
+  backend: Backend,
+  delayMs = 0,
+): { backend: Backend; readonly inFlight: number; settled(): Promise<void> } {
+  const inFlight = new Set<Promise<unknown>>();
+  const tracked = new Proxy(backend, {
+    get(target, key) {
+      const value: unknown = Reflect.get(target, key, target);
+      if (typeof value !== "function") return value;
+      if (key !== "jobClaim") return value.bind(target);
+      return (...args: unknown[]) => {
+        const call = sleep(delayMs).then(() => value.apply(target, args));
+        inFlight.add(call);
+        void call.finally(() => inFlight.delete(call)).catch(() => undefined);
+        return call;
+      };
+    },
+  });
+  return {
+    backend: tracked,
+    get inFlight() {
+      return inFlight.size;
+    },
+    async settled() {
+      while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+    },
+  };
+}
+
 describeEachBackend("worker: per-key concurrency", (target) => {
   it("keys › skewed backlog over many keys on 3 workers › never more than limit running per key, every job once, attempts untouched", async () => {
     const backend = await target.open();
@@ -111,7 +145,9 @@ describeEachBackend("worker: per-key concurrency", (target) => {
 
   it("keys › a stopped worker › frees its keys; crash recovery frees the slot of a dead worker's job", async () => {
     const backend = await target.open();
-    const soniq = instanceOn(backend);
+    // Worker a's claims are held 100 ms before they reach the store: one is in flight at a.stop().
+    const claims = trackClaims(backend, 100);
+    const soniq = instanceOn(claims.backend);
     let release: () => void = () => undefined;
     const gate = new Promise<void>((resolve) => {
       release = resolve;
@@ -133,9 +169,17 @@ describeEachBackend("worker: per-key concurrency", (target) => {
     // The key is full: the second job stays queued, attempts untouched, on a worker with free slots.
     await sleep(300);
     expect(await soniq.getJob(second)).toMatchObject({ status: "queued", attempts: 0 });
+    // The stop comes while a claim is in flight. Its rows for free slots still run
+    // (docs/shutdown.md, DRAINING), so job 0 ends only after that claim was answered: answered
+    // while job 0 holds the key, it cannot take the second job. (Opened at once, the gate let the
+    // claim reach the store after job 0's completion: a ran the second job during its drain and
+    // the dead worker's claim below found nothing — the flake under load, through PgBouncer.)
+    await waitFor(() => claims.inFlight > 0, 10_000, "a claim in flight");
     const stopping = a.stop();
+    await claims.settled();
     release();
     await stopping;
+    expect(ran).toEqual([0]);
     expect(await soniq.getJob(first)).toMatchObject({ status: "done" });
     // A dead worker's claim: its job holds the key's slot until crash recovery puts it back.
     const dead = await backend.jobClaim({ workerId: "dead-worker", limit: 1, queues: null });
