@@ -38,6 +38,8 @@ export interface WritePlan {
   write: (tryMs: number) => Promise<boolean>;
   /** True when `write` applies `tryMs` itself (the completion batcher: one timer per batch). */
   bounded?: boolean;
+  /** A dead-letter move's reason (`op` `dead_letter`); `max_attempts_exceeded` when absent. */
+  reason?: "max_attempts_exceeded" | "invalid_result";
 }
 
 /** Options of {@link OutcomeRecorder}. */
@@ -103,7 +105,24 @@ export class OutcomeRecorder {
               ? null
               : toJsonText(outcome.value, `result of ${job.name}`, maxPayloadBytes);
         } catch (err) {
-          return this.planWrite(job, { kind: "error", error: err }, definition, log);
+          // Not JSON (a BigInt, a function, a cycle) or over maxPayloadBytes: the same result
+          // comes back from every attempt, so no retry can store it. Dead-lettered at once,
+          // `invalid_result`, the attempt counted (the handler ran).
+          const error = errorText(err);
+          return {
+            outcome: { kind: "error", error: err },
+            what: "dead-letter move",
+            op: "dead_letter",
+            reason: "invalid_result",
+            write: () =>
+              backend.jobDeadLetter({
+                id: job.id,
+                owner,
+                error,
+                reason: "invalid_result",
+                countAttempt: true,
+              }),
+          };
         }
         return {
           outcome,
@@ -327,7 +346,7 @@ export class OutcomeRecorder {
         events.emit("job_dead_lettered", {
           ...base,
           duration_ms: durationMs,
-          reason: "max_attempts_exceeded",
+          reason: plan.reason ?? "max_attempts_exceeded",
         });
       } else events.emit("job_failed", { ...base, duration_ms: durationMs });
     }
