@@ -249,8 +249,10 @@ export class JobsAdmin {
    * (docs/checkpoints.md, "Frozen jobs"): `{ done: result }` records the step as done with that
    * result (plain JSON; the handler gets it back without running the step), `{ rerun: true }`
    * lets the step run again. The job becomes due now. Also accepted for a queued job whose effect
-   * step is still marked running (answered before its next attempt freezes it).
-   * @throws SoniqError `NOT_FOUND` (no such job), `INVALID_STATE` (the job is not queued, the
+   * step is still marked running (answered before its next attempt freezes it). The freeze's
+   * `last_error` (`frozen: …`) is cleared with the answer.
+   * @throws SoniqError `NOT_FOUND` (no such job), `INVALID_STATE` (the job is not queued — in
+   *   the dead-letter queue, which keeps no steps, included — the
    *   step is not frozen or running, or the job changed meanwhile), `INVALID_PAYLOAD` (a result
    *   that is not plain JSON or larger than `maxPayloadBytes` bytes), `INVALID_ARGS` (a bad
    *   answer).
@@ -267,8 +269,15 @@ export class JobsAdmin {
     const backend = await this.deps.backend();
     const state = await backend.jobResumeRead({ id });
     if (state === null) {
-      if (!(await backend.jobGet({ id })))
+      if (!(await backend.jobGet({ id }))) {
+        if (await backend.deadLetterGet({ id })) {
+          throw new SoniqError(
+            "INVALID_STATE",
+            `job ${id} is in the dead-letter queue, which keeps no steps: nothing to resolve (a replay starts it afresh, running every step)`,
+          );
+        }
         throw new SoniqError("NOT_FOUND", `no job with id ${id}`);
+      }
       throw new SoniqError(
         "INVALID_STATE",
         `job ${id} is not queued: only a frozen job is resolved`,
@@ -306,7 +315,8 @@ export class JobsAdmin {
    * Clears a queued job's checkpoint and steps (docs/checkpoints.md): its next attempt starts
    * afresh (`ctx.resume` undefined, every step runs). Its due time is unchanged: a frozen job
    * stays frozen (answer it with {@link JobsAdmin.resolveStep}, or cancel it).
-   * @throws SoniqError `NOT_FOUND` (no such job), `INVALID_STATE` (the job is not queued).
+   * @throws SoniqError `NOT_FOUND` (no such job), `INVALID_STATE` (the job is not queued; one in
+   *   the dead-letter queue, which keeps no checkpoint, is told so).
    */
   async clearCheckpoint(id: string): Promise<void> {
     const backend = await this.deps.backend();
@@ -314,7 +324,15 @@ export class JobsAdmin {
       await appendEvent(backend, id, "checkpoint_cleared", null);
       return;
     }
-    if (!(await backend.jobGet({ id }))) throw new SoniqError("NOT_FOUND", `no job with id ${id}`);
+    if (!(await backend.jobGet({ id }))) {
+      if (await backend.deadLetterGet({ id })) {
+        throw new SoniqError(
+          "INVALID_STATE",
+          `job ${id} is in the dead-letter queue, which keeps no checkpoint or steps: nothing to clear (a replay starts it afresh)`,
+        );
+      }
+      throw new SoniqError("NOT_FOUND", `no job with id ${id}`);
+    }
     throw new SoniqError(
       "INVALID_STATE",
       `job ${id} is not queued: only a queued job's checkpoint is cleared`,
