@@ -3,7 +3,7 @@
  * time), show, replay (one, many, all matching), delete, and export as NDJSON. Entries older than
  * `deadLetterRetention` (default 30 days) are deleted by the pruner.
  */
-import type { DeadLetterFilter } from "../backends/contract/index.js";
+import type { Backend, DeadLetterFilter } from "../backends/contract/index.js";
 import { isSoniqError, SoniqError } from "../errors.js";
 import {
   assertBulkRequest,
@@ -57,11 +57,17 @@ export class DeadLettersAdmin {
 
   /**
    * Moves an entry back to the queue (due now, attempts 0, `last_error` kept) and notes it on
-   * the job's timeline.
-   * @throws SoniqError `NOT_FOUND`; `DEDUP_CONFLICT` when a live job holds its dedup key.
+   * the job's timeline. A job dead-lettered `dependency_failed` whose failed dependency is itself
+   * in the dead-letter queue is refused: it would run at once although that dependency never
+   * ended well — replay the dependency, which puts this job back to waiting for it
+   * (docs/workflows.md, "Replay re-arms").
+   * @throws SoniqError `NOT_FOUND`; `DEDUP_CONFLICT` when a live job holds its dedup key;
+   *   `INVALID_STATE` (`details.dependencyId`) for a dependant whose failed dependency is in the
+   *   dead-letter queue (nothing changed).
    */
   async replay(id: string): Promise<void> {
     const backend = await this.deps.backend();
+    await assertReplayable(backend, id);
     if (!(await backend.deadLetterReplay({ id }))) {
       throw new SoniqError("NOT_FOUND", `no dead-letter job with id ${id}`);
     }
@@ -70,13 +76,16 @@ export class DeadLettersAdmin {
 
   /**
    * Replays `ids` or everything `filter` matches, in batches, guarded by `expectedCount`. An
-   * entry whose dedup key a live job holds is skipped (counted in `skipped`).
+   * entry whose dedup key a live job holds is skipped (counted in `skipped`), and so is a
+   * dependant whose failed dependency is in the dead-letter queue (see {@link replay}; when the
+   * same run replays that dependency, the dependant is put back to waiting by it).
    * @throws SoniqError `INVALID_OPTION`, `COUNT_MISMATCH`.
    */
   async replayMany(request: DeadLetterBulkRequest): Promise<BulkResult> {
     const backend = await this.deps.backend();
     return this.bulk(request, async (id) => {
       try {
+        if ((await deadDependency(backend, id)) !== null) return false;
         if (!(await backend.deadLetterReplay({ id }))) return false;
       } catch (err) {
         if (isSoniqError(err, "DEDUP_CONFLICT")) return false;
@@ -146,6 +155,37 @@ export class DeadLettersAdmin {
       act,
     );
   }
+}
+
+/**
+ * Refuses the replay of a dependant whose failed dependency is in the dead-letter queue (see
+ * {@link DeadLettersAdmin.replay}); `soniq.jobs.retry` of a dead letter checks the same.
+ * @throws SoniqError `INVALID_STATE` with `details.dependencyId`.
+ */
+export async function assertReplayable(backend: Backend, id: string): Promise<void> {
+  const blocking = await deadDependency(backend, id);
+  if (blocking === null) return;
+  throw new SoniqError(
+    "INVALID_STATE",
+    `job ${id} was dead-lettered because its dependency ${blocking} failed, and ${blocking} is in the dead-letter queue: replaying this job alone would run it without that dependency's result. Replay ${blocking} instead: that puts this job back to waiting for it (nothing changed)`,
+    { details: { dependencyId: blocking } },
+  );
+}
+
+/**
+ * For a dead letter moved `dependency_failed`: the id of a dependency whose failure moved it (an
+ * edge with policy `fail` that ended dead or cancelled) and that is itself in the dead-letter
+ * queue, so it can still be replayed and end well; else null (not such an entry, or every failed
+ * dependency is gone or cancelled for good: then a replay runs the job, as asked).
+ */
+async function deadDependency(backend: Backend, id: string): Promise<string | null> {
+  const entry = await backend.deadLetterGet({ id });
+  if (entry?.reason !== "dependency_failed") return null;
+  for (const dep of await backend.flows.flowDependencies({ jobId: id })) {
+    if (dep.onFailure !== "fail" || dep.state === null || dep.state === "done") continue;
+    if (await backend.deadLetterGet({ id: dep.id })) return dep.id;
+  }
+  return null;
 }
 
 /**

@@ -19,6 +19,7 @@ import {
   bulkIds,
   runBulk,
 } from "./bulk.js";
+import { assertReplayable } from "./dead-letters-admin.js";
 import { type JobQuery, type PageOptions, toJobFilter, toPage } from "./filters.js";
 import { splitRemoteCells } from "./remote-split.js";
 import {
@@ -350,7 +351,8 @@ export class JobsAdmin {
   /**
    * Run now / retry: a queued job becomes due now; a done or cancelled job goes back to queued,
    * due now (attempts kept); a dead-lettered job is replayed (attempts reset).
-   * @throws SoniqError `NOT_FOUND`; `INVALID_STATE` while it runs; `DEDUP_CONFLICT` (replay).
+   * @throws SoniqError `NOT_FOUND`; `INVALID_STATE` while it runs, or for a dead letter whose
+   *   failed dependency is in the dead-letter queue (replay that one); `DEDUP_CONFLICT` (replay).
    */
   async retry(id: string): Promise<void> {
     const backend = await this.deps.backend();
@@ -359,6 +361,7 @@ export class JobsAdmin {
     if (state === "processing") {
       throw new SoniqError("INVALID_STATE", `job ${id} is running; cancel it first`);
     }
+    await assertReplayable(backend, id);
     if (await backend.deadLetterReplay({ id })) {
       await backend.admin.jobEventsAppend({ events: [{ jobId: id, kind: "replayed" }] });
       return;

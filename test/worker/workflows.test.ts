@@ -272,6 +272,54 @@ describeEachBackend("worker: workflows", (target) => {
     await soniq.close();
   });
 
+  it("replay › only the dependant, its failed dependency still dead-lettered › refused INVALID_STATE naming the dependency (replay, jobs.retry; skipped in a bulk replay), never run; replaying the dependency re-arms it (issue 29 item 3)", async () => {
+    const backend = await target.open();
+    const soniq = instanceOn(backend);
+    let fail = true;
+    const flaky = soniq.job({
+      name: "wf.flaky",
+      maxAttempts: 1,
+      handler: async () => {
+        if (fail) throw new Error("not yet");
+        return "fine";
+      },
+    });
+    let nextRuns = 0;
+    const next = soniq.job({
+      name: "wf.next",
+      handler: async (_args: object, ctx) => {
+        nextRuns += 1;
+        return (await ctx.dependencies()).map((d) => d.state);
+      },
+    });
+    const a = await flaky.enqueue({});
+    const b = await next.enqueue({}, { after: [a] });
+    const worker = soniq.worker({ concurrency: 2 });
+    await worker.start();
+    await waitFor(async () => (await stateOf(soniq, b)) === "dead", 20_000);
+    expect((await soniq.getDeadLetter(b))?.reason).toBe("dependency_failed");
+    for (const replay of [() => soniq.deadLetters.replay(b), () => soniq.jobs.retry(b)]) {
+      const err = (await replay().catch((e) => e)) as SoniqError;
+      expect(err.code).toBe("INVALID_STATE");
+      expect(err.details).toEqual({ dependencyId: a });
+      expect(err.message).toContain(`Replay ${a} instead`);
+    }
+    expect(await soniq.deadLetters.replayMany({ ids: [b] })).toMatchObject({
+      matched: 1,
+      done: 0,
+      skipped: 1,
+    });
+    expect(await stateOf(soniq, b)).toBe("dead");
+    expect(nextRuns).toBe(0);
+    fail = false;
+    await soniq.deadLetters.replay(a);
+    await waitFor(async () => (await stateOf(soniq, b)) === "done", 20_000);
+    await worker.stop();
+    expect(nextRuns).toBe(1);
+    expect((await soniq.getJob(b))?.result).toEqual(["done"]);
+    await soniq.close();
+  });
+
   it("flow › a root over 1,000 children › the root runs once, after every child, with 1,000 results", async () => {
     const backend = await target.open();
     const soniq = instanceOn(backend);
