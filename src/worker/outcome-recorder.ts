@@ -106,23 +106,13 @@ export class OutcomeRecorder {
               : toJsonText(outcome.value, `result of ${job.name}`, maxPayloadBytes);
         } catch (err) {
           // Not JSON (a BigInt, a function, a cycle) or over maxPayloadBytes: the same result
-          // comes back from every attempt, so no retry can store it. Dead-lettered at once,
-          // `invalid_result`, the attempt counted (the handler ran).
-          const error = errorText(err);
-          return {
-            outcome: { kind: "error", error: err },
-            what: "dead-letter move",
-            op: "dead_letter",
-            reason: "invalid_result",
-            write: () =>
-              backend.jobDeadLetter({
-                id: job.id,
-                owner,
-                error,
-                reason: "invalid_result",
-                countAttempt: true,
-              }),
-          };
+          // comes back from every attempt, so no retry can store it.
+          return this.planWrite(
+            job,
+            { kind: "error", error: err, invalidResult: true },
+            definition,
+            log,
+          );
         }
         return {
           outcome,
@@ -212,6 +202,23 @@ export class OutcomeRecorder {
       case "timeout": {
         const attempt = job.attempts + 1;
         const text = errorText(outcome.error);
+        if (outcome.kind === "error" && outcome.invalidResult === true) {
+          // Dead-lettered at once, `invalid_result`, the attempt counted (the handler ran).
+          return {
+            outcome,
+            what: "dead-letter move",
+            op: "dead_letter",
+            reason: "invalid_result",
+            write: () =>
+              backend.jobDeadLetter({
+                id: job.id,
+                owner,
+                error: text,
+                reason: "invalid_result",
+                countAttempt: true,
+              }),
+          };
+        }
         if (attempt >= job.maxAttempts || !definition) {
           return {
             outcome,
