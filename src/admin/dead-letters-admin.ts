@@ -3,7 +3,7 @@
  * time), show, replay (one, many, all matching), delete, and export as NDJSON. Entries older than
  * `deadLetterRetention` (default 30 days) are deleted by the pruner.
  */
-import type { Backend, DeadLetterFilter } from "../backends/contract/index.js";
+import type { DeadLetterFilter } from "../backends/contract/index.js";
 import { isSoniqError, SoniqError } from "../errors.js";
 import {
   assertBulkRequest,
@@ -16,6 +16,7 @@ import {
 import { type DeadLetterQuery, type PageOptions, toDeadLetterFilter, toPage } from "./filters.js";
 import type { AdminDeps } from "./jobs-admin.js";
 import { jobValuesJson } from "./json/job.js";
+import { assertReplayable, replayBlocker } from "./replayable.js";
 import { type DeadLetterView, deadLetterView } from "./views.js";
 
 /** A page of dead letters, newest `deadAt` first. */
@@ -85,7 +86,7 @@ export class DeadLettersAdmin {
     const backend = await this.deps.backend();
     return this.bulk(request, async (id) => {
       try {
-        if ((await deadDependency(backend, id)) !== null) return false;
+        if ((await replayBlocker(backend, id)) !== null) return false;
         if (!(await backend.deadLetterReplay({ id }))) return false;
       } catch (err) {
         if (isSoniqError(err, "DEDUP_CONFLICT")) return false;
@@ -155,37 +156,6 @@ export class DeadLettersAdmin {
       act,
     );
   }
-}
-
-/**
- * Refuses the replay of a dependant whose failed dependency is in the dead-letter queue (see
- * {@link DeadLettersAdmin.replay}); `soniq.jobs.retry` of a dead letter checks the same.
- * @throws SoniqError `INVALID_STATE` with `details.dependencyId`.
- */
-export async function assertReplayable(backend: Backend, id: string): Promise<void> {
-  const blocking = await deadDependency(backend, id);
-  if (blocking === null) return;
-  throw new SoniqError(
-    "INVALID_STATE",
-    `job ${id} was dead-lettered because its dependency ${blocking} failed, and ${blocking} is in the dead-letter queue: replaying this job alone would run it without that dependency's result. Replay ${blocking} instead: that puts this job back to waiting for it (nothing changed)`,
-    { details: { dependencyId: blocking } },
-  );
-}
-
-/**
- * For a dead letter moved `dependency_failed`: the id of a dependency whose failure moved it (an
- * edge with policy `fail` that ended dead or cancelled) and that is itself in the dead-letter
- * queue, so it can still be replayed and end well; else null (not such an entry, or every failed
- * dependency is gone or cancelled for good: then a replay runs the job, as asked).
- */
-async function deadDependency(backend: Backend, id: string): Promise<string | null> {
-  const entry = await backend.deadLetterGet({ id });
-  if (entry?.reason !== "dependency_failed") return null;
-  for (const dep of await backend.flows.flowDependencies({ jobId: id })) {
-    if (dep.onFailure !== "fail" || dep.state === null || dep.state === "done") continue;
-    if (await backend.deadLetterGet({ id: dep.id })) return dep.id;
-  }
-  return null;
 }
 
 /**

@@ -19,9 +19,9 @@ import {
   bulkIds,
   runBulk,
 } from "./bulk.js";
-import { assertReplayable } from "./dead-letters-admin.js";
 import { type JobQuery, type PageOptions, toJobFilter, toPage } from "./filters.js";
 import { splitRemoteCells } from "./remote-split.js";
+import { assertReplayable } from "./replayable.js";
 import {
   deadLetterView,
   type JobDetail,
