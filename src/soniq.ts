@@ -155,20 +155,19 @@ export class Soniq implements JobEnqueuer {
       declaredQueues: () => [...this.jobRegistry.definitions.values()].map((d) => d.queue),
     }));
     this.jobRegistry = new JobRegistry(this.settings.rejectUnknownJobs);
+    const retentionFor = (name: string | null): number =>
+      (name === null ? undefined : this.jobRegistry.definitions.get(name)?.resultRetention) ??
+      this.settings.resultRetention;
     this.batches = new BatchesAdmin({
       backend: () => this.backend(),
+      retentionFor,
       add: async (batchId, jobs, connection) => {
         checkMembers(jobs, false);
         const items = jobs.map((spec, i) => this.batchItem(spec, `jobs[${i}]`));
         return this.enqueued(await this.writer.addToBatch(batchId, items, connection));
       },
     });
-    this.flows = new FlowsAdmin({
-      backend: () => this.backend(),
-      retentionFor: (name) =>
-        (name === null ? undefined : this.jobRegistry.definitions.get(name)?.resultRetention) ??
-        this.settings.resultRetention,
-    });
+    this.flows = new FlowsAdmin({ backend: () => this.backend(), retentionFor });
     this.scheduleRegistry = new ScheduleRegistry({
       maxPayloadBytes: this.settings.maxPayloadBytes,
       backend: () => this.backend(),

@@ -3,6 +3,7 @@
  * add members while it is open; seal it. Through the backend's flow store.
  */
 import type { Backend, FlowJobRow, PgQueryable } from "../backends/contract/index.js";
+import { isSoniqError, SoniqError } from "../errors.js";
 import type { BatchJobSpec } from "../jobs/batch.js";
 
 /** A batch as {@link BatchesAdmin.get} returns it. */
@@ -22,9 +23,21 @@ export interface BatchView {
   members: FlowJobRow[];
 }
 
+/** What {@link BatchesAdmin.cancel} did. */
+export interface BatchCancelResult {
+  /** True when the batch was open and this cancel sealed it (no member can be added). */
+  sealed: boolean;
+  /** Members that were queued: cancelled now. */
+  cancelled: number;
+  /** Members that were running: a cancel request was stored (their workers stop them). */
+  requested: number;
+}
+
 /** What {@link BatchesAdmin} needs. */
 export interface BatchesAdminDeps {
   backend(): Promise<Backend>;
+  /** Seconds a cancelled job of `name` is kept. */
+  retentionFor(name: string | null): number;
   /** Builds and adds members (the instance's job writer). */
   add(batchId: string, jobs: readonly BatchJobSpec[], connection?: PgQueryable): Promise<string[]>;
 }
@@ -79,5 +92,48 @@ export class BatchesAdmin {
    */
   async seal(id: string): Promise<boolean> {
     return (await this.deps.backend()).flows.batchSeal({ batchId: id });
+  }
+
+  /**
+   * Cancels batch `id`: seals it if it is open (no member can be added afterwards), then cancels
+   * every member that has not ended — queued ones at once, running ones by a cancel request
+   * (their workers stop them and record `cancelled`). So the batch finishes `failed` once the
+   * last running member stopped, and its callbacks follow their rules: `onComplete` and
+   * `onFailure` run, `onSuccess` is cancelled (cancel a callback by its id first to keep it from
+   * running). A finished batch is left as it is (all counts 0).
+   * @throws SoniqError `NOT_FOUND` when no such batch is stored; `INVALID_STATE` when it is open
+   *   with no member (nothing to cancel; nothing written).
+   */
+  async cancel(id: string): Promise<BatchCancelResult> {
+    const backend = await this.deps.backend();
+    const view = await this.get(id);
+    if (!view) throw new SoniqError("NOT_FOUND", `no batch with id ${id}`);
+    let sealed = false;
+    if (view.state === "open") {
+      try {
+        sealed = await backend.flows.batchSeal({ batchId: id });
+      } catch (err) {
+        if (!isSoniqError(err, "INVALID_STATE")) throw err;
+        throw new SoniqError(
+          "INVALID_STATE",
+          `batch ${id} is open with no member: nothing to cancel (nothing written)`,
+          { cause: err },
+        );
+      }
+    }
+    const result: BatchCancelResult = { sealed, cancelled: 0, requested: 0 };
+    // Read again after the seal: a member added just before it is cancelled too.
+    const members = sealed ? ((await this.get(id))?.members ?? []) : view.members;
+    for (const member of members) {
+      if (member.state !== "waiting" && member.state !== "queued" && member.state !== "processing")
+        continue;
+      const state = await backend.admin.jobCancelRequest({
+        id: member.id,
+        retentionSeconds: this.deps.retentionFor(member.name),
+      });
+      if (state === "cancelled") result.cancelled += 1;
+      else if (state === "requested") result.requested += 1;
+    }
+    return result;
   }
 }

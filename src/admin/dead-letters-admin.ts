@@ -16,6 +16,7 @@ import {
 import { type DeadLetterQuery, type PageOptions, toDeadLetterFilter, toPage } from "./filters.js";
 import type { AdminDeps } from "./jobs-admin.js";
 import { jobValuesJson } from "./json/job.js";
+import { assertReplayable, replayBlocker } from "./replayable.js";
 import { type DeadLetterView, deadLetterView } from "./views.js";
 
 /** A page of dead letters, newest `deadAt` first. */
@@ -57,11 +58,17 @@ export class DeadLettersAdmin {
 
   /**
    * Moves an entry back to the queue (due now, attempts 0, `last_error` kept) and notes it on
-   * the job's timeline.
-   * @throws SoniqError `NOT_FOUND`; `DEDUP_CONFLICT` when a live job holds its dedup key.
+   * the job's timeline. A job dead-lettered `dependency_failed` whose failed dependency is itself
+   * in the dead-letter queue is refused: it would run at once although that dependency never
+   * ended well — replay the dependency, which puts this job back to waiting for it
+   * (docs/workflows.md, "Replay re-arms").
+   * @throws SoniqError `NOT_FOUND`; `DEDUP_CONFLICT` when a live job holds its dedup key;
+   *   `INVALID_STATE` (`details.dependencyId`) for a dependant whose failed dependency is in the
+   *   dead-letter queue (nothing changed).
    */
   async replay(id: string): Promise<void> {
     const backend = await this.deps.backend();
+    await assertReplayable(backend, id);
     if (!(await backend.deadLetterReplay({ id }))) {
       throw new SoniqError("NOT_FOUND", `no dead-letter job with id ${id}`);
     }
@@ -70,13 +77,16 @@ export class DeadLettersAdmin {
 
   /**
    * Replays `ids` or everything `filter` matches, in batches, guarded by `expectedCount`. An
-   * entry whose dedup key a live job holds is skipped (counted in `skipped`).
+   * entry whose dedup key a live job holds is skipped (counted in `skipped`), and so is a
+   * dependant whose failed dependency is in the dead-letter queue (see {@link replay}; when the
+   * same run replays that dependency, the dependant is put back to waiting by it).
    * @throws SoniqError `INVALID_OPTION`, `COUNT_MISMATCH`.
    */
   async replayMany(request: DeadLetterBulkRequest): Promise<BulkResult> {
     const backend = await this.deps.backend();
     return this.bulk(request, async (id) => {
       try {
+        if ((await replayBlocker(backend, id)) !== null) return false;
         if (!(await backend.deadLetterReplay({ id }))) return false;
       } catch (err) {
         if (isSoniqError(err, "DEDUP_CONFLICT")) return false;

@@ -42,12 +42,14 @@ export class FlowsAdmin {
   constructor(private readonly deps: FlowsAdminDeps) {}
 
   /**
-   * The flow whose root job is `id`, or null when no such flow is stored.
+   * The flow whose root job is `id`, or null when no such flow is stored — a batch's id
+   * included: a batch has no root job (read it with `soniq.batches.get`; {@link isBatch} tells
+   * the two apart).
    */
   async get(id: string): Promise<FlowView | null> {
     const backend = await this.deps.backend();
     const rows = await backend.flows.flowGet({ flowId: id });
-    if (rows.length === 0) return null;
+    if (rows.length === 0 || isBatchRows(rows)) return null;
     const root = rows.find((r) => r.id === id);
     const jobs = root ? [root, ...rows.filter((r) => r !== root)] : rows;
     const counts: FlowView["counts"] = {
@@ -79,17 +81,31 @@ export class FlowsAdmin {
     return { kind: node.role === "job" ? "flow" : "batch", id: node.flowId };
   }
 
+  /** True when `id` is a stored batch's id (not a flow's): for messages that point to the batch API. */
+  async isBatch(id: string): Promise<boolean> {
+    const rows = await (await this.deps.backend()).flows.flowGet({ flowId: id });
+    return isBatchRows(rows);
+  }
+
   /**
    * Cancels every job of the flow that has not ended: waiting and queued jobs at once, running
    * ones by a cancel request (their workers stop them and record `cancelled`). Dependants are
    * cancelled before their dependencies, so no failure policy moves them to the dead-letter
    * queue on the way.
-   * @throws SoniqError `NOT_FOUND` when no such flow is stored.
+   * @throws SoniqError `NOT_FOUND` when no such flow is stored; `INVALID_ARGS` when `id` is a
+   *   batch's (nothing cancelled: `soniq.batches.cancel` cancels a batch).
    */
   async cancel(id: string): Promise<FlowCancelResult> {
     const backend = await this.deps.backend();
     const rows = await backend.flows.flowGet({ flowId: id });
     if (rows.length === 0) throw new SoniqError("NOT_FOUND", `no flow with id ${id}`);
+    if (isBatchRows(rows)) {
+      throw new SoniqError(
+        "INVALID_ARGS",
+        `${id} is a batch's id, not a flow's: cancel it with soniq.batches.cancel (nothing cancelled)`,
+        { details: { batchId: id } },
+      );
+    }
     const result: FlowCancelResult = { cancelled: 0, requested: 0 };
     for (const row of dependantsFirst(id, rows)) {
       if (!LIVE.has(row.state)) continue;
@@ -102,6 +118,11 @@ export class FlowsAdmin {
     }
     return result;
   }
+}
+
+/** True when `rows` (one flow id's) are a batch's: its own node has role `batch`. */
+function isBatchRows(rows: readonly FlowJobRow[]): boolean {
+  return rows.some((r) => r.role === "batch");
 }
 
 /** The rows ordered by depth from the root (the root first): dependants before dependencies. */

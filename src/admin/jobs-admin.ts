@@ -21,6 +21,7 @@ import {
 } from "./bulk.js";
 import { type JobQuery, type PageOptions, toJobFilter, toPage } from "./filters.js";
 import { splitRemoteCells } from "./remote-split.js";
+import { assertReplayable } from "./replayable.js";
 import {
   deadLetterView,
   type JobDetail,
@@ -249,8 +250,10 @@ export class JobsAdmin {
    * (docs/checkpoints.md, "Frozen jobs"): `{ done: result }` records the step as done with that
    * result (plain JSON; the handler gets it back without running the step), `{ rerun: true }`
    * lets the step run again. The job becomes due now. Also accepted for a queued job whose effect
-   * step is still marked running (answered before its next attempt freezes it).
-   * @throws SoniqError `NOT_FOUND` (no such job), `INVALID_STATE` (the job is not queued, the
+   * step is still marked running (answered before its next attempt freezes it). The freeze's
+   * `last_error` (`frozen: …`) is cleared with the answer.
+   * @throws SoniqError `NOT_FOUND` (no such job), `INVALID_STATE` (the job is not queued — in
+   *   the dead-letter queue, which keeps no steps, included — the
    *   step is not frozen or running, or the job changed meanwhile), `INVALID_PAYLOAD` (a result
    *   that is not plain JSON or larger than `maxPayloadBytes` bytes), `INVALID_ARGS` (a bad
    *   answer).
@@ -267,8 +270,15 @@ export class JobsAdmin {
     const backend = await this.deps.backend();
     const state = await backend.jobResumeRead({ id });
     if (state === null) {
-      if (!(await backend.jobGet({ id })))
+      if (!(await backend.jobGet({ id }))) {
+        if (await backend.deadLetterGet({ id })) {
+          throw new SoniqError(
+            "INVALID_STATE",
+            `job ${id} is in the dead-letter queue, which keeps no steps: nothing to resolve (a replay starts it afresh, running every step)`,
+          );
+        }
         throw new SoniqError("NOT_FOUND", `no job with id ${id}`);
+      }
       throw new SoniqError(
         "INVALID_STATE",
         `job ${id} is not queued: only a frozen job is resolved`,
@@ -306,7 +316,8 @@ export class JobsAdmin {
    * Clears a queued job's checkpoint and steps (docs/checkpoints.md): its next attempt starts
    * afresh (`ctx.resume` undefined, every step runs). Its due time is unchanged: a frozen job
    * stays frozen (answer it with {@link JobsAdmin.resolveStep}, or cancel it).
-   * @throws SoniqError `NOT_FOUND` (no such job), `INVALID_STATE` (the job is not queued).
+   * @throws SoniqError `NOT_FOUND` (no such job), `INVALID_STATE` (the job is not queued; one in
+   *   the dead-letter queue, which keeps no checkpoint, is told so).
    */
   async clearCheckpoint(id: string): Promise<void> {
     const backend = await this.deps.backend();
@@ -314,7 +325,15 @@ export class JobsAdmin {
       await appendEvent(backend, id, "checkpoint_cleared", null);
       return;
     }
-    if (!(await backend.jobGet({ id }))) throw new SoniqError("NOT_FOUND", `no job with id ${id}`);
+    if (!(await backend.jobGet({ id }))) {
+      if (await backend.deadLetterGet({ id })) {
+        throw new SoniqError(
+          "INVALID_STATE",
+          `job ${id} is in the dead-letter queue, which keeps no checkpoint or steps: nothing to clear (a replay starts it afresh)`,
+        );
+      }
+      throw new SoniqError("NOT_FOUND", `no job with id ${id}`);
+    }
     throw new SoniqError(
       "INVALID_STATE",
       `job ${id} is not queued: only a queued job's checkpoint is cleared`,
@@ -332,7 +351,8 @@ export class JobsAdmin {
   /**
    * Run now / retry: a queued job becomes due now; a done or cancelled job goes back to queued,
    * due now (attempts kept); a dead-lettered job is replayed (attempts reset).
-   * @throws SoniqError `NOT_FOUND`; `INVALID_STATE` while it runs; `DEDUP_CONFLICT` (replay).
+   * @throws SoniqError `NOT_FOUND`; `INVALID_STATE` while it runs, or for a dead letter whose
+   *   failed dependency is in the dead-letter queue (replay that one); `DEDUP_CONFLICT` (replay).
    */
   async retry(id: string): Promise<void> {
     const backend = await this.deps.backend();
@@ -341,6 +361,7 @@ export class JobsAdmin {
     if (state === "processing") {
       throw new SoniqError("INVALID_STATE", `job ${id} is running; cancel it first`);
     }
+    await assertReplayable(backend, id);
     if (await backend.deadLetterReplay({ id })) {
       await backend.admin.jobEventsAppend({ events: [{ jobId: id, kind: "replayed" }] });
       return;

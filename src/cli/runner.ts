@@ -8,6 +8,7 @@ import { errorJson } from "../admin/json/error.js";
 import { visibleText } from "../admin/visible-text.js";
 import { SoniqError } from "../errors.js";
 import { Soniq } from "../soniq.js";
+import { ECHO_MAX_CHARS, echoed } from "../value-text.js";
 import { isClosedPipe } from "./closed-pipe.js";
 import { toSoniqError } from "./errors.js";
 import { EXIT } from "./exit-codes.js";
@@ -80,6 +81,22 @@ export function writeJsonError(code: string, message: string): void {
   process.stdout.write(visibleText(`${JSON.stringify(errorJson(code, text.trim()))}\n`));
 }
 
+/**
+ * `message` with every echo of a command-line argument longer than {@link ECHO_MAX_CHARS}
+ * characters (a 1 MB id, a pasted file) cut to its start and its length (value-text.ts `echoed`),
+ * so an error stays one readable line. Shorter arguments are echoed whole.
+ */
+export function shortenEchoes(message: string, args: readonly string[]): string {
+  let text = message;
+  const long = [...new Set(args.filter((a) => a.length > ECHO_MAX_CHARS))].sort(
+    (a, b) => b.length - a.length,
+  );
+  for (const arg of long) text = text.split(arg).join(echoed(arg));
+  // An argument the message quotes only in part (or after an `--opt=` prefix) is still cut:
+  // no run of text longer than a long argument's echo survives whole.
+  return text.replace(/[^\s"'`]{1000,}/g, (run) => echoed(run));
+}
+
 /** What the running command connects to (a URL or a path), named in connection errors. */
 let connectingTo: string | undefined;
 
@@ -92,8 +109,9 @@ export function fail(err: unknown): never {
   // The reader of the output went away (`soniq … | head`): nothing to report (closed-pipe.ts).
   if (isClosedPipe(err)) process.exit(0);
   const error = toSoniqError(err, connectingTo);
-  process.stderr.write(visibleText(`soniq: ${error.message}\n`));
-  if (wantsJson()) writeJsonError(error.code, error.message);
+  const message = shortenEchoes(error.message, process.argv.slice(2));
+  process.stderr.write(visibleText(`soniq: ${message}\n`));
+  if (wantsJson()) writeJsonError(error.code, message);
   process.exit(EXIT.STARTUP);
 }
 

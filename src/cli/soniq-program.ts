@@ -7,7 +7,7 @@
 import { readFileSync } from "node:fs";
 import { Command } from "commander";
 import { EXIT } from "./exit-codes.js";
-import { wantsJson, writeJsonError } from "./runner.js";
+import { shortenEchoes, wantsJson, writeJsonError } from "./runner.js";
 
 /** A command module: adds its command to the program. */
 type CommandModule = { register(program: Command): void };
@@ -55,13 +55,17 @@ export async function soniqProgram(named: string | undefined): Promise<Command> 
       if (wantsJson()) {
         const message =
           err.code === "commander.help" ? "a subcommand is needed (see --help)" : err.message;
-        writeJsonError("INVALID_INPUT", message.replace(/^error: /, ""));
+        const text = message.replace(/^error: /, "");
+        writeJsonError("INVALID_INPUT", shortenEchoes(text, process.argv.slice(2)));
       }
       process.exit(EXIT.STARTUP);
     })
     // A usage error carries a code like every other failure.
     .configureOutput({
-      outputError: (text, write) => write(`soniq: INVALID_INPUT: ${text.replace(/^error: /, "")}`),
+      outputError: (text, write) =>
+        write(
+          `soniq: INVALID_INPUT: ${shortenEchoes(text.replace(/^error: /, ""), process.argv.slice(2))}`,
+        ),
     });
 
   const load =

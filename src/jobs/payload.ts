@@ -5,6 +5,7 @@
  */
 import { createHash } from "node:crypto";
 import { SoniqError } from "../errors.js";
+import { withArticle } from "../value-text.js";
 
 /**
  * How deeply arrays and objects may nest in a payload: 256 levels (`[[1]]` is 2). Deeper values
@@ -54,7 +55,7 @@ function findProblem(
       if (proto !== Object.prototype && proto !== null) {
         const kind = (value as { constructor?: { name?: string } }).constructor?.name ?? "object";
         const hint = kind === "Date" ? " (pass date.toISOString())" : "";
-        return `${describe(path)}: a ${kind} is not plain JSON${hint}`;
+        return `${describe(path)}: ${withArticle(kind)} is not plain JSON${hint}`;
       }
       seen.add(value);
       for (const [key, item] of Object.entries(value)) {
@@ -66,7 +67,7 @@ function findProblem(
       return undefined;
     }
     default:
-      return `${describe(path)}: a ${typeof value} is not representable in JSON`;
+      return `${describe(path)}: ${withArticle(typeof value)} is not representable in JSON`;
   }
 }
 

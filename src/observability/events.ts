@@ -296,7 +296,8 @@ export type JobDeadLetteredEvent = {
   duration_ms?: number;
   /**
    * Why: `"max_attempts_exceeded"` (its last attempt failed, or a remote job's retryable failure
-   * with no attempt left), `"unknown_job"` or `"invalid_args"` (it could not run here; no
+   * with no attempt left), `"invalid_result"` (its handler returned a value that is not JSON or
+   * over `maxPayloadBytes`: no retry could store it), `"unknown_job"` or `"invalid_args"` (it could not run here; no
    * `duration_ms`), `"crash_loop"` (crash recovery moved it: it kept losing its worker),
    * `"remote_failed"` (a remote job's definite failure), `"remote_timeout"` (past `pollTimeout`),
    * `"preflight_failed"` (a remote job's `preflight` threw; nothing was submitted),
@@ -305,6 +306,7 @@ export type JobDeadLetteredEvent = {
    */
   reason:
     | "max_attempts_exceeded"
+    | "invalid_result"
     | "unknown_job"
     | "invalid_args"
     | "crash_loop"

@@ -18,7 +18,12 @@ export type Outcome =
    * `ctx.rateLimited` (docs/flow-control.md): the scope pauses for as long.
    */
   | { kind: "snooze"; seconds: number; scope?: RateLimitScope }
-  | { kind: "error"; error: unknown }
+  /**
+   * `invalidResult`: the handler returned a value that cannot be stored (not JSON, over
+   * `maxPayloadBytes`, or not sendable back from its thread): dead-lettered `invalid_result` at
+   * once, as every attempt would return it again.
+   */
+  | { kind: "error"; error: unknown; invalidResult?: boolean }
   | { kind: "timeout"; error: JobTimeoutError }
   | { kind: "released" }
   /** An operator cancelled it: recorded `cancelled` through the owner fence. */

@@ -38,6 +38,8 @@ export interface WritePlan {
   write: (tryMs: number) => Promise<boolean>;
   /** True when `write` applies `tryMs` itself (the completion batcher: one timer per batch). */
   bounded?: boolean;
+  /** A dead-letter move's reason (`op` `dead_letter`); `max_attempts_exceeded` when absent. */
+  reason?: "max_attempts_exceeded" | "invalid_result";
 }
 
 /** Options of {@link OutcomeRecorder}. */
@@ -103,7 +105,14 @@ export class OutcomeRecorder {
               ? null
               : toJsonText(outcome.value, `result of ${job.name}`, maxPayloadBytes);
         } catch (err) {
-          return this.planWrite(job, { kind: "error", error: err }, definition, log);
+          // Not JSON (a BigInt, a function, a cycle) or over maxPayloadBytes: the same result
+          // comes back from every attempt, so no retry can store it.
+          return this.planWrite(
+            job,
+            { kind: "error", error: err, invalidResult: true },
+            definition,
+            log,
+          );
         }
         return {
           outcome,
@@ -193,6 +202,23 @@ export class OutcomeRecorder {
       case "timeout": {
         const attempt = job.attempts + 1;
         const text = errorText(outcome.error);
+        if (outcome.kind === "error" && outcome.invalidResult === true) {
+          // Dead-lettered at once, `invalid_result`, the attempt counted (the handler ran).
+          return {
+            outcome,
+            what: "dead-letter move",
+            op: "dead_letter",
+            reason: "invalid_result",
+            write: () =>
+              backend.jobDeadLetter({
+                id: job.id,
+                owner,
+                error: text,
+                reason: "invalid_result",
+                countAttempt: true,
+              }),
+          };
+        }
         if (attempt >= job.maxAttempts || !definition) {
           return {
             outcome,
@@ -327,7 +353,7 @@ export class OutcomeRecorder {
         events.emit("job_dead_lettered", {
           ...base,
           duration_ms: durationMs,
-          reason: "max_attempts_exceeded",
+          reason: plan.reason ?? "max_attempts_exceeded",
         });
       } else events.emit("job_failed", { ...base, duration_ms: durationMs });
     }

@@ -194,7 +194,11 @@ export async function runSyncHandler(
             );
             hooks.onLate({ after: "job_timeout", settled: "threw", error: errorText(error, 300) });
           }
-          finish({ kind: "error", error });
+          finish(
+            result.invalidResult === true
+              ? { kind: "error", error, invalidResult: true }
+              : { kind: "error", error },
+          );
           return;
         }
         if (settled) {

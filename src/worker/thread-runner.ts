@@ -89,10 +89,12 @@ async function run(task: ThreadTask): Promise<ThreadOutcome> {
   try {
     structuredClone(value);
   } catch (err) {
-    throw new SoniqError(
+    const error = new SoniqError(
       "INVALID_PAYLOAD",
       `the sync handler returned a value that cannot be sent back from its thread (${err instanceof Error || (typeof err === "object" && err !== null && "message" in err) ? String((err as { message: unknown }).message) : String(err)}); return plain JSON`,
     );
+    // Every attempt would return it again: dead-lettered `invalid_result`, not retried.
+    return { kind: "error", error: toThreadErrorRecord(error), invalidResult: true };
   }
   return { kind: "value", value };
 }

@@ -54,5 +54,6 @@ export type ThreadOutcome =
   | { kind: "value"; value: unknown }
   /** `scope`: the handler returned `ctx.rateLimited` (a snooze that pauses its scope). */
   | { kind: "snooze"; seconds: number; scope?: RateLimitScope }
-  | { kind: "error"; error: ThreadErrorRecord }
+  /** `invalidResult`: the handler returned a value that cannot be sent back (structured clone). */
+  | { kind: "error"; error: ThreadErrorRecord; invalidResult?: boolean }
   | { kind: "not_started"; reason: "job_timeout" | "cancelled" };

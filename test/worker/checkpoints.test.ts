@@ -525,6 +525,75 @@ function suite(target: BackendTarget): void {
     await soniq.close();
   });
 
+  it("resolveStep › a frozen job answered › jobs.get (what `soniq jobs show` prints) no longer shows the freeze as its last error; timeline and steps say what happened (issue 29 item 4)", async () => {
+    const { soniq } = await open(target, { shutdownTimeout: 0.3, shutdownSettle: 0.2 });
+    let inCharge = false;
+    const job = soniq.job({
+      name: "cp.resolve",
+      handler: async (_args: object, ctx: JobContext) => {
+        await ctx.step(
+          "charge",
+          async () => {
+            inCharge = true;
+            await new Promise(() => undefined);
+          },
+          { effect: true },
+        );
+        return "ran";
+      },
+    });
+    const id = await job.enqueue({});
+    const first = soniq.worker();
+    await first.start();
+    await waitFor(() => inCharge, 10_000, "the charge step running");
+    await first.stop("SIGTERM");
+    const second = soniq.worker();
+    await second.start();
+    await waitFor(
+      async () => (await soniq.getJob(id))?.lastError?.startsWith("frozen") === true,
+      15_000,
+      "frozen",
+    );
+    await second.stop();
+    expect((await soniq.jobs.get(id))?.lastError).toMatch(/^frozen: /);
+    await soniq.jobs.resolveStep(id, "charge", { done: "elsewhere" });
+    const shown = await soniq.jobs.get(id);
+    expect(shown?.status).toBe("queued");
+    expect(shown?.lastError).toBeNull();
+    expect(shown && "steps" in shown ? shown.steps.map((st) => st.state) : []).toEqual(["done"]);
+    expect(shown?.timeline.find((e) => e.kind === "step_resolved")?.detail).toBe("charge: done");
+    await soniq.close();
+  });
+
+  it("dead-lettered job › clearCheckpoint and resolveStep › INVALID_STATE naming the dead-letter queue (it keeps no checkpoint), not NOT_FOUND (issue 29 item 6)", async () => {
+    const { soniq } = await open(target);
+    const job = soniq.job({
+      name: "cp.dies",
+      maxAttempts: 1,
+      handler: async (_args: object, ctx: JobContext) => {
+        await ctx.checkpoint({ at: 1 });
+        throw new Error("gives up");
+      },
+    });
+    const id = await job.enqueue({});
+    const worker = soniq.worker();
+    await worker.start();
+    await waitFor(async () => (await soniq.getDeadLetter(id)) !== null, 15_000, "dead");
+    await worker.stop();
+    for (const call of [
+      () => soniq.jobs.clearCheckpoint(id),
+      () => soniq.jobs.resolveStep(id, "charge", { rerun: true }),
+    ]) {
+      const err = await call().catch((e: unknown) => e);
+      expect(codeOf(err)).toBe("INVALID_STATE");
+      expect((err as Error).message).toContain("is in the dead-letter queue");
+    }
+    await expect(
+      soniq.jobs.clearCheckpoint("00000000-0000-4000-8000-000000000000"),
+    ).rejects.toMatchObject({ code: "NOT_FOUND" });
+    await soniq.close();
+  });
+
   it("effect step › reconcile decides on the next attempt: { rerun: true } runs it again; a step that threw runs again without freezing", async () => {
     const { soniq } = await open(target, { shutdownTimeout: 0.3, shutdownSettle: 0.2 });
     let sends = 0;

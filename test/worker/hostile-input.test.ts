@@ -86,4 +86,55 @@ describeEachBackend("hostile input", (target) => {
     });
     await soniq.close();
   });
+
+  it("a result that is not JSON (BigInt, function, cycle) or over maxPayloadBytes › dead-lettered invalid_result after one attempt, not retried to maxAttempts", async () => {
+    const soniq = new Soniq({
+      backend: await target.open(),
+      env: {},
+      logger: pino({ level: "silent" }),
+      pollInterval: 0.05,
+      maxPayloadBytes: 10_000,
+    });
+    await soniq.setup();
+    const cyclic: Record<string, unknown> = {};
+    cyclic.self = cyclic;
+    const results: Record<string, unknown> = {
+      bigint: 1n,
+      fn: () => 1,
+      cyclic,
+      huge: "x".repeat(20_000),
+    };
+    const runs: Record<string, number> = {};
+    const job = soniq.job({
+      name: "returns.bad",
+      maxAttempts: 5,
+      retry: { kind: "fixed", delay: 0 },
+      handler: async (args: { kind: string }) => {
+        runs[args.kind] = (runs[args.kind] ?? 0) + 1;
+        return results[args.kind];
+      },
+    });
+    const reasons: string[] = [];
+    soniq.events.on("job_dead_lettered", (e) => reasons.push(e.reason));
+    const ids = new Map<string, string>();
+    for (const kind of Object.keys(results)) ids.set(kind, await job.enqueue({ kind }));
+    const worker = soniq.worker({ concurrency: 4 });
+    await worker.start();
+    await waitFor(async () => (await soniq.stats()).deadLetter === ids.size, 20_000);
+    await worker.stop();
+    for (const [kind, id] of ids) {
+      const dead = await soniq.getDeadLetter(id);
+      expect(dead?.reason, kind).toBe("invalid_result");
+      expect(dead?.attempts, kind).toBe(1);
+      expect(dead?.lastError, kind).toContain("INVALID_PAYLOAD: result of returns.bad");
+      expect(runs[kind], kind).toBe(1);
+    }
+    expect(reasons).toEqual([
+      "invalid_result",
+      "invalid_result",
+      "invalid_result",
+      "invalid_result",
+    ]);
+    await soniq.close();
+  });
 });

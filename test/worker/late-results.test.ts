@@ -73,13 +73,14 @@ describe("late and discarded results", () => {
     expect(await soniq.getJob(id)).toMatchObject({ status: "queued", result: null, attempts: 0 });
   });
 
-  it("sync handler › returns a value that cannot be cloned › the failure keeps the real error text", async () => {
+  it("sync handler › returns a value that cannot be cloned › dead-lettered invalid_result after one attempt (of 3), with the real error text", async () => {
     const { soniq } = await instance();
     soniq.syncJob({
       name: "t.uncloneable",
       handlerModule: HANDLERS,
       exportName: "uncloneable",
-      maxAttempts: 1,
+      maxAttempts: 3,
+      retry: { kind: "fixed", delay: 0 },
     });
     const id = await soniq.enqueue("t.uncloneable", {});
     const worker = soniq.worker();
@@ -88,5 +89,6 @@ describe("late and discarded results", () => {
     await worker.stop();
     expect(dead.lastError).toContain("cannot be sent back from its thread");
     expect(dead.lastError).not.toContain("non-Error thrown");
+    expect(dead).toMatchObject({ reason: "invalid_result", attempts: 1 });
   });
 });

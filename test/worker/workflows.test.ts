@@ -272,6 +272,54 @@ describeEachBackend("worker: workflows", (target) => {
     await soniq.close();
   });
 
+  it("replay › only the dependant, its failed dependency still dead-lettered › refused INVALID_STATE naming the dependency (replay, jobs.retry; skipped in a bulk replay), never run; replaying the dependency re-arms it (issue 29 item 3)", async () => {
+    const backend = await target.open();
+    const soniq = instanceOn(backend);
+    let fail = true;
+    const flaky = soniq.job({
+      name: "wf.flaky",
+      maxAttempts: 1,
+      handler: async () => {
+        if (fail) throw new Error("not yet");
+        return "fine";
+      },
+    });
+    let nextRuns = 0;
+    const next = soniq.job({
+      name: "wf.next",
+      handler: async (_args: object, ctx) => {
+        nextRuns += 1;
+        return (await ctx.dependencies()).map((d) => d.state);
+      },
+    });
+    const a = await flaky.enqueue({});
+    const b = await next.enqueue({}, { after: [a] });
+    const worker = soniq.worker({ concurrency: 2 });
+    await worker.start();
+    await waitFor(async () => (await stateOf(soniq, b)) === "dead", 20_000);
+    expect((await soniq.getDeadLetter(b))?.reason).toBe("dependency_failed");
+    for (const replay of [() => soniq.deadLetters.replay(b), () => soniq.jobs.retry(b)]) {
+      const err = (await replay().catch((e) => e)) as SoniqError;
+      expect(err.code).toBe("INVALID_STATE");
+      expect(err.details).toEqual({ dependencyId: a });
+      expect(err.message).toContain(`Replay ${a} instead`);
+    }
+    expect(await soniq.deadLetters.replayMany({ ids: [b] })).toMatchObject({
+      matched: 1,
+      done: 0,
+      skipped: 1,
+    });
+    expect(await stateOf(soniq, b)).toBe("dead");
+    expect(nextRuns).toBe(0);
+    fail = false;
+    await soniq.deadLetters.replay(a);
+    await waitFor(async () => (await stateOf(soniq, b)) === "done", 20_000);
+    await worker.stop();
+    expect(nextRuns).toBe(1);
+    expect((await soniq.getJob(b))?.result).toEqual(["done"]);
+    await soniq.close();
+  });
+
   it("flow › a root over 1,000 children › the root runs once, after every child, with 1,000 results", async () => {
     const backend = await target.open();
     const soniq = instanceOn(backend);
@@ -473,6 +521,93 @@ describeEachBackend("worker: workflows", (target) => {
     await worker.stop();
     expect(await stateOf(soniq, only!)).toBe("done");
     expect(fired).toBe(1);
+    await soniq.close();
+  });
+
+  it("batch cancel › flows.cancel(batchId) refused INVALID_ARGS, nothing cancelled; batches.cancel of an open batch seals it, cancels its queued members and stops the running one; the batch finishes failed, callbacks by their rules (issue 29 item 1)", async () => {
+    const backend = await target.open();
+    const soniq = instanceOn(backend);
+    let running = false;
+    const slow = soniq.job({
+      name: "wf.slow",
+      handler: async (_args: object, ctx) => {
+        running = true;
+        await new Promise<void>((resolve) => {
+          if (ctx.signal.aborted) resolve();
+          ctx.signal.addEventListener("abort", () => resolve());
+        });
+        return "stopped";
+      },
+    });
+    // Members no worker of this test claims: they stay queued until cancelled.
+    const later = soniq.job({ name: "wf.later", queue: "later", handler: async () => "later" });
+    const calls: string[] = [];
+    const callback = soniq.job({
+      name: "wf.callback",
+      handler: async (args: { tag: string }) => {
+        calls.push(args.tag);
+      },
+    });
+    const batch = await soniq.batch({
+      jobs: [{ job: slow, args: {} }],
+      onComplete: { job: callback, args: { tag: "complete" } },
+      onSuccess: { job: callback, args: { tag: "success" } },
+      onFailure: { job: callback, args: { tag: "failure" } },
+      open: true,
+    });
+    // A batch's id is not a flow's: no flow view, and the flow cancel refuses, naming the batch API.
+    expect(await soniq.flows.get(batch.id)).toBeNull();
+    expect(await soniq.flows.isBatch(batch.id)).toBe(true);
+    const refused = (await soniq.flows.cancel(batch.id).catch((e) => e)) as SoniqError;
+    expect(refused.code).toBe("INVALID_ARGS");
+    expect(refused.message).toContain("soniq.batches.cancel");
+    expect((await soniq.batches.get(batch.id))?.counts).toMatchObject({ pending: 1, cancelled: 0 });
+    const worker = soniq.worker({ concurrency: 4, queues: ["default"] });
+    await worker.start();
+    await waitFor(() => running, 20_000);
+    await batch.add([
+      { job: later, args: {} },
+      { job: later, args: {} },
+    ]);
+    expect(await soniq.batches.cancel(batch.id)).toEqual({
+      sealed: true,
+      cancelled: 2,
+      requested: 1,
+    });
+    await waitFor(
+      async () =>
+        (await soniq.batches.get(batch.id))?.callbacks.every(
+          (c) => c.state === "done" || c.state === "cancelled",
+        ),
+      20_000,
+    );
+    await worker.stop();
+    const view = await soniq.batches.get(batch.id);
+    expect(view?.state).toBe("finished");
+    expect(view?.counts).toEqual({ total: 3, pending: 0, done: 0, dead: 0, cancelled: 3 });
+    expect(calls.sort()).toEqual(["complete", "failure"]);
+    expect(await stateOf(soniq, batch.callbacks.onSuccess!)).toBe("cancelled");
+    const addAfter = (await batch.add([{ job: later, args: {} }]).catch((e) => e)) as SoniqError;
+    expect(addAfter.code).toBe("INVALID_STATE");
+    // Again: a finished batch has nothing left to cancel.
+    expect(await soniq.batches.cancel(batch.id)).toEqual({
+      sealed: false,
+      cancelled: 0,
+      requested: 0,
+    });
+    // An open batch with no member: refused, still open; an unknown id: NOT_FOUND.
+    const empty = await soniq.batch({
+      jobs: [],
+      onComplete: { job: callback, args: {} },
+      open: true,
+    });
+    const none = (await soniq.batches.cancel(empty.id).catch((e) => e)) as SoniqError;
+    expect(none.code).toBe("INVALID_STATE");
+    expect((await soniq.batches.get(empty.id))?.state).toBe("open");
+    const unknown = (await soniq.batches
+      .cancel("0190a0b0-0000-7000-8000-000000000000")
+      .catch((e) => e)) as SoniqError;
+    expect(unknown.code).toBe("NOT_FOUND");
     await soniq.close();
   });
 

@@ -469,6 +469,7 @@ export interface JobStore {
   /**
    * An operator's answer for a frozen job: writes `steps` and makes the job due now (wakes its
    * queue) when it is `queued` and its steps are still exactly `expected`; `false` otherwise.
+   * Clears `last_error` when it is the freeze's (`frozen: …`): the job is no longer frozen.
    */
   jobStepsResolve(params: JobStepsResolveParams): Promise<boolean>;
 

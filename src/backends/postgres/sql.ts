@@ -553,10 +553,12 @@ export function buildStatements(schema: string) {
 
     /**
      * `$1` id, `$2` expected steps text, `$3` new steps text, `$4` channel: an operator's answer
-     * for a frozen job; due now, NOTIFYs its queue. → `queue` when it changed.
+     * for a frozen job; due now, NOTIFYs its queue. → `queue` when it changed. The freeze's
+     * `last_error` (`frozen: …`) is cleared: the job is no longer frozen; any other error stays.
      */
     stepsResolve: notifying(
-      `UPDATE ${jobs} SET steps = $3, scheduled_at = now(), updated_at = now()
+      `UPDATE ${jobs} SET steps = $3, scheduled_at = now(), updated_at = now(),
+          last_error = CASE WHEN last_error LIKE 'frozen:%' THEN NULL ELSE last_error END
         WHERE id = $1::uuid AND status = 'queued' AND steps = $2`,
       "$4",
     ),

@@ -583,9 +583,13 @@ export const SQL = {
         last_error = @error, scheduled_at = @frozenUntil, updated_at = ${NOW_MS}
     WHERE ${OWNED}`,
 
-  /** An operator's answer for a frozen job (`@id`, `@expected`, `@steps`): due now. → `queue`. */
+  /**
+   * An operator's answer for a frozen job (`@id`, `@expected`, `@steps`): due now; the freeze's
+   * `last_error` (`frozen: …`) cleared, any other error kept. → `queue`.
+   */
   stepsResolve: `UPDATE soniq_jobs
-    SET steps = @steps, scheduled_at = ${NOW_MS}, updated_at = ${NOW_MS}
+    SET steps = @steps, scheduled_at = ${NOW_MS}, updated_at = ${NOW_MS},
+        last_error = CASE WHEN last_error LIKE 'frozen:%' THEN NULL ELSE last_error END
     WHERE ${QUEUED_ID} AND steps = @expected
     RETURNING queue`,
 

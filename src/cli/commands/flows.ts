@@ -1,6 +1,7 @@
 /**
  * `soniq flows show <id>` (docs/workflows.md): a flow as a tree, each job with its state, through
- * `soniq.flows.get`; `--json` prints the `flow` document. No such flow exits 2 (`NOT_FOUND`).
+ * `soniq.flows.get`; `--json` prints the `flow` document. No such flow exits 2 (`NOT_FOUND`); a
+ * batch's id too, with `INVALID_ARGS` and a hint to `soniq batches show`.
  */
 import type { Command } from "commander";
 import type { FlowView } from "../../admin/flows-admin.js";
@@ -52,6 +53,12 @@ export function register(program: Command): void {
       runCommand(() =>
         withInstance(connection(module, flags), async (soniq) => {
           const view = await soniq.flows.get(id);
+          if (!view && (await soniq.flows.isBatch(id))) {
+            throw new SoniqError(
+              "INVALID_ARGS",
+              `${id} is a batch's id, not a flow's: show it with soniq batches show ${id}`,
+            );
+          }
           if (!view) throw new SoniqError("NOT_FOUND", `no flow with id ${id}`);
           print(flags.json, flowJson(view), () => flowTree(view));
         }),

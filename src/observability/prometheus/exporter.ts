@@ -121,7 +121,7 @@ export function prometheusMetrics(
   });
   const deadLettered = new Counter({
     name: "soniq_jobs_dead_lettered_total",
-    help: "Jobs moved to the dead-letter queue, by reason (max_attempts_exceeded, unknown_job, invalid_args, crash_loop).",
+    help: "Jobs moved to the dead-letter queue, by reason (max_attempts_exceeded, invalid_result, unknown_job, invalid_args, crash_loop).",
     labelNames: ["queue", "job", "reason"],
     registers,
   });
@@ -443,7 +443,7 @@ export function prometheusMetrics(
     finished.inc({ ...labels, outcome: "dead_lettered" });
     deadLettered.inc({ ...labels, reason: e.reason });
     if (e.reason === "crash_loop") crashLooped.inc(labels);
-    if (e.reason === "max_attempts_exceeded") failed.inc(labels);
+    if (e.reason === "max_attempts_exceeded" || e.reason === "invalid_result") failed.inc(labels);
     if (e.duration_ms !== undefined)
       duration.observe({ ...labels, outcome: "failed" }, e.duration_ms / 1000);
   });
