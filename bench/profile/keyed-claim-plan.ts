@@ -5,9 +5,13 @@
  * `--repeat` claims (each rolled back).
  *
  *   node --import tsx bench/profile/keyed-claim-plan.ts [--jobs 10000] [--keys 1000] [--limit 2]
- *        [--claim 10] [--repeat 5] [--plan] [--full]
+ *        [--claim 10] [--repeat 5] [--plan] [--full] [--named] [--cursor tenant-500]
  *
  * `--full`: the full pass (every key's candidates ranked) instead of the rotating pass.
+ * `--named`: as a named (prepared) statement, as Soniq sends it: the server plans the first five
+ * executions for their values, later ones may use its generic plan. `--cursor`: the rotating
+ * pass's start key (default none). `--generic`: with `--named`, the generic plan from the first
+ * execution on (`plan_cache_mode = force_generic_plan`), what the server may switch to.
  */
 import pg from "pg";
 import { keyedClaimStatements } from "../../src/backends/postgres/keyed-claim.js";
@@ -44,7 +48,11 @@ await client.query(`ANALYZE ${schema}.soniq_jobs`);
 const sql = keyedClaimStatements(schema);
 const full = process.argv.includes("--full");
 const statement = full ? sql.claim : sql.rotate;
-const params = ["w1", claim, null, true, null, null, true, ...(full ? [] : [null])];
+const cursor = process.argv.includes("--cursor") ? flag("cursor", "") : null;
+const params = ["w1", claim, null, true, null, null, true, ...(full ? [] : [cursor])];
+const named = process.argv.includes("--named");
+if (process.argv.includes("--generic"))
+  await client.query("SET plan_cache_mode = force_generic_plan");
 if (process.argv.includes("--plan")) {
   await client.query("BEGIN");
   const { rows } = await client.query(`EXPLAIN (ANALYZE, BUFFERS) ${statement}`, params);
@@ -55,11 +63,16 @@ const times: number[] = [];
 for (let r = 0; r < repeat; r++) {
   await client.query("BEGIN");
   const t0 = performance.now();
-  const { rowCount } = await client.query(statement, params);
+  const { rowCount } = await client.query(
+    named
+      ? { name: "keyed_plan", text: statement, values: params }
+      : { text: statement, values: params },
+  );
   times.push(performance.now() - t0);
   await client.query("ROLLBACK");
   if (r === 0) console.log(`claimed ${rowCount}`);
 }
+console.log(`each: ${times.map((t) => t.toFixed(1)).join(" ")} ms`);
 times.sort((a, b) => a - b);
 console.log(
   `${full ? "full" : "rotating"} keyed claim of ${claim} over ${jobs} jobs / ${keys} keys (limit ${limit}): median ${times[times.length >> 1]?.toFixed(1)} ms, min ${times[0]?.toFixed(1)} ms`,

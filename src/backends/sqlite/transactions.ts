@@ -162,6 +162,20 @@ const DUE_IDS = {
 /** Per connection: how many claims it ran (odd: keyed jobs last; even: keyed jobs first). */
 const keyedTurns = new WeakMap<SqliteSession, number>();
 
+/**
+ * Per connection: whether its last read of due ids without a key came back empty, and the claims
+ * since the last one that ran that read (see {@link DRY_ORDINARY_EVERY}).
+ */
+const ordinaryReads = new WeakMap<SqliteSession, { dry: boolean; without: number }>();
+
+/**
+ * While a connection's read of due jobs without a key comes back empty, keyed jobs go first on
+ * every claim and that read still runs on at least every this-many-th claim (as PostgreSQL's
+ * `DRY_ORDINARY_EVERY`, docs/flow-control.md "Fairness"): a job without a key queued during a
+ * keyed backlog waits at most this many claims of the connection.
+ */
+export const DRY_ORDINARY_EVERY = 4;
+
 /** Per connection: the key its last rotating pass took a head from (keyedRotation). */
 const keyedCursors = new WeakMap<SqliteSession, string>();
 
@@ -257,14 +271,25 @@ export function claimDue(
     const keyedRead = s.statement(queues === null ? "keyedDueIds" : "keyedDueIdsInQueues").pluck();
     const turn = (keyedTurns.get(s) ?? 0) + 1;
     keyedTurns.set(s, turn);
-    const keyedFirst = turn % 2 === 0;
+    // After a read without a key that found nothing (a backlog of keyed jobs only: that read goes
+    // past every queued keyed row), keyed jobs go first on every claim, and that read runs on
+    // every DRY_ORDINARY_EVERY-th claim at least.
+    const ordinary = ordinaryReads.get(s) ?? { dry: false, without: 0 };
+    ordinaryReads.set(s, ordinary);
+    const keyedFirst =
+      ordinary.without < DRY_ORDINARY_EVERY - 1 && (turn % 2 === 0 || ordinary.dry);
     const ids = keyedFirst ? keyedRotation(s, params, limit, keyedRead) : [];
     // The keyed reads count processing rows and recorded starts, which this claim's own picks
     // are not yet: after one keyed read took jobs, no other keyed read runs in this claim, so a
     // key spanning a limited queue and another queue is never admitted twice on the same count.
     let keyedTook = ids.length > 0;
     if (ids.length < limit) {
-      ids.push(...(read.pluck().all({ ...params, limit: limit - ids.length }) as string[]));
+      const plain = read.pluck().all({ ...params, limit: limit - ids.length }) as string[];
+      ids.push(...plain);
+      ordinary.dry = plain.length === 0;
+      ordinary.without = 0;
+    } else {
+      ordinary.without += 1;
     }
     if (restricted) {
       // Queues with a max_running: at most their room, counted inside this same transaction.

@@ -1,0 +1,160 @@
+/**
+ * Where a keyed drain's time goes, claim by claim: `npm run build` first, then
+ *
+ *   node --import tsx bench/profile/keyed-drain.ts [--backend pg|sqlite] [--concurrency 10]
+ *        [--rounds 1]
+ *
+ * In this process, as the flow workload (bench/workloads/flow.ts): per round a drain of 10,000
+ * no-op jobs without a key and one over 1,000 keys (at most 2 per key), each on a fresh adapter.
+ * Per drain it prints the throughput, the worker's claims (how many, the jobs asked for and got,
+ * how many came back empty or short, the time spent in them and their share of the drain) and,
+ * on PostgreSQL, the statements the pool sent by kind (count per claim, average wait). Soniq is
+ * not changed: the built store's `jobClaim` and node-postgres's `Client.query` are wrapped.
+ */
+import { createRequire } from "node:module";
+import { join } from "node:path";
+import { soniqPostgres, soniqSqlite } from "../adapters/soniq.js";
+import { REPO_ROOT } from "../adapters/support.js";
+import { loadConfig } from "../config.js";
+import { withAdapter } from "../workloads/common.js";
+import { drainOn } from "../workloads/drain.js";
+import { FLOW_DRAIN_JOBS } from "../workloads/flow.js";
+
+type Fn = (this: unknown, ...args: unknown[]) => unknown;
+
+function flag(name: string, fallback: string): string {
+  const at = process.argv.indexOf(`--${name}`);
+  return at >= 0 ? (process.argv[at + 1] ?? fallback) : fallback;
+}
+
+const backend = flag("backend", "pg");
+const concurrency = Number(flag("concurrency", "10"));
+const rounds = Number(flag("rounds", "1"));
+
+/** A statement's kind: its first words, with the keyed claim's statements named. */
+function kind(text: string): string {
+  const t = text.replace(/\s+/g, " ").trim();
+  if (/^WITH RECURSIVE after_keys/i.test(t)) return "keyed: rotating pass";
+  if (/^WITH RECURSIVE keys/i.test(t)) return "keyed: full pass";
+  if (/pg_advisory_xact_lock/i.test(t)) return "keyed: advisory lock";
+  if (/^SELECT EXISTS \(SELECT 1 FROM \S+ AS k/i.test(t)) return "keyed: anyQueued probe";
+  if (/^WITH picked AS/i.test(t)) return "ordinary claim";
+  const table = /(?:UPDATE|FROM|INTO)\s+(?:"[^"]+"\.)?"?([a-z_]+)"?/i.exec(t)?.[1] ?? "";
+  return `${t.split(" ")[0]?.toUpperCase() ?? "?"} ${table}`.trim();
+}
+
+const stats = new Map<string, { count: number; ms: number }>();
+const require = createRequire(join(REPO_ROOT, "package.json"));
+const pg = require("pg") as { Client: { prototype: { query: Fn } } };
+const originalQuery = pg.Client.prototype.query;
+pg.Client.prototype.query = function (this: unknown, ...args: unknown[]) {
+  const first = args[0];
+  const text =
+    typeof first === "string" ? first : ((first as { text?: string } | null)?.text ?? "?");
+  const entry = stats.get(kind(text)) ?? { count: 0, ms: 0 };
+  stats.set(kind(text), entry);
+  entry.count += 1;
+  const started = performance.now();
+  const done = () => {
+    entry.ms += performance.now() - started;
+  };
+  const last = args.length - 1;
+  const callback = args[last];
+  if (typeof callback === "function") {
+    args[last] = (...results: unknown[]) => {
+      done();
+      return (callback as Fn)(...results);
+    };
+  }
+  const result = originalQuery.apply(this, args);
+  if (typeof callback !== "function" && result instanceof Promise) result.then(done, done);
+  return result;
+};
+
+const claims = { count: 0, asked: 0, got: 0, empty: 0, short: 0, ms: 0 };
+const storeModule =
+  backend === "sqlite"
+    ? ((await import(join(REPO_ROOT, "dist/backends/sqlite/job-store.js"))) as Record<
+        string,
+        { prototype: Record<string, Fn> }
+      >)
+    : ((await import(join(REPO_ROOT, "dist/backends/postgres/job-store.js"))) as Record<
+        string,
+        { prototype: Record<string, Fn> }
+      >);
+const Store = (storeModule.SqliteJobStore ?? storeModule.PgJobStore) as {
+  prototype: Record<string, Fn>;
+};
+const originalClaim = Store.prototype.jobClaim as Fn;
+Store.prototype.jobClaim = async function (this: unknown, ...args: unknown[]) {
+  const started = performance.now();
+  const rows = (await originalClaim.apply(this, args)) as unknown[];
+  const asked = (args[0] as { limit: number }).limit;
+  claims.count += 1;
+  claims.asked += asked;
+  claims.got += rows.length;
+  if (rows.length === 0) claims.empty += 1;
+  else if (rows.length < asked) claims.short += 1;
+  claims.ms += performance.now() - started;
+  return rows;
+};
+
+const config = loadConfig(["--quick"]);
+const factory =
+  backend === "sqlite"
+    ? soniqSqlite()
+    : soniqPostgres(process.env.BENCH_PG_URL ?? "postgres://postgres@127.0.0.1:5432/test");
+await factory.prepare();
+
+async function one(keyed: boolean): Promise<number> {
+  stats.clear();
+  Object.assign(claims, { count: 0, asked: 0, got: 0, empty: 0, short: 0, ms: 0 });
+  let drainMs = 0;
+  const result = await withAdapter(factory, async (adapter) => {
+    const enqueue = keyed ? adapter.enqueueBulkKeyed?.bind(adapter) : undefined;
+    const t0 = performance.now();
+    const r = await drainOn(
+      adapter,
+      factory,
+      config,
+      FLOW_DRAIN_JOBS,
+      concurrency,
+      "noop",
+      {
+        before() {
+          stats.clear();
+          Object.assign(claims, { count: 0, asked: 0, got: 0, empty: 0, short: 0, ms: 0 });
+        },
+        after() {
+          drainMs = performance.now() - t0;
+        },
+      },
+      enqueue,
+    );
+    return r;
+  });
+  const c = claims;
+  const lines = [
+    `${keyed ? "keyed" : "no key"} c${concurrency}: ${result.sample.value.toFixed(0)} jobs/s`,
+    `  claims ${c.count}: asked ${(c.asked / c.count).toFixed(1)}, got ${(c.got / c.count).toFixed(1)} avg; empty ${c.empty}, short ${c.short}; ${(c.ms / c.count).toFixed(2)} ms avg, ${c.ms.toFixed(0)} ms in all (drain window incl. fill ${drainMs.toFixed(0)} ms)`,
+  ];
+  const rows = [...stats.entries()].sort((a, b) => b[1].ms - a[1].ms);
+  for (const [k, s] of rows) {
+    lines.push(
+      `  ${k.padEnd(36)} ${(s.count / c.count).toFixed(2).padStart(6)} per claim  ${(s.ms / s.count).toFixed(2).padStart(6)} ms avg  ${s.ms.toFixed(0).padStart(6)} ms`,
+    );
+  }
+  process.stdout.write(`${lines.join("\n")}\n`);
+  return result.sample.value;
+}
+
+try {
+  await one(false); // warm-up
+  for (let r = 0; r < rounds; r++) {
+    const plain = await one(false);
+    const keyed = await one(true);
+    process.stdout.write(`ratio keyed / no key: ${(keyed / plain).toFixed(2)}\n\n`);
+  }
+} finally {
+  await factory.cleanup();
+}
