@@ -128,6 +128,8 @@ for (const target of targets) {
         await check("error", ["jobs", "show", "00000000-0000-4000-8000-000000000000"], 2);
         await check("error", ["status", "--no-such-flag"], 2);
         await check("job-action", ["dlq", "replay", dead]);
+        await check("flow-cancel", ["flows", "cancel", flow.id]);
+        await check("batch-cancel", ["batches", "cancel", batch.id]);
 
         // A worker's exit line.
         const worker = startCli(["worker", "--module", MODULE, "--json"], {

@@ -31,6 +31,43 @@ for (const target of targets) {
       expect(asBatch.stdout).toContain(`batch ${batch.id}  running`);
     }, 60_000);
 
+    it("flows cancel and batches cancel › what they did, in text; the jobs end cancelled; a batch's id to flows cancel › exit 2 naming `soniq batches cancel`", async () => {
+      const { env, db } = await prepared(target, { SONIQ_LOG_LEVEL: "warn" });
+      const flow = await db.flow({
+        job: "report.send",
+        args: { to: "root" },
+        children: [
+          { job: "report.send", args: { to: "a" } },
+          { job: "report.send", args: { to: "b" } },
+        ],
+      });
+      const batch = await db.batch({
+        jobs: [{ job: "report.send", args: { to: "member" } }],
+        onSuccess: { job: "report.send", args: { to: "callback" } },
+        open: true,
+      });
+      const wrong = await runCli(["flows", "cancel", batch.id], env);
+      expect(wrong.code).toBe(2);
+      expect(wrong.stderr).toContain("INVALID_ARGS");
+      expect(wrong.stderr).toContain(`soniq batches cancel ${batch.id}`);
+      const flowCancel = await runCli(["flows", "cancel", flow.id], env);
+      expect(flowCancel.code, flowCancel.stderr).toBe(0);
+      expect(flowCancel.stdout.trim()).toBe(
+        `flow ${flow.id}: 3 cancelled, 0 running asked to stop`,
+      );
+      const batchCancel = await runCli(["batches", "cancel", batch.id], env);
+      expect(batchCancel.code, batchCancel.stderr).toBe(0);
+      expect(batchCancel.stdout.trim()).toBe(
+        `batch ${batch.id}: sealed, 1 cancelled, 0 running asked to stop`,
+      );
+      const flowView = await db.flows.get(flow.id);
+      expect(flowView?.state).toBe("cancelled");
+      expect(flowView?.jobs.map((j) => j.state)).toEqual(["cancelled", "cancelled", "cancelled"]);
+      const batchView = await db.batches.get(batch.id);
+      expect(batchView?.counts).toMatchObject({ total: 1, pending: 0, cancelled: 1 });
+      await db.close();
+    }, 60_000);
+
     it("an id of 100,000 characters › exit 2, the error echoes its start and its length, one short line", async () => {
       const { env } = await prepared(target, { SONIQ_LOG_LEVEL: "warn" });
       const huge = `0190${"a".repeat(99_996)}`;

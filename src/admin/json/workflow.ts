@@ -57,6 +57,26 @@ export const batchJsonSchema = z.object({
   members: z.array(flowJobJsonSchema),
 });
 
+/** What `soniq flows cancel --json` prints: the flow and what its cancel did. */
+export const flowCancelJsonSchema = z.object({
+  id: z.string(),
+  /** Jobs that were waiting or queued: cancelled now. */
+  cancelled: z.number().int(),
+  /** Jobs that were running: a cancel request was stored (their workers stop them). */
+  requested: z.number().int(),
+});
+
+/** What `soniq batches cancel --json` prints: the batch and what its cancel did. */
+export const batchCancelJsonSchema = z.object({
+  id: z.string(),
+  /** True when the batch was open and this cancel sealed it. */
+  sealed: z.boolean(),
+  /** Members that were queued: cancelled now. */
+  cancelled: z.number().int(),
+  /** Members that were running: a cancel request was stored. */
+  requested: z.number().int(),
+});
+
 /** `view` as its JSON document. */
 export function flowJson(view: FlowView): z.infer<typeof flowJsonSchema> {
   return {

@@ -7,10 +7,12 @@
  */
 import { z } from "zod";
 import {
+  batchCancelJsonSchema,
   batchJsonSchema,
   bulkResultJsonSchema,
   deadLetterPageJsonSchema,
   errorJsonSchema,
+  flowCancelJsonSchema,
   flowJsonSchema,
   jobActionsJsonSchema,
   jobDetailJsonSchema,
@@ -65,6 +67,18 @@ export const JSON_OUTPUTS: Readonly<Record<string, JsonOutput>> = {
     description:
       "A batch (docs/workflows.md): open, running or finished, member counts, callbacks and members.",
     schema: batchJsonSchema,
+  },
+  "flow-cancel": {
+    commands: ["soniq flows cancel --json"],
+    description:
+      "A flow's cancel (docs/workflows.md): jobs cancelled at once and running jobs asked to stop.",
+    schema: flowCancelJsonSchema,
+  },
+  "batch-cancel": {
+    commands: ["soniq batches cancel --json"],
+    description:
+      "A batch's cancel (docs/workflows.md): whether it sealed the batch, members cancelled at once and running members asked to stop.",
+    schema: batchCancelJsonSchema,
   },
   setup: {
     commands: ["soniq setup --json"],
