@@ -16,6 +16,12 @@
  *   key's second…), then in claim order; a job is taken only while its key's running count plus
  *   the jobs taken before it of that key stays within the job's limit.
  *
+ * Outside another transaction (`KeyedClaim.claim`), the lock and both passes are one statement,
+ * migration 020's function `soniq_keyed_claim` (the same passes written in PL/pgSQL, each a
+ * statement of its own after the lock, so each takes its snapshot after it): one round trip
+ * instead of three. A store that has taken rate-limited jobs keeps the transaction (it reads the
+ * next window in it), and so does the keyed part of a limited queue's claim (`claimIn`).
+ *
  * Fairness: a claim of `n` jobs serves `n` different keys before a second job of any key. The
  * bound: a due keyed job at the head of a key with room is taken within one rotation of the key
  * walk of a process that keeps claiming (⌈keys ÷ claim size⌉ claims) — never behind another key's
@@ -136,6 +142,20 @@ export function keyedClaimStatements(schema: string) {
       SELECT ${CLAIMED_COLUMNS}, (SELECT k FROM last) AS last_key FROM claimed
       ORDER BY priority, scheduled_at, created_at, claimed.id`;
   return {
+    /**
+     * The whole keyed claim in one statement (migration 020's `soniq_keyed_claim`: the lock, the
+     * rotating pass, the full pass when short, each pass a statement of its own after the lock):
+     * `$1`–`$6` as {@link claim}'s (`$7` restricted is always true), `$7` the cursor (NULL: none),
+     * `$8` the lock's name. Outside a transaction its lock is held until the statement's implicit
+     * transaction commits. → claimed jobs (`CLAIMED_COLUMNS`) in claim order, each with
+     * `last_key`: the key the rotating pass took its last head from ('' when it took none).
+     */
+    claimFunction: `SELECT ${CLAIMED_COLUMNS},
+        current_setting('soniq.keyed_cursor', true) AS last_key
+      FROM ${s}.soniq_keyed_claim($1::text, $2::int, $3::text[], $4::boolean, $5::text[],
+                                  $6::int[], $7::text, $8::text) AS claimed
+      ORDER BY priority, scheduled_at, created_at, claimed.id`,
+
     /** `$1` lock name → takes the schema's keyed-claim lock until the transaction ends. */
     lock: "SELECT pg_advisory_xact_lock(hashtext($1::text))",
 
@@ -362,11 +382,27 @@ export class KeyedClaim {
       }
     }
     this.noneQueuedAt = Number.NEGATIVE_INFINITY;
+    if (!this.rateSeen || this.windowWake === undefined) {
+      // One round trip: the lock and both passes in one statement (migration 020). A store that
+      // has seen rate-limited jobs takes the transaction below, which asks for the next window.
+      const rows = await this.claimOnce(request);
+      this.tookLast = rows.length > 0;
+      if (rows.some((row) => hasRateLimit(row.meta))) {
+        this.rateSeen = true;
+        if (rows.length < request.limit && this.windowWake !== undefined) {
+          // The first claim that took rate-limited jobs came back short: when the next window
+          // opens (read after its commit; later claims read it in their transaction).
+          const next = await this.conn.run<{ ms: string | number | null }>(this.sql.nextWindow, []);
+          const ms = next.rows[0]?.ms;
+          if (ms !== null && ms !== undefined) this.windowWake.in(Number(ms));
+        }
+      }
+      return rows;
+    }
     let nextMs: number | null = null;
     const rows = await this.conn.transaction(async (client) => {
       const got = await this.claimIn(client, request, true, true);
-      if (!this.rateSeen && got.some((row) => hasRateLimit(row.meta))) this.rateSeen = true;
-      if (this.rateSeen && got.length < request.limit && this.windowWake !== undefined) {
+      if (got.length < request.limit) {
         // Rate-limited jobs may be held by full windows: when the first opens, read in this
         // transaction (the starts the claim saw live; a passed one answers 0).
         const next = await client.query<{ ms: string | number | null }>(
@@ -379,6 +415,31 @@ export class KeyedClaim {
     }, this.sql.beginLocked);
     if (nextMs !== null) this.windowWake?.in(nextMs);
     this.tookLast = rows.length > 0;
+    return rows;
+  }
+
+  /**
+   * The keyed claim as one statement outside a transaction (`claimFunction`): the lock and both
+   * passes in one round trip. Moves the cursor to the rotating pass's last key.
+   */
+  private async claimOnce(request: KeyedClaimRequest): Promise<RawClaimedRow[]> {
+    const result = await this.conn.run<RawClaimedRow & { last_key: string | null }>(
+      this.sql.claimFunction,
+      [
+        request.workerId,
+        request.limit,
+        request.queues,
+        request.startKnown,
+        request.names,
+        request.versions,
+        this.cursor,
+        this.lockName,
+      ],
+    );
+    const rows = result.rows;
+    const lastKey = rows[0]?.last_key;
+    if (lastKey !== undefined && lastKey !== null && lastKey !== "") this.cursor = lastKey;
+    for (const row of rows) delete (row as { last_key?: unknown }).last_key;
     return rows;
   }
 
