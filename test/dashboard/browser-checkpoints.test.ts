@@ -157,7 +157,9 @@ for (const backend of BACKENDS) {
       expect(await page.locator("[data-testid=timeline-step]").count()).toBe(2);
       // Run it again: the step's record is gone, the job due now.
       await page.getByRole("button", { name: "Run it again" }).click();
-      await page.locator("[role=status]", { hasText: "ok" }).waitFor({ timeout: 10_000 });
+      await page
+        .locator("[role=status]", { hasText: "resolve charge (rerun): ok" })
+        .waitFor({ timeout: 10_000 });
       const after = await soniq.jobs.get(rerun);
       expect(after && "steps" in after ? after.steps.map((s) => s.name) : null).toEqual([
         "prepare",
@@ -171,10 +173,15 @@ for (const backend of BACKENDS) {
         .waitFor({ state: "detached", timeout: 10_000 });
       expect(await soniq.jobs.get(rerun)).toMatchObject({ checkpoint: null, steps: [] });
 
-      // It happened, with the result typed into the prompt.
+      // It happened, with the result typed into the prompt. Another job's page shows no message
+      // of the last job's action (it showed "clear checkpoint: ok", which a wait for "ok" took
+      // as this answer's before it was written).
       await openJob(page, served.root, happened);
+      expect(await page.locator("[role=status]").count()).toBe(0);
       await page.getByRole("button", { name: "It happened" }).click();
-      await page.locator("[role=status]", { hasText: "ok" }).waitFor({ timeout: 10_000 });
+      await page
+        .locator("[role=status]", { hasText: "resolve charge (done): ok" })
+        .waitFor({ timeout: 10_000 });
       const state = await (await soniq.backend()).jobResumeRead({ id: happened });
       expect(JSON.parse(state?.steps as string).charge).toMatchObject({
         s: "done",

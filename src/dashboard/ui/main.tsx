@@ -31,11 +31,12 @@ function Page({ me }: { me: Me }) {
   const { path, params } = useRoute();
   const parts = path.split("/").filter(Boolean);
   const [section, id] = parts;
+  // Keyed by the job: another job's page starts afresh (no message of the last job's action).
   if (section === "jobs" && id)
-    return <JobDetailPage me={me} id={decodeURIComponent(id)} dead={false} />;
+    return <JobDetailPage key={`job ${id}`} me={me} id={decodeURIComponent(id)} dead={false} />;
   if (section === "jobs") return <JobsPage me={me} params={params} dead={false} />;
   if (section === "dead-letter" && id)
-    return <JobDetailPage me={me} id={decodeURIComponent(id)} dead />;
+    return <JobDetailPage key={`dead ${id}`} me={me} id={decodeURIComponent(id)} dead />;
   if (section === "dead-letter") return <JobsPage me={me} params={params} dead />;
   if (section === "queues") return <QueuesPage me={me} params={params} />;
   if (section === "workers") return <WorkersPage />;
