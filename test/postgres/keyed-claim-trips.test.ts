@@ -11,6 +11,7 @@ import { pino } from "pino";
 import { afterAll, afterEach, beforeAll, expect, it, vi } from "vitest";
 import { DRY_ORDINARY_EVERY } from "../../src/backends/postgres/job-store.js";
 import { PostgresBackend } from "../../src/backends/postgres/postgres-backend.js";
+import { buildStatements } from "../../src/backends/postgres/sql.js";
 import { Soniq } from "../../src/index.js";
 import { TEST_DATABASE_URL } from "../helpers/postgres.js";
 import { describePostgres, usePostgresSchemas } from "../helpers/postgres-suite.js";
@@ -155,5 +156,33 @@ describePostgres("postgres: the keyed claim's round trips", () => {
     expect(got.length).toBe(2);
     expect(sent.limitedKeyed).toBe(1);
     expect(sent.passes).toBe(0);
+  });
+
+  it("the claim statement of jobs without a key, over queued keyed jobs only › reads none of them (migration 027: its index holds rows without a key)", async () => {
+    const keyed = soniq.job({
+      name: "trips.backlog",
+      concurrency: { key: (args: { k: number }) => `b${args.k}`, limit: 1 },
+      handler: async () => undefined,
+    });
+    await keyed.enqueueMany(Array.from({ length: 200 }, (_, k) => ({ args: { k } })));
+    const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
+    await client.connect();
+    try {
+      await client.query("BEGIN");
+      const { rows } = await client.query<{ "QUERY PLAN": string }>(
+        `EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) ${buildStatements(backend.schema).claimAll}`,
+        ["w4", 100, true, null, null],
+      );
+      await client.query("ROLLBACK");
+      const plan = rows.map((row) => row["QUERY PLAN"]).join("\n");
+      // Before 027 the walk read every queued keyed row and dropped it by its filter.
+      expect(plan).toMatch(
+        /Index Scan using soniq_jobs_claim_idx on soniq_jobs cj \(actual rows=0 /,
+      );
+      const walk = plan.slice(plan.indexOf("Index Scan using soniq_jobs_claim_idx"));
+      expect(walk.slice(0, walk.indexOf("CTE claimed"))).not.toContain("Rows Removed by Filter");
+    } finally {
+      await client.end();
+    }
   });
 });

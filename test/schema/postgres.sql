@@ -1,6 +1,6 @@
 -- The PostgreSQL schema after every migration, as a fresh `setup()` leaves it.
 -- Written by `npm run schema:dump`; checked by test/schema/schema.test.ts. Do not edit.
--- Migrations: 001_initial.sql, 002_leases.sql, 003_queue_claim_index.sql, 004_schedules.sql, 005_start_marks.sql, 006_operations.sql, 007_remote_submissions.sql, 008_trace_context.sql, 009_notify_queued_only.sql, 010_finished_jobs.sql, 011_finished_partitions.sql, 012_job_versions.sql, 013_worker_capabilities.sql, 014_worker_exits.sql, 015_concurrency_keys.sql, 016_rate_limits.sql, 017_checkpoints.sql, 018_enqueue_function.sql, 019_workflows.sql, 020_keyed_claim_function.sql, 021_finish_notices.sql, 022_flow_ends.sql, 023_awaited_check.sql, 024_flow_settle_set.sql, 025_keyed_claim_one_path.sql
+-- Migrations: 001_initial.sql, 002_leases.sql, 003_queue_claim_index.sql, 004_schedules.sql, 005_start_marks.sql, 006_operations.sql, 007_remote_submissions.sql, 008_trace_context.sql, 009_notify_queued_only.sql, 010_finished_jobs.sql, 011_finished_partitions.sql, 012_job_versions.sql, 013_worker_capabilities.sql, 014_worker_exits.sql, 015_concurrency_keys.sql, 016_rate_limits.sql, 017_checkpoints.sql, 018_enqueue_function.sql, 019_workflows.sql, 020_keyed_claim_function.sql, 021_finish_notices.sql, 022_flow_ends.sql, 023_awaited_check.sql, 024_flow_settle_set.sql, 025_keyed_claim_one_path.sql, 027_claim_indexes_unkeyed.sql
 
 CREATE TABLE soniq_dead_letter_jobs (
   id uuid NOT NULL,
@@ -372,13 +372,14 @@ CREATE INDEX soniq_flow_nodes_flow_idx ON soniq_flow_nodes USING btree (flow_id)
 CREATE INDEX soniq_job_deps_dep_idx ON soniq_job_deps USING btree (dep_id);
 CREATE INDEX soniq_job_events_at_idx ON soniq_job_events USING btree (at);
 CREATE INDEX soniq_job_events_job_idx ON soniq_job_events USING btree (job_id, id);
-CREATE INDEX soniq_jobs_claim_idx ON soniq_jobs USING btree (priority, scheduled_at, created_at, id) WHERE (status = 'queued'::text);
+CREATE INDEX soniq_jobs_claim_idx ON soniq_jobs USING btree (priority, scheduled_at, created_at, id) WHERE ((status = 'queued'::text) AND ((meta IS NULL) OR ((meta -> 'concurrency'::text) IS NULL)));
 CREATE UNIQUE INDEX soniq_jobs_dedup_key_idx ON soniq_jobs USING btree (dedup_key) WHERE (dedup_key IS NOT NULL);
 CREATE INDEX soniq_jobs_keyed_claim_idx ON soniq_jobs USING btree ((((meta -> 'concurrency'::text) ->> 'key'::text)), priority, scheduled_at, created_at, id) WHERE ((status = 'queued'::text) AND ((meta -> 'concurrency'::text) IS NOT NULL));
+CREATE INDEX soniq_jobs_keyed_queue_idx ON soniq_jobs USING btree (queue, scheduled_at) WHERE ((status = 'queued'::text) AND (meta IS NOT NULL) AND ((meta -> 'concurrency'::text) IS NOT NULL));
 CREATE INDEX soniq_jobs_keyed_running_idx ON soniq_jobs USING btree ((((meta -> 'concurrency'::text) ->> 'key'::text))) WHERE ((status = 'processing'::text) AND ((meta -> 'concurrency'::text) IS NOT NULL));
 CREATE INDEX soniq_jobs_legacy_order_idx ON soniq_jobs USING btree (created_at DESC, id DESC) WHERE (substr((id)::text, 15, 1) <> '7'::text);
 CREATE INDEX soniq_jobs_processing_idx ON soniq_jobs USING btree (worker_id) WHERE (status = 'processing'::text);
-CREATE INDEX soniq_jobs_queue_claim_idx ON soniq_jobs USING btree (queue, priority, scheduled_at, created_at, id) WHERE (status = 'queued'::text);
+CREATE INDEX soniq_jobs_queue_claim_idx ON soniq_jobs USING btree (queue, priority, scheduled_at, created_at, id) WHERE ((status = 'queued'::text) AND ((meta IS NULL) OR ((meta -> 'concurrency'::text) IS NULL)));
 CREATE INDEX soniq_jobs_waiting_idx ON soniq_jobs USING btree (queue, name, version, scheduled_at) WHERE (status = 'queued'::text);
 CREATE INDEX soniq_rate_starts_expiry_idx ON soniq_rate_starts USING btree (expires_at);
 CREATE INDEX soniq_rate_starts_key_idx ON soniq_rate_starts USING btree (key, expires_at);
