@@ -77,6 +77,30 @@ describePostgres("postgres: the keyed claim's rotating pass", () => {
     expect((await claim(50)).length).toBe(50);
   });
 
+  it("a key whose first row in claim order is not due, or of a name the claimer does not run › its head is the first row that is", async () => {
+    // The walk reads each key's first queued row in claim order and takes it as the head when it
+    // qualifies; else a probe of the key finds the head (migration 025).
+    const mixed = soniq.job({
+      name: "rotation.mixed",
+      concurrency: { key: (args: { k: string; n: number }) => args.k, limit: 5 },
+      handler: async () => undefined,
+    });
+    const other = soniq.job({
+      name: "rotation.other",
+      concurrency: { key: (args: { k: string; n: number }) => args.k, limit: 5 },
+      handler: async () => undefined,
+    });
+    await mixed.enqueue({ k: "ma", n: 0 }, { priority: -1, delay: 3600 });
+    await mixed.enqueue({ k: "ma", n: 1 });
+    await other.enqueue({ k: "mb", n: 0 }, { priority: -1 });
+    await mixed.enqueue({ k: "mb", n: 1 });
+    const claim = (limit: number) =>
+      backend.jobClaim({ workerId: "w4", queues: null, limit, names: ["rotation.mixed"] });
+    expect(keysOf(await claim(1))).toEqual(["ma1"]);
+    expect(keysOf(await claim(5))).toEqual(["mb1"]);
+    expect(await claim(5)).toEqual([]);
+  });
+
   it("migration 020's signature (a process of the previous version during an upgrade) › claims through 025's function: heads first, then the full pass", async () => {
     const job = soniq.job({
       name: "rotation.previous",

@@ -870,6 +870,8 @@ DECLARE
   -- The instant of each pass, read after the lock wait (statement_timestamp() would be the
   -- calling statement's start, before it): the jobs' started_at and the rate windows' clock.
   t timestamptz;
+  -- Whether any key is paused (ctx.rateLimited, scope key): else the passes skip the probe per key.
+  paused_keys boolean;
 BEGIN
   PERFORM pg_advisory_xact_lock(hashtext(p_lock));
   PERFORM set_config('soniq.keyed_cursor', '', true);
@@ -879,56 +881,114 @@ BEGIN
   END IF;
   FOR pass IN 1..2 LOOP
     t := clock_timestamp();
+    paused_keys := EXISTS (SELECT 1 FROM soniq_rate_pauses AS p WHERE p.until > t);
     IF pass = 1 THEN
       -- The rotating pass: keys with queued jobs in key order from just after the cursor,
-      -- wrapping round; each key's head while the key has room, until p_limit heads.
-      WITH RECURSIVE after_keys(k) AS (
-        (SELECT (f.meta -> 'concurrency' ->> 'key') FROM soniq_jobs AS f
+      -- wrapping round; each key's head while the key has room, until p_limit heads. The walk
+      -- reads each key's first queued row in claim order (its first entry in the keyed index):
+      -- when that row is due and passes the filters it is the head, else a probe finds it.
+      WITH RECURSIVE after_keys(k, id, ok, lim, rate_lim) AS (
+        (SELECT (f.meta -> 'concurrency' ->> 'key') AS k, f.id,
+                 (f.scheduled_at <= now()
+                 AND (p_queues IS NULL OR f.queue = ANY(p_queues))
+                 AND (p_names IS NULL OR f.name = ANY(p_names))
+                 AND (f.version = 1 OR p_versions IS NULL
+                      OR f.version <= p_versions[array_position(p_names, f.name)])
+                 AND (NOT p_restricted OR f.queue NOT IN (SELECT qs.name FROM soniq_queues AS qs
+                      WHERE (qs.paused AND (qs.paused_until IS NULL OR qs.paused_until > now()))
+                         OR qs.max_running IS NOT NULL))) AS ok,
+                 ((f.meta -> 'concurrency' ->> 'limit')::int) AS lim,
+                 ((f.meta -> 'rate' ->> 'limit')::int) AS rate_lim
+          FROM soniq_jobs AS f
          WHERE f.status = 'queued' AND (f.meta -> 'concurrency') IS NOT NULL
            AND (f.meta -> 'concurrency' ->> 'key') > cur
-         ORDER BY 1 LIMIT 1)
+         ORDER BY (f.meta -> 'concurrency' ->> 'key'), f.priority, f.scheduled_at, f.created_at,
+                  f.id
+         LIMIT 1)
         UNION ALL
-        SELECT (SELECT (n.meta -> 'concurrency' ->> 'key') FROM soniq_jobs AS n
-                WHERE n.status = 'queued' AND (n.meta -> 'concurrency') IS NOT NULL
-                  AND (n.meta -> 'concurrency' ->> 'key') > after_keys.k
-                ORDER BY 1 LIMIT 1)
-        FROM after_keys WHERE after_keys.k IS NOT NULL
-      ), before_keys(k) AS (
-        (SELECT (f.meta -> 'concurrency' ->> 'key') FROM soniq_jobs AS f
+        SELECT n.k, n.id, n.ok, n.lim, n.rate_lim
+        FROM after_keys AS a
+        CROSS JOIN LATERAL (SELECT (n.meta -> 'concurrency' ->> 'key') AS k, n.id,
+                 (n.scheduled_at <= now()
+                 AND (p_queues IS NULL OR n.queue = ANY(p_queues))
+                 AND (p_names IS NULL OR n.name = ANY(p_names))
+                 AND (n.version = 1 OR p_versions IS NULL
+                      OR n.version <= p_versions[array_position(p_names, n.name)])
+                 AND (NOT p_restricted OR n.queue NOT IN (SELECT qs.name FROM soniq_queues AS qs
+                      WHERE (qs.paused AND (qs.paused_until IS NULL OR qs.paused_until > now()))
+                         OR qs.max_running IS NOT NULL))) AS ok,
+                 ((n.meta -> 'concurrency' ->> 'limit')::int) AS lim,
+                 ((n.meta -> 'rate' ->> 'limit')::int) AS rate_lim
+          FROM soniq_jobs AS n
+          WHERE n.status = 'queued' AND (n.meta -> 'concurrency') IS NOT NULL
+            AND (n.meta -> 'concurrency' ->> 'key') > a.k
+          ORDER BY (n.meta -> 'concurrency' ->> 'key'), n.priority, n.scheduled_at, n.created_at,
+                   n.id
+          LIMIT 1) AS n
+      ), before_keys(k, id, ok, lim, rate_lim) AS (
+        (SELECT (f.meta -> 'concurrency' ->> 'key') AS k, f.id,
+                 (f.scheduled_at <= now()
+                 AND (p_queues IS NULL OR f.queue = ANY(p_queues))
+                 AND (p_names IS NULL OR f.name = ANY(p_names))
+                 AND (f.version = 1 OR p_versions IS NULL
+                      OR f.version <= p_versions[array_position(p_names, f.name)])
+                 AND (NOT p_restricted OR f.queue NOT IN (SELECT qs.name FROM soniq_queues AS qs
+                      WHERE (qs.paused AND (qs.paused_until IS NULL OR qs.paused_until > now()))
+                         OR qs.max_running IS NOT NULL))) AS ok,
+                 ((f.meta -> 'concurrency' ->> 'limit')::int) AS lim,
+                 ((f.meta -> 'rate' ->> 'limit')::int) AS rate_lim
+          FROM soniq_jobs AS f
          WHERE f.status = 'queued' AND (f.meta -> 'concurrency') IS NOT NULL
-           AND (f.meta -> 'concurrency' ->> 'key') <= cur ORDER BY 1 LIMIT 1)
+           AND (f.meta -> 'concurrency' ->> 'key') <= cur
+         ORDER BY (f.meta -> 'concurrency' ->> 'key'), f.priority, f.scheduled_at, f.created_at,
+                  f.id
+         LIMIT 1)
         UNION ALL
-        SELECT (SELECT (n.meta -> 'concurrency' ->> 'key') FROM soniq_jobs AS n
-                WHERE n.status = 'queued' AND (n.meta -> 'concurrency') IS NOT NULL
-                  AND (n.meta -> 'concurrency' ->> 'key') > before_keys.k
-                  AND (n.meta -> 'concurrency' ->> 'key') <= cur
-                ORDER BY 1 LIMIT 1)
-        FROM before_keys WHERE before_keys.k IS NOT NULL
+        SELECT n.k, n.id, n.ok, n.lim, n.rate_lim
+        FROM before_keys AS a
+        CROSS JOIN LATERAL (SELECT (n.meta -> 'concurrency' ->> 'key') AS k, n.id,
+                 (n.scheduled_at <= now()
+                 AND (p_queues IS NULL OR n.queue = ANY(p_queues))
+                 AND (p_names IS NULL OR n.name = ANY(p_names))
+                 AND (n.version = 1 OR p_versions IS NULL
+                      OR n.version <= p_versions[array_position(p_names, n.name)])
+                 AND (NOT p_restricted OR n.queue NOT IN (SELECT qs.name FROM soniq_queues AS qs
+                      WHERE (qs.paused AND (qs.paused_until IS NULL OR qs.paused_until > now()))
+                         OR qs.max_running IS NOT NULL))) AS ok,
+                 ((n.meta -> 'concurrency' ->> 'limit')::int) AS lim,
+                 ((n.meta -> 'rate' ->> 'limit')::int) AS rate_lim
+          FROM soniq_jobs AS n
+          WHERE n.status = 'queued' AND (n.meta -> 'concurrency') IS NOT NULL
+            AND (n.meta -> 'concurrency' ->> 'key') > a.k
+            AND (n.meta -> 'concurrency' ->> 'key') <= cur
+          ORDER BY (n.meta -> 'concurrency' ->> 'key'), n.priority, n.scheduled_at, n.created_at,
+                   n.id
+          LIMIT 1) AS n
       ), walk AS (
-        SELECT k, 1 AS part FROM after_keys WHERE k IS NOT NULL
+        SELECT k, id, ok, lim, rate_lim, 1 AS part FROM after_keys
         UNION ALL
-        SELECT k, 2 AS part FROM before_keys WHERE k IS NOT NULL
+        SELECT k, id, ok, lim, rate_lim, 2 AS part FROM before_keys
       ), heads AS MATERIALIZED (
         SELECT c.id, walk.k, walk.part
         FROM walk
         CROSS JOIN LATERAL (
-          SELECT q.id, ((q.meta -> 'concurrency' ->> 'limit')::int) AS lim,
-                 ((q.meta -> 'rate' ->> 'limit')::int) AS rate_lim
-          FROM soniq_jobs AS q
-          WHERE q.status = 'queued' AND (q.meta -> 'concurrency') IS NOT NULL
-            AND (q.meta -> 'concurrency' ->> 'key') = walk.k
-            AND q.scheduled_at <= now()
-            AND (p_queues IS NULL OR q.queue = ANY(p_queues))
-            AND (p_names IS NULL OR q.name = ANY(p_names))
-            AND (q.version = 1 OR p_versions IS NULL
-                 OR q.version <= p_versions[array_position(p_names, q.name)])
-            AND (NOT p_restricted
-                 OR q.queue NOT IN (SELECT qs.name FROM soniq_queues AS qs
-                                    WHERE (qs.paused AND (qs.paused_until IS NULL
-                                                          OR qs.paused_until > now()))
-                                       OR qs.max_running IS NOT NULL))
-          ORDER BY q.priority, q.scheduled_at, q.created_at, q.id
-          LIMIT 1
+          SELECT walk.id, walk.lim, walk.rate_lim WHERE walk.ok
+          UNION ALL
+          (SELECT q.id, ((q.meta -> 'concurrency' ->> 'limit')::int) AS lim,
+                  ((q.meta -> 'rate' ->> 'limit')::int) AS rate_lim
+           FROM soniq_jobs AS q
+           WHERE NOT walk.ok AND q.status = 'queued' AND (q.meta -> 'concurrency') IS NOT NULL
+             AND (q.meta -> 'concurrency' ->> 'key') = walk.k
+             AND (q.scheduled_at <= now()
+                 AND (p_queues IS NULL OR q.queue = ANY(p_queues))
+                 AND (p_names IS NULL OR q.name = ANY(p_names))
+                 AND (q.version = 1 OR p_versions IS NULL
+                      OR q.version <= p_versions[array_position(p_names, q.name)])
+                 AND (NOT p_restricted OR q.queue NOT IN (SELECT qs.name FROM soniq_queues AS qs
+                      WHERE (qs.paused AND (qs.paused_until IS NULL OR qs.paused_until > now()))
+                         OR qs.max_running IS NOT NULL)))
+           ORDER BY q.priority, q.scheduled_at, q.created_at, q.id
+           LIMIT 1)
         ) AS c
         WHERE (c.lim IS NULL OR (SELECT count(*) FROM soniq_jobs AS r
                                  WHERE r.status = 'processing'
@@ -936,8 +996,9 @@ BEGIN
                                    AND (r.meta -> 'concurrency' ->> 'key') = walk.k) < c.lim)
           AND (c.rate_lim IS NULL OR (SELECT count(*) FROM soniq_rate_starts AS st
                                       WHERE st.key = walk.k AND st.expires_at > t) < c.rate_lim)
-          AND NOT EXISTS (SELECT 1 FROM soniq_rate_pauses AS p
-                          WHERE p.key = walk.k AND p.until > t)
+          AND (NOT paused_keys
+               OR NOT EXISTS (SELECT 1 FROM soniq_rate_pauses AS p
+                              WHERE p.key = walk.k AND p.until > t))
         LIMIT p_limit
       )
       SELECT ARRAY(SELECT heads.id FROM heads),
@@ -990,8 +1051,9 @@ BEGIN
           LIMIT p_limit - cardinality(taken)
         ) AS c
         WHERE keys.k IS NOT NULL AND (c.lim IS NULL OR running.n + c.rn <= c.lim)
-          AND NOT EXISTS (SELECT 1 FROM soniq_rate_pauses AS p
-                          WHERE p.key = keys.k AND p.until > t)
+          AND (NOT paused_keys
+               OR NOT EXISTS (SELECT 1 FROM soniq_rate_pauses AS p
+                              WHERE p.key = keys.k AND p.until > t))
           AND (c.rate_lim IS NULL OR started.n + c.rn <= c.rate_lim)
       )
       SELECT ARRAY(SELECT candidates.id FROM candidates
