@@ -2,7 +2,7 @@
  * The keyed claim's plan and time on PostgreSQL (issue 28, the `flow` workload's keyed drain):
  * fills a scratch schema with `--jobs` jobs over `--keys` keys with a limit of `--limit`, then
  * prints the plans of one keyed claim of `--claim` jobs (the statement Soniq sends, migration
- * 025's `soniq_keyed_claim`, rolled back) and times `--repeat` claims (each rolled back).
+ * 028's `soniq_keyed_claim`, rolled back) and times `--repeat` claims (each rolled back).
  *
  *   node --import tsx bench/profile/keyed-claim-plan.ts [--jobs 10000] [--keys 1000] [--limit 2]
  *        [--claim 10] [--repeat 5] [--plan] [--named] [--cursor tenant-500] [--generic]

@@ -3,7 +3,7 @@
 // "any keyed job queued?" probe; after an ordinary claim statement that found nothing, keyed jobs
 // go first and the ordinary statement runs on every DRY_ORDINARY_EVERY-th claim only — and a job
 // without a key queued meanwhile is still claimed within that many claims. A keyed claim is one
-// statement (migration 025's soniq_keyed_claim: the lock and both passes), not BEGIN+lock, the
+// statement (migration 028's soniq_keyed_claim: the lock and both passes), not BEGIN+lock, the
 // pass and COMMIT — also for a store that has taken rate-limited jobs (the next-window read is
 // inside it), and inside a limited queue's transaction (the same statement, not the passes).
 import pg from "pg";
@@ -116,7 +116,7 @@ describePostgres("postgres: the keyed claim's round trips", () => {
         sent.keyed += 1;
         if (inTransaction) sent.limitedKeyed += 1;
       }
-      // The passes and the next-window read, as the transaction before 025 sent them.
+      // The passes and the next-window read, as the transaction before 028 sent them.
       if (/^WITH RECURSIVE|soniq_rate_starts/.test(trimmed)) sent.passes += 1;
       return clientQuery.apply(this, args);
     } as never);

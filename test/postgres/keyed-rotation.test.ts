@@ -79,7 +79,7 @@ describePostgres("postgres: the keyed claim's rotating pass", () => {
 
   it("a key whose first row in claim order is not due, or of a name the claimer does not run › its head is the first row that is", async () => {
     // The walk reads each key's first queued row in claim order and takes it as the head when it
-    // qualifies; else a probe of the key finds the head (migration 025).
+    // qualifies; else a probe of the key finds the head (migration 028).
     const mixed = soniq.job({
       name: "rotation.mixed",
       concurrency: { key: (args: { k: string; n: number }) => args.k, limit: 5 },
@@ -101,7 +101,7 @@ describePostgres("postgres: the keyed claim's rotating pass", () => {
     expect(await claim(5)).toEqual([]);
   });
 
-  it("migration 020's signature (a process of the previous version during an upgrade) › claims through 025's function: heads first, then the full pass", async () => {
+  it("migration 020's signature (a process of the previous version during an upgrade) › claims through 028's function: heads first, then the full pass", async () => {
     const job = soniq.job({
       name: "rotation.previous",
       concurrency: { key: (args: { k: string; n: number }) => args.k, limit: 2 },

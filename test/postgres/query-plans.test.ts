@@ -79,7 +79,7 @@ describePostgres("postgres: plans of the hot statements", () => {
   });
 
   /**
-   * The plans of the statements migration 025's `soniq_keyed_claim` runs for one keyed claim
+   * The plans of the statements migration 028's `soniq_keyed_claim` runs for one keyed claim
    * (the statement Soniq sends, `claimFunction`; rolled back) under `mode`: each nested
    * statement's plan as `auto_explain` writes it (`Query Text:` then the plan), in the order
    * they ran.

@@ -1,7 +1,7 @@
 /**
  * The claim of jobs with a concurrency key (docs/flow-control.md), after the ordinary and the
  * limited claims (job-store.ts), which skip keyed rows. Every keyed claim is one statement, the
- * database function `soniq_keyed_claim` (migration 025, which replaced 020's): it takes a
+ * database function `soniq_keyed_claim` (migration 028, which replaced 020's): it takes a
  * transaction-scoped advisory lock of the schema's keyed claims (keyed claims of every process
  * take turns; nothing else waits for it), then runs up to two passes, each a statement of its own
  * with a snapshot taken after the lock, so it sees every keyed claim committed before (and the
@@ -54,7 +54,7 @@ export function keyedClaimStatements(schema: string) {
   const pauses = `${s}.${quoteIdent("soniq_rate_pauses")}`;
   return {
     /**
-     * The keyed claim (migration 025's `soniq_keyed_claim`: the lock, the rotating pass, the full
+     * The keyed claim (migration 028's `soniq_keyed_claim`: the lock, the rotating pass, the full
      * pass when short, the next-window read when asked; see the module comment): `$1` worker id,
      * `$2` limit, `$3` queues text[] (NULL: every queue), `$4` start known, `$5` names text[]
      * (NULL: any), `$6` versions int[] (NULL: any), `$7` the cursor (NULL: none), `$8` the lock's
