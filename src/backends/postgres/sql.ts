@@ -1294,6 +1294,9 @@ export function buildAdminStatements(schema: string) {
     /** {@link DEAD_FILTER} `$1..$6` → `n`. */
     deadLetterCount: `SELECT count(*) AS n FROM ${dead} AS d WHERE ${DEAD_FILTER}`,
 
+    /** Every dead letter by reason. → `reason`, `n` (bigint text) each. */
+    deadLetterCountByReason: `SELECT reason, count(*) AS n FROM ${dead} GROUP BY reason`,
+
     /** `$1` ids uuid[]: deletes those dead letters, appending `deleted` events. → `id` each. */
     deadLetterDelete: `WITH gone AS (DELETE FROM ${dead} WHERE id = ANY($1::uuid[]) RETURNING id)
       INSERT INTO ${events} (job_id, kind, detail)
