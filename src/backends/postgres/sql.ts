@@ -117,9 +117,13 @@ function failing(update: string, counts: string, channel?: string): string {
  * (for a branch the planner expected to read nothing) and compiling a generic plan whose cost
  * estimate crossed `jit_above_cost` cost it 90 ms, for 3 ms of execution. Measurements:
  * docs/performance.md, "Why the hot statements look as they do";
- * plans: test/postgres/query-plans.test.ts.
+ * plans: test/postgres/query-plans.test.ts. And it asks for the NOTICE of a release
+ * (`soniq.wake_notices`, migration 026): a job a trigger released in one of the pool's statements
+ * is named to the pool itself, which wakes this process's claims for its queue right after the
+ * statement (connection.ts, `onWakeNotice`), instead of waiting for its NOTIFY.
  */
 export const SESSION_SETUP = `SELECT pg_backend_pid() AS pid,
+  set_config('soniq.wake_notices', 'on', false) AS wake_notices,
   set_config('enable_bitmapscan', 'off', false) AS setting,
   set_config('random_page_cost', '1.1', false) AS page_cost,
   set_config('max_parallel_workers_per_gather', '0', false) AS parallel,
