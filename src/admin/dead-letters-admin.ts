@@ -50,6 +50,14 @@ export class DeadLettersAdmin {
     return (await this.deps.backend()).admin.deadLetterCount({ filter });
   }
 
+  /**
+   * Every dead letter counted by its reason (`max_attempts_exceeded`, `crash_loop`,
+   * `dependency_failed`, …; docs/operations.md), in one read; reasons with none are absent.
+   */
+  async countByReason(): Promise<Record<string, number>> {
+    return (await this.deps.backend()).admin.deadLetterCountByReason();
+  }
+
   /** One entry, or null. */
   async get(id: string): Promise<DeadLetterView | null> {
     const row = await (await this.deps.backend()).deadLetterGet({ id });

@@ -11,6 +11,8 @@ export const DASHBOARD_ACTIONS = [
   "jobs.delete",
   "jobs.resolveStep",
   "jobs.clearCheckpoint",
+  "flows.cancel",
+  "batches.cancel",
   "deadLetters.replay",
   "deadLetters.delete",
   "queues.pause",
@@ -25,7 +27,9 @@ export const DASHBOARD_ACTIONS = [
  * One write the dashboard offers (`queues.pause` and `schedules.pause` cover pause and resume;
  * `schedules.run` is "run now"; `remote.resolve` resolves a frozen remote job; `remote.pollNow`
  * polls an awaiting or frozen one now; `jobs.resolveStep` answers a job frozen on an effect step;
- * `jobs.clearCheckpoint` clears a queued job's checkpoint and steps).
+ * `jobs.clearCheckpoint` clears a queued job's checkpoint and steps; `flows.cancel` and
+ * `batches.cancel` cancel every unfinished job of a flow or batch, as `soniq.flows.cancel` and
+ * `soniq.batches.cancel` do).
  */
 export type DashboardAction = (typeof DASHBOARD_ACTIONS)[number];
 

@@ -8,10 +8,12 @@
  */
 import { z } from "zod";
 import {
+  batchCancelJsonSchema,
   batchJsonSchema,
   bulkResultJsonSchema,
   checkpointJsonSchema,
   errorJsonSchema,
+  flowCancelJsonSchema,
   flowJsonSchema,
   jobActionJsonSchema,
   jobDetailJsonSchema,
@@ -85,6 +87,8 @@ export const OPENAPI_COMPONENTS: Readonly<Record<string, z.ZodType>> = {
   Ok: okJsonSchema,
   Flow: flowJsonSchema,
   Batch: batchJsonSchema,
+  FlowCancel: flowCancelJsonSchema,
+  BatchCancel: batchCancelJsonSchema,
   JobWorkflow: jobWorkflowJsonSchema,
 };
 
@@ -136,6 +140,8 @@ export const OPENAPI_RESPONSES: Readonly<Record<string, object>> = {
   "post /api/remote/{id}/poll-now": ref("RemotePollNow"),
   "get /api/flows/{id}": ref("Flow"),
   "get /api/batches/{id}": ref("Batch"),
+  "post /api/flows/{id}/cancel": ref("FlowCancel"),
+  "post /api/batches/{id}/cancel": ref("BatchCancel"),
   "get /api/jobs/{id}/workflow": ref("JobWorkflow"),
 };
 

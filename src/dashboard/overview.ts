@@ -11,13 +11,22 @@
 import type { WaitingForWorker } from "../admin/waiting-for-worker.js";
 import type { DashboardSource } from "./source.js";
 
-/** The dead-letter reasons counted one by one (others are summed as `other`). */
+/**
+ * The dead-letter reasons counted one by one: every reason Soniq writes (the `job_dead_lettered`
+ * event's, plus `dependency_failed` from a workflow's failure policy); an entry with another
+ * reason (written by another version) is summed as `other`.
+ */
 export const KNOWN_REASONS = [
   "max_attempts_exceeded",
+  "invalid_result",
   "crash_loop",
   "unknown_job",
   "invalid_args",
   "no_capable_worker",
+  "dependency_failed",
+  "remote_failed",
+  "remote_timeout",
+  "preflight_failed",
 ];
 
 /** One window's throughput (whole minutes: the window's first minute counts whole). */
@@ -67,7 +76,7 @@ async function window(soniq: DashboardSource, seconds: number): Promise<WindowSt
 
 /** Builds the overview. */
 export async function overview(soniq: DashboardSource): Promise<Overview> {
-  const [waitingForWorker, remote, counts, hour, day, queues, workers, dlTotal, ...reasonCounts] =
+  const [waitingForWorker, remote, counts, hour, day, queues, workers, byReason] =
     await Promise.all([
       soniq.jobs.waitingForWorker(),
       soniq.remote.counts(),
@@ -76,17 +85,15 @@ export async function overview(soniq: DashboardSource): Promise<Overview> {
       window(soniq, 86400),
       soniq.queues.list(),
       soniq.workers(),
-      soniq.deadLetters.count({}),
-      ...KNOWN_REASONS.map((reason) => soniq.deadLetters.count({ reason })),
+      soniq.deadLetters.countByReason(),
     ]);
   const deadLettersByReason: Record<string, number> = {};
-  let known = 0;
-  KNOWN_REASONS.forEach((reason, i) => {
-    const n = reasonCounts[i] ?? 0;
-    known += n;
-    if (n > 0) deadLettersByReason[reason] = n;
-  });
-  if (dlTotal > known) deadLettersByReason.other = dlTotal - known;
+  let other = 0;
+  for (const [reason, n] of Object.entries(byReason)) {
+    if (KNOWN_REASONS.includes(reason)) deadLettersByReason[reason] = n;
+    else other += n;
+  }
+  if (other > 0) deadLettersByReason.other = other;
   const workersByState: Record<string, number> = {};
   const warnings: Warning[] = [];
   for (const w of workers) {

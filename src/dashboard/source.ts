@@ -48,17 +48,28 @@ export interface DashboardSource {
   >;
   readonly deadLetters: Pick<
     DeadLettersAdmin,
-    "list" | "count" | "get" | "replay" | "delete" | "replayMany" | "deleteMany" | "export"
+    | "list"
+    | "count"
+    | "countByReason"
+    | "get"
+    | "replay"
+    | "delete"
+    | "replayMany"
+    | "deleteMany"
+    | "export"
   >;
   readonly queues: Pick<QueuesAdmin, "list" | "history" | "flow" | "pause" | "resume" | "set">;
   /** Schedules: list, show, pause, resume, run now. */
   readonly schedules: Pick<ScheduleAdmin, "list" | "show" | "pause" | "resume" | "runNow">;
   /** Remote jobs: list, show, counts, resolve a frozen one, poll now. */
   readonly remote: Pick<RemoteAdmin, "list" | "show" | "counts" | "resolve" | "pollNow">;
-  /** Flows: one flow's jobs and states; the flow or batch a job belongs to (docs/workflows.md). */
-  readonly flows: Pick<FlowsAdmin, "get" | "of">;
-  /** Batches: one batch's counts, callbacks and members. */
-  readonly batches: Pick<BatchesAdmin, "get">;
+  /**
+   * Flows: one flow's jobs and states; the flow or batch a job belongs to; whether an id is a
+   * batch's; cancelling a flow (docs/workflows.md).
+   */
+  readonly flows: Pick<FlowsAdmin, "get" | "of" | "isBatch" | "cancel">;
+  /** Batches: one batch's counts, callbacks and members; cancelling a batch. */
+  readonly batches: Pick<BatchesAdmin, "get" | "cancel">;
   /** Worker incarnations with their shutdown state. */
   workers(): Promise<WorkerDetail[]>;
   /** Where audit lines go. */

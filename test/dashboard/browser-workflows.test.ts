@@ -3,8 +3,10 @@
  * playwright-core), on SQLite and PostgreSQL (docs/dashboard.md, docs/workflows.md): the flow page
  * draws the tree with each job's state (a child done, one running, the root waiting, then done);
  * the batch page shows the progress, the counts by outcome and which callbacks fired; a job's page
- * links to its flow or batch. A read-only user sees them (reads need no grant). No request off
- * the origin, no CSP violation.
+ * links to its flow or batch. A read-only user sees them (reads need no grant) and no write
+ * button; an operator granted `flows.cancel` / `batches.cancel` cancels a running flow and an open
+ * batch with their Cancel buttons, and the API answers a batch's id on the flow route (and the
+ * reverse) with a 404 that names the right route. No request off the origin, no CSP violation.
  */
 import { existsSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -13,7 +15,7 @@ import { type Browser, type BrowserContext, chromium, type Page } from "playwrig
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createDashboard } from "../../src/dashboard/index.js";
 import { Soniq } from "../../src/index.js";
-import { type Served, serve } from "../helpers/dashboard.js";
+import { DashboardClient, type Served, serve } from "../helpers/dashboard.js";
 import {
   dropSchemas,
   freshSchema,
@@ -49,6 +51,7 @@ for (const backend of BACKENDS) {
     let soniq: Soniq;
     let served: Served;
     let viewer: BrowserContext;
+    let operator: BrowserContext;
     const schema = freshSchema("soniq_dash_wf");
     const gate = { open: false };
 
@@ -67,17 +70,26 @@ for (const backend of BACKENDS) {
         "fetch",
         createDashboard({
           soniq,
-          auth: (req) =>
-            req.headers.get("authorization") === "Bearer viewer" ? { name: "vic" } : null,
-          access: () => "read-only",
+          auth: (req) => {
+            const auth = req.headers.get("authorization");
+            if (auth === "Bearer viewer") return { name: "vic" };
+            if (auth === "Bearer operator") return { name: "olga" };
+            return null;
+          },
+          access: (user) =>
+            user.name === "olga" ? { "flows.cancel": true, "batches.cancel": true } : "read-only",
         }),
       );
       viewer = await browser.newContext({ extraHTTPHeaders: { authorization: "Bearer viewer" } });
+      operator = await browser.newContext({
+        extraHTTPHeaders: { authorization: "Bearer operator" },
+      });
     }, 120_000);
 
     afterAll(async () => {
       gate.open = true;
       await viewer?.close();
+      await operator?.close();
       await served?.close();
       await soniq?.close();
       if (backend.kind === "postgres") await dropSchemas([schema]);
@@ -197,6 +209,99 @@ for (const backend of BACKENDS) {
       expect(csp).toEqual([]);
       await page.close();
       await worker.stop();
+    });
+
+    it(`cancel buttons › ${backend.kind} an operator cancels a running flow and an open batch; a read-only user has no button; wrong-kind ids get a 404 naming the right route`, async () => {
+      const held = { open: false };
+      const hold = soniq.job({
+        name: "wf.dash.hold",
+        handler: async (_args: Record<string, unknown>, ctx) => {
+          await waitFor(() => held.open || ctx.signal.aborted, 60_000);
+          return "ok";
+        },
+      });
+      const flow = await soniq.flow({
+        job: hold,
+        args: { step: "root" },
+        children: [{ job: hold, args: { step: "child" } }],
+      });
+      const [root, child] = flow.ids as [string, string];
+      const batch = await soniq.batch({
+        jobs: [{ job: hold, args: { n: 1 } }],
+        onComplete: { job: hold, args: { cb: "complete" } },
+        open: true,
+      });
+      const worker = soniq.worker({ concurrency: 2 });
+      await worker.start();
+      try {
+        await waitFor(async () => (await soniq.getJob(child))?.status === "processing", 20_000);
+
+        // The read-only user sees the running flow and the open batch without a button.
+        const look = await viewer.newPage();
+        await look.goto(`${served.root}#/flows/${root}`);
+        await treeState(look, child, "processing");
+        expect(await look.getByRole("button").count()).toBe(0);
+        await look.goto(`${served.root}#/batches/${batch.id}`);
+        await look.locator("[data-testid=batch-progress]").waitFor({ timeout: 20_000 });
+        expect(await look.getByRole("button").count()).toBe(0);
+        await look.close();
+
+        // The API: a viewer's cancel is refused; wrong-kind ids name the right route.
+        const api = new DashboardClient(served.root, { authorization: "Bearer operator" });
+        await api.login();
+        const onFlow = await api.fetch("POST", `api/flows/${batch.id}/cancel`);
+        expect(onFlow.status).toBe(404);
+        expect(((await onFlow.json()) as { error: { message: string } }).error.message).toContain(
+          `api/batches/${batch.id}`,
+        );
+        const onBatch = await api.fetch("GET", `api/batches/${root}`);
+        expect(onBatch.status).toBe(404);
+        expect(((await onBatch.json()) as { error: { message: string } }).error.message).toContain(
+          `api/flows/${root}`,
+        );
+        const readOnly = new DashboardClient(served.root, { authorization: "Bearer viewer" });
+        await readOnly.login();
+        expect((await readOnly.fetch("POST", `api/flows/${root}/cancel`)).status).toBe(403);
+        expect((await soniq.getJob(child))?.status).toBe("processing");
+
+        // The operator cancels the flow: the waiting root at once, the running child by request.
+        const page = await operator.newPage();
+        page.on("dialog", (d) => void d.accept());
+        await page.goto(`${served.root}#/flows/${root}`);
+        await treeState(page, child, "processing");
+        await page.getByRole("button", { name: "Cancel" }).click();
+        await page.getByRole("status").waitFor({ timeout: 20_000 });
+        expect(await page.getByRole("status").textContent()).toBe(
+          "cancel: 1 cancelled, 1 running asked to stop",
+        );
+        await treeState(page, root, "cancelled");
+        await treeState(page, child, "cancelled");
+
+        // The batch: sealed and its member cancelled; the batch finishes, onComplete runs.
+        await page.goto(`${served.root}#/batches/${batch.id}`);
+        await page.locator("[data-testid=batch-progress]").waitFor({ timeout: 20_000 });
+        await page.getByRole("button", { name: "Cancel" }).click();
+        await page.getByRole("status").waitFor({ timeout: 20_000 });
+        expect(await page.getByRole("status").textContent()).toMatch(
+          /^cancel: [01] cancelled, [01] running asked to stop$/,
+        );
+        await waitFor(
+          async () => (await soniq.batches.get(batch.id))?.state === "finished",
+          20_000,
+        );
+        expect((await soniq.batches.get(batch.id))?.counts).toMatchObject({
+          total: 1,
+          cancelled: 1,
+        });
+        // A finished batch has no Cancel button.
+        await page
+          .getByRole("button", { name: "Cancel" })
+          .waitFor({ state: "detached", timeout: 20_000 });
+        await page.close();
+      } finally {
+        held.open = true;
+        await worker.stop();
+      }
     });
   });
 }

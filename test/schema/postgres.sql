@@ -1,6 +1,6 @@
 -- The PostgreSQL schema after every migration, as a fresh `setup()` leaves it.
 -- Written by `npm run schema:dump`; checked by test/schema/schema.test.ts. Do not edit.
--- Migrations: 001_initial.sql, 002_leases.sql, 003_queue_claim_index.sql, 004_schedules.sql, 005_start_marks.sql, 006_operations.sql, 007_remote_submissions.sql, 008_trace_context.sql, 009_notify_queued_only.sql, 010_finished_jobs.sql, 011_finished_partitions.sql, 012_job_versions.sql, 013_worker_capabilities.sql, 014_worker_exits.sql, 015_concurrency_keys.sql, 016_rate_limits.sql, 017_checkpoints.sql, 018_enqueue_function.sql, 019_workflows.sql, 020_keyed_claim_function.sql, 021_finish_notices.sql, 022_flow_ends.sql, 023_awaited_check.sql, 024_flow_settle_set.sql, 025_keyed_claim_one_path.sql, 027_claim_indexes_unkeyed.sql
+-- Migrations: 001_initial.sql, 002_leases.sql, 003_queue_claim_index.sql, 004_schedules.sql, 005_start_marks.sql, 006_operations.sql, 007_remote_submissions.sql, 008_trace_context.sql, 009_notify_queued_only.sql, 010_finished_jobs.sql, 011_finished_partitions.sql, 012_job_versions.sql, 013_worker_capabilities.sql, 014_worker_exits.sql, 015_concurrency_keys.sql, 016_rate_limits.sql, 017_checkpoints.sql, 018_enqueue_function.sql, 019_workflows.sql, 020_keyed_claim_function.sql, 021_finish_notices.sql, 022_flow_ends.sql, 023_awaited_check.sql, 024_flow_settle_set.sql, 025_flow_settle_plans.sql, 026_release_wake_notice.sql, 027_claim_indexes_unkeyed.sql, 028_keyed_claim_one_path.sql
 
 CREATE TABLE soniq_dead_letter_jobs (
   id uuid NOT NULL,
@@ -643,6 +643,7 @@ DECLARE
   e record;
   dead constant boolean := TG_TABLE_NAME = 'soniq_dead_letter_jobs';
   ids uuid[];
+  ends jsonb;
 BEGIN
   IF dead THEN
     FOR e IN
@@ -684,9 +685,14 @@ BEGIN
     UPDATE soniq_job_deps SET dep_state = 'dead'
     WHERE dep_id = ANY(ids) AND dep_state IS NULL;
   ELSE
-    UPDATE soniq_job_deps AS d SET dep_state = n.status, dep_result = n.result
-    FROM ended AS n
-    WHERE d.dep_id = ANY(ids) AND d.dep_state IS NULL AND n.id = d.dep_id;
+    -- The ended rows' states and results as one object keyed by id (each edge's a lookup in
+    -- it): no join of the edges with `ended`, whose plan PL/pgSQL would keep from the first
+    -- few rows (a rescan of `ended` per edge). The result travels as its JSON text, unchanged.
+    SELECT jsonb_object_agg(n.id::text, jsonb_build_array(n.status, n.result::text))
+      INTO ends FROM ended AS n;
+    UPDATE soniq_job_deps SET dep_state = ends -> dep_id::text ->> 0,
+      dep_result = (ends -> dep_id::text ->> 1)::json
+    WHERE dep_id = ANY(ids) AND dep_state IS NULL;
   END IF;
   RETURN NULL;
 END;
@@ -702,8 +708,12 @@ DECLARE
     WHEN octet_length('soniq_' || current_schema()) <= 63 THEN 'soniq_' || current_schema()
     ELSE 'soniq_' || md5(current_schema())
   END;
+  payload constant text := CASE WHEN octet_length(due_queue) <= 1024 THEN due_queue ELSE '*' END;
 BEGIN
-  PERFORM pg_notify(channel, CASE WHEN octet_length(due_queue) <= 1024 THEN due_queue ELSE '*' END);
+  PERFORM pg_notify(channel, payload);
+  IF current_setting('soniq.wake_notices', true) = 'on' THEN
+    RAISE NOTICE USING MESSAGE = 'soniq:wake:' || payload;
+  END IF;
 END;
 $function$;
 
@@ -766,6 +776,9 @@ DECLARE
   due timestamptz;
   q text;
 BEGIN
+  -- The edges whose state went from NULL to an end: each edge's old and new row grouped by its
+  -- key (a union and an aggregate, not a join of the two transition tables, whose plan PL/pgSQL
+  -- would keep from the first statement's few rows: a rescan of one per row of the other).
   FOR e IN
     SELECT w.job_id,
       count(*) FILTER (WHERE w.dep_state = 'done' OR w.on_failure = 'ignore')::int AS good,
@@ -775,8 +788,18 @@ BEGIN
          FILTER (WHERE w.dep_state <> 'done' AND w.on_failure <> 'ignore'))[1] AS bad_state,
       (array_agg(w.on_failure ORDER BY w.dep_id)
          FILTER (WHERE w.dep_state <> 'done' AND w.on_failure <> 'ignore'))[1] AS bad_policy
-    FROM new_edges AS w JOIN old_edges AS o ON o.job_id = w.job_id AND o.dep_id = w.dep_id
-    WHERE o.dep_state IS NULL AND w.dep_state IS NOT NULL
+    FROM (
+      SELECT u.job_id, u.dep_id,
+        min(u.dep_state) FILTER (WHERE NOT u.was) AS dep_state,
+        min(u.on_failure) FILTER (WHERE NOT u.was) AS on_failure
+      FROM (
+        SELECT n.job_id, n.dep_id, n.dep_state, n.on_failure, false AS was FROM new_edges AS n
+        UNION ALL
+        SELECT o.job_id, o.dep_id, o.dep_state, o.on_failure, true FROM old_edges AS o
+      ) AS u
+      GROUP BY u.job_id, u.dep_id
+      HAVING bool_or(u.was AND u.dep_state IS NULL) AND bool_or(NOT u.was AND u.dep_state IS NOT NULL)
+    ) AS w
     GROUP BY w.job_id ORDER BY w.job_id
   LOOP
     IF e.good > 0 THEN

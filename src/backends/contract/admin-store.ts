@@ -405,6 +405,8 @@ export interface AdminStore {
   deadLetterList(params: DeadLetterListParams): Promise<Page<DeadLetterRow>>;
   /** How many dead letters match `filter`. */
   deadLetterCount(params: { filter: DeadLetterFilter }): Promise<number>;
+  /** Every dead letter counted by its `reason`, in one read (reasons with none are absent). */
+  deadLetterCountByReason(): Promise<Record<string, number>>;
   /** Deletes these dead letters; returns how many went. */
   deadLetterDelete(params: { ids: readonly string[] }): Promise<number>;
   /** Deletes dead letters older than `olderThanSeconds`, at most `limit`; returns how many. */

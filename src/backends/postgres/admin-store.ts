@@ -321,6 +321,14 @@ export class PgAdminStore implements AdminStore {
     return Number(rows[0]?.n ?? 0);
   }
 
+  async deadLetterCountByReason(): Promise<Record<string, number>> {
+    const { rows } = await this.host.run<{ reason: string; n: string }>(
+      this.host.sql.deadLetterCountByReason,
+      [],
+    );
+    return Object.fromEntries(rows.map((r) => [r.reason, Number(r.n)]));
+  }
+
   async deadLetterDelete(params: { ids: readonly string[] }): Promise<number> {
     const ids = params.ids.filter(isUuid);
     if (ids.length === 0) return 0;

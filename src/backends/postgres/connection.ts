@@ -55,7 +55,17 @@ export interface PgConnectionOptions {
    * `SESSION_SETUP`, unnamed statements, no server process ids. Default `"none"`.
    */
   pooler?: "none" | "transaction";
+  /**
+   * Called with the queue (or `"*"`) of each job a trigger released in a statement on one of the
+   * pool's connections (the release's NOTICE, migration 026: `soniq:wake:<queue>`), once that
+   * connection is back in the pool — after the statement, or its transaction, ended. Not behind a
+   * transaction-mode pooler (no session setup asks for the notices there).
+   */
+  onWakeNotice?: (queue: string) => void;
 }
+
+/** The message of a release's NOTICE (migration 026) before the queue's name. */
+export const WAKE_NOTICE_PREFIX = "soniq:wake:";
 
 /** The pool every PostgreSQL store runs its statements on. */
 export class PgConnection {
@@ -84,6 +94,8 @@ export class PgConnection {
   /** Every connection of the pool (checked out or idle). */
   private readonly clients = new Set<pg.PoolClient>();
   private idle: (() => void) | null = null;
+  /** Queues named by release notices on a checked-out connection, woken when it comes back. */
+  private readonly wakeNotices = new WeakMap<object, Set<string>>();
 
   /** Creates the pool; opens no connection until the first call. */
   private readonly connectionString: string;
@@ -112,6 +124,17 @@ export class PgConnection {
       // pooler shares with other clients, and its process id changes with every transaction.
       onConnect: async (client) => {
         if (this.behindPooler) return;
+        const onWakeNotice = options.onWakeNotice;
+        if (onWakeNotice) {
+          client.on("notice", (notice) => {
+            const text = notice.message;
+            if (typeof text !== "string" || !text.startsWith(WAKE_NOTICE_PREFIX)) return;
+            const queue = text.slice(WAKE_NOTICE_PREFIX.length);
+            const queues = this.wakeNotices.get(client);
+            if (queues) queues.add(queue);
+            else this.wakeNotices.set(client, new Set([queue]));
+          });
+        }
         const { rows } = await client.query<{ pid: number }>(SESSION_SETUP);
         const pid = rows[0]?.pid;
         if (typeof pid === "number") {
@@ -130,7 +153,16 @@ export class PgConnection {
       if (pid !== undefined) this.poolPids.delete(pid);
     });
     this.pool.on("acquire", (client) => this.busy.add(client));
-    this.pool.on("release", (_err, client) => this.busy.delete(client));
+    this.pool.on("release", (_err, client) => {
+      this.busy.delete(client);
+      // pg-pool emits this before the statement's caller gets its answer: the released jobs'
+      // queues are woken right after their commit (a rolled-back transaction's wake-up only
+      // costs a claim that finds nothing).
+      const queues = this.wakeNotices.get(client);
+      if (queues === undefined || queues.size === 0) return;
+      this.wakeNotices.delete(client);
+      for (const queue of queues) options.onWakeNotice?.(queue);
+    });
   }
 
   /** Whether {@link close} was called. */

@@ -50,7 +50,9 @@ export interface PgNotifierOptions {
  * directly after its commit) and dropped — the first such NOTIFY only. Any other of its own comes
  * from a trigger the write did not know about — the release of a job that waited for the one just
  * finished (docs/workflows.md; migration 019) — and wakes this process's subscribers, so a worker
- * here claims the released job at once instead of at its next poll. An echo taken for a release
+ * here claims the released job at once instead of at its next poll. (Since migration 026 such a
+ * release also names its queue to the pool connection that made it, which wakes the queue right
+ * after the statement — connection.ts, `onWakeNotice` — so its NOTIFY mostly arrives as an echo.) An echo taken for a release
  * costs one claim; a release taken for an echo (it came within this window of a local wake-up
  * whose own echo had not arrived yet) waits for the next poll, as every release did before.
  */

@@ -122,7 +122,8 @@ function validate(options: PostgresBackendOptions): string {
  *   round trip), and the listener skips the echo of such a write among the notifications sent
  *   by the pool's connections (notifier.ts, OWN_ECHO_MS), so one write wakes a local worker
  *   once, while a release by a workflow trigger still wakes it (behind a transaction-mode pooler
- *   it skips none).
+ *   it skips none). A release made by one of the pool's own statements wakes this process right
+ *   after that statement, from the release's NOTICE (migration 026), without waiting for it.
  * - {@link PostgresBackendOptions.pooler} `"transaction"`: no session state on the pool (no
  *   planner settings, unnamed statements, no server process ids, so no cancel by process id);
  *   LISTEN on {@link PostgresBackendOptions.listenUrl}, or none (polling only).
@@ -182,6 +183,9 @@ export class PostgresBackend extends DelegatingStores implements Backend {
       poolSize: options.poolSize,
       pooler,
       onPoolError: (err) => onError(err, "pool"),
+      // A job a trigger released in one of the pool's statements (migration 026): wake this
+      // process's claims now; its NOTIFY then arrives as the echo of this wake-up.
+      onWakeNotice: (queue) => wakeUps.wake(queue),
     });
     let admin: PgAdminStore | undefined;
     let finishNotices: PgFinishNotices | undefined;

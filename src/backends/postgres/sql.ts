@@ -117,9 +117,13 @@ function failing(update: string, counts: string, channel?: string): string {
  * (for a branch the planner expected to read nothing) and compiling a generic plan whose cost
  * estimate crossed `jit_above_cost` cost it 90 ms, for 3 ms of execution. Measurements:
  * docs/performance.md, "Why the hot statements look as they do";
- * plans: test/postgres/query-plans.test.ts.
+ * plans: test/postgres/query-plans.test.ts. And it asks for the NOTICE of a release
+ * (`soniq.wake_notices`, migration 026): a job a trigger released in one of the pool's statements
+ * is named to the pool itself, which wakes this process's claims for its queue right after the
+ * statement (connection.ts, `onWakeNotice`), instead of waiting for its NOTIFY.
  */
 export const SESSION_SETUP = `SELECT pg_backend_pid() AS pid,
+  set_config('soniq.wake_notices', 'on', false) AS wake_notices,
   set_config('enable_bitmapscan', 'off', false) AS setting,
   set_config('random_page_cost', '1.1', false) AS page_cost,
   set_config('max_parallel_workers_per_gather', '0', false) AS parallel,
@@ -1293,6 +1297,9 @@ export function buildAdminStatements(schema: string) {
 
     /** {@link DEAD_FILTER} `$1..$6` → `n`. */
     deadLetterCount: `SELECT count(*) AS n FROM ${dead} AS d WHERE ${DEAD_FILTER}`,
+
+    /** Every dead letter by reason. → `reason`, `n` (bigint text) each. */
+    deadLetterCountByReason: `SELECT reason, count(*) AS n FROM ${dead} GROUP BY reason`,
 
     /** `$1` ids uuid[]: deletes those dead letters, appending `deleted` events. → `id` each. */
     deadLetterDelete: `WITH gone AS (DELETE FROM ${dead} WHERE id = ANY($1::uuid[]) RETURNING id)

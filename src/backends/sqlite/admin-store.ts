@@ -380,6 +380,13 @@ export class SqliteAdminStore implements AdminStore {
     );
   }
 
+  async deadLetterCountByReason(): Promise<Record<string, number>> {
+    return this.conn.use((s) => {
+      const rows = s.statement("deadLetterCountByReason").all() as { reason: string; n: number }[];
+      return Object.fromEntries(rows.map((r) => [r.reason, r.n]));
+    });
+  }
+
   async deadLetterDelete(params: { ids: readonly string[] }): Promise<number> {
     return this.conn.use((s) =>
       s.immediate(() => {

@@ -1011,6 +1011,8 @@ export const SQL = {
 
   /** {@link DEAD_FILTER} parameters → `n`. */
   deadLetterCount: `SELECT count(*) AS n FROM soniq_dead_letter_jobs AS d WHERE ${DEAD_FILTER}`,
+  /** Every dead letter by reason. → `reason`, `n` each. */
+  deadLetterCountByReason: `SELECT reason, count(*) AS n FROM soniq_dead_letter_jobs GROUP BY reason`,
 
   /** `@ageMs`, `@limit`: deletes at most that many dead letters older than `@ageMs`. */
   deadLetterPrune: `DELETE FROM soniq_dead_letter_jobs WHERE id IN (

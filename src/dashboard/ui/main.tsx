@@ -42,8 +42,10 @@ function Page({ me }: { me: Me }) {
   if (section === "workers") return <WorkersPage />;
   if (section === "schedules") return <SchedulesPage me={me} />;
   if (section === "remote") return <RemotePage me={me} params={params} />;
-  if (section === "flows" && id) return <FlowPage id={decodeURIComponent(id)} />;
-  if (section === "batches" && id) return <BatchPage id={decodeURIComponent(id)} />;
+  if (section === "flows" && id)
+    return <FlowPage key={`flow ${id}`} me={me} id={decodeURIComponent(id)} />;
+  if (section === "batches" && id)
+    return <BatchPage key={`batch ${id}`} me={me} id={decodeURIComponent(id)} />;
   return <OverviewPage />;
 }
 

@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import type { Backend } from "../../../src/backends/contract/index.js";
+import { overview } from "../../../src/dashboard/overview.js";
 import { Pruner } from "../../../src/maintenance/pruner.js";
 import { waitFor } from "../../helpers/wait.js";
 import type { ContractContext } from "../helpers.js";
@@ -57,6 +58,10 @@ export function adminDeadLetterCases({ make }: ContractContext): void {
       const one = await bury(b, "a", "max_attempts_exceeded");
       const two = await bury(b, "a", "max_attempts_exceeded");
       const three = await bury(b, "b", "crash_loop");
+      expect(await soniq.deadLetters.countByReason()).toEqual({
+        max_attempts_exceeded: 2,
+        crash_loop: 1,
+      });
       const exported = [];
       for await (const entry of soniq.deadLetters.export({ queue: "a" })) exported.push(entry);
       expect(exported.map((e) => e.id).sort()).toEqual([one, two].sort());
@@ -80,6 +85,23 @@ export function adminDeadLetterCases({ make }: ContractContext): void {
       });
       await soniq.deadLetters.delete(three);
       expect(await soniq.deadLetters.count()).toBe(0);
+      expect(await soniq.deadLetters.countByReason()).toEqual({});
+    });
+
+    it("dashboard overview › dead letters by reason › every reason Soniq writes counted one by one, another version's summed as other", async () => {
+      const b = await make();
+      const soniq = soniqOn(b);
+      await bury(b, "a", "dependency_failed");
+      await bury(b, "a", "invalid_result");
+      await bury(b, "a", "invalid_result");
+      await bury(b, "b", "remote_timeout");
+      await bury(b, "b", "a_reason_from_another_version");
+      expect((await overview(soniq)).deadLettersByReason).toEqual({
+        dependency_failed: 1,
+        invalid_result: 2,
+        remote_timeout: 1,
+        other: 1,
+      });
     });
 
     it("pruner › deadLetterRetention › entries older than it are deleted, newer kept", async () => {

@@ -3,17 +3,67 @@
  * under the job that waits for it — with each job's state and what it still waits for; a job
  * two parents wait for is drawn under the first and named under the others. The batch page shows
  * the members' progress (counts by outcome), the callbacks with whether each fired, and the
- * members. Every job links to its own page. Read-only: nothing here writes.
+ * members. Every job links to its own page. The one write is Cancel (a flow that is running, a
+ * batch that has not finished), shown to users granted `flows.cancel` / `batches.cancel`, after
+ * the browser's confirmation; its answer (how many jobs were cancelled or asked to stop) is shown.
  */
+import { useState } from "preact/hooks";
 import type { z } from "zod";
-import type { batchJsonSchema, flowJsonSchema } from "../../../admin/json/workflow.js";
-import { api } from "../api.js";
+import type {
+  batchCancelJsonSchema,
+  batchJsonSchema,
+  flowCancelJsonSchema,
+  flowJsonSchema,
+} from "../../../admin/json/workflow.js";
+import { api, type Me } from "../api.js";
 import { Badge, ErrorLine, jobHref, Table } from "../components.js";
 import { usePolled } from "../hooks.js";
 
 type FlowDoc = z.infer<typeof flowJsonSchema>;
 type BatchDoc = z.infer<typeof batchJsonSchema>;
 type FlowJob = FlowDoc["jobs"][number];
+
+/**
+ * The Cancel button of a flow or batch page (while `offered`) and the answer of its last press,
+ * which stays once the button goes (the flow or batch it cancelled has ended): posts to `path`
+ * after `question` is confirmed, then `reload`s the page's data.
+ */
+function CancelAction({
+  offered,
+  path,
+  question,
+  reload,
+}: {
+  offered: boolean;
+  path: string;
+  question: string;
+  reload: () => void;
+}) {
+  const [message, setMessage] = useState<string | null>(null);
+  async function cancel() {
+    if (!window.confirm(question)) return;
+    try {
+      const done = await api<
+        z.infer<typeof flowCancelJsonSchema> | z.infer<typeof batchCancelJsonSchema>
+      >("POST", path);
+      setMessage(`cancel: ${done.cancelled} cancelled, ${done.requested} running asked to stop`);
+      reload();
+    } catch (err) {
+      setMessage(`cancel: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+  if (!offered && !message) return null;
+  return (
+    <div class="actions">
+      {offered && (
+        <button type="button" onClick={() => void cancel()}>
+          Cancel
+        </button>
+      )}
+      {message && <p role="status">{message}</p>}
+    </div>
+  );
+}
 
 /** A link to a job's page (its dead letter's when it is in the dead-letter queue). */
 function JobLink({ job }: { job: Pick<FlowJob, "id" | "state"> }) {
@@ -60,11 +110,12 @@ function TreeNode({
 }
 
 /** See the module comment. */
-export function FlowPage({ id }: { id: string }) {
-  const { data: flow, error } = usePolled(
-    () => api<FlowDoc>("GET", `api/flows/${encodeURIComponent(id)}`),
-    [id],
-  );
+export function FlowPage({ me, id }: { me: Me; id: string }) {
+  const {
+    data: flow,
+    error,
+    reload,
+  } = usePolled(() => api<FlowDoc>("GET", `api/flows/${encodeURIComponent(id)}`), [id]);
   if (!flow) return <ErrorLine error={error} />;
   const byId = new Map(flow.jobs.map((j) => [j.id, j]));
   const root = byId.get(flow.id) ?? flow.jobs[0];
@@ -84,6 +135,14 @@ export function FlowPage({ id }: { id: string }) {
             .join(", ")}
         </span>
       </p>
+      {me.actions.includes("flows.cancel") && (
+        <CancelAction
+          offered={flow.state === "running"}
+          path={`api/flows/${encodeURIComponent(flow.id)}/cancel`}
+          question={`Cancel every job of flow ${flow.id} that has not ended?`}
+          reload={reload}
+        />
+      )}
       <ul class="tree" data-testid="flow-tree">
         {root && <TreeNode job={root} byId={byId} drawn={drawn} />}
       </ul>
@@ -106,11 +165,12 @@ const CALLBACK_LABEL = {
 } as const;
 
 /** See the module comment. */
-export function BatchPage({ id }: { id: string }) {
-  const { data: batch, error } = usePolled(
-    () => api<BatchDoc>("GET", `api/batches/${encodeURIComponent(id)}`),
-    [id],
-  );
+export function BatchPage({ me, id }: { me: Me; id: string }) {
+  const {
+    data: batch,
+    error,
+    reload,
+  } = usePolled(() => api<BatchDoc>("GET", `api/batches/${encodeURIComponent(id)}`), [id]);
   if (!batch) return <ErrorLine error={error} />;
   const { counts } = batch;
   const ended = counts.done + counts.dead + counts.cancelled;
@@ -126,6 +186,14 @@ export function BatchPage({ id }: { id: string }) {
           {ended} of {counts.total} ended
         </span>
       </p>
+      {me.actions.includes("batches.cancel") && (
+        <CancelAction
+          offered={batch.state !== "finished" && counts.total > 0}
+          path={`api/batches/${encodeURIComponent(batch.id)}/cancel`}
+          question={`Cancel batch ${batch.id}: seal it and cancel every member that has not ended?`}
+          reload={reload}
+        />
+      )}
       <dl class="fields" data-testid="batch-counts">
         <dt>pending</dt>
         <dd data-testid="count-pending">{counts.pending}</dd>

@@ -1,0 +1,123 @@
+// Workflows on PostgreSQL, the fan-in's end of edges (migrations 025 and 026; docs/performance.md,
+// "2026-12-07, round three").
+//
+// 1. A connection's first finishing statements of members are small (one member each), the next
+//    one large: PL/pgSQL keeps a plan made for the small ones. Before migration 025 the UPDATE of
+//    the ended edges joined them with the statement's transition table (`ended`), and that kept
+//    plan rescanned `ended` once per edge (400 members: 400 scans of 400 rows). auto_explain
+//    (its plans sent to this session as notices) shows every plan the triggers ran: no
+//    transition table is scanned more than once. The callback's count-down stays right.
+// 2. The release of the callback by a completion on the backend's own pool wakes this process's
+//    claims for its queue by the time the completion has answered (migration 026's NOTICE), not
+//    50 ms later (its NOTIFY, held as a possible echo of a local wake-up: notifier.ts).
+import pg from "pg";
+import { pino } from "pino";
+import { afterEach, expect, it } from "vitest";
+import { PostgresBackend } from "../../src/backends/postgres/postgres-backend.js";
+import { buildStatements } from "../../src/backends/postgres/sql.js";
+import { Soniq } from "../../src/index.js";
+import { TEST_DATABASE_URL } from "../helpers/postgres.js";
+import { describePostgres, usePostgresSchemas } from "../helpers/postgres-suite.js";
+
+describePostgres("postgres: fan-in edge ends", () => {
+  const schemas = usePostgresSchemas();
+  const closers: Array<() => Promise<void>> = [];
+
+  afterEach(async () => {
+    for (const close of closers.splice(0).reverse()) await close().catch(() => undefined);
+  });
+
+  async function open(members: number) {
+    const schema = schemas.next();
+    const backend = new PostgresBackend({
+      connectionString: TEST_DATABASE_URL,
+      schema,
+      poolSize: 2,
+    });
+    await backend.setup();
+    const soniq = new Soniq({ backend, logger: pino({ level: "silent" }), env: {} });
+    closers.push(() => soniq.close());
+    const child = soniq.job<{ i: number }, void>({ name: "linear.child", handler: () => {} });
+    const root = soniq.job<object, void>({ name: "linear.root", handler: () => {} });
+    await soniq.batch({
+      jobs: Array.from({ length: members }, (_, i) => ({ job: child, args: { i } })),
+      onComplete: { job: root, args: {} },
+    });
+    return { schema, backend };
+  }
+
+  it("batch of 407 › seven completions of one member, then one of 400, on one connection › no transition table rescanned; the callback released once", async (ctx) => {
+    const { schema, backend } = await open(407);
+    const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
+    await client.connect();
+    closers.push(() => client.end());
+    try {
+      await client.query("LOAD 'auto_explain'");
+    } catch {
+      ctx.skip(); // auto_explain needs a superuser (or the library in $libdir/plugins)
+    }
+    const plans: string[] = [];
+    client.on("notice", (n) => {
+      if (typeof n.message === "string") plans.push(n.message);
+    });
+    await client.query(`SET auto_explain.log_min_duration = 0;
+      SET auto_explain.log_analyze = on; SET auto_explain.log_timing = off;
+      SET auto_explain.log_nested_statements = on; SET auto_explain.log_level = notice`);
+    const completeMany = buildStatements(schema).completeMany;
+    const claimed = await backend.jobClaim({ workerId: "w", queues: null, limit: 407 });
+    expect(claimed).toHaveLength(407);
+    const complete = async (jobs: typeof claimed) => {
+      const { rows } = await client.query(completeMany, [
+        jobs.map((j) => j.id).join(","),
+        "w",
+        jobs.map((j) => j.claimToken).join(","),
+        null,
+        3600,
+        jobs.length,
+      ]);
+      expect(rows[0]?.changed).toBe(jobs.length);
+    };
+    for (const job of claimed.slice(0, 7)) await complete([job]);
+    plans.length = 0;
+    await complete(claimed.slice(7));
+
+    const rescans = plans
+      .join("\n")
+      .split("\n")
+      .filter((line) => /Named Tuplestore Scan/.test(line) && !/loops=1\)/.test(line));
+    expect(plans.length).toBeGreaterThan(3); // the statement and the triggers' statements
+    // Before migration 025: "Named Tuplestore Scan … (actual rows=400 loops=400)".
+    expect(rescans).toEqual([]);
+    const { rows } = await client.query(
+      `SELECT n.pending, j.scheduled_at < now() + interval '1 day' AS due
+       FROM "${schema}".soniq_flow_nodes AS n JOIN "${schema}".soniq_jobs AS j ON j.id = n.job_id
+       WHERE n.role = 'on_complete'`,
+    );
+    expect(rows).toEqual([{ pending: 0, due: true }]);
+  });
+
+  it("batch of 3 › the last member completed on the pool › its callback's queue woken when the completion answers", async () => {
+    const { backend } = await open(3);
+    const woken: string[] = [];
+    const unsubscribe = backend.notifier.subscribe((queue) => {
+      woken.push(queue);
+    });
+    closers.push(async () => unsubscribe());
+    const claimed = await backend.jobClaim({ workerId: "w", queues: null, limit: 3 });
+    expect(claimed).toHaveLength(3);
+    const items = claimed.map((j) => ({
+      id: j.id,
+      owner: { workerId: "w", claimToken: j.claimToken },
+      result: null,
+    }));
+    await backend.jobCompleteMany({ items: items.slice(0, 2), resultRetentionSeconds: 3600 });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(woken).toEqual([]); // nothing released yet
+    await backend.jobCompleteMany({ items: items.slice(2), resultRetentionSeconds: 3600 });
+    await new Promise((resolve) => setImmediate(resolve));
+    // Before migration 026: [] here (the NOTIFY of the pool's own connection is held 50 ms).
+    expect(woken).toEqual(["default"]);
+    const [released] = await backend.jobClaim({ workerId: "w", queues: null, limit: 1 });
+    expect(released?.name).toBe("linear.root");
+  });
+});
