@@ -8,8 +8,9 @@
  * no-op jobs without a key and one over 1,000 keys (at most 2 per key), each on a fresh adapter.
  * Per drain it prints the throughput, the worker's claims (how many, the jobs asked for and got,
  * how many came back empty or short, the time spent in them and their share of the drain) and,
- * on PostgreSQL, the statements the pool sent by kind (count per claim, average wait). Soniq is
- * not changed: the built store's `jobClaim` and node-postgres's `Client.query` are wrapped.
+ * the statements by kind (count per claim, average wait: on PostgreSQL what the pool sent, on
+ * SQLite every statement run, its time in the call). Soniq is not changed: the built store's
+ * `jobClaim`, node-postgres's `Client.query` and better-sqlite3's statement methods are wrapped.
  */
 import { createRequire } from "node:module";
 import { join } from "node:path";
@@ -71,6 +72,48 @@ pg.Client.prototype.query = function (this: unknown, ...args: unknown[]) {
   if (typeof callback !== "function" && result instanceof Promise) result.then(done, done);
   return result;
 };
+
+/** A SQLite statement's kind: the statement's name in sql.ts where it is one of the claim's. */
+function sqliteKind(text: string): string {
+  const t = text.replace(/\s+/g, " ").trim();
+  if (/^SELECT EXISTS \(SELECT 1 FROM soniq_queues/.test(t)) return "restrictedQueueExists";
+  if (/^SELECT id FROM soniq_jobs WHERE status = 'queued' AND scheduled_at <= @now/.test(t)) {
+    return "ordinary read (dueIds…)";
+  }
+  if (/^WITH RECURSIVE/.test(t)) return "keyed: rotating pass (one statement)";
+  if (/^WITH running AS/.test(t)) return "keyed: ranked read (keyedDueIds…)";
+  if (/^SELECT 1 FROM soniq_jobs WHERE status = 'queued' AND json_extract/.test(t)) {
+    return "keyed: any queued? (probe)";
+  }
+  if (/^UPDATE soniq_jobs SET status = 'processing'/.test(t)) return "claimByIds";
+  const table = /(?:UPDATE|FROM|INTO)\s+"?([a-z_]+)"?/i.exec(t)?.[1] ?? "";
+  return `${t.split(" ")[0]?.toUpperCase() ?? "?"} ${table}`.trim();
+}
+
+if (backend === "sqlite") {
+  // better-sqlite3's statements share one prototype: time each run by the statement's text.
+  const Database = require("better-sqlite3") as new (
+    path: string,
+  ) => { prepare(sql: string): object; close(): void };
+  const scratch = new Database(":memory:");
+  const proto = Object.getPrototypeOf(scratch.prepare("SELECT 1")) as Record<string, Fn>;
+  scratch.close();
+  for (const method of ["all", "get", "run"] as const) {
+    const original = proto[method] as Fn;
+    proto[method] = function (this: unknown, ...args: unknown[]) {
+      const k = sqliteKind((this as { source: string }).source);
+      const entry = stats.get(k) ?? { count: 0, ms: 0 };
+      stats.set(k, entry);
+      entry.count += 1;
+      const started = performance.now();
+      try {
+        return original.apply(this, args);
+      } finally {
+        entry.ms += performance.now() - started;
+      }
+    };
+  }
+}
 
 const claims = { count: 0, asked: 0, got: 0, empty: 0, short: 0, ms: 0 };
 const storeModule =
