@@ -1,12 +1,14 @@
 // The statements one SQLite claim runs (issue 28; docs/performance.md, "SQLite keyed claim and
 // plain cost"): a claim while no job has a key runs no keyed read (one probe of the empty keyed
-// index), and a keyed claim's rotating pass is one statement, not two per key.
+// index), a keyed claim's rotating pass is one statement, not two per key, and while every queued
+// job has a key the read of jobs without one is replaced by two counts of index entries.
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { pino } from "pino";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { SQL } from "../../src/backends/sqlite/sql.js";
 import { SqliteBackend } from "../../src/backends/sqlite/sqlite-backend.js";
+import { DRY_ORDINARY_EVERY } from "../../src/backends/sqlite/transactions.js";
 import { Soniq } from "../../src/index.js";
 import { removeTempDirs, tempDir } from "../helpers/temp.js";
 
@@ -106,5 +108,33 @@ describe("sqlite: the statements of a claim", () => {
     // Per claim at most: the clock, the restriction read, the keyed probe, the pass, the read
     // without a key (every few claims) and the claim's update.
     expect(names.filter((n) => n !== "?").length).toBeLessThanOrEqual(6 * 5);
+  });
+
+  it("a backlog of keyed jobs only › after one read without a key that found nothing, 2 index counts instead of that read; a job without a key is still claimed within 4 claims", async () => {
+    const keyed = soniq.job({
+      name: "statements.only_keyed",
+      concurrency: {
+        key: (args: { k: number }) => `o${String(args.k).padStart(3, "0")}`,
+        limit: 1,
+      },
+      handler: async () => undefined,
+    });
+    const plain = soniq.job({ name: "statements.late_plain", handler: async () => undefined });
+    await keyed.enqueueMany(Array.from({ length: 100 }, (_, k) => ({ args: { k } })));
+    const claim = () => backend.jobClaim({ workerId: "w3", queues: null, limit: 5 });
+    const names = await recorded(async () => {
+      for (let n = 0; n < 12; n++) expect((await claim()).length).toBe(5);
+    });
+    // At most the first claim's read (the connection's last read may have found jobs), then the
+    // counts on every DRY_ORDINARY_EVERY-th claim.
+    expect(names.filter((n) => n === "dueIds").length).toBeLessThanOrEqual(1);
+    expect(names.filter((n) => n === "allQueuedKeyed").length).toBeGreaterThanOrEqual(2);
+
+    await plain.enqueue({});
+    let within = 0;
+    for (let n = 1; n <= DRY_ORDINARY_EVERY && within === 0; n++) {
+      if ((await claim()).some((job) => job.name === "statements.late_plain")) within = n;
+    }
+    expect(within).toBeGreaterThan(0);
   });
 });

@@ -466,7 +466,18 @@ export const SQL = {
   keyedQueued: `SELECT 1 FROM soniq_jobs
     WHERE status = 'queued' AND ${SQLITE_KEY} IS NOT NULL LIMIT 1`,
 
-  /** The rotating pass ({@link keyedPassStatement}), every queue not paused or limited. */
+  /**
+   * → `allKeyed` 1 when every queued row (due or not, any queue) has a concurrency key, else 0: the
+   * entries of the partial claim index counted against those of `soniq_jobs_keyed_claim`, both
+   * read from the indexes alone (no row, no `meta` parsed). After a read without a key that found
+   * nothing, the claim asks it instead of running that read again while the answer is 1
+   * (transactions.ts `claimDue`).
+   */
+  allQueuedKeyed: `SELECT (SELECT count(*) FROM soniq_jobs INDEXED BY soniq_jobs_claim
+        WHERE status = 'queued')
+      = (SELECT count(*) FROM soniq_jobs INDEXED BY soniq_jobs_keyed_claim
+        WHERE status = 'queued' AND ${SQLITE_KEY} IS NOT NULL) AS allKeyed`,
+
   keyedPass: keyedPassStatement(UNRESTRICTED),
 
   /** As {@link SQL.keyedPass}, restricted to `@queues` (a JSON array of queue names). */
