@@ -2,11 +2,13 @@
  * Where a keyed drain's time goes, claim by claim: `npm run build` first, then
  *
  *   node --import tsx bench/profile/keyed-drain.ts [--backend pg|sqlite] [--concurrency 10]
- *        [--rounds 1]
+ *        [--rounds 1] [--root DIR]
  *
- * In this process, as the flow workload (bench/workloads/flow.ts): per round a drain of 10,000
+ * `--root DIR` measures the build of another checkout (DIR with its dist/ built, e.g. a worktree
+ * of an earlier commit), through the same wrappers. In this process, as the flow workload (bench/workloads/flow.ts): per round a drain of 10,000
  * no-op jobs without a key and one over 1,000 keys (at most 2 per key), each on a fresh adapter.
- * Per drain it prints the throughput, the worker's claims (how many, the jobs asked for and got,
+ * Per drain it prints the throughput, this process's CPU per job (from the hooks around the timed
+ * drain: on a shared machine steadier than throughput), the worker's claims (how many, the jobs asked for and got,
  * how many came back empty or short, the time spent in them and their share of the drain) and,
  * the statements by kind (count per claim, average wait: on PostgreSQL what the pool sent, on
  * SQLite every statement run, its time in the call). Soniq is not changed: the built store's
@@ -14,7 +16,7 @@
  */
 import { createRequire } from "node:module";
 import { join } from "node:path";
-import { soniqPostgres, soniqSqlite } from "../adapters/soniq.js";
+import { baselineBuild, soniqPostgres, soniqSqlite } from "../adapters/soniq.js";
 import { REPO_ROOT } from "../adapters/support.js";
 import { loadConfig } from "../config.js";
 import { withAdapter } from "../workloads/common.js";
@@ -29,6 +31,20 @@ function flag(name: string, fallback: string): string {
 }
 
 const backend = flag("backend", "pg");
+/** `--root DIR`: measure the build in DIR (another checkout, built) instead of this one's. */
+const root = flag("root", REPO_ROOT);
+const build =
+  root === REPO_ROOT
+    ? undefined
+    : baselineBuild({
+        ref: root,
+        commit: root,
+        short: "root",
+        root,
+        version: "?",
+        dependencies: "linked",
+        remove: () => undefined,
+      });
 const concurrency = Number(flag("concurrency", "10"));
 const rounds = Number(flag("rounds", "1"));
 
@@ -82,6 +98,9 @@ function sqliteKind(text: string): string {
   }
   if (/^WITH RECURSIVE/.test(t)) return "keyed: rotating pass (one statement)";
   if (/^WITH running AS/.test(t)) return "keyed: ranked read (keyedDueIds…)";
+  if (/AS k FROM soniq_jobs/.test(t)) return "keyed: next key (before keyedPass)";
+  if (/AS running,/.test(t)) return "keyed: head (before keyedPass)";
+  if (/^SELECT \(SELECT count\(\*\) FROM soniq_jobs INDEXED BY/.test(t)) return "allQueuedKeyed";
   if (/^SELECT 1 FROM soniq_jobs WHERE status = 'queued' AND json_extract/.test(t)) {
     return "keyed: any queued? (probe)";
   }
@@ -118,11 +137,11 @@ if (backend === "sqlite") {
 const claims = { count: 0, asked: 0, got: 0, empty: 0, short: 0, ms: 0 };
 const storeModule =
   backend === "sqlite"
-    ? ((await import(join(REPO_ROOT, "dist/backends/sqlite/job-store.js"))) as Record<
+    ? ((await import(join(root, "dist/backends/sqlite/job-store.js"))) as Record<
         string,
         { prototype: Record<string, Fn> }
       >)
-    : ((await import(join(REPO_ROOT, "dist/backends/postgres/job-store.js"))) as Record<
+    : ((await import(join(root, "dist/backends/postgres/job-store.js"))) as Record<
         string,
         { prototype: Record<string, Fn> }
       >);
@@ -146,14 +165,16 @@ Store.prototype.jobClaim = async function (this: unknown, ...args: unknown[]) {
 const config = loadConfig(["--quick"]);
 const factory =
   backend === "sqlite"
-    ? soniqSqlite()
-    : soniqPostgres(process.env.BENCH_PG_URL ?? "postgres://postgres@127.0.0.1:5432/test");
+    ? soniqSqlite(build)
+    : soniqPostgres(process.env.BENCH_PG_URL ?? "postgres://postgres@127.0.0.1:5432/test", build);
 await factory.prepare();
 
 async function one(keyed: boolean): Promise<number> {
   stats.clear();
   Object.assign(claims, { count: 0, asked: 0, got: 0, empty: 0, short: 0, ms: 0 });
   let drainMs = 0;
+  let cpuAt = process.cpuUsage();
+  let cpuUsPerJob = 0;
   const result = await withAdapter(factory, async (adapter) => {
     const enqueue = keyed ? adapter.enqueueBulkKeyed?.bind(adapter) : undefined;
     const t0 = performance.now();
@@ -166,11 +187,14 @@ async function one(keyed: boolean): Promise<number> {
       "noop",
       {
         before() {
+          cpuAt = process.cpuUsage();
           stats.clear();
           Object.assign(claims, { count: 0, asked: 0, got: 0, empty: 0, short: 0, ms: 0 });
         },
         after() {
           drainMs = performance.now() - t0;
+          const used = process.cpuUsage(cpuAt);
+          cpuUsPerJob = (used.user + used.system) / FLOW_DRAIN_JOBS;
         },
       },
       enqueue,
@@ -179,7 +203,7 @@ async function one(keyed: boolean): Promise<number> {
   });
   const c = claims;
   const lines = [
-    `${keyed ? "keyed" : "no key"} c${concurrency}: ${result.sample.value.toFixed(0)} jobs/s`,
+    `${keyed ? "keyed" : "no key"} c${concurrency}: ${result.sample.value.toFixed(0)} jobs/s, this process's CPU ${cpuUsPerJob.toFixed(1)} µs per job (SQLite: the database included)`,
     `  claims ${c.count}: asked ${(c.asked / c.count).toFixed(1)}, got ${(c.got / c.count).toFixed(1)} avg; empty ${c.empty}, short ${c.short}; ${(c.ms / c.count).toFixed(2)} ms avg, ${c.ms.toFixed(0)} ms in all (drain window incl. fill ${drainMs.toFixed(0)} ms)`,
   ];
   const rows = [...stats.entries()].sort((a, b) => b[1].ms - a[1].ms);
@@ -189,15 +213,21 @@ async function one(keyed: boolean): Promise<number> {
     );
   }
   process.stdout.write(`${lines.join("\n")}\n`);
+  lastCpu = cpuUsPerJob;
   return result.sample.value;
 }
+
+let lastCpu = 0;
 
 try {
   await one(false); // warm-up
   for (let r = 0; r < rounds; r++) {
     const plain = await one(false);
+    const plainCpu = lastCpu;
     const keyed = await one(true);
-    process.stdout.write(`ratio keyed / no key: ${(keyed / plain).toFixed(2)}\n\n`);
+    process.stdout.write(
+      `ratio keyed / no key: ${(keyed / plain).toFixed(2)}; CPU per job no key / keyed: ${(plainCpu / lastCpu).toFixed(2)}\n\n`,
+    );
   }
 } finally {
   await factory.cleanup();
