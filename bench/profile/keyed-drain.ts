@@ -2,8 +2,10 @@
  * Where a keyed drain's time goes, claim by claim: `npm run build` first, then
  *
  *   node --import tsx bench/profile/keyed-drain.ts [--backend pg|sqlite] [--concurrency 10]
- *        [--rounds 1] [--root DIR]
+ *        [--rounds 1] [--root DIR] [--plain-only] [--no-statements]
  *
+ * The statement wrappers cost CPU too (and wrap only the better-sqlite3 this checkout resolves):
+ * compare CPU per job between builds with `--no-statements`.
  * `--root DIR` measures the build of another checkout (DIR with its dist/ built, e.g. a worktree
  * of an earlier commit), through the same wrappers. In this process, as the flow workload (bench/workloads/flow.ts): per round a drain of 10,000
  * no-op jobs without a key and one over 1,000 keys (at most 2 per key), each on a fresh adapter.
@@ -31,6 +33,8 @@ function flag(name: string, fallback: string): string {
 }
 
 const backend = flag("backend", "pg");
+/** `--plain-only`: the drains without a key only (a build from before per-key concurrency). */
+const plainOnly = process.argv.includes("--plain-only");
 /** `--root DIR`: measure the build in DIR (another checkout, built) instead of this one's. */
 const root = flag("root", REPO_ROOT);
 const build =
@@ -109,7 +113,11 @@ function sqliteKind(text: string): string {
   return `${t.split(" ")[0]?.toUpperCase() ?? "?"} ${table}`.trim();
 }
 
-if (backend === "sqlite") {
+/** `--no-statements`: no statement wrappers (their time is not in the CPU per job then). */
+const wrapStatements = !process.argv.includes("--no-statements");
+const kindOf = new Map<string, string>();
+
+if (backend === "sqlite" && wrapStatements) {
   // better-sqlite3's statements share one prototype: time each run by the statement's text.
   const Database = require("better-sqlite3") as new (
     path: string,
@@ -120,7 +128,12 @@ if (backend === "sqlite") {
   for (const method of ["all", "get", "run"] as const) {
     const original = proto[method] as Fn;
     proto[method] = function (this: unknown, ...args: unknown[]) {
-      const k = sqliteKind((this as { source: string }).source);
+      const source = (this as { source: string }).source;
+      let k = kindOf.get(source);
+      if (k === undefined) {
+        k = sqliteKind(source);
+        kindOf.set(source, k);
+      }
       const entry = stats.get(k) ?? { count: 0, ms: 0 };
       stats.set(k, entry);
       entry.count += 1;
@@ -224,6 +237,7 @@ try {
   for (let r = 0; r < rounds; r++) {
     const plain = await one(false);
     const plainCpu = lastCpu;
+    if (plainOnly) continue;
     const keyed = await one(true);
     process.stdout.write(
       `ratio keyed / no key: ${(keyed / plain).toFixed(2)}; CPU per job no key / keyed: ${(plainCpu / lastCpu).toFixed(2)}\n\n`,
