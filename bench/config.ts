@@ -41,6 +41,7 @@ export const OPTIONAL_LIBRARIES = ["graphile-worker-defaults"];
  */
 export const BASELINE_LIBRARIES: Record<string, string> = {
   "soniq-baseline-pg": "soniq-pg",
+  "soniq-baseline-pg-retention0": "soniq-pg-retention0",
   "soniq-baseline-sqlite": "soniq-sqlite",
 };
 

@@ -20,6 +20,9 @@ export function selectFactories(config: BenchConfig, baseline?: Baseline): Adapt
     "soniq-sqlite-prefetch0": () => soniqSqlite(NO_PREFETCH),
     "soniq-pg-retention0": () => soniqPostgres(config.pgUrl, RETENTION0),
     "soniq-baseline-pg": baselineOnly((b) => soniqPostgres(config.pgUrl, baselineBuild(b))),
+    "soniq-baseline-pg-retention0": baselineOnly((b) =>
+      soniqPostgres(config.pgUrl, baselineBuild(b, 0)),
+    ),
     "soniq-baseline-sqlite": baselineOnly((b) => soniqSqlite(baselineBuild(b))),
     "graphile-worker": () => graphile(config.pgUrl),
     "graphile-worker-defaults": () => graphile(config.pgUrl, "defaults"),

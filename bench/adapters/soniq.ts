@@ -102,17 +102,22 @@ const CURRENT: SoniqBuild = {
 };
 
 /** The build of a `--baseline` ref. */
-export function baselineBuild(baseline: Baseline): SoniqBuild {
+export function baselineBuild(baseline: Baseline, resultRetention?: number): SoniqBuild {
   const index = join(baseline.root, "dist", "index.js");
+  const keepsNothing = resultRetention !== undefined;
   return {
     root: baseline.root,
     load: async () => ((await import(pathToFileURL(index).href)) as { Soniq: SoniqClass }).Soniq,
-    workerEnv: { BENCH_SONIQ_DIST: index },
-    schema: SONIQ_BASELINE_SCHEMA,
-    labelSuffix: ` @${baseline.short}`,
+    workerEnv: {
+      BENCH_SONIQ_DIST: index,
+      ...(keepsNothing ? { BENCH_SONIQ_RESULT_RETENTION: String(resultRetention) } : {}),
+    },
+    schema: keepsNothing ? `${SONIQ_BASELINE_SCHEMA}_retention0` : SONIQ_BASELINE_SCHEMA,
+    labelSuffix: `${keepsNothing ? " retention 0" : ""} @${baseline.short}`,
     baselineOf: true,
     version: () =>
-      `${baseline.version} (baseline ${baseline.ref === baseline.commit ? "" : `${baseline.ref} = `}commit ${baseline.commit}, built in a temporary folder, dependencies ${baseline.dependencies})`,
+      `${baseline.version} (baseline ${baseline.ref === baseline.commit ? "" : `${baseline.ref} = `}commit ${baseline.commit}, built in a temporary folder, dependencies ${baseline.dependencies}${keepsNothing ? ", resultRetention: 0" : ""})`,
+    ...(keepsNothing ? { resultRetention } : {}),
   };
 }
 
@@ -287,7 +292,9 @@ class SoniqAdapter implements Adapter {
 /** `soniq-pg` → `soniq-baseline-pg` for a baseline, `soniq-pg-prefetch0` for {@link NO_PREFETCH}. */
 function variantName(base: string, build: SoniqBuild): string {
   if (build.prefetch !== undefined) return `${base}-prefetch0`;
-  if (build.resultRetention !== undefined) return `${base}-retention0`;
+  if (build.resultRetention !== undefined) {
+    return `${build.baselineOf ? base.replace("soniq-", "soniq-baseline-") : base}-retention0`;
+  }
   return build.baselineOf ? base.replace("soniq-", "soniq-baseline-") : base;
 }
 
@@ -327,7 +334,11 @@ export function soniqPostgres(pgUrl: string, build: SoniqBuild = CURRENT): Adapt
     name,
     label: `Soniq PG${build.labelSuffix}`,
     isSoniq: !build.baselineOf,
-    baselineOf: build.baselineOf ? "soniq-pg" : undefined,
+    baselineOf: build.baselineOf
+      ? build.resultRetention === undefined
+        ? "soniq-pg"
+        : "soniq-pg-retention0"
+      : undefined,
     version: build.version,
     database: "postgres",
     configuration: `schema ${schema}; poolSize 10, pollInterval 1 s, LISTEN/NOTIFY, prefetch ${build.prefetch ?? "500 (adaptive)"}${build.prefetch === undefined ? " (defaults)" : ""}; resultRetention ${build.resultRetention ?? "7 days (default)"}; logLevel warn; enqueueMany per batch; worker({ concurrency })`,

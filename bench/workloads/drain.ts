@@ -69,8 +69,8 @@ export async function runDrain(
   jobs: number,
   concurrency: number,
   kind: HandlerKind,
-  /** Called right before the worker starts and right after the drain (profile harness). */
-  around?: { before(): void; after(): void },
+  /** Awaited right before the worker starts and right after the drain (profile harness). */
+  around?: { before(): void | Promise<void>; after(): void | Promise<void> },
 ): Promise<DrainResult> {
   return withAdapter(factory, (adapter) =>
     drainOn(adapter, factory, config, jobs, concurrency, kind, around),
@@ -89,7 +89,7 @@ export async function drainOn(
   jobs: number,
   concurrency: number,
   kind: HandlerKind,
-  around?: { before(): void; after(): void },
+  around?: { before(): void | Promise<void>; after(): void | Promise<void> },
   enqueue?: (batch: BenchPayload[]) => Promise<void>,
 ): Promise<DrainResult> {
   await fill(adapter, jobs, config.bulkBatch, enqueue);
@@ -119,14 +119,14 @@ export async function drainOn(
       }
     };
     const before = await meter?.read();
-    around?.before();
+    await around?.before();
     const boxed = deferred();
     const timer = setTimeout(() => boxed.resolve(), config.timeBoxMs);
     await adapter.startWorker(concurrency, handler);
     await Promise.race([all.promise, boxed.promise]);
     clearTimeout(timer);
     if (cpuAtLast === 0) cpuAtLast = selfCpuMicros();
-    around?.after();
+    await around?.after();
     const after = await meter?.read();
     await adapter.stopWorker();
     if (handled < 2) throw new Error(`only ${handled} jobs ran within the time box`);

@@ -243,6 +243,58 @@ describeEachBackend("worker: workflows", (target) => {
     await soniq.close();
   });
 
+  it("resultRetention 0 › finishing statements of jobs some of which are awaited › only the awaited are kept for their dependants, which run with their results; the others are gone", async () => {
+    // PostgreSQL asks "does anyone wait for these?" once per finishing statement for all its rows
+    // (migration 029; it asked once per row before): the answer must still be per job.
+    const backend = await target.open();
+    const soniq = instanceOn(backend);
+    const gate = { open: false };
+    const quick = soniq.job({
+      name: "wf.mixed.quick",
+      resultRetention: 0,
+      handler: async (args: { n: number }) => {
+        await waitFor(() => gate.open, 20_000);
+        return { n: args.n };
+      },
+    });
+    const after = soniq.job({
+      name: "wf.mixed.after",
+      handler: async (_args: object, ctx) =>
+        (await ctx.dependencies()).map((d) => ({ state: d.state, result: d.result })),
+    });
+    const quickIds: string[] = [];
+    for (let n = 0; n < 24; n++) quickIds.push(await quick.enqueue({ n }));
+    const dependants = new Map<string, number>();
+    for (let n = 0; n < 24; n += 3) {
+      dependants.set(await after.enqueue({}, { after: [quickIds[n] as string] }), n);
+    }
+    // All 24 held at once, then released together: their completions share statements.
+    const worker = soniq.worker({ concurrency: 32 });
+    await worker.start();
+    await waitFor(
+      async () => (await soniq.jobs.count({ status: "processing" })) === 24,
+      20_000,
+      "every quick job running",
+    );
+    gate.open = true;
+    await waitFor(
+      async () => {
+        for (const id of dependants.keys()) if ((await stateOf(soniq, id)) !== "done") return false;
+        return true;
+      },
+      30_000,
+      "every dependant done",
+    );
+    await worker.stop();
+    for (const [id, n] of dependants) {
+      expect((await soniq.getJob(id))?.result).toEqual([{ state: "done", result: { n } }]);
+    }
+    for (let n = 0; n < 24; n++) {
+      if (n % 3 !== 0) expect(await stateOf(soniq, quickIds[n] as string)).toBe("gone");
+    }
+    await soniq.close();
+  });
+
   it("replay › a dead-lettered dependency replayed › re-arms the dependants dead-lettered for it, which then run", async () => {
     const backend = await target.open();
     const soniq = instanceOn(backend);

@@ -91,10 +91,12 @@ export function finishMove(m: FinishMove): string {
   const until = `now() + make_interval(secs => GREATEST(${m.retention}::float8, 0))`;
   // A job another waits for is kept even with a retention of 0 (until now: the next prune
   // forgets it), so the statement trigger on the finished store reads its end (migration 019).
-  // Asked through a function with a snapshot of its own (migration 023): an edge committed while
-  // this statement waited for the row's lock counts too.
-  const awaitedFn = m.finished.replace(/soniq_finished_jobs(?="?$)/, "soniq_job_awaited");
-  const awaited = `${awaitedFn}(${m.moved}.id)`;
+  // Asked through a function with a snapshot of its own (migrations 023, 029): an edge committed
+  // while this statement waited for a row's lock counts too. Asked once per statement, for every
+  // moved row (the ARRAY reads them all, so every row's lock is held by then), and only when the
+  // retention is 0: the `OR` stops at a positive retention before the sub-select runs.
+  const awaitedFn = m.finished.replace(/soniq_finished_jobs(?="?$)/, "soniq_jobs_awaited");
+  const awaited = `${m.moved}.id = ANY((SELECT w.ids FROM ${n}_awaited AS w)::uuid[])`;
   const kept = copyJobRows(
     m.finished,
     m.moved,
@@ -107,7 +109,10 @@ export function finishMove(m: FinishMove): string {
     },
     `(${m.retention}::float8 > 0 OR ${awaited})`,
   );
-  return `, ${n}_kept AS (
+  return `, ${n}_awaited AS (
+        SELECT CASE WHEN ${m.retention}::float8 > 0 THEN NULL::uuid[]
+                    ELSE ${awaitedFn}(ARRAY(SELECT a.id FROM ${m.moved} AS a)) END AS ids
+      ), ${n}_kept AS (
         ${kept}
         RETURNING id
       ), ${n}_held AS (

@@ -172,27 +172,47 @@ function keyedDueIdsStatement(filter: string): string {
 }
 
 /**
- * The keyed claim's rotating pass (docs/flow-control.md, "Fairness"; transactions.ts
- * `keyedRotation`), one key at a time: the head of key `@k` — its first due queued job in claim
- * order that passes `filter` and `@names`/`@versions` — with the key's room: `id`, `lim` and
- * `rate_lim` (the head's limits), `running` (the key's processing rows), `started` (its starts in
- * the window at `@now`) and `paused` (1 while the key is paused); no row when the key has no due
- * head.
+ * The keyed claim's rotating pass in one statement (docs/flow-control.md, "Fairness";
+ * transactions.ts `keyedRotation`): the keys with a queued keyed job walked in key order (one
+ * probe of `soniq_jobs_keyed_claim` per key) from just after `@cursor` (NULL: from the first key),
+ * then, when `@cursor` is not NULL, wrapping round to the keys up to it; per key its head — the
+ * first due queued job in claim order that passes `filter` and `@names`/`@versions` — taken while
+ * the key has room (its processing rows below the head's limit, its starts in the window at `@now`
+ * below the head's rate limit, not paused) → `k`, `id`, in walk order, at most `@limit`. The walk
+ * is a recursive CTE read lazily: it stops at the `@limit`-th head. A row of `walk` with a NULL
+ * `k` marks the end of the keys after `@cursor` (phase 0 → 1).
  */
-function keyedHeadStatement(filter: string): string {
-  return `SELECT id, ${SQLITE_LIMIT} AS lim, ${SQLITE_RATE_LIMIT} AS rate_lim,
-      (SELECT count(*) FROM soniq_jobs AS r
-       WHERE r.status = 'processing' AND json_extract(r.meta, '$.concurrency.key') = @k
-         AND json_extract(r.meta, '$.concurrency.key') IS NOT NULL) AS running,
-      (SELECT count(*) FROM soniq_rate_starts WHERE key = @k AND expires_at > @now) AS started,
-      EXISTS (SELECT 1 FROM soniq_rate_pauses WHERE key = @k AND until > @now) AS paused
-    FROM soniq_jobs
-    WHERE status = 'queued' AND ${SQLITE_KEY} IS NOT NULL AND ${SQLITE_KEY} = @k
-      AND scheduled_at <= @now ${filter}
-      AND (@names IS NULL OR name IN (SELECT value FROM json_each(@names)))
-      AND (version = 1 OR @versions IS NULL
-           OR version <= json_extract(@versions, '$.' || json_quote(name)))
-    ORDER BY ${SQLITE_KEY}, ${CLAIM_ORDER} LIMIT 1`;
+function keyedPassStatement(filter: string): string {
+  const nextKey = (after: string, upto: string) => `(SELECT ${SQLITE_KEY} FROM soniq_jobs
+        WHERE status = 'queued' AND ${SQLITE_KEY} IS NOT NULL AND ${SQLITE_KEY} > ${after}
+          AND ${upto} ORDER BY ${SQLITE_KEY} LIMIT 1)`;
+  return `WITH RECURSIVE walk(k, phase) AS (
+      SELECT ${nextKey("coalesce(@cursor, '')", "1")}, 0
+      UNION ALL
+      SELECT CASE WHEN w.k IS NULL THEN ${nextKey("''", `${SQLITE_KEY} <= @cursor`)}
+                  ELSE ${nextKey("w.k", `(w.phase = 0 OR ${SQLITE_KEY} <= @cursor)`)} END,
+             CASE WHEN w.k IS NULL THEN 1 ELSE w.phase END
+      FROM walk AS w WHERE w.k IS NOT NULL OR (w.phase = 0 AND @cursor IS NOT NULL)
+    )
+    SELECT w.k AS k, j.id AS id FROM walk AS w CROSS JOIN soniq_jobs AS j
+    WHERE w.k IS NOT NULL
+      AND j.id = (SELECT id FROM soniq_jobs
+        WHERE status = 'queued' AND ${SQLITE_KEY} IS NOT NULL AND ${SQLITE_KEY} = w.k
+          AND scheduled_at <= @now ${filter}
+          AND (@names IS NULL OR name IN (SELECT value FROM json_each(@names)))
+          AND (version = 1 OR @versions IS NULL
+               OR version <= json_extract(@versions, '$.' || json_quote(name)))
+        ORDER BY ${CLAIM_ORDER} LIMIT 1)
+      AND NOT EXISTS (SELECT 1 FROM soniq_rate_pauses AS p WHERE p.key = w.k AND p.until > @now)
+      AND (json_extract(j.meta, '$.concurrency.limit') IS NULL
+           OR (SELECT count(*) FROM soniq_jobs AS r
+               WHERE r.status = 'processing' AND json_extract(r.meta, '$.concurrency.key') = w.k
+                 AND json_extract(r.meta, '$.concurrency.key') IS NOT NULL)
+              < json_extract(j.meta, '$.concurrency.limit'))
+      AND (json_extract(j.meta, '$.rate.limit') IS NULL
+           OR (SELECT count(*) FROM soniq_rate_starts AS st
+               WHERE st.key = w.k AND st.expires_at > @now) < json_extract(j.meta, '$.rate.limit'))
+    LIMIT @limit`;
 }
 
 /**
@@ -439,20 +459,29 @@ export const SQL = {
   ),
 
   /**
-   * `@after`, `@upto` → `k`: the first key after `@after` (in key order), and not after `@upto`
-   * unless it is NULL, with a queued keyed job; no row when none (the rotating pass's walk, one
-   * probe of `soniq_jobs_keyed_claim`).
+   * → a row when any keyed job is queued (due or not, any queue), else none: one probe of
+   * `soniq_jobs_keyed_claim` (migration 012), empty while no job has a key. A claim runs no keyed
+   * read without it (transactions.ts `keyedJobQueued`).
    */
-  keyedNextKey: `SELECT ${SQLITE_KEY} AS k FROM soniq_jobs
-    WHERE status = 'queued' AND ${SQLITE_KEY} IS NOT NULL AND ${SQLITE_KEY} > @after
-      AND (@upto IS NULL OR ${SQLITE_KEY} <= @upto)
-    ORDER BY ${SQLITE_KEY} LIMIT 1`,
+  keyedQueued: `SELECT 1 FROM soniq_jobs
+    WHERE status = 'queued' AND ${SQLITE_KEY} IS NOT NULL LIMIT 1`,
 
-  /** The head of key `@k` ({@link keyedHeadStatement}), every queue not paused or limited. */
-  keyedHead: keyedHeadStatement(UNRESTRICTED),
+  /**
+   * → `allKeyed` 1 when every queued row (due or not, any queue) has a concurrency key, else 0: the
+   * entries of the partial claim index counted against those of `soniq_jobs_keyed_claim`, both
+   * read from the indexes alone (no row, no `meta` parsed). After a read without a key that found
+   * nothing, the claim asks it instead of running that read again while the answer is 1
+   * (transactions.ts `claimDue`).
+   */
+  allQueuedKeyed: `SELECT (SELECT count(*) FROM soniq_jobs INDEXED BY soniq_jobs_claim
+        WHERE status = 'queued')
+      = (SELECT count(*) FROM soniq_jobs INDEXED BY soniq_jobs_keyed_claim
+        WHERE status = 'queued' AND ${SQLITE_KEY} IS NOT NULL) AS allKeyed`,
 
-  /** As {@link SQL.keyedHead}, restricted to `@queues` (a JSON array of queue names). */
-  keyedHeadInQueues: keyedHeadStatement(
+  keyedPass: keyedPassStatement(UNRESTRICTED),
+
+  /** As {@link SQL.keyedPass}, restricted to `@queues` (a JSON array of queue names). */
+  keyedPassInQueues: keyedPassStatement(
     `AND queue IN (SELECT value FROM json_each(@queues)) ${UNRESTRICTED}`,
   ),
 

@@ -184,10 +184,12 @@ const keyedCursors = new WeakMap<SqliteSession, string>();
  * with queued jobs walked in key order from just after the key where this connection's last pass
  * stopped, wrapping round, each key's head taken while the key has room (running below the head's
  * limit, starts in the window below its rate limit, not paused), until `limit` heads — which
- * reads about as many keys as it takes jobs. A pass that went round every key with fewer heads
- * than `limit` is replaced by the full ranked read (`keyedRead`: rank within key first, then claim
- * order), which also takes second and later jobs of keys with room; its count of each key's
- * running rows does not include the rotating pass's picks, so the two are never combined.
+ * reads about as many keys as it takes jobs, in one statement (sql.ts `keyedPass`). A pass that
+ * went round every key with fewer heads than `limit` is replaced by the full ranked read
+ * (`keyedRead`: rank within key first, then claim order), which also takes second and later jobs
+ * of keys with room; its count of each key's running rows does not include the rotating pass's
+ * picks, so the two are never combined. The caller runs it only when a keyed job is queued
+ * ({@link keyedJobQueued}).
  */
 function keyedRotation(
   s: SqliteSession,
@@ -195,47 +197,22 @@ function keyedRotation(
   limit: number,
   keyedRead: { all(params: Record<string, unknown>): unknown[] },
 ): string[] {
-  const nextKey = s.statement("keyedNextKey");
-  const head = s.statement(params.queues === undefined ? "keyedHead" : "keyedHeadInQueues");
-  const cursor = keyedCursors.get(s);
-  const ids: string[] = [];
-  let after = cursor ?? "";
-  let wrapped = cursor === undefined;
-  let last: string | undefined;
-  while (ids.length < limit) {
-    // After the wrap, only the keys up to the cursor (compared by SQLite, in its key order).
-    const upto = wrapped && cursor !== undefined ? cursor : null;
-    const next = nextKey.get({ after, upto }) as { k: string } | undefined;
-    if (next === undefined) {
-      if (wrapped) break;
-      wrapped = true;
-      after = "";
-      continue;
-    }
-    after = next.k;
-    const h = head.get({ ...params, k: next.k }) as
-      | {
-          id: string;
-          lim: number | null;
-          rate_lim: number | null;
-          running: number;
-          started: number;
-          paused: number;
-        }
-      | undefined;
-    if (
-      h !== undefined &&
-      h.paused === 0 &&
-      (h.lim === null || h.running < h.lim) &&
-      (h.rate_lim === null || h.started < h.rate_lim)
-    ) {
-      ids.push(h.id);
-      last = next.k;
-    }
-  }
-  if (last !== undefined) keyedCursors.set(s, last);
-  if (ids.length >= limit) return ids;
+  const pass = s.statement(params.queues === undefined ? "keyedPass" : "keyedPassInQueues");
+  const cursor = keyedCursors.get(s) ?? null;
+  const rows = pass.all({ ...params, cursor, limit }) as Array<{ k: string; id: string }>;
+  const last = rows.at(-1);
+  if (last !== undefined) keyedCursors.set(s, last.k);
+  if (rows.length >= limit) return rows.map((row) => row.id);
   return keyedRead.all({ ...params, limit }) as string[];
+}
+
+/**
+ * Whether any keyed job is queued (due or not, any queue): one probe of migration 012's partial
+ * index `soniq_jobs_keyed_claim`, empty while no job has a key. A claim asks it once, inside its
+ * transaction, before any keyed read, so a drain of jobs without a key runs no keyed read.
+ */
+function keyedJobQueued(s: SqliteSession): boolean {
+  return s.statement("keyedQueued").get() !== undefined;
 }
 
 /**
@@ -276,15 +253,29 @@ export function claimDue(
     // every DRY_ORDINARY_EVERY-th claim at least.
     const ordinary = ordinaryReads.get(s) ?? { dry: false, without: 0 };
     ordinaryReads.set(s, ordinary);
+    // No keyed job queued (keyedJobQueued, asked once): the claim runs no keyed read at all.
+    let keyedQueued: boolean | undefined;
+    const anyKeyed = () => {
+      keyedQueued ??= keyedJobQueued(s);
+      return keyedQueued;
+    };
     const keyedFirst =
-      ordinary.without < DRY_ORDINARY_EVERY - 1 && (turn % 2 === 0 || ordinary.dry);
+      ordinary.without < DRY_ORDINARY_EVERY - 1 && (turn % 2 === 0 || ordinary.dry) && anyKeyed();
     const ids = keyedFirst ? keyedRotation(s, params, limit, keyedRead) : [];
     // The keyed reads count processing rows and recorded starts, which this claim's own picks
     // are not yet: after one keyed read took jobs, no other keyed read runs in this claim, so a
     // key spanning a limited queue and another queue is never admitted twice on the same count.
     let keyedTook = ids.length > 0;
     if (ids.length < limit) {
-      const plain = read.pluck().all({ ...params, limit: limit - ids.length }) as string[];
+      // After a read without a key that found nothing: while every queued row has a key (two
+      // counts of index entries, sql.ts allQueuedKeyed, against a read that parses the meta of
+      // every queued keyed row it goes past), it would find nothing again, so it is not run.
+      const skip =
+        ordinary.dry &&
+        (s.statement("allQueuedKeyed").get() as { allKeyed: number }).allKeyed === 1;
+      const plain = skip
+        ? []
+        : (read.pluck().all({ ...params, limit: limit - ids.length }) as string[]);
       ids.push(...plain);
       ordinary.dry = plain.length === 0;
       ordinary.without = 0;
@@ -306,7 +297,7 @@ export function claimDue(
           const taken = dueInQueue.all({ now, limit: room, queue: name, names, versions });
           ids.push(...(taken as string[]));
           // Keyed jobs of this queue, within the room left (docs/flow-control.md).
-          if (taken.length < room && !keyedTook) {
+          if (taken.length < room && !keyedTook && anyKeyed()) {
             const more = { now, limit: room - taken.length, queue: name, names, versions };
             const keyed = keyedInQueue.all(more) as string[];
             ids.push(...keyed);
@@ -315,7 +306,7 @@ export function claimDue(
         }
       }
     }
-    if (!keyedFirst && !keyedTook && ids.length < limit) {
+    if (!keyedFirst && !keyedTook && ids.length < limit && anyKeyed()) {
       ids.push(...keyedRotation(s, params, limit - ids.length, keyedRead));
     }
     if (seen?.rate === true && ids.length < limit) {
