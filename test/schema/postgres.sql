@@ -893,6 +893,7 @@ CREATE OR REPLACE FUNCTION soniq_keyed_claim(p_worker text, p_limit integer, p_q
  RETURNS SETOF soniq_jobs
  LANGUAGE plpgsql
  SET search_path TO <schema>
+ SET plan_cache_mode TO 'force_generic_plan'
 AS $function$
 DECLARE
   taken soniq_jobs[] := '{}';

@@ -22,7 +22,10 @@
 -- the rate windows) is read after the lock. A pass selects the ids it takes; one claim statement,
 -- run after each pass, takes them, records the rate-limited ones' starts and deletes the starts
 -- and pauses that have passed. The passes' expressions name the keyed indexes of 015 exactly.
--- PL/pgSQL keeps every statement's plan per connection.
+-- PL/pgSQL keeps every statement's plan per connection, and `plan_cache_mode` makes it the generic
+-- plan from the first call: a worker's claims are spread over its pool's connections, and each
+-- connection would otherwise plan each statement anew for its first five calls (the rotating pass
+-- takes milliseconds to plan); test/postgres/query-plans.test.ts checks the generic plans.
 CREATE FUNCTION soniq_keyed_claim(p_worker text, p_limit integer, p_queues text[],
                                   p_start_known boolean, p_names text[], p_versions integer[],
                                   p_cursor text, p_lock text, p_restricted boolean,
@@ -30,6 +33,7 @@ CREATE FUNCTION soniq_keyed_claim(p_worker text, p_limit integer, p_queues text[
 RETURNS SETOF soniq_jobs
 LANGUAGE plpgsql VOLATILE
 SET search_path FROM CURRENT
+SET plan_cache_mode = force_generic_plan
 AS $$
 DECLARE
   taken soniq_jobs[] := '{}';
