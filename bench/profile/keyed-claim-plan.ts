@@ -1,17 +1,19 @@
 /**
  * The keyed claim's plan and time on PostgreSQL (issue 28, the `flow` workload's keyed drain):
  * fills a scratch schema with `--jobs` jobs over `--keys` keys with a limit of `--limit`, then
- * runs `EXPLAIN (ANALYZE, BUFFERS)` of one keyed claim of `--claim` jobs (rolled back) and times
- * `--repeat` claims (each rolled back).
+ * prints the plans of one keyed claim of `--claim` jobs (the statement Soniq sends, migration
+ * 028's `soniq_keyed_claim`, rolled back) and times `--repeat` claims (each rolled back).
  *
  *   node --import tsx bench/profile/keyed-claim-plan.ts [--jobs 10000] [--keys 1000] [--limit 2]
- *        [--claim 10] [--repeat 5] [--plan] [--full] [--named] [--cursor tenant-500]
+ *        [--claim 10] [--repeat 5] [--plan] [--named] [--cursor tenant-500] [--generic]
  *
- * `--full`: the full pass (every key's candidates ranked) instead of the rotating pass.
- * `--named`: as a named (prepared) statement, as Soniq sends it: the server plans the first five
- * executions for their values, later ones may use its generic plan. `--cursor`: the rotating
- * pass's start key (default none). `--generic`: with `--named`, the generic plan from the first
- * execution on (`plan_cache_mode = force_generic_plan`), what the server may switch to.
+ * `--plan`: `EXPLAIN (ANALYZE, BUFFERS)` of each statement the function runs (through
+ * `auto_explain` with nested statements, as notices; needs a superuser), after the timed runs,
+ * so with the plans the function's connection has settled on. A claim larger than the keys with
+ * room (`--claim 1500` over 1,000 keys) runs the full pass after the rotating one. `--named`: as
+ * a named (prepared) statement, as Soniq sends it. `--cursor`: the rotating pass's start key
+ * (default none). `--generic`: the generic plans from the first execution on
+ * (`plan_cache_mode = force_generic_plan`), what the server may switch to after five.
  */
 import pg from "pg";
 import { keyedClaimStatements } from "../../src/backends/postgres/keyed-claim.js";
@@ -45,20 +47,12 @@ for (let i = 0; i < jobs; i += 1000) {
   );
 }
 await client.query(`ANALYZE ${schema}.soniq_jobs`);
-const sql = keyedClaimStatements(schema);
-const full = process.argv.includes("--full");
-const statement = full ? sql.claim : sql.rotate;
+const statement = keyedClaimStatements(schema).claimFunction;
 const cursor = process.argv.includes("--cursor") ? flag("cursor", "") : null;
-const params = ["w1", claim, null, true, null, null, true, ...(full ? [] : [cursor])];
+const params = ["w1", claim, null, true, null, null, cursor, "keyed-plan", true, false];
 const named = process.argv.includes("--named");
 if (process.argv.includes("--generic"))
   await client.query("SET plan_cache_mode = force_generic_plan");
-if (process.argv.includes("--plan")) {
-  await client.query("BEGIN");
-  const { rows } = await client.query(`EXPLAIN (ANALYZE, BUFFERS) ${statement}`, params);
-  await client.query("ROLLBACK");
-  for (const r of rows) console.log(r["QUERY PLAN"]);
-}
 const times: number[] = [];
 for (let r = 0; r < repeat; r++) {
   await client.query("BEGIN");
@@ -72,10 +66,25 @@ for (let r = 0; r < repeat; r++) {
   await client.query("ROLLBACK");
   if (r === 0) console.log(`claimed ${rowCount}`);
 }
+if (process.argv.includes("--plan")) {
+  await client.query(`LOAD 'auto_explain'`);
+  await client.query(
+    "SET auto_explain.log_min_duration = 0; SET auto_explain.log_analyze = on; SET auto_explain.log_buffers = on; SET auto_explain.log_nested_statements = on; SET auto_explain.log_level = notice",
+  );
+  client.on("notice", (notice) => console.log(notice.message));
+  await client.query("BEGIN");
+  await client.query(
+    named
+      ? { name: "keyed_plan", text: statement, values: params }
+      : { text: statement, values: params },
+  );
+  await client.query("ROLLBACK");
+  await client.query("RESET auto_explain.log_min_duration");
+}
 console.log(`each: ${times.map((t) => t.toFixed(1)).join(" ")} ms`);
 times.sort((a, b) => a - b);
 console.log(
-  `${full ? "full" : "rotating"} keyed claim of ${claim} over ${jobs} jobs / ${keys} keys (limit ${limit}): median ${times[times.length >> 1]?.toFixed(1)} ms, min ${times[0]?.toFixed(1)} ms`,
+  `keyed claim of ${claim} over ${jobs} jobs / ${keys} keys (limit ${limit}): median ${times[times.length >> 1]?.toFixed(1)} ms, min ${times[0]?.toFixed(1)} ms`,
 );
 await soniq.close();
 await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);

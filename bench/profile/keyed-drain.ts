@@ -55,7 +55,7 @@ const rounds = Number(flag("rounds", "1"));
 /** A statement's kind: its first words, with the keyed claim's statements named. */
 function kind(text: string): string {
   const t = text.replace(/\s+/g, " ").trim();
-  if (/soniq_keyed_claim\(/i.test(t)) return "keyed: one-statement claim (020)";
+  if (/soniq_keyed_claim\(/i.test(t)) return "keyed: one-statement claim (028)";
   if (/^WITH RECURSIVE after_keys/i.test(t)) return "keyed: rotating pass";
   if (/^WITH RECURSIVE keys/i.test(t)) return "keyed: full pass";
   if (/pg_advisory_xact_lock/i.test(t)) return "keyed: advisory lock";

@@ -6,6 +6,7 @@
  * are settled as the ordinary paths settle them.
  */
 import { spawn } from "node:child_process";
+import { randomUUID } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { pino } from "pino";
@@ -449,7 +450,49 @@ describePostgres("postgres: hand-off at enqueue", () => {
         /Index (Only )?Scan using soniq_jobs_queue_claim_idx on soniq_jobs b\s+Index Cond: \(\(queue >= /,
       );
       expect(text, mode).not.toContain("soniq_jobs_claim_idx");
+      // The keyed rows' probe (migration 027) reads its own index, keyed rows only.
+      expect(text, mode).toMatch(
+        /Index (Only )?Scan using soniq_jobs_keyed_queue_idx on soniq_jobs k/,
+      );
     }
+  });
+
+  it("hand-off › a due keyed job queued in the queue › declined (the job is queued), as for a job without a key; a keyed job of another queue or not due yet › handed off", async () => {
+    // Since migration 027 the queue index holds rows without a key only; the statement asks
+    // soniq_jobs_keyed_queue_idx for keyed ones, so a due keyed job still closes its queue.
+    const backend = await openBackend();
+    const c = await client();
+    const jobs = `"${backend.schema}".soniq_jobs`;
+    const statement = buildHandOffStatements(backend.schema).enqueueHandOff;
+    const handOff = async (queue: string) => {
+      const { rows } = await c.query<{ handed: boolean }>(statement, [
+        randomUUID(),
+        "x",
+        queue,
+        "{}",
+        0,
+        1,
+        null,
+        null,
+        null,
+        "w",
+        1,
+      ]);
+      return rows[0]?.handed;
+    };
+    const keyed = (queue: string, delay: string) =>
+      c.query(
+        `INSERT INTO ${jobs} (id, name, queue, args, max_attempts, scheduled_at, meta)
+         VALUES (gen_random_uuid(), 'k', $1, '{}', 1, now() + $2::interval,
+                 '{"concurrency":{"key":"t1","limit":1}}')`,
+        [queue, delay],
+      );
+    await keyed("later", "1 hour");
+    await keyed("other", "0 seconds");
+    expect(await handOff("later")).toBe(true);
+    await keyed("q", "0 seconds");
+    expect(await handOff("q")).toBe(false);
+    expect(await handOff("elsewhere")).toBe(true);
   });
 
   it("hand-off › SIGTERM to a process whose hand-off statement is still running › the handed row is NACK'd unstarted and the process exits 0", async () => {

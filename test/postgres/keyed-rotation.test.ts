@@ -2,6 +2,7 @@
 // bound"): each claim takes keys' heads in key order from just after the key where the process's
 // previous keyed claim stopped, wrapping round; only a claim that passed every key takes second
 // jobs of keys with room (the full pass).
+import pg from "pg";
 import { pino } from "pino";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { PostgresBackend } from "../../src/backends/postgres/postgres-backend.js";
@@ -13,17 +14,18 @@ describePostgres("postgres: the keyed claim's rotating pass", () => {
   const schemas = usePostgresSchemas();
   let backend: PostgresBackend;
   let soniq: Soniq;
+  let schema: string;
+  let pool: pg.Pool;
 
   beforeAll(async () => {
-    backend = new PostgresBackend({
-      connectionString: TEST_DATABASE_URL,
-      schema: schemas.next(),
-      poolSize: 2,
-    });
+    schema = schemas.next();
+    backend = new PostgresBackend({ connectionString: TEST_DATABASE_URL, schema, poolSize: 2 });
+    pool = new pg.Pool({ connectionString: TEST_DATABASE_URL, max: 1 });
     await backend.setup();
     soniq = new Soniq({ backend, logger: pino({ level: "silent" }), env: {} });
   });
   afterAll(async () => {
+    await pool.end();
     await soniq.close();
   });
 
@@ -73,5 +75,46 @@ describePostgres("postgres: the keyed claim's rotating pass", () => {
     expect([...first, ...second]).toContain("small0");
     // A claim larger than the keys: the full pass fills it from the big key.
     expect((await claim(50)).length).toBe(50);
+  });
+
+  it("a key whose first row in claim order is not due, or of a name the claimer does not run › its head is the first row that is", async () => {
+    // The walk reads each key's first queued row in claim order and takes it as the head when it
+    // qualifies; else a probe of the key finds the head (migration 028).
+    const mixed = soniq.job({
+      name: "rotation.mixed",
+      concurrency: { key: (args: { k: string; n: number }) => args.k, limit: 5 },
+      handler: async () => undefined,
+    });
+    const other = soniq.job({
+      name: "rotation.other",
+      concurrency: { key: (args: { k: string; n: number }) => args.k, limit: 5 },
+      handler: async () => undefined,
+    });
+    await mixed.enqueue({ k: "ma", n: 0 }, { priority: -1, delay: 3600 });
+    await mixed.enqueue({ k: "ma", n: 1 });
+    await other.enqueue({ k: "mb", n: 0 }, { priority: -1 });
+    await mixed.enqueue({ k: "mb", n: 1 });
+    const claim = (limit: number) =>
+      backend.jobClaim({ workerId: "w4", queues: null, limit, names: ["rotation.mixed"] });
+    expect(keysOf(await claim(1))).toEqual(["ma1"]);
+    expect(keysOf(await claim(5))).toEqual(["mb1"]);
+    expect(await claim(5)).toEqual([]);
+  });
+
+  it("migration 020's signature (a process of the previous version during an upgrade) › claims through 028's function: heads first, then the full pass", async () => {
+    const job = soniq.job({
+      name: "rotation.previous",
+      concurrency: { key: (args: { k: string; n: number }) => args.k, limit: 2 },
+      handler: async () => undefined,
+    });
+    for (let n = 0; n < 3; n++) for (const k of ["p0", "p1"]) await job.enqueue({ k, n });
+    const { rows } = await pool.query<{ args: string; last_key: string }>(
+      `SELECT args::text AS args, current_setting('soniq.keyed_cursor', true) AS last_key
+       FROM ${schema}.soniq_keyed_claim('w3', 10, NULL, true, '{rotation.previous}', NULL, NULL,
+                                       'rotation-test')`,
+    );
+    // Limit 2 per key: each key's first two jobs, whatever the previous version asked for.
+    expect(keysOf(rows)).toEqual(["p00", "p01", "p10", "p11"]);
+    expect(rows[0]?.last_key).toBe("p1");
   });
 });

@@ -78,48 +78,109 @@ describePostgres("postgres: plans of the hot statements", () => {
     expect(several).not.toContain("Bitmap");
   });
 
+  /**
+   * The plans of the statements migration 028's `soniq_keyed_claim` runs for one keyed claim
+   * (the statement Soniq sends, `claimFunction`; rolled back) under `mode`: each nested
+   * statement's plan as `auto_explain` writes it (`Query Text:` then the plan), in the order
+   * they ran.
+   */
+  const keyedClaimPlans = async (
+    mode: "force_custom_plan" | "force_generic_plan",
+    limit: number,
+    cursor: string | null,
+  ): Promise<string[]> => {
+    const explain = new pg.Client({ connectionString: TEST_DATABASE_URL });
+    await explain.connect();
+    const plans: string[] = [];
+    explain.on("notice", (notice) => {
+      if (notice.message?.includes("Query Text:")) plans.push(notice.message);
+    });
+    try {
+      await explain.query(`LOAD 'auto_explain'`);
+      await explain.query(
+        `SET auto_explain.log_min_duration = 0; SET auto_explain.log_nested_statements = on;
+         SET auto_explain.log_level = notice; SET plan_cache_mode = ${mode}`,
+      );
+      await explain.query("BEGIN");
+      await explain.query(keyedClaimStatements(schema).claimFunction, [
+        "w2",
+        limit,
+        null,
+        true,
+        ["plan.keyed", "mail.send"],
+        [1, 2],
+        cursor,
+        "plan-test",
+        true,
+        false,
+      ]);
+      await explain.query("ROLLBACK");
+    } finally {
+      await explain.end();
+    }
+    return plans;
+  };
+
+  /** The plan in `plans` of the statement whose text starts with `start`. */
+  const planOf = (plans: string[], start: RegExp): string => {
+    const found = plans.find((text) =>
+      start.test(text.slice(text.indexOf("Query Text:") + 11).trim()),
+    );
+    expect(found, String(start)).toBeDefined();
+    return found ?? "";
+  };
+
   it("the keyed claim's updates reach their rows by primary key, not by a partial index of queued rows", async () => {
     // Found in a keyed drain: with `AND j.status = 'queued'` beside the id list, the planner
     // (statistics of a nearly empty table) read soniq_jobs_queue_claim_idx whole for the ids, 300
-    // ms for a claim of 510 over 10,000 queued jobs.
-    const keyed = keyedClaimStatements(schema);
-    const rotate = await plan(
-      "keyed_rotate",
-      "text, int, text[], boolean, text[], int[], boolean, text",
-      keyed.rotateFromStart,
-      `'w2', 500, NULL, true, ${NAMES}, ${VERSIONS}, true, NULL`,
-    );
-    const full = await plan(
-      "keyed_full",
-      "text, int, text[], boolean, text[], int[], boolean",
-      keyed.claim,
-      `'w2', 500, NULL, true, ${NAMES}, ${VERSIONS}, true`,
-    );
-    for (const text of [rotate, full]) {
-      const update = text.slice(text.indexOf("Update on soniq_jobs"));
-      expect(update).toContain("soniq_jobs_pkey");
-      expect(update.split("CTE charged")[0]).not.toContain("soniq_jobs_queue_claim_idx");
+    // ms for a claim of 510 over 10,000 queued jobs. A claim larger than the keys runs both
+    // passes, each followed by the claim statement.
+    await backend.jobEnqueue({
+      jobs: Array.from({ length: 40 }, (_, i) =>
+        newJob({
+          name: "plan.keyed",
+          meta: JSON.stringify({ concurrency: { key: `k${i % 20}`, limit: 2 } }),
+        }),
+      ),
+    });
+    for (const mode of ["force_custom_plan", "force_generic_plan"] as const) {
+      const plans = await keyedClaimPlans(mode, 500, null);
+      expect(plans.some((text) => /Query Text:\s*WITH RECURSIVE keys/.test(text))).toBe(true);
+      const updates = plans.filter((text) => /Query Text:\s*WITH claimed AS/.test(text));
+      expect(updates).toHaveLength(2);
+      for (const text of updates) {
+        const update = text.slice(text.indexOf("Update on soniq_jobs"));
+        expect(update).toContain("soniq_jobs_pkey");
+        expect(update.split("CTE charged")[0]).not.toContain("soniq_jobs_queue_claim_idx");
+      }
     }
   });
 
   it("the rotating pass starts its key walk at the cursor by index condition, generic plan too", async () => {
-    // Sent as a named statement, the pass runs on the server's generic plan after five runs. With
+    // Sent as a named statement, the pass ran on the server's generic plan after five runs. With
     // `$8 IS NULL OR key > $8` in one text, that plan read the keyed index from its first key up
     // to the cursor (a filter, not an index condition): 4,480 rows, 9.7 ms of a claim of 180 in
-    // the keyed drain. The cursor's pass and the pass from the first key are two texts.
-    const keyed = keyedClaimStatements(schema);
-    const text = await plan(
-      "keyed_rotate_cursor",
-      "text, int, text[], boolean, text[], int[], boolean, text",
-      keyed.rotate,
-      `'w2', 180, NULL, true, ${NAMES}, ${VERSIONS}, true, 'k500'`,
-    );
-    const generic = text.slice(text.indexOf("force_generic_plan:"));
-    const anchor = generic.slice(generic.indexOf("CTE after_keys"), generic.indexOf("WorkTable"));
-    expect(anchor).toMatch(/Index Cond: \(.*> \$8\)/);
-    expect(anchor).not.toContain("IS NULL");
-    expect(keyed.rotateFromStart).not.toContain("$8::text IS NULL OR");
-    expect(keyed.rotate).not.toContain("$8::text IS NULL OR");
+    // the keyed drain. The function's pass compares with COALESCE(cursor, '') instead (no cursor:
+    // from the first key); PL/pgSQL keeps its plan, generic from the first call (migration 028).
+    for (const mode of ["force_custom_plan", "force_generic_plan"] as const) {
+      const plans = await keyedClaimPlans(mode, 3, "k5");
+      const rotate = planOf(plans, /^WITH RECURSIVE after_keys/);
+      const plan = rotate.slice(rotate.indexOf("\n", rotate.indexOf("SELECT ARRAY")));
+      // The anchor's scan of the keyed index: its condition and filter lines (up to its subplan
+      // or the next node).
+      const from = plan.slice(plan.indexOf("CTE after_keys"));
+      const scan = from.slice(from.indexOf("Index Scan using soniq_jobs_keyed_claim_idx"));
+      const anchor = scan.split("\n").slice(1);
+      const own = anchor
+        .slice(
+          0,
+          anchor.findIndex((line) => /^\s*(SubPlan|->)/.test(line)),
+        )
+        .join("\n");
+      // The function's generic plan whatever the session's mode (its own plan_cache_mode).
+      expect(own).toMatch(/Index Cond: \(.*> \$\d+\)/);
+      expect(own).not.toContain("Filter");
+    }
   });
 
   it("batched and single finishing writes find the row by primary key", async () => {

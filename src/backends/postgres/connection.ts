@@ -269,7 +269,8 @@ export class PgConnection {
   /**
    * The query config of one of Soniq's statements: named (server-side prepared, parsed once per
    * connection) unless behind a transaction-mode pooler. Also for statements sent on a client of
-   * this pool inside {@link transaction} (the keyed claim, keyed-claim.ts).
+   * this pool inside {@link transaction} (the keyed part of a limited queue's claim,
+   * keyed-claim.ts).
    */
   statement(text: string, values: unknown[]): pg.QueryConfig {
     return this.behindPooler ? { text, values } : { name: this.statementName(text), text, values };
@@ -289,15 +290,13 @@ export class PgConnection {
    * Runs `fn` inside `BEGIN … COMMIT` on one pool client, as an in-flight call (close() waits for
    * it); on an error the transaction is rolled back (a client whose ROLLBACK fails is discarded)
    * and the error rethrown, translated. The schedule store's compare-and-set runs here.
-   * `begin`: the text that opens the transaction (default `BEGIN`); the keyed claim sends `BEGIN`
-   * and its lock in one round trip (keyed-claim.ts).
    */
-  transaction<T>(fn: (client: pg.PoolClient) => Promise<T>, begin = "BEGIN"): Promise<T> {
+  transaction<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
     return this.track(async () => {
       const { client, release } = await checkOut(this.pool);
       let broken = false;
       try {
-        await client.query(begin);
+        await client.query("BEGIN");
         try {
           const result = await fn(client);
           await client.query("COMMIT");

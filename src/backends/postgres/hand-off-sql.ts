@@ -4,6 +4,7 @@
  * choice made by the database in the same statement.
  */
 
+import { pgKeyed, pgUnkeyed } from "../shared/concurrency-meta.js";
 import { pgQueuePaused } from "../shared/queue-pause.js";
 import { takeKeys } from "./finish-sql.js";
 import { quoteIdent } from "./identifiers.js";
@@ -28,7 +29,11 @@ export function buildHandOffStatements(schema: string) {
      * as the range `>= $3 AND <= $3` (the same rows: the column's collation is deterministic)
      * because with `= $3` the planner drops `queue` from the order as a constant and may walk
      * `soniq_jobs_claim_idx` across other queues' backlog instead — it does when `queue` and
-     * `status` are estimated as independent — and an `EXISTS` drops the order altogether) and
+     * `status` are estimated as independent — and an `EXISTS` drops the order altogether; that
+     * index holds the rows without a key, migration 027, so the keyed ones are asked of
+     * `soniq_jobs_keyed_queue_idx`, keyed rows only, one probe, empty without keys; its
+     * `meta IS NOT NULL` half is for the planner, as in `pgUnkeyed`: without it, `meta`'s
+     * statistics unused, it estimated every row keyed and scanned the table) and
      * the queue is neither paused nor
      * limited (`max_running`: those are claimed under
      * their queue row's lock) — else queued exactly as `enqueue` does. A claimed row gets what a
@@ -47,9 +52,13 @@ export function buildHandOffStatements(schema: string) {
     enqueueHandOff: `WITH gate AS MATERIALIZED (
         SELECT (SELECT b.id FROM ${jobs} AS b
                 WHERE b.status = 'queued' AND b.queue >= $3::text AND b.queue <= $3::text
-                  AND b.scheduled_at <= now()
+                  AND b.scheduled_at <= now() AND ${pgUnkeyed("b")}
                 ORDER BY b.queue, b.priority, b.scheduled_at, b.created_at, b.id
                 LIMIT 1) IS NULL
+           AND NOT EXISTS (SELECT 1 FROM ${jobs} AS k
+                           WHERE k.status = 'queued' AND k.meta IS NOT NULL AND ${pgKeyed("k")}
+                             AND k.queue = $3::text
+                             AND k.scheduled_at <= now())
            AND NOT EXISTS (SELECT 1 FROM ${queues} AS q
                            WHERE q.name = $3::text AND (${pgQueuePaused("q")} OR q.max_running IS NOT NULL))
              AS free

@@ -1,26 +1,28 @@
 /**
  * The claim of jobs with a concurrency key (docs/flow-control.md), after the ordinary and the
- * limited claims (job-store.ts), which skip keyed rows. One transaction: a transaction-scoped
- * advisory lock of the schema's keyed claims (keyed claims of every process take turns; nothing
- * else waits for it; sent with the `BEGIN` in one simple query, `beginLocked`), then up to two
- * (prepared) statements — each with a snapshot taken after the lock, so it sees every keyed claim
- * committed before (and the first's claims):
+ * limited claims (job-store.ts), which skip keyed rows. Every keyed claim is one statement, the
+ * database function `soniq_keyed_claim` (migration 028, which replaced 020's): it takes a
+ * transaction-scoped advisory lock of the schema's keyed claims (keyed claims of every process
+ * take turns; nothing else waits for it), then runs up to two passes, each a statement of its own
+ * with a snapshot taken after the lock, so it sees every keyed claim committed before (and the
+ * first pass's claims):
  *
- * - the **rotating pass** ({@link keyedClaimStatements} `rotate`): walks the keys with queued jobs
- *   (`soniq_jobs_keyed_claim_idx`, one probe per key) in key order from just after the key where
- *   this process's last pass stopped, wrapping round, and takes each key's head while the key has
- *   room (`soniq_jobs_keyed_running_idx` counts its processing rows), lazily: it stops once it has
- *   the claim's size, so a claim of `n` reads about `n` keys, not every key;
- * - when that pass came back short (it passed every key), the **full pass** (`claim`): every
- *   key's due candidates, ranked within their key first (every key's first due job, then every
- *   key's second…), then in claim order; a job is taken only while its key's running count plus
- *   the jobs taken before it of that key stays within the job's limit.
+ * - the **rotating pass**: walks the keys with queued jobs (`soniq_jobs_keyed_claim_idx`, one
+ *   probe per key) in key order from just after the key where this process's last pass stopped
+ *   (the cursor), wrapping round, and takes each key's head while the key has room
+ *   (`soniq_jobs_keyed_running_idx` counts its processing rows; its rate starts in the window
+ *   and its pause are checked too), lazily: it stops once it has the claim's size, so a claim of
+ *   `n` reads about `n` keys, not every key;
+ * - when that pass came back short (it passed every key), the **full pass**: every key's due
+ *   candidates, ranked within their key first (every key's first due job, then every key's
+ *   second…), then in claim order; a job is taken only while its key's running count plus the
+ *   jobs taken before it of that key stays within the job's limit (and its rate limit likewise).
  *
- * Outside another transaction (`KeyedClaim.claim`), the lock and both passes are one statement,
- * migration 020's function `soniq_keyed_claim` (the same passes written in PL/pgSQL, each a
- * statement of its own after the lock, so each takes its snapshot after it): one round trip
- * instead of three. A store that has taken rate-limited jobs keeps the transaction (it reads the
- * next window in it), and so does the keyed part of a limited queue's claim (`claimIn`).
+ * Outside a transaction (`KeyedClaim.claim`) the statement is its own transaction: one round trip,
+ * also behind a transaction-mode pooler. The keyed part of a limited queue's claim (`claimIn`)
+ * sends the same statement inside that queue's transaction, unrestricted to its queue. A store
+ * that has taken rate-limited jobs has the function read, after a short claim, when the next
+ * rate window opens, and wakes its claimers then.
  *
  * Fairness: a claim of `n` jobs serves `n` different keys before a second job of any key. The
  * bound: a due keyed job at the head of a key with room is taken within one rotation of the key
@@ -29,18 +31,12 @@
  */
 
 import type pg from "pg";
-import {
-  pgKeyed,
-  pgKeyOf,
-  pgLimitOf,
-  pgRateLimitOf,
-  pgRateWindowOf,
-} from "../shared/concurrency-meta.js";
+import { pgKeyed } from "../shared/concurrency-meta.js";
 import { pgQueuePaused } from "../shared/queue-pause.js";
 import { hasRateLimit, RateWindowWake } from "../shared/rate-window-wake.js";
 import type { PgConnection } from "./connection.js";
 import { quoteIdent } from "./identifiers.js";
-import { CLAIMED_COLUMNS, type RawClaimedRow } from "./rows.js";
+import { claimedColumns, type RawClaimedRow } from "./rows.js";
 
 /** How long "no keyed job is queued" is believed while a claim already got jobs, in ms. */
 const NONE_QUEUED_TTL_MS = 1000;
@@ -55,208 +51,42 @@ export function keyedClaimStatements(schema: string) {
   const s = quoteIdent(schema);
   const jobs = `${s}.${quoteIdent("soniq_jobs")}`;
   const queues = `${s}.${quoteIdent("soniq_queues")}`;
-  const starts = `${s}.${quoteIdent("soniq_rate_starts")}`;
   const pauses = `${s}.${quoteIdent("soniq_rate_pauses")}`;
-  /**
-   * The CTEs (`), claimed AS (…` up to the last one, left open) that claim the ids of CTE
-   * `picked` for worker `$1` (start known `$4`), record the rate-limited ones' starts and delete
-   * passed starts and pauses: shared by the rotating and the full pass.
-   */
-  const claimTail = (picked: string) => `), claimed AS (
-        UPDATE ${jobs} AS j
-        SET status = 'processing', worker_id = $1, claim_token = gen_random_uuid(),
-            started_at = statement_timestamp(), updated_at = now(), start_known = $4::boolean
-        WHERE j.id = ANY(ARRAY(SELECT ${picked}.id FROM ${picked})) AND (j.status = 'queued') IS TRUE
-        RETURNING j.id, j.name, j.queue, j.args, j.priority, j.attempts, j.max_attempts,
-                  j.interruptions, j.uncharged_recoveries, j.scheduled_at, j.created_at,
-                  j.worker_id, j.claim_token, j.meta, j.trace_context, j.version
-      ), charged AS (
-        INSERT INTO ${starts} (key, expires_at)
-        SELECT ${pgKeyOf("claimed")}, statement_timestamp() + ${pgRateWindowOf("claimed")}
-        FROM claimed WHERE (claimed.meta -> 'rate') IS NOT NULL
-      ), expired AS (
-        DELETE FROM ${starts} AS x WHERE x.expires_at <= statement_timestamp()
-      ), unpaused AS (
-        DELETE FROM ${pauses} AS u WHERE u.until <= statement_timestamp()`;
-  /**
-   * The rotating pass's statement, `cursorFilter` the anchor's condition on the first key after
-   * the cursor (`$8`): two texts, not `$8 IS NULL OR …`, so that a prepared statement's generic
-   * plan still starts the key walk at the cursor (with the OR it read the keyed index from its
-   * first key to the cursor: 4,480 rows, 9.7 ms of a claim of 180).
-   */
-  const rotate = (cursorFilter: string) => `WITH RECURSIVE after_keys(k) AS (
-        (SELECT ${pgKeyOf("f")} FROM ${jobs} AS f
-         WHERE f.status = 'queued' AND ${pgKeyed("f")}
-           ${cursorFilter} ORDER BY 1 LIMIT 1)
-        UNION ALL
-        SELECT (SELECT ${pgKeyOf("n")} FROM ${jobs} AS n
-                WHERE n.status = 'queued' AND ${pgKeyed("n")} AND ${pgKeyOf("n")} > after_keys.k
-                ORDER BY 1 LIMIT 1)
-        FROM after_keys WHERE after_keys.k IS NOT NULL
-      ), before_keys(k) AS (
-        (SELECT ${pgKeyOf("f")} FROM ${jobs} AS f
-         WHERE $8::text IS NOT NULL AND f.status = 'queued' AND ${pgKeyed("f")}
-           AND ${pgKeyOf("f")} <= $8::text ORDER BY 1 LIMIT 1)
-        UNION ALL
-        SELECT (SELECT ${pgKeyOf("n")} FROM ${jobs} AS n
-                WHERE n.status = 'queued' AND ${pgKeyed("n")} AND ${pgKeyOf("n")} > before_keys.k
-                  AND ${pgKeyOf("n")} <= $8::text
-                ORDER BY 1 LIMIT 1)
-        FROM before_keys WHERE before_keys.k IS NOT NULL
-      ), walk AS (
-        SELECT k, 1 AS part FROM after_keys WHERE k IS NOT NULL
-        UNION ALL
-        SELECT k, 2 AS part FROM before_keys WHERE k IS NOT NULL
-      ), heads AS MATERIALIZED (
-        SELECT c.id, walk.k, walk.part
-        FROM walk
-        CROSS JOIN LATERAL (
-          SELECT q.id, ${pgLimitOf("q")} AS lim, ${pgRateLimitOf("q")} AS rate_lim
-          FROM ${jobs} AS q
-          WHERE q.status = 'queued' AND ${pgKeyed("q")} AND ${pgKeyOf("q")} = walk.k
-            AND q.scheduled_at <= now()
-            AND ($3::text[] IS NULL OR q.queue = ANY($3::text[]))
-            AND ($5::text[] IS NULL OR q.name = ANY($5::text[]))
-            AND (q.version = 1 OR $6::int[] IS NULL
-                 OR q.version <= ($6::int[])[array_position($5::text[], q.name)])
-            AND (NOT $7::boolean OR q.queue NOT IN (SELECT qs.name FROM ${queues} AS qs
-                                   WHERE ${pgQueuePaused("qs")} OR qs.max_running IS NOT NULL))
-          ORDER BY q.priority, q.scheduled_at, q.created_at, q.id
-          LIMIT 1
-        ) AS c
-        WHERE (c.lim IS NULL OR (SELECT count(*) FROM ${jobs} AS r
-                                 WHERE r.status = 'processing' AND ${pgKeyed("r")}
-                                   AND ${pgKeyOf("r")} = walk.k) < c.lim)
-          AND (c.rate_lim IS NULL OR (SELECT count(*) FROM ${starts} AS st
-                                      WHERE st.key = walk.k
-                                        AND st.expires_at > statement_timestamp()) < c.rate_lim)
-          AND NOT EXISTS (SELECT 1 FROM ${pauses} AS p
-                          WHERE p.key = walk.k AND p.until > statement_timestamp())
-        LIMIT $2
-      ${claimTail("heads")}
-      ), last AS (
-        SELECT CASE WHEN bool_or(part = 2) THEN max(k) FILTER (WHERE part = 2)
-                    ELSE max(k) END AS k
-        FROM heads
-      )
-      SELECT ${CLAIMED_COLUMNS}, (SELECT k FROM last) AS last_key FROM claimed
-      ORDER BY priority, scheduled_at, created_at, claimed.id`;
   return {
     /**
-     * The whole keyed claim in one statement (migration 020's `soniq_keyed_claim`: the lock, the
-     * rotating pass, the full pass when short, each pass a statement of its own after the lock):
-     * `$1`–`$6` as {@link claim}'s (`$7` restricted is always true), `$7` the cursor (NULL: none),
-     * `$8` the lock's name. Outside a transaction its lock is held until the statement's implicit
-     * transaction commits. → claimed jobs (`CLAIMED_COLUMNS`) in claim order, each with
-     * `last_key`: the key the rotating pass took its last head from ('' when it took none).
+     * The keyed claim (migration 028's `soniq_keyed_claim`: the lock, the rotating pass, the full
+     * pass when short, the next-window read when asked; see the module comment): `$1` worker id,
+     * `$2` limit, `$3` queues text[] (NULL: every queue), `$4` start known, `$5` names text[]
+     * (NULL: any), `$6` versions int[] (NULL: any), `$7` the cursor (NULL: none), `$8` the lock's
+     * name, `$9` restricted (true: skip queues that are paused or have a `max_running`; false:
+     * the caller holds the one limited queue's row lock, limited-claim.ts), `$10` true to read
+     * when the next rate window opens if the claim comes back short (read also when the claim
+     * took rate-limited jobs and came back short). Its lock is held until the caller's
+     * transaction ends (outside one: the statement's). → the claimed jobs in claim order
+     * (`CLAIMED_COLUMNS`; none taken: one row whose `id` is NULL), each with `last_key` (the key
+     * the rotating pass took its last head from, '' when none) and `next_window_ms` (ms until
+     * that window, 0 when it has passed; '' when none or not read).
+     *
+     * Rate limits: a job with `meta.rate` is taken only while its key's starts in the window
+     * (`soniq_rate_starts` rows not expired at the pass's instant) plus the jobs taken before it
+     * of that key stay within its rate limit; each rate-limited job taken records a start that
+     * expires a window later, and expired starts are deleted, in the same statement. A job's
+     * `started_at` is that instant (read after the lock wait), so the stored starts show the
+     * windows as they were kept. No job of a key paused in `soniq_rate_pauses` is taken; pauses
+     * that have passed are deleted.
      */
-    claimFunction: `SELECT ${CLAIMED_COLUMNS},
-        current_setting('soniq.keyed_cursor', true) AS last_key
-      FROM ${s}.soniq_keyed_claim($1::text, $2::int, $3::text[], $4::boolean, $5::text[],
-                                  $6::int[], $7::text, $8::text) AS claimed
-      ORDER BY priority, scheduled_at, created_at, claimed.id`,
-
-    /** `$1` lock name → takes the schema's keyed-claim lock until the transaction ends. */
-    lock: "SELECT pg_advisory_xact_lock(hashtext($1::text))",
-
-    /**
-     * Opens the keyed claim's own transaction and takes the lock (as {@link lock}) in one round
-     * trip: two statements of one simple query, the lock's name a literal.
-     */
-    beginLocked: `BEGIN; SELECT pg_advisory_xact_lock(hashtext('${lockNameOf(schema).replaceAll("'", "''")}'))`,
+    claimFunction: `SELECT ${claimedColumns("claimed")},
+        current_setting('soniq.keyed_cursor', true) AS last_key,
+        current_setting('soniq.keyed_next_window', true) AS next_window_ms
+      FROM (VALUES (1)) AS one
+      LEFT JOIN LATERAL ${s}.soniq_keyed_claim($1::text, $2::int, $3::text[], $4::boolean,
+          $5::text[], $6::int[], $7::text, $8::text, $9::boolean, $10::boolean) AS claimed
+        ON true
+      ORDER BY claimed.priority, claimed.scheduled_at, claimed.created_at, claimed.id`,
 
     /** → `any`: whether any keyed job is queued (one probe of the keyed index). */
     anyQueued: `SELECT EXISTS (SELECT 1 FROM ${jobs} AS k
       WHERE k.status = 'queued' AND ${pgKeyed("k")}) AS any`,
-
-    /**
-     * The rotating pass (see the module comment): parameters `$1`–`$7` as {@link claim}'s, `$8`
-     * the key the last pass of this process ended at (not NULL: see `rotateFromStart`). Walks the
-     * keys with queued jobs in key order from just after `$8`, wrapping round to the first, and
-     * takes each key's head (its first due job in claim order that passes the filters) while the
-     * key has room (running below the head's limit, starts in its window below its rate limit,
-     * not paused), until `$2` heads are taken: the walk is lazy, so a claim of `n` reads about `n`
-     * keys (plus the full ones it passes), not all of them. → claimed jobs (`CLAIMED_COLUMNS`),
-     * each with `last_key`: the key the walk took its last head from (the next pass's `$8`).
-     */
-    rotate: rotate(`AND ${pgKeyOf("f")} > $8::text`),
-
-    /**
-     * {@link rotate} from the first key, `$8` NULL: the pass of a process that has no cursor yet.
-     */
-    rotateFromStart: rotate(""),
-
-    /**
-     * `$1` worker id, `$2` limit, `$3` queues text[] (NULL: every queue), `$4` start known, `$5`
-     * names text[] (NULL: any), `$6` versions int[] (NULL: any), `$7` true to skip queues that
-     * are paused or have a `max_running` (false: the caller holds the one limited queue's row
-     * lock, limited-claim.ts) → claimed jobs (`CLAIMED_COLUMNS`), in claim order.
-     *
-     * Rate limits: a job with `meta.rate` is taken only while its key's starts in the window
-     * (`soniq_rate_starts` rows not expired at the statement's time) plus the jobs taken before it
-     * of that key stay within its rate limit; each rate-limited job taken records a start that
-     * expires a window later, and expired starts are deleted, in the same statement. A job's
-     * `started_at` is that instant (`statement_timestamp()`, after the lock wait; `now()` is the
-     * transaction's start, before it), so the stored starts show the windows as they were kept.
-     * A job with a rate limit only has no concurrency limit (NULL). No job of a key paused in
-     * `soniq_rate_pauses` is taken; pauses that have passed are deleted.
-     */
-    claim: `WITH RECURSIVE keys(k) AS (
-        (SELECT ${pgKeyOf("f")} FROM ${jobs} AS f
-         WHERE f.status = 'queued' AND ${pgKeyed("f")} ORDER BY 1 LIMIT 1)
-        UNION ALL
-        SELECT (SELECT ${pgKeyOf("n")} FROM ${jobs} AS n
-                WHERE n.status = 'queued' AND ${pgKeyed("n")} AND ${pgKeyOf("n")} > keys.k
-                ORDER BY 1 LIMIT 1)
-        FROM keys WHERE keys.k IS NOT NULL
-      ), candidates AS (
-        SELECT c.id, c.priority, c.scheduled_at, c.created_at, c.rn
-        FROM keys
-        CROSS JOIN LATERAL (SELECT count(*) AS n FROM ${jobs} AS r
-                            WHERE r.status = 'processing' AND ${pgKeyed("r")}
-                              AND ${pgKeyOf("r")} = keys.k) AS running
-        CROSS JOIN LATERAL (SELECT count(*) AS n FROM ${starts} AS st
-                            WHERE st.key = keys.k
-                              AND st.expires_at > statement_timestamp()) AS started
-        CROSS JOIN LATERAL (
-          SELECT q.id, q.priority, q.scheduled_at, q.created_at, ${pgLimitOf("q")} AS lim,
-                 ${pgRateLimitOf("q")} AS rate_lim,
-                 row_number() OVER (ORDER BY q.priority, q.scheduled_at, q.created_at, q.id) AS rn
-          FROM ${jobs} AS q
-          WHERE q.status = 'queued' AND ${pgKeyed("q")} AND ${pgKeyOf("q")} = keys.k
-            AND q.scheduled_at <= now()
-            AND ($3::text[] IS NULL OR q.queue = ANY($3::text[]))
-            AND ($5::text[] IS NULL OR q.name = ANY($5::text[]))
-            AND (q.version = 1 OR $6::int[] IS NULL
-                 OR q.version <= ($6::int[])[array_position($5::text[], q.name)])
-            AND (NOT $7::boolean OR q.queue NOT IN (SELECT qs.name FROM ${queues} AS qs
-                                   WHERE ${pgQueuePaused("qs")} OR qs.max_running IS NOT NULL))
-          ORDER BY q.priority, q.scheduled_at, q.created_at, q.id
-          LIMIT $2
-        ) AS c
-        WHERE keys.k IS NOT NULL AND (c.lim IS NULL OR running.n + c.rn <= c.lim)
-          AND NOT EXISTS (SELECT 1 FROM ${pauses} AS p
-                          WHERE p.key = keys.k AND p.until > statement_timestamp())
-          AND (c.rate_lim IS NULL OR started.n + c.rn <= c.rate_lim)
-      ), picked AS (
-        SELECT id FROM candidates ORDER BY rn, priority, scheduled_at, created_at, id LIMIT $2
-      ${claimTail("picked")}
-      )
-      SELECT ${CLAIMED_COLUMNS} FROM claimed
-      ORDER BY priority, scheduled_at, created_at, claimed.id`,
-
-    /**
-     * → `ms`: milliseconds until the earliest start expires among keys with a due queued
-     * rate-limited job (when the first of their windows frees a start; 0 when it has passed
-     * already; NULL: none). Read in the claim's transaction, after the claim statement deleted
-     * the starts that had passed, for the wake-up (shared/rate-window-wake.ts).
-     */
-    nextWindow: `SELECT greatest(0,
-          ceil(extract(epoch FROM min(st.expires_at) - clock_timestamp()) * 1000)) AS ms
-      FROM ${starts} AS st
-      WHERE EXISTS (SELECT 1 FROM ${jobs} AS w
-                    WHERE w.status = 'queued' AND ${pgKeyed("w")} AND ${pgKeyOf("w")} = st.key
-                      AND (w.meta -> 'rate') IS NOT NULL AND w.scheduled_at <= now())`,
 
     /**
      * `$1` queue, `$2` seconds → pauses the queue until now + `$2` (a later timed pause is kept;
@@ -365,11 +195,11 @@ export class KeyedClaim {
   }
 
   /**
-   * Claims up to `request.limit` keyed jobs, in its own transaction. `tookSome`: the claim got
-   * jobs already; then a recent "none queued" answer is believed instead of asking again (an
+   * Claims up to `request.limit` keyed jobs, in one statement of its own. `tookSome`: the claim
+   * got jobs already; then a recent "none queued" answer is believed instead of asking again (an
    * application without keys pays one probe a second on a busy worker, one per empty claim).
    * After a keyed claim that took jobs the probe is not sent (in a keyed drain it would answer
-   * yes every time): the transaction runs at once, and finds nothing at worst.
+   * yes every time): the claim runs at once, and finds nothing at worst.
    */
   async claim(request: KeyedClaimRequest, tookSome: boolean): Promise<RawClaimedRow[]> {
     if (request.limit < 1) return [];
@@ -382,105 +212,75 @@ export class KeyedClaim {
       }
     }
     this.noneQueuedAt = Number.NEGATIVE_INFINITY;
-    if (!this.rateSeen || this.windowWake === undefined) {
-      // One round trip: the lock and both passes in one statement (migration 020). A store that
-      // has seen rate-limited jobs takes the transaction below, which asks for the next window.
-      const rows = await this.claimOnce(request);
-      this.tookLast = rows.length > 0;
-      if (rows.some((row) => hasRateLimit(row.meta))) {
-        this.rateSeen = true;
-        if (rows.length < request.limit && this.windowWake !== undefined) {
-          // The first claim that took rate-limited jobs came back short: when the next window
-          // opens (read after its commit; later claims read it in their transaction).
-          const next = await this.conn.run<{ ms: string | number | null }>(this.sql.nextWindow, []);
-          const ms = next.rows[0]?.ms;
-          if (ms !== null && ms !== undefined) this.windowWake.in(Number(ms));
-        }
-      }
-      return rows;
-    }
-    let nextMs: number | null = null;
-    const rows = await this.conn.transaction(async (client) => {
-      const got = await this.claimIn(client, request, true, true);
-      if (got.length < request.limit) {
-        // Rate-limited jobs may be held by full windows: when the first opens, read in this
-        // transaction (the starts the claim saw live; a passed one answers 0).
-        const next = await client.query<{ ms: string | number | null }>(
-          this.conn.statement(this.sql.nextWindow, []),
-        );
-        const ms = next.rows[0]?.ms;
-        nextMs = ms === null || ms === undefined ? null : Number(ms);
-      }
-      return got;
-    }, this.sql.beginLocked);
-    if (nextMs !== null) this.windowWake?.in(nextMs);
+    const rows = await this.claimWith(
+      (text, values) => this.conn.run<ClaimFunctionRow>(text, values),
+      request,
+      true,
+    );
     this.tookLast = rows.length > 0;
     return rows;
   }
 
   /**
-   * The keyed claim as one statement outside a transaction (`claimFunction`): the lock and both
-   * passes in one round trip. Moves the cursor to the rotating pass's last key.
+   * The keyed claim inside the caller's transaction (the same statement as {@link claim}): its
+   * lock is held until that transaction ends. `restricted` false: the caller holds the row lock
+   * of the one limited queue in `request.queues` and passes its room as the limit
+   * (limited-claim.ts).
    */
-  private async claimOnce(request: KeyedClaimRequest): Promise<RawClaimedRow[]> {
-    const result = await this.conn.run<RawClaimedRow & { last_key: string | null }>(
-      this.sql.claimFunction,
-      [
-        request.workerId,
-        request.limit,
-        request.queues,
-        request.startKnown,
-        request.names,
-        request.versions,
-        this.cursor,
-        this.lockName,
-      ],
-    );
-    const rows = result.rows;
-    const lastKey = rows[0]?.last_key;
-    if (lastKey !== undefined && lastKey !== null && lastKey !== "") this.cursor = lastKey;
-    for (const row of rows) delete (row as { last_key?: unknown }).last_key;
-    return rows;
-  }
-
-  /**
-   * The keyed claim inside the caller's transaction: takes the keyed-claim lock, then claims.
-   * `restricted` false: the caller holds the row lock of the one limited queue in
-   * `request.queues` and passes its room as the limit (limited-claim.ts). `locked`: the
-   * transaction took the keyed-claim lock already (`beginLocked`).
-   */
-  async claimIn(
+  claimIn(
     client: Queryable,
     request: KeyedClaimRequest,
     restricted: boolean,
-    locked = false,
   ): Promise<RawClaimedRow[]> {
-    // Named statements (parsed and planned once per connection; plain behind a pooler).
-    const run = <R extends object>(text: string, values: unknown[]) =>
-      client.query<R>(this.conn.statement(text, values));
-    if (!locked) await run(this.sql.lock, [this.lockName]);
-    const values = (limit: number) => [
+    // A named statement (parsed and planned once per connection; plain behind a pooler).
+    return this.claimWith(
+      (text, values) => client.query<ClaimFunctionRow>(this.conn.statement(text, values)),
+      request,
+      restricted,
+    );
+  }
+
+  /**
+   * Sends `claimFunction` through `run`; moves the cursor to the rotating pass's last key, notes
+   * a store that has taken rate-limited jobs (its later short claims read the next window) and
+   * sets the wake-up at the next window when the function read one.
+   */
+  private async claimWith(
+    run: (text: string, values: unknown[]) => Promise<{ rows: ClaimFunctionRow[] }>,
+    request: KeyedClaimRequest,
+    restricted: boolean,
+  ): Promise<RawClaimedRow[]> {
+    if (request.limit < 1) return [];
+    const result = await run(this.sql.claimFunction, [
       request.workerId,
-      limit,
+      request.limit,
       request.queues,
       request.startKnown,
       request.names,
       request.versions,
+      this.cursor,
+      this.lockName,
       restricted,
-    ];
-    const rotated = (
-      await run<RawClaimedRow & { last_key: string | null }>(
-        this.cursor === null ? this.sql.rotateFromStart : this.sql.rotate,
-        [...values(request.limit), this.cursor],
-      )
-    ).rows;
-    const lastKey = rotated[0]?.last_key;
-    if (lastKey !== undefined && lastKey !== null) this.cursor = lastKey;
-    for (const row of rotated) delete (row as { last_key?: unknown }).last_key;
-    if (rotated.length >= request.limit) return rotated;
-    // Fewer heads than asked: every key was passed. Keys with room for more than their head
-    // (fewer keys than the claim's size) fill the rest, by rank within key (the full pass).
-    const rest = await run<RawClaimedRow>(this.sql.claim, values(request.limit - rotated.length));
-    return [...rotated, ...rest.rows];
+      this.rateSeen && this.windowWake !== undefined,
+    ]);
+    const first = result.rows[0];
+    if (first?.last_key) this.cursor = first.last_key;
+    const next = first?.next_window_ms;
+    if (next !== undefined && next !== null && next !== "") this.windowWake?.in(Number(next));
+    const rows: RawClaimedRow[] = [];
+    for (const row of result.rows) {
+      const { id, last_key: _key, next_window_ms: _next, ...claimed } = row;
+      if (id === null) continue;
+      if (!this.rateSeen && hasRateLimit(claimed.meta)) this.rateSeen = true;
+      rows.push({ ...claimed, id });
+    }
+    return rows;
   }
 }
+
+/** A row of `claimFunction`: a claimed job (`id` NULL: none taken) and the claim's answers. */
+type ClaimFunctionRow = Omit<RawClaimedRow, "id"> & {
+  id: string | null;
+  last_key: string | null;
+  next_window_ms: string | null;
+};
