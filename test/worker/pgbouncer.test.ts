@@ -97,6 +97,26 @@ describePgBouncer("worker through pgbouncer (transaction mode)", () => {
     // seconds.
     const producer = open(schema, { pollInterval });
     const ping = pingJob(producer, new Map());
+    // The worker's LISTEN connects on its own after start(): a NOTIFY sent before it is in place
+    // wakes nobody (that job would wait for the poll, 60 s away; failed once in CI under load), so
+    // the pick-ups start once the server shows a session whose last statement LISTENed.
+    const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
+    await admin.connect();
+    try {
+      await waitFor(
+        async () =>
+          ((
+            await admin.query<{ n: number }>(
+              "SELECT count(*)::int AS n FROM pg_stat_activity WHERE query LIKE 'LISTEN %' AND query LIKE '%' || $1 || '%'",
+              [schema],
+            )
+          ).rows[0]?.n ?? 0) >= 1,
+        15_000,
+        "the worker's LISTEN",
+      );
+    } finally {
+      await admin.end();
+    }
     const delays = await pickUps(ping, started, 5);
     expect(Math.max(...delays)).toBeLessThan(10_000);
     // The last job started; its completion is written after its handler returns.
