@@ -14,6 +14,17 @@
 -- - soniq_flow_settle_ended pairs each edge's old and new row by grouping the two transition
 --   tables' union on the edge's key.
 -- What they write, lock and in which order is 024's.
+--
+-- Jobs nobody waits for (docs/performance.md, "Database CPU per job in the real drain"):
+-- soniq_flow_ended's three reads of the finishing statement's rows (batch members, flow roots,
+-- open edges: index probes for every row) ran even where no workflow was ever made, ≈ 4–5 µs of
+-- database CPU per finished job in a no-op drain. A guard returns at once when soniq_flow_nodes
+-- and soniq_job_deps both have no row: then none of the three can match. The guard reads with a
+-- snapshot of its own, taken after the statement (as every query of the function), so it sees
+-- what the reads it stands for would see: a job's node is inserted with the job, so it is
+-- committed before the job can end; an edge on a job is inserted by an `after` enqueue holding
+-- the job's row FOR KEY SHARE, so it is committed before the finishing DELETE gets that row
+-- (migration 023), or waits for this transaction and then reads the end itself.
 
 CREATE OR REPLACE FUNCTION soniq_flow_ended() RETURNS trigger
 LANGUAGE plpgsql
@@ -25,6 +36,9 @@ DECLARE
   ids uuid[];
   ends jsonb;
 BEGIN
+  IF NOT EXISTS (SELECT 1 FROM soniq_flow_nodes) AND NOT EXISTS (SELECT 1 FROM soniq_job_deps) THEN
+    RETURN NULL;
+  END IF;
   IF dead THEN
     FOR e IN
       SELECT f.flow_id, count(*)::int AS n FROM ended AS n JOIN soniq_flow_nodes AS f
