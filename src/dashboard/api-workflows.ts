@@ -15,6 +15,7 @@ import {
   type flowCancelJsonSchema,
   flowJson,
 } from "../admin/json/index.js";
+import { isSoniqError } from "../errors.js";
 import type { jobWorkflowJsonSchema } from "./openapi-schemas.js";
 import type { Route } from "./route.js";
 import type { DashboardSource } from "./source.js";
@@ -54,8 +55,16 @@ export const workflowRoutes: Route[] = [
     action: "flows.cancel",
     async handle({ params, options }) {
       const id = params.id as string;
-      if (await options.soniq.flows.isBatch(id)) return notFound(options.soniq, "flow", id);
-      const done = await options.soniq.flows.cancel(id);
+      let done: Awaited<ReturnType<typeof options.soniq.flows.cancel>>;
+      try {
+        done = await options.soniq.flows.cancel(id);
+      } catch (err) {
+        // Unknown, or a batch's id (refused, nothing cancelled): the 404 that names the route.
+        if (isSoniqError(err, "NOT_FOUND") || isSoniqError(err, "INVALID_ARGS")) {
+          return notFound(options.soniq, "flow", id);
+        }
+        throw err;
+      }
       const body = { id, ...done } satisfies z.infer<typeof flowCancelJsonSchema>;
       return { body, audit: { ids: [id], result: { ...done } } };
     },
@@ -75,10 +84,13 @@ export const workflowRoutes: Route[] = [
     action: "batches.cancel",
     async handle({ params, options }) {
       const id = params.id as string;
-      if ((await options.soniq.batches.get(id)) === null) {
-        return notFound(options.soniq, "batch", id);
+      let done: Awaited<ReturnType<typeof options.soniq.batches.cancel>>;
+      try {
+        done = await options.soniq.batches.cancel(id);
+      } catch (err) {
+        if (isSoniqError(err, "NOT_FOUND")) return notFound(options.soniq, "batch", id);
+        throw err;
       }
-      const done = await options.soniq.batches.cancel(id);
       const body = { id, ...done } satisfies z.infer<typeof batchCancelJsonSchema>;
       return { body, audit: { ids: [id], result: { ...done } } };
     },
