@@ -62,14 +62,21 @@ export function transactionalAdapterCases(open: () => Promise<AdapterUnderTest>)
     return s.job({ name: "adapter.probe", queue: "probe", handler: async () => null });
   }
 
+  let claimsInFlight = 0;
+
   beforeAll(async () => {
     backend = new PostgresBackend({ connectionString: TEST_DATABASE_URL, schema, poolSize: 4 });
     await backend.setup();
     const claim = backend.jobClaim.bind(backend);
     vi.spyOn(backend, "jobClaim").mockImplementation(async (params) => {
-      const jobs = await claim(params);
-      claims.count += 1;
-      return jobs;
+      claimsInFlight += 1;
+      try {
+        const jobs = await claim(params);
+        claims.count += 1;
+        return jobs;
+      } finally {
+        claimsInFlight -= 1;
+      }
     });
     const query = pg.Pool.prototype.query;
     vi.spyOn(pg.Pool.prototype, "query").mockImplementation(function (
@@ -99,6 +106,10 @@ export function transactionalAdapterCases(open: () => Promise<AdapterUnderTest>)
       10_000,
       "the first NOTIFY",
     );
+    // The LISTEN woke every queue ("*") when it came up: the claim that starts has answered.
+    await waitFor(() => woke.includes("*"), 10_000, "the LISTEN's wake-up");
+    await new Promise((r) => setTimeout(r, 50));
+    await waitFor(() => claimsInFlight === 0, 10_000, "no claim in flight");
   }, 30_000);
 
   afterAll(async () => {

@@ -12,16 +12,32 @@ import { Soniq } from "../../src/index.js";
 const [databaseUrl, schema] = process.argv.slice(2);
 if (!databaseUrl || !schema) throw new Error("usage: hand-off-process URL SCHEMA");
 const backend = new PostgresBackend({ connectionString: databaseUrl, schema, poolSize: 2 });
-// Ready once the worker's first claim has answered (it is idle then: no poll for 5 s).
-let firstClaim: (() => void) | undefined;
+// Ready once the worker is idle (no poll for 5 s): its LISTEN is in place (which wakes every
+// queue: "*"), the claim that wake-up starts has answered, and no claim has run for 300 ms.
+let idle: (() => void) | undefined;
 const claimed = new Promise<void>((resolve) => {
-  firstClaim = resolve;
+  idle = resolve;
+});
+let listening = false;
+let inFlight = 0;
+let lastClaimEnd = 0;
+backend.notifier.subscribe((queue) => {
+  if (queue === "*") listening = true;
 });
 const claim = backend.jobClaim.bind(backend);
 backend.jobClaim = async (params) => {
-  const jobs = await claim(params);
-  firstClaim?.();
-  return jobs;
+  inFlight += 1;
+  try {
+    return await claim(params);
+  } finally {
+    inFlight -= 1;
+    lastClaimEnd = Date.now();
+    if (listening) {
+      setTimeout(() => {
+        if (inFlight === 0 && Date.now() - lastClaimEnd >= 300) idle?.();
+      }, 300);
+    }
+  }
 };
 const soniq = new Soniq({
   backend,

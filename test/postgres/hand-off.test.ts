@@ -101,9 +101,17 @@ describePostgres("postgres: hand-off at enqueue", () => {
       for (const open of gates.values()) open();
       await worker.stop();
     });
+    const listening = { seen: false };
+    backend.notifier.subscribe((queue) => {
+      if (queue === "*") listening.seen = true;
+    });
     await worker.start();
-    // The claim loop's first claim (empty) has answered: the worker is idle.
+    // The claim loop's first claim (empty) has answered, and so has the one its LISTEN's
+    // wake-up of every queue ("*") starts: the worker is idle.
     await waitFor(() => answers.count > 0, 5000, "the first claim");
+    await waitFor(() => listening.seen, 10_000, "the LISTEN");
+    await new Promise((r) => setTimeout(r, 50));
+    await waitFor(() => claimsInFlight.count === 0, 5000, "no claim in flight");
     /** Lets the handler waiting on `gate` return (waits until it is waiting). */
     const open = async (gate: string) => (await waitFor(() => gates.get(gate), 5000, gate))();
     /** Waits until no claim is in flight (a freed slot's claim has answered): the worker is idle. */

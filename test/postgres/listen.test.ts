@@ -177,6 +177,18 @@ describePostgres("postgres: LISTEN/NOTIFY", () => {
     expect(woke).not.toContain("later");
   });
 
+  it("a NOTIFY sent before the LISTEN › every queue woken once LISTEN is in place, with no write", async () => {
+    const schema = schemas.next();
+    const b = await open(schema);
+    const woke: string[] = [];
+    const at = Date.now();
+    b.notifier.subscribe((q) => woke.push(q));
+    // Nothing is written: the only wake-up is the one that says "look, you may have missed one".
+    await expect.poll(() => woke, { timeout: 10_000 }).toEqual(["*"]);
+    expect(await listenerPids(b.channel)).toHaveLength(1);
+    expect(Date.now() - at).toBeLessThan(10_000);
+  });
+
   it("wakes its own process once per write, without waiting for its own NOTIFY", async () => {
     const schema = schemas.next();
     const b = await open(schema);
@@ -185,7 +197,11 @@ describePostgres("postgres: LISTEN/NOTIFY", () => {
     const theirs: string[] = [];
     b.notifier.subscribe((q) => mine.push(q));
     other.notifier.subscribe((q) => theirs.push(q));
-    await enqueueUntilWoken(b, "probe", theirs, 10_000); // both LISTEN connections are up
+    await enqueueUntilWoken(b, "probe", theirs, 10_000);
+    // Both LISTEN connections are up: each woke its subscribers with "*" when it was.
+    await expect
+      .poll(() => mine.includes("*") && theirs.includes("*"), { timeout: 10_000 })
+      .toBe(true);
     mine.length = 0;
     theirs.length = 0;
 

@@ -63,8 +63,9 @@ export const OWN_HOLD_MS = 50;
 
 /**
  * Wake-ups across processes. The first subscription opens the dedicated LISTEN connection (kept
- * until {@link close}; none when the connection string is `null`); it re-connects by itself,
- * then calls every listener with `"*"`.
+ * until {@link close}; none when the connection string is `null`); it re-connects by itself.
+ * Each time LISTEN is in place (the first time and after every re-connect) it calls every
+ * listener with `"*"`: a NOTIFY sent before then reached nobody in this process.
  * Listeners run in a microtask. After close, subscribing returns a no-op unsubscribe.
  */
 export class PgNotifier implements Notifier {
@@ -110,11 +111,14 @@ export class PgNotifier implements Notifier {
         }
         if (!this.options.route?.(payload)) this.bus.wake(payload);
       },
-      onListening: () => this.options.onListening?.(),
-      onReconnect: () => {
-        this.options.onListenChange?.("restored");
+      onListening: () => {
+        this.options.onListening?.();
+        // A NOTIFY sent before this LISTEN was in place (a job enqueued by another process
+        // between this process's start and now, or while the connection was down) reached
+        // nobody here: every subscriber looks once, as after a reconnect.
         this.bus.wake("*");
       },
+      onReconnect: () => this.options.onListenChange?.("restored"),
       onLost: (err) => this.options.onListenChange?.("lost", err),
       onError: (err) => this.options.onError(err),
     });

@@ -12,6 +12,8 @@ export function notifyCases(ctx: ContractContext): void {
       const b = await make();
       const woke = new Promise<string>((resolve) => {
         const off = b.notifier.subscribe((queue) => {
+          // PostgreSQL wakes every queue ("*") once its LISTEN is in place: not this job's wake.
+          if (queue === "*") return;
           off();
           resolve(queue);
         });
