@@ -73,10 +73,14 @@ for (const target of targets) {
       });
       const w = startWorker(env);
       await w.ready;
-      // Due in 300 ms: by then the lock is held, so the worker's claim of it waits for the lock.
-      const id = await db.enqueue("e2e.noop", {}, { delay: 0.3 });
+      // Due in 2 s: by then the lock is held (on SQLite another process must start and take it,
+      // which took over 300 ms on a loaded machine: the job then ran before the lock), so the
+      // worker's claim of it waits for the lock; SIGTERM 700 ms after it is due.
+      const enqueuedAt = Date.now();
+      const id = await db.enqueue("e2e.noop", {}, { delay: 2 });
       const unlock = await lockStore(env);
-      await new Promise((r) => setTimeout(r, 700));
+      expect(Date.now() - enqueuedAt, "the lock came after the job was due").toBeLessThan(2000);
+      await new Promise((r) => setTimeout(r, Math.max(0, enqueuedAt + 2700 - Date.now())));
       const t0 = Date.now();
       const exitedAt = w.exited.then(() => Date.now());
       w.child.kill("SIGTERM");

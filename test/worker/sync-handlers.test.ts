@@ -104,7 +104,7 @@ describe("sync handlers on worker threads", () => {
       name: "t.slow",
       handlerModule: HANDLERS,
       exportName: "block",
-      timeout: 0.2,
+      timeout: 0.5,
       maxAttempts: 3,
       retry: { kind: "fixed", delay: 3600 },
     });
@@ -113,10 +113,18 @@ describe("sync handlers on worker threads", () => {
       handlerModule: HANDLERS,
       exportName: "block",
     });
-    const slowId = await slow.enqueue({ ms: 1200 });
-    const timedOut = waitForEvent(soniq, "job_failed", (e) => e.job_id === slowId);
     const worker = soniq.worker();
     await worker.start();
+    // The pool's one thread is started and has loaded the module before the slow job comes: a
+    // timeout that fires while the task still waits for a thread takes it back unstarted and
+    // frees the permit at once (on a loaded machine the thread's start took over 0.2 s).
+    const warm = waitForEvent(soniq, "job_done", (e) => e.job_name === "t.quick");
+    await quick.enqueue({ ms: 1 });
+    await warm;
+    // The thread blocks 3 s, so the quick job waits for its permit well past the timeout's
+    // event even when that event comes late.
+    const slowId = await slow.enqueue({ ms: 3000 });
+    const timedOut = waitForEvent(soniq, "job_failed", (e) => e.job_id === slowId);
     await timedOut;
     const t0 = Date.now();
     const quickDone = waitForEvent(soniq, "job_done", (e) => e.job_name === "t.quick");
