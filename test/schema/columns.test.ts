@@ -42,6 +42,13 @@ describe("column lists", () => {
     ["postgres", pgRows],
   ] as const)("%s › rows.ts lists › match the dumped tables in order", (engine, rows) => {
     const tables = dump(engine);
+    // SQLite's `concurrency_key` (migration 020) is the key inside `meta`, kept in a column for
+    // the keyed indexes: written by the inserts, read by the keyed claim's SQL only, last in the
+    // table (no positional statement reaches it), never moved to the finished jobs.
+    if (engine === "sqlite") {
+      expect(tables.get("soniq_jobs")?.at(-1)).toBe("concurrency_key");
+      tables.set("soniq_jobs", tables.get("soniq_jobs")?.slice(0, -1) ?? []);
+    }
     expect(names(rows.JOB_COLUMNS)).toEqual(tables.get("soniq_jobs"));
     // The list columns: the same, in the same order, without the result, the checkpoint and the
     // steps (each may be megabytes; no list shows them).

@@ -1,6 +1,6 @@
 -- The SQLite schema after every migration, as a fresh `setup()` leaves it.
 -- Written by `npm run schema:dump`; checked by test/schema/schema.test.ts. Do not edit.
--- Migrations: 001_initial, 002_leases, 003_schedules, 004_start_marks, 005_operations, 006_remote_submissions, 007_trace_context, 008_finished_jobs, 009_job_versions, 010_worker_capabilities, 011_worker_exits, 012_concurrency_keys, 013_rate_limits, 014_checkpoints, 015_workflows, 016_flow_ends, 017_finished_trigger, 018_flow_release_once
+-- Migrations: 001_initial, 002_leases, 003_schedules, 004_start_marks, 005_operations, 006_remote_submissions, 007_trace_context, 008_finished_jobs, 009_job_versions, 010_worker_capabilities, 011_worker_exits, 012_concurrency_keys, 013_rate_limits, 014_checkpoints, 015_workflows, 016_flow_ends, 017_finished_trigger, 018_flow_release_once, 020_concurrency_key_column
 
 CREATE TABLE soniq_dead_letter_jobs (
   id            TEXT    NOT NULL PRIMARY KEY,
@@ -156,7 +156,8 @@ CREATE TABLE "soniq_jobs" (
   trace_context        TEXT,
   version INTEGER NOT NULL DEFAULT 1 CHECK (version >= 1),
   checkpoint TEXT,
-  steps TEXT
+  steps TEXT,
+  concurrency_key TEXT
 ) STRICT;
 
 CREATE TABLE soniq_leases (
@@ -299,11 +300,11 @@ CREATE INDEX soniq_jobs_claim ON soniq_jobs (priority, scheduled_at, created_at,
   WHERE status = 'queued';
 
 CREATE INDEX soniq_jobs_keyed_claim ON soniq_jobs
-  (json_extract(meta, '$.concurrency.key'), priority, scheduled_at, created_at, id)
-  WHERE status = 'queued' AND json_extract(meta, '$.concurrency.key') IS NOT NULL;
+  (concurrency_key, priority, scheduled_at, created_at, id)
+  WHERE status = 'queued' AND concurrency_key IS NOT NULL;
 
-CREATE INDEX soniq_jobs_keyed_running ON soniq_jobs (json_extract(meta, '$.concurrency.key'))
-  WHERE status = 'processing' AND json_extract(meta, '$.concurrency.key') IS NOT NULL;
+CREATE INDEX soniq_jobs_keyed_running ON soniq_jobs (concurrency_key)
+  WHERE status = 'processing' AND concurrency_key IS NOT NULL;
 
 CREATE INDEX soniq_jobs_legacy_order ON soniq_jobs (created_at DESC, id DESC)
   WHERE substr(id, 15, 1) <> '7';
@@ -523,6 +524,14 @@ WHEN EXISTS (SELECT 1 FROM soniq_flow_nodes
 BEGIN
   INSERT INTO soniq_flow_ends (kind, id, outcome, ended_at)
   VALUES ('flow', NEW.id, 'failed', CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER));
+END;
+
+CREATE TRIGGER soniq_jobs_concurrency_key AFTER INSERT ON soniq_jobs
+WHEN NEW.concurrency_key IS NULL AND NEW.meta IS NOT NULL
+  AND json_extract(NEW.meta, '$.concurrency.key') IS NOT NULL
+BEGIN
+  UPDATE soniq_jobs SET concurrency_key = json_extract(NEW.meta, '$.concurrency.key')
+  WHERE id = NEW.id;
 END;
 
 CREATE TRIGGER soniq_workers_schema_version BEFORE INSERT ON soniq_workers

@@ -69,8 +69,14 @@ export const pgKeyed = (alias: string) => `(${alias}.meta -> 'concurrency') IS N
 export const pgUnkeyed = (alias: string) =>
   `(${alias}.meta IS NULL OR (${alias}.meta -> 'concurrency') IS NULL)`;
 
-/** SQLite: the key of the row (NULL for a job without one); the keyed indexes name it exactly. */
-export const SQLITE_KEY = "json_extract(meta, '$.concurrency.key')";
+/**
+ * SQLite: the key of the row (NULL for a job without one): the column `concurrency_key` (migration
+ * 020), written at enqueue from `meta`'s key; the keyed indexes are built on it.
+ */
+export const SQLITE_KEY = "concurrency_key";
+
+/** SQLite: the expression of `concurrency_key` for a job inserted with `meta` JSON text `m`. */
+export const sqliteKeyOfMeta = (m: string) => `json_extract(${m}, '$.concurrency.key')`;
 
 /** SQLite: the limit of the row (NULL for a job with a rate limit only). */
 export const SQLITE_LIMIT = "json_extract(meta, '$.concurrency.limit')";

@@ -13,6 +13,7 @@ import {
   SQLITE_LIMIT,
   SQLITE_RATE_LIMIT,
   SQLITE_RATE_PER,
+  sqliteKeyOfMeta,
 } from "../shared/concurrency-meta.js";
 import { sqliteQueuePaused } from "../shared/queue-pause.js";
 import { NOW_MS } from "./clock.js";
@@ -206,8 +207,8 @@ function keyedPassStatement(filter: string): string {
       AND NOT EXISTS (SELECT 1 FROM soniq_rate_pauses AS p WHERE p.key = w.k AND p.until > @now)
       AND (json_extract(j.meta, '$.concurrency.limit') IS NULL
            OR (SELECT count(*) FROM soniq_jobs AS r
-               WHERE r.status = 'processing' AND json_extract(r.meta, '$.concurrency.key') = w.k
-                 AND json_extract(r.meta, '$.concurrency.key') IS NOT NULL)
+               WHERE r.status = 'processing' AND r.${SQLITE_KEY} = w.k
+                 AND r.${SQLITE_KEY} IS NOT NULL)
               < json_extract(j.meta, '$.concurrency.limit'))
       AND (json_extract(j.meta, '$.rate.limit') IS NULL
            OR (SELECT count(*) FROM soniq_rate_starts AS st
@@ -350,9 +351,10 @@ export const SQL = {
    * `@version`: inserts one `queued` job.
    */
   insertJob: `INSERT INTO soniq_jobs (id, name, queue, args, status, priority, max_attempts,
-      scheduled_at, created_at, updated_at, dedup_key, meta, trace_context, version)
+      scheduled_at, created_at, updated_at, dedup_key, meta, trace_context, version, ${SQLITE_KEY})
     VALUES (@id, @name, @queue, @args, 'queued', @priority, @maxAttempts,
-      @scheduledAt, @now, @now, @dedupKey, @meta, @traceContext, @version)`,
+      @scheduledAt, @now, @now, @dedupKey, @meta, @traceContext, @version,
+      ${sqliteKeyOfMeta("@meta")})`,
 
   /**
    * Hand-off at enqueue (contract/hand-off.ts): `@queue`, `@now` → one row per `queued` job, at
@@ -375,10 +377,10 @@ export const SQL = {
    */
   insertClaimedJob: `INSERT INTO soniq_jobs (id, name, queue, args, status, priority, max_attempts,
       scheduled_at, created_at, updated_at, dedup_key, meta, trace_context, worker_id,
-      claim_token, started_at, start_known, version)
+      claim_token, started_at, start_known, version, ${SQLITE_KEY})
     VALUES (@id, @name, @queue, @args, 'processing', @priority, @maxAttempts,
       @now, @now, @now, @dedupKey, @meta, @traceContext, @workerId,
-      ${NEW_CLAIM_TOKEN}, @now, 0, @version)
+      ${NEW_CLAIM_TOKEN}, @now, 0, @version, ${sqliteKeyOfMeta("@meta")})
     RETURNING ${CLAIMED_COLUMNS}`,
 
   /**
@@ -1010,11 +1012,11 @@ export const SQL = {
    * now, with the fields {@link SQL.retryNow} writes (the caller deletes the finished row). →
    * `queue`, `dedup_key`.
    */
-  retryNowFinished: `INSERT INTO soniq_jobs (${JOB_TABLE_COLUMNS})
+  retryNowFinished: `INSERT INTO soniq_jobs (${JOB_TABLE_COLUMNS}, ${SQLITE_KEY})
     SELECT id, name, queue, args, 'queued', priority, attempts, max_attempts, interruptions,
       @now, created_at, @now, started_at, NULL, NULL, NULL, last_error, NULL, NULL, dedup_key,
       json_remove(meta, '$.checkpoints', '$.checkpointAt'), start_known, uncharged_recoveries,
-      trace_context, version, NULL, NULL
+      trace_context, version, NULL, NULL, ${sqliteKeyOfMeta("meta")}
     FROM soniq_finished_jobs WHERE id = @id
     RETURNING queue, dedup_key`,
 
