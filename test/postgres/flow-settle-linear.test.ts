@@ -10,6 +10,11 @@
 // 2. The release of the callback by a completion on the backend's own pool wakes this process's
 //    claims for its queue by the time the completion has answered (migration 026's NOTICE), not
 //    50 ms later (its NOTIFY, held as a possible echo of a local wake-up: notifier.ts).
+// 3. The members' completions read the flow tables by key (migration 030): before it, the
+//    planner read the whole of soniq_flow_nodes twice and soniq_job_deps once per completion
+//    statement (a scan rated cheaper than 150 probes of a small table), so each member's end
+//    read ~3 × members / 150 rows; and each ended edge's update is a heap-only tuple (the edges'
+//    pages keep room: fillfactor 50), no new index entries.
 import pg from "pg";
 import { pino } from "pino";
 import { afterEach, expect, it } from "vitest";
@@ -88,6 +93,58 @@ describePostgres("postgres: fan-in edge ends", () => {
     expect(plans.length).toBeGreaterThan(3); // the statement and the triggers' statements
     // Before migration 025: "Named Tuplestore Scan … (actual rows=400 loops=400)".
     expect(rescans).toEqual([]);
+    const { rows } = await client.query(
+      `SELECT n.pending, j.scheduled_at < now() + interval '1 day' AS due
+       FROM "${schema}".soniq_flow_nodes AS n JOIN "${schema}".soniq_jobs AS j ON j.id = n.job_id
+       WHERE n.role = 'on_complete'`,
+    );
+    expect(rows).toEqual([{ pending: 0, due: true }]);
+  });
+
+  it("batch of 1,200 › completed in statements of 150 in one transaction › flow tables read by key (≤ 8 rows per member), every ended edge updated in place (HOT); the callback released once", async () => {
+    const members = 1200;
+    const { schema, backend } = await open(members);
+    const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
+    await client.connect();
+    closers.push(() => client.end());
+    const completeMany = buildStatements(schema).completeMany;
+    const claimed = await backend.jobClaim({ workerId: "w", queues: null, limit: members });
+    expect(claimed).toHaveLength(members);
+    await client.query("BEGIN");
+    for (let at = 0; at < members; at += 150) {
+      const part = claimed.slice(at, at + 150);
+      const { rows } = await client.query(completeMany, [
+        part.map((j) => j.id).join(","),
+        "w",
+        part.map((j) => j.claimToken).join(","),
+        null,
+        3600,
+        part.length,
+      ]);
+      expect(rows[0]?.changed).toBe(part.length);
+    }
+    // This transaction's own reads and writes of the two tables (its triggers' statements).
+    const { rows: stats } = await client.query<{
+      relname: string;
+      read: number;
+      upd: number;
+      hot: number;
+    }>(
+      `SELECT relname, (COALESCE(seq_tup_read, 0) + COALESCE(idx_tup_fetch, 0))::int AS read,
+         n_tup_upd::int AS upd, n_tup_hot_upd::int AS hot
+       FROM pg_stat_xact_user_tables
+       WHERE schemaname = $1 AND relname IN ('soniq_flow_nodes', 'soniq_job_deps')
+       ORDER BY relname`,
+      [schema],
+    );
+    await client.query("COMMIT");
+    const read = stats.reduce((a, r) => a + r.read, 0);
+    // Before migration 030: ~3 × 1,200 rows per statement of 150, 24 per member.
+    expect(read).toBeLessThanOrEqual(8 * members);
+    const edges = stats.find((r) => r.relname === "soniq_job_deps");
+    expect(edges?.upd).toBe(members); // each member's edge to the callback, once
+    // Before migration 030: 0 (the edges' pages were full).
+    expect(edges?.hot).toBeGreaterThanOrEqual(0.85 * members); // not all: the new rows are longer
     const { rows } = await client.query(
       `SELECT n.pending, j.scheduled_at < now() + interval '1 day' AS due
        FROM "${schema}".soniq_flow_nodes AS n JOIN "${schema}".soniq_jobs AS j ON j.id = n.job_id
