@@ -15,9 +15,13 @@
 //    statement (a scan rated cheaper than 150 probes of a small table), so each member's end
 //    read ~3 × members / 150 rows; and each ended edge's update is a heap-only tuple (the edges'
 //    pages keep room: fillfactor 50), no new index entries.
+// 4. The pruner's flow-retention step keeps a batch whose members are running at its first live
+//    member: it read every member and looked each up (a worker's first tick ran inside the
+//    fan-in). A batch whose jobs are all gone is still forgotten whole.
 import pg from "pg";
 import { pino } from "pino";
 import { afterEach, expect, it } from "vitest";
+import { buildFlowStatements } from "../../src/backends/postgres/flow-sql.js";
 import { PostgresBackend } from "../../src/backends/postgres/postgres-backend.js";
 import { buildStatements } from "../../src/backends/postgres/sql.js";
 import { Soniq } from "../../src/index.js";
@@ -151,6 +155,34 @@ describePostgres("postgres: fan-in edge ends", () => {
        WHERE n.role = 'on_complete'`,
     );
     expect(rows).toEqual([{ pending: 0, due: true }]);
+  });
+
+  it("batch of 2,000 running › one flow-retention step › kept after a few lookups (not one per member); once every job is gone › forgotten, nodes and edges", async () => {
+    const members = 2000;
+    const { schema } = await open(members);
+    const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
+    await client.connect();
+    closers.push(() => client.end());
+    const { prune } = buildFlowStatements(schema);
+    const step = async () => {
+      await client.query("BEGIN");
+      const { rows } = await client.query<{ pruned: number; edges: number }>(prune, [null, 10_000]);
+      const { rows: stats } = await client.query<{ fetched: number }>(
+        `SELECT (COALESCE(idx_tup_fetch, 0) + COALESCE(seq_tup_read, 0))::int AS fetched
+         FROM pg_stat_xact_user_tables WHERE schemaname = $1 AND relname = 'soniq_jobs'`,
+        [schema],
+      );
+      await client.query("COMMIT");
+      return { ...rows[0], jobsRead: stats[0]?.fetched ?? 0 };
+    };
+    const kept = await step();
+    expect(kept.pruned).toBe(0);
+    // Before: one lookup per member (2,000; each found live).
+    expect(kept.jobsRead).toBeLessThanOrEqual(10);
+    await client.query(`DELETE FROM "${schema}".soniq_jobs`);
+    const gone = await step();
+    expect(gone.pruned).toBe(members + 2); // the members, the batch, the callback
+    expect(gone.edges).toBe(members); // the callback's edge to each member
   });
 
   it("batch of 3 › the last member completed on the pool › its callback's queue woken when the completion answers", async () => {
