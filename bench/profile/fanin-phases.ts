@@ -15,8 +15,19 @@
  * and the most completion writes in flight. On PostgreSQL a sampler counts lock waits in
  * `pg_stat_activity` (every 2 ms, this schema's connections).
  *
+ * `--variant file.sql` (PostgreSQL): each repeat runs a third measurement, a fan-in with the SQL
+ * of the file run in the probe's schema first (e.g. `CREATE OR REPLACE FUNCTION` of a trigger
+ * function, to compare a change with the build in the same run); the functions it replaces are
+ * put back afterwards (their definitions read before, `pg_get_functiondef`).
+ *
+ * `--table-reads` (PostgreSQL): after each measurement, waits 11 s (the server processes report
+ * their table counters when idle 10 s) and prints the rows read from soniq_flow_nodes and
+ * soniq_job_deps during it (sequential scans and index fetches, per job) and the updates of the
+ * edges that were heap-only.
+ *
  *   node --import tsx bench/profile/fanin-phases.ts [--backend pg|sqlite] [--jobs 10000]
- *     [--concurrency 10] [--repeat 3]      (BENCH_PG_URL: the database, default …/test)
+ *     [--concurrency 10] [--repeat 3] [--variant file.sql] [--table-reads]
+ *     (BENCH_PG_URL: the database, default …/test)
  */
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -35,6 +46,8 @@ const concurrency = Number(flag("concurrency", "10"));
 const repeat = Number(flag("repeat", "3"));
 const url = process.env.BENCH_PG_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 const schema = `prof_phases_${process.pid}`;
+const variantFile = flag("variant", "");
+const tableReads = process.argv.includes("--table-reads");
 
 interface Call {
   at: number;
@@ -45,6 +58,8 @@ interface Call {
 
 const claims: Call[] = [];
 const writes: Call[] = [];
+/** The pruner's flow-retention steps (`flowPrune`), which may run during a measurement. */
+const prunes: Call[] = [];
 let inFlight = 0;
 let maxInFlight = 0;
 let rootClaimedAt = 0;
@@ -59,6 +74,18 @@ function instrument(backend: Backend): void {
     if (rows.some((r) => r.name === "prof.root")) rootClaimedAt = end;
     return rows;
   };
+  const flows = backend.flows;
+  if (flows) {
+    const prune = flows.flowPrune.bind(flows);
+    flows.flowPrune = async (params) => {
+      const at = performance.now();
+      try {
+        return await prune(params);
+      } finally {
+        prunes.push({ at, ms: performance.now() - at, n: params.limit, rows: 0 });
+      }
+    };
+  }
   const complete = backend.jobCompleteMany.bind(backend);
   backend.jobCompleteMany = async (params) => {
     const at = performance.now();
@@ -141,27 +168,56 @@ async function sample<T>(body: () => Promise<T>): Promise<{ value: T; lock: stri
   let on = true;
   let samples = 0;
   let locked = 0;
+  const waits = new Map<string, number>();
   const loop = (async () => {
     while (on) {
-      const r = await c.query(
-        `SELECT count(*)::int AS n FROM pg_stat_activity
-         WHERE wait_event_type = 'Lock' AND query LIKE '%' || $1 || '%'`,
+      const r = await c.query<{ what: string }>(
+        `SELECT a.wait_event || COALESCE(' ' || t.relname, '') AS what
+         FROM pg_stat_activity AS a
+         LEFT JOIN pg_locks AS l ON l.pid = a.pid AND NOT l.granted
+         LEFT JOIN pg_class AS t ON t.oid = l.relation
+         WHERE a.wait_event_type = 'Lock' AND a.query LIKE '%' || $1 || '%'`,
         [schema],
       );
       samples += 1;
-      if ((r.rows[0] as { n: number }).n > 0) locked += 1;
+      if (r.rows.length > 0) locked += 1;
+      for (const row of r.rows) waits.set(row.what, (waits.get(row.what) ?? 0) + 1);
       await new Promise((r2) => setTimeout(r2, 2));
     }
   })();
+  const reads = async () =>
+    (
+      await c.query<{ relname: string; seq: number; idx: number; upd: number; hot: number }>(
+        `SELECT relname, COALESCE(seq_tup_read, 0)::int AS seq, COALESCE(idx_tup_fetch, 0)::int AS idx,
+           n_tup_upd::int AS upd, n_tup_hot_upd::int AS hot
+         FROM pg_stat_user_tables
+         WHERE schemaname = $1 AND relname IN ('soniq_flow_nodes', 'soniq_job_deps')
+         ORDER BY relname`,
+        [schema],
+      )
+    ).rows;
+  const readsBefore = tableReads ? await reads() : [];
   try {
     const value = await body();
     const after = await dbCpu(c);
     let db = 0;
     for (const [pid, ms] of after) db += ms - (before.get(pid) ?? 0);
     const own = process.cpuUsage(cpu0);
+    on = false;
+    await loop;
+    let readLine = "";
+    if (tableReads) {
+      await new Promise((r) => setTimeout(r, 11_000));
+      for (const r of await reads()) {
+        const b = readsBefore.find((x) => x.relname === r.relname);
+        const seq = r.seq - (b?.seq ?? 0);
+        const idx = r.idx - (b?.idx ?? 0);
+        readLine += `; ${r.relname}: ${(seq / jobs).toFixed(1)} seq + ${(idx / jobs).toFixed(1)} index rows read per job, ${r.hot - (b?.hot ?? 0)} of ${r.upd - (b?.upd ?? 0)} updates HOT`;
+      }
+    }
     return {
       value,
-      lock: `, lock waits in ${locked}/${samples} samples; CPU per job: database ${((db * 1000) / jobs).toFixed(0)} µs, worker process ${((own.user + own.system) / jobs).toFixed(0)} µs`,
+      lock: `${readLine}, lock waits in ${locked}/${samples} samples${waits.size > 0 ? ` (${[...waits].map(([w, n]) => `${w} ${n}`).join(", ")})` : ""}; CPU per job: database ${((db * 1000) / jobs).toFixed(0)} µs, worker process ${((own.user + own.system) / jobs).toFixed(0)} µs`,
     };
   } finally {
     on = false;
@@ -190,6 +246,7 @@ async function once(fanIn: boolean): Promise<string> {
   rootClaimedAt = 0;
   claims.length = 0;
   writes.length = 0;
+  prunes.length = 0;
   maxInFlight = 0;
   const { value: line, lock } = await sample(async () => {
     const finished = new Promise<void>((resolve) => {
@@ -219,12 +276,52 @@ async function once(fanIn: boolean): Promise<string> {
       : `drain:  run ${s(lastEnd - first)} s, lag ${m(lastWriteEnd - lastEnd)} ms`;
   });
   const childWrites = writes.filter((w) => w.at < (rootClaimedAt || Infinity));
-  return `${line}\n  claims ${summary(claims)}, rows ${(claims.reduce((a, c) => a + c.rows, 0) / claims.length).toFixed(1)} per claim\n  completion writes ${summary(childWrites)}, at most ${maxInFlight} in flight${lock}`;
+  const first = starts[0] ?? 0;
+  const pruneLine = prunes
+    .map((p) => `at +${(p.at - first).toFixed(0)} ms for ${p.ms.toFixed(0)} ms`)
+    .join(", ");
+  return `${line}\n  flow prune steps: ${pruneLine || "none"}\n  claims ${summary(claims)}, rows ${(claims.reduce((a, c) => a + c.rows, 0) / claims.length).toFixed(1)} per claim\n  completion writes ${summary(childWrites)}, at most ${maxInFlight} in flight${lock}`;
+}
+
+/**
+ * Runs `body` with the variant's SQL applied in the probe's schema, then puts back every function
+ * of the schema whose definition the variant changed.
+ */
+async function withVariant<T>(body: () => Promise<T>): Promise<T> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  const defs = `SELECT p.proname, pg_get_functiondef(p.oid) AS def FROM pg_proc AS p
+    JOIN pg_namespace AS n ON n.oid = p.pronamespace WHERE n.nspname = $1`;
+  try {
+    const before = new Map(
+      (await c.query<{ proname: string; def: string }>(defs, [schema])).rows.map((r) => [
+        r.proname,
+        r.def,
+      ]),
+    );
+    await c.query(`SET search_path TO ${schema}`);
+    await c.query(readFileSync(variantFile, "utf8"));
+    try {
+      return await body();
+    } finally {
+      const after = (await c.query<{ proname: string; def: string }>(defs, [schema])).rows;
+      for (const r of after) {
+        const old = before.get(r.proname);
+        if (old !== undefined && old !== r.def) await c.query(old);
+      }
+    }
+  } finally {
+    await c.end();
+  }
 }
 
 try {
   for (let r = 0; r < repeat; r += 1) {
     for (const fanIn of [false, true]) console.log(await once(fanIn));
+    if (variantFile !== "" && kind === "pg") {
+      console.log(`variant ${variantFile}:`);
+      console.log(await withVariant(() => once(true)));
+    }
   }
 } finally {
   await soniq.close();

@@ -1,6 +1,6 @@
 -- The PostgreSQL schema after every migration, as a fresh `setup()` leaves it.
 -- Written by `npm run schema:dump`; checked by test/schema/schema.test.ts. Do not edit.
--- Migrations: 001_initial.sql, 002_leases.sql, 003_queue_claim_index.sql, 004_schedules.sql, 005_start_marks.sql, 006_operations.sql, 007_remote_submissions.sql, 008_trace_context.sql, 009_notify_queued_only.sql, 010_finished_jobs.sql, 011_finished_partitions.sql, 012_job_versions.sql, 013_worker_capabilities.sql, 014_worker_exits.sql, 015_concurrency_keys.sql, 016_rate_limits.sql, 017_checkpoints.sql, 018_enqueue_function.sql, 019_workflows.sql, 020_keyed_claim_function.sql, 021_finish_notices.sql, 022_flow_ends.sql, 023_awaited_check.sql, 024_flow_settle_set.sql, 025_flow_settle_plans.sql, 026_release_wake_notice.sql, 027_claim_indexes_unkeyed.sql, 028_keyed_claim_one_path.sql, 029_awaited_once.sql
+-- Migrations: 001_initial.sql, 002_leases.sql, 003_queue_claim_index.sql, 004_schedules.sql, 005_start_marks.sql, 006_operations.sql, 007_remote_submissions.sql, 008_trace_context.sql, 009_notify_queued_only.sql, 010_finished_jobs.sql, 011_finished_partitions.sql, 012_job_versions.sql, 013_worker_capabilities.sql, 014_worker_exits.sql, 015_concurrency_keys.sql, 016_rate_limits.sql, 017_checkpoints.sql, 018_enqueue_function.sql, 019_workflows.sql, 020_keyed_claim_function.sql, 021_finish_notices.sql, 022_flow_ends.sql, 023_awaited_check.sql, 024_flow_settle_set.sql, 025_flow_settle_plans.sql, 026_release_wake_notice.sql, 027_claim_indexes_unkeyed.sql, 028_keyed_claim_one_path.sql, 029_awaited_once.sql, 030_flow_end_probes.sql
 
 CREATE TABLE soniq_dead_letter_jobs (
   id uuid NOT NULL,
@@ -638,6 +638,7 @@ CREATE OR REPLACE FUNCTION soniq_flow_ended()
  RETURNS trigger
  LANGUAGE plpgsql
  SET search_path TO <schema>
+ SET enable_seqscan TO 'off'
 AS $function$
 DECLARE
   e record;
@@ -648,36 +649,62 @@ BEGIN
   IF NOT EXISTS (SELECT 1 FROM soniq_flow_nodes) AND NOT EXISTS (SELECT 1 FROM soniq_job_deps) THEN
     RETURN NULL;
   END IF;
+  -- The members that ended count down their batch's row, batches in id order; a flow's root
+  -- that ended is its flow's end. Each ended row's node is one probe of the primary key (a
+  -- scalar sub-query), never a scan of the nodes. (Two branches: a dead-letter entry has no
+  -- status column.)
   IF dead THEN
     FOR e IN
-      SELECT f.flow_id, count(*)::int AS n FROM ended AS n JOIN soniq_flow_nodes AS f
-        ON f.job_id = n.id AND f.role = 'member'
-      GROUP BY f.flow_id ORDER BY f.flow_id
+      SELECT m.flow_id, count(*)::int AS n
+      FROM (
+        SELECT (SELECT f.flow_id FROM soniq_flow_nodes AS f
+                WHERE f.job_id = n.id AND f.role = 'member') AS flow_id
+        FROM ended AS n OFFSET 0
+      ) AS m
+      WHERE m.flow_id IS NOT NULL
+      GROUP BY m.flow_id ORDER BY m.flow_id
     LOOP
       UPDATE soniq_flow_nodes SET members_left = members_left - e.n,
         members_failed = members_failed + e.n
       WHERE job_id = e.flow_id AND role = 'batch';
     END LOOP;
     INSERT INTO soniq_flow_ends (kind, id, outcome)
-    SELECT 'flow', n.id, 'failed' FROM ended AS n JOIN soniq_flow_nodes AS f
-      ON f.job_id = n.id AND f.flow_id = n.id AND f.role = 'job'
-    ORDER BY n.id;
+    SELECT 'flow', r.id, 'failed'
+    FROM (
+      SELECT n.id,
+        EXISTS (SELECT 1 FROM soniq_flow_nodes AS f
+                WHERE f.job_id = n.id AND f.flow_id = n.id AND f.role = 'job') AS root
+      FROM ended AS n OFFSET 0
+    ) AS r
+    WHERE r.root
+    ORDER BY r.id;
   ELSE
     FOR e IN
-      SELECT f.flow_id, count(*)::int AS n,
-        count(*) FILTER (WHERE n.status <> 'done')::int AS failed
-      FROM ended AS n JOIN soniq_flow_nodes AS f ON f.job_id = n.id AND f.role = 'member'
-      GROUP BY f.flow_id ORDER BY f.flow_id
+      SELECT m.flow_id, count(*)::int AS n,
+        count(*) FILTER (WHERE m.status <> 'done')::int AS failed
+      FROM (
+        SELECT n.status,
+          (SELECT f.flow_id FROM soniq_flow_nodes AS f
+           WHERE f.job_id = n.id AND f.role = 'member') AS flow_id
+        FROM ended AS n OFFSET 0
+      ) AS m
+      WHERE m.flow_id IS NOT NULL
+      GROUP BY m.flow_id ORDER BY m.flow_id
     LOOP
       UPDATE soniq_flow_nodes SET members_left = members_left - e.n,
         members_failed = members_failed + e.failed
       WHERE job_id = e.flow_id AND role = 'batch';
     END LOOP;
     INSERT INTO soniq_flow_ends (kind, id, outcome)
-    SELECT 'flow', n.id, CASE WHEN n.status = 'done' THEN 'done' ELSE 'cancelled' END
-    FROM ended AS n JOIN soniq_flow_nodes AS f
-      ON f.job_id = n.id AND f.flow_id = n.id AND f.role = 'job'
-    ORDER BY n.id;
+    SELECT 'flow', r.id, CASE WHEN r.status = 'done' THEN 'done' ELSE 'cancelled' END
+    FROM (
+      SELECT n.id, n.status,
+        EXISTS (SELECT 1 FROM soniq_flow_nodes AS f
+                WHERE f.job_id = n.id AND f.flow_id = n.id AND f.role = 'job') AS root
+      FROM ended AS n OFFSET 0
+    ) AS r
+    WHERE r.root
+    ORDER BY r.id;
   END IF;
   SELECT array_agg(DISTINCT d.dep_id) INTO ids FROM soniq_job_deps AS d
   WHERE d.dep_id = ANY(ARRAY(SELECT n.id FROM ended AS n)) AND d.dep_state IS NULL;
@@ -871,6 +898,7 @@ CREATE OR REPLACE FUNCTION soniq_jobs_awaited(jobs uuid[])
  RETURNS uuid[]
  LANGUAGE plpgsql
  SET search_path TO <schema>
+ SET enable_seqscan TO 'off'
 AS $function$
 BEGIN
   RETURN ARRAY(SELECT DISTINCT d.dep_id FROM soniq_job_deps AS d WHERE d.dep_id = ANY(jobs));

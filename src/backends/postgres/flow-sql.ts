@@ -17,6 +17,16 @@ export function buildFlowStatements(schema: string) {
   const deps = `${s}.${quoteIdent("soniq_job_deps")}`;
   const ends = `${s}.${quoteIdent("soniq_flow_ends")}`;
   const counts = `${s}.${quoteIdent("soniq_flow_counts")}`;
+  /**
+   * Node `n` keeps its group: an open batch, or a job still stored (by id in each table). Each
+   * `EXISTS` is kept a probe by `OFFSET 0`: without it the planner may turn it into a hash of the
+   * whole table (every live job read to test one group).
+   */
+  const keeps = `((n.role = 'batch' AND n.pending > 0)
+      OR (n.role <> 'batch' AND (
+        EXISTS (SELECT 1 FROM ${jobs} AS j WHERE j.id = n.job_id OFFSET 0)
+        OR EXISTS (SELECT 1 FROM ${finished} AS f WHERE f.id = n.job_id OFFSET 0)
+        OR EXISTS (SELECT 1 FROM ${dead} AS d WHERE d.id = n.job_id OFFSET 0))))`;
   return {
     /**
      * `$1` ids uuid[] → `id` of those that are live, each locked `FOR KEY SHARE` (its end — a
@@ -156,26 +166,27 @@ export function buildFlowStatements(schema: string) {
      * itself — and a group is forgotten, nodes and its jobs' edges, when no node of it is an open
      * batch or a job still stored (live, finished and not forgotten, dead-lettered; looked up by
      * id). → `next` (the last node read, NULL past the end), `pruned` (nodes deleted).
+     * A group's nodes are read one by one only until one keeps it (an `EXISTS` sub-plan, kept one
+     * by `OFFSET 0`: as an anti-join the planner would test every node first): a batch of
+     * 10,000 members still running is kept at its first live member, not after 10,000 lookups
+     * in three tables (issue 29: the first tick of a worker's pruner ran inside the fan-in); only
+     * a group to forget has all its nodes read.
      */
     prune: `WITH scan AS (
         SELECT job_id, COALESCE(flow_id, job_id) AS grp FROM ${nodes}
         WHERE $1::uuid IS NULL OR job_id > $1::uuid ORDER BY job_id LIMIT $2::int
       ), grps AS (
         SELECT DISTINCT grp FROM scan
-      ), members AS (
-        SELECT g.grp, n.job_id, n.role, n.pending FROM grps AS g JOIN ${nodes} AS n ON n.flow_id = g.grp
-        UNION ALL
-        SELECT g.grp, n.job_id, n.role, n.pending FROM grps AS g JOIN ${nodes} AS n
-          ON n.job_id = g.grp AND n.flow_id IS NULL
-      ), kept AS (
-        SELECT DISTINCT m.grp FROM members AS m
-        WHERE (m.role = 'batch' AND m.pending > 0)
-           OR (m.role <> 'batch' AND (
-                EXISTS (SELECT 1 FROM ${jobs} AS j WHERE j.id = m.job_id)
-                OR EXISTS (SELECT 1 FROM ${finished} AS f WHERE f.id = m.job_id)
-                OR EXISTS (SELECT 1 FROM ${dead} AS d WHERE d.id = m.job_id)))
+      ), dropped AS (
+        SELECT g.grp FROM grps AS g
+        WHERE NOT EXISTS (SELECT 1 FROM ${nodes} AS n WHERE n.flow_id = g.grp
+                            AND ${keeps} OFFSET 0)
+          AND NOT EXISTS (SELECT 1 FROM ${nodes} AS n WHERE n.job_id = g.grp AND n.flow_id IS NULL
+                            AND ${keeps} OFFSET 0)
       ), gone AS (
-        SELECT m.job_id FROM members AS m WHERE NOT EXISTS (SELECT 1 FROM kept AS k WHERE k.grp = m.grp)
+        SELECT n.job_id FROM dropped AS g JOIN ${nodes} AS n ON n.flow_id = g.grp
+        UNION ALL
+        SELECT n.job_id FROM dropped AS g JOIN ${nodes} AS n ON n.job_id = g.grp AND n.flow_id IS NULL
       ), edges AS (
         DELETE FROM ${deps} AS e USING gone AS g WHERE e.job_id = g.job_id RETURNING 1
       ), deleted AS (
