@@ -6,7 +6,10 @@
  *
  *   BENCH_PG_URL=postgres://…/db node --import tsx bench/profile/pool-connections.ts
  *        [--jobs 10000] [--inflight 10,100] [--libs soniq-pg,soniq-pg-retention0,graphile-worker]
- *        [--repeat 1] [--every 10] [--trace]
+ *        [--repeat 1] [--every 10] [--trace] [--baseline REF]
+ *
+ * With `--baseline REF`, Soniq built at REF (../baseline.ts) is measured too, interleaved: name its
+ * libraries in `--libs` (`soniq-baseline-pg`, `soniq-baseline-pg-retention0`).
  *
  * Per drain: jobs/s, database and worker CPU per job (as the bench's rows), the most backends seen
  * at once, the distinct backends seen over the drain (each one a new server process that paid its
@@ -18,6 +21,7 @@ import { loadavg } from "node:os";
 import { join } from "node:path";
 import { selectFactories } from "../adapters/index.js";
 import { REPO_ROOT } from "../adapters/support.js";
+import { type Baseline, buildBaseline } from "../baseline.js";
 import { loadConfig } from "../config.js";
 import { localPortsOf } from "../cpu-meter.js";
 import { runDrain } from "../workloads/drain.js";
@@ -44,8 +48,17 @@ const libs = flag("libs", "soniq-pg,soniq-pg-retention0,graphile-worker");
 const repeat = Number(flag("repeat", "1"));
 const every = Number(flag("every", "10"));
 const trace = process.argv.includes("--trace");
-const config = loadConfig(["--only", libs]);
-const factories = selectFactories(config);
+const baselineRef = process.argv.includes("--baseline") ? flag("baseline", "main") : undefined;
+const config = loadConfig([
+  "--only",
+  libs,
+  ...(baselineRef === undefined ? [] : ["--baseline", baselineRef]),
+]);
+const baseline: Baseline | undefined =
+  baselineRef === undefined
+    ? undefined
+    : await buildBaseline(baselineRef, (line) => process.stdout.write(`${line}\n`));
+const factories = selectFactories(config, baseline);
 const require = createRequire(join(REPO_ROOT, "package.json"));
 const pg = require("pg") as { Client: new (o: { connectionString: string }) => PgClient };
 
@@ -133,5 +146,6 @@ try {
   }
 } finally {
   for (const factory of factories) await factory.cleanup();
+  baseline?.remove();
 }
 process.exit(0);

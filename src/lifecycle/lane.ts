@@ -17,6 +17,8 @@
 export class Lane {
   private tail: Promise<unknown> = Promise.resolve();
   private queued = 0;
+  /** Bumped by {@link drop}: a call made before it and not yet started does not start. */
+  private generation = 0;
 
   /** Calls made and not yet settled (the one running included). */
   get pending(): number {
@@ -26,14 +28,39 @@ export class Lane {
   /**
    * Runs `call` once every call made before it has settled; resolves or rejects as it does. A
    * failed call does not hold up the next one.
+   * @throws {@link LaneDroppedError} when {@link drop} was called while it waited (it never ran).
    */
   run<T>(call: () => Promise<T>): Promise<T> {
     this.queued += 1;
-    const result = this.tail.then(call).finally(() => {
-      this.queued -= 1;
-    });
+    const generation = this.generation;
+    const result = this.tail
+      .then(() => {
+        if (generation !== this.generation) throw new LaneDroppedError();
+        return call();
+      })
+      .finally(() => {
+        this.queued -= 1;
+      });
     this.tail = result.catch(() => undefined);
     return result;
+  }
+
+  /**
+   * Calls still waiting their turn will not run: each rejects with {@link LaneDroppedError} when
+   * its turn comes. The call running goes on; calls made afterwards run as usual. What the
+   * maintainer does when it stops its services, so that a call queued before the stop does not
+   * reach the database after it (after the backend closed, it would meet `CLOSED`).
+   */
+  drop(): void {
+    this.generation += 1;
+  }
+}
+
+/** A call a {@link Lane} dropped before it ran (its services are stopping). */
+export class LaneDroppedError extends Error {
+  constructor() {
+    super("not run: the maintenance services are stopping");
+    this.name = "LaneDroppedError";
   }
 }
 

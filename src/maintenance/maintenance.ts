@@ -96,7 +96,8 @@ export function createMaintenance(deps: MaintenanceDeps): Maintenance {
   // connection's worth of work to the pool, not one per service. The elector and
   // `leaderServices` (the schedules' scheduler) stay out of the lane: a lease renewal or an
   // occurrence due now must not wait behind a slow prune.
-  const backend = laned(deps.backend, deps.lane ?? new Lane());
+  const lane = deps.lane ?? new Lane();
+  const backend = laned(deps.backend, lane);
   const intervalMs = settings.heartbeatInterval * 1000;
   const leaseSeconds = settings.heartbeatInterval * 3;
   const elector = new Elector({
@@ -124,6 +125,7 @@ export function createMaintenance(deps: MaintenanceDeps): Maintenance {
   const service = new Maintainer({
     logger,
     elector,
+    lane,
     services: [
       rescuer,
       new Pruner({

@@ -157,6 +157,43 @@ describe("maintenance lane", () => {
     expect(mostAtOnce(calls)).toBe(1);
   });
 
+  it("maintainer › stopped while its services' calls wait behind a held call › none of them runs after the stop", async () => {
+    const calls: Call[] = [];
+    let release: () => void = () => undefined;
+    const held = new Promise<number>((resolve) => {
+      release = () => resolve(0);
+    });
+    const backend = watched(await memoryBackend(), calls, (method) =>
+      method === "jobPruneFinished" ? held : undefined,
+    );
+    const lane = new Lane();
+    const { service } = createMaintenance({
+      backend,
+      workerId: "w1",
+      settings: { heartbeatInterval: 0.02, heartbeatTimeout: 0.2, maxInterruptions: 3 },
+      logger,
+      healthyForSeconds: () => 1,
+      lane,
+    });
+    await service.start();
+    await until(() => calls.some((c) => c.method === "jobPruneFinished"));
+    await until(() => lane.pending >= 3);
+    // The stop's bound passes while the prune call is held; then the held call ends.
+    const stopping = service.stop(200);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const stoppedAt = performance.now();
+    release();
+    await stopping;
+    await until(() => lane.pending === 0);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    // Only the elector's resignation may come after the stop; the queued calls were dropped.
+    expect(
+      calls
+        .filter((c) => c.start > stoppedAt && !c.method.startsWith("lease"))
+        .map((c) => c.method),
+    ).toEqual([]);
+  });
+
   it("maintainer › a pruner tick of many batches › the rescuer's calls run between the batches", async () => {
     const calls: Call[] = [];
     let batches = 0;

@@ -1,7 +1,7 @@
 // The maintenance lane (src/lifecycle/lane.ts): one call at a time, in order; and the laned view of
 // a backend-shaped object.
 import { describe, expect, it } from "vitest";
-import { Lane, laned } from "../../src/lifecycle/lane.js";
+import { Lane, LaneDroppedError, laned } from "../../src/lifecycle/lane.js";
 
 /** A promise and its resolve. */
 function gate(): { promise: Promise<void>; open: () => void } {
@@ -64,6 +64,30 @@ describe("lane", () => {
     await first;
     await second;
     expect(secondRan).toBe(true);
+  });
+
+  it("lane › dropped while calls wait › the running call finishes, the waiting ones never run, later ones do", async () => {
+    const lane = new Lane();
+    const held = gate();
+    const ran: string[] = [];
+    const running = lane.run(async () => {
+      await held.promise;
+      ran.push("running");
+    });
+    const waiting = lane.run(async () => {
+      ran.push("waiting");
+    });
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    lane.drop();
+    const later = lane.run(async () => {
+      ran.push("later");
+    });
+    held.open();
+    await running;
+    await expect(waiting).rejects.toBeInstanceOf(LaneDroppedError);
+    await later;
+    expect(ran).toEqual(["running", "later"]);
+    expect(lane.pending).toBe(0);
   });
 
   it("laned view › methods of the object and of admin, flows, submissions › run in the lane on the object itself", async () => {
