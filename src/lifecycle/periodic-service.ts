@@ -1,8 +1,10 @@
 /**
  * A service that runs one tick, waits an interval, and repeats ({@link BaseService}): the stop flag
  * is the run's `AbortSignal`, checked before each tick and passed into it so the tick can check it
- * between its units of work; a tick that throws is logged and the loop goes on.
+ * between its units of work; a tick that throws is logged and the loop goes on (at debug level
+ * when a call of the tick was dropped from its lane by the stop, lane.ts).
  */
+import { LaneDroppedError } from "./lane.js";
 import { BaseService, type BaseServiceOptions, sleep } from "./service.js";
 
 /** Options of {@link PeriodicService}. */
@@ -43,6 +45,11 @@ export class PeriodicService extends BaseService {
     if (this.inFlight) return this.inFlight;
     this.inFlight = this.tick(signal)
       .catch((err: unknown) => {
+        // A call its lane did not start because this service is stopping: not a failure.
+        if (err instanceof LaneDroppedError) {
+          this.logger.debug(`${this.name} tick cut short by the stop`);
+          return;
+        }
         this.logger.warn({ err }, `${this.name} tick failed; will retry`);
       })
       .finally(() => {

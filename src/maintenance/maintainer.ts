@@ -11,6 +11,7 @@
  * children in the state of the last one. A child that fails to start is logged and left stopped
  * until the next gain.
  */
+import type { Lane } from "../lifecycle/lane.js";
 import { BaseService, type BaseServiceOptions, type Service } from "../lifecycle/service.js";
 import type { Elector } from "./elector.js";
 
@@ -20,12 +21,18 @@ export interface MaintainerOptions extends Omit<BaseServiceOptions, "name"> {
   elector: Elector;
   /** The leader-only services. */
   services: readonly Service[];
+  /**
+   * The lane the services' calls share (lifecycle/lane.ts): dropped when they stop, so a call
+   * queued before the stop never runs after it.
+   */
+  lane?: Lane;
 }
 
 /** See the module comment. */
 export class Maintainer extends BaseService {
   private readonly elector: Elector;
   private readonly services: readonly Service[];
+  private readonly lane: Lane | undefined;
   /** The chain of leadership transitions, applied in order. */
   private transitions: Promise<void> = Promise.resolve();
 
@@ -33,6 +40,7 @@ export class Maintainer extends BaseService {
     super({ ...options, name: "maintainer" });
     this.elector = options.elector;
     this.services = options.services;
+    this.lane = options.lane;
   }
 
   /** True while the children run (this process leads). */
@@ -63,7 +71,10 @@ export class Maintainer extends BaseService {
           });
         }
       } else {
-        await Promise.all(this.services.map((service) => service.stop()));
+        const stopping = Promise.all(this.services.map((service) => service.stop()));
+        // After the stop signals: the calls the services queued meanwhile are not started.
+        this.lane?.drop();
+        await stopping;
       }
     });
   }

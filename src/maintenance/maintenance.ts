@@ -6,6 +6,7 @@
  * start-up pass, one of recovery's other clocks (the third is `soniq recover`).
  */
 import type { Backend } from "../backends/contract/index.js";
+import { Lane, laned } from "../lifecycle/lane.js";
 import type { Service } from "../lifecycle/service.js";
 import type { EventBus } from "../observability/event-bus.js";
 import type { SoniqEventMap } from "../observability/events.js";
@@ -58,6 +59,11 @@ export interface MaintenanceDeps {
   clock?: () => number;
   /** More leader-only services, started after the built-in ones (the schedules' scheduler). */
   leaderServices?: readonly Service[];
+  /**
+   * The lane the built-in leader-only services' calls run in, one at a time (lifecycle/lane.ts).
+   * Default: a lane of their own.
+   */
+  lane?: Lane;
 }
 
 /** One worker's maintenance: start and stop `service`; call `rescuer.runOnce()` at start-up. */
@@ -79,14 +85,23 @@ export interface Maintenance {
  * `heartbeatInterval` too;
  * the lease lives three heartbeat intervals; the pruner
  * and the worker reaper tick every minute; with `events` and `metricsInterval`, the queue sampler
- * samples every `metricsInterval` seconds. Nothing starts until `service.start()`.
+ * samples every `metricsInterval` seconds. These built-in services (not the elector, not
+ * `leaderServices`) call the backend through one {@link Lane} (`deps.lane`): one statement at a
+ * time, in the order asked, so a call waits at most for one call of each other service. Nothing
+ * starts until `service.start()`.
  */
 export function createMaintenance(deps: MaintenanceDeps): Maintenance {
-  const { backend, logger, settings } = deps;
+  const { logger, settings } = deps;
+  // The leader-only services' statements go one at a time (lifecycle/lane.ts): a tick adds one
+  // connection's worth of work to the pool, not one per service. The elector and
+  // `leaderServices` (the schedules' scheduler) stay out of the lane: a lease renewal or an
+  // occurrence due now must not wait behind a slow prune.
+  const lane = deps.lane ?? new Lane();
+  const backend = laned(deps.backend, lane);
   const intervalMs = settings.heartbeatInterval * 1000;
   const leaseSeconds = settings.heartbeatInterval * 3;
   const elector = new Elector({
-    backend,
+    backend: deps.backend,
     holder: deps.workerId,
     logger,
     intervalMs,
@@ -110,6 +125,7 @@ export function createMaintenance(deps: MaintenanceDeps): Maintenance {
   const service = new Maintainer({
     logger,
     elector,
+    lane,
     services: [
       rescuer,
       new Pruner({
