@@ -1,6 +1,6 @@
 -- The SQLite schema after every migration, as a fresh `setup()` leaves it.
 -- Written by `npm run schema:dump`; checked by test/schema/schema.test.ts. Do not edit.
--- Migrations: 001_initial, 002_leases, 003_schedules, 004_start_marks, 005_operations, 006_remote_submissions, 007_trace_context, 008_finished_jobs, 009_job_versions, 010_worker_capabilities, 011_worker_exits, 012_concurrency_keys, 013_rate_limits, 014_checkpoints, 015_workflows, 016_flow_ends, 017_finished_trigger, 018_flow_release_once, 020_concurrency_key_column
+-- Migrations: 001_initial, 002_leases, 003_schedules, 004_start_marks, 005_operations, 006_remote_submissions, 007_trace_context, 008_finished_jobs, 009_job_versions, 010_worker_capabilities, 011_worker_exits, 012_concurrency_keys, 013_rate_limits, 014_checkpoints, 015_workflows, 016_flow_ends, 017_finished_trigger, 018_flow_release_once, 019_flow_grouped_ends, 020_concurrency_key_column
 
 CREATE TABLE soniq_dead_letter_jobs (
   id            TEXT    NOT NULL PRIMARY KEY,
@@ -75,6 +75,10 @@ CREATE TABLE soniq_flow_ends (
   id       TEXT    NOT NULL,
   outcome  TEXT    NOT NULL,
   ended_at INTEGER NOT NULL
+) STRICT;
+
+CREATE TABLE soniq_flow_grouping (
+  active INTEGER NOT NULL PRIMARY KEY CHECK (active = 1)
 ) STRICT;
 
 CREATE TABLE soniq_flow_nodes (
@@ -362,8 +366,9 @@ BEGIN
 END;
 
 CREATE TRIGGER soniq_finished_flow AFTER INSERT ON soniq_finished_jobs
-WHEN EXISTS (SELECT 1 FROM soniq_flow_nodes WHERE job_id = NEW.id)
-  OR EXISTS (SELECT 1 FROM soniq_job_deps WHERE dep_id = NEW.id AND dep_state IS NULL)
+WHEN NOT EXISTS (SELECT 1 FROM soniq_flow_grouping)
+  AND (EXISTS (SELECT 1 FROM soniq_flow_nodes WHERE job_id = NEW.id)
+       OR EXISTS (SELECT 1 FROM soniq_job_deps WHERE dep_id = NEW.id AND dep_state IS NULL))
 BEGIN
   -- A batch's member ended: counted down on its batch's row.
   UPDATE soniq_flow_nodes SET members_left = members_left - 1,
@@ -415,6 +420,7 @@ END;
 CREATE TRIGGER soniq_flow_count_down AFTER UPDATE OF dep_state ON soniq_job_deps
 WHEN OLD.dep_state IS NULL AND NEW.dep_state IS NOT NULL
   AND (NEW.dep_state = 'done' OR NEW.on_failure = 'ignore')
+  AND NOT EXISTS (SELECT 1 FROM soniq_flow_grouping)
 BEGIN
   UPDATE soniq_flow_nodes SET pending = pending - 1 WHERE job_id = NEW.job_id;
 END;

@@ -39,6 +39,7 @@ describe("sqlite: schema", () => {
       "soniq_finished_jobs",
       "soniq_flow_counts",
       "soniq_flow_ends",
+      "soniq_flow_grouping",
       "soniq_flow_nodes",
       "soniq_job_controls",
       "soniq_job_counts",

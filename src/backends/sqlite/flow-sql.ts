@@ -21,6 +21,55 @@ export const FLOW_SQL = {
     JOIN soniq_jobs AS j ON j.id = d.job_id
     WHERE j.status = 'queued' AND j.scheduled_at <> ${WAITING}`,
 
+  /**
+   * The grouped ends of a completion (migration 019; transactions.ts `settleCompleted`): while
+   * this row exists, the triggers on `soniq_finished_jobs` and the edges' count-down skip their
+   * work. Inserted and deleted inside one transaction, never committed.
+   */
+  flowGroupingOn: "INSERT INTO soniq_flow_grouping (active) VALUES (1)",
+
+  /** Deletes the row of {@link FLOW_SQL.flowGroupingOn}. */
+  flowGroupingOff: "DELETE FROM soniq_flow_grouping",
+
+  /**
+   * `@ids` (a JSON array of job ids just moved to `soniq_finished_jobs`) → for each that has a
+   * flow node or an open edge (one probe of each per id; nothing for the others): `id`, `role`
+   * and `flow_id` of its node (NULL without one), `awaited` (1: an edge waits for it).
+   */
+  flowInvolved: `SELECT e.value AS id, n.role, n.flow_id,
+      EXISTS (SELECT 1 FROM soniq_job_deps WHERE dep_id = e.value AND dep_state IS NULL) AS awaited
+    FROM json_each(@ids) AS e LEFT JOIN soniq_flow_nodes AS n ON n.job_id = e.value
+    WHERE n.job_id IS NOT NULL
+       OR EXISTS (SELECT 1 FROM soniq_job_deps WHERE dep_id = e.value AND dep_state IS NULL)`,
+
+  /**
+   * `@counts` (a JSON object: batch id → its members that just ended `done`): one `UPDATE` per
+   * batch (migration 016's soniq_batch_finished fires on it as for one member).
+   */
+  flowBatchesCountDown: `UPDATE soniq_flow_nodes SET members_left = members_left - c.value
+    FROM json_each(@counts) AS c
+    WHERE soniq_flow_nodes.job_id = c.key AND soniq_flow_nodes.role = 'batch'`,
+
+  /** `@ids` (a JSON array of flow roots that just ended `done`): their flows' ends, in order. */
+  flowRootsDone: `INSERT INTO soniq_flow_ends (kind, id, outcome, ended_at)
+    SELECT 'flow', e.value, 'done', ${NOW_MS} FROM json_each(@ids) AS e ORDER BY e.key`,
+
+  /**
+   * `@ids` (jobs just finished `done`): their open edges end `done` with each job's stored result,
+   * in one statement. → `job_id` per edge ended (the caller counts each dependant down once).
+   */
+  flowEdgesDone: `UPDATE soniq_job_deps SET dep_state = 'done', dep_result = f.result
+    FROM json_each(@ids) AS e JOIN soniq_finished_jobs AS f ON f.id = e.value
+    WHERE soniq_job_deps.dep_id = e.value AND soniq_job_deps.dep_state IS NULL
+    RETURNING soniq_job_deps.job_id AS job_id`,
+
+  /**
+   * `@counts` (a JSON object: dependant's id → edges that ended well): one `UPDATE` of each
+   * dependant's `pending` (migration 018's soniq_flow_release releases it at 0).
+   */
+  flowDependantsCountDown: `UPDATE soniq_flow_nodes SET pending = pending - c.value
+    FROM json_each(@counts) AS c WHERE soniq_flow_nodes.job_id = c.key`,
+
   /** `@id` → a row when job `@id` is live. */
   flowLive: "SELECT 1 AS live FROM soniq_jobs WHERE id = @id",
 

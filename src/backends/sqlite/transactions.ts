@@ -446,6 +446,9 @@ export function completeAll(
   const batchRetentionMs = secondsToMs(retentionSeconds);
   const tally = new FinishedTally();
   return s.immediate(() => {
+    // The flow triggers skip these moves; settleCompleted does their work once for all of them.
+    s.statement("flowGroupingOn").run();
+    const kept: string[] = [];
     const moved = items.map((item) => {
       const id = item.id;
       const params = { id, ...fence(item.owner), result: item.result };
@@ -459,6 +462,7 @@ export function completeAll(
           | undefined;
         if (row === undefined) return false;
         remove.run({ id });
+        kept.push(id);
         if (row.dedup_key !== null) {
           const heldUntil = row.result_expires_at;
           s.statement("holdDedupKey").run({ dedupKey: row.dedup_key, id, heldUntil });
@@ -475,9 +479,66 @@ export function completeAll(
       tally.add(row, "done_gone");
       return true;
     });
+    settleCompleted(s, kept);
     tally.write(s);
     return moved;
   });
+}
+
+/**
+ * The flow work of jobs just moved to `soniq_finished_jobs` as `done` while the grouping row of
+ * migration 019 was held (`flowGroupingOn`, which the caller ran before the moves), set-based
+ * instead of by row triggers per job: each batch counts its members among `ids` down once, flow
+ * roots among them end, their open edges end `done` in one statement, the grouping row is
+ * deleted, and each dependant's `pending` comes down once by the number of its edges that ended
+ * (migration 018's trigger releases it at 0; what that release does in turn runs through the
+ * triggers, the row being gone). Jobs with no node and no open edge cost one read of two probes
+ * each. Inside the caller's transaction.
+ */
+function settleCompleted(s: SqliteSession, ids: readonly string[]): void {
+  const involved =
+    ids.length === 0
+      ? []
+      : (s.statement("flowInvolved").all({ ids: JSON.stringify(ids) }) as Array<{
+          id: string;
+          role: string | null;
+          flow_id: string | null;
+          awaited: number;
+        }>);
+  const batches = new Map<string, number>();
+  const roots: string[] = [];
+  const awaited: string[] = [];
+  for (const job of involved) {
+    if (job.role === "member" && job.flow_id !== null) {
+      batches.set(job.flow_id, (batches.get(job.flow_id) ?? 0) + 1);
+    } else if (job.role === "job" && job.flow_id === job.id) {
+      roots.push(job.id);
+    }
+    if (job.awaited === 1) awaited.push(job.id);
+  }
+  if (batches.size > 0) {
+    s.statement("flowBatchesCountDown").run({ counts: byKey(batches) });
+  }
+  if (roots.length > 0) s.statement("flowRootsDone").run({ ids: JSON.stringify(roots) });
+  const dependants = new Map<string, number>();
+  if (awaited.length > 0) {
+    const ended = s
+      .statement("flowEdgesDone")
+      .pluck()
+      .all({ ids: JSON.stringify(awaited) }) as string[];
+    for (const id of ended) dependants.set(id, (dependants.get(id) ?? 0) + 1);
+  }
+  s.statement("flowGroupingOff").run();
+  if (dependants.size > 0) {
+    s.statement("flowDependantsCountDown").run({ counts: byKey(dependants) });
+  }
+}
+
+/** `counts` as a JSON object, its keys in ascending order (the order the updates take). */
+function byKey(counts: ReadonlyMap<string, number>): string {
+  const out: Record<string, number> = {};
+  for (const key of [...counts.keys()].sort()) out[key] = counts.get(key) ?? 0;
+  return JSON.stringify(out);
 }
 
 /**
