@@ -1,6 +1,6 @@
 -- The PostgreSQL schema after every migration, as a fresh `setup()` leaves it.
 -- Written by `npm run schema:dump`; checked by test/schema/schema.test.ts. Do not edit.
--- Migrations: 001_initial.sql, 002_leases.sql, 003_queue_claim_index.sql, 004_schedules.sql, 005_start_marks.sql, 006_operations.sql, 007_remote_submissions.sql, 008_trace_context.sql, 009_notify_queued_only.sql, 010_finished_jobs.sql, 011_finished_partitions.sql, 012_job_versions.sql, 013_worker_capabilities.sql, 014_worker_exits.sql, 015_concurrency_keys.sql, 016_rate_limits.sql, 017_checkpoints.sql, 018_enqueue_function.sql, 019_workflows.sql, 020_keyed_claim_function.sql, 021_finish_notices.sql, 022_flow_ends.sql, 023_awaited_check.sql, 024_flow_settle_set.sql, 025_flow_settle_plans.sql, 026_release_wake_notice.sql, 027_claim_indexes_unkeyed.sql, 028_keyed_claim_one_path.sql, 029_awaited_once.sql, 030_flow_end_probes.sql
+-- Migrations: 001_initial.sql, 002_leases.sql, 003_queue_claim_index.sql, 004_schedules.sql, 005_start_marks.sql, 006_operations.sql, 007_remote_submissions.sql, 008_trace_context.sql, 009_notify_queued_only.sql, 010_finished_jobs.sql, 011_finished_partitions.sql, 012_job_versions.sql, 013_worker_capabilities.sql, 014_worker_exits.sql, 015_concurrency_keys.sql, 016_rate_limits.sql, 017_checkpoints.sql, 018_enqueue_function.sql, 019_workflows.sql, 020_keyed_claim_function.sql, 021_finish_notices.sql, 022_flow_ends.sql, 023_awaited_check.sql, 024_flow_settle_set.sql, 025_flow_settle_plans.sql, 026_release_wake_notice.sql, 027_claim_indexes_unkeyed.sql, 028_keyed_claim_one_path.sql, 029_awaited_once.sql, 030_flow_end_probes.sql, 031_dead_letter_meta.sql
 
 CREATE TABLE soniq_dead_letter_jobs (
   id uuid NOT NULL,
@@ -23,6 +23,7 @@ CREATE TABLE soniq_dead_letter_jobs (
   reason text NOT NULL,
   dead_at timestamp with time zone NOT NULL DEFAULT now(),
   version integer NOT NULL DEFAULT 1,
+  meta json,
   CONSTRAINT soniq_dead_letter_jobs_pkey PRIMARY KEY (id)
 );
 
@@ -783,9 +784,9 @@ BEGIN
   ), restored AS (
     INSERT INTO soniq_jobs (id, name, queue, args, status, priority, attempts, max_attempts,
                             interruptions, scheduled_at, created_at, updated_at, last_error,
-                            dedup_key, version)
+                            dedup_key, version, meta)
     SELECT d.id, d.name, d.queue, d.args, 'queued', d.priority, 0, d.max_attempts, 0, waiting,
-           d.created_at, now(), d.last_error, NULL, d.version
+           d.created_at, now(), d.last_error, NULL, d.version, d.meta
     FROM soniq_dead_letter_jobs AS d JOIN counted AS c ON c.job_id = d.id
     RETURNING id
   )
@@ -869,11 +870,11 @@ BEGIN
       )
       INSERT INTO soniq_dead_letter_jobs (id, name, queue, args, priority, attempts, max_attempts,
         interruptions, scheduled_at, created_at, updated_at, started_at, finished_at, worker_id,
-        claim_token, last_error, dedup_key, reason, dead_at, version)
+        claim_token, last_error, dedup_key, reason, dead_at, version, meta)
       SELECT id, name, queue, args, priority, attempts, max_attempts, interruptions, now(),
         created_at, now(), started_at, finished_at, worker_id, claim_token,
         'dependency ' || e.bad_dep || ' ended ' || e.bad_state, dedup_key, 'dependency_failed',
-        now(), version
+        now(), version, meta
       FROM moved;
     ELSIF e.bad_policy = 'cancel' THEN
       PERFORM soniq_flow_cancel_waiting(e.job_id,

@@ -1,6 +1,6 @@
 -- The SQLite schema after every migration, as a fresh `setup()` leaves it.
 -- Written by `npm run schema:dump`; checked by test/schema/schema.test.ts. Do not edit.
--- Migrations: 001_initial, 002_leases, 003_schedules, 004_start_marks, 005_operations, 006_remote_submissions, 007_trace_context, 008_finished_jobs, 009_job_versions, 010_worker_capabilities, 011_worker_exits, 012_concurrency_keys, 013_rate_limits, 014_checkpoints, 015_workflows, 016_flow_ends, 017_finished_trigger, 018_flow_release_once, 019_flow_grouped_ends, 020_concurrency_key_column
+-- Migrations: 001_initial, 002_leases, 003_schedules, 004_start_marks, 005_operations, 006_remote_submissions, 007_trace_context, 008_finished_jobs, 009_job_versions, 010_worker_capabilities, 011_worker_exits, 012_concurrency_keys, 013_rate_limits, 014_checkpoints, 015_workflows, 016_flow_ends, 017_finished_trigger, 018_flow_release_once, 019_flow_grouped_ends, 020_concurrency_key_column, 021_dead_letter_meta
 
 CREATE TABLE soniq_dead_letter_jobs (
   id            TEXT    NOT NULL PRIMARY KEY,
@@ -22,7 +22,8 @@ CREATE TABLE soniq_dead_letter_jobs (
   dedup_key     TEXT,
   reason        TEXT    NOT NULL,
   dead_at       INTEGER NOT NULL,
-  version INTEGER NOT NULL DEFAULT 1
+  version INTEGER NOT NULL DEFAULT 1,
+  meta TEXT
 ) STRICT;
 
 CREATE TABLE soniq_dedup_keys (
@@ -443,12 +444,12 @@ BEGIN
     WHERE id = NEW.job_id AND status = 'queued' AND scheduled_at = 253402300799999);
   INSERT INTO soniq_dead_letter_jobs (id, name, queue, args, priority, attempts, max_attempts,
     interruptions, scheduled_at, created_at, updated_at, started_at, finished_at, worker_id,
-    claim_token, last_error, dedup_key, reason, dead_at, version)
+    claim_token, last_error, dedup_key, reason, dead_at, version, meta)
   SELECT id, name, queue, args, priority, attempts, max_attempts, interruptions,
     CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER), created_at,
     CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER), started_at, finished_at, worker_id,
     claim_token, 'dependency ' || NEW.dep_id || ' ended ' || NEW.dep_state, dedup_key,
-    'dependency_failed', CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER), version
+    'dependency_failed', CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER), version, meta
   FROM soniq_jobs WHERE id = NEW.job_id AND status = 'queued' AND scheduled_at = 253402300799999;
   DELETE FROM soniq_jobs
   WHERE id = NEW.job_id AND status = 'queued' AND scheduled_at = 253402300799999;
@@ -475,10 +476,11 @@ BEGIN
                       WHERE o.job_id = d.id AND o.dep_state IN ('cancelled', 'dead')
                         AND o.on_failure <> 'ignore'));
   INSERT INTO soniq_jobs (id, name, queue, args, status, priority, attempts, max_attempts,
-    interruptions, scheduled_at, created_at, updated_at, last_error, dedup_key, version)
+    interruptions, scheduled_at, created_at, updated_at, last_error, dedup_key, version, meta,
+    concurrency_key)
   SELECT d.id, d.name, d.queue, d.args, 'queued', d.priority, 0, d.max_attempts, 0,
     253402300799999, d.created_at, CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER),
-    d.last_error, NULL, d.version
+    d.last_error, NULL, d.version, d.meta, json_extract(d.meta, '$.concurrency.key')
   FROM soniq_job_deps AS e JOIN soniq_dead_letter_jobs AS d ON d.id = e.job_id
   WHERE e.dep_id = OLD.id AND d.reason = 'dependency_failed'
     AND NOT EXISTS (SELECT 1 FROM soniq_job_deps AS o

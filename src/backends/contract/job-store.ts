@@ -338,7 +338,8 @@ export interface JobStore {
 
   /**
    * Moves the row to `soniq_dead_letter_jobs` atomically (same id; the row is in exactly one
-   * table). `attempts+1` when `countAttempt`, `last_error = error`, `reason`. Fenced.
+   * table). `attempts+1` when `countAttempt`, `last_error = error`, `reason`; `meta` copied (as
+   * every move into the dead-letter queue does). Fenced.
    */
   jobDeadLetter(params: JobDeadLetterParams): Promise<boolean>;
 
@@ -485,7 +486,9 @@ export interface JobStore {
 
   /**
    * Moves a dead-letter entry back to `soniq_jobs` as `queued`, due now, `attempts=0`,
-   * `interruptions=0`, `last_error` kept; wakes its queue. `false` when no such entry.
+   * `interruptions=0`, `last_error` kept, `meta` restored without the checkpoint markers
+   * (`resume`, `checkpoints`, `checkpointAt`), so a keyed job keeps its key's limits; wakes its
+   * queue. `false` when no such entry.
    * @throws SoniqError `DEDUP_CONFLICT` when a live job holds its dedup key (nothing changes).
    */
   deadLetterReplay(params: JobIdParams): Promise<boolean>;

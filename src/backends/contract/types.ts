@@ -135,12 +135,17 @@ export interface DeadLetterRow
     | "status"
     | "result"
     | "resultExpiresAt"
-    | "meta"
     | "startKnown"
     | "unchargedRecoveries"
     | "checkpoint"
     | "steps"
   > {
+  /**
+   * The job's Soniq metadata as it was when moved (its concurrency key and limits, its schedule
+   * context, its checkpoint markers), or null: none, or an entry written before PostgreSQL
+   * migration 031 / SQLite 021. A replay puts it back without the checkpoint markers.
+   */
+  meta: string | null;
   /** Why it was moved, e.g. `max_attempts_exceeded`, `unknown_job`, `invalid_args`. */
   reason: string;
   /** When it was moved. */

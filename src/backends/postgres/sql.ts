@@ -58,6 +58,15 @@ const IS_PROCESSING = "(status = 'processing') IS TRUE";
  */
 const FENCE = `id = $1::uuid AND ${IS_PROCESSING} AND worker_id = $2 AND claim_token = $3::uuid`;
 
+/**
+ * A replayed dead letter's `meta`: the one it was moved with (its concurrency key and limits,
+ * its schedule context: docs/flow-control.md, "Stored"), without the checkpoint markers
+ * (`resume`, `checkpoints`, `checkpointAt`), since the dead letter does not keep the checkpoint
+ * and steps they describe. A `meta` without them is kept as its exact text (no jsonb round trip).
+ */
+const REPLAYED_META = `CASE WHEN meta::jsonb ?| array['resume', 'checkpoints', 'checkpointAt']
+    THEN (meta::jsonb - 'resume' - 'checkpoints' - 'checkpointAt')::json ELSE meta END`;
+
 /** The `INSERT INTO` head of a move into the DLQ (`dead`: its table), columns in table order. */
 function deadLetterInsert(dead: string): string {
   return `INSERT INTO ${dead} (${columnNames(DEAD_LETTERS)})`;
@@ -604,13 +613,14 @@ export function buildStatements(schema: string) {
       SELECT id, name, queue, args, priority,
              attempts + CASE WHEN $6::boolean THEN 1 ELSE 0 END, max_attempts, interruptions,
              scheduled_at, created_at, now(), started_at, finished_at,
-             worker_id, claim_token, $4, dedup_key, $5, now(), version
+             worker_id, claim_token, $4, dedup_key, $5, now(), version, meta
       FROM moved`,
 
     /**
      * `$1` id. One statement: the entry takes its dedup key again ({@link takeKeys}), then moves
-     * (DELETE from the DLQ + INSERT as queued, due now; the insert trigger NOTIFYs). A key held
-     * by another job moves nothing. → one row: `found` (the entry exists), `queue` (NULL when
+     * (DELETE from the DLQ + INSERT as queued, due now, with its `meta` less the checkpoint
+     * markers ({@link REPLAYED_META}); the insert trigger NOTIFYs). A key held by another job
+     * moves nothing. → one row: `found` (the entry exists), `queue` (NULL when
      * nothing moved: the key is held).
      */
     replay: `WITH target AS (SELECT id, dedup_key FROM ${dead} WHERE id = $1::uuid FOR UPDATE)${takeKeys(
@@ -623,9 +633,9 @@ export function buildStatements(schema: string) {
       ), inserted AS (
         INSERT INTO ${jobs} (id, name, queue, args, status, priority, attempts, max_attempts,
                              interruptions, scheduled_at, created_at, updated_at, last_error,
-                             dedup_key, version)
+                             dedup_key, version, meta)
         SELECT id, name, queue, args, 'queued', priority, 0, max_attempts,
-               0, now(), created_at, now(), last_error, dedup_key, version
+               0, now(), created_at, now(), last_error, dedup_key, version, ${REPLAYED_META}
         FROM moved
         RETURNING ${PAYLOAD} AS queue
       )
@@ -795,7 +805,7 @@ export function buildStatements(schema: string) {
         ${deadLetterInsert(dead)}
         SELECT id, name, queue, args, priority, attempts, max_attempts, recovered_interruptions,
                scheduled_at, created_at, now(), started_at, finished_at, worker_id, claim_token,
-               recovered_error, dedup_key, $8::text, now(), version
+               recovered_error, dedup_key, $8::text, now(), version, meta
         FROM moved
         RETURNING id
       ), requeued AS (
@@ -1483,7 +1493,7 @@ export function buildAdminStatements(schema: string) {
       ${deadLetterInsert(dead)}
       SELECT id, name, queue, args, priority, attempts, max_attempts, interruptions,
              scheduled_at, created_at, now(), started_at, finished_at,
-             worker_id, claim_token, $5, dedup_key, $6, now(), version
+             worker_id, claim_token, $5, dedup_key, $6, now(), version, meta
       FROM moved
       RETURNING id::text AS id`,
 

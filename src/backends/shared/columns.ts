@@ -117,8 +117,10 @@ export const JOBS = {
 } as const satisfies Columns<JobRow>;
 
 /**
- * `soniq_dead_letter_jobs`, in table order: the job columns a move copies, then why and when.
- * The trace context is not kept there: a {@link DeadLetterRow}'s `traceContext` is null.
+ * `soniq_dead_letter_jobs`, in table order: the job columns a move copies, then why and when, then
+ * the columns added since (`version`, `meta`: PostgreSQL migration 031, SQLite 021; NULL in dead
+ * letters written before). The trace context is not kept there: a {@link DeadLetterRow}'s
+ * `traceContext` is null.
  */
 export const DEAD_LETTERS = {
   id: JOBS.id,
@@ -141,6 +143,7 @@ export const DEAD_LETTERS = {
   reason: ["reason", "text"],
   deadAt: ["dead_at", "instant"],
   version: JOBS.version,
+  meta: JOBS.meta,
 } as const satisfies Columns<Omit<DeadLetterRow, "traceContext">>;
 
 /**

@@ -555,7 +555,7 @@ export const SQL = {
   deadLetter: `${DEAD_LETTER_INSERT}
     SELECT id, name, queue, args, priority, attempts + @increment,
       max_attempts, interruptions, scheduled_at, created_at, @now, started_at,
-      finished_at, worker_id, claim_token, @error, dedup_key, @reason, @now, version
+      finished_at, worker_id, claim_token, @error, dedup_key, @reason, @now, version, meta
     FROM soniq_jobs WHERE ${OWNED}
     RETURNING dedup_key, queue`,
 
@@ -651,13 +651,17 @@ export const SQL = {
   /**
    * `@id`, `@now`: copies the dead-letter entry back into `soniq_jobs` as `queued`, due at
    * `@now`, attempts and interruptions 0; owner, times of the run and result cleared;
-   * `last_error`, `created_at`, `dedup_key` and `version` kept. The caller then runs
+   * `last_error`, `created_at`, `dedup_key`, `version` and `meta` kept — `meta` without the
+   * checkpoint markers (`resume`, `checkpoints`, `checkpointAt`: the dead letter does not keep
+   * the checkpoint and steps they describe), its concurrency key written to `concurrency_key` as
+   * every insert does (docs/flow-control.md, "Stored"). The caller then runs
    * {@link SQL.deleteDeadLetter} in the same transaction.
    */
-  replay: `INSERT INTO soniq_jobs (${columnNames(JOBS)})
+  replay: `INSERT INTO soniq_jobs (${JOB_TABLE_COLUMNS}, ${SQLITE_KEY})
     SELECT id, name, queue, args, 'queued', priority, 0, max_attempts, 0, @now,
-      created_at, @now, NULL, NULL, NULL, NULL, last_error, NULL, NULL, dedup_key, NULL, 1, 0, NULL,
-      version, NULL, NULL
+      created_at, @now, NULL, NULL, NULL, NULL, last_error, NULL, NULL, dedup_key,
+      json_remove(meta, '$.resume', '$.checkpoints', '$.checkpointAt'), 1, 0, NULL,
+      version, NULL, NULL, ${sqliteKeyOfMeta("meta")}
     FROM soniq_dead_letter_jobs WHERE id = @id`,
 
   /** `@id`: deletes the dead-letter entry. */
@@ -858,7 +862,7 @@ export const SQL = {
   buryStale: `${DEAD_LETTER_INSERT}
     SELECT id, name, queue, args, priority, attempts, max_attempts, @interruptions,
       scheduled_at, created_at, @now, started_at, finished_at, worker_id, claim_token,
-      @error, dedup_key, @reason, @now, version
+      @error, dedup_key, @reason, @now, version, meta
     FROM soniq_jobs WHERE ${STALE_OWNED}
     RETURNING dedup_key, queue`,
 
@@ -1199,7 +1203,7 @@ export const SQL = {
   deadLetterQueued: `${DEAD_LETTER_INSERT}
     SELECT id, name, queue, args, priority, attempts,
       max_attempts, interruptions, scheduled_at, created_at, @now, started_at,
-      finished_at, worker_id, claim_token, @error, dedup_key, @reason, @now, version
+      finished_at, worker_id, claim_token, @error, dedup_key, @reason, @now, version, meta
     FROM soniq_jobs WHERE id = @id AND status = 'queued'
     RETURNING queue`,
 
