@@ -95,6 +95,18 @@ describeEachBackend("workflows: every end of a batch member counts", (target) =>
     await soniq.close();
   });
 
+  it("batch › a queued member with resultRetention 0 cancelled by id › the batch finishes failed, in the cancel", async () => {
+    const backend = await target.open();
+    const soniq = instanceOn(backend);
+    const brief = soniq.job({ name: "wf.mend.gone", resultRetention: 0, handler: async () => 1 });
+    const batch = await soniq.batch({ jobs: [{ job: brief, args: {} }] });
+    await soniq.jobs.cancel(batch.ids[0] as string);
+    const ends = await backend.flows.flowEndsTake({ limit: 10 });
+    expect(ends.map((e) => [e.kind, e.id, e.outcome])).toEqual([["batch", batch.id, "failed"]]);
+    expect((await soniq.batches.get(batch.id))?.counts).toMatchObject({ cancelled: 1 });
+    await soniq.close();
+  });
+
   it("flow › its waiting root deleted › the flow finishes cancelled, once", async () => {
     const backend = await target.open();
     const soniq = instanceOn(backend);
