@@ -992,6 +992,8 @@ export function buildAdminStatements(schema: string) {
   const controls = `${s}.${quoteIdent("soniq_job_controls")}`;
   const events = `${s}.${quoteIdent("soniq_job_events")}`;
   const deps = `${s}.${quoteIdent("soniq_job_deps")}`;
+  const nodes = `${s}.${quoteIdent("soniq_flow_nodes")}`;
+  const flowEnds = `${s}.${quoteIdent("soniq_flow_ends")}`;
   /** The job tables a listing or count reads: live, finished or both (by the status filter). */
   const tablesOf = (which: JobTables) =>
     which === "live" ? [jobs] : which === "finished" ? [finished] : [jobs, finished];
@@ -1208,7 +1210,9 @@ export function buildAdminStatements(schema: string) {
      * dependencies: workflows, answered as processing) goes to `queued`, due now
      * (result, owner and finish cleared, attempts kept, controls dropped); NOTIFYs its queue. A
      * finished job moves back into `soniq_jobs` and takes its dedup key again (free, passed, or
-     * its own); a key another job holds moves nothing. → `status` (before), `moved` (0/1),
+     * its own); a key another job holds moves nothing. A finished batch member run again is
+     * not ended in its batch any more (counted as pending again, no longer failed: its next end
+     * counts once, as a replayed member's). → `status` (before), `moved` (0/1),
      * `queue`, `holder_id` (the job holding the key when that refused the move); no row when
      * there is no such job.
      */
@@ -1247,6 +1251,12 @@ export function buildAdminStatements(schema: string) {
           meta: "(meta::jsonb - 'checkpoints' - 'checkpointAt')::json",
         })}
         RETURNING id, queue
+      ), rearmed AS (
+        UPDATE ${nodes} AS b SET members_left = b.members_left + 1,
+          members_failed = GREATEST(b.members_failed - (r.status <> 'done')::int, 0)
+        FROM revived AS r, ${nodes} AS m
+        WHERE m.job_id = r.id AND m.role = 'member' AND b.job_id = m.flow_id AND b.role = 'batch'
+        RETURNING 1
       ), moved AS (SELECT * FROM requeued UNION ALL SELECT * FROM reinserted), cleared AS (
         DELETE FROM ${controls} WHERE job_id IN (SELECT id FROM moved) RETURNING 1
       ), logged AS (
@@ -1263,8 +1273,11 @@ export function buildAdminStatements(schema: string) {
 
     /**
      * `$1` id: deletes a job that is not processing, with its controls; appends `deleted`. A
-     * deleted live job that others wait for ends their edges as `cancelled` (workflows: the
-     * edge trigger of migration 019 applies each dependant's failure policy in this statement).
+     * deleted live job ends `cancelled` for its workflow, as a cancel would (workflows): the
+     * edges of the jobs waiting for it (migration 024's edge trigger applies each dependant's
+     * failure policy in this statement), its batch's count-down when it is a member (migration
+     * 022's trigger on the batch's row records the finish when it was the last), its flow's
+     * finish when it is the root.
      * → `status` (before), `gone` (0/1); no row when there is no such job.
      */
     jobDelete: `WITH live AS (SELECT id, status FROM ${jobs} WHERE id = $1::uuid FOR UPDATE)${markShared(mark)},
@@ -1287,6 +1300,18 @@ export function buildAdminStatements(schema: string) {
         DELETE FROM ${controls} WHERE job_id IN (SELECT id FROM gone) RETURNING 1
       ), logged AS (
         INSERT INTO ${events} (job_id, kind) SELECT id, 'deleted' FROM gone RETURNING 1
+      ), counted_down AS (
+        UPDATE ${nodes} AS b SET members_left = b.members_left - 1,
+          members_failed = b.members_failed + 1
+        FROM ${nodes} AS m
+        WHERE m.job_id IN (SELECT id FROM gone_live) AND m.role = 'member'
+          AND b.job_id = m.flow_id AND b.role = 'batch'
+        RETURNING 1
+      ), root_ended AS (
+        INSERT INTO ${flowEnds} (kind, id, outcome)
+        SELECT 'flow', m.job_id, 'cancelled' FROM ${nodes} AS m
+        WHERE m.job_id IN (SELECT id FROM gone_live) AND m.flow_id = m.job_id AND m.role = 'job'
+        RETURNING 1
       ), ended AS (
         UPDATE ${deps} SET dep_state = 'cancelled'
         WHERE dep_id IN (SELECT id FROM gone_live) AND dep_state IS NULL RETURNING 1

@@ -285,7 +285,8 @@ export class SqliteAdminStore implements AdminStore {
   /**
    * A queued job is made due now; a finished one moves back into `soniq_jobs` as queued and takes
    * its dedup key again — refused with `DEDUP_CONFLICT` (nothing changed) when another job holds
-   * it now. A processing job is refused.
+   * it now (a batch's member is pending in its batch again: its next end counts once). A
+   * processing job is refused.
    */
   async jobRetryNow(params: { id: string }): Promise<JobActionState> {
     const result = await this.conn.use((s) =>
@@ -299,6 +300,8 @@ export class SqliteAdminStore implements AdminStore {
           if (moved) {
             const gone = s.statement("deleteFinishedJob").get({ id }) as GoneRow;
             countOne(s, gone, `${gone.status}_gone`);
+            const failed = gone.status === "done" ? 0 : 1;
+            s.statement("batchMemberRearm").run({ id, failed });
             if (moved.dedup_key !== null) {
               const holder = takeDedupKey(s, moved.dedup_key, id, now);
               // Held by another job: nothing changes (the transaction rolls back).
@@ -321,8 +324,9 @@ export class SqliteAdminStore implements AdminStore {
   }
 
   /**
-   * A queued or finished job is deleted from its table, and its dedup key released; the jobs
-   * waiting for a deleted live job see it end `cancelled` (workflows).
+   * A queued or finished job is deleted from its table, and its dedup key released; a deleted
+   * live job ends `cancelled` for its workflow (workflows: the jobs waiting for it, its batch
+   * when a member, its flow when the root).
    */
   async jobDelete(params: { id: string }): Promise<JobActionState> {
     return this.conn.use((s) =>
@@ -330,8 +334,13 @@ export class SqliteAdminStore implements AdminStore {
         const { id } = params;
         type Deleted = { dedup_key: string | null } | undefined;
         let row = s.statement("deleteIdleJob").get({ id }) as Deleted;
-        if (row !== undefined) s.statement("flowEndDeleted").run({ id });
-        else {
+        if (row !== undefined) {
+          // Its end, as a cancel's: its batch counts it, its flow (if its root) finishes, the
+          // jobs waiting for it apply their policies (in the order a finish's trigger runs them).
+          s.statement("batchMemberDeleted").run({ id });
+          s.statement("flowRootDeleted").run({ id });
+          s.statement("flowEndDeleted").run({ id });
+        } else {
           const gone = s.statement("deleteFinishedJob").get({ id }) as GoneRow | undefined;
           if (gone !== undefined) countOne(s, gone, `${gone.status}_gone`);
           row = gone;

@@ -8,8 +8,15 @@ import { NOW_MS } from "./clock.js";
 const WAITING = "253402300799999";
 
 export const FLOW_SQL = {
-  /** `@id` → a row when another job waits for job `@id` (finishJob keeps it at retention 0). */
-  flowAwaited: "SELECT 1 AS awaited FROM soniq_job_deps WHERE dep_id = @id LIMIT 1",
+  /**
+   * `@id` → a row when another job waits for job `@id`, or it is a batch's member or a flow's
+   * root (finishJob keeps it at retention 0, so the trigger on `soniq_finished_jobs` counts its
+   * end: the release of its dependants, its batch's count-down, its flow's finish).
+   */
+  flowAwaited: `SELECT 1 AS awaited FROM soniq_job_deps WHERE dep_id = @id
+    UNION ALL SELECT 1 FROM soniq_flow_nodes
+    WHERE job_id = @id AND (role = 'member' OR (role = 'job' AND flow_id = job_id))
+    LIMIT 1`,
 
   /**
    * `@ids` (a JSON array of job ids) → `queue` of each job that waited for one of them and is no
@@ -180,6 +187,29 @@ export const FLOW_SQL = {
    */
   flowEndDeleted: `UPDATE soniq_job_deps SET dep_state = 'cancelled'
     WHERE dep_id = @id AND dep_state IS NULL`,
+
+  /**
+   * `@id`: a live batch member deleted by an operator ends `cancelled` for its batch, as a cancel
+   * would (migration 016's count-down; the batch's trigger records its finish when it was the last).
+   */
+  batchMemberDeleted: `UPDATE soniq_flow_nodes SET members_left = members_left - 1,
+      members_failed = members_failed + 1
+    WHERE role = 'batch'
+      AND job_id = (SELECT flow_id FROM soniq_flow_nodes WHERE job_id = @id AND role = 'member')`,
+
+  /**
+   * `@id`, `@failed` (1 when it had ended cancelled): a finished batch member run again (run
+   * now) is pending again in its batch, and no longer failed: its next end counts once.
+   */
+  batchMemberRearm: `UPDATE soniq_flow_nodes SET members_left = members_left + 1,
+      members_failed = max(members_failed - @failed, 0)
+    WHERE role = 'batch'
+      AND job_id = (SELECT flow_id FROM soniq_flow_nodes WHERE job_id = @id AND role = 'member')`,
+
+  /** `@id`: a live flow root deleted by an operator finishes its flow `cancelled`. */
+  flowRootDeleted: `INSERT INTO soniq_flow_ends (kind, id, outcome, ended_at)
+    SELECT 'flow', job_id, 'cancelled', ${NOW_MS} FROM soniq_flow_nodes
+    WHERE job_id = @id AND flow_id = job_id AND role = 'job'`,
   /** `@jobId` → its node's `flow_id` and `role`. */
   flowNodeOf: "SELECT flow_id, role FROM soniq_flow_nodes WHERE job_id = @jobId",
 
