@@ -61,9 +61,21 @@ export interface MaintenanceDeps {
   leaderServices?: readonly Service[];
   /**
    * The lane the built-in leader-only services' calls run in, one at a time (lifecycle/lane.ts).
-   * Default: a lane of their own.
+   * Default: a lane of their own, each call bounded by {@link laneCallBoundMs} (an overrun is
+   * logged at `warn`).
    */
   lane?: Lane;
+}
+
+/**
+ * The bound of one call in the maintenance lane, in milliseconds (lifecycle/lane.ts,
+ * `callBoundMs`): one rescuer interval (`heartbeatInterval`), so a stuck maintenance statement
+ * delays the rescuer's next one by at most about one more interval; at least 1 s, so that a
+ * statement that is merely slow (a prune batch) does not put a second one in flight.
+ * @param heartbeatIntervalSeconds `heartbeatInterval`, in seconds.
+ */
+export function laneCallBoundMs(heartbeatIntervalSeconds: number): number {
+  return Math.max(1_000, heartbeatIntervalSeconds * 1_000);
 }
 
 /** One worker's maintenance: start and stop `service`; call `rescuer.runOnce()` at start-up. */
@@ -87,8 +99,9 @@ export interface Maintenance {
  * and the worker reaper tick every minute; with `events` and `metricsInterval`, the queue sampler
  * samples every `metricsInterval` seconds. These built-in services (not the elector, not
  * `leaderServices`) call the backend through one {@link Lane} (`deps.lane`): one statement at a
- * time, in the order asked, so a call waits at most for one call of each other service. Nothing
- * starts until `service.start()`.
+ * time, in the order asked, so a call waits at most for one call of each other service, and for
+ * none longer than {@link laneCallBoundMs} (past it the lane starts the next call beside it).
+ * Nothing starts until `service.start()`.
  */
 export function createMaintenance(deps: MaintenanceDeps): Maintenance {
   const { logger, settings } = deps;
@@ -96,7 +109,18 @@ export function createMaintenance(deps: MaintenanceDeps): Maintenance {
   // connection's worth of work to the pool, not one per service. The elector and
   // `leaderServices` (the schedules' scheduler) stay out of the lane: a lease renewal or an
   // occurrence due now must not wait behind a slow prune.
-  const lane = deps.lane ?? new Lane();
+  // A call stuck past one rescuer interval (a statement waiting on a lock) stops holding up the
+  // rescuer's next call: the lane moves on beside it (lifecycle/lane.ts, `callBoundMs`).
+  const lane =
+    deps.lane ??
+    new Lane({
+      callBoundMs: laneCallBoundMs(settings.heartbeatInterval),
+      onOverrun: (call, boundMs) =>
+        logger.warn(
+          { call, bound_seconds: boundMs / 1000 },
+          "a maintenance call ran past its bound; the next maintenance call starts beside it",
+        ),
+    });
   const backend = laned(deps.backend, lane);
   const intervalMs = settings.heartbeatInterval * 1000;
   const leaseSeconds = settings.heartbeatInterval * 3;

@@ -13,7 +13,7 @@
  * `flows_finished`).
  */
 import { queueFlows } from "../admin/key-flow.js";
-import type { Backend } from "../backends/contract/index.js";
+import type { AdminStore, Backend } from "../backends/contract/index.js";
 import { PeriodicService } from "../lifecycle/periodic-service.js";
 import type { BaseServiceOptions } from "../lifecycle/service.js";
 import type { EventBus } from "../observability/event-bus.js";
@@ -22,8 +22,10 @@ import type { SoniqEventMap } from "../observability/events.js";
 /** Options of {@link QueueSampler}. */
 export interface QueueSamplerOptions extends Omit<BaseServiceOptions, "name"> {
   /** The read it needs. */
-  backend: Pick<Backend, "jobQueueMetrics" | "workerExitCounts" | "submissions" | "admin"> & {
+  backend: Pick<Backend, "jobQueueMetrics" | "workerExitCounts"> & {
     flows: Pick<Backend["flows"], "flowEndCounts">;
+    submissions: Pick<Backend["submissions"], "submissionCountsByQueue">;
+    admin: Pick<AdminStore, "keyFlowList">;
   };
   /** The sampling worker (`worker_id` of the event). */
   workerId: string;

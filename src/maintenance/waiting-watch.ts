@@ -19,7 +19,7 @@
  */
 
 import { findWaitingForWorker, groupKey, type WaitingReason } from "../admin/waiting-for-worker.js";
-import type { Backend } from "../backends/contract/index.js";
+import type { AdminStore } from "../backends/contract/index.js";
 import { PeriodicService } from "../lifecycle/periodic-service.js";
 import type { BaseServiceOptions } from "../lifecycle/service.js";
 import type { EventBus } from "../observability/event-bus.js";
@@ -34,7 +34,16 @@ const MOVE_BATCH = 500;
 /** Options of {@link WaitingWatch}. */
 export interface WaitingWatchOptions extends Omit<BaseServiceOptions, "name"> {
   /** The reads and the move it needs. */
-  backend: Pick<Backend, "admin">;
+  backend: {
+    admin: Pick<
+      AdminStore,
+      | "workerCapabilities"
+      | "jobQueuedGroups"
+      | "jobQueuedGroupCounts"
+      | "queueList"
+      | "jobDeadLetterQueued"
+    >;
+  };
   /** The checking worker (`worker_id` of its events). */
   workerId: string;
   /** Liveness of workers that declared no heartbeat timeout, in **seconds**. */

@@ -192,7 +192,9 @@ export class Worker {
    * is finished at once. When start-up fails, {@link Worker.finished} resolves with
    * `start_failed` (exit code 2) and the error is thrown.
    * @throws SoniqError `WORKER_START` with no registered jobs or when already started;
-   * `SCHEMA_NOT_READY` before `soniq setup`; connection errors from the backend.
+   * `SCHEMA_NOT_READY` before `soniq setup`, or when the schema's newest applied migration is
+   * older than this build's (nothing registered, no job claimed: docs/backends.md, "The
+   * upgrade"); connection errors from the backend.
    */
   async start(): Promise<void> {
     if (this.life.phase !== "new")

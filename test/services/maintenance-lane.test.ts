@@ -1,6 +1,7 @@
 // The leader's maintenance services share one lane (src/lifecycle/lane.ts): at most one of their
 // backend calls at a time, a slow call never starves the others beyond one call, and the
 // elector's lease renewal never waits behind them. On the memory backend, with its calls watched.
+import { Writable } from "node:stream";
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import type { Backend } from "../../src/backends/contract/index.js";
@@ -223,5 +224,89 @@ describe("maintenance lane", () => {
     // 300 ms of pruning with the rescuer due every 20 ms: it ran between the batches.
     expect(rescues.length).toBeGreaterThanOrEqual(3);
     expect(mostAtOnce(calls)).toBe(1);
+  });
+  it("maintainer › a prune call stuck past its bound › the lane moves on: the rescuer runs beside it, the prune still ends", async () => {
+    const calls: Call[] = [];
+    let release: () => void = () => undefined;
+    const held = new Promise<number>((resolve) => {
+      release = () => resolve(0);
+    });
+    const backend = watched(await memoryBackend(), calls, (method) =>
+      method === "jobPruneFinished" ? held : undefined,
+    );
+    // The bound's timer is the test's: it passes when the test says.
+    const timers: { fire: () => void; cancelled: boolean }[] = [];
+    const lane = new Lane({
+      timer: (fire) => {
+        const t = { fire, cancelled: false };
+        timers.push(t);
+        return () => {
+          t.cancelled = true;
+        };
+      },
+    });
+    const { service } = createMaintenance({
+      backend,
+      workerId: "w1",
+      settings: { heartbeatInterval: 0.02, heartbeatTimeout: 0.2, maxInterruptions: 3 },
+      logger,
+      healthyForSeconds: () => 1,
+      lane,
+    });
+    await service.start();
+    await until(() => calls.some((c) => c.method === "jobPruneFinished"));
+    await until(() => lane.pending >= 2);
+    const prune = calls.find((c) => c.method === "jobPruneFinished");
+    // Held: nothing else of the lane started meanwhile.
+    const live = timers.filter((t) => !t.cancelled);
+    expect(live).toHaveLength(1);
+    const passed = performance.now();
+    live[0]?.fire();
+    await until(
+      () => calls.filter((c) => c.method === "jobRecoverStale" && c.start > passed).length >= 3,
+    );
+    // The prune is still running: two calls at once now, never more (the pruner waits for its own).
+    expect(prune?.end).toBeUndefined();
+    expect(mostAtOnce(calls)).toBe(2);
+    release();
+    await until(() => prune?.end !== undefined);
+    await service.stop();
+  });
+
+  it("maintainer › its own lane › bounded by one heartbeat interval (at least 1 s); an overrun is logged", async () => {
+    const lines: string[] = [];
+    const sink = new Writable({
+      write(chunk, _encoding, done) {
+        lines.push(String(chunk));
+        done();
+      },
+    });
+    const warnLogger = pino({ level: "warn" }, sink);
+    const calls: Call[] = [];
+    let release: () => void = () => undefined;
+    const held = new Promise<number>((resolve) => {
+      release = () => resolve(0);
+    });
+    const backend = watched(await memoryBackend(), calls, (method) =>
+      method === "jobPruneFinished" ? held : undefined,
+    );
+    const { service } = createMaintenance({
+      backend,
+      workerId: "w1",
+      settings: { heartbeatInterval: 0.02, heartbeatTimeout: 0.2, maxInterruptions: 3 },
+      logger: warnLogger,
+      healthyForSeconds: () => 1,
+    });
+    await service.start();
+    await until(() => calls.some((c) => c.method === "jobPruneFinished"));
+    const pruneStarted = performance.now();
+    await until(() => calls.some((c) => c.method === "jobRecoverStale" && c.start > pruneStarted));
+    // The rescuer's next call waited for the bound (1 s here), not for the prune.
+    const rescued = calls.find((c) => c.method === "jobRecoverStale" && c.start > pruneStarted);
+    expect((rescued?.start ?? 0) - pruneStarted).toBeGreaterThanOrEqual(900);
+    const warning = lines.map((l) => JSON.parse(l)).find((l) => l.call === "jobPruneFinished");
+    expect(warning).toMatchObject({ level: 40, bound_seconds: 1 });
+    release();
+    await service.stop();
   });
 });

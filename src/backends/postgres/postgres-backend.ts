@@ -131,7 +131,9 @@ function validate(options: PostgresBackendOptions): string {
  *   of this process idle on its queue ({@link handOff}), inserts the row already claimed by that
  *   worker when its queue has no due backlog; such a row NOTIFYs nobody.
  * - After {@link close}, every call rejects at once with `SoniqError("CLOSED")`.
- * - A missing schema or table rejects with `SoniqError("SCHEMA_NOT_READY")`: run `soniq setup`.
+ * - A missing schema or table rejects with `SoniqError("SCHEMA_NOT_READY")`: run `soniq setup`;
+ *   so does `workerRegister` on a schema whose newest applied migration is older than this
+ *   build's (docs/backends.md, "The upgrade").
  */
 export class PostgresBackend extends DelegatingStores implements Backend {
   /** Always `"postgres"`. */
@@ -227,7 +229,7 @@ export class PostgresBackend extends DelegatingStores implements Backend {
     });
     super({
       jobs,
-      workers: new PgWorkerStore(conn, sql),
+      workers: new PgWorkerStore(conn, sql, schema),
       leases: new PgLeaseStore(conn, sql),
       schedules: new PgScheduleStore(sql, {
         query: (text, values) => conn.run(text, values),

@@ -254,6 +254,7 @@ export function buildStatements(schema: string) {
   const dead = `${s}.${quoteIdent("soniq_dead_letter_jobs")}`;
   const workers = `${s}.${quoteIdent("soniq_workers")}`;
   const leases = `${s}.${quoteIdent("soniq_leases")}`;
+  const migrations = `${s}.${quoteIdent("soniq_migrations")}`;
 
   const retryUpdate = `UPDATE ${jobs}
     SET status = 'queued', attempts = attempts + 1, last_error = $4,
@@ -700,17 +701,28 @@ export function buildStatements(schema: string) {
 
     /**
      * `$1` id, `$2` hostname, `$3` pid, `$4` queues text[] or NULL, `$5` concurrency, `$6` the
-     * schema version this build knows (a lower one is refused by the table's trigger:
-     * migration 010), `$7` job versions jsonb (name → version) or NULL.
+     * schema version this build knows (its newest migration), `$7` job versions jsonb
+     * (name → version) or NULL. Writes the row only when the schema's newest recorded migration
+     * is at least `$6` (a schema behind this build: nothing written); a lower `$6` than the
+     * schema needs is refused by the table's trigger (migration 010). → one row: `schema_version`
+     * (the newest migration in `soniq_migrations`, 0 when none), `registered` (1 or 0).
      */
-    registerWorker: `INSERT INTO ${workers}
-        (id, hostname, pid, queues, concurrency, status, started_at, last_heartbeat_at, stopped_at,
-         schema_version, job_versions)
-      VALUES ($1, $2, $3, $4::text[], $5, 'running', now(), now(), NULL, $6::int, $7::jsonb)
-      ON CONFLICT (id) DO UPDATE SET hostname = EXCLUDED.hostname, pid = EXCLUDED.pid,
-        queues = EXCLUDED.queues, concurrency = EXCLUDED.concurrency, status = 'running',
-        job_versions = EXCLUDED.job_versions,
-        started_at = now(), last_heartbeat_at = now(), stopped_at = NULL`,
+    registerWorker: `WITH applied AS (
+        SELECT coalesce(max(version), 0)::int AS schema_version FROM ${migrations}
+      ), registered AS (
+        INSERT INTO ${workers}
+          (id, hostname, pid, queues, concurrency, status, started_at, last_heartbeat_at,
+           stopped_at, schema_version, job_versions)
+        SELECT $1, $2, $3, $4::text[], $5, 'running', now(), now(), NULL, $6::int, $7::jsonb
+        FROM applied WHERE applied.schema_version >= $6::int
+        ON CONFLICT (id) DO UPDATE SET hostname = EXCLUDED.hostname, pid = EXCLUDED.pid,
+          queues = EXCLUDED.queues, concurrency = EXCLUDED.concurrency, status = 'running',
+          job_versions = EXCLUDED.job_versions,
+          started_at = now(), last_heartbeat_at = now(), stopped_at = NULL
+        RETURNING 1
+      )
+      SELECT applied.schema_version, (SELECT count(*) FROM registered)::int AS registered
+      FROM applied`,
 
     /** `$1` worker id, `$2` status. */
     heartbeat: `UPDATE ${workers} SET last_heartbeat_at = now(), status = $2 WHERE id = $1`,

@@ -732,6 +732,12 @@ export const SQL = {
     FROM live, fin`,
 
   /**
+   * → `version`: the newest migration recorded in `soniq_migrations` (0 when none). A worker's
+   * registration reads it first and is refused when it is older than the build's newest.
+   */
+  newestMigration: "SELECT coalesce(max(version), 0) AS version FROM soniq_migrations",
+
+  /**
    * `@id`, `@hostname`, `@pid`, `@queues` (JSON array text or NULL), `@concurrency`,
    * `@schemaVersion` (the newest migration this build has: the schema refuses an older one):
    * inserts (or replaces) the worker row as `running`, `started_at = last_heartbeat_at = now`.

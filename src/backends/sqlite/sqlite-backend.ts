@@ -50,7 +50,8 @@ export { DEFAULT_SQLITE_BUSY_TIMEOUT_MS, type SqliteBackendOptions } from "./opt
  *
  * Errors common to every method: `SoniqError("CLOSED")` after {@link SqliteBackend.close};
  * `SoniqError("SCHEMA_NOT_READY")` when the file or tables are missing (run `soniq setup`, i.e.
- * {@link SqliteBackend.setup}); otherwise the driver's `SqliteError`.
+ * {@link SqliteBackend.setup}), and from `workerRegister` when the file's newest applied migration
+ * is older than this build's; otherwise the driver's `SqliteError`.
  */
 export class SqliteBackend extends DelegatingStores implements Backend {
   /** `"sqlite"`; `"memory"` for a {@link MemoryBackend} (this class on an in-memory database). */

@@ -2,6 +2,8 @@
  * The SQLite worker store: `soniq_workers` through the named statements of sql.ts. Times come
  * from SQLite's clock in milliseconds; durations passed in are seconds.
  */
+
+import { resolve } from "node:path";
 import type {
   WorkerExitCount,
   WorkerForgetParams,
@@ -13,6 +15,7 @@ import type {
   WorkerStore,
 } from "../contract/index.js";
 import { loadMigrations } from "../shared/migrations.js";
+import { schemaBehindError } from "../shared/schema-behind.js";
 import { exitCounts } from "../shared/worker-exits.js";
 import { secondsToMs } from "./clock.js";
 import type { SqliteConnection } from "./connection.js";
@@ -20,7 +23,8 @@ import { toWorkerRow, type WorkerRecord } from "./rows.js";
 
 /**
  * The schema version this build was made for: the newest SQLite migration it has. A worker
- * records it at registration; the schema refuses one older than itself (migration 008's trigger).
+ * records it at registration; the schema refuses one older than itself (migration 008's trigger),
+ * and the registration refuses a schema older than it.
  */
 function schemaVersion(): number {
   const newest = loadMigrations("sqlite").at(-1);
@@ -33,16 +37,27 @@ export class SqliteWorkerStore implements WorkerStore {
   /** @param conn The backend's connection. */
   constructor(private readonly conn: SqliteConnection) {}
 
-  /** See {@link WorkerStore.workerRegister}. */
+  /**
+   * See {@link WorkerStore.workerRegister}. Reads the file's newest applied migration, then writes
+   * the row only when it is not older than this build's (one call on the connection).
+   * @throws SoniqError `SCHEMA_NOT_READY` (nothing written) when the file is behind this build
+   * (`soniq setup` not run since the upgrade), has no tables or does not exist; the trigger's
+   * refusal for a build older than the file.
+   */
   async workerRegister(worker: WorkerRegisterParams): Promise<void> {
+    const needs = schemaVersion();
     await this.conn.use((s) => {
+      const { version } = s.statement("newestMigration").get() as { version: number };
+      if (version < needs) {
+        throw schemaBehindError(`in ${resolve(this.conn.path)}`, version, needs);
+      }
       s.statement("registerWorker").run({
         id: worker.id,
         hostname: worker.hostname,
         pid: worker.pid,
         queues: worker.queues === null ? null : JSON.stringify(worker.queues),
         concurrency: worker.concurrency,
-        schemaVersion: schemaVersion(),
+        schemaVersion: needs,
         jobVersions: worker.jobVersions ? JSON.stringify(worker.jobVersions) : null,
       });
     });
