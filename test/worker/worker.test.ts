@@ -385,7 +385,12 @@ describeEachBackend("worker", (target) => {
     const l = await long.enqueue({});
     const worker = soniq.worker();
     await worker.start();
-    await waitFor(async () => (await soniq.stats()).processing === 2);
+    // The short job's timeout (0.15 s) records its failure while the long one runs. (Waiting for
+    // both to be processing at once failed under load: a first read after 0.15 s never saw 2.)
+    await waitFor(async () => {
+      const [shortJob, longJob] = await Promise.all([soniq.getJob(s), soniq.getJob(l)]);
+      return shortJob?.attempts === 1 && longJob?.status === "processing";
+    });
     await worker.stop("SIGTERM");
     expect(await soniq.getJob(s)).toMatchObject({ status: "queued", attempts: 1 });
     expect((await soniq.getJob(s))?.lastError).toContain("JobTimeoutError");
