@@ -1,6 +1,6 @@
-// Workflows on PostgreSQL, the fan-in's locks (migration 033; docs/performance.md, "Round five"):
-// a members' completion ends its edges before it locks the batch's row, and counts the batch and
-// the callbacks down after. Checked here:
+// Workflows on PostgreSQL, the fan-in's locks (migration 033; docs/performance.md, "2026-12-07,
+// round five"): a members' completion ends its edges before it locks the batch's row, and counts
+// the batch and the callbacks down after. Checked here:
 // - the edges are ended while another transaction holds the batch's row (the completion then
 //   waits on that row, holding no callback's row);
 // - completions on six connections at once, beside adds to the open batch (which lock the batch

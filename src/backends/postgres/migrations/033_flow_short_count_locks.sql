@@ -1,5 +1,5 @@
 -- Workflows: a finishing statement holds its batches' and dependants' rows for less time (issue
--- 29, the fan-in; docs/performance.md, "Round five").
+-- 29, the fan-in; docs/performance.md, "2026-12-07, round five").
 --
 -- In a fan-in every completion statement of the members counts down the same two rows (the
 -- batch's `members_left`, the callback's `pending`) and holds their locks until its commit, so
