@@ -9,10 +9,12 @@
  *
  * `--old-ended` (PostgreSQL): each case runs twice, alternating, once with migration 022's
  * `soniq_flow_ended` put back (its per-edge loop; the edges' row trigger of 019 too), to compare
- * the two in the same run; `--repeat N` runs the whole comparison N times.
+ * the two in the same run; `--variant file.sql` (PostgreSQL) does the same with the SQL of the file
+ * run in the probe's schema instead (e.g. an earlier migration's trigger functions); `--repeat N`
+ * runs the whole comparison N times.
  *
  *   node --import tsx bench/profile/fanin-finish.ts [--backend pg|sqlite] [--jobs 4000]
- *     [--batch 10] [--inflight 2] [--old-ended] [--repeat 1]
+ *     [--batch 10] [--inflight 2] [--old-ended | --variant file.sql] [--repeat 1]
  */
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -33,6 +35,7 @@ const jobs = Number(flag("jobs", "4000"));
 const batch = Number(flag("batch", "10"));
 const inflight = Number(flag("inflight", "2"));
 const url = process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
+const variantFile = flag("variant", "");
 
 interface Run {
   statements: number;
@@ -71,7 +74,11 @@ async function open(old: boolean): Promise<{ backend: Backend; dispose: () => Pr
     if (old) {
       const c = new pg.Client({ connectionString: url });
       await c.connect();
-      await c.query(oldEnded(schema));
+      await c.query(
+        variantFile === ""
+          ? oldEnded(schema)
+          : `SET search_path TO "${schema}";\n${readFileSync(variantFile, "utf8")}`,
+      );
       await c.end();
     }
     return {
@@ -167,7 +174,8 @@ async function measure(members: boolean, old: boolean): Promise<Run> {
   return { statements, statementMs, wallMs, lockSamples, samples, cpuUs };
 }
 
-const variants = process.argv.includes("--old-ended") ? [true, false] : [false];
+const variants =
+  process.argv.includes("--old-ended") || variantFile !== "" ? [true, false] : [false];
 const repeat = Number(flag("repeat", "1"));
 for (let round = 0; round < repeat; round += 1) {
   for (const members of [false, true]) {
@@ -175,7 +183,7 @@ for (let round = 0; round < repeat; round += 1) {
       const r = await measure(members, old);
       const lock = kind === "pg" ? `, lock waits in ${r.lockSamples}/${r.samples} samples` : "";
       console.log(
-        `${kind}${old ? " (022's loop)" : ""} ${members ? "batch members" : "plain jobs   "} ${jobs} ` +
+        `${kind}${old ? (variantFile === "" ? " (022's loop)" : ` (${variantFile})`) : ""} ${members ? "batch members" : "plain jobs   "} ${jobs} ` +
           `in statements of ${batch}, ${inflight} in flight: ` +
           `${(r.statementMs / r.statements).toFixed(2)} ms per statement, ` +
           `total ${(r.wallMs / 1000).toFixed(2)} s, ${(r.cpuUs / jobs).toFixed(1)} µs CPU per job${lock}`,

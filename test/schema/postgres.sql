@@ -1,6 +1,6 @@
 -- The PostgreSQL schema after every migration, as a fresh `setup()` leaves it.
 -- Written by `npm run schema:dump`; checked by test/schema/schema.test.ts. Do not edit.
--- Migrations: 001_initial.sql, 002_leases.sql, 003_queue_claim_index.sql, 004_schedules.sql, 005_start_marks.sql, 006_operations.sql, 007_remote_submissions.sql, 008_trace_context.sql, 009_notify_queued_only.sql, 010_finished_jobs.sql, 011_finished_partitions.sql, 012_job_versions.sql, 013_worker_capabilities.sql, 014_worker_exits.sql, 015_concurrency_keys.sql, 016_rate_limits.sql, 017_checkpoints.sql, 018_enqueue_function.sql, 019_workflows.sql, 020_keyed_claim_function.sql, 021_finish_notices.sql, 022_flow_ends.sql, 023_awaited_check.sql, 024_flow_settle_set.sql, 025_flow_settle_plans.sql, 026_release_wake_notice.sql, 027_claim_indexes_unkeyed.sql, 028_keyed_claim_one_path.sql, 029_awaited_once.sql, 030_flow_end_probes.sql, 031_dead_letter_meta.sql, 032_flow_member_kept.sql
+-- Migrations: 001_initial.sql, 002_leases.sql, 003_queue_claim_index.sql, 004_schedules.sql, 005_start_marks.sql, 006_operations.sql, 007_remote_submissions.sql, 008_trace_context.sql, 009_notify_queued_only.sql, 010_finished_jobs.sql, 011_finished_partitions.sql, 012_job_versions.sql, 013_worker_capabilities.sql, 014_worker_exits.sql, 015_concurrency_keys.sql, 016_rate_limits.sql, 017_checkpoints.sql, 018_enqueue_function.sql, 019_workflows.sql, 020_keyed_claim_function.sql, 021_finish_notices.sql, 022_flow_ends.sql, 023_awaited_check.sql, 024_flow_settle_set.sql, 025_flow_settle_plans.sql, 026_release_wake_notice.sql, 027_claim_indexes_unkeyed.sql, 028_keyed_claim_one_path.sql, 029_awaited_once.sql, 030_flow_end_probes.sql, 031_dead_letter_meta.sql, 032_flow_member_kept.sql, 033_flow_short_count_locks.sql
 
 CREATE TABLE soniq_dead_letter_jobs (
   id uuid NOT NULL,
@@ -646,84 +646,96 @@ DECLARE
   dead constant boolean := TG_TABLE_NAME = 'soniq_dead_letter_jobs';
   ids uuid[];
   ends jsonb;
+  n_id uuid[];
+  n_status text[];
+  n_role text[];
+  n_flow uuid[];
+  s_job uuid[];
+  s_dep uuid[];
+  s_state text[];
+  s_policy text[];
 BEGIN
   IF NOT EXISTS (SELECT 1 FROM soniq_flow_nodes) AND NOT EXISTS (SELECT 1 FROM soniq_job_deps) THEN
     RETURN NULL;
   END IF;
-  -- The members that ended count down their batch's row, batches in id order; a flow's root
-  -- that ended is its flow's end. Each ended row's node is one probe of the primary key (a
-  -- scalar sub-query), never a scan of the nodes. (Two branches: a dead-letter entry has no
-  -- status column.)
+  -- Each ended row's node, one probe of the primary key per row (a scalar sub-query returning
+  -- the node's row, kept apart by OFFSET 0 so that it runs once per row): only the rows that
+  -- have one. (A dead-letter entry has no status column: its end is `dead`.)
   IF dead THEN
-    FOR e IN
-      SELECT m.flow_id, count(*)::int AS n
-      FROM (
-        SELECT (SELECT f.flow_id FROM soniq_flow_nodes AS f
-                WHERE f.job_id = n.id AND f.role = 'member') AS flow_id
-        FROM ended AS n OFFSET 0
-      ) AS m
-      WHERE m.flow_id IS NOT NULL
-      GROUP BY m.flow_id ORDER BY m.flow_id
-    LOOP
-      UPDATE soniq_flow_nodes SET members_left = members_left - e.n,
-        members_failed = members_failed + e.n
-      WHERE job_id = e.flow_id AND role = 'batch';
-    END LOOP;
-    INSERT INTO soniq_flow_ends (kind, id, outcome)
-    SELECT 'flow', r.id, 'failed'
+    SELECT array_agg(x.id), array_agg('dead'::text), array_agg((x.node).role),
+      array_agg((x.node).flow_id)
+      INTO n_id, n_status, n_role, n_flow
     FROM (
-      SELECT n.id,
-        EXISTS (SELECT 1 FROM soniq_flow_nodes AS f
-                WHERE f.job_id = n.id AND f.flow_id = n.id AND f.role = 'job') AS root
+      SELECT n.id, (SELECT f FROM soniq_flow_nodes AS f WHERE f.job_id = n.id) AS node
       FROM ended AS n OFFSET 0
-    ) AS r
-    WHERE r.root
-    ORDER BY r.id;
+    ) AS x
+    WHERE (x.node).job_id IS NOT NULL;
   ELSE
+    SELECT array_agg(x.id), array_agg(x.status), array_agg((x.node).role),
+      array_agg((x.node).flow_id)
+      INTO n_id, n_status, n_role, n_flow
+    FROM (
+      SELECT n.id, n.status, (SELECT f FROM soniq_flow_nodes AS f WHERE f.job_id = n.id) AS node
+      FROM ended AS n OFFSET 0
+    ) AS x
+    WHERE (x.node).job_id IS NOT NULL;
+  END IF;
+  -- The open edges on the ended rows, ended first: they are written only by the end of their
+  -- dependency (this statement's), so this waits for nobody, and the dependants are settled
+  -- below, after the batches, with the edges returned here.
+  ids := ARRAY(SELECT n.id FROM ended AS n);
+  IF EXISTS (SELECT 1 FROM soniq_job_deps AS d WHERE d.dep_id = ANY(ids) AND d.dep_state IS NULL)
+  THEN
+    PERFORM set_config('soniq.flow_settle_deferred', 'on', true);
+    IF dead THEN
+      WITH u AS (
+        UPDATE soniq_job_deps SET dep_state = 'dead'
+        WHERE dep_id = ANY(ids) AND dep_state IS NULL
+        RETURNING job_id, dep_id, dep_state, on_failure
+      )
+      SELECT array_agg(u.job_id), array_agg(u.dep_id), array_agg(u.dep_state),
+        array_agg(u.on_failure)
+        INTO s_job, s_dep, s_state, s_policy FROM u;
+    ELSE
+      -- The ended rows' states and results as one object keyed by id (each edge's a lookup in
+      -- it; no join with `ended`). The result travels as its JSON text, unchanged.
+      SELECT jsonb_object_agg(n.id::text, jsonb_build_array(n.status, n.result::text))
+        INTO ends FROM ended AS n;
+      WITH u AS (
+        UPDATE soniq_job_deps SET dep_state = ends -> dep_id::text ->> 0,
+          dep_result = (ends -> dep_id::text ->> 1)::json
+        WHERE dep_id = ANY(ids) AND dep_state IS NULL
+        RETURNING job_id, dep_id, dep_state, on_failure
+      )
+      SELECT array_agg(u.job_id), array_agg(u.dep_id), array_agg(u.dep_state),
+        array_agg(u.on_failure)
+        INTO s_job, s_dep, s_state, s_policy FROM u;
+    END IF;
+    PERFORM set_config('soniq.flow_settle_deferred', 'off', true);
+  END IF;
+  IF n_id IS NOT NULL THEN
+    -- The members that ended count down their batch's row, batches in id order.
     FOR e IN
       SELECT m.flow_id, count(*)::int AS n,
         count(*) FILTER (WHERE m.status <> 'done')::int AS failed
-      FROM (
-        SELECT n.status,
-          (SELECT f.flow_id FROM soniq_flow_nodes AS f
-           WHERE f.job_id = n.id AND f.role = 'member') AS flow_id
-        FROM ended AS n OFFSET 0
-      ) AS m
-      WHERE m.flow_id IS NOT NULL
+      FROM unnest(n_status, n_role, n_flow) AS m(status, role, flow_id)
+      WHERE m.role = 'member' AND m.flow_id IS NOT NULL
       GROUP BY m.flow_id ORDER BY m.flow_id
     LOOP
       UPDATE soniq_flow_nodes SET members_left = members_left - e.n,
         members_failed = members_failed + e.failed
       WHERE job_id = e.flow_id AND role = 'batch';
     END LOOP;
+    -- A flow's root that ended is its flow's end.
     INSERT INTO soniq_flow_ends (kind, id, outcome)
-    SELECT 'flow', r.id, CASE WHEN r.status = 'done' THEN 'done' ELSE 'cancelled' END
-    FROM (
-      SELECT n.id, n.status,
-        EXISTS (SELECT 1 FROM soniq_flow_nodes AS f
-                WHERE f.job_id = n.id AND f.flow_id = n.id AND f.role = 'job') AS root
-      FROM ended AS n OFFSET 0
-    ) AS r
-    WHERE r.root
+    SELECT 'flow', r.id,
+      CASE WHEN dead THEN 'failed' WHEN r.status = 'done' THEN 'done' ELSE 'cancelled' END
+    FROM unnest(n_id, n_status, n_role, n_flow) AS r(id, status, role, flow_id)
+    WHERE r.role = 'job' AND r.flow_id = r.id
     ORDER BY r.id;
   END IF;
-  SELECT array_agg(DISTINCT d.dep_id) INTO ids FROM soniq_job_deps AS d
-  WHERE d.dep_id = ANY(ARRAY(SELECT n.id FROM ended AS n)) AND d.dep_state IS NULL;
-  IF ids IS NULL THEN
-    RETURN NULL;
-  END IF;
-  IF dead THEN
-    UPDATE soniq_job_deps SET dep_state = 'dead'
-    WHERE dep_id = ANY(ids) AND dep_state IS NULL;
-  ELSE
-    -- The ended rows' states and results as one object keyed by id (each edge's a lookup in
-    -- it): no join of the edges with `ended`, whose plan PL/pgSQL would keep from the first
-    -- few rows (a rescan of `ended` per edge). The result travels as its JSON text, unchanged.
-    SELECT jsonb_object_agg(n.id::text, jsonb_build_array(n.status, n.result::text))
-      INTO ends FROM ended AS n;
-    UPDATE soniq_job_deps SET dep_state = ends -> dep_id::text ->> 0,
-      dep_result = (ends -> dep_id::text ->> 1)::json
-    WHERE dep_id = ANY(ids) AND dep_state IS NULL;
+  IF s_job IS NOT NULL THEN
+    PERFORM soniq_flow_settle(s_job, s_dep, s_state, s_policy);
   END IF;
   RETURN NULL;
 END;
@@ -795,8 +807,8 @@ BEGIN
 END;
 $function$;
 
-CREATE OR REPLACE FUNCTION soniq_flow_settle_ended()
- RETURNS trigger
+CREATE OR REPLACE FUNCTION soniq_flow_settle(p_job uuid[], p_dep uuid[], p_state text[], p_policy text[])
+ RETURNS void
  LANGUAGE plpgsql
  SET search_path TO <schema>
 AS $function$
@@ -807,9 +819,6 @@ DECLARE
   due timestamptz;
   q text;
 BEGIN
-  -- The edges whose state went from NULL to an end: each edge's old and new row grouped by its
-  -- key (a union and an aggregate, not a join of the two transition tables, whose plan PL/pgSQL
-  -- would keep from the first statement's few rows: a rescan of one per row of the other).
   FOR e IN
     SELECT w.job_id,
       count(*) FILTER (WHERE w.dep_state = 'done' OR w.on_failure = 'ignore')::int AS good,
@@ -819,18 +828,7 @@ BEGIN
          FILTER (WHERE w.dep_state <> 'done' AND w.on_failure <> 'ignore'))[1] AS bad_state,
       (array_agg(w.on_failure ORDER BY w.dep_id)
          FILTER (WHERE w.dep_state <> 'done' AND w.on_failure <> 'ignore'))[1] AS bad_policy
-    FROM (
-      SELECT u.job_id, u.dep_id,
-        min(u.dep_state) FILTER (WHERE NOT u.was) AS dep_state,
-        min(u.on_failure) FILTER (WHERE NOT u.was) AS on_failure
-      FROM (
-        SELECT n.job_id, n.dep_id, n.dep_state, n.on_failure, false AS was FROM new_edges AS n
-        UNION ALL
-        SELECT o.job_id, o.dep_id, o.dep_state, o.on_failure, true FROM old_edges AS o
-      ) AS u
-      GROUP BY u.job_id, u.dep_id
-      HAVING bool_or(u.was AND u.dep_state IS NULL) AND bool_or(NOT u.was AND u.dep_state IS NOT NULL)
-    ) AS w
+    FROM unnest(p_job, p_dep, p_state, p_policy) AS w(job_id, dep_id, dep_state, on_failure)
     GROUP BY w.job_id ORDER BY w.job_id
   LOOP
     IF e.good > 0 THEN
@@ -881,6 +879,40 @@ BEGIN
         'dependency ' || e.bad_dep || ' ended ' || e.bad_state);
     END IF;
   END LOOP;
+END;
+$function$;
+
+CREATE OR REPLACE FUNCTION soniq_flow_settle_ended()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SET search_path TO <schema>
+AS $function$
+DECLARE
+  s_job uuid[];
+  s_dep uuid[];
+  s_state text[];
+  s_policy text[];
+BEGIN
+  IF current_setting('soniq.flow_settle_deferred', true) = 'on' THEN
+    RETURN NULL;
+  END IF;
+  SELECT array_agg(w.job_id), array_agg(w.dep_id), array_agg(w.dep_state), array_agg(w.on_failure)
+    INTO s_job, s_dep, s_state, s_policy
+  FROM (
+    SELECT u.job_id, u.dep_id,
+      min(u.dep_state) FILTER (WHERE NOT u.was) AS dep_state,
+      min(u.on_failure) FILTER (WHERE NOT u.was) AS on_failure
+    FROM (
+      SELECT n.job_id, n.dep_id, n.dep_state, n.on_failure, false AS was FROM new_edges AS n
+      UNION ALL
+      SELECT o.job_id, o.dep_id, o.dep_state, o.on_failure, true FROM old_edges AS o
+    ) AS u
+    GROUP BY u.job_id, u.dep_id
+    HAVING bool_or(u.was AND u.dep_state IS NULL) AND bool_or(NOT u.was AND u.dep_state IS NOT NULL)
+  ) AS w;
+  IF s_job IS NOT NULL THEN
+    PERFORM soniq_flow_settle(s_job, s_dep, s_state, s_policy);
+  END IF;
   RETURN NULL;
 END;
 $function$;
