@@ -4,9 +4,8 @@
  * Soniq instance, and `soniq worker` on the e2e fixture module.
  */
 import { pino } from "pino";
-import { expect } from "vitest";
 import { Soniq } from "../../src/index.js";
-import { runCli, startCli } from "./cli.js";
+import { startCli } from "./cli.js";
 import {
   availableKinds,
   type BackendKind,
@@ -50,7 +49,13 @@ export function inspector(env: Record<string, string>): Soniq {
   });
 }
 
-/** A fresh store with `soniq setup` done, fast polling and heartbeats, plus `extra` variables. */
+/**
+ * A fresh store, set up, with fast polling and heartbeats, plus `extra` variables. The set-up is
+ * the inspector's `setup()` — what `soniq setup` runs (src/cli/commands/setup.ts), without a
+ * process of its own: a `soniq` start costs about 0.7 s of CPU, and about a hundred tests
+ * prepare a store. The `soniq setup` command itself is tested in cli-database-url.test.ts and
+ * json-outputs.test.ts.
+ */
 export async function prepared(target: Target, extra: Record<string, string> = {}) {
   const env = {
     ...target.fresh(),
@@ -58,9 +63,9 @@ export async function prepared(target: Target, extra: Record<string, string> = {
     SONIQ_HEARTBEAT_INTERVAL: "0.5",
     ...extra,
   };
-  const setup = await runCli(["setup"], env);
-  expect(setup.code, setup.stderr).toBe(0);
-  return { env, db: inspector(env) };
+  const db = inspector(env);
+  await db.setup();
+  return { env, db };
 }
 
 /**
