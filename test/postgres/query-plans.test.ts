@@ -156,6 +156,21 @@ describePostgres("postgres: plans of the hot statements", () => {
     }
   });
 
+  it("the keyed claim statement's answer about due jobs without a key reads soniq_jobs_claim_idx in order, never the table", async () => {
+    // `unkeyed_due` (keyed-claim.ts): during a backlog of keyed jobs only, the claim index is
+    // empty, so the answer is one index page; a scan of soniq_jobs would read the backlog.
+    const text = await plan(
+      "keyed_claim",
+      "text, int, text[], boolean, text[], int[], text, text, boolean, boolean",
+      keyedClaimStatements(schema).claimFunction,
+      `'w2', 100, NULL, true, ${NAMES}, ${VERSIONS}, NULL, 'plan-test', true, false`,
+    );
+    for (const mode of text.split(/^force_generic_plan:$/m)) {
+      expect(mode).toMatch(/Index (Only )?Scan using soniq_jobs_claim_idx on soniq_jobs u/);
+      expect(mode).not.toContain("Seq Scan on soniq_jobs");
+    }
+  });
+
   it("the rotating pass starts its key walk at the cursor by index condition, generic plan too", async () => {
     // Sent as a named statement, the pass ran on the server's generic plan after five runs. With
     // `$8 IS NULL OR key > $8` in one text, that plan read the keyed index from its first key up
