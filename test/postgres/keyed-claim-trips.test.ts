@@ -161,7 +161,7 @@ describePostgres("postgres: the keyed claim's round trips", () => {
     expect(sent.passes).toBe(0);
   });
 
-  it("a backlog of keyed jobs, a job without a key due later › no ordinary claim statement after the first; keyed jobs of a limited queue are claimed once the keyed claim comes back short", async () => {
+  it("a backlog of keyed jobs, a job without a key due later › no ordinary claim statement after the first in 20 claims; keyed jobs of a limited queue are claimed once the keyed claim comes back short", async () => {
     const own = new PostgresBackend({
       connectionString: TEST_DATABASE_URL,
       schema: schemas.next(),
@@ -202,7 +202,8 @@ describePostgres("postgres: the keyed claim's round trips", () => {
       expect(ordinary).toBe(1);
       await limited.enqueueMany(Array.from({ length: 4 }, (_, k) => ({ args: { k } })));
       // The keyed backlog outside the limited queue is drained (60 jobs, one per key); the
-      // claims that come back short still serve the limited queue, whose keyed jobs only its
+      // claims that come back short (also those told that nothing without a key is due) still
+      // serve the limited queue, whose keyed jobs only its
       // claim takes (within its max_running of 2; its list is re-read at most once a second).
       const limitedIds = new Set<string>();
       await vi.waitFor(
@@ -213,7 +214,6 @@ describePostgres("postgres: the keyed claim's round trips", () => {
         },
         { timeout: 5000, interval: 100 },
       );
-      expect(ordinary).toBe(1);
     } finally {
       await app.close();
     }

@@ -135,15 +135,17 @@ export class PgJobStore implements JobStore {
     // are queued, so neither kind starves the other. After an ordinary claim that found nothing,
     // keyed jobs go first on every claim, and the ordinary claim runs at least every
     // DRY_ORDINARY_EVERY-th claim (a backlog of keyed jobs only: a round trip that finds
-    // nothing) — unless the keyed claim statement answered that no due job without a key was
-    // queued at its start (`unkeyedDue` false, one index probe): then the ordinary statement,
-    // run at that instant, would have found none, and the claim counts as one that ran it.
+    // nothing). The last keyed-first claim before that one asks the keyed claim statement
+    // whether a due job without a key is queued (`unkeyedDue`, the claim index's first due
+    // entry); when none is, the ordinary statement, run at that instant, would have found none:
+    // the claim counts as one that ran it, and the round trip is not sent.
     const alternate = this.keyed.keyedFirst();
     const keyedFirst =
       this.claimsWithoutOrdinary < DRY_ORDINARY_EVERY - 1 &&
       (alternate || (this.ordinaryDry && this.keyed.mayHaveQueued()));
+    const ask = this.ordinaryDry && this.claimsWithoutOrdinary === DRY_ORDINARY_EVERY - 2;
     const first = keyedFirst
-      ? await this.keyed.claim({ ...request, limit }, false)
+      ? await this.keyed.claim({ ...request, limit }, false, ask)
       : { rows: [], unkeyedDue: null };
     const noneUnkeyed = first.unkeyedDue === false;
     const wanted = limit - first.rows.length;

@@ -61,12 +61,13 @@ export function keyedClaimStatements(schema: string) {
      * name, `$9` restricted (true: skip queues that are paused or have a `max_running`; false:
      * the caller holds the one limited queue's row lock, limited-claim.ts), `$10` true to read
      * when the next rate window opens if the claim comes back short (read also when the claim
-     * took rate-limited jobs and came back short). Its lock is held until the caller's
+     * took rate-limited jobs and came back short), `$11` true to ask whether a due job without a
+     * key is queued. Its lock is held until the caller's
      * transaction ends (outside one: the statement's). → the claimed jobs in claim order
      * (`CLAIMED_COLUMNS`; none taken: one row whose `id` is NULL), each with `last_key` (the key
      * the rotating pass took its last head from, '' when none) and `next_window_ms` (ms until
-     * that window, 0 when it has passed; '' when none or not read) and `unkeyed_due` (whether a
-     * due job without a key was queued at the statement's start: the first due entry of
+     * that window, 0 when it has passed; '' when none or not read) and `unkeyed_due` (NULL unless
+     * `$11`; whether a due job without a key was queued at the statement's start: the first due entry of
      * `soniq_jobs_claim_idx` in its order, which holds queued jobs without a key only (migration
      * 027), so a backlog of keyed jobs costs it one index page (written with the claim's order
      * so that stale statistics cannot turn it into a scan of the table); it
@@ -85,9 +86,11 @@ export function keyedClaimStatements(schema: string) {
     claimFunction: `SELECT ${claimedColumns("claimed")},
         current_setting('soniq.keyed_cursor', true) AS last_key,
         current_setting('soniq.keyed_next_window', true) AS next_window_ms,
-        ((SELECT u.id FROM ${jobs} AS u
-          WHERE u.status = 'queued' AND ${pgUnkeyed("u")} AND u.scheduled_at <= now()
-          ORDER BY u.priority, u.scheduled_at, u.created_at, u.id LIMIT 1) IS NOT NULL) AS unkeyed_due
+        CASE WHEN $11::boolean THEN
+          (SELECT u.id FROM ${jobs} AS u
+           WHERE u.status = 'queued' AND ${pgUnkeyed("u")} AND u.scheduled_at <= now()
+           ORDER BY u.priority, u.scheduled_at, u.created_at, u.id LIMIT 1) IS NOT NULL
+        END AS unkeyed_due
       FROM (VALUES (1)) AS one
       LEFT JOIN LATERAL ${s}.soniq_keyed_claim($1::text, $2::int, $3::text[], $4::boolean,
           $5::text[], $6::int[], $7::text, $8::text, $9::boolean, $10::boolean) AS claimed
@@ -136,9 +139,9 @@ export interface KeyedClaimResult {
   /** The claimed jobs, in claim order. */
   rows: RawClaimedRow[];
   /**
-   * From the claim statement (`unkeyed_due` of `claimFunction`): false when no due job without a
-   * key was queued at its start, so the ordinary claim statement, run then, would have found
-   * none; true when one was; null when no statement was sent (nothing known).
+   * From the claim statement (`unkeyed_due` of `claimFunction`), when asked: false when no due
+   * job without a key was queued at its start, so the ordinary claim statement, run then, would
+   * have found none; true when one was; null when not asked or no statement was sent.
    */
   unkeyedDue: boolean | null;
 }
@@ -221,10 +224,17 @@ export class KeyedClaim {
    * got jobs already; then a recent "none queued" answer is believed instead of asking again (an
    * application without keys pays one probe a second on a busy worker, one per empty claim).
    * After a keyed claim that took jobs the probe is not sent (in a keyed drain it would answer
-   * yes every time): the claim runs at once, and finds nothing at worst. → the claimed rows and
-   * whether a due job without a key was queued (null: no claim statement was sent).
+   * yes every time): the claim runs at once, and finds nothing at worst. `askUnkeyed`: the
+   * statement also asks whether a due job without a key is queued (one walk of the claim index,
+   * which, like the ordinary claim statement, goes past that index's dead entries until a vacuum:
+   * asked only when the answer replaces that statement). → the claimed rows and that answer (null:
+   * not asked, or no claim statement was sent).
    */
-  async claim(request: KeyedClaimRequest, tookSome: boolean): Promise<KeyedClaimResult> {
+  async claim(
+    request: KeyedClaimRequest,
+    tookSome: boolean,
+    askUnkeyed = false,
+  ): Promise<KeyedClaimResult> {
     const nothing: KeyedClaimResult = { rows: [], unkeyedDue: null };
     if (request.limit < 1) return nothing;
     if (tookSome && Date.now() - this.noneQueuedAt <= NONE_QUEUED_TTL_MS) return nothing;
@@ -240,6 +250,7 @@ export class KeyedClaim {
       (text, values) => this.conn.run<ClaimFunctionRow>(text, values),
       request,
       true,
+      askUnkeyed,
     );
     this.tookLast = result.rows.length > 0;
     return result;
@@ -261,6 +272,7 @@ export class KeyedClaim {
       (text, values) => client.query<ClaimFunctionRow>(this.conn.statement(text, values)),
       request,
       restricted,
+      false,
     );
     return result.rows;
   }
@@ -275,6 +287,7 @@ export class KeyedClaim {
     run: (text: string, values: unknown[]) => Promise<{ rows: ClaimFunctionRow[] }>,
     request: KeyedClaimRequest,
     restricted: boolean,
+    askUnkeyed: boolean,
   ): Promise<KeyedClaimResult> {
     if (request.limit < 1) return { rows: [], unkeyedDue: null };
     const result = await run(this.sql.claimFunction, [
@@ -288,6 +301,7 @@ export class KeyedClaim {
       this.lockName,
       restricted,
       this.rateSeen && this.windowWake !== undefined,
+      askUnkeyed,
     ]);
     const first = result.rows[0];
     if (first?.last_key) this.cursor = first.last_key;
