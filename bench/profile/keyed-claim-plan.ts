@@ -49,7 +49,7 @@ for (let i = 0; i < jobs; i += 1000) {
 await client.query(`ANALYZE ${schema}.soniq_jobs`);
 const statement = keyedClaimStatements(schema).claimFunction;
 const cursor = process.argv.includes("--cursor") ? flag("cursor", "") : null;
-const params = ["w1", claim, null, true, null, null, cursor, "keyed-plan", true, false];
+const params = ["w1", claim, null, true, null, null, cursor, "keyed-plan", true, false, false];
 const named = process.argv.includes("--named");
 if (process.argv.includes("--generic"))
   await client.query("SET plan_cache_mode = force_generic_plan");

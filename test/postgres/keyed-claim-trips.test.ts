@@ -1,7 +1,8 @@
 // What a PostgreSQL keyed drain sends per claim (issue 28: the keyed drain's throughput beside
 // the drain without keys): after a keyed claim that took jobs, the next one runs without the
 // "any keyed job queued?" probe; after an ordinary claim statement that found nothing, keyed jobs
-// go first and the ordinary statement runs on every DRY_ORDINARY_EVERY-th claim only — and a job
+// go first and the ordinary statement runs on every DRY_ORDINARY_EVERY-th claim only, and not at
+// all while the keyed statement answers that no due job without a key is queued — and a job
 // without a key queued meanwhile is still claimed within that many claims. A keyed claim is one
 // statement (migration 028's soniq_keyed_claim: the lock and both passes), not BEGIN+lock, the
 // pass and COMMIT — also for a store that has taken rate-limited jobs (the next-window read is
@@ -37,7 +38,7 @@ describePostgres("postgres: the keyed claim's round trips", () => {
     await soniq.close();
   });
 
-  it("20 full claims of keyed jobs › one statement each, one probe and at most 5 ordinary claim statements; a job without a key queued meanwhile is claimed within 4 claims", async () => {
+  it("20 full claims of keyed jobs › one statement each, one probe and one ordinary claim statement; a job without a key queued meanwhile is claimed within 4 claims", async () => {
     const keyed = soniq.job({
       name: "trips.keyed",
       concurrency: {
@@ -75,7 +76,9 @@ describePostgres("postgres: the keyed claim's round trips", () => {
     const claim = () => backend.jobClaim({ workerId: "w1", queues: null, limit: 3 });
     for (let n = 0; n < 20; n++) expect((await claim()).length).toBe(3);
     expect(sent.probe).toBe(1);
-    expect(sent.ordinary).toBeLessThanOrEqual(Math.ceil(20 / DRY_ORDINARY_EVERY));
+    // The first claim's (it runs before any keyed claim); then each keyed statement answers that
+    // nothing without a key is due (before: one every DRY_ORDINARY_EVERY-th claim, 5 in 20).
+    expect(sent.ordinary).toBe(1);
     expect(DRY_ORDINARY_EVERY).toBe(4);
     // One statement per keyed claim, without a transaction of its own (before migration 020:
     // BEGIN with the lock, the pass and COMMIT, three round trips per keyed claim).
@@ -156,6 +159,64 @@ describePostgres("postgres: the keyed claim's round trips", () => {
     expect(got.length).toBe(2);
     expect(sent.limitedKeyed).toBe(1);
     expect(sent.passes).toBe(0);
+  });
+
+  it("a backlog of keyed jobs, a job without a key due later › no ordinary claim statement after the first in 20 claims; keyed jobs of a limited queue are claimed once the keyed claim comes back short", async () => {
+    const own = new PostgresBackend({
+      connectionString: TEST_DATABASE_URL,
+      schema: schemas.next(),
+      poolSize: 2,
+    });
+    await own.setup();
+    const app = new Soniq({ backend: own, logger: pino({ level: "silent" }), env: {} });
+    try {
+      const keyed = app.job({
+        name: "solo.keyed",
+        concurrency: { key: (args: { k: number }) => `s${args.k}`, limit: 1 },
+        handler: async () => undefined,
+      });
+      const plain = app.job({ name: "solo.plain", handler: async () => undefined });
+      const limited = app.job({
+        name: "solo.limited",
+        queue: "solo-limited",
+        concurrency: { key: (args: { k: number }) => `sl${args.k}`, limit: 1 },
+        handler: async () => undefined,
+      });
+      await app.queues.set("solo-limited", { maxRunning: 2 });
+      await keyed.enqueueMany(Array.from({ length: 60 }, (_, k) => ({ args: { k } })));
+      // Not due for an hour: the answer is about due jobs, what the ordinary statement claims.
+      await plain.enqueue({}, { delay: 3600 });
+      let ordinary = 0;
+      const query = pg.Pool.prototype.query as (...args: unknown[]) => unknown;
+      vi.spyOn(pg.Pool.prototype, "query").mockImplementation(function (
+        this: pg.Pool,
+        ...args: unknown[]
+      ) {
+        const first = args[0];
+        const text = typeof first === "string" ? first : ((first as { text?: string }).text ?? "");
+        if (/^WITH picked AS/.test(text.trim())) ordinary += 1;
+        return query.apply(this, args);
+      } as never);
+      const claim = (limit: number) => own.jobClaim({ workerId: "w5", queues: null, limit });
+      for (let n = 0; n < 20; n++) expect((await claim(3)).length).toBe(3);
+      expect(ordinary).toBe(1);
+      await limited.enqueueMany(Array.from({ length: 4 }, (_, k) => ({ args: { k } })));
+      // The keyed backlog outside the limited queue is drained (60 jobs, one per key); the
+      // claims that come back short (also those told that nothing without a key is due) still
+      // serve the limited queue, whose keyed jobs only its
+      // claim takes (within its max_running of 2; its list is re-read at most once a second).
+      const limitedIds = new Set<string>();
+      await vi.waitFor(
+        async () => {
+          for (const job of await claim(10))
+            if (job.name === "solo.limited") limitedIds.add(job.id);
+          expect(limitedIds.size).toBe(2);
+        },
+        { timeout: 5000, interval: 100 },
+      );
+    } finally {
+      await app.close();
+    }
   });
 
   it("the claim statement of jobs without a key, over queued keyed jobs only › reads none of them (migration 027: its index holds rows without a key)", async () => {

@@ -113,6 +113,7 @@ describePostgres("postgres: plans of the hot statements", () => {
         "plan-test",
         true,
         false,
+        true,
       ]);
       await explain.query("ROLLBACK");
     } finally {
@@ -153,6 +154,22 @@ describePostgres("postgres: plans of the hot statements", () => {
         expect(update).toContain("soniq_jobs_pkey");
         expect(update.split("CTE charged")[0]).not.toContain("soniq_jobs_queue_claim_idx");
       }
+    }
+  });
+
+  it("the keyed claim statement's answer about due jobs without a key reads soniq_jobs_claim_idx in order, never the table", async () => {
+    // `unkeyed_due` (keyed-claim.ts, asked by `$11`): during a backlog of keyed jobs only, the
+    // claim index holds no live entry, so the answer is its walk; a scan of soniq_jobs would read
+    // the backlog.
+    const text = await plan(
+      "keyed_claim",
+      "text, int, text[], boolean, text[], int[], text, text, boolean, boolean, boolean",
+      keyedClaimStatements(schema).claimFunction,
+      `'w2', 100, NULL, true, ${NAMES}, ${VERSIONS}, NULL, 'plan-test', true, false, true`,
+    );
+    for (const mode of text.split(/^force_generic_plan:$/m)) {
+      expect(mode).toMatch(/Index (Only )?Scan using soniq_jobs_claim_idx on soniq_jobs u/);
+      expect(mode).not.toContain("Seq Scan on soniq_jobs");
     }
   });
 

@@ -134,17 +134,34 @@ export class PgJobStore implements JobStore {
     // Keyed jobs (keyed-claim.ts): after the others, or first on every other claim while some
     // are queued, so neither kind starves the other. After an ordinary claim that found nothing,
     // keyed jobs go first on every claim, and the ordinary claim runs at least every
-    // DRY_ORDINARY_EVERY-th claim (a backlog of keyed jobs only: the ordinary claim reads every
-    // queued keyed row to find none, 15-20 ms of a claim of 200 over 10,000).
+    // DRY_ORDINARY_EVERY-th claim (a backlog of keyed jobs only: a round trip that finds
+    // nothing). The last keyed-first claim before that one asks the keyed claim statement
+    // whether a due job without a key is queued (`unkeyedDue`, the claim index's first due
+    // entry); when none is, the ordinary statement, run at that instant, would have found none:
+    // the claim counts as one that ran it, and the round trip is not sent.
     const alternate = this.keyed.keyedFirst();
     const keyedFirst =
       this.claimsWithoutOrdinary < DRY_ORDINARY_EVERY - 1 &&
       (alternate || (this.ordinaryDry && this.keyed.mayHaveQueued()));
-    const first = keyedFirst ? await this.keyed.claim({ ...request, limit }, false) : [];
-    const wanted = limit - first.length;
+    const ask = this.ordinaryDry && this.claimsWithoutOrdinary === DRY_ORDINARY_EVERY - 2;
+    const first = keyedFirst
+      ? await this.keyed.claim({ ...request, limit }, false, ask)
+      : { rows: [], unkeyedDue: null };
+    const noneUnkeyed = first.unkeyedDue === false;
+    const wanted = limit - first.rows.length;
     if (wanted <= 0) {
-      this.claimsWithoutOrdinary += 1;
-      return first.map(claimedJobOfRow);
+      this.claimsWithoutOrdinary = noneUnkeyed ? 0 : this.claimsWithoutOrdinary + 1;
+      if (noneUnkeyed) this.ordinaryDry = true;
+      return first.rows.map(claimedJobOfRow);
+    }
+    const out = [...first.rows];
+    if (noneUnkeyed) {
+      // The keyed claim came back short and nothing without a key was due: the limited queues
+      // (their keyed jobs are claimed there, not by the keyed claim) and nothing else.
+      this.claimsWithoutOrdinary = 0;
+      this.ordinaryDry = true;
+      out.push(...(await this.limited.claim({ ...request, limit: wanted })));
+      return out.map(claimedJobOfRow);
     }
     const [text, values] =
       queues === null
@@ -157,13 +174,13 @@ export class PgJobStore implements JobStore {
       : await this.run<RawClaimedRow>(text, values);
     this.claimsWithoutOrdinary = 0;
     this.ordinaryDry = rows.length === 0;
-    const out = [...first, ...rows];
+    out.push(...rows);
     if (out.length >= limit) return out.map(claimedJobOfRow);
     // Queues with a max_running: each claimed under its queue row's lock (limited-claim.ts).
     out.push(...(await this.limited.claim({ ...request, limit: limit - out.length })));
     if (out.length < limit && !keyedFirst) {
       out.push(
-        ...(await this.keyed.claim({ ...request, limit: limit - out.length }, out.length > 0)),
+        ...(await this.keyed.claim({ ...request, limit: limit - out.length }, out.length > 0)).rows,
       );
     }
     return out.map(claimedJobOfRow);

@@ -31,7 +31,7 @@
  */
 
 import type pg from "pg";
-import { pgKeyed } from "../shared/concurrency-meta.js";
+import { pgKeyed, pgUnkeyed } from "../shared/concurrency-meta.js";
 import { pgQueuePaused } from "../shared/queue-pause.js";
 import { hasRateLimit, RateWindowWake } from "../shared/rate-window-wake.js";
 import type { PgConnection } from "./connection.js";
@@ -61,11 +61,19 @@ export function keyedClaimStatements(schema: string) {
      * name, `$9` restricted (true: skip queues that are paused or have a `max_running`; false:
      * the caller holds the one limited queue's row lock, limited-claim.ts), `$10` true to read
      * when the next rate window opens if the claim comes back short (read also when the claim
-     * took rate-limited jobs and came back short). Its lock is held until the caller's
+     * took rate-limited jobs and came back short), `$11` true to ask whether a due job without a
+     * key is queued. Its lock is held until the caller's
      * transaction ends (outside one: the statement's). → the claimed jobs in claim order
      * (`CLAIMED_COLUMNS`; none taken: one row whose `id` is NULL), each with `last_key` (the key
      * the rotating pass took its last head from, '' when none) and `next_window_ms` (ms until
-     * that window, 0 when it has passed; '' when none or not read).
+     * that window, 0 when it has passed; '' when none or not read) and `unkeyed_due` (NULL unless
+     * `$11`; whether a due job without a key was queued at the statement's start: the first due entry of
+     * `soniq_jobs_claim_idx` in its order, which holds queued jobs without a key only (migration
+     * 027), so a backlog of keyed jobs costs it one index page (written with the claim's order
+     * so that stale statistics cannot turn it into a scan of the table); it
+     * ignores the claim's filters, so it is true whenever the ordinary claim statement, run at
+     * that instant, could have found a job, and false only when that statement would have found
+     * none).
      *
      * Rate limits: a job with `meta.rate` is taken only while its key's starts in the window
      * (`soniq_rate_starts` rows not expired at the pass's instant) plus the jobs taken before it
@@ -77,7 +85,12 @@ export function keyedClaimStatements(schema: string) {
      */
     claimFunction: `SELECT ${claimedColumns("claimed")},
         current_setting('soniq.keyed_cursor', true) AS last_key,
-        current_setting('soniq.keyed_next_window', true) AS next_window_ms
+        current_setting('soniq.keyed_next_window', true) AS next_window_ms,
+        CASE WHEN $11::boolean THEN
+          (SELECT u.id FROM ${jobs} AS u
+           WHERE u.status = 'queued' AND ${pgUnkeyed("u")} AND u.scheduled_at <= now()
+           ORDER BY u.priority, u.scheduled_at, u.created_at, u.id LIMIT 1) IS NOT NULL
+        END AS unkeyed_due
       FROM (VALUES (1)) AS one
       LEFT JOIN LATERAL ${s}.soniq_keyed_claim($1::text, $2::int, $3::text[], $4::boolean,
           $5::text[], $6::int[], $7::text, $8::text, $9::boolean, $10::boolean) AS claimed
@@ -119,6 +132,18 @@ export interface KeyedClaimRequest {
   names: readonly string[] | null;
   /** Their highest versions, in the same order; null: any. */
   versions: readonly number[] | null;
+}
+
+/** What {@link KeyedClaim.claim} returns. */
+export interface KeyedClaimResult {
+  /** The claimed jobs, in claim order. */
+  rows: RawClaimedRow[];
+  /**
+   * From the claim statement (`unkeyed_due` of `claimFunction`), when asked: false when no due
+   * job without a key was queued at its start, so the ordinary claim statement, run then, would
+   * have found none; true when one was; null when not asked or no statement was sent.
+   */
+  unkeyedDue: boolean | null;
 }
 
 /** A query runner: the pool's client inside a transaction (`PgConnection.transaction`). */
@@ -199,26 +224,36 @@ export class KeyedClaim {
    * got jobs already; then a recent "none queued" answer is believed instead of asking again (an
    * application without keys pays one probe a second on a busy worker, one per empty claim).
    * After a keyed claim that took jobs the probe is not sent (in a keyed drain it would answer
-   * yes every time): the claim runs at once, and finds nothing at worst.
+   * yes every time): the claim runs at once, and finds nothing at worst. `askUnkeyed`: the
+   * statement also asks whether a due job without a key is queued (one walk of the claim index,
+   * which, like the ordinary claim statement, goes past that index's dead entries until a vacuum:
+   * asked only when the answer replaces that statement). → the claimed rows and that answer (null:
+   * not asked, or no claim statement was sent).
    */
-  async claim(request: KeyedClaimRequest, tookSome: boolean): Promise<RawClaimedRow[]> {
-    if (request.limit < 1) return [];
-    if (tookSome && Date.now() - this.noneQueuedAt <= NONE_QUEUED_TTL_MS) return [];
+  async claim(
+    request: KeyedClaimRequest,
+    tookSome: boolean,
+    askUnkeyed = false,
+  ): Promise<KeyedClaimResult> {
+    const nothing: KeyedClaimResult = { rows: [], unkeyedDue: null };
+    if (request.limit < 1) return nothing;
+    if (tookSome && Date.now() - this.noneQueuedAt <= NONE_QUEUED_TTL_MS) return nothing;
     if (!this.tookLast) {
       const probe = await this.conn.run<{ any: boolean }>(this.sql.anyQueued, []);
       if (probe.rows[0]?.any !== true) {
         this.noneQueuedAt = Date.now();
-        return [];
+        return nothing;
       }
     }
     this.noneQueuedAt = Number.NEGATIVE_INFINITY;
-    const rows = await this.claimWith(
+    const result = await this.claimWith(
       (text, values) => this.conn.run<ClaimFunctionRow>(text, values),
       request,
       true,
+      askUnkeyed,
     );
-    this.tookLast = rows.length > 0;
-    return rows;
+    this.tookLast = result.rows.length > 0;
+    return result;
   }
 
   /**
@@ -227,30 +262,34 @@ export class KeyedClaim {
    * of the one limited queue in `request.queues` and passes its room as the limit
    * (limited-claim.ts).
    */
-  claimIn(
+  async claimIn(
     client: Queryable,
     request: KeyedClaimRequest,
     restricted: boolean,
   ): Promise<RawClaimedRow[]> {
     // A named statement (parsed and planned once per connection; plain behind a pooler).
-    return this.claimWith(
+    const result = await this.claimWith(
       (text, values) => client.query<ClaimFunctionRow>(this.conn.statement(text, values)),
       request,
       restricted,
+      false,
     );
+    return result.rows;
   }
 
   /**
    * Sends `claimFunction` through `run`; moves the cursor to the rotating pass's last key, notes
    * a store that has taken rate-limited jobs (its later short claims read the next window) and
-   * sets the wake-up at the next window when the function read one.
+   * sets the wake-up at the next window when the function read one. → the claimed rows and the
+   * statement's `unkeyed_due`.
    */
   private async claimWith(
     run: (text: string, values: unknown[]) => Promise<{ rows: ClaimFunctionRow[] }>,
     request: KeyedClaimRequest,
     restricted: boolean,
-  ): Promise<RawClaimedRow[]> {
-    if (request.limit < 1) return [];
+    askUnkeyed: boolean,
+  ): Promise<KeyedClaimResult> {
+    if (request.limit < 1) return { rows: [], unkeyedDue: null };
     const result = await run(this.sql.claimFunction, [
       request.workerId,
       request.limit,
@@ -262,6 +301,7 @@ export class KeyedClaim {
       this.lockName,
       restricted,
       this.rateSeen && this.windowWake !== undefined,
+      askUnkeyed,
     ]);
     const first = result.rows[0];
     if (first?.last_key) this.cursor = first.last_key;
@@ -269,12 +309,13 @@ export class KeyedClaim {
     if (next !== undefined && next !== null && next !== "") this.windowWake?.in(Number(next));
     const rows: RawClaimedRow[] = [];
     for (const row of result.rows) {
-      const { id, last_key: _key, next_window_ms: _next, ...claimed } = row;
+      const { id, last_key: _key, next_window_ms: _next, unkeyed_due: _due, ...claimed } = row;
       if (id === null) continue;
       if (!this.rateSeen && hasRateLimit(claimed.meta)) this.rateSeen = true;
       rows.push({ ...claimed, id });
     }
-    return rows;
+    const due = first?.unkeyed_due;
+    return { rows, unkeyedDue: typeof due === "boolean" ? due : null };
   }
 }
 
@@ -283,4 +324,5 @@ type ClaimFunctionRow = Omit<RawClaimedRow, "id"> & {
   id: string | null;
   last_key: string | null;
   next_window_ms: string | null;
+  unkeyed_due: boolean | null;
 };
