@@ -77,9 +77,11 @@ export interface RescuePass {
   /**
    * Treat owners whose heartbeat is older than `heartbeatTimeoutSeconds` as dead. Default true.
    * Only a caller that has itself been heartbeating without a break for that long may say so:
-   * after a database outage every heartbeat is stale, live workers' too.
+   * after a database outage every heartbeat is stale, live workers' too. A function is asked
+   * again before each call of the pass (the periodic pass: a call stuck on a lock, with every
+   * heartbeat behind it, is such an outage).
    */
-  staleMeansDead?: boolean;
+  staleMeansDead?: boolean | (() => boolean);
 }
 
 /** See the module comment. */
@@ -93,8 +95,13 @@ export class Rescuer extends PeriodicService {
       name: "rescuer",
       intervalMs: options.intervalMs ?? RESCUER_INTERVAL_MS,
       immediately: true,
+      // Asked again before each call of the pass: one stuck on a lock (every heartbeat stuck
+      // behind the same lock) must not leave the next call vouching for a database that was not
+      // answering meanwhile.
       tick: async () => {
-        await this.runOnce({ staleMeansDead: healthy() >= options.heartbeatTimeoutSeconds });
+        await this.runOnce({
+          staleMeansDead: () => healthy() >= options.heartbeatTimeoutSeconds,
+        });
       },
     });
     this.options = options;
@@ -107,17 +114,18 @@ export class Rescuer extends PeriodicService {
   async runOnce(pass: RescuePass = {}): Promise<RecoveryResult> {
     const { backend, heartbeatTimeoutSeconds, maxInterruptions, events } = this.options;
     const { cancelledRetentionSeconds, liveWorkerId } = this.options;
-    const staleMeansDead = pass.staleMeansDead ?? true;
+    const vouch = pass.staleMeansDead ?? true;
+    const staleMeansDead = () => (typeof vouch === "function" ? vouch() : vouch);
     const self = liveWorkerId === undefined ? {} : { liveWorkerId };
     if (backend.submissions) {
       const remote = await backend.submissions.submissionRecover({
-        heartbeatTimeoutSeconds: staleMeansDead ? heartbeatTimeoutSeconds : null,
+        heartbeatTimeoutSeconds: staleMeansDead() ? heartbeatTimeoutSeconds : null,
         ...self,
       });
       reportRemote(remote, this.logger, events);
     }
     const result = await backend.jobRecoverStale({
-      ...(staleMeansDead ? { staleAfterSeconds: heartbeatTimeoutSeconds } : {}),
+      ...(staleMeansDead() ? { staleAfterSeconds: heartbeatTimeoutSeconds } : {}),
       crashLoop: crashLoopRule(maxInterruptions),
       ...(cancelledRetentionSeconds === undefined ? {} : { cancelledRetentionSeconds }),
       ...self,

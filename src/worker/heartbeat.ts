@@ -89,9 +89,20 @@ export class Heartbeat implements Service {
     return this.healthy;
   }
 
-  /** Seconds this worker has been heartbeating without a break (0 when not healthy). */
+  /**
+   * Seconds this worker has been heartbeating without a break (0 when not healthy): 0 too once no
+   * beat has answered for longer than a break ({@link overdue}), before the beat in flight has
+   * failed or answered — a beat waiting on a lock is not a healthy run.
+   */
   healthySeconds(): number {
-    return this.healthy === undefined ? 0 : (this.options.now() - this.healthy) / 1000;
+    const now = this.options.now();
+    if (this.healthy === undefined || this.overdue(now)) return 0;
+    return (now - this.healthy) / 1000;
+  }
+
+  /** Whether no beat has answered for more than two intervals and a second (a break). */
+  private overdue(now: number): boolean {
+    return this.lastBeat === undefined || now - this.lastBeat > 2 * this.intervalMs + 1000;
   }
 
   /** Starts beating; the first beat comes after one interval (registration was the first). */
@@ -132,9 +143,7 @@ export class Heartbeat implements Service {
     if (answer.cancelRequested.length > 0) this.options.onCancelRequested(answer.cancelRequested);
     const now = this.options.now();
     // A break in the beats (the event loop or the database stalled) restarts the count.
-    if (this.lastBeat === undefined || now - this.lastBeat > 2 * this.intervalMs + 1000) {
-      this.healthy = now;
-    }
+    if (this.overdue(now)) this.healthy = now;
     this.lastBeat = now;
     if (!signal.aborted) await this.releaseOrphans();
     if (!signal.aborted) await this.options.afterBeat?.(signal);

@@ -296,6 +296,49 @@ describe("Rescuer", () => {
     await rescuer.stop();
   });
 
+  it("rescuer › periodic pass › a call stuck on a lock while this worker's heartbeats broke › the pass's next call does not treat staleness as death", async () => {
+    // The leader's tick vouched for the database, then its first call (submissionRecover) waited
+    // on a lock on the jobs table; meanwhile every heartbeat (this worker's too) waited on it as
+    // well. After the release, the live worker's heartbeat is stale: the rest of the pass must not
+    // requeue its job (breaker: a LOCK TABLE soniq_jobs of 15 s requeued a live worker's job).
+    const { backend, time } = await backendAt();
+    await backend.workerRegister(worker("live"));
+    const job = newJob();
+    await backend.jobEnqueue({ jobs: [job] });
+    await backend.jobClaim({ workerId: "live", queues: null, limit: 1 });
+    let healthy = 60;
+    let stuck = false;
+    let release: () => void = () => undefined;
+    const lock = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const submissions = Object.assign(Object.create(backend.submissions) as object, {
+      submissionRecover: async (p: Parameters<typeof backend.submissions.submissionRecover>[0]) => {
+        stuck = true;
+        await lock;
+        return backend.submissions.submissionRecover(p);
+      },
+    }) as typeof backend.submissions;
+    const rescuer = new Rescuer({
+      backend: { jobRecoverStale: (p) => backend.jobRecoverStale(p), submissions },
+      logger,
+      heartbeatTimeoutSeconds: 30,
+      maxInterruptions: 3,
+      intervalMs: 60_000,
+      healthyForSeconds: () => healthy,
+    });
+    await rescuer.start();
+    await expectEventually(async () => stuck);
+    time.now += 60_000; // the lock held a minute: every heartbeat is stale
+    healthy = 0; // this worker's heartbeat failed meanwhile
+    release();
+    await rescuer.stop();
+    expect(await backend.jobGet({ id: job.id })).toMatchObject({
+      status: "processing",
+      workerId: "live",
+    });
+  });
+
   it("rescuer › a worker's own rescuer, its own heartbeat stale (starved event loop) › never requeues or freezes its own rows; another stale worker's are recovered", async () => {
     const { backend, time } = await backendAt();
     await backend.workerRegister(worker("self"));

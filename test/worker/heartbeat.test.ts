@@ -39,6 +39,40 @@ describe("Heartbeat", () => {
     expect(heartbeat.state).toBe("idle");
   });
 
+  it("healthySeconds › no beat has answered for more than two intervals (a beat stuck on a lock) › 0, before the stuck beat ends", async () => {
+    // The rescuer asks it before each call of its pass (docs/reliability.md): a heartbeat waiting
+    // behind a lock on the jobs table for longer than heartbeatTimeout but less than the 10 s
+    // bound of a database call has not failed yet, and must not count as a healthy run.
+    const { backend } = await workerParts((s) => {
+      s.job({ name: "hb.job", handler: async () => 1 });
+    });
+    const time = { now: Date.UTC(2026, 0, 1) };
+    const heartbeat = new Heartbeat({
+      backend,
+      workerId: "w1",
+      intervalSeconds: 1,
+      logger: silent,
+      report: () => ({
+        status: "running",
+        shutdownState: "RUNNING",
+        drainElapsedSeconds: null,
+        deadlineInSeconds: null,
+      }),
+      progress: () => ({ reports: [], written: () => undefined }),
+      onCancelRequested: () => undefined,
+      isTracked: () => false,
+      orphans: { claimInFlight: false, takeOrphanSuspicion: () => false },
+      now: () => time.now,
+    });
+    await heartbeat.start();
+    await heartbeat.runNow();
+    time.now += 2_500; // within two intervals and a second of the last answer
+    expect(heartbeat.healthySeconds()).toBe(2.5);
+    time.now += 1_000; // past them: the next beats are overdue
+    expect(heartbeat.healthySeconds()).toBe(0);
+    await heartbeat.stop();
+  });
+
   it("beat › a claim failed and rows are owned but untracked › those rows are released", async () => {
     const { backend, soniq, claim } = await workerParts((s) => {
       s.job({ name: "hb.job", handler: async () => 1 });
