@@ -100,6 +100,16 @@ export class InFlightTable {
     this.slotListener = listener;
   }
 
+  /**
+   * Wakes the claim loop as a freed slot does, without giving a slot back: called once the outcome
+   * of a job with a concurrency key is written. The job's slot was freed before that write (so a
+   * quick job's successor starts at once), and a claim sent then still saw the key held by it; its
+   * key's slot is free in the store only now (docs/flow-control.md, "A key's slot").
+   */
+  wakeClaims(): void {
+    this.onSlotFreed();
+  }
+
   /** Claims not settled (an earlier claim of a job claimed again still counts until it settles). */
   get size(): number {
     return this.open.size;

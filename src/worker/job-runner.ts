@@ -386,6 +386,10 @@ export class JobRunner {
     const outcome = await this.execute(entry, definition, args, log);
     this.options.table.freeSlot(entry);
     await recorder.recordOutcome(job, outcome, definition, log, machine.now() - started);
+    // The key's slot is free in the store only once the outcome is written: a claim woken by the
+    // freed slot above may have seen it still held (without this, the key's next job waited for
+    // the next poll, up to pollInterval, on SQLite).
+    if (hasConcurrencyKey(job)) this.options.table.wakeClaims();
     // A sync job's entry lasts until its thread returns: the drain waits for it (WAIT_FOR_THREAD).
     if (entry.thread) await entry.thread;
   }
@@ -409,4 +413,9 @@ export class JobRunner {
       .recordOutcome(job, { kind: "error", error: err }, this.options.jobs.get(job.name))
       .catch(() => undefined);
   }
+}
+
+/** Whether the claimed job holds a per-key concurrency slot (its `meta` names a concurrency key). */
+function hasConcurrencyKey(job: ClaimedJob): boolean {
+  return job.meta?.includes('"concurrency"') ?? false;
 }

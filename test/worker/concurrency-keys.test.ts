@@ -229,6 +229,44 @@ describeEachBackend("worker: per-key concurrency", (target) => {
     expect(await backend.jobClaim({ workerId: "w4", queues: null, limit: 10 })).toEqual([]);
   });
 
+  it("keys › a key's next job › starts once the previous one's outcome is written, not at the next poll", async () => {
+    const backend = await target.open();
+    // A poll far longer than the whole run: only a wake-up can start the key's next job.
+    const soniq = new Soniq({
+      backend,
+      logger: silent,
+      env: {},
+      pollInterval: 30,
+      heartbeatInterval: 0.1,
+    });
+    const ends: number[] = [];
+    const serial = soniq.job({
+      name: "tenant.serial",
+      concurrency: { key: (args: { tenant: string; n: number }) => args.tenant, limit: 1 },
+      handler: async () => {
+        await sleep(20);
+        ends.push(Date.now());
+      },
+    });
+    const ids = await Promise.all([0, 1, 2, 3].map((n) => serial.enqueue({ tenant: "a", n })));
+    const worker = soniq.worker({ concurrency: 10 });
+    const startedAt = Date.now();
+    await worker.start();
+    try {
+      // Four jobs one after another: well under one poll (30 s) even at load; before the wake-up
+      // after the outcome's write, each next job on SQLite waited for the poll (3 × 30 s).
+      await waitFor(
+        async () =>
+          (await Promise.all(ids.map((id) => soniq.getJob(id)))).every((j) => j?.status === "done"),
+        20_000,
+      );
+      expect(Date.now() - startedAt).toBeLessThan(20_000);
+      expect(ends).toHaveLength(4);
+    } finally {
+      await worker.stop();
+    }
+  });
+
   it("keys › bad settings and keys › SoniqError with a code", async () => {
     const backend = await target.open();
     const soniq = instanceOn(backend);
