@@ -52,7 +52,11 @@ export type SoniqErrorCode =
    * as an id, a name or a key (PostgreSQL text cannot hold it).
    */
   | "INVALID_INPUT"
-  /** The database server cannot be reached (connection refused, unknown host, timeout). */
+  /**
+   * The database server cannot be reached (connection refused, unknown host, timeout), or the
+   * SQLite file (named in the message) cannot be opened or written: a read-only file, directory or
+   * file system, or missing permissions.
+   */
   | "DATABASE_UNREACHABLE"
   /** The server answered but the database named in the URL does not exist. */
   | "DATABASE_NOT_FOUND"

@@ -2,10 +2,11 @@
  * A service that runs one tick, waits an interval, and repeats ({@link BaseService}): the stop flag
  * is the run's `AbortSignal`, checked before each tick and passed into it so the tick can check it
  * between its units of work; a tick that throws is logged and the loop goes on (at debug level
- * when a call of the tick was dropped from its lane by the stop, lane.ts).
+ * when a call of the tick was dropped from its lane by the stop, lane.ts, or failed with `CLOSED`
+ * after the stop — {@link closedAfterStop}: nothing will retry it, so it is no warning).
  */
 import { LaneDroppedError } from "./lane.js";
-import { BaseService, type BaseServiceOptions, sleep } from "./service.js";
+import { BaseService, type BaseServiceOptions, closedAfterStop, sleep } from "./service.js";
 
 /** Options of {@link PeriodicService}. */
 export interface PeriodicServiceOptions extends BaseServiceOptions {
@@ -48,6 +49,13 @@ export class PeriodicService extends BaseService {
         // A call its lane did not start because this service is stopping: not a failure.
         if (err instanceof LaneDroppedError) {
           this.logger.debug(`${this.name} tick cut short by the stop`);
+          return;
+        }
+        if (closedAfterStop(err, signal)) {
+          this.logger.debug(
+            { err },
+            `${this.name} tick ended by the closed backend after the stop`,
+          );
           return;
         }
         this.logger.warn({ err }, `${this.name} tick failed; will retry`);

@@ -14,7 +14,18 @@
  *   body is then left to finish on its own (a unit blocked inside one database call is only
  *   bounded, never interrupted: a slow restart is better than one that cannot complete).
  */
+import { isSoniqError } from "../errors.js";
 import type { Logger } from "../observability/logger.js";
+
+/**
+ * True when `err` is a `CLOSED` `SoniqError` and `signal` (a service run's stop signal) was
+ * already aborted: a call that outlived the stop (one its lane abandoned past the per-call bound,
+ * lane.ts, still delivers its result) and then met the closed backend. Nothing will retry it, so
+ * services log it at debug level instead of as a failed tick that "will retry".
+ */
+export function closedAfterStop(err: unknown, signal: AbortSignal): boolean {
+  return signal.aborted && isSoniqError(err, "CLOSED");
+}
 
 /**
  * Default bound of {@link Service.stop}, in milliseconds: long enough for an ordinary unit of

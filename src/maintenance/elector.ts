@@ -19,7 +19,12 @@
  * "lost the maintenance lease".
  */
 import type { Backend } from "../backends/contract/index.js";
-import { BaseService, type BaseServiceOptions, sleep } from "../lifecycle/service.js";
+import {
+  BaseService,
+  type BaseServiceOptions,
+  closedAfterStop,
+  sleep,
+} from "../lifecycle/service.js";
 
 /** The lease name maintenance is elected under. */
 export const MAINTENANCE_LEASE = "maintenance";
@@ -104,7 +109,14 @@ export class Elector extends BaseService {
         ttlSeconds: this.ttlSeconds,
       });
     } catch (err) {
-      this.logger.warn({ err: String(err) }, "elector tick failed; will retry");
+      if (closedAfterStop(err, signal)) {
+        this.logger.debug(
+          { err: String(err) },
+          "elector tick ended by the closed backend after the stop",
+        );
+      } else {
+        this.logger.warn({ err: String(err) }, "elector tick failed; will retry");
+      }
       if (this.leading && this.clock() >= this.heldUntil) this.setLeading(false);
       return;
     }

@@ -7,7 +7,7 @@
  * logged and retried with a bounded back-off; it never becomes an unhandled rejection.
  */
 
-import { BaseService } from "../lifecycle/service.js";
+import { BaseService, closedAfterStop } from "../lifecycle/service.js";
 import type { Logger } from "../observability/logger.js";
 import type { Scheduler } from "./scheduler.js";
 
@@ -67,6 +67,10 @@ export class SchedulerService extends BaseService {
         failures = result.failed > 0 ? failures + 1 : 0;
         if (failures > 0) waitMs = Math.max(waitMs, backoff(failures));
       } catch (err) {
+        if (closedAfterStop(err, signal)) {
+          this.logger.debug({ err }, "scheduler tick ended by the closed backend after the stop");
+          break;
+        }
         failures += 1;
         waitMs = backoff(failures);
         this.logger.warn({ err, retry_ms: waitMs }, "scheduler tick failed; will retry");

@@ -5,6 +5,7 @@
  * and hands the lease on. The only place the worker touches `src/maintenance/`.
  */
 import type { Backend } from "../backends/contract/index.js";
+import { isSoniqError } from "../errors.js";
 import type { Service } from "../lifecycle/service.js";
 import { createMaintenance, type Maintenance } from "../maintenance/maintenance.js";
 import type { EventBus } from "../observability/event-bus.js";
@@ -97,6 +98,14 @@ export class WorkerMaintenance {
    */
   async recoverAtStart(): Promise<void> {
     await this.maintenance.rescuer.runOnce({ staleMeansDead: false }).catch((err: unknown) => {
+      // The worker stopped while the call was out and the backend was closed: nothing retries.
+      if (this.stopped && isSoniqError(err, "CLOSED")) {
+        this.options.logger.debug(
+          { err: errorText(err, 300) },
+          "start-up recovery ended by the stop",
+        );
+        return;
+      }
       this.options.logger.warn(
         { err: errorText(err, 300) },
         "start-up recovery failed; the maintenance loop will retry",

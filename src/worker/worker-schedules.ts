@@ -8,6 +8,7 @@
  */
 import type { Backend } from "../backends/contract/index.js";
 import { isSoniqError } from "../errors.js";
+import { closedAfterStop } from "../lifecycle/service.js";
 import type { EventBus } from "../observability/event-bus.js";
 import type { SoniqEventMap } from "../observability/events.js";
 import type { Logger } from "../observability/logger.js";
@@ -100,6 +101,14 @@ export class WorkerSchedules {
         );
       }
     } catch (err) {
+      // The worker stopped while the call was out and the backend was closed: nothing retries.
+      if (signal && closedAfterStop(err, signal)) {
+        this.options.logger.debug(
+          { err: errorText(err, 300) },
+          "schedule catch-up ended by the stop",
+        );
+        return;
+      }
       this.options.logger.warn(
         { err: errorText(err, 300) },
         "schedule catch-up failed; will retry",

@@ -2,6 +2,7 @@
 // the named bound, and the stress every service runs.
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
+import { SoniqError } from "../../src/errors.js";
 import { PeriodicService } from "../../src/lifecycle/periodic-service.js";
 import { BaseService, sleep } from "../../src/lifecycle/service.js";
 import { stressStartStop } from "../helpers/service-stress.js";
@@ -113,6 +114,60 @@ describe("PeriodicService", () => {
     await new Promise((r) => setTimeout(r, 50));
     await s.stop();
     expect(ticks).toBeGreaterThan(1);
+  });
+
+  it("tick › fails with CLOSED after the stop › logged at debug, no retry warning", async () => {
+    // A tick blocked on a call its lane abandoned (lane.ts) outlives the stop bound; the backend
+    // is then closed and the call fails with CLOSED. Nothing will retry: not a warning.
+    const lines: { level: number; msg: string }[] = [];
+    const captured = pino(
+      { level: "debug" },
+      { write: (line: string) => lines.push(JSON.parse(line)) },
+    );
+    let fail: (err: unknown) => void = () => {};
+    let started = false;
+    const s = new PeriodicService({
+      name: "p",
+      logger: captured,
+      intervalMs: 1,
+      stopBoundMs: 10,
+      tick: () => {
+        started = true;
+        return new Promise<void>((_, reject) => {
+          fail = reject;
+        });
+      },
+    });
+    await s.start();
+    while (!started) await sleep(1);
+    await s.stop();
+    fail(new SoniqError("CLOSED", "the backend was closed"));
+    await sleep(10);
+    const tickLines = lines.filter((l) => l.msg.includes("tick"));
+    expect(tickLines.length).toBe(1);
+    expect(tickLines.every((l) => l.level <= 20)).toBe(true);
+    expect(tickLines.some((l) => l.msg.includes("will retry"))).toBe(false);
+  });
+
+  it("tick › fails with CLOSED while running › still a retry warning", async () => {
+    const lines: { level: number; msg: string }[] = [];
+    const captured = pino(
+      { level: "debug" },
+      { write: (line: string) => lines.push(JSON.parse(line)) },
+    );
+    const s = new PeriodicService({
+      name: "p",
+      logger: captured,
+      intervalMs: 1000,
+      immediately: true,
+      tick: async () => {
+        throw new SoniqError("CLOSED", "the backend was closed");
+      },
+    });
+    await s.start();
+    await sleep(10);
+    await s.stop();
+    expect(lines.some((l) => l.level === 40 && l.msg.includes("will retry"))).toBe(true);
   });
 
   it("runNow › while idle › does nothing", async () => {

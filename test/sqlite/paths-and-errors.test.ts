@@ -1,9 +1,10 @@
 import { existsSync } from "node:fs";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import Database from "better-sqlite3";
 import { pino } from "pino";
 import { afterAll, describe, expect, it } from "vitest";
 import { loadMigrations } from "../../src/backends/shared/migrations.js";
+import { sqliteFileError } from "../../src/backends/sqlite/connection.js";
 import { SqliteBackend } from "../../src/backends/sqlite/sqlite-backend.js";
 import { isSoniqError } from "../../src/errors.js";
 import { Soniq } from "../../src/soniq.js";
@@ -62,6 +63,42 @@ describe("sqlite: paths and errors", () => {
       }
       expect(isSoniqError(err, "INVALID_OPTION")).toBe(true);
     }
+  });
+
+  it("setup › a file that cannot be created › DATABASE_UNREACHABLE naming the path and the cause", async () => {
+    // Tests run as root, which ignores file modes; /proc allows no new files even to root, so the
+    // driver really fails with SQLITE_CANTOPEN ("unable to open database file", no path in it).
+    const path = `/proc/soniq-${process.pid}-cannot-open.db`;
+    const err = await open(path)
+      .setup()
+      .catch((e: unknown) => e);
+    expect(isSoniqError(err, "DATABASE_UNREACHABLE")).toBe(true);
+    expect((err as Error).message).toContain(path);
+    expect((err as Error).message).toMatch(/cannot be opened or written/);
+    expect((err as Error).message).toMatch(/read-only/);
+    expect((err as { cause?: { code?: string } }).cause?.code).toBe("SQLITE_CANTOPEN");
+  });
+
+  it("a write the driver refuses as read-only › DATABASE_UNREACHABLE naming the path", () => {
+    // Root cannot be refused a write by file modes; a connection opened read-only produces the
+    // driver's real SQLITE_READONLY, which the connection translates the same way.
+    const path = join(tempDir("soniq-sqlite-readonly-"), "ro.db");
+    new Database(path).exec("CREATE TABLE t (x INTEGER)");
+    const readOnly = new Database(path, { readonly: true });
+    let driverError: unknown;
+    try {
+      readOnly.exec("INSERT INTO t VALUES (1)");
+    } catch (e) {
+      driverError = e;
+    } finally {
+      readOnly.close();
+    }
+    expect((driverError as { code?: string }).code).toBe("SQLITE_READONLY");
+    const err = sqliteFileError(driverError, "sub/../ro.db");
+    expect(isSoniqError(err, "DATABASE_UNREACHABLE")).toBe(true);
+    expect(err?.message).toContain(resolve("ro.db"));
+    expect(err?.message).toMatch(/cannot be opened or written/);
+    expect(sqliteFileError(new Error("other"), path)).toBeUndefined();
   });
 
   it("reports a missing schema as SCHEMA_NOT_READY until setup runs", async () => {

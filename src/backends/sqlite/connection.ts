@@ -1,7 +1,8 @@
 /**
  * The SQLite backend's one connection: opened on first use with its pragmas, statements of the
- * catalogue (sql.ts) prepared once, lock waits retried without blocking the event loop, and the
- * driver's "no such table" turned into `SCHEMA_NOT_READY`.
+ * catalogue (sql.ts) prepared once, lock waits retried without blocking the event loop, the
+ * driver's "no such table" turned into `SCHEMA_NOT_READY`, and a file that cannot be opened or
+ * written into `DATABASE_UNREACHABLE` naming it ({@link sqliteFileError}).
  */
 import { existsSync, mkdirSync } from "node:fs";
 import { dirname, resolve } from "node:path";
@@ -36,6 +37,36 @@ export interface SqliteSession {
   immediate<T>(fn: () => T): T;
   /** The database clock, in milliseconds since the epoch. */
   nowMs(): number;
+}
+
+/** Driver codes (with their extended forms) for a file the process cannot open or write. */
+const FILE_ACCESS_CODES = ["SQLITE_CANTOPEN", "SQLITE_READONLY", "SQLITE_PERM"];
+
+/** Node's codes when creating the file's parent directories is refused. */
+const DIRECTORY_ACCESS_CODES = new Set(["EACCES", "EPERM", "EROFS"]);
+
+/**
+ * Translates an error from opening or writing the SQLite file at `path` (the driver's
+ * `SQLITE_CANTOPEN`, `SQLITE_READONLY`, `SQLITE_PERM` and their extended codes; `EACCES`, `EPERM`,
+ * `EROFS` from creating its parent directories) into a `DATABASE_UNREACHABLE` SoniqError whose
+ * message names the absolute path and the likely cause; the driver's own message ("unable to
+ * open database file") names neither. The original error is the `cause`.
+ * @param err What the driver (or `mkdirSync`) threw.
+ * @param path The database path as given; the message resolves it against the working directory.
+ * @returns The SoniqError, or `undefined` when `err` is not one of those.
+ */
+export function sqliteFileError(err: unknown, path: string): SoniqError | undefined {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code !== "string") return undefined;
+  const driver = FILE_ACCESS_CODES.some((c) => code === c || code.startsWith(`${c}_`));
+  if (!driver && !DIRECTORY_ACCESS_CODES.has(code)) return undefined;
+  const absolute = resolve(path);
+  const detail = err instanceof Error ? err.message : code;
+  return new SoniqError(
+    "DATABASE_UNREACHABLE",
+    `the SQLite database ${absolute} cannot be opened or written (${detail}): check that the file and its directory are writable by this process (a read-only file, directory or file system, or missing permissions); SQLite also creates ${absolute}-wal and ${absolute}-shm beside it`,
+    { cause: err, details: { path: absolute, driverCode: code } },
+  );
 }
 
 /** The SQL function an injected clock answers through (see {@link SqliteConnection}). */
@@ -100,8 +131,13 @@ export class SqliteConnection implements SqliteSession {
         `there is no SQLite database at ${resolve(this.path)}: run \`soniq setup\` to create it`,
       );
     }
-    if (!inMemory) mkdirSync(dirname(resolve(this.path)), { recursive: true });
-    const db = new Database(this.path, { timeout: BUSY_SLICE_MS });
+    let db: Database.Database;
+    try {
+      if (!inMemory) mkdirSync(dirname(resolve(this.path)), { recursive: true });
+      db = new Database(this.path, { timeout: BUSY_SLICE_MS });
+    } catch (err) {
+      throw sqliteFileError(err, this.path) ?? err;
+    }
     try {
       db.pragma(`busy_timeout = ${BUSY_SLICE_MS}`);
       db.pragma("journal_mode = WAL");
@@ -121,7 +157,7 @@ export class SqliteConnection implements SqliteSession {
           { cause: err },
         );
       }
-      throw err;
+      throw sqliteFileError(err, this.path) ?? err;
     }
     this.open = db;
     return db;
@@ -137,6 +173,7 @@ export class SqliteConnection implements SqliteSession {
    * @param signal Aborting it stops the retries of a busy database: the call rejects with its
    * reason, and nothing of `fn` was done.
    * @throws SoniqError `CLOSED` after close; `SCHEMA_NOT_READY` for a missing table or file;
+   * `DATABASE_UNREACHABLE` for a file (or directory) that cannot be opened or written;
    * `SQLITE_BUSY` from the driver once `busyTimeoutMs` is spent.
    */
   async use<T>(
@@ -169,7 +206,8 @@ export class SqliteConnection implements SqliteSession {
             { cause: err },
           );
         }
-        throw err;
+        if (err instanceof SoniqError) throw err;
+        throw sqliteFileError(err, this.path) ?? err;
       }
     }
   }
