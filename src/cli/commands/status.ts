@@ -40,6 +40,9 @@ const STATE_KEYS = {
   dead_letter: "deadLetter",
 } as const;
 
+/** Width of the label column: the longest label (`remote_submitting`), so every count lines up. */
+const LABEL_WIDTH = 17;
+
 /** The text form's label of a count (the words operators type: `--status dead_letter`). */
 const LABELS: Readonly<Record<string, string>> = {
   deadLetter: "dead_letter",
@@ -174,11 +177,11 @@ export function register(program: Command): void {
                   : k === "remote_frozen" && v > 0
                     ? paint("yellow", String(v))
                     : String(v);
-              return `${k.padEnd(15)} ${count}${hint}`;
+              return `${k.padEnd(LABEL_WIDTH)} ${count}${hint}`;
             });
             const dead = json.deadWorkers;
             lines.push(
-              `${"workers".padEnd(15)} ${paint("green", `${live.length} live`)}${dead > 0 ? `, ${paint("red", `${dead} dead`)} (not stopped) → soniq workers, soniq recover` : ""}`,
+              `${"workers".padEnd(LABEL_WIDTH)} ${paint("green", `${live.length} live`)}${dead > 0 ? `, ${paint("red", `${dead} dead`)} (not stopped) → soniq workers, soniq recover` : ""}`,
             );
             for (const w of live) {
               lines.push(
