@@ -13,6 +13,21 @@ import { memoryBackend } from "../helpers/test-backends.js";
 
 const logger = pino({ level: "silent" });
 
+/**
+ * The leader's maintenance on `backend` with fast intervals (heartbeat 0.02 s, timeout 0.2 s),
+ * healthy from the start; `lane` and `log` when a case needs its own.
+ */
+function maintainer(backend: Backend, lane?: Lane, log = logger) {
+  return createMaintenance({
+    backend,
+    workerId: "w1",
+    settings: { heartbeatInterval: 0.02, heartbeatTimeout: 0.2, maxInterruptions: 3 },
+    logger: log,
+    healthyForSeconds: () => 1,
+    ...(lane === undefined ? {} : { lane }),
+  });
+}
+
 /** Every call through a watched backend: its method, start and end (ms, performance.now()). */
 interface Call {
   method: string;
@@ -126,14 +141,7 @@ describe("maintenance lane", () => {
       method === "jobPruneFinished" ? held : undefined,
     );
     const lane = new Lane();
-    const { service } = createMaintenance({
-      backend,
-      workerId: "w1",
-      settings: { heartbeatInterval: 0.02, heartbeatTimeout: 0.2, maxInterruptions: 3 },
-      logger,
-      healthyForSeconds: () => 1,
-      lane,
-    });
+    const { service } = maintainer(backend, lane);
     await service.start();
     await until(() => calls.some((c) => c.method === "jobPruneFinished"));
     const pruneStarted = performance.now();
@@ -168,14 +176,7 @@ describe("maintenance lane", () => {
       method === "jobPruneFinished" ? held : undefined,
     );
     const lane = new Lane();
-    const { service } = createMaintenance({
-      backend,
-      workerId: "w1",
-      settings: { heartbeatInterval: 0.02, heartbeatTimeout: 0.2, maxInterruptions: 3 },
-      logger,
-      healthyForSeconds: () => 1,
-      lane,
-    });
+    const { service } = maintainer(backend, lane);
     await service.start();
     await until(() => calls.some((c) => c.method === "jobPruneFinished"));
     await until(() => lane.pending >= 3);
@@ -205,13 +206,7 @@ describe("maintenance lane", () => {
       // Ten full batches (so the tick goes on), 30 ms each, then a short one.
       return new Promise((resolve) => setTimeout(() => resolve(batches <= 10 ? limit : 0), 30));
     });
-    const { service } = createMaintenance({
-      backend,
-      workerId: "w1",
-      settings: { heartbeatInterval: 0.02, heartbeatTimeout: 0.2, maxInterruptions: 3 },
-      logger,
-      healthyForSeconds: () => 1,
-    });
+    const { service } = maintainer(backend);
     await service.start();
     await until(() => batches >= 11);
     const prunes = calls.filter((c) => c.method === "jobPruneFinished");
@@ -245,14 +240,7 @@ describe("maintenance lane", () => {
         };
       },
     });
-    const { service } = createMaintenance({
-      backend,
-      workerId: "w1",
-      settings: { heartbeatInterval: 0.02, heartbeatTimeout: 0.2, maxInterruptions: 3 },
-      logger,
-      healthyForSeconds: () => 1,
-      lane,
-    });
+    const { service } = maintainer(backend, lane);
     await service.start();
     await until(() => calls.some((c) => c.method === "jobPruneFinished"));
     await until(() => lane.pending >= 2);
@@ -290,13 +278,7 @@ describe("maintenance lane", () => {
     const backend = watched(await memoryBackend(), calls, (method) =>
       method === "jobPruneFinished" ? held : undefined,
     );
-    const { service } = createMaintenance({
-      backend,
-      workerId: "w1",
-      settings: { heartbeatInterval: 0.02, heartbeatTimeout: 0.2, maxInterruptions: 3 },
-      logger: warnLogger,
-      healthyForSeconds: () => 1,
-    });
+    const { service } = maintainer(backend, undefined, warnLogger);
     await service.start();
     await until(() => calls.some((c) => c.method === "jobPruneFinished"));
     const pruneStarted = performance.now();
