@@ -403,6 +403,8 @@ describeEachBackend("worker: workflows", (target) => {
     });
     expect(flow.ids.length).toBe(1001);
     expect((await soniq.flows.get(flow.id))?.counts.waiting).toBe(1);
+    // Listings show the waiting root as scheduled (due 9999-12-31), not queued (docs/workflows.md).
+    expect((await soniq.jobs.list({ id: [flow.id] })).jobs[0]?.status).toBe("scheduled");
     const worker = soniq.worker({ concurrency: 20 });
     await worker.start();
     await waitFor(async () => (await soniq.getJob(flow.id))?.status === "done", 120_000);
