@@ -1,8 +1,9 @@
 // `npm run schema:dump`: rewrites test/schema/postgres.sql and test/schema/sqlite.sql, the fully
 // migrated schema of each engine, from a fresh setup (test/schema/schema.test.ts checks them).
 //
-// PostgreSQL is read from the catalogue (tables, columns with types and defaults, constraints,
-// indexes, functions, triggers; each sorted by name, columns in table order) rather than with
+// PostgreSQL is read from the catalogue (tables, columns with types, defaults and generated
+// expressions, constraints, indexes, functions, triggers; each sorted by name, columns in table
+// order) rather than with
 // pg_dump, whose output changes with its version. SQLite is `sqlite_master`'s SQL text, sorted.
 // PostgreSQL: TEST_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/test; a fresh schema
 // is created and dropped.
@@ -64,7 +65,10 @@ export async function dumpPostgresSchema(client: pg.Client, schema: string): Pro
     `SELECT c.relname AS table,
             a.attname || ' ' || format_type(a.atttypid, a.atttypmod)
               || CASE WHEN a.attnotnull THEN ' NOT NULL' ELSE '' END
-              || COALESCE(' DEFAULT ' || pg_get_expr(d.adbin, d.adrelid), '') AS line
+              || COALESCE(CASE WHEN a.attgenerated = 's'
+                               THEN ' GENERATED ALWAYS AS (' || pg_get_expr(d.adbin, d.adrelid)
+                                    || ') STORED'
+                               ELSE ' DEFAULT ' || pg_get_expr(d.adbin, d.adrelid) END, '') AS line
      FROM pg_attribute a
      JOIN pg_class c ON c.oid = a.attrelid
      JOIN pg_namespace n ON n.oid = c.relnamespace

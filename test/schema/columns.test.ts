@@ -42,13 +42,20 @@ describe("column lists", () => {
     ["postgres", pgRows],
   ] as const)("%s › rows.ts lists › match the dumped tables in order", (engine, rows) => {
     const tables = dump(engine);
-    // SQLite's `concurrency_key` (migration 020) is the key inside `meta`, kept in a column for
-    // the keyed indexes: written by the inserts, read by the keyed claim's SQL only, last in the
-    // table (no positional statement reaches it), never moved to the finished jobs.
-    if (engine === "sqlite") {
-      expect(tables.get("soniq_jobs")?.at(-1)).toBe("concurrency_key");
-      tables.set("soniq_jobs", tables.get("soniq_jobs")?.slice(0, -1) ?? []);
-    }
+    // The key and limits inside `meta`, kept in columns for the keyed indexes and the keyed claim
+    // (SQLite's `concurrency_key`, migration 020, written by the inserts; PostgreSQL's three
+    // generated columns, migration 034): read by the keyed claim's SQL only, last in the table,
+    // no column list names them (a generated column takes no value in an INSERT). SQLite never
+    // moves its column to the finished jobs; PostgreSQL's finished store has the same three,
+    // always NULL, so that both tables' `SELECT *` stay alike.
+    const keyColumns =
+      engine === "sqlite"
+        ? ["concurrency_key"]
+        : ["concurrency_key", "concurrency_limit", "rate_limit"];
+    expect(tables.get("soniq_jobs")?.slice(-keyColumns.length)).toEqual(keyColumns);
+    const finishedKeyColumns = engine === "postgres" ? keyColumns : [];
+    const withKeys = tables.get("soniq_jobs") ?? [];
+    tables.set("soniq_jobs", withKeys.slice(0, -keyColumns.length));
     expect(names(rows.JOB_COLUMNS)).toEqual(tables.get("soniq_jobs"));
     // The list columns: the same, in the same order, without the result, the checkpoint and the
     // steps (each may be megabytes; no list shows them).
@@ -68,7 +75,10 @@ describe("column lists", () => {
     // A finished job is the live row moved: both tables have the same columns, in order (on
     // PostgreSQL the finished jobs are the view soniq_finished_jobs over soniq_finished_store).
     const finished = engine === "postgres" ? "soniq_finished_store" : "soniq_finished_jobs";
-    expect(tables.get(finished)).toEqual(tables.get("soniq_jobs"));
+    expect(tables.get(finished)).toEqual([
+      ...(tables.get("soniq_jobs") ?? []),
+      ...finishedKeyColumns,
+    ]);
     if (engine === "postgres") expect([...JOB_TABLE_COLUMNS]).toEqual(tables.get("soniq_jobs"));
   });
 });

@@ -1,6 +1,6 @@
 -- The PostgreSQL schema after every migration, as a fresh `setup()` leaves it.
 -- Written by `npm run schema:dump`; checked by test/schema/schema.test.ts. Do not edit.
--- Migrations: 001_initial.sql, 002_leases.sql, 003_queue_claim_index.sql, 004_schedules.sql, 005_start_marks.sql, 006_operations.sql, 007_remote_submissions.sql, 008_trace_context.sql, 009_notify_queued_only.sql, 010_finished_jobs.sql, 011_finished_partitions.sql, 012_job_versions.sql, 013_worker_capabilities.sql, 014_worker_exits.sql, 015_concurrency_keys.sql, 016_rate_limits.sql, 017_checkpoints.sql, 018_enqueue_function.sql, 019_workflows.sql, 020_keyed_claim_function.sql, 021_finish_notices.sql, 022_flow_ends.sql, 023_awaited_check.sql, 024_flow_settle_set.sql, 025_flow_settle_plans.sql, 026_release_wake_notice.sql, 027_claim_indexes_unkeyed.sql, 028_keyed_claim_one_path.sql, 029_awaited_once.sql, 030_flow_end_probes.sql, 031_dead_letter_meta.sql, 032_flow_member_kept.sql, 033_flow_short_count_locks.sql
+-- Migrations: 001_initial.sql, 002_leases.sql, 003_queue_claim_index.sql, 004_schedules.sql, 005_start_marks.sql, 006_operations.sql, 007_remote_submissions.sql, 008_trace_context.sql, 009_notify_queued_only.sql, 010_finished_jobs.sql, 011_finished_partitions.sql, 012_job_versions.sql, 013_worker_capabilities.sql, 014_worker_exits.sql, 015_concurrency_keys.sql, 016_rate_limits.sql, 017_checkpoints.sql, 018_enqueue_function.sql, 019_workflows.sql, 020_keyed_claim_function.sql, 021_finish_notices.sql, 022_flow_ends.sql, 023_awaited_check.sql, 024_flow_settle_set.sql, 025_flow_settle_plans.sql, 026_release_wake_notice.sql, 027_claim_indexes_unkeyed.sql, 028_keyed_claim_one_path.sql, 029_awaited_once.sql, 030_flow_end_probes.sql, 031_dead_letter_meta.sql, 032_flow_member_kept.sql, 033_flow_short_count_locks.sql, 034_keyed_columns.sql
 
 CREATE TABLE soniq_dead_letter_jobs (
   id uuid NOT NULL,
@@ -62,6 +62,9 @@ CREATE TABLE soniq_finished_store (
   version integer NOT NULL DEFAULT 1,
   checkpoint text,
   steps text,
+  concurrency_key text,
+  concurrency_limit integer,
+  rate_limit integer,
   CONSTRAINT soniq_finished_store_pkey PRIMARY KEY (id, result_expires_at),
   CONSTRAINT soniq_finished_store_status_check CHECK ((status = ANY (ARRAY['done'::text, 'cancelled'::text])))
 );
@@ -175,6 +178,9 @@ CREATE TABLE soniq_jobs (
   version integer NOT NULL DEFAULT 1,
   checkpoint text,
   steps text,
+  concurrency_key text GENERATED ALWAYS AS (((meta -> 'concurrency'::text) ->> 'key'::text)) STORED,
+  concurrency_limit integer GENERATED ALWAYS AS ((((meta -> 'concurrency'::text) ->> 'limit'::text))::integer) STORED,
+  rate_limit integer GENERATED ALWAYS AS ((((meta -> 'rate'::text) ->> 'limit'::text))::integer) STORED,
   CONSTRAINT soniq_jobs_attempts_check CHECK ((attempts >= 0)),
   CONSTRAINT soniq_jobs_interruptions_check CHECK ((interruptions >= 0)),
   CONSTRAINT soniq_jobs_max_attempts_check CHECK ((max_attempts >= 1)),
@@ -360,7 +366,10 @@ CREATE VIEW soniq_finished_jobs AS
     f.trace_context,
     f.version,
     f.checkpoint,
-    f.steps
+    f.steps,
+    f.concurrency_key,
+    f.concurrency_limit,
+    f.rate_limit
    FROM soniq_finished_store f
   WHERE (((f.result_expires_at, f.id) > ( SELECT m.expires_at,
             m.id
@@ -375,9 +384,9 @@ CREATE INDEX soniq_job_events_at_idx ON soniq_job_events USING btree (at);
 CREATE INDEX soniq_job_events_job_idx ON soniq_job_events USING btree (job_id, id);
 CREATE INDEX soniq_jobs_claim_idx ON soniq_jobs USING btree (priority, scheduled_at, created_at, id) WHERE ((status = 'queued'::text) AND ((meta IS NULL) OR ((meta -> 'concurrency'::text) IS NULL)));
 CREATE UNIQUE INDEX soniq_jobs_dedup_key_idx ON soniq_jobs USING btree (dedup_key) WHERE (dedup_key IS NOT NULL);
-CREATE INDEX soniq_jobs_keyed_claim_idx ON soniq_jobs USING btree ((((meta -> 'concurrency'::text) ->> 'key'::text)), priority, scheduled_at, created_at, id) WHERE ((status = 'queued'::text) AND ((meta -> 'concurrency'::text) IS NOT NULL));
+CREATE INDEX soniq_jobs_keyed_claim_idx ON soniq_jobs USING btree (concurrency_key, priority, scheduled_at, created_at, id) WHERE ((status = 'queued'::text) AND (concurrency_key IS NOT NULL));
 CREATE INDEX soniq_jobs_keyed_queue_idx ON soniq_jobs USING btree (queue, scheduled_at) WHERE ((status = 'queued'::text) AND (meta IS NOT NULL) AND ((meta -> 'concurrency'::text) IS NOT NULL));
-CREATE INDEX soniq_jobs_keyed_running_idx ON soniq_jobs USING btree ((((meta -> 'concurrency'::text) ->> 'key'::text))) WHERE ((status = 'processing'::text) AND ((meta -> 'concurrency'::text) IS NOT NULL));
+CREATE INDEX soniq_jobs_keyed_running_idx ON soniq_jobs USING btree (concurrency_key) WHERE ((status = 'processing'::text) AND (concurrency_key IS NOT NULL));
 CREATE INDEX soniq_jobs_legacy_order_idx ON soniq_jobs USING btree (created_at DESC, id DESC) WHERE (substr((id)::text, 15, 1) <> '7'::text);
 CREATE INDEX soniq_jobs_processing_idx ON soniq_jobs USING btree (worker_id) WHERE (status = 'processing'::text);
 CREATE INDEX soniq_jobs_queue_claim_idx ON soniq_jobs USING btree (queue, priority, scheduled_at, created_at, id) WHERE ((status = 'queued'::text) AND ((meta IS NULL) OR ((meta -> 'concurrency'::text) IS NULL)));
@@ -990,7 +999,7 @@ BEGIN
       -- reads each key's first queued row in claim order (its first entry in the keyed index):
       -- when that row is due and passes the filters it is the head, else a probe finds it.
       WITH RECURSIVE after_keys(k, id, ok, lim, rate_lim) AS (
-        (SELECT (f.meta -> 'concurrency' ->> 'key') AS k, f.id,
+        (SELECT f.concurrency_key AS k, f.id,
                  (f.scheduled_at <= now()
                  AND (p_queues IS NULL OR f.queue = ANY(p_queues))
                  AND (p_names IS NULL OR f.name = ANY(p_names))
@@ -999,18 +1008,18 @@ BEGIN
                  AND (NOT p_restricted OR f.queue NOT IN (SELECT qs.name FROM soniq_queues AS qs
                       WHERE (qs.paused AND (qs.paused_until IS NULL OR qs.paused_until > now()))
                          OR qs.max_running IS NOT NULL))) AS ok,
-                 ((f.meta -> 'concurrency' ->> 'limit')::int) AS lim,
-                 ((f.meta -> 'rate' ->> 'limit')::int) AS rate_lim
+                 f.concurrency_limit AS lim,
+                 f.rate_limit AS rate_lim
           FROM soniq_jobs AS f
-         WHERE f.status = 'queued' AND (f.meta -> 'concurrency') IS NOT NULL
-           AND (f.meta -> 'concurrency' ->> 'key') > cur
-         ORDER BY (f.meta -> 'concurrency' ->> 'key'), f.priority, f.scheduled_at, f.created_at,
+         WHERE f.status = 'queued' AND f.concurrency_key IS NOT NULL
+           AND f.concurrency_key > cur
+         ORDER BY f.concurrency_key, f.priority, f.scheduled_at, f.created_at,
                   f.id
          LIMIT 1)
         UNION ALL
         SELECT n.k, n.id, n.ok, n.lim, n.rate_lim
         FROM after_keys AS a
-        CROSS JOIN LATERAL (SELECT (n.meta -> 'concurrency' ->> 'key') AS k, n.id,
+        CROSS JOIN LATERAL (SELECT n.concurrency_key AS k, n.id,
                  (n.scheduled_at <= now()
                  AND (p_queues IS NULL OR n.queue = ANY(p_queues))
                  AND (p_names IS NULL OR n.name = ANY(p_names))
@@ -1019,16 +1028,16 @@ BEGIN
                  AND (NOT p_restricted OR n.queue NOT IN (SELECT qs.name FROM soniq_queues AS qs
                       WHERE (qs.paused AND (qs.paused_until IS NULL OR qs.paused_until > now()))
                          OR qs.max_running IS NOT NULL))) AS ok,
-                 ((n.meta -> 'concurrency' ->> 'limit')::int) AS lim,
-                 ((n.meta -> 'rate' ->> 'limit')::int) AS rate_lim
+                 n.concurrency_limit AS lim,
+                 n.rate_limit AS rate_lim
           FROM soniq_jobs AS n
-          WHERE n.status = 'queued' AND (n.meta -> 'concurrency') IS NOT NULL
-            AND (n.meta -> 'concurrency' ->> 'key') > a.k
-          ORDER BY (n.meta -> 'concurrency' ->> 'key'), n.priority, n.scheduled_at, n.created_at,
+          WHERE n.status = 'queued' AND n.concurrency_key IS NOT NULL
+            AND n.concurrency_key > a.k
+          ORDER BY n.concurrency_key, n.priority, n.scheduled_at, n.created_at,
                    n.id
           LIMIT 1) AS n
       ), before_keys(k, id, ok, lim, rate_lim) AS (
-        (SELECT (f.meta -> 'concurrency' ->> 'key') AS k, f.id,
+        (SELECT f.concurrency_key AS k, f.id,
                  (f.scheduled_at <= now()
                  AND (p_queues IS NULL OR f.queue = ANY(p_queues))
                  AND (p_names IS NULL OR f.name = ANY(p_names))
@@ -1037,18 +1046,18 @@ BEGIN
                  AND (NOT p_restricted OR f.queue NOT IN (SELECT qs.name FROM soniq_queues AS qs
                       WHERE (qs.paused AND (qs.paused_until IS NULL OR qs.paused_until > now()))
                          OR qs.max_running IS NOT NULL))) AS ok,
-                 ((f.meta -> 'concurrency' ->> 'limit')::int) AS lim,
-                 ((f.meta -> 'rate' ->> 'limit')::int) AS rate_lim
+                 f.concurrency_limit AS lim,
+                 f.rate_limit AS rate_lim
           FROM soniq_jobs AS f
-         WHERE f.status = 'queued' AND (f.meta -> 'concurrency') IS NOT NULL
-           AND (f.meta -> 'concurrency' ->> 'key') <= cur
-         ORDER BY (f.meta -> 'concurrency' ->> 'key'), f.priority, f.scheduled_at, f.created_at,
+         WHERE f.status = 'queued' AND f.concurrency_key IS NOT NULL
+           AND f.concurrency_key <= cur
+         ORDER BY f.concurrency_key, f.priority, f.scheduled_at, f.created_at,
                   f.id
          LIMIT 1)
         UNION ALL
         SELECT n.k, n.id, n.ok, n.lim, n.rate_lim
         FROM before_keys AS a
-        CROSS JOIN LATERAL (SELECT (n.meta -> 'concurrency' ->> 'key') AS k, n.id,
+        CROSS JOIN LATERAL (SELECT n.concurrency_key AS k, n.id,
                  (n.scheduled_at <= now()
                  AND (p_queues IS NULL OR n.queue = ANY(p_queues))
                  AND (p_names IS NULL OR n.name = ANY(p_names))
@@ -1057,13 +1066,13 @@ BEGIN
                  AND (NOT p_restricted OR n.queue NOT IN (SELECT qs.name FROM soniq_queues AS qs
                       WHERE (qs.paused AND (qs.paused_until IS NULL OR qs.paused_until > now()))
                          OR qs.max_running IS NOT NULL))) AS ok,
-                 ((n.meta -> 'concurrency' ->> 'limit')::int) AS lim,
-                 ((n.meta -> 'rate' ->> 'limit')::int) AS rate_lim
+                 n.concurrency_limit AS lim,
+                 n.rate_limit AS rate_lim
           FROM soniq_jobs AS n
-          WHERE n.status = 'queued' AND (n.meta -> 'concurrency') IS NOT NULL
-            AND (n.meta -> 'concurrency' ->> 'key') > a.k
-            AND (n.meta -> 'concurrency' ->> 'key') <= cur
-          ORDER BY (n.meta -> 'concurrency' ->> 'key'), n.priority, n.scheduled_at, n.created_at,
+          WHERE n.status = 'queued' AND n.concurrency_key IS NOT NULL
+            AND n.concurrency_key > a.k
+            AND n.concurrency_key <= cur
+          ORDER BY n.concurrency_key, n.priority, n.scheduled_at, n.created_at,
                    n.id
           LIMIT 1) AS n
       ), walk AS (
@@ -1076,11 +1085,11 @@ BEGIN
         CROSS JOIN LATERAL (
           SELECT walk.id, walk.lim, walk.rate_lim WHERE walk.ok
           UNION ALL
-          (SELECT q.id, ((q.meta -> 'concurrency' ->> 'limit')::int) AS lim,
-                  ((q.meta -> 'rate' ->> 'limit')::int) AS rate_lim
+          (SELECT q.id, q.concurrency_limit AS lim,
+                  q.rate_limit AS rate_lim
            FROM soniq_jobs AS q
-           WHERE NOT walk.ok AND q.status = 'queued' AND (q.meta -> 'concurrency') IS NOT NULL
-             AND (q.meta -> 'concurrency' ->> 'key') = walk.k
+           WHERE NOT walk.ok AND q.status = 'queued' AND q.concurrency_key IS NOT NULL
+             AND q.concurrency_key = walk.k
              AND (q.scheduled_at <= now()
                  AND (p_queues IS NULL OR q.queue = ANY(p_queues))
                  AND (p_names IS NULL OR q.name = ANY(p_names))
@@ -1094,8 +1103,8 @@ BEGIN
         ) AS c
         WHERE (c.lim IS NULL OR (SELECT count(*) FROM soniq_jobs AS r
                                  WHERE r.status = 'processing'
-                                   AND (r.meta -> 'concurrency') IS NOT NULL
-                                   AND (r.meta -> 'concurrency' ->> 'key') = walk.k) < c.lim)
+                                   AND r.concurrency_key IS NOT NULL
+                                   AND r.concurrency_key = walk.k) < c.lim)
           AND (c.rate_lim IS NULL OR (SELECT count(*) FROM soniq_rate_starts AS st
                                       WHERE st.key = walk.k AND st.expires_at > t) < c.rate_lim)
           AND (NOT paused_keys
@@ -1114,12 +1123,12 @@ BEGIN
       -- due candidates ranked within their key first, then in claim order, within the keys'
       -- room (the rotating pass's claims count as running: this statement's snapshot has them).
       WITH RECURSIVE keys(k) AS (
-        (SELECT (f.meta -> 'concurrency' ->> 'key') FROM soniq_jobs AS f
-         WHERE f.status = 'queued' AND (f.meta -> 'concurrency') IS NOT NULL ORDER BY 1 LIMIT 1)
+        (SELECT f.concurrency_key FROM soniq_jobs AS f
+         WHERE f.status = 'queued' AND f.concurrency_key IS NOT NULL ORDER BY 1 LIMIT 1)
         UNION ALL
-        SELECT (SELECT (n.meta -> 'concurrency' ->> 'key') FROM soniq_jobs AS n
-                WHERE n.status = 'queued' AND (n.meta -> 'concurrency') IS NOT NULL
-                  AND (n.meta -> 'concurrency' ->> 'key') > keys.k
+        SELECT (SELECT n.concurrency_key FROM soniq_jobs AS n
+                WHERE n.status = 'queued' AND n.concurrency_key IS NOT NULL
+                  AND n.concurrency_key > keys.k
                 ORDER BY 1 LIMIT 1)
         FROM keys WHERE keys.k IS NOT NULL
       ), candidates AS (
@@ -1127,18 +1136,18 @@ BEGIN
         FROM keys
         CROSS JOIN LATERAL (SELECT count(*) AS n FROM soniq_jobs AS r
                             WHERE r.status = 'processing'
-                              AND (r.meta -> 'concurrency') IS NOT NULL
-                              AND (r.meta -> 'concurrency' ->> 'key') = keys.k) AS running
+                              AND r.concurrency_key IS NOT NULL
+                              AND r.concurrency_key = keys.k) AS running
         CROSS JOIN LATERAL (SELECT count(*) AS n FROM soniq_rate_starts AS st
                             WHERE st.key = keys.k AND st.expires_at > t) AS started
         CROSS JOIN LATERAL (
           SELECT q.id, q.priority, q.scheduled_at, q.created_at,
-                 ((q.meta -> 'concurrency' ->> 'limit')::int) AS lim,
-                 ((q.meta -> 'rate' ->> 'limit')::int) AS rate_lim,
+                 q.concurrency_limit AS lim,
+                 q.rate_limit AS rate_lim,
                  row_number() OVER (ORDER BY q.priority, q.scheduled_at, q.created_at, q.id) AS rn
           FROM soniq_jobs AS q
-          WHERE q.status = 'queued' AND (q.meta -> 'concurrency') IS NOT NULL
-            AND (q.meta -> 'concurrency' ->> 'key') = keys.k
+          WHERE q.status = 'queued' AND q.concurrency_key IS NOT NULL
+            AND q.concurrency_key = keys.k
             AND q.scheduled_at <= now()
             AND (p_queues IS NULL OR q.queue = ANY(p_queues))
             AND (p_names IS NULL OR q.name = ANY(p_names))
@@ -1173,9 +1182,9 @@ BEGIN
       RETURNING j
     ), charged AS (
       INSERT INTO soniq_rate_starts (key, expires_at)
-      SELECT ((claimed.j).meta -> 'concurrency' ->> 'key'),
+      SELECT (claimed.j).concurrency_key,
              t + ((((claimed.j).meta -> 'rate' ->> 'per')::bigint) * interval '1 millisecond')
-      FROM claimed WHERE ((claimed.j).meta -> 'rate') IS NOT NULL
+      FROM claimed WHERE (claimed.j).rate_limit IS NOT NULL
     ), expired AS (
       DELETE FROM soniq_rate_starts AS x WHERE x.expires_at <= t
     ), unpaused AS (
@@ -1189,14 +1198,14 @@ BEGIN
   -- among keys with due queued rate-limited jobs (read after the claims deleted passed starts).
   IF cardinality(taken) < p_limit
      AND (p_next_window
-          OR EXISTS (SELECT 1 FROM unnest(taken) AS u WHERE (u.meta -> 'rate') IS NOT NULL)) THEN
+          OR EXISTS (SELECT 1 FROM unnest(taken) AS u WHERE u.rate_limit IS NOT NULL)) THEN
     SELECT greatest(0, ceil(extract(epoch FROM min(st.expires_at) - clock_timestamp()) * 1000))
     INTO wait_ms
     FROM soniq_rate_starts AS st
     WHERE EXISTS (SELECT 1 FROM soniq_jobs AS w
-                  WHERE w.status = 'queued' AND (w.meta -> 'concurrency') IS NOT NULL
-                    AND (w.meta -> 'concurrency' ->> 'key') = st.key
-                    AND (w.meta -> 'rate') IS NOT NULL AND w.scheduled_at <= now());
+                  WHERE w.status = 'queued' AND w.concurrency_key IS NOT NULL
+                    AND w.concurrency_key = st.key
+                    AND w.rate_limit IS NOT NULL AND w.scheduled_at <= now());
     PERFORM set_config('soniq.keyed_next_window', COALESCE(wait_ms::text, ''), true);
   END IF;
   RETURN QUERY SELECT * FROM unnest(taken);

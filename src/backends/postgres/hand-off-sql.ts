@@ -4,7 +4,7 @@
  * choice made by the database in the same statement.
  */
 
-import { pgKeyed, pgUnkeyed } from "../shared/concurrency-meta.js";
+import { pgKeyedInMeta, pgUnkeyed } from "../shared/concurrency-meta.js";
 import { pgQueuePaused } from "../shared/queue-pause.js";
 import { takeKeys } from "./finish-sql.js";
 import { quoteIdent } from "./identifiers.js";
@@ -56,7 +56,7 @@ export function buildHandOffStatements(schema: string) {
                 ORDER BY b.queue, b.priority, b.scheduled_at, b.created_at, b.id
                 LIMIT 1) IS NULL
            AND NOT EXISTS (SELECT 1 FROM ${jobs} AS k
-                           WHERE k.status = 'queued' AND k.meta IS NOT NULL AND ${pgKeyed("k")}
+                           WHERE k.status = 'queued' AND ${pgKeyedInMeta("k")}
                              AND k.queue = $3::text
                              AND k.scheduled_at <= now())
            AND NOT EXISTS (SELECT 1 FROM ${queues} AS q

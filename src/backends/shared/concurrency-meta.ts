@@ -3,8 +3,10 @@
  * Soniq metadata, `meta` = `{"concurrency":{"key":"…","limit":n},"rate":{"limit":n,"per":ms}}`
  * (`limit` under `concurrency` absent for a job with a rate limit only; `rate` absent for a job
  * with a concurrency limit only), written at enqueue (src/jobs/build-new-job.ts) and read by the
- * claims of both engines through the expressions below, which the indexes of the flow-control
- * migration name exactly. A job with a rate limit is a keyed job: the keyed claim takes it.
+ * claims of both engines through the expressions below, which the keyed indexes name exactly.
+ * Each engine keeps the key in a column of its own, filled from `meta` (PostgreSQL: generated
+ * columns, migration 034; SQLite: `concurrency_key`, migration 020), so a claim never parses the
+ * JSON of the rows it walks. A job with a rate limit is a keyed job: the keyed claim takes it.
  */
 
 /** What a keyed job stores in its metadata. */
@@ -51,14 +53,28 @@ export function keyOfMeta(meta: string | null | undefined): string | null {
   }
 }
 
-/** PostgreSQL: the key of row `alias` (text, NULL for a job without one). */
-export const pgKeyOf = (alias: string) => `(${alias}.meta -> 'concurrency' ->> 'key')`;
+/**
+ * PostgreSQL: the key of row `alias` (text, NULL for a job without one): the generated column
+ * `concurrency_key` (migration 034), on which the keyed claim and running indexes are built.
+ */
+export const pgKeyOf = (alias: string) => `${alias}.concurrency_key`;
 
-/** PostgreSQL: the limit of row `alias` (integer; NULL for a job with a rate limit only). */
-export const pgLimitOf = (alias: string) => `((${alias}.meta -> 'concurrency' ->> 'limit')::int)`;
+/**
+ * PostgreSQL: the limit of row `alias` (integer; NULL for a job with a rate limit only): the
+ * generated column `concurrency_limit` (migration 034).
+ */
+export const pgLimitOf = (alias: string) => `${alias}.concurrency_limit`;
 
 /** PostgreSQL: true for a row with a key (the keyed indexes' predicate, written the same way). */
-export const pgKeyed = (alias: string) => `(${alias}.meta -> 'concurrency') IS NOT NULL`;
+export const pgKeyed = (alias: string) => `${alias}.concurrency_key IS NOT NULL`;
+
+/**
+ * PostgreSQL: true for a row with a key, read from `meta` (as `pgUnkeyed`): the condition of the
+ * hand-off probe's index `soniq_jobs_keyed_queue_idx` (migration 027), which stays on `meta` so
+ * that the previous version's probe still finds it during a rolling deploy (migration 034).
+ */
+export const pgKeyedInMeta = (alias: string) =>
+  `${alias}.meta IS NOT NULL AND (${alias}.meta -> 'concurrency') IS NOT NULL`;
 
 /**
  * PostgreSQL: true for a row without a key (what the ordinary claims add to their filter). The
@@ -81,8 +97,11 @@ export const sqliteKeyOfMeta = (m: string) => `json_extract(${m}, '$.concurrency
 /** SQLite: the limit of the row (NULL for a job with a rate limit only). */
 export const SQLITE_LIMIT = "json_extract(meta, '$.concurrency.limit')";
 
-/** PostgreSQL: the rate limit's starts per window of row `alias` (integer; NULL: none). */
-export const pgRateLimitOf = (alias: string) => `((${alias}.meta -> 'rate' ->> 'limit')::int)`;
+/**
+ * PostgreSQL: the rate limit's starts per window of row `alias` (integer; NULL: none): the
+ * generated column `rate_limit` (migration 034).
+ */
+export const pgRateLimitOf = (alias: string) => `${alias}.rate_limit`;
 
 /** PostgreSQL: the rate limit's window of row `alias`, as an interval (NULL: none). */
 export const pgRateWindowOf = (alias: string) =>

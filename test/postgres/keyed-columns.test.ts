@@ -1,0 +1,202 @@
+// A keyed job's key and limits in generated columns (PostgreSQL migration 034): every writer —
+// the library's enqueue and enqueueMany, soniq_enqueue from SQL, a run-now of a finished keyed
+// job — gets `concurrency_key`, `concurrency_limit` and `rate_limit` from the `meta` it writes; a
+// job without a key has NULL in all three; the keyed claim, which reads the columns only, keeps
+// each key's limit; a job read "live, else finished" (the union of both tables' `SELECT *`) is
+// still found. The upgrade from migration 033 fills the columns of the keyed jobs already queued
+// and running, so the limit holds across it.
+import pg from "pg";
+import { pino } from "pino";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { PostgresBackend } from "../../src/backends/postgres/postgres-backend.js";
+import { loadMigrations } from "../../src/backends/shared/migrations.js";
+import { Soniq } from "../../src/index.js";
+import { TEST_DATABASE_URL } from "../helpers/postgres.js";
+import { describePostgres, usePostgresSchemas } from "../helpers/postgres-suite.js";
+
+interface KeyColumns {
+  concurrency_key: string | null;
+  concurrency_limit: number | null;
+  rate_limit: number | null;
+}
+
+describePostgres("postgres: a keyed job's key and limits in columns", () => {
+  const schemas = usePostgresSchemas();
+  let pool: pg.Pool;
+  beforeAll(() => {
+    pool = new pg.Pool({ connectionString: TEST_DATABASE_URL, max: 2 });
+  });
+  afterAll(() => pool.end());
+
+  const columnsOf = async (schema: string, id: string): Promise<KeyColumns | undefined> =>
+    (
+      await pool.query<KeyColumns>(
+        `SELECT concurrency_key, concurrency_limit, rate_limit FROM "${schema}".soniq_jobs
+         WHERE id = $1::uuid`,
+        [id],
+      )
+    ).rows[0];
+
+  it("enqueue, enqueueMany, soniq_enqueue, a plain job, run-now of a finished keyed job › each job's key and limits (NULL without a key); the claim keeps the limit", async () => {
+    const schema = schemas.next();
+    const backend = new PostgresBackend({
+      connectionString: TEST_DATABASE_URL,
+      schema,
+      poolSize: 2,
+    });
+    await backend.setup();
+    const soniq = new Soniq({ backend, logger: pino({ level: "silent" }), env: {} });
+    try {
+      const keyed = soniq.job({
+        name: "kcol.keyed",
+        concurrency: { key: (args: { t: string }) => args.t, limit: 1 },
+        handler: async () => undefined,
+      });
+      const rated = soniq.job({
+        name: "kcol.rated",
+        rateLimit: { limit: 3, per: 60, key: (args: { t: string }) => args.t },
+        handler: async () => undefined,
+      });
+      const plain = soniq.job({ name: "kcol.plain", handler: async () => undefined });
+      const one = await keyed.enqueue({ t: "acme" });
+      const many = await keyed.enqueueMany([{ args: { t: "beta" } }, { args: { t: "gamma" } }]);
+      const limitedByRate = await rated.enqueue({ t: "delta" });
+      const none = await plain.enqueue({});
+      const fromSql = (
+        await pool.query<{ id: string }>(
+          `SELECT "${schema}".soniq_enqueue('kcol.keyed', '{"t":"epsilon"}',
+             '{"concurrency":{"key":"epsilon","limit":2}}') AS id`,
+        )
+      ).rows[0]?.id;
+      if (fromSql === undefined) throw new Error("soniq_enqueue returned no id");
+
+      expect(await columnsOf(schema, one)).toEqual({
+        concurrency_key: "acme",
+        concurrency_limit: 1,
+        rate_limit: null,
+      });
+      expect(
+        (await Promise.all(many.map((id) => columnsOf(schema, id)))).map((c) => c?.concurrency_key),
+      ).toEqual(["beta", "gamma"]);
+      expect(await columnsOf(schema, limitedByRate)).toEqual({
+        concurrency_key: "delta",
+        concurrency_limit: null,
+        rate_limit: 3,
+      });
+      expect(await columnsOf(schema, fromSql)).toEqual({
+        concurrency_key: "epsilon",
+        concurrency_limit: 2,
+        rate_limit: null,
+      });
+      expect(await columnsOf(schema, none)).toEqual({
+        concurrency_key: null,
+        concurrency_limit: null,
+        rate_limit: null,
+      });
+
+      // A keyed job of `acme` finished (claimed, then completed with its result kept), then run
+      // again now: back in the live table with its key, so it and acme's queued job share the
+      // limit of 1. Read while finished, it is found through the live-else-finished union.
+      const second = await keyed.enqueue({ t: "acme" });
+      const claimed = await backend.jobClaim({ workerId: "w", queues: null, limit: 10 });
+      const acmeClaimed = claimed.filter((job) => job.id === one || job.id === second);
+      expect(acmeClaimed).toHaveLength(1);
+      const first = acmeClaimed[0];
+      if (first === undefined) throw new Error("acme not claimed");
+      for (const job of claimed) {
+        expect(
+          await backend.jobComplete({
+            id: job.id,
+            owner: { workerId: job.workerId, claimToken: job.claimToken },
+            result: null,
+            resultRetentionSeconds: 3600,
+          }),
+        ).toBe(true);
+      }
+      expect(await columnsOf(schema, first.id)).toBeUndefined();
+      expect((await soniq.jobs.get(first.id))?.status).toBe("done");
+      expect(await backend.admin.jobRetryNow({ id: first.id })).toBe("done");
+      expect(await columnsOf(schema, first.id)).toEqual({
+        concurrency_key: "acme",
+        concurrency_limit: 1,
+        rate_limit: null,
+      });
+      const next = await backend.jobClaim({ workerId: "w", queues: null, limit: 10 });
+      expect(
+        next.filter((job) => job.id === one || job.id === second || job.id === first.id),
+      ).toHaveLength(1);
+    } finally {
+      await soniq.close();
+    }
+  });
+
+  it("upgrade from migration 033 › keyed jobs queued and running before it get their columns; a key at its limit stays held", async () => {
+    const schema = schemas.next();
+    const c = await pool.connect();
+    try {
+      await c.query(`CREATE SCHEMA "${schema}"`);
+      await c.query(`SET search_path TO "${schema}"`);
+      await c.query(`CREATE TABLE soniq_migrations (version integer PRIMARY KEY, name text NOT NULL,
+        applied_at timestamptz NOT NULL DEFAULT now())`);
+      for (const m of loadMigrations("postgres").filter((m) => m.version < 34)) {
+        await c.query(m.sql);
+        await c.query("INSERT INTO soniq_migrations (version, name) VALUES ($1, $2)", [
+          m.version,
+          m.file,
+        ]);
+      }
+      // As migration 033's version wrote them: two jobs of key `acme` (limit 1), one already
+      // running; one of `beta` with a rate limit only.
+      const enqueue = async (key: string, meta: string): Promise<string> =>
+        (
+          await c.query<{ id: string }>(
+            `INSERT INTO soniq_jobs (id, name, queue, args, priority, max_attempts, meta)
+             VALUES (gen_random_uuid(), 'kcol.old', 'default', $1::json, 0, 5, $2::json)
+             RETURNING id`,
+            [JSON.stringify({ t: key }), meta],
+          )
+        ).rows[0]?.id ?? "";
+      const running = await enqueue("acme", '{"concurrency":{"key":"acme","limit":1}}');
+      const waiting = await enqueue("acme", '{"concurrency":{"key":"acme","limit":1}}');
+      const rate = await enqueue(
+        "beta",
+        '{"concurrency":{"key":"beta"},"rate":{"limit":5,"per":60000}}',
+      );
+      await c.query(
+        `UPDATE soniq_jobs SET status = 'processing', worker_id = 'old', claim_token = gen_random_uuid(),
+           started_at = now() WHERE id = $1::uuid`,
+        [running],
+      );
+      await c.query("RESET search_path");
+      const backend = new PostgresBackend({
+        connectionString: TEST_DATABASE_URL,
+        schema,
+        poolSize: 2,
+      });
+      try {
+        await backend.setup();
+        expect(await columnsOf(schema, running)).toEqual({
+          concurrency_key: "acme",
+          concurrency_limit: 1,
+          rate_limit: null,
+        });
+        expect(await columnsOf(schema, waiting)).toEqual({
+          concurrency_key: "acme",
+          concurrency_limit: 1,
+          rate_limit: null,
+        });
+        expect(await columnsOf(schema, rate)).toEqual({
+          concurrency_key: "beta",
+          concurrency_limit: null,
+          rate_limit: 5,
+        });
+        const claimed = await backend.jobClaim({ workerId: "w", queues: null, limit: 10 });
+        expect(claimed.map((job) => job.id)).toEqual([rate]);
+      } finally {
+        await backend.close();
+      }
+    } finally {
+      c.release();
+    }
+  });
+});
