@@ -70,7 +70,10 @@ describePostgres("postgres: the prune vacuums Soniq's busy tables", () => {
     await until(schema, (s) => s.dead >= n);
 
     await b.jobPruneFinished({ limit: 10_000 });
-    const after = await until(schema, (s) => s.vacuumed && s.dead < 100);
+    // That the prune vacuumed, not that the vacuum removed the dead rows: it cannot while any
+    // other session of the server holds a snapshot older than the delete (another test file's
+    // open transaction, run beside this one), and waiting for `dead < 100` failed then.
+    const after = await until(schema, (s) => s.vacuumed);
     expect(after.vacuums).toBeGreaterThanOrEqual(1);
 
     // Vacuumed less than a minute ago: the next prune leaves it, even with dead rows again.
