@@ -7,7 +7,8 @@ import { createInterface } from "node:readline/promises";
 import type { Command } from "commander";
 import type { BulkResult } from "../admin/bulk.js";
 import type { DeadLetterQuery, JobQuery, PageOptions } from "../admin/filters.js";
-import type { JobListStatus } from "../backends/contract/index.js";
+import { FROZEN_UNTIL_MS, type JobListStatus } from "../backends/contract/index.js";
+import { WAITING_RUN_AT } from "../backends/shared/flow-graph.js";
 import { SoniqError } from "../errors.js";
 import { type ConnectionFlags, number, withDatabaseUrl, withJson, withModule } from "./runner.js";
 
@@ -260,14 +261,22 @@ export function span(ms: number): string {
 /**
  * A waiting job's due time as text, relative to `nowMs` (milliseconds since the epoch): a
  * `scheduled` job `in 3h (2027-01-01T00:00:00Z)`, a due `queued` one `now` or `5m ago (…)`; any
- * other status `-` (its due time is past and no longer says anything).
+ * other status `-` (its due time is past and no longer says anything). The two far-future
+ * instants no claim reaches are named instead: a workflow job waiting for its dependencies
+ * (docs/workflows.md, "What waiting means") `waiting for its dependencies`, a frozen job
+ * (docs/checkpoints.md, "Frozen jobs") `never: frozen (soniq jobs resolve-step)`.
  */
 export function dueText(
   job: { status: string; scheduledAt: Date },
   nowMs: number = Date.now(),
 ): string {
   if (job.status !== "scheduled" && job.status !== "queued") return "-";
-  const delta = job.scheduledAt.getTime() - nowMs;
+  const dueMs = job.scheduledAt.getTime();
+  if (job.status === "scheduled" && dueMs === WAITING_RUN_AT.getTime())
+    return "waiting for its dependencies";
+  if (job.status === "scheduled" && dueMs === FROZEN_UNTIL_MS)
+    return "never: frozen (soniq jobs resolve-step)";
+  const delta = dueMs - nowMs;
   if (job.status === "scheduled")
     return `in ${span(Math.max(delta, 1000))} (${when(job.scheduledAt)})`;
   return -delta < 1000 ? "now" : `${span(-delta)} ago (${when(job.scheduledAt)})`;

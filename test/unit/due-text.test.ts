@@ -1,5 +1,7 @@
 /** The CLI's due-time text (`jobs list` DUE column, `jobs show` due line). */
 import { describe, expect, it } from "vitest";
+import { FROZEN_UNTIL_MS } from "../../src/backends/contract/index.js";
+import { WAITING_RUN_AT } from "../../src/backends/shared/flow-graph.js";
 import { dueText, span } from "../../src/cli/admin-flags.js";
 
 describe("due text", () => {
@@ -24,5 +26,22 @@ describe("due text", () => {
       "5m ago (2026-12-05T18:55:00Z)",
     );
     expect(dueText({ status: "done", scheduledAt: at(0) }, now)).toBe("-");
+  });
+
+  it("dueText › a workflow job waiting for its dependencies and a frozen job › named, not 'in 2912102d'", () => {
+    const now = Date.parse("2026-12-05T19:00:00Z");
+    // PostgreSQL stores the waiting instant with microseconds (…59.999999); a Date keeps …59.999.
+    const waiting = new Date("9999-12-31T23:59:59.999Z");
+    expect(waiting.getTime()).toBe(WAITING_RUN_AT.getTime());
+    expect(dueText({ status: "scheduled", scheduledAt: waiting }, now)).toBe(
+      "waiting for its dependencies",
+    );
+    expect(dueText({ status: "scheduled", scheduledAt: new Date(FROZEN_UNTIL_MS) }, now)).toBe(
+      "never: frozen (soniq jobs resolve-step)",
+    );
+    // Any other far-future due time is a plain scheduled one.
+    expect(
+      dueText({ status: "scheduled", scheduledAt: new Date("9999-12-30T00:00:00Z") }, now),
+    ).toMatch(/^in \d+d \(9999-12-30T00:00:00Z\)$/);
   });
 });
