@@ -4,7 +4,9 @@
 // job without a key has NULL in all three; the keyed claim, which reads the columns only, keeps
 // each key's limit; a job read "live, else finished" (the union of both tables' `SELECT *`) is
 // still found. The upgrade from migration 033 fills the columns of the keyed jobs already queued
-// and running, so the limit holds across it.
+// and running, so the limit holds across it; the previous version's own statements (its union of
+// both tables' `SELECT *`, its keyed claim, its keyed reads on `meta`) still run during a rolling
+// deploy.
 import pg from "pg";
 import { pino } from "pino";
 import { afterAll, beforeAll, expect, it } from "vitest";
@@ -125,6 +127,47 @@ describePostgres("postgres: a keyed job's key and limits in columns", () => {
       expect(
         next.filter((job) => job.id === one || job.id === second || job.id === first.id),
       ).toHaveLength(1);
+    } finally {
+      await soniq.close();
+    }
+  });
+
+  it("the previous version's statements against migration 034 › its live-else-finished union of SELECT * and its keyed claim (020's signature) still run", async () => {
+    const schema = schemas.next();
+    const backend = new PostgresBackend({
+      connectionString: TEST_DATABASE_URL,
+      schema,
+      poolSize: 2,
+    });
+    await backend.setup();
+    const soniq = new Soniq({ backend, logger: pino({ level: "silent" }), env: {} });
+    try {
+      const keyed = soniq.job({
+        name: "kcol.prev",
+        concurrency: { key: (args: { t: string }) => args.t, limit: 1 },
+        handler: async () => undefined,
+      });
+      const a = await keyed.enqueue({ t: "acme" });
+      await keyed.enqueue({ t: "acme" });
+      const t = (name: string) => `"${schema}".${name}`;
+      // b02e272's jobGet: both tables' rows as they are, unioned by position.
+      const union = await pool.query<{ id: string }>(
+        `SELECT id::text FROM (SELECT * FROM ${t("soniq_jobs")} WHERE id = $1::uuid
+           UNION ALL (SELECT * FROM ${t("soniq_finished_jobs")} WHERE id = $1::uuid) LIMIT 1) AS j`,
+        [a],
+      );
+      expect(union.rows.map((r) => r.id)).toEqual([a]);
+      // Migration 020's eight-argument claim, as that version calls it: one job of the key.
+      const claimed = await pool.query<{ id: string }>(
+        `SELECT id::text FROM ${t("soniq_keyed_claim")}('old', 10, NULL, true, NULL, NULL, NULL, 'l')`,
+      );
+      expect(claimed.rows).toHaveLength(1);
+      // Its keyed reads on `meta` still find the rows (without the index, on a table of live jobs).
+      const running = await pool.query<{ n: string }>(
+        `SELECT count(*) AS n FROM ${t("soniq_jobs")} AS r WHERE r.status = 'processing'
+           AND (r.meta -> 'concurrency') IS NOT NULL AND (r.meta -> 'concurrency' ->> 'key') = 'acme'`,
+      );
+      expect(Number(running.rows[0]?.n)).toBe(1);
     } finally {
       await soniq.close();
     }
