@@ -2,7 +2,7 @@
 -- PostgreSQL keyed claim, round five"). Until now the keyed claim read them from `meta`, a `json`
 -- column: every `meta -> 'concurrency' ->> 'key'` parses the row's JSON text twice (the object,
 -- then its member), and the claim read the key, the limit and the rate limit of each key's head
--- and of every row its walk passed (about 1 µs each on this machine, some 1,300 a claim of 180).
+-- and of every row its walk passed (about 1 µs each on this machine).
 -- Three generated columns hold them now, computed from `meta` when a row is inserted (and if its
 -- `meta` is ever rewritten: PostgreSQL recomputes a stored generated column only on an UPDATE
 -- that sets a column it depends on, so a claim or a release, which never set `meta`, costs
