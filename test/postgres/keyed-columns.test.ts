@@ -11,9 +11,9 @@ import pg from "pg";
 import { pino } from "pino";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { PostgresBackend } from "../../src/backends/postgres/postgres-backend.js";
-import { loadMigrations } from "../../src/backends/shared/migrations.js";
 import { Soniq } from "../../src/index.js";
 import { TEST_DATABASE_URL } from "../helpers/postgres.js";
+import { postgresSchemaBefore } from "../helpers/postgres-schema-before.js";
 import { describePostgres, usePostgresSchemas } from "../helpers/postgres-suite.js";
 
 interface KeyColumns {
@@ -30,6 +30,22 @@ describePostgres("postgres: a keyed job's key and limits in columns", () => {
   });
   afterAll(() => pool.end());
 
+  /** A fresh schema set up by this version, its backend and a Soniq on it. */
+  const open = async () => {
+    const schema = schemas.next();
+    const backend = new PostgresBackend({
+      connectionString: TEST_DATABASE_URL,
+      schema,
+      poolSize: 2,
+    });
+    await backend.setup();
+    return {
+      schema,
+      backend,
+      soniq: new Soniq({ backend, logger: pino({ level: "silent" }), env: {} }),
+    };
+  };
+
   const columnsOf = async (schema: string, id: string): Promise<KeyColumns | undefined> =>
     (
       await pool.query<KeyColumns>(
@@ -40,14 +56,7 @@ describePostgres("postgres: a keyed job's key and limits in columns", () => {
     ).rows[0];
 
   it("enqueue, enqueueMany, soniq_enqueue, a plain job, run-now of a finished keyed job › each job's key and limits (NULL without a key); the claim keeps the limit", async () => {
-    const schema = schemas.next();
-    const backend = new PostgresBackend({
-      connectionString: TEST_DATABASE_URL,
-      schema,
-      poolSize: 2,
-    });
-    await backend.setup();
-    const soniq = new Soniq({ backend, logger: pino({ level: "silent" }), env: {} });
+    const { schema, backend, soniq } = await open();
     try {
       const keyed = soniq.job({
         name: "kcol.keyed",
@@ -133,14 +142,7 @@ describePostgres("postgres: a keyed job's key and limits in columns", () => {
   });
 
   it("the previous version's statements against migration 034 › its live-else-finished union of SELECT * and its keyed claim (020's signature) still run", async () => {
-    const schema = schemas.next();
-    const backend = new PostgresBackend({
-      connectionString: TEST_DATABASE_URL,
-      schema,
-      poolSize: 2,
-    });
-    await backend.setup();
-    const soniq = new Soniq({ backend, logger: pino({ level: "silent" }), env: {} });
+    const { schema, soniq } = await open();
     try {
       const keyed = soniq.job({
         name: "kcol.prev",
@@ -175,71 +177,55 @@ describePostgres("postgres: a keyed job's key and limits in columns", () => {
 
   it("upgrade from migration 033 › keyed jobs queued and running before it get their columns; a key at its limit stays held", async () => {
     const schema = schemas.next();
-    const c = await pool.connect();
+    await postgresSchemaBefore(pool, schema, 34);
+    // As migration 033's version wrote them: two jobs of key `acme` (limit 1), one already
+    // running; one of `beta` with a rate limit only.
+    const enqueue = async (key: string, meta: string): Promise<string> =>
+      (
+        await pool.query<{ id: string }>(
+          `INSERT INTO "${schema}".soniq_jobs (id, name, queue, args, priority, max_attempts, meta)
+           VALUES (gen_random_uuid(), 'kcol.old', 'default', $1::json, 0, 5, $2::json)
+           RETURNING id`,
+          [JSON.stringify({ t: key }), meta],
+        )
+      ).rows[0]?.id ?? "";
+    const running = await enqueue("acme", '{"concurrency":{"key":"acme","limit":1}}');
+    const waiting = await enqueue("acme", '{"concurrency":{"key":"acme","limit":1}}');
+    const rate = await enqueue(
+      "beta",
+      '{"concurrency":{"key":"beta"},"rate":{"limit":5,"per":60000}}',
+    );
+    await pool.query(
+      `UPDATE "${schema}".soniq_jobs SET status = 'processing', worker_id = 'old',
+         claim_token = gen_random_uuid(), started_at = now() WHERE id = $1::uuid`,
+      [running],
+    );
+    const backend = new PostgresBackend({
+      connectionString: TEST_DATABASE_URL,
+      schema,
+      poolSize: 2,
+    });
     try {
-      await c.query(`CREATE SCHEMA "${schema}"`);
-      await c.query(`SET search_path TO "${schema}"`);
-      await c.query(`CREATE TABLE soniq_migrations (version integer PRIMARY KEY, name text NOT NULL,
-        applied_at timestamptz NOT NULL DEFAULT now())`);
-      for (const m of loadMigrations("postgres").filter((m) => m.version < 34)) {
-        await c.query(m.sql);
-        await c.query("INSERT INTO soniq_migrations (version, name) VALUES ($1, $2)", [
-          m.version,
-          m.file,
-        ]);
-      }
-      // As migration 033's version wrote them: two jobs of key `acme` (limit 1), one already
-      // running; one of `beta` with a rate limit only.
-      const enqueue = async (key: string, meta: string): Promise<string> =>
-        (
-          await c.query<{ id: string }>(
-            `INSERT INTO soniq_jobs (id, name, queue, args, priority, max_attempts, meta)
-             VALUES (gen_random_uuid(), 'kcol.old', 'default', $1::json, 0, 5, $2::json)
-             RETURNING id`,
-            [JSON.stringify({ t: key }), meta],
-          )
-        ).rows[0]?.id ?? "";
-      const running = await enqueue("acme", '{"concurrency":{"key":"acme","limit":1}}');
-      const waiting = await enqueue("acme", '{"concurrency":{"key":"acme","limit":1}}');
-      const rate = await enqueue(
-        "beta",
-        '{"concurrency":{"key":"beta"},"rate":{"limit":5,"per":60000}}',
-      );
-      await c.query(
-        `UPDATE soniq_jobs SET status = 'processing', worker_id = 'old', claim_token = gen_random_uuid(),
-           started_at = now() WHERE id = $1::uuid`,
-        [running],
-      );
-      await c.query("RESET search_path");
-      const backend = new PostgresBackend({
-        connectionString: TEST_DATABASE_URL,
-        schema,
-        poolSize: 2,
+      await backend.setup();
+      expect(await columnsOf(schema, running)).toEqual({
+        concurrency_key: "acme",
+        concurrency_limit: 1,
+        rate_limit: null,
       });
-      try {
-        await backend.setup();
-        expect(await columnsOf(schema, running)).toEqual({
-          concurrency_key: "acme",
-          concurrency_limit: 1,
-          rate_limit: null,
-        });
-        expect(await columnsOf(schema, waiting)).toEqual({
-          concurrency_key: "acme",
-          concurrency_limit: 1,
-          rate_limit: null,
-        });
-        expect(await columnsOf(schema, rate)).toEqual({
-          concurrency_key: "beta",
-          concurrency_limit: null,
-          rate_limit: 5,
-        });
-        const claimed = await backend.jobClaim({ workerId: "w", queues: null, limit: 10 });
-        expect(claimed.map((job) => job.id)).toEqual([rate]);
-      } finally {
-        await backend.close();
-      }
+      expect(await columnsOf(schema, waiting)).toEqual({
+        concurrency_key: "acme",
+        concurrency_limit: 1,
+        rate_limit: null,
+      });
+      expect(await columnsOf(schema, rate)).toEqual({
+        concurrency_key: "beta",
+        concurrency_limit: null,
+        rate_limit: 5,
+      });
+      const claimed = await backend.jobClaim({ workerId: "w", queues: null, limit: 10 });
+      expect(claimed.map((job) => job.id)).toEqual([rate]);
     } finally {
-      c.release();
+      await backend.close();
     }
   });
 });

@@ -7,34 +7,16 @@ import { randomUUID } from "node:crypto";
 import pg from "pg";
 import { afterAll, expect, it } from "vitest";
 import { PostgresBackend } from "../../src/backends/postgres/postgres-backend.js";
-import { loadMigrations } from "../../src/backends/shared/migrations.js";
 import { newJobId } from "../../src/jobs/job-id.js";
 import { TEST_DATABASE_URL } from "../helpers/postgres.js";
+import { postgresSchemaBefore } from "../helpers/postgres-schema-before.js";
 import { describePostgres, usePostgresSchemas } from "../helpers/postgres-suite.js";
 
 const pool = new pg.Pool({ connectionString: TEST_DATABASE_URL, max: 2 });
 afterAll(() => pool.end());
 
 /** Creates `schema` at the previous version: every migration before 010, recorded as setup does. */
-async function previousVersion(schema: string): Promise<void> {
-  const c = await pool.connect();
-  try {
-    await c.query(`CREATE SCHEMA "${schema}"`);
-    await c.query(`SET search_path TO "${schema}"`);
-    await c.query(`CREATE TABLE soniq_migrations (version integer PRIMARY KEY, name text NOT NULL,
-      applied_at timestamptz NOT NULL DEFAULT now())`);
-    for (const m of loadMigrations("postgres").filter((m) => m.version < 10)) {
-      await c.query(m.sql);
-      await c.query("INSERT INTO soniq_migrations (version, name) VALUES ($1, $2)", [
-        m.version,
-        m.file,
-      ]);
-    }
-  } finally {
-    await c.query("RESET search_path");
-    c.release();
-  }
-}
+const previousVersion = (schema: string) => postgresSchemaBefore(pool, schema, 10);
 
 describePostgres("postgres: upgrade to live and finished job tables", () => {
   const schemas = usePostgresSchemas();
