@@ -77,6 +77,58 @@ describeEachBackend("worker: workflows, propagation and faults", (target) => {
     await soniq.close();
   }, 60_000);
 
+  it("release wake-up › a batch's members end in this process, its onComplete callback on another queue, polls 30 s apart › the callback is claimed at once", async () => {
+    const backend = await target.open();
+    const soniq = new Soniq({
+      backend,
+      logger: silent,
+      env: {},
+      pollInterval: 30,
+      heartbeatInterval: 0.1,
+    });
+    let membersEnded = 0;
+    let callbackStarted = 0;
+    const member = soniq.job({
+      name: "wf.member",
+      handler: async () => {
+        // Past the PostgreSQL notifier's echo window (OWN_ECHO_MS) after the enqueue's wake-up.
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        membersEnded = Date.now();
+      },
+    });
+    const callback = soniq.job({
+      name: "wf.callback",
+      queue: "callbacks",
+      handler: async () => {
+        callbackStarted = Date.now();
+      },
+    });
+    const worker = soniq.worker({ concurrency: 4 });
+    await worker.start();
+    if (target.kind === "PostgreSQL") {
+      const address = target.address(backend) as StoreAddress;
+      const other = new Soniq({ ...address, logger: silent, env: {}, rejectUnknownJobs: false });
+      const probe = await other.enqueue("wf.member", {});
+      await waitFor(async () => (await soniq.getJob(probe))?.status === "done", 60_000);
+      await other.close();
+    }
+    const batch = await soniq.batch({
+      jobs: [1, 2, 3].map((n) => ({ job: member, args: { n } })),
+      onComplete: { job: callback, args: {} },
+    });
+    const callbackId = batch.callbacks.onComplete;
+    expect(callbackId).toBeDefined();
+    await waitFor(
+      async () => (await soniq.getJob(callbackId as string))?.status === "done",
+      20_000,
+    );
+    await worker.stop();
+    // The next poll is 30 s away: only a wake-up by the release explains a start within 20 s.
+    expect(callbackStarted - membersEnded).toBeLessThan(20_000);
+    expect(callbackStarted).toBeGreaterThanOrEqual(membersEnded);
+    await soniq.close();
+  }, 60_000);
+
   it("flow write › a fault on its third edge, mid-transaction › refused; no job, node or edge left", async () => {
     const backend = await target.open();
     const address = target.address(backend) as StoreAddress;

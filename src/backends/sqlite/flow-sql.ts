@@ -39,15 +39,14 @@ export const FLOW_SQL = {
   flowGroupingOff: "DELETE FROM soniq_flow_grouping",
 
   /**
-   * `@ids` (a JSON array of job ids just moved to `soniq_finished_jobs`) → for each that has a
-   * flow node or an open edge (one probe of each per id; nothing for the others): `id`, `role`
-   * and `flow_id` of its node (NULL without one), `awaited` (1: an edge waits for it).
+   * `@ids` (a JSON array of job ids just moved to `soniq_finished_jobs`) → their flow nodes,
+   * grouped: one row per role and flow with `n`, how many of `@ids` it holds, and `root` (1: the
+   * node is its flow's root, whose `flow_id` is its own id). A batch's members ending in one
+   * write make one row, not one each; a job without a node costs one probe of the nodes' key.
    */
-  flowInvolved: `SELECT e.value AS id, n.role, n.flow_id,
-      EXISTS (SELECT 1 FROM soniq_job_deps WHERE dep_id = e.value AND dep_state IS NULL) AS awaited
-    FROM json_each(@ids) AS e LEFT JOIN soniq_flow_nodes AS n ON n.job_id = e.value
-    WHERE n.job_id IS NOT NULL
-       OR EXISTS (SELECT 1 FROM soniq_job_deps WHERE dep_id = e.value AND dep_state IS NULL)`,
+  flowEndedNodes: `SELECT n.role, n.flow_id, n.flow_id = n.job_id AS root, count(*) AS n
+    FROM json_each(@ids) AS e JOIN soniq_flow_nodes AS n ON n.job_id = e.value
+    GROUP BY n.role, n.flow_id, root`,
 
   /**
    * `@counts` (a JSON object: batch id → its members that just ended `done`): one `UPDATE` per
@@ -63,10 +62,12 @@ export const FLOW_SQL = {
 
   /**
    * `@ids` (jobs just finished `done`): their open edges end `done` with each job's stored result,
-   * in one statement. → `job_id` per edge ended (the caller counts each dependant down once).
+   * in one statement (one probe of the edges' `dep_id` index per id; the result is read only for
+   * an edge that ends). → `job_id` per edge ended (the caller counts each dependant down once).
    */
-  flowEdgesDone: `UPDATE soniq_job_deps SET dep_state = 'done', dep_result = f.result
-    FROM json_each(@ids) AS e JOIN soniq_finished_jobs AS f ON f.id = e.value
+  flowEdgesDone: `UPDATE soniq_job_deps SET dep_state = 'done',
+      dep_result = (SELECT f.result FROM soniq_finished_jobs AS f WHERE f.id = soniq_job_deps.dep_id)
+    FROM json_each(@ids) AS e
     WHERE soniq_job_deps.dep_id = e.value AND soniq_job_deps.dep_state IS NULL
     RETURNING soniq_job_deps.job_id AS job_id`,
 
@@ -76,6 +77,15 @@ export const FLOW_SQL = {
    */
   flowDependantsCountDown: `UPDATE soniq_flow_nodes SET pending = pending - c.value
     FROM json_each(@counts) AS c WHERE soniq_flow_nodes.job_id = c.key`,
+
+  /**
+   * `@counts` (the object of {@link FLOW_SQL.flowDependantsCountDown}) → `queue` of each of its
+   * dependants that is no longer waiting (released by that count-down, just now): the queues to
+   * wake in this process. One probe per dependant.
+   */
+  flowReleasedDependants: `SELECT DISTINCT j.queue FROM json_each(@counts) AS c
+    JOIN soniq_jobs AS j ON j.id = c.key
+    WHERE j.status = 'queued' AND j.scheduled_at <> ${WAITING}`,
 
   /** `@id` → a row when job `@id` is live. */
   flowLive: "SELECT 1 AS live FROM soniq_jobs WHERE id = @id",

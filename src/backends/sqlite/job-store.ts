@@ -135,12 +135,11 @@ export class SqliteJobStore implements JobStore {
     result,
     resultRetentionSeconds,
   }: JobCompleteParams): Promise<boolean> {
-    const [moved] = await this.conn.use((s) => {
-      const changed = completeAll(s, [{ id, owner, result }], resultRetentionSeconds);
-      this.wakeReleased(s, changed[0] ? [id] : []);
-      return changed;
-    });
-    return moved === true;
+    const { moved, released } = await this.conn.use((s) =>
+      completeAll(s, [{ id, owner, result }], resultRetentionSeconds),
+    );
+    for (const queue of released) this.wake(queue);
+    return moved[0] === true;
   }
 
   /** One immediate transaction (transactions.ts `completeAll`). See {@link JobStore.jobCompleteMany}. */
@@ -148,14 +147,11 @@ export class SqliteJobStore implements JobStore {
     items,
     resultRetentionSeconds,
   }: JobCompleteManyParams): Promise<boolean[]> {
-    return this.conn.use((s) => {
-      const changed = completeAll(s, items, resultRetentionSeconds);
-      this.wakeReleased(
-        s,
-        items.filter((_, k) => changed[k]).map((item) => item.id),
-      );
-      return changed;
-    });
+    const { moved, released } = await this.conn.use((s) =>
+      completeAll(s, items, resultRetentionSeconds),
+    );
+    for (const queue of released) this.wake(queue);
+    return moved;
   }
 
   /**

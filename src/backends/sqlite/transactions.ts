@@ -433,13 +433,14 @@ export const CANCEL_OWNED: FinishStatements = {
  * `resultRetentionSeconds`, else `retentionSeconds`), or deleted when that retention is 0; its
  * dedup key held until then (or released). The statements are those of {@link finishJob},
  * prepared once for the batch.
- * @returns Per item, in input order, whether its row moved.
+ * @returns `moved`: per item, in input order, whether its row moved; `released`: the queues of
+ *   the jobs that waited for the items and were released by their ends (to wake in this process).
  */
 export function completeAll(
   s: SqliteSession,
   items: readonly CompletionItem[],
   retentionSeconds: number,
-): boolean[] {
+): { moved: boolean[]; released: string[] } {
   const move = s.statement("completeMove");
   const drop = s.statement("completeDrop");
   const remove = s.statement("deleteJob");
@@ -479,9 +480,9 @@ export function completeAll(
       tally.add(row, "done_gone");
       return true;
     });
-    settleCompleted(s, kept);
+    const released = settleCompleted(s, kept);
     tally.write(s);
-    return moved;
+    return { moved, released };
   });
 }
 
@@ -492,46 +493,46 @@ export function completeAll(
  * roots among them end, their open edges end `done` in one statement, the grouping row is
  * deleted, and each dependant's `pending` comes down once by the number of its edges that ended
  * (migration 018's trigger releases it at 0; what that release does in turn runs through the
- * triggers, the row being gone). Jobs with no node and no open edge cost one read of two probes
- * each. Inside the caller's transaction.
+ * triggers, the row being gone). The nodes are read grouped (a batch's members ending together
+ * are one row), so a job with no node and no open edge costs two index probes and nothing more.
+ * Inside the caller's transaction.
+ * @returns The queues of the dependants this released (no longer waiting), for the wake-up.
  */
-function settleCompleted(s: SqliteSession, ids: readonly string[]): void {
-  const involved =
-    ids.length === 0
-      ? []
-      : (s.statement("flowInvolved").all({ ids: JSON.stringify(ids) }) as Array<{
-          id: string;
-          role: string | null;
-          flow_id: string | null;
-          awaited: number;
-        }>);
+function settleCompleted(s: SqliteSession, ids: readonly string[]): string[] {
+  if (ids.length === 0) {
+    s.statement("flowGroupingOff").run();
+    return [];
+  }
+  const json = JSON.stringify(ids);
+  const nodes = s.statement("flowEndedNodes").all({ ids: json }) as Array<{
+    role: string;
+    flow_id: string | null;
+    root: number | null;
+    n: number;
+  }>;
   const batches = new Map<string, number>();
-  const roots: string[] = [];
-  const awaited: string[] = [];
-  for (const job of involved) {
-    if (job.role === "member" && job.flow_id !== null) {
-      batches.set(job.flow_id, (batches.get(job.flow_id) ?? 0) + 1);
-    } else if (job.role === "job" && job.flow_id === job.id) {
-      roots.push(job.id);
-    }
-    if (job.awaited === 1) awaited.push(job.id);
+  const roots = new Set<string>();
+  for (const node of nodes) {
+    if (node.flow_id === null) continue;
+    if (node.role === "member") batches.set(node.flow_id, node.n);
+    else if (node.role === "job" && node.root === 1) roots.add(node.flow_id);
   }
   if (batches.size > 0) {
     s.statement("flowBatchesCountDown").run({ counts: byKey(batches) });
   }
-  if (roots.length > 0) s.statement("flowRootsDone").run({ ids: JSON.stringify(roots) });
-  const dependants = new Map<string, number>();
-  if (awaited.length > 0) {
-    const ended = s
-      .statement("flowEdgesDone")
-      .pluck()
-      .all({ ids: JSON.stringify(awaited) }) as string[];
-    for (const id of ended) dependants.set(id, (dependants.get(id) ?? 0) + 1);
+  if (roots.size > 0) {
+    // In the order the jobs were given, as the triggers of the other finishing paths append.
+    const ordered = ids.filter((id) => roots.has(id));
+    s.statement("flowRootsDone").run({ ids: JSON.stringify(ordered) });
   }
+  const ended = s.statement("flowEdgesDone").pluck().all({ ids: json }) as string[];
   s.statement("flowGroupingOff").run();
-  if (dependants.size > 0) {
-    s.statement("flowDependantsCountDown").run({ counts: byKey(dependants) });
-  }
+  if (ended.length === 0) return [];
+  const dependants = new Map<string, number>();
+  for (const id of ended) dependants.set(id, (dependants.get(id) ?? 0) + 1);
+  const counts = byKey(dependants);
+  s.statement("flowDependantsCountDown").run({ counts });
+  return s.statement("flowReleasedDependants").pluck().all({ counts }) as string[];
 }
 
 /** `counts` as a JSON object, its keys in ascending order (the order the updates take). */
