@@ -79,6 +79,21 @@ describe("sqlite: paths and errors", () => {
     expect((err as { cause?: { code?: string } }).cause?.code).toBe("SQLITE_CANTOPEN");
   });
 
+  it("setup › a missing directory under /proc (mkdir answers ENOENT though /proc exists) › DATABASE_UNREACHABLE at once, no hang", async () => {
+    // Node's recursive mkdir retries ENOENT for ever here; the parent directories are made one
+    // level at a time, so the refusal surfaces as an error (it hung before: bug found by review).
+    const path = `/proc/soniq-${process.pid}-no-dir/sub/q.db`;
+    const started = performance.now();
+    const err = await open(path)
+      .setup()
+      .catch((e: unknown) => e);
+    // Generous bound: the failure is one mkdir call; the old code never returned.
+    expect(performance.now() - started).toBeLessThan(5_000);
+    expect(isSoniqError(err, "DATABASE_UNREACHABLE")).toBe(true);
+    expect((err as Error).message).toContain(path);
+    expect((err as { cause?: { code?: string } }).cause?.code).toBe("ENOENT");
+  });
+
   it("a write the driver refuses as read-only › DATABASE_UNREACHABLE naming the path", () => {
     // Root cannot be refused a write by file modes; a connection opened read-only produces the
     // driver's real SQLITE_READONLY, which the connection translates the same way.

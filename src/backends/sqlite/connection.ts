@@ -42,16 +42,44 @@ export interface SqliteSession {
 /** Driver codes (with their extended forms) for a file the process cannot open or write. */
 const FILE_ACCESS_CODES = ["SQLITE_CANTOPEN", "SQLITE_READONLY", "SQLITE_PERM"];
 
-/** Node's codes when creating the file's parent directories is refused. */
-const DIRECTORY_ACCESS_CODES = new Set(["EACCES", "EPERM", "EROFS"]);
+/**
+ * Node's codes when creating the file's parent directories is refused (`ENOENT` too: a file
+ * system such as /proc answers it for a directory whose parent exists).
+ */
+const DIRECTORY_ACCESS_CODES = new Set(["EACCES", "EPERM", "EROFS", "ENOENT"]);
+
+/**
+ * Creates the missing directories of `dir`, one level at a time from its nearest existing
+ * ancestor. Not `mkdirSync(dir, { recursive: true })`: on a file system that answers `ENOENT` for
+ * a directory whose parent exists (/proc), Node's recursive mkdir retries for ever.
+ * @throws Node's error of the level that could not be made (`EACCES`, `EPERM`, `EROFS`, `ENOENT`).
+ */
+export function makeDirectories(dir: string): void {
+  const missing: string[] = [];
+  let at = resolve(dir);
+  while (!existsSync(at)) {
+    missing.push(at);
+    const parent = dirname(at);
+    if (parent === at) break;
+    at = parent;
+  }
+  for (const level of missing.reverse()) {
+    try {
+      mkdirSync(level);
+    } catch (err) {
+      // Made meanwhile by another process sharing the file: fine.
+      if ((err as { code?: unknown }).code !== "EEXIST") throw err;
+    }
+  }
+}
 
 /**
  * Translates an error from opening or writing the SQLite file at `path` (the driver's
  * `SQLITE_CANTOPEN`, `SQLITE_READONLY`, `SQLITE_PERM` and their extended codes; `EACCES`, `EPERM`,
- * `EROFS` from creating its parent directories) into a `DATABASE_UNREACHABLE` SoniqError whose
+ * `EROFS`, `ENOENT` from creating its parent directories) into a `DATABASE_UNREACHABLE` SoniqError whose
  * message names the absolute path and the likely cause; the driver's own message ("unable to
  * open database file") names neither. The original error is the `cause`.
- * @param err What the driver (or `mkdirSync`) threw.
+ * @param err What the driver (or {@link makeDirectories}) threw.
  * @param path The database path as given; the message resolves it against the working directory.
  * @returns The SoniqError, or `undefined` when `err` is not one of those.
  */
@@ -133,7 +161,7 @@ export class SqliteConnection implements SqliteSession {
     }
     let db: Database.Database;
     try {
-      if (!inMemory) mkdirSync(dirname(resolve(this.path)), { recursive: true });
+      if (!inMemory) makeDirectories(dirname(resolve(this.path)));
       db = new Database(this.path, { timeout: BUSY_SLICE_MS });
     } catch (err) {
       throw sqliteFileError(err, this.path) ?? err;
