@@ -11,6 +11,7 @@ import type {
   NewJob,
   PgQueryable,
 } from "../backends/contract/index.js";
+import { memberEdgePolicy } from "../backends/shared/flow-graph.js";
 import { SoniqError } from "../errors.js";
 import type { EventBus } from "../observability/event-bus.js";
 import type { SoniqEventMap } from "../observability/events.js";
@@ -145,7 +146,7 @@ export class JobWriter {
     const edges: FlowEdge[] = [];
     callbackJobs.forEach((cb, i) => {
       const role = (callbacks[i] as { role: BatchCallbackRole }).role;
-      const onFailure = role === "on_success" ? "cancel" : "ignore";
+      const onFailure = memberEdgePolicy(role);
       for (const m of memberJobs) edges.push({ jobId: cb.id, dependsOn: m.id, onFailure });
       if (open) edges.push({ jobId: cb.id, dependsOn: batchId, onFailure: "ignore" });
     });

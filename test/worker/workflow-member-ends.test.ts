@@ -73,6 +73,45 @@ describeEachBackend("workflows: every end of a batch member counts", (target) =>
     await soniq.close();
   });
 
+  it("batch › a member added to the open batch is dead-lettered › the batch finishes failed, onFailure and onComplete run, onSuccess cancelled (it ran before: bug found by review)", async () => {
+    const backend = await target.open();
+    const soniq = instanceOn(backend);
+    const seen = collect(soniq);
+    const ok = soniq.job({ name: "wf.mend.ok", handler: async () => "ok" });
+    const bad = soniq.job({
+      name: "wf.mend.bad",
+      maxAttempts: 1,
+      handler: async () => {
+        throw new Error("boom");
+      },
+    });
+    const callback = soniq.job({ name: "wf.mend.callback", handler: async () => "ran" });
+    const batch = await soniq.batch({
+      open: true,
+      jobs: [{ job: ok, args: {} }],
+      onComplete: { job: callback, args: { role: "complete" } },
+      onSuccess: { job: callback, args: { role: "success" } },
+      onFailure: { job: callback, args: { role: "failure" } },
+    });
+    const [added] = await batch.add([{ job: bad, args: {} }]);
+    expect(added).toBeDefined();
+    await batch.seal();
+    const worker = soniq.worker({ concurrency: 4 });
+    await worker.start();
+    const { onComplete, onSuccess, onFailure } = batch.callbacks as Record<string, string>;
+    const status = async (id: string | undefined) => (await soniq.getJob(id as string))?.status;
+    await waitFor(
+      async () => (await status(onComplete)) === "done" && (await status(onFailure)) === "done",
+      20_000,
+    );
+    await waitFor(() => seen.batches.length >= 1, 20_000);
+    await worker.stop();
+    expect(await soniq.getDeadLetter(added as string)).toBeTruthy();
+    expect(await status(onSuccess)).toBe("cancelled");
+    expect(seen.batches.map((b) => [b.batch_id, b.outcome])).toEqual([[batch.id, "failed"]]);
+    await soniq.close();
+  });
+
   it("batch › members completed with resultRetention 0, with and without callbacks › each batch finishes succeeded once; a flow's root at retention 0 finishes its flow", async () => {
     const backend = await target.open();
     const soniq = instanceOn(backend);

@@ -70,9 +70,13 @@ export function buildFlowStatements(schema: string) {
     /** `$1` batch id → its node's `pending` (1 open, 0 sealed) when the batch exists. */
     batchExists: `SELECT pending FROM ${nodes} WHERE job_id = $1::uuid AND role = 'batch'`,
 
-    /** `$1` batch id → its callbacks still waiting for the seal: `job_id`, `on_failure`. */
-    batchCallbacks: `SELECT job_id::text AS job_id, on_failure FROM ${deps}
-      WHERE dep_id = $1::uuid AND dep_state IS NULL`,
+    /**
+     * `$1` batch id → its callbacks still waiting for the seal: `job_id`, `role` (which gives the
+     * policy of their edges to a member added now: shared/flow-graph.ts `memberEdgePolicy`).
+     */
+    batchCallbacks: `SELECT d.job_id::text AS job_id, n.role FROM ${deps} AS d
+      JOIN ${nodes} AS n ON n.job_id = d.job_id
+      WHERE d.dep_id = $1::uuid AND d.dep_state IS NULL`,
 
     /** `$1` batch id, `$2` members added: counted as not ended on the batch's node. */
     batchGrow: `UPDATE ${nodes} SET members_left = members_left + $2::int

@@ -21,7 +21,7 @@ import type {
   PgQueryable,
 } from "../contract/index.js";
 import { emptyBatch } from "../shared/empty-batch.js";
-import { flowPlan, WAITING_RUN_AT } from "../shared/flow-graph.js";
+import { flowPlan, memberEdgePolicy, WAITING_RUN_AT } from "../shared/flow-graph.js";
 import type { PgConnection } from "./connection.js";
 import type { FlowStatements } from "./flow-sql.js";
 import { isUuid } from "./identifiers.js";
@@ -143,7 +143,7 @@ export class PgFlowStore implements FlowStore {
       if (!node) throw noBatch(params.batchId);
       if (node.pending <= 0) throw sealedBatch(params.batchId);
       if (params.jobs.length === 0) return [];
-      const callbacks = await conn.run<{ job_id: string; on_failure: string }>(
+      const callbacks = await conn.run<{ job_id: string; role: string }>(
         sql.batchCallbacks,
         [params.batchId],
         client,
@@ -168,7 +168,7 @@ export class PgFlowStore implements FlowStore {
       if (cbs.length > 0) {
         const from = cbs.flatMap((c) => ids.map(() => c.job_id));
         const to = cbs.flatMap(() => ids);
-        const policy = cbs.flatMap((c) => ids.map(() => c.on_failure));
+        const policy = cbs.flatMap((c) => ids.map(() => memberEdgePolicy(c.role)));
         await conn.run(sql.insertEdges, [from, to, policy], client);
         await conn.run(sql.batchBump, [cbs.map((c) => c.job_id), ids.length], client);
       }

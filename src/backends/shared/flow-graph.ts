@@ -15,6 +15,17 @@ export const WAITING_RUN_AT = new Date(Date.UTC(9999, 11, 31, 23, 59, 59, 999));
 /** The waiting instant on SQLite (migration 015): 9999-12-31T23:59:59.999Z in milliseconds. */
 export const SQLITE_WAITING_MS = 253_402_300_799_999;
 
+/**
+ * The failure policy of a batch callback's edge to one member (docs/workflows.md, "Batches"):
+ * `onSuccess` is cancelled by a member that ends dead-lettered or cancelled (`cancel`); the other
+ * callbacks run whatever their members' ends (`ignore`). The same for members given at creation
+ * and members added to an open batch.
+ * @param role - the callback node's role (`on_complete`, `on_success`, `on_failure`).
+ */
+export function memberEdgePolicy(role: string): "cancel" | "ignore" {
+  return role === "on_success" ? "cancel" : "ignore";
+}
+
 /** What {@link flowPlan} returns. */
 export interface FlowPlan {
   /** Jobs of the call that have at least one edge: inserted waiting. */

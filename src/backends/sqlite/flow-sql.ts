@@ -161,9 +161,13 @@ export const FLOW_SQL = {
   /** `@batchId` → `pending` (1 open, 0 sealed) of the batch's node; none when no such batch. */
   batchState: `SELECT pending FROM soniq_flow_nodes WHERE job_id = @batchId AND role = 'batch'`,
 
-  /** `@batchId` → its callbacks still waiting for the seal: `job_id`, `on_failure`. */
-  batchCallbacks: `SELECT job_id, on_failure FROM soniq_job_deps
-    WHERE dep_id = @batchId AND dep_state IS NULL`,
+  /**
+   * `@batchId` → its callbacks still waiting for the seal: `job_id`, `role` (which gives the
+   * policy of their edges to a member added now: shared/flow-graph.ts `memberEdgePolicy`).
+   */
+  batchCallbacks: `SELECT d.job_id, n.role FROM soniq_job_deps AS d
+    JOIN soniq_flow_nodes AS n ON n.job_id = d.job_id
+    WHERE d.dep_id = @batchId AND d.dep_state IS NULL`,
 
   /** `@id`, `@n`: callback `@id` waits for `@n` more members. */
   batchBump: "UPDATE soniq_flow_nodes SET pending = pending + @n WHERE job_id = @id",

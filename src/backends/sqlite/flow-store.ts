@@ -20,7 +20,7 @@ import type {
 } from "../contract/index.js";
 import { assertNoConnection } from "../shared/capability-guard.js";
 import { emptyBatch } from "../shared/empty-batch.js";
-import { flowPlan, SQLITE_WAITING_MS } from "../shared/flow-graph.js";
+import { flowPlan, memberEdgePolicy, SQLITE_WAITING_MS } from "../shared/flow-graph.js";
 import { secondsToMs } from "./clock.js";
 import type { SqliteConnection, SqliteSession } from "./connection.js";
 import { insertJobs } from "./transactions.js";
@@ -59,7 +59,7 @@ export class SqliteFlowStore implements FlowStore {
         if (params.jobs.length === 0) return [];
         const callbacks = s.statement("batchCallbacks").all({ batchId }) as Array<{
           job_id: string;
-          on_failure: string;
+          role: string;
         }>;
         const { results: inserted } = insertJobs(s, params.jobs);
         const node = s.statement("flowInsertNode");
@@ -75,7 +75,7 @@ export class SqliteFlowStore implements FlowStore {
             membersLeft: 0,
           });
           for (const cb of callbacks) {
-            edge.run({ jobId: cb.job_id, depId: job.id, onFailure: cb.on_failure });
+            edge.run({ jobId: cb.job_id, depId: job.id, onFailure: memberEdgePolicy(cb.role) });
           }
         });
         for (const cb of callbacks) {
