@@ -11,8 +11,19 @@ export interface BatchView {
   id: string;
   /** `open` (members may be added), `running` (sealed, a member not ended), `finished`. */
   state: "open" | "running" | "finished";
-  /** Members per outcome: `total`, `pending` (not ended), `done`, `dead`, `cancelled`. */
-  counts: { total: number; pending: number; done: number; dead: number; cancelled: number };
+  /**
+   * Members per outcome: `total`, `pending` (not ended), `done`, `dead`, `cancelled`, and `gone`
+   * (ended, its job no longer stored: pruned after its retention, or never kept with
+   * `resultRetention: 0`). `pending + done + dead + cancelled + gone = total`.
+   */
+  counts: {
+    total: number;
+    pending: number;
+    done: number;
+    dead: number;
+    cancelled: number;
+    gone: number;
+  };
   /** The callbacks, each with its job id and state (`waiting` until the batch finished). */
   callbacks: Array<{
     role: "on_complete" | "on_success" | "on_failure";
@@ -52,12 +63,13 @@ export class BatchesAdmin {
     const self = rows.find((r) => r.role === "batch");
     if (!self) return null;
     const members = rows.filter((r) => r.role === "member");
-    const counts = { total: members.length, pending: 0, done: 0, dead: 0, cancelled: 0 };
+    const counts = { total: members.length, pending: 0, done: 0, dead: 0, cancelled: 0, gone: 0 };
     for (const m of members) {
       if (m.state === "done") counts.done += 1;
       else if (m.state === "dead") counts.dead += 1;
       else if (m.state === "cancelled") counts.cancelled += 1;
-      else if (m.state !== "gone") counts.pending += 1;
+      else if (m.state === "gone") counts.gone += 1;
+      else counts.pending += 1;
     }
     const callbacks = rows
       .filter((r) => r.role === "on_complete" || r.role === "on_success" || r.role === "on_failure")

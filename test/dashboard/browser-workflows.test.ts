@@ -188,6 +188,7 @@ for (const backend of BACKENDS) {
       expect(await page.locator("[data-testid=count-done]").textContent()).toBe("2");
       expect(await page.locator("[data-testid=count-dead]").textContent()).toBe("1");
       expect(await page.locator("[data-testid=count-pending]").textContent()).toBe("0");
+      expect(await page.locator("[data-testid=count-gone]").textContent()).toBe("0");
       const callback = (role: string) => page.locator(`[data-testid=callback-${role}]`);
       expect(await callback("on_complete").textContent()).toContain("yes");
       expect(await callback("on_failure").textContent()).toContain("yes");

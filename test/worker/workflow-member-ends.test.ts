@@ -8,7 +8,9 @@
 // - a finished member run again (retry-now) ends once more for its batch, never twice.
 import { pino } from "pino";
 import { expect, it } from "vitest";
+import type { BatchView } from "../../src/admin/batches-admin.js";
 import type { Backend } from "../../src/backends/contract/index.js";
+import { batchText } from "../../src/cli/commands/batches.js";
 import { Soniq } from "../../src/index.js";
 import type { BatchFinishedEvent, FlowFinishedEvent } from "../../src/observability/events.js";
 import { describeEachBackend } from "../helpers/backend-targets.js";
@@ -131,6 +133,32 @@ describeEachBackend("workflows: every end of a batch member counts", (target) =>
     expect(byBatch).toEqual({ [bare.id]: "succeeded", [withCallback.id]: "succeeded" });
     expect(seen.batches).toHaveLength(2);
     expect(seen.flows.map((f) => [f.flow_id, f.outcome])).toEqual([[flow.id, "done"]]);
+    await soniq.close();
+  });
+
+  it("batch › one member with resultRetention 0 (nobody waits for it), two kept › counts done 2, gone 1, adding up to the total; the CLI text says so", async () => {
+    const backend = await target.open();
+    const soniq = instanceOn(backend);
+    const seen = collect(soniq);
+    const brief = soniq.job({ name: "wf.mend.brief0", resultRetention: 0, handler: async () => 1 });
+    const kept = soniq.job({ name: "wf.mend.kept", handler: async () => 2 });
+    const batch = await soniq.batch({
+      jobs: [
+        { job: brief, args: {} },
+        { job: kept, args: {} },
+        { job: kept, args: {} },
+      ],
+    });
+    const worker = soniq.worker({ concurrency: 4 });
+    await worker.start();
+    await waitFor(() => seen.batches.length >= 1, 20_000);
+    await worker.stop();
+    const view = await soniq.batches.get(batch.id);
+    expect(view?.state).toBe("finished");
+    expect(view?.counts).toEqual({ total: 3, pending: 0, done: 2, dead: 0, cancelled: 0, gone: 1 });
+    expect(batchText(view as BatchView)).toContain(
+      "3/3 ended (done 2, dead 0, cancelled 0, gone 1)",
+    );
     await soniq.close();
   });
 

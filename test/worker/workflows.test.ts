@@ -505,7 +505,7 @@ describeEachBackend("worker: workflows", (target) => {
     expect(await stateOf(soniq, bad.callbacks.onSuccess!)).toBe("cancelled");
     const view = await soniq.batches.get(bad.id);
     expect(view?.state).toBe("finished");
-    expect(view?.counts).toEqual({ total: 5, pending: 0, done: 4, dead: 1, cancelled: 0 });
+    expect(view?.counts).toEqual({ total: 5, pending: 0, done: 4, dead: 1, cancelled: 0, gone: 0 });
     await soniq.close();
   });
 
@@ -638,7 +638,7 @@ describeEachBackend("worker: workflows", (target) => {
     await worker.stop();
     const view = await soniq.batches.get(batch.id);
     expect(view?.state).toBe("finished");
-    expect(view?.counts).toEqual({ total: 3, pending: 0, done: 0, dead: 0, cancelled: 3 });
+    expect(view?.counts).toEqual({ total: 3, pending: 0, done: 0, dead: 0, cancelled: 3, gone: 0 });
     expect(calls.sort()).toEqual(["complete", "failure"]);
     expect(await stateOf(soniq, batch.callbacks.onSuccess!)).toBe("cancelled");
     const addAfter = (await batch.add([{ job: later, args: {} }]).catch((e) => e)) as SoniqError;

@@ -46,6 +46,7 @@ export const batchJsonSchema = z.object({
     done: z.number().int(),
     dead: z.number().int(),
     cancelled: z.number().int(),
+    gone: z.number().int(),
   }),
   callbacks: z.array(
     z.object({

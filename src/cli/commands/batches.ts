@@ -25,7 +25,7 @@ import {
 export function batchText(view: BatchView): string {
   const c = view.counts;
   return [
-    `batch ${view.id}  ${view.state}  ${c.total - c.pending}/${c.total} ended (done ${c.done}, dead ${c.dead}, cancelled ${c.cancelled})`,
+    `batch ${view.id}  ${view.state}  ${c.total - c.pending}/${c.total} ended (done ${c.done}, dead ${c.dead}, cancelled ${c.cancelled}${c.gone > 0 ? `, gone ${c.gone}` : ""})`,
     ...view.callbacks.map((cb) => `  ${cb.role.padEnd(12)} ${cb.id}  ${cb.state}`),
     ...view.members.map((m) => `  member       ${m.id}  ${m.state}  ${m.name ?? "-"}`),
   ].join("\n");

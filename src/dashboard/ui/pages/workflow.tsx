@@ -173,7 +173,7 @@ export function BatchPage({ me, id }: { me: Me; id: string }) {
   } = usePolled(() => api<BatchDoc>("GET", `api/batches/${encodeURIComponent(id)}`), [id]);
   if (!batch) return <ErrorLine error={error} />;
   const { counts } = batch;
-  const ended = counts.done + counts.dead + counts.cancelled;
+  const ended = counts.total - counts.pending;
   return (
     <div>
       <h2>
@@ -203,6 +203,8 @@ export function BatchPage({ me, id }: { me: Me; id: string }) {
         <dd data-testid="count-dead">{counts.dead}</dd>
         <dt>cancelled</dt>
         <dd data-testid="count-cancelled">{counts.cancelled}</dd>
+        <dt title="ended; the job is no longer stored (its retention passed)">gone</dt>
+        <dd data-testid="count-gone">{counts.gone}</dd>
       </dl>
       <h3>Callbacks</h3>
       <Table head={["callback", "job", "state", "fired"]}>
