@@ -1,6 +1,6 @@
 -- The SQLite schema after every migration, as a fresh `setup()` leaves it.
 -- Written by `npm run schema:dump`; checked by test/schema/schema.test.ts. Do not edit.
--- Migrations: 001_initial, 002_leases, 003_schedules, 004_start_marks, 005_operations, 006_remote_submissions, 007_trace_context, 008_finished_jobs, 009_job_versions, 010_worker_capabilities, 011_worker_exits, 012_concurrency_keys, 013_rate_limits, 014_checkpoints, 015_workflows, 016_flow_ends, 017_finished_trigger, 018_flow_release_once, 019_flow_grouped_ends, 020_concurrency_key_column, 021_dead_letter_meta, 022_batch_add_on_success
+-- Migrations: 001_initial, 002_leases, 003_schedules, 004_start_marks, 005_operations, 006_remote_submissions, 007_trace_context, 008_finished_jobs, 009_job_versions, 010_worker_capabilities, 011_worker_exits, 012_concurrency_keys, 013_rate_limits, 014_checkpoints, 015_workflows, 016_flow_ends, 017_finished_trigger, 018_flow_release_once, 019_flow_grouped_ends, 020_concurrency_key_column, 021_dead_letter_meta, 022_batch_add_on_success, 023_flow_group_heads
 
 CREATE TABLE soniq_dead_letter_jobs (
   id            TEXT    NOT NULL PRIMARY KEY,
@@ -294,6 +294,9 @@ CREATE INDEX soniq_finished_jobs_legacy_order ON soniq_finished_jobs (created_at
   WHERE substr(id, 15, 1) <> '7';
 
 CREATE INDEX soniq_flow_nodes_flow ON soniq_flow_nodes (flow_id) WHERE flow_id IS NOT NULL;
+
+CREATE INDEX soniq_flow_nodes_heads ON soniq_flow_nodes (job_id)
+  WHERE flow_id IS NULL OR flow_id = job_id;
 
 CREATE INDEX soniq_job_deps_dep ON soniq_job_deps (dep_id);
 

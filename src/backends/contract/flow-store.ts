@@ -194,7 +194,8 @@ export interface FlowStore {
   flowEndCounts(): Promise<FlowEndCount[]>;
   /**
    * One step of the walk that forgets flows and batches whose jobs are all gone (docs/workflows.md,
-   * "Retention"): reads the next `limit` nodes after `after` (by job id; null: from the start),
+   * "Retention"): reads the next `limit` nodes after `after` (by job id; null: from the start;
+   * SQLite reads only each group's head, the node whose id is the group's: migration 023),
    * and for each flow, batch, or job enqueued with `after` alone among them, deletes its nodes and
    * the edges of its jobs when none of its jobs is stored any more (live, finished and kept, or
    * in the dead-letter queue) and it is not an open batch. Jobs are looked up by id; the job

@@ -123,11 +123,12 @@ export const FLOW_SQL = {
     ON CONFLICT (kind, outcome) DO UPDATE SET n = n + excluded.n`,
 
   /**
-   * `@after` (NULL: from the start), `@limit` → the next nodes of the retention walk: `job_id`,
-   * `grp` (its flow or batch, or itself).
+   * `@after` (NULL: from the start), `@limit` → the next groups of the retention walk, read by
+   * their heads (migration 023: the node whose id is the group's): `job_id`, `grp` (the same).
    */
-  flowPruneScan: `SELECT job_id, COALESCE(flow_id, job_id) AS grp FROM soniq_flow_nodes
-    WHERE @after IS NULL OR job_id > @after ORDER BY job_id LIMIT @limit`,
+  flowPruneScan: `SELECT job_id, job_id AS grp FROM soniq_flow_nodes INDEXED BY soniq_flow_nodes_heads
+    WHERE (flow_id IS NULL OR flow_id = job_id) AND (@after IS NULL OR job_id > @after)
+    ORDER BY job_id LIMIT @limit`,
 
   /**
    * `@grp` → a row when group `@grp` is kept: one of its nodes is an open batch or a job still
