@@ -1,6 +1,6 @@
 -- The PostgreSQL schema after every migration, as a fresh `setup()` leaves it.
 -- Written by `npm run schema:dump`; checked by test/schema/schema.test.ts. Do not edit.
--- Migrations: 001_initial.sql, 002_leases.sql, 003_queue_claim_index.sql, 004_schedules.sql, 005_start_marks.sql, 006_operations.sql, 007_remote_submissions.sql, 008_trace_context.sql, 009_notify_queued_only.sql, 010_finished_jobs.sql, 011_finished_partitions.sql, 012_job_versions.sql, 013_worker_capabilities.sql, 014_worker_exits.sql, 015_concurrency_keys.sql, 016_rate_limits.sql, 017_checkpoints.sql, 018_enqueue_function.sql, 019_workflows.sql, 020_keyed_claim_function.sql, 021_finish_notices.sql, 022_flow_ends.sql, 023_awaited_check.sql, 024_flow_settle_set.sql, 025_flow_settle_plans.sql, 026_release_wake_notice.sql, 027_claim_indexes_unkeyed.sql, 028_keyed_claim_one_path.sql, 029_awaited_once.sql, 030_flow_end_probes.sql, 031_dead_letter_meta.sql, 032_flow_member_kept.sql, 033_flow_short_count_locks.sql, 034_keyed_columns.sql, 035_batch_add_on_success.sql
+-- Migrations: 001_initial.sql, 002_leases.sql, 003_queue_claim_index.sql, 004_schedules.sql, 005_start_marks.sql, 006_operations.sql, 007_remote_submissions.sql, 008_trace_context.sql, 009_notify_queued_only.sql, 010_finished_jobs.sql, 011_finished_partitions.sql, 012_job_versions.sql, 013_worker_capabilities.sql, 014_worker_exits.sql, 015_concurrency_keys.sql, 016_rate_limits.sql, 017_checkpoints.sql, 018_enqueue_function.sql, 019_workflows.sql, 020_keyed_claim_function.sql, 021_finish_notices.sql, 022_flow_ends.sql, 023_awaited_check.sql, 024_flow_settle_set.sql, 025_flow_settle_plans.sql, 026_release_wake_notice.sql, 027_claim_indexes_unkeyed.sql, 028_keyed_claim_one_path.sql, 029_awaited_once.sql, 030_flow_end_probes.sql, 031_dead_letter_meta.sql, 032_flow_member_kept.sql, 033_flow_short_count_locks.sql, 034_keyed_columns.sql, 035_batch_add_on_success.sql, 036_rearm_waiting_only.sql
 
 CREATE TABLE soniq_dead_letter_jobs (
   id uuid NOT NULL,
@@ -788,8 +788,12 @@ BEGIN
   WHERE e.dep_id = OLD.id AND e.dep_state IS NOT NULL AND e.on_failure = 'ignore'
     AND f.job_id = e.job_id AND j.id = e.job_id AND j.status = 'queued'
     AND j.scheduled_at = waiting;
-  UPDATE soniq_job_deps SET dep_state = NULL, dep_result = NULL
-  WHERE dep_id = OLD.id AND dep_state IS NOT NULL;
+  UPDATE soniq_job_deps AS e SET dep_state = NULL, dep_result = NULL
+  WHERE e.dep_id = OLD.id AND e.dep_state IS NOT NULL
+    AND (EXISTS (SELECT 1 FROM soniq_jobs AS j
+                 WHERE j.id = e.job_id AND j.status = 'queued' AND j.scheduled_at = waiting)
+         OR EXISTS (SELECT 1 FROM soniq_dead_letter_jobs AS d
+                    WHERE d.id = e.job_id AND d.reason = 'dependency_failed'));
   WITH back AS (
     SELECT d.id FROM soniq_job_deps AS e JOIN soniq_dead_letter_jobs AS d ON d.id = e.job_id
     WHERE e.dep_id = OLD.id AND d.reason = 'dependency_failed'

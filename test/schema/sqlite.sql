@@ -1,6 +1,6 @@
 -- The SQLite schema after every migration, as a fresh `setup()` leaves it.
 -- Written by `npm run schema:dump`; checked by test/schema/schema.test.ts. Do not edit.
--- Migrations: 001_initial, 002_leases, 003_schedules, 004_start_marks, 005_operations, 006_remote_submissions, 007_trace_context, 008_finished_jobs, 009_job_versions, 010_worker_capabilities, 011_worker_exits, 012_concurrency_keys, 013_rate_limits, 014_checkpoints, 015_workflows, 016_flow_ends, 017_finished_trigger, 018_flow_release_once, 019_flow_grouped_ends, 020_concurrency_key_column, 021_dead_letter_meta, 022_batch_add_on_success, 023_flow_group_heads
+-- Migrations: 001_initial, 002_leases, 003_schedules, 004_start_marks, 005_operations, 006_remote_submissions, 007_trace_context, 008_finished_jobs, 009_job_versions, 010_worker_capabilities, 011_worker_exits, 012_concurrency_keys, 013_rate_limits, 014_checkpoints, 015_workflows, 016_flow_ends, 017_finished_trigger, 018_flow_release_once, 019_flow_grouped_ends, 020_concurrency_key_column, 021_dead_letter_meta, 022_batch_add_on_success, 023_flow_group_heads, 024_rearm_waiting_only
 
 CREATE TABLE soniq_dead_letter_jobs (
   id            TEXT    NOT NULL PRIMARY KEY,
@@ -468,7 +468,12 @@ BEGIN
     WHERE e.dep_id = OLD.id AND e.dep_state IS NOT NULL AND e.on_failure = 'ignore'
       AND j.status = 'queued' AND j.scheduled_at = 253402300799999);
   UPDATE soniq_job_deps SET dep_state = NULL, dep_result = NULL
-  WHERE dep_id = OLD.id AND dep_state IS NOT NULL;
+  WHERE dep_id = OLD.id AND dep_state IS NOT NULL
+    AND (EXISTS (SELECT 1 FROM soniq_jobs AS j
+                 WHERE j.id = soniq_job_deps.job_id AND j.status = 'queued'
+                   AND j.scheduled_at = 253402300799999)
+         OR EXISTS (SELECT 1 FROM soniq_dead_letter_jobs AS d
+                    WHERE d.id = soniq_job_deps.job_id AND d.reason = 'dependency_failed'));
   UPDATE soniq_flow_nodes
   SET pending = (SELECT count(*) FROM soniq_job_deps AS o
                  WHERE o.job_id = soniq_flow_nodes.job_id AND o.dep_state IS NULL)

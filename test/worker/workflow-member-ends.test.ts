@@ -114,6 +114,59 @@ describeEachBackend("workflows: every end of a batch member counts", (target) =>
     await soniq.close();
   });
 
+  it("batch › a member replayed from the dead-letter queue after its batch finished › runs again, the batch finishes again; the callbacks run once and their counts stay at 0 (went below 0 before: found by review)", async () => {
+    const backend = await target.open();
+    const soniq = instanceOn(backend);
+    const seen = collect(soniq);
+    let failing = true;
+    const ok = soniq.job({ name: "wf.mend.fine", handler: async () => "ok" });
+    const flaky = soniq.job({
+      name: "wf.mend.flaky",
+      maxAttempts: 1,
+      handler: async () => {
+        if (failing) throw new Error("boom");
+        return "fixed";
+      },
+    });
+    const runs: string[] = [];
+    const callback = soniq.job<{ role: string }, void>({
+      name: "wf.mend.cb",
+      handler: async ({ role }) => {
+        runs.push(role);
+      },
+    });
+    const batch = await soniq.batch({
+      jobs: [
+        { job: ok, args: {} },
+        { job: flaky, args: {} },
+      ],
+      onComplete: { job: callback, args: { role: "complete" } },
+      onSuccess: { job: callback, args: { role: "success" } },
+      onFailure: { job: callback, args: { role: "failure" } },
+    });
+    const worker = soniq.worker({ concurrency: 4 });
+    await worker.start();
+    await waitFor(() => seen.batches.length >= 1 && runs.length >= 2, 20_000);
+    failing = false;
+    await soniq.deadLetters.replay(batch.ids[1] as string);
+    await waitFor(() => seen.batches.length >= 2, 20_000);
+    await waitFor(
+      async () => (await soniq.getJob(batch.ids[1] as string))?.status === "done",
+      20_000,
+    );
+    await worker.stop();
+    expect(runs.sort()).toEqual(["complete", "failure"]);
+    expect(seen.batches.map((b) => b.outcome)).toEqual(["failed", "succeeded"]);
+    const nodes = await backend.flows.flowGet({ flowId: batch.id });
+    const callbacks = nodes.filter((n) => n.role.startsWith("on_"));
+    expect(callbacks.map((n) => [n.role, n.pending]).sort()).toEqual([
+      ["on_complete", 0],
+      ["on_failure", 0],
+      ["on_success", 1],
+    ]);
+    await soniq.close();
+  });
+
   it("batch › members completed with resultRetention 0, with and without callbacks › each batch finishes succeeded once; a flow's root at retention 0 finishes its flow", async () => {
     const backend = await target.open();
     const soniq = instanceOn(backend);
