@@ -7,7 +7,7 @@
 import { pino } from "pino";
 import { expect, it } from "vitest";
 import type { Backend } from "../../src/backends/contract/index.js";
-import { Soniq, type SoniqError } from "../../src/index.js";
+import { type JobDefinition, Soniq, type SoniqError } from "../../src/index.js";
 import { describeEachBackend } from "../helpers/backend-targets.js";
 import { countStoreRows as countRows, runStoreSql as runSql } from "../helpers/store-script.js";
 import type { StoreAddress } from "../helpers/test-backends.js";
@@ -32,7 +32,18 @@ async function stateOf(soniq: Soniq, id: string): Promise<string> {
 }
 
 describeEachBackend("worker: workflows, propagation and faults", (target) => {
-  it("release wake-up › the last dependency ends in this process, polls 30 s apart › the released job is claimed at once, not at the next poll", async () => {
+  /**
+   * An instance polling 30 s apart (heartbeats every 0.1 s) with the jobs `define` adds and its
+   * worker (`concurrency`) started; on PostgreSQL, once the worker's LISTEN connection is up —
+   * another process's NOTIFY woke it for one job named `probe` (no bound: on a loaded machine the
+   * connection may take seconds; the poll is the fallback). A start within 20 s of an end then
+   * has only a wake-up by the release to explain it.
+   */
+  async function slowPolling(
+    define: (soniq: Soniq) => void,
+    probe: string,
+    concurrency: number,
+  ): Promise<{ soniq: Soniq; worker: ReturnType<Soniq["worker"]> }> {
     const backend = await target.open();
     const soniq = new Soniq({
       backend,
@@ -41,33 +52,44 @@ describeEachBackend("worker: workflows, propagation and faults", (target) => {
       pollInterval: 30,
       heartbeatInterval: 0.1,
     });
-    let childEnded = 0;
-    let rootStarted = 0;
-    const child = soniq.job({
-      name: "wf.child",
-      handler: async () => {
-        // Past the PostgreSQL notifier's echo window (OWN_ECHO_MS) after the enqueue's wake-up.
-        await new Promise((resolve) => setTimeout(resolve, 500));
-        childEnded = Date.now();
-      },
-    });
-    const root = soniq.job({
-      name: "wf.root",
-      handler: async () => {
-        rootStarted = Date.now();
-      },
-    });
-    const worker = soniq.worker({ concurrency: 2 });
+    define(soniq);
+    const worker = soniq.worker({ concurrency });
     await worker.start();
     if (target.kind === "PostgreSQL") {
-      // The worker's LISTEN connection is up once another process's NOTIFY woke it (no bound:
-      // on a loaded machine the connection may take seconds; the poll is the fallback).
       const address = target.address(backend) as StoreAddress;
       const other = new Soniq({ ...address, logger: silent, env: {}, rejectUnknownJobs: false });
-      const probe = await other.enqueue("wf.child", {});
-      await waitFor(async () => (await soniq.getJob(probe))?.status === "done", 60_000);
+      const id = await other.enqueue(probe, {});
+      await waitFor(async () => (await soniq.getJob(id))?.status === "done", 60_000);
       await other.close();
     }
+    return { soniq, worker };
+  }
+
+  it("release wake-up › the last dependency ends in this process, polls 30 s apart › the released job is claimed at once, not at the next poll", async () => {
+    let childEnded = 0;
+    let rootStarted = 0;
+    let child!: JobDefinition<Record<string, never>, void>;
+    let root!: JobDefinition<Record<string, never>, void>;
+    const { soniq, worker } = await slowPolling(
+      (soniq) => {
+        child = soniq.job({
+          name: "wf.child",
+          handler: async () => {
+            // Past the PostgreSQL notifier's echo window (OWN_ECHO_MS) after the enqueue's wake-up.
+            await new Promise((resolve) => setTimeout(resolve, 500));
+            childEnded = Date.now();
+          },
+        });
+        root = soniq.job({
+          name: "wf.root",
+          handler: async () => {
+            rootStarted = Date.now();
+          },
+        });
+      },
+      "wf.child",
+      2,
+    );
     // Enqueued after the start: the enqueue wakes the idle worker, the release must too.
     const flow = await soniq.flow({ job: root, args: {}, children: [{ job: child, args: {} }] });
     await waitFor(async () => (await soniq.getJob(flow.id))?.status === "done", 20_000);
@@ -78,40 +100,31 @@ describeEachBackend("worker: workflows, propagation and faults", (target) => {
   }, 60_000);
 
   it("release wake-up › a batch's members end in this process, its onComplete callback on another queue, polls 30 s apart › the callback is claimed at once", async () => {
-    const backend = await target.open();
-    const soniq = new Soniq({
-      backend,
-      logger: silent,
-      env: {},
-      pollInterval: 30,
-      heartbeatInterval: 0.1,
-    });
     let membersEnded = 0;
     let callbackStarted = 0;
-    const member = soniq.job({
-      name: "wf.member",
-      handler: async () => {
-        // Past the PostgreSQL notifier's echo window (OWN_ECHO_MS) after the enqueue's wake-up.
-        await new Promise((resolve) => setTimeout(resolve, 500));
-        membersEnded = Date.now();
+    let member!: JobDefinition<{ n: number }, void>;
+    let callback!: JobDefinition<Record<string, never>, void>;
+    const { soniq, worker } = await slowPolling(
+      (soniq) => {
+        member = soniq.job({
+          name: "wf.member",
+          handler: async () => {
+            // Past the PostgreSQL notifier's echo window (OWN_ECHO_MS) after the enqueue's wake-up.
+            await new Promise((resolve) => setTimeout(resolve, 500));
+            membersEnded = Date.now();
+          },
+        });
+        callback = soniq.job({
+          name: "wf.callback",
+          queue: "callbacks",
+          handler: async () => {
+            callbackStarted = Date.now();
+          },
+        });
       },
-    });
-    const callback = soniq.job({
-      name: "wf.callback",
-      queue: "callbacks",
-      handler: async () => {
-        callbackStarted = Date.now();
-      },
-    });
-    const worker = soniq.worker({ concurrency: 4 });
-    await worker.start();
-    if (target.kind === "PostgreSQL") {
-      const address = target.address(backend) as StoreAddress;
-      const other = new Soniq({ ...address, logger: silent, env: {}, rejectUnknownJobs: false });
-      const probe = await other.enqueue("wf.member", {});
-      await waitFor(async () => (await soniq.getJob(probe))?.status === "done", 60_000);
-      await other.close();
-    }
+      "wf.member",
+      4,
+    );
     const batch = await soniq.batch({
       jobs: [1, 2, 3].map((n) => ({ job: member, args: { n } })),
       onComplete: { job: callback, args: {} },
